@@ -1,0 +1,1 @@
+"""The context-assembly engine: manifest + conversation state -> paired, budgeted messages[]."""

@@ -1,0 +1,216 @@
+"""The committed conversation as an archive tree (ENGINE decision Q3).
+
+One **leaf** per committed turn. Every write-back fold (summary, drop, window slide, stack cap)
+creates a **fold** node listing the covering-set nodes it replaces; a rolling summary therefore
+nests the previous summary node. A stack cap that cuts inside a turn **splits** that leaf into two
+part-leaves (the original becomes a ``split`` node) so folds stay whole-node. The **covering set**
+is the ordered list of nodes whose projection is ``committed_messages``.
+
+Invariant (tested with hypothesis): the base leaves, in order, hold every message ever committed —
+nothing is lost from the archive — and each is in the covering set or under exactly one covering node.
+
+Snapshots are JSON with a SHA-256 checksum over their content: a truncated or hand-edited snapshot
+fails to load with :class:`ArchiveError` instead of silently loading a different conversation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from inspector.engine.types import Message
+
+SNAPSHOT_VERSION = 1
+FoldKind = Literal["summary", "drop", "window", "stack", "rewrite"]
+
+
+class ArchiveError(ValueError):
+    """A snapshot that cannot be trusted (truncated, edited, wrong version, inconsistent tree)."""
+
+
+@dataclass(slots=True)
+class Node:
+    id: str
+    kind: Literal["leaf", "fold", "split"]
+    turn: int | None = None
+    messages: list[Message] = field(default_factory=list)  # leaf rows; for a fold: its projection
+    children: list[str] = field(default_factory=list)
+    fold_kind: FoldKind | None = None
+    text: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id, "kind": self.kind}
+        if self.turn is not None:
+            d["turn"] = self.turn
+        if self.kind != "split":
+            d["messages"] = self.messages
+        if self.children:
+            d["children"] = self.children
+        if self.fold_kind:
+            d["fold_kind"] = self.fold_kind
+        if self.text is not None:
+            d["text"] = self.text
+        return d
+
+
+class Archive:
+    def __init__(self) -> None:
+        self.nodes: dict[str, Node] = {}
+        self.covering: list[str] = []
+        self.leaves: list[str] = []  # top-level leaf ids in commit order
+        self._seq = 0
+        self._projection: list[Message] | None = None
+
+    def _new_id(self, prefix: str) -> str:
+        self._seq += 1
+        return f"{prefix}{self._seq}"
+
+    # -- building -------------------------------------------------------------------------------
+    def add_leaf(self, turn: int, messages: Sequence[Message]) -> str:
+        if not messages:
+            raise ValueError("a leaf needs at least one message")
+        node = Node(self._new_id("L"), "leaf", turn=turn, messages=list(messages))
+        self.nodes[node.id] = node
+        self.covering.append(node.id)
+        self.leaves.append(node.id)
+        self._projection = None
+        return node.id
+
+    def projection(self) -> list[Message]:
+        if self._projection is None:
+            self._projection = [m for nid in self.covering for m in self.nodes[nid].messages]
+        return self._projection
+
+    def apply_managed(self, managed: Sequence[Message], fold_kind: FoldKind, text: str | None = None) -> list[str]:
+        """Record that the manager bounded the committed log to ``managed``; return the folded node ids.
+
+        ``managed`` is ``[summary block?] + a suffix of the projection`` for every shipped manager;
+        anything else becomes a ``rewrite`` fold over the whole covering set.
+        """
+        proj = self.projection()
+        if len(managed) == len(proj) and all(a is b for a, b in zip(managed, proj)):
+            return []
+        pos = {id(m): i for i, m in enumerate(proj)}
+        block: Message | None = None
+        rest = list(managed)
+        if rest and id(rest[0]) not in pos:
+            block, rest = rest[0], rest[1:]
+        k = len(proj) - len(rest)
+        shape_ok = k >= 0 and all(a is b for a, b in zip(rest, proj[k:])) and all(id(m) in pos for m in rest)
+        if not shape_ok:
+            return self._fold(list(self.covering), "rewrite", None, list(managed))
+        # locate the covering node holding position k
+        folded: list[str] = []
+        offset = 0
+        split_tail: str | None = None
+        remaining: list[str] = []
+        for idx, nid in enumerate(self.covering):
+            node = self.nodes[nid]
+            n = len(node.messages)
+            if offset + n <= k:
+                folded.append(nid)
+            elif offset < k:  # k falls inside this node: split it
+                if node.kind != "leaf":
+                    return self._fold(list(self.covering), "rewrite", None, list(managed))
+                cut = k - offset
+                head = Node(self._new_id("L"), "leaf", turn=node.turn, messages=node.messages[:cut])
+                tail = Node(self._new_id("L"), "leaf", turn=node.turn, messages=node.messages[cut:])
+                self.nodes[head.id] = head
+                self.nodes[tail.id] = tail
+                node.kind, node.children, node.messages = "split", [head.id, tail.id], []
+                folded.append(head.id)
+                split_tail = tail.id
+                remaining = self.covering[idx + 1:]
+                break
+            else:
+                remaining = self.covering[idx:]
+                break
+            offset += n
+        kept = ([split_tail] if split_tail else []) + remaining
+        fold = Node(self._new_id("F"), "fold", children=folded, fold_kind=fold_kind,
+                    text=text if block is not None else None, messages=[block] if block is not None else [])
+        self.nodes[fold.id] = fold
+        self.covering = [fold.id, *kept]
+        self._projection = None
+        return folded
+
+    def _fold(self, ids: list[str], kind: FoldKind, text: str | None, messages: list[Message]) -> list[str]:
+        fold = Node(self._new_id("F"), "fold", children=ids, fold_kind=kind, text=text, messages=messages)
+        self.nodes[fold.id] = fold
+        self.covering = [fold.id]
+        self._projection = None
+        return ids
+
+    # -- reading --------------------------------------------------------------------------------
+    def base_leaves(self) -> list[Node]:
+        """Leaves in commit order (split nodes expanded): the whole committed record."""
+        out: list[Node] = []
+
+        def walk(nid: str) -> None:
+            node = self.nodes[nid]
+            if node.kind == "split":
+                for c in node.children:
+                    walk(c)
+            elif node.kind == "leaf":
+                out.append(node)
+
+        for nid in self.leaves:
+            walk(nid)
+        return out
+
+    def archived_messages(self) -> list[Message]:
+        return [m for leaf in self.base_leaves() for m in leaf.messages]
+
+    def stats(self) -> dict[str, int]:
+        leaves = self.base_leaves()
+        return {
+            "leaves": len(leaves),
+            "folds": sum(1 for n in self.nodes.values() if n.kind == "fold"),
+            "covering": len(self.covering),
+            "committed_messages": len(self.projection()),
+            "archived_messages": sum(len(leaf.messages) for leaf in leaves),
+        }
+
+    # -- snapshots ------------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        body = {"version": SNAPSHOT_VERSION, "seq": self._seq,
+                "nodes": [self.nodes[k].to_json() for k in sorted(self.nodes, key=lambda s: (s[0], int(s[1:])))],
+                "covering": list(self.covering), "leaves": list(self.leaves)}
+        return {**body, "checksum": _checksum(body)}
+
+    @classmethod
+    def load(cls, data: Any, *, source: str = "snapshot") -> Archive:
+        if not isinstance(data, dict):
+            raise ArchiveError(f"{source}: not an archive snapshot (expected a JSON object)")
+        if data.get("version") != SNAPSHOT_VERSION:
+            raise ArchiveError(f"{source}: unsupported snapshot version {data.get('version')!r}")
+        body = {k: data.get(k) for k in ("version", "seq", "nodes", "covering", "leaves")}
+        if data.get("checksum") != _checksum(body):
+            raise ArchiveError(f"{source}: checksum mismatch — the snapshot was truncated or edited")
+        arch = cls()
+        try:
+            for nd in body["nodes"]:
+                node = Node(nd["id"], nd["kind"], turn=nd.get("turn"), messages=list(nd.get("messages", [])),
+                            children=list(nd.get("children", [])), fold_kind=nd.get("fold_kind"), text=nd.get("text"))
+                arch.nodes[node.id] = node
+            arch.covering = list(body["covering"])
+            arch.leaves = list(body["leaves"])
+            for nid in arch.leaves:
+                arch.nodes[nid]
+            arch._seq = int(body["seq"])
+            for nid in arch.covering:
+                arch.nodes[nid]
+            for node in arch.nodes.values():
+                for c in node.children:
+                    arch.nodes[c]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ArchiveError(f"{source}: inconsistent archive tree ({exc})") from exc
+        return arch
+
+
+def _checksum(body: dict[str, Any]) -> str:
+    raw = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()

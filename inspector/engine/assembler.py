@@ -1,0 +1,355 @@
+"""Assembly: one LLM call's ``messages[]`` plus the record of every decision behind it (ENGINE §3.9).
+
+Order is fixed: system band → [summary] → kept history → current user turn → working memory.
+Then the token trimmer (working memory pinned as the tail), then ONE pairing pass, then the final
+check. :class:`ContextEngine` is the object a live agent loop holds: manifest in, paired and
+budgeted payload out, with an :class:`Assembly` record the inspector displays.
+
+Live use::
+
+    engine = ContextEngine.from_manifest("agent.yaml", counter="tiktoken")
+    engine.user("Where is my order?")
+    while True:
+        call = engine.assemble()                       # paired, within budget, recorded
+        reply = litellm.completion(model=..., messages=call.messages, tools=call.tools)
+        msg = reply.choices[0].message.model_dump(exclude_none=True)
+        engine.record(msg)
+        if not msg.get("tool_calls"):
+            break
+        for tc in msg["tool_calls"]:
+            engine.record({"role": "tool", "tool_call_id": tc["id"], "content": run_tool(tc)})
+    engine.commit()                                    # archive + write-back of the recency cap
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspector.engine.budget import Budget, compute_budget
+from inspector.engine.history import split_user_turns
+from inspector.engine.limits import ModelLimits, resolve_limits
+from inspector.engine.llm import LLMEngine
+from inspector.engine.managers.base import CMDecision, ContextManager
+from inspector.engine.managers.summarising import is_summary_block
+from inspector.engine.memory import Conversation
+from inspector.engine.registry import Registry, default_registry
+from inspector.engine.tokens import TokenCounter, make_counter
+from inspector.engine.types import Message, ProviderPayloadError, Removal, Repair
+
+PLACEMENTS = ("system_header", "system_pattern", "system_agents", "system_tools", "system_skills",
+              "system_ontology", "system_body", "system_memory")
+BANDS = ("system", "summary", "history", "user", "working_memory", "tool_schemas")
+HELLO: Message = {"role": "user", "content": "Hello"}
+
+
+@dataclass(slots=True)
+class PayloadRow:
+    """One row of the payload: the message sent, its band, and where it came from."""
+
+    message: Message
+    band: str
+    synthetic: str | None  # None | "system_band" | "summary" | "empty_result" | "placeholder"
+    source: Message | None  # the object it derives from (itself, or the original of a rebound copy)
+
+
+@dataclass(slots=True)
+class Assembly:
+    """The complete record of one LLM call (what every inspector view is a projection of)."""
+
+    messages: list[Message]
+    tools: list[dict[str, Any]] | None
+    rows: list[PayloadRow]
+    budget: Budget
+    limits: ModelLimits
+    bands: dict[str, int]
+    payload_tokens: int
+    headroom: int
+    cm: CMDecision
+    trimmed: list[Removal]
+    repairs: list[Repair]
+    check: str
+    turn: int
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.check == "ok"
+
+
+@dataclass(slots=True)
+class CommitRecord:
+    turn: int
+    action: str
+    summarizer_called: bool
+    folded_turns: int
+    error: str | None
+    archive: dict[str, int]
+    committed_rows: int
+
+
+def _as_settings(manifest: Any, allow_imports: Iterable[str]) -> Any:
+    if hasattr(manifest, "primary_model"):
+        return manifest
+    if hasattr(manifest, "settings"):
+        return manifest.settings
+    from inspector.manifest import load_manifest, settings_from_dict
+
+    if isinstance(manifest, (str, Path)):
+        return load_manifest(manifest, allow_imports=allow_imports).settings
+    if isinstance(manifest, Mapping):
+        return settings_from_dict(dict(manifest), allow_imports=allow_imports).settings
+    raise TypeError(f"expected a manifest path, dict, LoadedManifest or ContextSettings, got {type(manifest).__name__}")
+
+
+def build_context_manager(settings: Any, counter: TokenCounter, *, registry: Registry | None = None,
+                          summarizer: Any = "manifest", llm: LLMEngine | None = None,
+                          summary_cache: Any = None, allow_imports: Iterable[str] = ()) -> ContextManager:
+    """Instantiate the manifest's manager and bind its summarizer (ENGINE §3.6a).
+
+    ``summarizer`` overrides the manifest's choice: ``"manifest"`` (default), ``"drop"``,
+    ``"stand-in"`` (the labelled offline stand-in) or a summarizer object.
+    """
+    reg = registry or default_registry()
+    binding = settings.context_manager
+    if binding.ref and reg.find("context_manager", binding.type) is None:
+        spec = reg.resolve_ref("context_manager", binding.ref, allow_imports=allow_imports)
+    else:
+        spec = reg.resolve("context_manager", binding.type, field_path="spec.context_manager")
+    cls = spec.load()
+    try:
+        cm = cls(**dict(binding.params))
+    except TypeError as exc:
+        raise TypeError(f"spec.context_manager.params: {cls.__name__} rejected {sorted(binding.params)}: {exc}") from exc
+    if not isinstance(cm, ContextManager) and not hasattr(cm, "manage_history"):
+        raise TypeError(f"spec.context_manager: {cls.__name__} is not a context manager")
+    cm.counter = counter
+    if getattr(cm, "accepts_summarizer", False):
+        cm.bind_summarizer(build_summarizer(settings, summarizer=summarizer, llm=llm, cache=summary_cache,
+                                            registry=reg))
+    return cm
+
+
+def build_summarizer(settings: Any, *, summarizer: Any = "manifest", llm: LLMEngine | None = None,
+                     cache: Any = None, registry: Registry | None = None) -> Any:
+    from inspector.engine.summarizers.drop import DropSummarizer
+    from inspector.engine.summarizers.standin import StandInSummarizer
+
+    if summarizer == "drop":
+        return DropSummarizer()
+    if summarizer in ("stand-in", "standin"):
+        return StandInSummarizer()
+    if summarizer not in (None, "manifest"):
+        return summarizer
+    reg = registry or default_registry()
+    binding = settings.summarizer
+    name = binding.type if binding is not None else "llm"
+    params = dict(binding.params) if binding is not None else {}
+    spec = reg.resolve("summarizer", name, field_path="spec.context_manager.params.summarizer")
+    cls = spec.load()
+    if spec.name == "drop":
+        return cls()
+    if spec.name == "llm":
+        return cls(model=params.get("model"), instructions=params.get("instructions"), engine=llm,
+                   models=settings.models, cache=cache)
+    kwargs = {"engine": llm} if "engine" in inspect.signature(cls).parameters else {}
+    return cls(**params, **kwargs)
+
+
+class ContextAssembler:
+    """The default ``assembler`` plugin. Custom assemblers implement ``assemble(engine)`` and must
+    return a paired payload (they may call :func:`inspector.engine.pairing.sanitize_provider_messages`)."""
+
+    def __init__(self, emit_segments: bool = True, always_reassemble: bool = False, token_budget: int | None = None):
+        self.emit_segments = emit_segments
+        self.always_reassemble = always_reassemble
+        self.token_budget = token_budget  # legacy hook path only: no effect on the engine path
+
+    def assemble(self, engine: ContextEngine) -> Assembly:
+        from inspector.engine.pairing import sanitize_provider_messages
+        from inspector.engine.trim import trim_messages_to_budget
+
+        conv = engine.conversation
+        counter = engine.counter
+        tools = engine.tools
+        system = engine.system_message()
+        past = conv.committed_messages
+        wm = list(conv.working)
+        user = conv.current_user if conv.current_user is not None else {"role": "user", "content": ""}
+        has_user = bool(conv.last_user_text.strip())
+        tool_tokens = counter.count_tools(tools)
+        fixed = (counter.count([system]) if system else 0) + counter.count([user]) + counter.count(wm) + tool_tokens
+        cm = engine.cm
+        summarising = hasattr(cm, "hysteresis_ratio")
+        budget = compute_budget(engine.limits, engine.settings.trimmer, fixed=fixed, tool_tokens=tool_tokens,
+                                summarising=summarising, hysteresis_ratio=getattr(cm, "hysteresis_ratio", 0.0),
+                                summary_threshold=getattr(cm, "summary_threshold", 0))
+        managed = cm.manage_history(past, budget.hint)
+        decision = cm.last_decision or CMDecision("unchanged-under-budget")
+        band: dict[int, tuple[str, str | None]] = {}
+        messages: list[Message] = []
+        if system:
+            messages.append(system)
+            band[id(system)] = ("system", None if engine.conversation.system_message is system else "system_band")
+        for m in managed:
+            messages.append(m)
+            band[id(m)] = ("summary", "summary") if is_summary_block(m) else ("history", None)
+        if has_user:
+            messages.append(user)
+            band[id(user)] = ("user", None)
+        for m in wm:
+            band[id(m)] = ("working_memory", None)
+        if not messages and not wm:
+            messages.append(HELLO)
+            band[id(HELLO)] = ("user", "placeholder")
+        trimmed = trim_messages_to_budget(messages, max_tokens=budget.max_tokens, reserve=budget.trimmer_reserve,
+                                          fixed=tool_tokens, pin_tail=wm, counter=counter)
+        sanitized = sanitize_provider_messages(trimmed.messages)
+        rows: list[PayloadRow] = []
+        for out, origin in zip(sanitized.messages, sanitized.origin):
+            if origin is None:
+                prev_band = rows[-1].band if rows else "working_memory"
+                rows.append(PayloadRow(out, prev_band, "empty_result", None))
+                continue
+            src = trimmed.messages[origin]
+            b, syn = band.get(id(src), ("history", None))
+            rows.append(PayloadRow(out, b, syn, src))
+        bands = {k: 0 for k in BANDS}
+        per_band: dict[str, list[Message]] = {}
+        for r in rows:
+            per_band.setdefault(r.band, []).append(r.message)
+        for k, msgs in per_band.items():
+            bands[k] = counter.count(msgs)
+        bands["tool_schemas"] = tool_tokens
+        payload_tokens = counter.count(sanitized.messages) + tool_tokens
+        headroom = budget.max_tokens - payload_tokens - budget.reserve - budget.margin
+        warnings: list[str] = list(engine.limits.warnings)
+        if trimmed.over_budget:
+            warnings.append("pinned content alone exceeds the budget (system band, current user turn, newest "
+                            "working-memory group)")
+        return Assembly(sanitized.messages, list(tools) if tools else None, rows, budget, engine.limits, bands,
+                        payload_tokens, headroom, decision, trimmed.removed, sanitized.repairs, "ok",
+                        conv.turn_index, warnings)
+
+
+class ContextEngine:
+    """Manifest in, paired and budgeted ``messages[]`` out, plus the record of what was done.
+
+    One instance per agent conversation: it owns the context manager (and so the hysteresis cache),
+    the token counter's per-message cache, and the conversation state.
+    """
+
+    def __init__(self, settings: Any, *, counter: str | TokenCounter = "tiktoken", llm: LLMEngine | None = None,
+                 summarizer: Any = "manifest", summary_cache: Any = None, registry: Registry | None = None,
+                 allow_imports: Iterable[str] = (), tools: Sequence[dict[str, Any]] | None = None) -> None:
+        self.settings = _as_settings(settings, allow_imports)
+        self.registry = registry or default_registry()
+        self.limits = resolve_limits(self.settings)
+        self.counter: TokenCounter = make_counter(counter, self.limits.effective_model) if isinstance(counter, str) \
+            else counter
+        self.llm = llm
+        self.cm = build_context_manager(self.settings, self.counter, registry=self.registry, summarizer=summarizer,
+                                        llm=llm, summary_cache=summary_cache, allow_imports=allow_imports)
+        self.assembler = self._build_assembler(allow_imports)
+        self.tools: list[dict[str, Any]] | None = list(tools) if tools is not None else (
+            [dict(t) for t in self.settings.tools] if self.settings.tools else None)
+        self.conversation = Conversation(injected_context=list(self.settings.injected_context),
+                                         memory_seeds=list(self.settings.memory_seeds))
+        self.summarizer_calls = {"in_turn": 0, "commit": 0}
+        self._system_cache: tuple[str, Message] | None = None
+
+    @classmethod
+    def from_manifest(cls, path: str | Path, **kw: Any) -> ContextEngine:
+        return cls(path, **kw)
+
+    def _build_assembler(self, allow_imports: Iterable[str]) -> Any:
+        binding = self.settings.assembler
+        if binding.ref and self.registry.find("assembler", binding.type) is None:
+            spec = self.registry.resolve_ref("assembler", binding.ref, allow_imports=allow_imports)
+        else:
+            spec = self.registry.resolve("assembler", binding.type, field_path="spec.assembler")
+        obj = spec.load()(**dict(binding.params))
+        if not hasattr(obj, "assemble"):
+            raise TypeError(f"spec.assembler: {type(obj).__name__} has no assemble()")
+        return obj
+
+    # -- the system band (rebuilt per call, never accumulates: ENGINE Q15) ------------------------
+    def system_message(self) -> Message | None:
+        conv = self.conversation
+        if conv.system_message is not None:
+            return conv.system_message
+        lines = [s.strip() for s in conv.injected_context if isinstance(s, str) and s.strip()]
+        lines += [f"[memory:{k}] {v}".strip() for k, v in conv.memory_seeds if str(v).strip()]
+        parts = sorted(self.settings.parts, key=lambda p: (
+            PLACEMENTS.index(p.placement) if p.placement in PLACEMENTS else 99, p.priority))
+        lines += [p.content.strip() for p in parts if p.content.strip()]
+        if not lines:
+            return None
+        text = "\n\n".join(lines)
+        if self._system_cache is None or self._system_cache[0] != text:
+            self._system_cache = (text, {"role": "system", "content": text})
+        return self._system_cache[1]
+
+    # -- the loop -------------------------------------------------------------------------------
+    def user(self, text: str | Message) -> None:
+        self.conversation.note_user_input(text)
+
+    def record(self, msg: Message) -> None:
+        self.conversation.record(msg)
+
+    def assemble(self, *, strict: bool = True) -> Assembly:
+        """Build this call's payload. ``strict`` raises :class:`ProviderPayloadError` when the final
+        check fails (as the kernel does); otherwise the verdict is recorded in ``check``."""
+        from inspector.engine.pairing import check_provider_payload
+
+        result: Assembly = self.assembler.assemble(self)
+        if result.cm.summarizer_called:
+            self.summarizer_calls["in_turn"] += 1
+        try:
+            check_provider_payload(result.messages)
+        except ProviderPayloadError as exc:
+            result.check = str(exc)
+            if strict:
+                raise
+        return result
+
+    def commit(self, text: str | None = None) -> CommitRecord:
+        """``note_agent_response``: archive the turn as one leaf, then write back the recency cap."""
+        conv = self.conversation
+        turn = conv.turn_index
+        rows = conv.commit_rows(text)
+        return self._write_back(turn, len(rows))
+
+    def finalize_turn(self, text: str | None = None, *, awaiting_hitl: bool = False) -> CommitRecord | None:
+        """The session controller's finalize with the HITL fix: fold whenever there is something to fold."""
+        if (text and text.strip()) or self.conversation.working:
+            return self.commit(text)
+        return None
+
+    def _write_back(self, turn: int, committed_rows: int) -> CommitRecord:
+        conv = self.conversation
+        past = conv.committed_messages
+        cm = self.cm
+        turn_cap = getattr(cm, "turn_cap", None)
+        msg_cap = getattr(cm, "message_cap", None)
+        over = (turn_cap is not None and len(split_user_turns(past)) > turn_cap) or \
+               (msg_cap is not None and len(past) > msg_cap)
+        if not over:
+            return CommitRecord(turn, "unchanged", False, 0, None, conv.archive.stats(), committed_rows)
+        managed = cm.manage_history(past, 1)
+        d = cm.last_decision or CMDecision("unchanged-under-budget")
+        if d.summarizer_called:
+            self.summarizer_calls["commit"] += 1
+        if d.action == "summarizer-failed":
+            # Deliberate: a failed summary at commit leaves the stored log as it was (the next commit
+            # retries) instead of writing back the verbatim tail and losing the older turns.
+            return CommitRecord(turn, d.action, True, 0, d.error, conv.archive.stats(), committed_rows)
+        kind = {"summarized": "summary", "reused": "summary", "window-slid": "window",
+                "stack-capped": "stack"}.get(d.action, "drop")
+        text_ = d.summary_text if kind == "summary" else None
+        conv.archive.apply_managed(managed, kind, text_)  # type: ignore[arg-type]
+        return CommitRecord(turn, d.action, d.summarizer_called, d.compressed_turns + d.dropped_turns, d.error,
+                            conv.archive.stats(), committed_rows)

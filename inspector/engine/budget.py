@@ -1,0 +1,75 @@
+"""The per-call token budget (ENGINE §3.2): trimmer cap, reserve, margin, fixed parts, hard budget, hint.
+
+The summarising manager gets ``hard / (1 + r)`` as its hint so that its hysteresis ceiling
+``hint × (1 + r)`` lands back on the hard budget: a reused summary never pushes the request past
+the safety-bounded limit. All three binding forms (omitted, string, object) are normalised before
+this runs, so they get the same hint (ENGINE Q5). Division is exact (no float rounding surprises).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from typing import Any
+
+from inspector.engine.limits import ModelLimits
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    window: int
+    window_source: str
+    max_tokens: int  # trimmer cap (input ceiling)
+    max_tokens_source: str  # "trimmer" | "window"
+    reserve: int
+    reserve_source: str
+    margin: int
+    safety_margin_ratio: float
+    tool_tokens: int
+    fixed: int  # system band + current user + working memory + tool schemas
+    hard: int
+    hint: int
+    ceiling: int  # hysteresis ceiling (= hint for non-summarising managers)
+
+    @property
+    def trimmer_reserve(self) -> int:
+        return self.reserve + self.margin
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def clamp_ratio(value: Any, default: float = 0.1, lo: float = 0.0, hi: float = 0.5) -> float:
+    try:
+        r = float(value)
+    except (TypeError, ValueError):
+        return default
+    if r != r:  # NaN
+        return default
+    return min(hi, max(lo, r))
+
+
+def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens: int,
+                   summarising: bool, hysteresis_ratio: float = 0.1, summary_threshold: int = 0) -> Budget:
+    """``trimmer`` is a TrimmerSettings (max_tokens, reserve_tokens, safety_margin_ratio)."""
+    tmax = getattr(trimmer, "max_tokens", None)
+    if isinstance(tmax, int) and not isinstance(tmax, bool) and tmax >= 1:
+        max_tokens, max_src = tmax, "trimmer"
+    else:
+        max_tokens, max_src = limits.window, "window"
+    res = getattr(trimmer, "reserve_tokens", None)
+    if isinstance(res, int) and not isinstance(res, bool):
+        reserve, reserve_src = max(0, res), "trimmer"
+    else:
+        reserve, reserve_src = limits.completion, limits.completion_source
+    ratio = clamp_ratio(getattr(trimmer, "safety_margin_ratio", 0.1))
+    margin = math.ceil(Fraction(max_tokens) * Fraction(str(ratio)))
+    hard = max(1, max_tokens - reserve - margin - fixed)
+    r = Fraction(str(min(1.0, max(0.0, float(hysteresis_ratio))))) if summarising else Fraction(0)
+    hint = max(1, math.floor(Fraction(hard) / (1 + r))) if summarising else hard
+    if isinstance(summary_threshold, int) and not isinstance(summary_threshold, bool) and summary_threshold > 0:
+        hint = min(summary_threshold, hint)
+    ceiling = max(hint, math.floor(hint * (1 + r))) if summarising else hint
+    return Budget(limits.window, limits.window_source, max_tokens, max_src, reserve, reserve_src, margin, ratio,
+                  tool_tokens, fixed, hard, hint, ceiling)

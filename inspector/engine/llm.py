@@ -1,0 +1,90 @@
+"""The live model connection (what the reference calls the agent's engine), through litellm.
+
+It is never part of a manifest: a caller creates one (model, api_base, key) and hands it to the
+engine. Failures come back as :class:`LLMCallError` with a short reason ("HTTP 500", "timeout",
+"malformed response", "empty content") so the inspector can show *why* a summary failed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspector.engine.types import Message
+
+
+class LLMCallError(RuntimeError):
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+@dataclass(slots=True)
+class Completion:
+    text: str
+    model: str
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class LLMEngine:
+    model: str
+    api_base: str | None = None
+    api_key: str | None = None
+    timeout: float = 60.0
+    num_retries: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:  # never print the key
+        return f"LLMEngine(model={self.model!r}, api_base={self.api_base!r}, api_key={'***' if self.api_key else None})"
+
+    def complete(self, messages: list[Message], *, model: str | None = None, **kwargs: Any) -> Completion:
+        from inspector._env import litellm
+
+        lm = litellm()
+        call_model = model or self.model
+        args: dict[str, Any] = {"model": call_model, "messages": messages, "timeout": self.timeout,
+                                "num_retries": self.num_retries, **self.extra, **kwargs}
+        if self.api_base:
+            args["api_base"] = self.api_base
+        if self.api_key:
+            args["api_key"] = self.api_key
+        try:
+            resp = lm.completion(**args)
+        except Exception as exc:  # noqa: BLE001 - classify every provider failure
+            raise LLMCallError(_classify(exc), _short(exc)) from exc
+        try:
+            text = resp.choices[0].message.content
+        except (AttributeError, IndexError, KeyError, TypeError) as exc:
+            raise LLMCallError("malformed response", _short(exc)) from exc
+        if not isinstance(text, str) or not text.strip():
+            raise LLMCallError("empty content")
+        usage: dict[str, Any] = {}
+        u = getattr(resp, "usage", None)
+        if u is not None:
+            for k in ("prompt_tokens", "completion_tokens", "total_tokens"):
+                v = getattr(u, k, None)
+                if isinstance(v, int):
+                    usage[k] = v
+        return Completion(text=text, model=call_model, usage=usage)
+
+
+def _short(exc: BaseException) -> str:
+    s = str(exc).strip().splitlines()
+    return (s[0] if s else type(exc).__name__)[:300]
+
+
+def _classify(exc: BaseException) -> str:
+    name = type(exc).__name__.lower()
+    status = getattr(exc, "status_code", None)
+    if "timeout" in name:
+        return "timeout"
+    if "ratelimit" in name or status == 429:
+        return "HTTP 429"
+    if isinstance(status, int):
+        return f"HTTP {status}"
+    if "json" in name or "malformed" in str(exc).lower():
+        return "malformed response"
+    if "connection" in name:
+        return "unreachable"
+    return type(exc).__name__

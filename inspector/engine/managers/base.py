@@ -1,0 +1,95 @@
+"""The context-manager contract shared by every history strategy.
+
+A manager receives the committed history (``past``) and a token hint, and returns the slice of
+history this LLM call should see. It never sees working memory (the live tool round) and never
+repairs pairing: assembly runs one pairing pass on the whole payload afterwards (ENGINE §3.8).
+Every call leaves a :class:`CMDecision` in ``last_decision`` so the inspector can say *why*.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from inspector.engine.tokens import EstimateCounter, TokenCounter
+from inspector.engine.types import Message
+
+CMAction = Literal[
+    "unchanged-under-budget",
+    "unchanged-too-few-turns",
+    "reused",
+    "summarized",
+    "dropped",
+    "summarizer-failed",
+    "window-slid",
+    "stack-capped",
+]
+
+
+@dataclass(slots=True)
+class CMDecision:
+    """What the manager did on one call. ``folded`` are the history rows not passed on (summarised
+    or dropped), by identity, so the inspector can answer "why did my message disappear?"."""
+
+    action: CMAction
+    compressed_turns: int = 0  # turns folded into the summary in view (computed or reused)
+    dropped_turns: int = 0  # turns discarded without a summary
+    kept_turns: int = 0  # verbatim user turns passed on
+    raw_tokens: int | None = None  # the manager's own count of ``past`` (E2 for ``estimate``)
+    threshold: int | None = None  # trigger (hint or summary_threshold)
+    ceiling: int | None = None  # hysteresis ceiling for reuse
+    summarizer_called: bool = False
+    summary_text: str | None = None
+    summary_model: str | None = None
+    summary_model_source: str | None = None
+    error: str | None = None  # summarizer failure reason
+    folded: list[Message] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "compressed_turns": self.compressed_turns,
+            "dropped_turns": self.dropped_turns,
+            "kept_turns": self.kept_turns,
+            "raw_tokens": self.raw_tokens,
+            "threshold": self.threshold,
+            "ceiling": self.ceiling,
+            "summarizer_called": self.summarizer_called,
+            "summary_model": self.summary_model,
+            "summary_model_source": self.summary_model_source,
+            "error": self.error,
+        }
+
+
+class ContextManager(ABC):
+    """Base of every history strategy.
+
+    Invariants every subclass keeps: the input list is never mutated; rows passed on are the same
+    objects as in ``past`` (plus at most one synthesised summary block at the head); the result is
+    ``[summary?] + a suffix of past``, which is what lets the archive record folds exactly.
+    """
+
+    name: ClassVar[str] = "base"
+    accepts_summarizer: ClassVar[bool] = False
+
+    def __init__(self) -> None:
+        self.counter: TokenCounter = EstimateCounter()
+        self.last_decision: CMDecision | None = None
+
+    @abstractmethod
+    def manage_history(self, past: Sequence[Message], hint: int) -> list[Message]:
+        """Return the history this call should see; set ``last_decision``."""
+
+    # Recency caps used by the commit-time write-back (ENGINE §3.11); None = no cap of that kind.
+    @property
+    def turn_cap(self) -> int | None:
+        return None
+
+    @property
+    def message_cap(self) -> int | None:
+        return None
+
+    def bind_summarizer(self, summarizer: Any) -> None:  # pragma: no cover - only summarising overrides
+        raise TypeError(f"{type(self).__name__} takes no summarizer")

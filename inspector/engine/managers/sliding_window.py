@@ -1,0 +1,49 @@
+"""``sliding-window``: keep the last N user turns (``keep_turns`` > ``window_size`` > ``max_turns``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from inspector.engine.history import turn_starts
+from inspector.engine.managers.base import CMDecision, ContextManager
+from inspector.engine.types import Message
+
+
+def _as_int(value: object) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return None
+
+
+class SlidingWindowConversation(ContextManager):
+    """The last N user turns verbatim, whole (a turn's tool rounds travel with it); hint ignored.
+
+    A leading preamble group (e.g. a summary block) counts as a turn and slides out like any other.
+    """
+
+    name = "sliding-window"
+
+    def __init__(self, keep_turns: int | None = None, window_size: int | None = None,
+                 max_turns: int | None = None) -> None:
+        super().__init__()
+        n = next((v for v in (_as_int(keep_turns), _as_int(window_size), _as_int(max_turns)) if v is not None), 10)
+        self.keep_turns = max(1, n)
+
+    @property
+    def turn_cap(self) -> int | None:
+        return self.keep_turns
+
+    def manage_history(self, past: Sequence[Message], hint: int) -> list[Message]:
+        starts = turn_starts(past)
+        if len(starts) <= self.keep_turns:
+            self.last_decision = CMDecision("unchanged-too-few-turns", kept_turns=len(starts))
+            return list(past)
+        cut = starts[len(starts) - self.keep_turns]
+        self.last_decision = CMDecision(
+            "window-slid", kept_turns=self.keep_turns, dropped_turns=len(starts) - self.keep_turns,
+            folded=list(past[:cut]),
+        )
+        return list(past[cut:])

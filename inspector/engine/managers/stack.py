@@ -1,0 +1,43 @@
+"""``stack`` (alias ``full-history``): keep everything, optionally capped at ``max_messages``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from inspector.engine.history import split_user_turns, start_of_tool_group
+from inspector.engine.managers.base import CMDecision, ContextManager
+from inspector.engine.types import Message
+
+
+class StackConversation(ContextManager):
+    """Full history, or its last ``max_messages`` rows moved back to the start of a tool group.
+
+    The hint is ignored (the token trimmer handles overflow). The cut never lands on a tool result
+    whose ask it would lose, so the result may be a little longer than the cap.
+    """
+
+    name = "stack"
+
+    def __init__(self, max_messages: int | None = None) -> None:
+        super().__init__()
+        if max_messages is not None:
+            if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1:
+                raise ValueError(f"stack: max_messages must be an integer >= 1 (got {max_messages!r})")
+        self.max_messages = max_messages
+
+    @property
+    def message_cap(self) -> int | None:
+        return self.max_messages
+
+    def manage_history(self, past: Sequence[Message], hint: int) -> list[Message]:
+        cap = self.max_messages
+        if not past or cap is None or len(past) <= cap:
+            self.last_decision = CMDecision("unchanged-under-budget", kept_turns=len(split_user_turns(past)))
+            return list(past)
+        start = start_of_tool_group(past, len(past) - cap)
+        kept = list(past[start:])
+        self.last_decision = CMDecision(
+            "stack-capped", kept_turns=len(split_user_turns(kept)), folded=list(past[:start]),
+            dropped_turns=len(split_user_turns(past)) - len(split_user_turns(kept)),
+        )
+        return kept

@@ -1,0 +1,185 @@
+"""``summarising`` (package default): fold older turns into one summary block, keep the last N verbatim.
+
+The hysteresis cache is what keeps the summarizer LLM from being called on every in-turn step:
+once a summary of the first ``n`` turns exists, later calls reuse it while the view
+``[summary] + turns[n:]`` stays under ``hint × (1 + hysteresis_ratio)``. The assembler divides the
+hard budget by ``1 + r`` before handing it over as ``hint``, so a reused summary never pushes the
+request past the safety-bounded budget (ENGINE §3.2, §3.5).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.engine.history import flatten, split_user_turns
+from inspector.engine.managers.base import CMDecision, ContextManager
+from inspector.engine.types import Message
+
+SUMMARY_PREFIX = "[Conversation summary — "
+
+
+def summary_block(turns: int, text: str) -> Message:
+    """The summary block format (a data format other tools recognise by its prefix)."""
+    return {"role": "system", "content": f"{SUMMARY_PREFIX}{turns} earlier exchange(s)]\n{text}"}
+
+
+def is_summary_block(msg: Message) -> bool:
+    c = msg.get("content")
+    return msg.get("role") == "system" and isinstance(c, str) and c.startswith(SUMMARY_PREFIX)
+
+
+def fingerprint(groups: Sequence[Sequence[Message]]) -> str:
+    """SHA-256 over roles, contents, tool-call ids/names/arguments and tool_call_ids (ENGINE Q13):
+    two prefixes that differ only in tool ids must not share a summary."""
+    h = hashlib.sha256()
+    for group in groups:
+        h.update(b"\x1e")
+        for m in group:
+            h.update(str(m.get("role")).encode("utf-8", "replace") + b"\x1f")
+            c = m.get("content")
+            h.update((c if isinstance(c, str) else repr(c)).encode("utf-8", "replace") + b"\x1f")
+            for call in m.get("tool_calls") or ():
+                fn = call.get("function", {}) if isinstance(call, dict) else {}
+                fn = fn if isinstance(fn, dict) else {}
+                h.update(f"{call.get('id') if isinstance(call, dict) else None}\x1d{fn.get('name')}\x1d"
+                         f"{fn.get('arguments')}".encode("utf-8", "replace") + b"\x1f")
+            h.update(str(m.get("tool_call_id")).encode("utf-8", "replace") + b"\x1c")
+    return h.hexdigest()
+
+
+@dataclass(slots=True)
+class _Cache:
+    text: str | None  # None = a drop (no block)
+    n: int  # compressed groups
+    identity: tuple[int, int, int]
+    digest: str
+    block: Message | None
+
+
+class SummarizingConversation(ContextManager):
+    """Keep the last ``keep_turns`` user turns verbatim; summarise (or drop) older ones when over budget.
+
+    Guarantees: under the trigger the history passes unchanged and the cache is cleared; a summary
+    is reused without a summarizer call while its view fits the hysteresis ceiling; a summarizer
+    that raises leaves the cache untouched (the next call retries) and the call proceeds with the
+    verbatim tail; with no summarizer (``drop``) older turns are discarded.
+    """
+
+    name = "summarising"
+    accepts_summarizer = True
+
+    def __init__(self, keep_turns: int = 10, summary_threshold: int = 0, hysteresis_ratio: float = 0.1,
+                 summarizer: Any = None) -> None:
+        super().__init__()
+        if isinstance(keep_turns, bool) or not isinstance(keep_turns, int) or keep_turns < 1:
+            raise ValueError(f"summarising: keep_turns must be an integer >= 1 (got {keep_turns!r})")
+        if isinstance(summary_threshold, bool) or not isinstance(summary_threshold, int) or summary_threshold < 0:
+            raise ValueError(f"summarising: summary_threshold must be an integer >= 0 (got {summary_threshold!r})")
+        self.keep_turns = keep_turns
+        self.summary_threshold = summary_threshold
+        self.hysteresis_ratio = min(1.0, max(0.0, float(hysteresis_ratio)))
+        self.summarizer: Any = None
+        self._cache: _Cache | None = None
+        if summarizer is not None:
+            self.bind_summarizer(summarizer)
+
+    @property
+    def turn_cap(self) -> int | None:
+        return self.keep_turns
+
+    def bind_summarizer(self, summarizer: Any) -> None:
+        """None → drop; an object with ``summarize(msgs)``; or a plain callable."""
+        self.summarizer = summarizer
+
+    def _summarize(self, msgs: list[Message]) -> str | None:
+        s = self.summarizer
+        fn = getattr(s, "summarize", None) or s
+        return fn(msgs)
+
+    def _identity(self, groups: Sequence[Sequence[Message]], n: int) -> tuple[int, int, int]:
+        return (n, id(groups[0][0]), id(groups[n - 1][-1]))
+
+    def manage_history(self, past: Sequence[Message], hint: int) -> list[Message]:
+        if not past:
+            self._cache = None
+            self.last_decision = CMDecision("unchanged-under-budget")
+            return []
+        high = hint if hint > 0 else self.summary_threshold
+        raw = self.counter.count_history(past)
+        if high <= 0 or raw <= high:
+            self._cache = None
+            self.last_decision = CMDecision("unchanged-under-budget", kept_turns=len(split_user_turns(past)),
+                                            raw_tokens=raw, threshold=high)
+            return list(past)
+        groups = split_user_turns(past)
+        ceiling = max(high, math.floor(high * (1 + self.hysteresis_ratio)))
+        cache = self._cache
+        if cache is not None and cache.n >= len(groups):
+            self._cache = cache = None
+        if cache is not None and 0 < cache.n < len(groups):
+            ident = self._identity(groups, cache.n)
+            same = ident == cache.identity
+            if not same and fingerprint(groups[: cache.n]) == cache.digest:
+                cache.identity = ident
+                same = True
+            if same:
+                tail = flatten(groups[cache.n:])
+                view = ([cache.block] if cache.block is not None else []) + tail
+                if self.counter.count_history(view) <= ceiling:
+                    folded = flatten(groups[: cache.n])
+                    self.last_decision = CMDecision(
+                        "reused" if cache.block is not None else "dropped",
+                        compressed_turns=cache.n if cache.block is not None else 0,
+                        dropped_turns=0 if cache.block is not None else cache.n,
+                        kept_turns=len(groups) - cache.n, raw_tokens=raw, threshold=high, ceiling=ceiling,
+                        summary_text=cache.text, folded=folded,
+                        summary_model=getattr(self.summarizer, "model", None),
+                        summary_model_source=getattr(self.summarizer, "model_source", None),
+                    )
+                    return view
+        if len(groups) <= self.keep_turns:
+            self.last_decision = CMDecision("unchanged-too-few-turns", kept_turns=len(groups), raw_tokens=raw,
+                                            threshold=high, ceiling=ceiling)
+            return list(past)
+        keep = self.keep_turns
+        compress, verbatim_groups = groups[:-keep], groups[-keep:]
+        m = len(compress)
+        verbatim = flatten(verbatim_groups)
+        folded = flatten(compress)
+        model = getattr(self.summarizer, "model", None)
+        source = getattr(self.summarizer, "model_source", None)
+        text: str | None = None
+        called = False
+        if self.summarizer is not None:
+            called = True
+            try:
+                result = self._summarize(folded)
+            except Exception as exc:  # noqa: BLE001 - any summarizer failure: verbatim tail, cache untouched
+                self.last_decision = CMDecision(
+                    "summarizer-failed", dropped_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high,
+                    ceiling=ceiling, summarizer_called=True, error=f"{type(exc).__name__}: {exc}",
+                    folded=folded, summary_model=model, summary_model_source=source,
+                )
+                return verbatim
+            text = result.strip() if isinstance(result, str) and result.strip() else None
+        ident = self._identity(groups, m)
+        digest = fingerprint(compress)
+        if text is None:
+            self._cache = _Cache(None, m, ident, digest, None)
+            self.last_decision = CMDecision(
+                "dropped", dropped_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high, ceiling=ceiling,
+                summarizer_called=called, folded=folded, summary_model=model, summary_model_source=source,
+            )
+            return verbatim
+        block = summary_block(m, text)
+        self._cache = _Cache(text, m, ident, digest, block)
+        self.last_decision = CMDecision(
+            "summarized", compressed_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high, ceiling=ceiling,
+            summarizer_called=True, summary_text=text, folded=folded, summary_model=model,
+            summary_model_source=source,
+        )
+        return [block, *verbatim]

@@ -1,0 +1,251 @@
+"""Pairing repair and the provider's final check (ENGINE.md §3.8).
+
+Providers reject a ``messages[]`` in which an assistant ask (a message with ``tool_calls``) is not
+followed, immediately, by exactly one ``tool`` row per call id, or in which a ``tool`` row answers
+nothing. History managers, the trimmer and HITL pauses can all leave such a list behind, so the
+assembler runs :func:`sanitize_provider_messages` **once** on the fully assembled payload and then
+:func:`check_provider_payload`.
+
+Repair rules (the contract of :func:`sanitize_provider_messages`), applied per ask to the *run* of
+contiguous ``tool`` rows right after it:
+
+1. A result whose id is one of the ask's call ids, with that call still unanswered, is kept.
+2. A further result for an id that is already answered is a duplicate and is dropped.
+3. A result under an id the ask did not declare (e.g. a HITL steering result) is rebound — a copy
+   with the new ``tool_call_id`` — to the first still-unanswered call id in **declaration order**;
+   when no call is left unanswered it is dropped.
+4. Nothing kept and the ask is not at the end of the payload: its ``tool_calls`` are removed and
+   the assistant message survives only if it has text (``ask_stripped``), else it goes
+   (``ask_removed``).
+5. Otherwise the ask is emitted, then the kept results in the order received, then a synthesised
+   ``{"role": "tool", "tool_call_id": id, "content": ""}`` for every call left unanswered, in
+   declaration order (a trailing unanswered ask gets an empty result for every call).
+6. A ``tool`` row anywhere else (not in the run right after an ask) is dropped: ``orphan_dropped``
+   when no ask in the payload declares its id, ``stray_result_dropped`` otherwise.
+7. Everything else (user, system, plain assistant, unknown roles, non-dict rows) passes through.
+
+Two deliberate departures from the reference runtime (ENGINE.md §6 Q6, decided in Part A):
+
+* **Duplicates are removed before rebinding.** The reference rebinds first, so in
+  ``[ask(a, b), tool a, tool a (dup), tool b]`` the duplicate ``a`` is rebound to ``b`` and the
+  genuine ``b`` result is then dropped as a duplicate — the model sees the wrong content for ``b``.
+  Here every correctly labelled result claims its call first, extra copies are dropped, and only
+  then are the remaining mis-labelled results rebound, so a genuine result is never displaced.
+* **Rebinding follows declaration order.** The reference picks ``sorted(unanswered)[0]``, which
+  sends a mis-labelled result to ``call_10`` before ``call_9``; its own docstring promises
+  declaration order, and that is what we do.
+
+Guarantees: deterministic; never mutates its input; rows that pass unchanged are the *same* dict
+objects (only rebound results and stripped asks are copies; empty results are new); every change
+is reported as a :class:`~inspector.engine.types.Repair` whose ``index`` is the input position;
+the output always passes :func:`check_provider_payload`; and it is idempotent (a second pass
+returns the same objects and no repairs). Calls without a string id are ignored by pairing, as in
+the reference; odd input (list or ``None`` content, unknown roles, a non-list ``tool_calls``) is
+tolerated, never a crash.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from inspector.engine.history import call_ids, is_ask
+from inspector.engine.types import Message, ProviderPayloadError, Repair, SanitizeResult
+
+__all__ = ["check_provider_payload", "sanitize_provider_messages"]
+
+
+def _role(msg: Any) -> Any:
+    return msg.get("role") if isinstance(msg, dict) else None
+
+
+def _is_ask(msg: Any) -> bool:
+    return isinstance(msg, dict) and is_ask(msg)
+
+
+def _ask_ids(msg: Message) -> list[str]:
+    """Call ids in declaration order; a ``tool_calls`` that is not a list declares nothing."""
+    return call_ids(msg) if isinstance(msg.get("tool_calls"), list | tuple) else []
+
+
+def _result_id(msg: Message) -> str | None:
+    rid = msg.get("tool_call_id")
+    return rid if isinstance(rid, str) and rid else None
+
+
+def _has_text(content: Any) -> bool:
+    """Whether a stripped ask still says something (the reference keeps it iff its text is non-blank).
+    A non-empty list of content parts is kept rather than guessed at."""
+    if isinstance(content, str):
+        return bool(content.strip())
+    return isinstance(content, list) and bool(content)
+
+
+def _declared_ids(messages: Sequence[Any]) -> set[str]:
+    return {cid for m in messages if _is_ask(m) for cid in _ask_ids(m)}
+
+
+def sanitize_provider_messages(messages: Sequence[Message]) -> SanitizeResult:
+    """Repair tool-call pairing so the provider accepts the payload (rules in the module docstring).
+
+    ``result.origin[i]`` is the input position of ``result.messages[i]`` (None for a synthesised
+    empty result); origins are strictly increasing, so the output keeps the input's order.
+    """
+    declared = _declared_ids(messages)
+    out: list[Message] = []
+    origin: list[int | None] = []
+    repairs: list[Repair] = []
+
+    def drop_result(msg: Message, index: int, why: str) -> None:
+        rid = _result_id(msg)
+        kind = "stray_result_dropped" if rid in declared else "orphan_dropped"
+        repairs.append(Repair(kind, rid, index, why))
+
+    n = len(messages)
+    i = 0
+    while i < n:
+        msg = messages[i]
+        if not _is_ask(msg):
+            if _role(msg) == "tool":
+                drop_result(msg, i, "not in the run of results right after its ask")
+            else:
+                out.append(msg)
+                origin.append(i)
+            i += 1
+            continue
+
+        ids = _ask_ids(msg)
+        end = i + 1
+        while end < n and _role(messages[end]) == "tool":
+            end += 1
+        trailing = end == n
+
+        # Claim: correctly labelled results bind first; a result for an answered id is a duplicate.
+        open_slots = Counter(ids)
+        claimed = Counter[str]()
+        status: dict[int, str] = {}
+        for p in range(i + 1, end):
+            rid = _result_id(messages[p])
+            if rid is not None and open_slots[rid] > 0:
+                open_slots[rid] -= 1
+                claimed[rid] += 1
+                status[p] = "keep"
+            elif rid is not None and rid in claimed:
+                status[p] = "duplicate"
+            else:
+                status[p] = "mislabelled"
+
+        # Calls still unanswered, in declaration order (the first ``claimed[id]`` slots of an id
+        # that is declared more than once count as answered).
+        seen = Counter[str]()
+        unanswered: list[str] = []
+        for cid in ids:
+            seen[cid] += 1
+            if seen[cid] > claimed[cid]:
+                unanswered.append(cid)
+
+        # Rebind mis-labelled results, in arrival order, to the unanswered calls.
+        rebound: dict[int, Message] = {}
+        cursor = 0
+        for p in range(i + 1, end):
+            if status[p] == "mislabelled" and cursor < len(unanswered):
+                copy = dict(messages[p])
+                copy["tool_call_id"] = unanswered[cursor]
+                rebound[p] = copy
+                cursor += 1
+        missing = unanswered[cursor:]
+        kept_any = any(s == "keep" for s in status.values()) or bool(rebound)
+
+        run_repairs: list[Repair] = []
+        for p in range(i + 1, end):
+            row = messages[p]
+            if status[p] == "duplicate":
+                run_repairs.append(Repair("duplicate_dropped", _result_id(row), p, f"call already answered (ask at {i})"))
+            elif p in rebound:
+                new_id = rebound[p]["tool_call_id"]
+                run_repairs.append(Repair("id_rebound", _result_id(row), p, f"ask at {i}", new_id=new_id))
+            elif status[p] == "mislabelled":
+                rid = _result_id(row)
+                kind = "stray_result_dropped" if rid in declared else "orphan_dropped"
+                run_repairs.append(Repair(kind, rid, p, f"no unanswered call left on the ask at {i}"))
+
+        if not kept_any and not trailing:
+            detail = f"unanswered calls: {', '.join(ids)}" if ids else "no call has an id"
+            if _has_text(msg.get("content")):
+                stripped = {k: v for k, v in msg.items() if k != "tool_calls"}
+                out.append(stripped)
+                origin.append(i)
+                repairs.append(Repair("ask_stripped", None, i, detail))
+            else:
+                repairs.append(Repair("ask_removed", None, i, detail))
+            repairs.extend(run_repairs)
+        else:
+            out.append(msg)
+            origin.append(i)
+            for p in range(i + 1, end):
+                if status[p] == "keep":
+                    out.append(messages[p])
+                    origin.append(p)
+                elif p in rebound:
+                    out.append(rebound[p])
+                    origin.append(p)
+            repairs.extend(run_repairs)
+            for cid in missing:
+                out.append({"role": "tool", "tool_call_id": cid, "content": ""})
+                origin.append(None)
+                repairs.append(Repair("empty_result_synthesised", cid, i, f"no result for the ask at {i}"))
+        i = end
+
+    return SanitizeResult(out, repairs, origin)
+
+
+def _fmt_ids(ids: set[Any]) -> str:
+    return "{" + ", ".join(sorted(repr(x) for x in ids)) + "}"
+
+
+def check_provider_payload(messages: Sequence[Message]) -> None:
+    """Raise :class:`ProviderPayloadError` if a provider would reject the payload's pairing.
+
+    The rules of ENGINE.md §3.8 "Final check": no result for an undeclared id (a result with no
+    id counts as undeclared); each ask with k id-bearing calls is followed by exactly k consecutive
+    ``tool`` rows; a ``tool`` row is never first, never follows a role other than assistant/tool,
+    never follows a text-only assistant. One rule is stricter than the reference, as real
+    providers are: the k rows after an ask answer exactly its call ids (as a multiset), so
+    ``[ask(a, b), tool a, tool a]`` fails even though the counts match. Result text is never read.
+    A real ``raise``, never ``assert``: it holds under ``python -O``.
+    """
+    declared = _declared_ids(messages)
+    orphans = {
+        _result_id(m)
+        for m in messages
+        if _role(m) == "tool" and _result_id(m) not in declared
+    }
+    if orphans:
+        raise ProviderPayloadError(f"orphan tool results: {_fmt_ids(orphans)}")
+    n = len(messages)
+    for i, msg in enumerate(messages):
+        role = _role(msg)
+        if _is_ask(msg):
+            ids = _ask_ids(msg)
+            end = i + 1
+            while end < n and _role(messages[end]) == "tool":
+                end += 1
+            if end - i - 1 != len(ids):
+                raise ProviderPayloadError(f"tool results {end - i - 1} != tool calls {len(ids)} at messages[{i}]")
+            answered = Counter(_result_id(messages[p]) for p in range(i + 1, end))
+            if answered != Counter(ids):
+                missing = set(Counter(ids) - answered)
+                raise ProviderPayloadError(
+                    f"tool results at messages[{i + 1}:{end}] do not answer the tool calls at messages[{i}]: "
+                    f"unanswered {_fmt_ids(missing)}"
+                )
+        elif role == "tool":
+            if i == 0:
+                raise ProviderPayloadError("tool result at start of payload")
+            prev = messages[i - 1]
+            prev_role = _role(prev)
+            if prev_role not in ("assistant", "tool"):
+                raise ProviderPayloadError(f"tool result at messages[{i}] follows role={prev_role!r}")
+            if prev_role == "assistant" and not _is_ask(prev):
+                raise ProviderPayloadError(f"tool result at messages[{i}] follows a text-only assistant")

@@ -1,0 +1,19 @@
+"""``drop``: discard older turns (never calls a model)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspector.engine.types import Message
+
+
+class DropSummarizer:
+    model: str | None = None
+    model_source: str | None = None
+    label = "drop"
+
+    def __init__(self, **_: Any) -> None:
+        self.calls = 0
+
+    def summarize(self, messages: list[Message]) -> None:
+        return None

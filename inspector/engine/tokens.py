@@ -1,0 +1,205 @@
+"""Token counters: one protocol, two implementations, every decision uses the same one (ENGINE Q10).
+
+* ``estimate`` reproduces the reference runtime exactly: E1 ``floor(C/4) + 4n`` over a list of
+  messages (C = string content + tool-call names and arguments), E2 the same without tool calls
+  (the summarising manager's trigger), E3 ``floor(len(json(tools))/4) + 4·len(tools)``.
+* ``tiktoken`` uses the model's real encoding (o200k_base or cl100k_base) plus the provider's
+  per-message overhead (3 tokens a message, 1 more for a ``name``).
+
+Both are *additive over per-message units* followed by a cheap ``total(units, n)``: the trimmer
+and the bands keep running sums instead of recounting lists. Units are cached per message
+object, so a replay tokenises each transcript message exactly once whatever the number of calls
+that include it. The cache holds a reference to the message so an ``id`` is never reused while
+cached; one counter instance belongs to one replay or one live session.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from inspector.engine.types import Message
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    name: str
+
+    def unit(self, msg: Message) -> int:
+        """Additive units of one message for payload counting (E1 numerator for ``estimate``)."""
+
+    def history_unit(self, msg: Message) -> int:
+        """Additive units for the summarising manager's trigger (E2 numerator for ``estimate``)."""
+
+    def total(self, units: int, n: int) -> int:
+        """Token count of ``n`` messages whose units sum to ``units``."""
+
+    def count(self, msgs: Iterable[Message]) -> int: ...
+
+    def count_history(self, msgs: Iterable[Message]) -> int: ...
+
+    def count_tools(self, tools: Sequence[dict[str, Any]] | None) -> int: ...
+
+    @property
+    def computed(self) -> int:
+        """How many messages were actually tokenised (cache misses) — replay shows this never grows on re-use."""
+
+
+def content_text(content: Any) -> str:
+    """String content as is; text parts of a list joined (used by ``tiktoken`` only)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+        return "\n".join(parts)
+    return ""
+
+
+def _tool_calls(msg: Message) -> list[Any]:
+    calls = msg.get("tool_calls")
+    return calls if isinstance(calls, list) else []
+
+
+class _CachedCounter:
+    name = "base"
+
+    def __init__(self) -> None:
+        self._cache: dict[int, tuple[Message, int, int]] = {}
+        self._computed = 0
+
+    def _entry(self, msg: Message) -> tuple[Message, int, int]:
+        key = id(msg)
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] is msg:
+            return hit
+        self._computed += 1
+        entry = (msg, self._measure(msg), self._measure_history(msg))
+        self._cache[key] = entry
+        return entry
+
+    def _measure(self, msg: Message) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _measure_history(self, msg: Message) -> int:
+        return self._measure(msg)
+
+    def unit(self, msg: Message) -> int:
+        return self._entry(msg)[1]
+
+    def history_unit(self, msg: Message) -> int:
+        return self._entry(msg)[2]
+
+    def total(self, units: int, n: int) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def count(self, msgs: Iterable[Message]) -> int:
+        units = n = 0
+        for m in msgs:
+            units += self.unit(m)
+            n += 1
+        return self.total(units, n)
+
+    def count_history(self, msgs: Iterable[Message]) -> int:
+        units = n = 0
+        for m in msgs:
+            units += self.history_unit(m)
+            n += 1
+        return self.total(units, n)
+
+    @property
+    def computed(self) -> int:
+        return self._computed
+
+    def clear(self) -> None:
+        self._cache.clear()
+
+
+class EstimateCounter(_CachedCounter):
+    """The reference runtime's character estimates (E1/E2/E3); exact parity with ENGINE.md §5."""
+
+    name = "estimate"
+
+    def _measure(self, msg: Message) -> int:
+        c = msg.get("content")
+        chars = len(c) if isinstance(c, str) else 0
+        for call in _tool_calls(msg):
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict):
+                chars += len(str(fn.get("name", ""))) + len(str(fn.get("arguments", "")))
+        return chars
+
+    def _measure_history(self, msg: Message) -> int:
+        c = msg.get("content")
+        return len(c) if isinstance(c, str) else 0
+
+    def total(self, units: int, n: int) -> int:
+        return units // 4 + 4 * n
+
+    def count_tools(self, tools: Sequence[dict[str, Any]] | None) -> int:
+        if not tools:
+            return 0
+        return len(json.dumps(list(tools), ensure_ascii=False)) // 4 + 4 * len(tools)
+
+
+_O200K_PREFIXES = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o", "gpt-oss")
+
+
+def encoding_name_for(model: str | None) -> str:
+    """o200k_base for the GPT-4o generation and later, cl100k_base otherwise (an approximation for
+    non-OpenAI models, the same one litellm makes)."""
+    base = (model or "").lower().rsplit("/", 1)[-1]
+    return "o200k_base" if base.startswith(_O200K_PREFIXES) else "cl100k_base"
+
+
+class TiktokenCounter(_CachedCounter):
+    """Real BPE counts, read offline from the files litellm's wheel ships (see ``inspector._env``)."""
+
+    name = "tiktoken"
+    PER_MESSAGE = 3
+    PER_NAME = 1
+
+    def __init__(self, model: str | None = None, encoding: str | None = None) -> None:
+        super().__init__()
+        from inspector._env import apply_offline_defaults
+
+        apply_offline_defaults()
+        import tiktoken
+
+        self.encoding_name = encoding or encoding_name_for(model)
+        self._enc = tiktoken.get_encoding(self.encoding_name)
+
+    def text_tokens(self, text: str) -> int:
+        if not text:
+            return 0
+        return len(self._enc.encode(text, disallowed_special=()))
+
+    def _measure(self, msg: Message) -> int:
+        n = self.PER_MESSAGE + self.text_tokens(content_text(msg.get("content")))
+        if msg.get("name"):
+            n += self.PER_NAME + self.text_tokens(str(msg["name"]))
+        for call in _tool_calls(msg):
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict):
+                n += 3 + self.text_tokens(str(fn.get("name", ""))) + self.text_tokens(str(fn.get("arguments", "")))
+        return n
+
+    def total(self, units: int, n: int) -> int:
+        return units
+
+    def count_tools(self, tools: Sequence[dict[str, Any]] | None) -> int:
+        if not tools:
+            return 0
+        return self.text_tokens(json.dumps(list(tools), ensure_ascii=False)) + 4 * len(tools)
+
+
+def make_counter(kind: str = "tiktoken", model: str | None = None) -> TokenCounter:
+    """``kind`` is ``"estimate"`` or ``"tiktoken"``; a fresh cache per call (one per replay/session)."""
+    if kind == "estimate":
+        return EstimateCounter()
+    if kind == "tiktoken":
+        return TiktokenCounter(model=model)
+    raise ValueError(f"unknown token counter {kind!r} (expected 'tiktoken' or 'estimate')")
