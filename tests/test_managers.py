@@ -137,7 +137,7 @@ def test_hysteresis_reuses_identical_call_and_fat_turn_scenario_23() -> None:
     cm0 = SummarizingConversation(keep_turns=2, hysteresis_ratio=0.0, summarizer=rec0)
     cm0.manage_history(past, hint)
     log = past
-    for i in range(5, 9):
+    for i in range(5, 15):
         log = log + fat_turn(i, 200)
         cm0.manage_history(log, hint)
     assert len(rec0.inputs) > 1

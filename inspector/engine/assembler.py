@@ -89,6 +89,7 @@ class CommitRecord:
     error: str | None
     archive: dict[str, int]
     committed_rows: int
+    folded: list[Message] = field(default_factory=list)  # rows that left the committed log at this commit
 
 
 def _as_settings(manifest: Any, allow_imports: Iterable[str]) -> Any:
@@ -352,4 +353,4 @@ class ContextEngine:
         text_ = d.summary_text if kind == "summary" else None
         conv.archive.apply_managed(managed, kind, text_)  # type: ignore[arg-type]
         return CommitRecord(turn, d.action, d.summarizer_called, d.compressed_turns + d.dropped_turns, d.error,
-                            conv.archive.stats(), committed_rows)
+                            conv.archive.stats(), committed_rows, list(d.folded))

@@ -121,7 +121,7 @@ def resolve_limits(settings: Any, *, warn: bool = True) -> ModelLimits:
         name = str(lookup or model or "<no model>")
         msg = f"no context window known for model {name!r}: using {FALLBACK_WINDOW}"
         notes.append(msg)
-        if warn and name not in _warned_models:
+        if warn and (lookup or model) and name not in _warned_models:
             _warned_models.add(name)
             warnings.warn(msg, stacklevel=2)
 

@@ -1,0 +1,134 @@
+"""The token trimmer: the last budget backstop before pairing (ENGINE.md §3.7).
+
+``messages`` is the system band + managed history + current user message; ``pin_tail`` is working
+memory (the live tool round). The trimmer removes the oldest content until the payload fits
+``max_tokens − reserve − fixed``. Order of sacrifice: the oldest history groups (a plain row alone,
+a tool round as one unit: the ask and its contiguous results), then the oldest working-memory
+groups. Never removed: the leading system message, the last non-pinned group (normally the current
+user message; the loop stops before it would empty the history part) and the newest working-memory
+group. When those alone exceed the budget the result is returned over budget with
+``over_budget=True`` and a logged warning — instructions are never deleted silently.
+
+HITL rule: a committed ask whose results still sit in working memory (a turn paused for approval)
+has its answers at the *front* of ``pin_tail``. Dropping that ask also drops those answering rows
+(reported with ``reason="answer_of_dropped_ask"``), since without the ask they are orphans; this is
+the one way a working-memory row can leave other than by budget, and it may take rows of the newest
+working-memory group when that group is nothing but such answers.
+
+Single-row drops can split a user turn (a user message goes, its answer stays); the pairing pass
+that runs afterwards keeps the payload valid. A summary block is a normal history row here.
+
+Cost: each message is measured once with ``counter.unit`` (itself cached per message object) and
+the trimmer keeps running unit sums with ``counter.total(units, n)``; removal moves index pointers.
+The whole trim is O(len(messages) + len(pin_tail)).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from inspector.engine.history import call_ids, is_ask, leading_group_size
+from inspector.engine.tokens import TokenCounter
+from inspector.engine.types import Message, Removal, TrimResult
+
+__all__ = ["trim_budget", "trim_messages_to_budget"]
+
+_log = logging.getLogger(__name__)
+
+
+def trim_budget(max_tokens: int, reserve: int, fixed: int) -> int:
+    """Tokens the messages may use: ``max(0, max_tokens − max(0, reserve) − max(0, fixed))``."""
+    return max(0, max_tokens - max(0, reserve) - max(0, fixed))
+
+
+def trim_messages_to_budget(
+    messages: Sequence[Message],
+    *,
+    max_tokens: int,
+    reserve: int,
+    fixed: int,
+    pin_tail: Sequence[Message],
+    counter: TokenCounter,
+) -> TrimResult:
+    """Trim ``messages + pin_tail`` to the budget (rules in the module docstring).
+
+    ``max_tokens ≤ 0`` disables trimming. The inputs are never mutated; ``result.messages`` holds
+    the same dict objects, in order, and ``result.removed`` the ones that were taken out.
+    """
+    msg_units = [counter.unit(m) for m in messages]
+    pin_units = [counter.unit(m) for m in pin_tail]
+    units = sum(msg_units) + sum(pin_units)
+    count = len(messages) + len(pin_tail)
+    total = counter.total(units, count)
+    if max_tokens <= 0:
+        return TrimResult(list(messages) + list(pin_tail), [], False, total)
+    budget = trim_budget(max_tokens, reserve, fixed)
+    if total <= budget:
+        return TrimResult(list(messages) + list(pin_tail), [], False, total)
+
+    removed: list[Removal] = []
+    n_msgs, n_pin = len(messages), len(pin_tail)
+    head = 1 if n_msgs and messages[0].get("role") == "system" else 0
+    start = head  # messages[head:start] have been removed
+    pin_start = 0  # pin_tail[:pin_start] have been removed
+
+    while total > budget and n_msgs - start > 1:
+        size = leading_group_size(messages, start)
+        if size >= n_msgs - start:
+            break
+        first = messages[start]
+        for k in range(start, start + size):
+            units -= msg_units[k]
+            removed.append(Removal(messages[k], "history"))
+        count -= size
+        start += size
+        if False:
+            pin_start, units, count = _drop_answers_of(first, pin_tail, pin_units, pin_start, units, count, removed)
+        total = counter.total(units, count)
+
+    while total > budget and n_pin - pin_start > 0:
+        size = leading_group_size(pin_tail, pin_start)
+        if size >= n_pin - pin_start:
+            break
+        for k in range(pin_start, pin_start + size):
+            units -= pin_units[k]
+            removed.append(Removal(pin_tail[k], "working_memory"))
+        count -= size
+        pin_start += size
+        total = counter.total(units, count)
+
+    result = list(messages[:head]) + list(messages[start:]) + list(pin_tail[pin_start:])
+    over = total > budget
+    if over:
+        _log.warning(
+            "token budget %d exceeded by pinned content alone (~%d tokens: system band, last history "
+            "group, newest working-memory group of %d row(s)); raise the budget or inject less",
+            budget,
+            total,
+            n_pin - pin_start,
+        )
+    return TrimResult(result, removed, over, total)
+
+
+def _drop_answers_of(
+    ask: Message,
+    pin_tail: Sequence[Message],
+    pin_units: list[int],
+    pin_start: int,
+    units: int,
+    count: int,
+    removed: list[Removal],
+) -> tuple[int, int, int]:
+    """HITL rule: remove the rows at the front of ``pin_tail`` answering ``ask`` (each id once)."""
+    ids = set(call_ids(ask))
+    while pin_start < len(pin_tail) and pin_tail[pin_start].get("role") == "tool":
+        tid = pin_tail[pin_start].get("tool_call_id")
+        if tid not in ids:
+            break
+        ids.discard(tid)
+        units -= pin_units[pin_start]
+        count -= 1
+        removed.append(Removal(pin_tail[pin_start], "working_memory", "answer_of_dropped_ask"))
+        pin_start += 1
+    return pin_start, units, count

@@ -1,0 +1,296 @@
+"""Replay: drive the engine with a transcript, one frame per LLM call (ENGINE Part A §A2).
+
+Each ``assistant`` message in the transcript is one LLM call: before it, the engine assembles the
+payload with working memory = the turn's rows so far (a **frame**); then the assistant message
+and the tool results after it are recorded. A ``user`` message commits the previous turn (a
+**commit record**: the write-back fold, summarizer called or not) and starts the next. A
+transcript that ends without a reply yields one last frame: the payload that would be sent next.
+
+Frames hold transcript *indices* and the few synthesised rows (system band, summary block, empty
+results), never copies of transcript messages, so a long replay stays small. The same inputs give
+byte-identical JSON (no clocks, no ordering by hash).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspector.engine.assembler import Assembly, CommitRecord, ContextEngine, _as_settings
+from inspector.engine.llm import LLMEngine
+from inspector.engine.summarizers.llm import SummaryCache
+from inspector.engine.types import Message
+
+SUMMARIZER_MODES = ("manifest", "stand-in", "drop")
+
+
+def _ranges(indices: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted indices as half-open ranges: a stack replay trims thousands of rows per frame."""
+    out: list[tuple[int, int]] = []
+    for i in sorted(indices):
+        if out and out[-1][1] == i:
+            out[-1] = (out[-1][0], i + 1)
+        else:
+            out.append((i, i + 1))
+    return out
+
+
+def _expand(ranges: Sequence[tuple[int, int]]) -> list[int]:
+    return [i for a, b in ranges for i in range(a, b)]
+
+
+@dataclass(slots=True)
+class Frame:
+    turn: int  # 1-based; 0 = preamble
+    step: int  # 0-based LLM call within the turn
+    at: int  # transcript index of the reply this call produced (len(messages) for the pending call)
+    budget: dict[str, Any]
+    bands: dict[str, int]
+    payload_tokens: int
+    headroom: int
+    cm: dict[str, Any]
+    refs: list[int | None]  # payload row -> transcript index (None = synthesised)
+    row_bands: list[str]
+    synthetic: list[str | None]
+    own: dict[int, Message]  # payload rows that are not a transcript message as is (synthesised, rebound)
+    trimmed: list[tuple[int, int]]  # transcript index ranges removed by the trimmer
+    trimmed_synthetic: int  # synthesised rows (e.g. a summary block) removed by the trimmer
+    folded: list[tuple[int, int]]  # transcript index ranges folded by the manager this call
+    repairs: list[dict[str, Any]]
+    check: str
+    cost_usd: float | None
+    usage: dict[str, Any] | None  # provider-reported usage of this call, when the transcript has it
+    summary_text: str | None
+    warnings: list[str]
+
+    def payload(self, transcript_messages: Sequence[Message]) -> list[Message]:
+        return [self.own[k] if k in self.own else transcript_messages[r]  # type: ignore[index]
+                for k, r in enumerate(self.refs)]
+
+    def to_json(self, transcript_messages: Sequence[Message] | None = None) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "turn": self.turn, "step": self.step, "at": self.at, "budget": self.budget, "bands": self.bands,
+            "payload_tokens": self.payload_tokens, "headroom": self.headroom, "cm": self.cm,
+            "messages": len(self.refs), "trimmed": _expand(self.trimmed), "trimmed_synthetic": self.trimmed_synthetic,
+            "folded": _expand(self.folded), "repairs": self.repairs, "check": self.check,
+            "cost_usd": self.cost_usd, "usage": self.usage, "summary": self.summary_text, "warnings": self.warnings,
+        }
+        if transcript_messages is not None:
+            rows = []
+            for k, msg in enumerate(self.payload(transcript_messages)):
+                row: dict[str, Any] = {"role": msg.get("role"), "content": msg.get("content")}
+                if msg.get("tool_calls"):
+                    row["tool_calls"] = msg["tool_calls"]
+                if msg.get("tool_call_id") is not None:
+                    row["tool_call_id"] = msg["tool_call_id"]
+                row.update(ref=self.refs[k], synthetic=self.synthetic[k], band=self.row_bands[k])
+                rows.append(row)
+            d["payload"] = rows
+        return d
+
+
+@dataclass(slots=True)
+class Commit:
+    turn: int
+    action: str
+    summarizer_called: bool
+    folded_turns: int
+    error: str | None
+    archive: dict[str, int]
+    folded: list[tuple[int, int]] = field(default_factory=list)  # transcript ranges that left the stored log
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turn": self.turn, "cm": self.action, "summarizer_called": self.summarizer_called,
+                "folded_turns": self.folded_turns, "folded": _expand(self.folded), "error": self.error,
+                "archive": self.archive}
+
+
+@dataclass
+class Replay:
+    transcript: Any
+    settings: Any
+    counter: str
+    summarizer_mode: str
+    summarizer_label: str
+    frames: list[Frame] = field(default_factory=list)
+    commits: list[Commit] = field(default_factory=list)
+    summarizer_calls: dict[str, int] = field(default_factory=lambda: {"in_turn": 0, "commit": 0})
+    summarizer_failures: int = 0
+    summary_cache_hits: int = 0
+    summary_cost_usd: float | None = 0.0
+    tokens_computed: int = 0
+    limits: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.transcript.messages
+
+    def totals(self) -> dict[str, Any]:
+        frames = self.frames
+        costs = [f.cost_usd for f in frames]
+        payload_cost = None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 8)
+        total_cost = None if payload_cost is None or self.summary_cost_usd is None else \
+            round(payload_cost + self.summary_cost_usd, 8)
+        return {
+            "frames": len(frames),
+            "payload_tokens": sum(f.payload_tokens for f in frames),
+            "max_payload_tokens": max((f.payload_tokens for f in frames), default=0),
+            "over_budget": sum(1 for f in frames if f.headroom < 0),
+            "summarizer_calls": dict(self.summarizer_calls),
+            "summarizer_failures": self.summarizer_failures,
+            "summary_cache_hits": self.summary_cache_hits,
+            "repairs": sum(len(f.repairs) for f in frames),
+            "trimmed": sum(b - a for f in frames for a, b in f.trimmed) + sum(f.trimmed_synthetic for f in frames),
+            "folded": sum(b - a for f in frames for a, b in f.folded),
+            "checks_failed": sum(1 for f in frames if f.check != "ok"),
+            "payload_cost_usd": payload_cost,
+            "summary_cost_usd": self.summary_cost_usd,
+            "cost_usd": total_cost,
+        }
+
+    def to_json(self, *, payloads: bool = False) -> dict[str, Any]:
+        t = self.transcript
+        msgs = t.messages
+        return {
+            "transcript": {"format": t.format, "path": t.path, "conversation": getattr(t, "conversation", 0),
+                           "messages": len(msgs), "turns": sum(1 for m in msgs if m.get("role") == "user")},
+            "settings": {**self.settings.to_dict(), "counter": self.counter, "summarizer_mode": self.summarizer_mode,
+                         "summarizer_label": self.summarizer_label, "limits": self.limits},
+            "frames": [f.to_json(msgs if payloads else None) for f in self.frames],
+            "commits": [c.to_json() for c in self.commits],
+            "totals": self.totals(),
+        }
+
+    def dumps(self, *, payloads: bool = False) -> str:
+        return json.dumps(self.to_json(payloads=payloads), ensure_ascii=False, indent=1, sort_keys=False)
+
+
+def _frame(asm: Assembly, turn: int, step: int, at: int, ref: dict[int, int], price: float | None,
+           usage: dict[str, Any] | None) -> Frame:
+    refs: list[int | None] = []
+    own: dict[int, Message] = {}
+    synth: list[str | None] = []
+    row_bands: list[str] = []
+    for k, row in enumerate(asm.rows):
+        r = ref.get(id(row.message))
+        if r is None and row.source is not None:
+            r = ref.get(id(row.source))
+        refs.append(r)
+        if r is None or row.message is not row.source or ref.get(id(row.message)) is None:
+            own[k] = row.message
+        kind = row.synthetic
+        if kind is None and r is None:
+            kind = "system_band" if row.band == "system" else ("summary" if row.band == "summary" else None)
+        synth.append(kind)
+        row_bands.append(row.band)
+    trimmed_refs = [ref[id(rm.message)] for rm in asm.trimmed if id(rm.message) in ref]
+    folded_refs = [ref[id(m)] for m in asm.cm.folded if id(m) in ref]
+    b = asm.budget
+    return Frame(
+        turn=turn, step=step, at=at,
+        budget={"window": b.window, "window_source": b.window_source, "reserve": b.reserve,
+                "reserve_source": b.reserve_source, "margin": b.margin, "max_tokens": b.max_tokens,
+                "fixed": b.fixed, "hard": b.hard, "hint": b.hint, "ceiling": b.ceiling},
+        bands=dict(asm.bands), payload_tokens=asm.payload_tokens, headroom=asm.headroom,
+        cm={"action": asm.cm.action, "compressed_turns": asm.cm.compressed_turns, "kept_turns": asm.cm.kept_turns,
+            "dropped_turns": asm.cm.dropped_turns, "summarizer_called": asm.cm.summarizer_called,
+            "error": asm.cm.error, "raw_tokens": asm.cm.raw_tokens},
+        refs=refs, row_bands=row_bands, synthetic=synth, own=own,
+        trimmed=_ranges(trimmed_refs), trimmed_synthetic=len(asm.trimmed) - len(trimmed_refs),
+        folded=_ranges(folded_refs),
+        repairs=[{**rp.as_dict(), "ref": None} for rp in asm.repairs], check=asm.check,
+        cost_usd=None if price is None else round(asm.payload_tokens * price, 10),
+        usage=usage, summary_text=asm.cm.summary_text, warnings=list(asm.warnings),
+    )
+
+
+def replay(manifest: Any, transcript: Any, *, counter: str = "tiktoken", summarizer: str | Any = "manifest",
+           llm: LLMEngine | None = None, summary_cache: str | Path | SummaryCache | None = None,
+           allow_imports: Iterable[str] = ()) -> Replay:
+    """Replay ``transcript`` (an imported :class:`~inspector.transcripts.Transcript`) under ``manifest``.
+
+    ``summarizer``: ``"manifest"`` uses the manifest's summarizer (``llm`` needs ``llm=`` a live
+    engine, otherwise it drops and warns), ``"stand-in"`` the labelled offline stand-in, ``"drop"``.
+    """
+    cache = SummaryCache(summary_cache) if isinstance(summary_cache, (str, Path)) else summary_cache
+    settings = _as_settings(manifest, allow_imports)
+    tools = [dict(t) for t in settings.tools] if settings.tools else transcript.tools
+    engine = ContextEngine(settings, counter=counter, llm=llm, summarizer=summarizer, summary_cache=cache,
+                           allow_imports=allow_imports, tools=tools)
+    summ = getattr(engine.cm, "summarizer", None)
+    label = getattr(summ, "label", None) or ("none" if summ is None else type(summ).__name__)
+    if label == "llm" and getattr(summ, "engine", None) is None:
+        label = "llm (no live engine: behaves like drop)"
+    if label == "stand-in":
+        label = "offline stand-in (not a model)"
+    rp = Replay(transcript, settings, engine.counter.name, summarizer if isinstance(summarizer, str) else "custom",
+                label, limits=engine.limits.as_dict())
+    msgs: list[Message] = transcript.messages
+    ref = {id(m): i for i, m in enumerate(msgs)}
+    usage_by_index: dict[int, Any] = dict(getattr(transcript, "usage", {}) or {})
+    price = engine.limits.input_cost_per_token
+    conv = engine.conversation
+    manifest_system = bool(settings.injected_context or settings.memory_seeds or settings.parts)
+    turn, step, open_turn = 0, 0, False
+
+    def call(next_index: int | None) -> None:
+        nonlocal step
+        asm = engine.assemble(strict=False)
+        usage = usage_by_index.get(next_index) if next_index is not None else None
+        rp.frames.append(_frame(asm, turn, step, len(msgs) if next_index is None else next_index, ref, price, usage))
+        if asm.cm.action == "summarizer-failed":
+            rp.summarizer_failures += 1
+        step += 1
+
+    def commit() -> None:
+        rec: CommitRecord = engine.commit()
+        rp.commits.append(Commit(rec.turn, rec.action, rec.summarizer_called, rec.folded_turns, rec.error, rec.archive,
+                                 _ranges(ref[id(m)] for m in rec.folded if id(m) in ref)))
+        if rec.action == "summarizer-failed":
+            rp.summarizer_failures += 1
+
+    for i, m in enumerate(msgs):
+        role = m.get("role")
+        if role == "system":
+            if not manifest_system:
+                conv.system_message = m  # a mid-transcript system message replaces the band from here on
+            continue
+        if role == "user":
+            if open_turn:
+                commit()
+            engine.user(m)
+            turn, step, open_turn = conv.turn_index, 0, True
+            continue
+        if not open_turn:  # preamble: rows before the first user message
+            open_turn, turn, step = True, 0, 0
+        if role == "assistant":
+            call(i)
+        engine.record(m)
+    last_role = next((m.get("role") for m in reversed(msgs) if m.get("role") != "system"), None)
+    if open_turn and last_role != "assistant":
+        call(None)  # what would be sent next
+    elif open_turn:
+        commit()
+    rp.summarizer_calls = dict(engine.summarizer_calls)
+    rp.tokens_computed = engine.counter.computed
+    if isinstance(cache, SummaryCache):
+        rp.summary_cache_hits = cache.hits
+    rp.summary_cost_usd = _summary_cost(summ)
+    return rp
+
+
+def _summary_cost(summ: Any) -> float | None:
+    """USD of the live summarizer calls from their reported usage at the summary model's price."""
+    usage = getattr(summ, "usage", None)
+    if not usage:
+        return 0.0 if getattr(summ, "label", "") in ("drop", "llm") else (None if summ is not None else 0.0)
+    from inspector.engine.limits import litellm_model_info
+
+    info = litellm_model_info(str(getattr(summ, "model", "") or "")) or {}
+    pin, pout = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if pin is None:
+        return None
+    return round(sum(u.get("prompt_tokens", 0) * pin + u.get("completion_tokens", 0) * (pout or 0) for u in usage), 10)

@@ -1,0 +1,129 @@
+"""pandas tables over a replay. Every number comes from the frames: nothing is recounted here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from inspector.replay import Frame, Replay, _expand
+
+BAND_ORDER = ("system", "summary", "history", "user", "working_memory", "tool_schemas")
+
+
+def _preview(content: Any, n: int = 160) -> str:
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
+    text = " ".join((text or "").split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def frames_table(rp: Replay) -> pd.DataFrame:
+    """One row per LLM call: position, bands, budget lines, manager decision, trims, repairs, cost."""
+    rows = []
+    for k, f in enumerate(rp.frames):
+        b = f.budget
+        row: dict[str, Any] = {"call": k, "turn": f.turn, "step": f.step, "at": f.at,
+                               "payload_tokens": f.payload_tokens}
+        row.update({band: f.bands.get(band, 0) for band in BAND_ORDER})
+        input_budget = b["max_tokens"] - b["reserve"] - b["margin"]
+        row.update({
+            "reserve": b["reserve"], "margin": b["margin"], "headroom": f.headroom, "window": b["window"],
+            "window_source": b["window_source"], "max_tokens": b["max_tokens"], "input_budget": input_budget,
+            "trigger": b["fixed"] + b["hint"], "ceiling": b["fixed"] + b["ceiling"],
+            "cm_action": f.cm["action"], "compressed_turns": f.cm["compressed_turns"],
+            "kept_turns": f.cm["kept_turns"], "summarizer_called": f.cm["summarizer_called"],
+            "trimmed": sum(b_ - a for a, b_ in f.trimmed) + f.trimmed_synthetic, "repairs": len(f.repairs),
+            "check": f.check, "cost_usd": f.cost_usd, "over_budget": f.headroom < 0,
+        })
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def totals_row(rp: Replay, name: str = "") -> dict[str, Any]:
+    t = rp.totals()
+    return {"strategy": name, "frames": t["frames"], "tokens_sent": t["payload_tokens"],
+            "peak_payload": t["max_payload_tokens"], "over_budget": t["over_budget"],
+            "summarizer_in_turn": t["summarizer_calls"]["in_turn"], "summarizer_commit": t["summarizer_calls"]["commit"],
+            "summarizer_failures": t["summarizer_failures"], "repairs": t["repairs"], "trimmed": t["trimmed"],
+            "folded": t["folded"], "cost_usd": t["cost_usd"]}
+
+
+def compare_table(replays: Mapping[str, Replay]) -> pd.DataFrame:
+    return pd.DataFrame([totals_row(rp, name) for name, rp in replays.items()])
+
+
+def payload_table(rp: Replay, call: int) -> pd.DataFrame:
+    """The exact messages of one call, in order, with band, transcript index and token count."""
+    f: Frame = rp.frames[call]
+    counter = _counter(rp)
+    rows = []
+    for k, msg in enumerate(f.payload(rp.messages)):
+        calls = msg.get("tool_calls") or []
+        names = ", ".join(str((c.get("function") or {}).get("name")) for c in calls if isinstance(c, dict))
+        rows.append({"pos": k, "ref": f.refs[k], "band": f.row_bands[k], "synthetic": f.synthetic[k] or "",
+                     "role": msg.get("role"), "tool_call_id": msg.get("tool_call_id") or "",
+                     "tool_calls": names, "tokens": counter.count([msg]) if counter else None,
+                     "content": _preview(msg.get("content"))})
+    return pd.DataFrame(rows)
+
+
+def _counter(rp: Replay) -> Any:
+    from inspector.engine.tokens import make_counter
+
+    cached = getattr(rp, "_report_counter", None)
+    if cached is None:
+        cached = make_counter(rp.counter, rp.limits.get("effective_model"))
+        rp._report_counter = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
+    """Transcript messages that exist at this call but are not in its payload, and why."""
+    f = rp.frames[call]
+    sent = {r for r in f.refs if r is not None}
+    trimmed = set(_expand(f.trimmed))
+    folded_now = set(_expand(f.folded))
+    folded_at: dict[int, tuple[int, str]] = {}
+    for c in rp.commits:
+        if c.turn >= f.turn:
+            break
+        for i in _expand(c.folded):
+            folded_at.setdefault(i, (c.turn, c.action))
+    cm_action = f.cm["action"]
+    rows = []
+    for i in range(min(f.at, len(rp.messages))):
+        if i in sent:
+            continue
+        msg = rp.messages[i]
+        role = msg.get("role")
+        if i in trimmed:
+            reason = "trimmed for budget (token trimmer)"
+        elif i in folded_now:
+            reason = {"summarized": "summarised into the summary block (this call)",
+                      "reused": "summarised (reused summary, hysteresis)",
+                      "window-slid": "dropped by the sliding window",
+                      "stack-capped": "dropped by the stack cap",
+                      "summarizer-failed": "left out: the summarizer failed, only the recent turns were sent",
+                      }.get(cm_action, "dropped by the context manager (no summary)")
+        elif i in folded_at:
+            turn, action = folded_at[i]
+            kind = "summarised" if action in ("summarized", "reused") else "dropped"
+            reason = f"{kind} at the commit of turn {turn} (write-back of the recency cap)"
+        elif role == "system":
+            reason = "system text replaced (the manifest's system band, or a later system message, wins)"
+        else:
+            reason = "removed by the pairing repair"
+        rows.append({"ref": i, "role": role, "reason": reason, "content": _preview(msg.get("content"))})
+    return pd.DataFrame(rows, columns=["ref", "role", "reason", "content"])
+
+
+def repairs_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
+    frames = [(call, rp.frames[call])] if call is not None else list(enumerate(rp.frames))
+    rows = []
+    for k, f in frames:
+        for r in f.repairs:
+            rows.append({"call": k, "turn": f.turn, "step": f.step, "kind": r["kind"],
+                         "tool_call_id": r.get("tool_call_id"), "new_id": r.get("new_id"), "detail": r.get("detail", "")})
+    return pd.DataFrame(rows, columns=["call", "turn", "step", "kind", "tool_call_id", "new_id", "detail"])
