@@ -30,4 +30,5 @@ def llm(fake_llm):  # noqa: ANN001, ANN201
     """The shared fake server reset to a well-behaved state for each test."""
     fake_llm.mode = "ok"
     fake_llm.requests.clear()
+    fake_llm.script.clear()
     return fake_llm

@@ -20,6 +20,7 @@ class FakeLLM:
         self.mode = "ok"
         self.stall_seconds = 5.0
         self.requests: list[dict[str, Any]] = []
+        self.script: list[dict[str, Any]] = []  # scripted assistant messages, served first (e.g. tool calls)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -54,11 +55,12 @@ class FakeLLM:
                     payload = b"{not json"
                 else:
                     content = "" if mode == "empty" else fake.reply
+                    message = fake.script.pop(0) if fake.script else {"role": "assistant", "content": content}
+                    finish = "tool_calls" if message.get("tool_calls") else "stop"
                     payload = json.dumps({
                         "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
                         "model": body.get("model", "test"),
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": content}}],
+                        "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                         "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
                     }).encode()
                 self.send_response(200)

@@ -1,0 +1,120 @@
+"""Invariants of the whole engine over random conversations and random manifests (hypothesis).
+
+For every call: the payload passes the provider check; a second pairing pass changes nothing
+(repair is idempotent); the payload fits the trimmer's budget whenever the pinned parts (system
+band, last non-pinned message, newest working-memory group) fit. For every commit: the archive
+still holds every message ever committed, in order (nothing is lost by folding).
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inspector.engine.assembler import ContextEngine
+from inspector.engine.history import is_ask
+from inspector.engine.pairing import check_provider_payload, sanitize_provider_messages
+from inspector.manifest import settings_from_dict
+
+
+class Echo:
+    """Deterministic summarizer: a short text, so summaries appear without a model."""
+
+    def summarize(self, msgs: list[dict]) -> str:
+        return f"summary of {len(msgs)} messages"
+
+
+managers = st.one_of(
+    st.builds(lambda cap: {"type": "stack", "params": {"max_messages": cap}} if cap else {"type": "stack"},
+              st.one_of(st.none(), st.integers(1, 12))),
+    st.builds(lambda k: {"type": "sliding-window", "params": {"keep_turns": k}}, st.integers(1, 5)),
+    st.builds(lambda k, t, r: {"type": "summarising", "params": {"keep_turns": k, "summary_threshold": t,
+                                                                  "hysteresis_ratio": r}},
+              st.integers(1, 4), st.integers(0, 400), st.sampled_from([0.0, 0.1, 0.3])),
+)
+trimmers = st.fixed_dictionaries({
+    "max_tokens": st.integers(60, 3000), "reserve_tokens": st.integers(0, 300),
+    "safety_margin_ratio": st.sampled_from([0.0, 0.1, 0.25]),
+})
+
+text = st.text(alphabet="abcdefghij ", min_size=0, max_size=120)
+
+
+@st.composite
+def tool_round(draw, n: int):  # noqa: ANN001, ANN201
+    ids = [f"c{n}_{k}" for k in range(draw(st.integers(1, 3)))]
+    rows: list[dict] = [{"role": "assistant", "content": draw(st.sampled_from(["", "thinking"])),
+                         "tool_calls": [{"id": i, "type": "function",
+                                         "function": {"name": "f", "arguments": draw(text)}} for i in ids]}]
+    for i in ids:
+        fate = draw(st.sampled_from(["ok", "ok", "ok", "missing", "dup", "wrong", "orphan"]))
+        if fate == "missing":
+            continue
+        rid = {"wrong": f"zz{n}", "orphan": "ghost"}.get(fate, i)
+        rows.append({"role": "tool", "tool_call_id": rid, "content": draw(text)})
+        if fate == "dup":
+            rows.append({"role": "tool", "tool_call_id": i, "content": "again"})
+    return rows
+
+
+@st.composite
+def conversations(draw):  # noqa: ANN001, ANN201
+    turns = []
+    for t in range(draw(st.integers(1, 7))):
+        steps = []
+        for s in range(draw(st.integers(0, 3))):
+            steps.append(draw(tool_round(t * 10 + s)))
+        final = draw(st.one_of(st.none(), text))
+        turns.append((draw(text), steps, final, draw(st.booleans())))
+    return turns
+
+
+def pinned_tokens(engine: ContextEngine, call) -> int:  # noqa: ANN001
+    c = engine.counter
+    system = engine.system_message()
+    wm = engine.conversation.working
+    newest: list[dict] = []
+    for i in range(len(wm) - 1, -1, -1):
+        if is_ask(wm[i]) or wm[i].get("role") != "tool":
+            newest = wm[i:]
+            break
+    last = engine.conversation.current_user or (engine.conversation.committed_messages[-1:] or [None])[0]
+    rows = [m for m in [system, last] if m] + newest
+    return c.count(rows)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cm=managers, trimmer=trimmers, convo=conversations(), system=text)
+def test_engine_invariants(cm: dict, trimmer: dict, convo: list, system: str) -> None:
+    cm = {**cm, "params": {**cm.get("params", {}), "trimmer": trimmer}}
+    s = settings_from_dict({"kind": "Agent", "spec": {"system_prompt": system or None, "context_manager": cm}}).settings
+    engine = ContextEngine(s, counter="estimate", summarizer=Echo())
+    committed: list[dict] = []
+    for user_text, steps, final, commit in convo:
+        engine.user(user_text)
+        for rows in steps:
+            call = engine.assemble()  # strict: raises if the payload were unpaired
+            check_provider_payload(call.messages)
+            again = sanitize_provider_messages(call.messages)
+            assert again.repairs == [] and again.messages == call.messages
+            budget = call.budget.max_tokens - call.budget.trimmer_reserve - call.budget.tool_tokens
+            sent = engine.counter.count(call.messages)
+            synth = engine.counter.count([r.message for r in call.rows if r.synthetic == "empty_result"])
+            if pinned_tokens(engine, call) <= budget:
+                assert sent - synth <= budget
+            for r in rows:
+                engine.record(r)
+        if final is not None and final.strip():
+            engine.record({"role": "assistant", "content": final})
+        call = engine.assemble()
+        check_provider_payload(call.messages)
+        if commit:
+            cur = engine.conversation.current_user
+            expected = ([cur] if cur is not None and cur.get("content", "").strip() else []) + \
+                list(engine.conversation.working)
+            rec = engine.finalize_turn(None)
+            if rec is not None:
+                committed += expected
+            archived = engine.conversation.archive.archived_messages()
+            assert len(archived) == len(committed)
+            assert all(a is b for a, b in zip(archived, committed))
