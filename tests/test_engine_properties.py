@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector.engine.assembler import ContextEngine
-from inspector.engine.history import is_ask
+from inspector.engine.history import is_ask, start_of_tool_group
 from inspector.engine.pairing import check_provider_payload, sanitize_provider_messages
 from inspector.manifest import settings_from_dict
 
@@ -78,8 +78,17 @@ def pinned_tokens(engine: ContextEngine, call) -> int:  # noqa: ANN001
         if is_ask(wm[i]) or wm[i].get("role") != "tool":
             newest = wm[i:]
             break
-    last = engine.conversation.current_user or (engine.conversation.committed_messages[-1:] or [None])[0]
-    rows = [m for m in [system, last] if m] + newest
+    conv = engine.conversation
+    if conv.last_user_text.strip():
+        last = conv.current_user
+    elif conv.committed_messages:
+        hist = conv.committed_messages
+        last = hist[start_of_tool_group(hist, len(hist) - 1):]  # the trimmer keeps the last history group whole
+    else:
+        last = None if wm else {"role": "user", "content": "Hello"}  # the assembler's placeholder
+    if isinstance(last, dict):
+        last = [last]
+    rows = ([system] if system else []) + (last or []) + newest
     return c.count(rows)
 
 

@@ -18,7 +18,8 @@ def is_ask(msg: Message) -> bool:
 def call_ids(msg: Message) -> list[str]:
     """Ids of an ask's calls in declaration order; calls without an id are ignored by pairing."""
     out: list[str] = []
-    for call in msg.get("tool_calls") or ():
+    calls = msg.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
         if isinstance(call, dict):
             cid = call.get("id")
             if isinstance(cid, str) and cid:

@@ -9,14 +9,15 @@ assembler runs :func:`sanitize_provider_messages` **once** on the fully assemble
 Repair rules (the contract of :func:`sanitize_provider_messages`), applied per ask to the *run* of
 contiguous ``tool`` rows right after it:
 
-1. A result whose id is one of the ask's call ids, with that call still unanswered, is kept.
+1. A result whose id is one of the ask's call ids, with that call still unanswered, is kept: it
+   claims that call before any rebinding, wherever it sits in the run.
 2. A further result for an id that is already answered is a duplicate and is dropped.
 3. A result under an id the ask did not declare (e.g. a HITL steering result) is rebound — a copy
    with the new ``tool_call_id`` — to the first still-unanswered call id in **declaration order**;
    when no call is left unanswered it is dropped.
-4. Nothing kept and the ask is not at the end of the payload: its ``tool_calls`` are removed and
-   the assistant message survives only if it has text (``ask_stripped``), else it goes
-   (``ask_removed``).
+4. Nothing kept and the ask is not at the end of the payload (a non-tool row follows its run):
+   its ``tool_calls`` are removed and the assistant message survives only if it has text
+   (``ask_stripped``), else it goes (``ask_removed``).
 5. Otherwise the ask is emitted, then the kept results in the order received, then a synthesised
    ``{"role": "tool", "tool_call_id": id, "content": ""}`` for every call left unanswered, in
    declaration order (a trailing unanswered ask gets an empty result for every call).
@@ -37,7 +38,8 @@ Two deliberate departures from the reference runtime (ENGINE.md §6 Q6, decided 
 
 Guarantees: deterministic; never mutates its input; rows that pass unchanged are the *same* dict
 objects (only rebound results and stripped asks are copies; empty results are new); every change
-is reported as a :class:`~inspector.engine.types.Repair` whose ``index`` is the input position;
+is reported as a :class:`~inspector.engine.types.Repair` whose ``index`` is the input position
+(of the ask, for ``ask_*`` repairs, which carry no id, and for synthesised results);
 the output always passes :func:`check_provider_payload`; and it is idempotent (a second pass
 returns the same objects and no repairs). Calls without a string id are ignored by pairing, as in
 the reference; odd input (list or ``None`` content, unknown roles, a non-list ``tool_calls``) is
@@ -46,12 +48,13 @@ tolerated, never a crash.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.engine.history import call_ids, is_ask
-from inspector.engine.types import Message, ProviderPayloadError, Repair, SanitizeResult
+from inspector.engine.types import Message, ProviderPayloadError, Repair, RepairKind, SanitizeResult
 
 __all__ = ["check_provider_payload", "sanitize_provider_messages"]
 
@@ -86,6 +89,60 @@ def _declared_ids(messages: Sequence[Any]) -> set[str]:
     return {cid for m in messages if _is_ask(m) for cid in _ask_ids(m)}
 
 
+@dataclass(slots=True)
+class _Settled:
+    """How one ask's run of results is settled: what is kept, what is still owed, what was done."""
+
+    kept: list[tuple[int, Message]] = field(default_factory=list)  # (input index, row), arrival order
+    unanswered: list[str] = field(default_factory=list)  # call ids with no result, declaration order
+    repairs: list[Repair] = field(default_factory=list)  # one per dropped or rebound row, arrival order
+
+
+def _settle_run(messages: Sequence[Message], ask_at: int, end: int, ids: list[str], declared: set[str]) -> _Settled:
+    """Bind the rows ``messages[ask_at + 1:end]`` to the calls ``ids`` of the ask at ``ask_at``.
+
+    Correctly labelled rows claim their call first and extra copies are duplicates (rules 1–2);
+    only then are the remaining rows rebound, in arrival order, to the calls still unanswered in
+    declaration order (rule 3). An id declared twice in one ask needs two results.
+    """
+    open_slots = Counter(ids)
+    claimed: Counter[str] = Counter()
+    claims: dict[int, bool] = {}  # row index → True: claims its call, False: duplicate; absent: mis-labelled
+    for p in range(ask_at + 1, end):
+        rid = _result_id(messages[p])
+        if rid is not None and open_slots[rid] > 0:
+            open_slots[rid] -= 1
+            claimed[rid] += 1
+            claims[p] = True
+        elif rid is not None and rid in claimed:
+            claims[p] = False
+    seen: Counter[str] = Counter()
+    unanswered: deque[str] = deque()
+    for cid in ids:  # the first claimed[cid] declarations of an id count as answered
+        seen[cid] += 1
+        if seen[cid] > claimed[cid]:
+            unanswered.append(cid)
+
+    settled = _Settled()
+    where = f"ask at {ask_at}"
+    for p in range(ask_at + 1, end):
+        row = messages[p]
+        rid = _result_id(row)
+        if claims.get(p) is True:
+            settled.kept.append((p, row))
+        elif p in claims:
+            settled.repairs.append(Repair("duplicate_dropped", rid, p, f"call already answered ({where})"))
+        elif unanswered:
+            new_id = unanswered.popleft()
+            settled.kept.append((p, {**row, "tool_call_id": new_id}))
+            settled.repairs.append(Repair("id_rebound", rid, p, where, new_id=new_id))
+        else:
+            kind: RepairKind = "stray_result_dropped" if rid in declared else "orphan_dropped"
+            settled.repairs.append(Repair(kind, rid, p, f"no unanswered call left ({where})"))
+    settled.unanswered = list(unanswered)
+    return settled
+
+
 def sanitize_provider_messages(messages: Sequence[Message]) -> SanitizeResult:
     """Repair tool-call pairing so the provider accepts the payload (rules in the module docstring).
 
@@ -96,20 +153,16 @@ def sanitize_provider_messages(messages: Sequence[Message]) -> SanitizeResult:
     out: list[Message] = []
     origin: list[int | None] = []
     repairs: list[Repair] = []
-
-    def drop_result(msg: Message, index: int, why: str) -> None:
-        rid = _result_id(msg)
-        kind = "stray_result_dropped" if rid in declared else "orphan_dropped"
-        repairs.append(Repair(kind, rid, index, why))
-
     n = len(messages)
     i = 0
     while i < n:
         msg = messages[i]
         if not _is_ask(msg):
-            if _role(msg) == "tool":
-                drop_result(msg, i, "not in the run of results right after its ask")
-            else:
+            if _role(msg) == "tool":  # rule 6: not in the run right after an ask
+                rid = _result_id(msg)
+                kind: RepairKind = "stray_result_dropped" if rid in declared else "orphan_dropped"
+                repairs.append(Repair(kind, rid, i, "not in the run of results right after its ask"))
+            else:  # rule 7
                 out.append(msg)
                 origin.append(i)
             i += 1
@@ -119,84 +172,28 @@ def sanitize_provider_messages(messages: Sequence[Message]) -> SanitizeResult:
         end = i + 1
         while end < n and _role(messages[end]) == "tool":
             end += 1
-        trailing = end == n
-
-        # Claim: correctly labelled results bind first; a result for an answered id is a duplicate.
-        open_slots = Counter(ids)
-        claimed = Counter[str]()
-        status: dict[int, str] = {}
-        for p in range(i + 1, end):
-            rid = _result_id(messages[p])
-            if rid is not None and open_slots[rid] > 0:
-                open_slots[rid] -= 1
-                claimed[rid] += 1
-                status[p] = "keep"
-            elif rid is not None and rid in claimed:
-                status[p] = "duplicate"
-            else:
-                status[p] = "mislabelled"
-
-        # Calls still unanswered, in declaration order (the first ``claimed[id]`` slots of an id
-        # that is declared more than once count as answered).
-        seen = Counter[str]()
-        unanswered: list[str] = []
-        for cid in ids:
-            seen[cid] += 1
-            if seen[cid] > claimed[cid]:
-                unanswered.append(cid)
-
-        # Rebind mis-labelled results, in arrival order, to the unanswered calls.
-        rebound: dict[int, Message] = {}
-        cursor = 0
-        for p in range(i + 1, end):
-            if status[p] == "mislabelled" and cursor < len(unanswered):
-                copy = dict(messages[p])
-                copy["tool_call_id"] = unanswered[cursor]
-                rebound[p] = copy
-                cursor += 1
-        missing = unanswered[cursor:]
-        kept_any = any(s == "keep" for s in status.values()) or bool(rebound)
-
-        run_repairs: list[Repair] = []
-        for p in range(i + 1, end):
-            row = messages[p]
-            if status[p] == "duplicate":
-                run_repairs.append(Repair("duplicate_dropped", _result_id(row), p, f"call already answered (ask at {i})"))
-            elif p in rebound:
-                new_id = rebound[p]["tool_call_id"]
-                run_repairs.append(Repair("id_rebound", _result_id(row), p, f"ask at {i}", new_id=new_id))
-            elif status[p] == "mislabelled":
-                rid = _result_id(row)
-                kind = "stray_result_dropped" if rid in declared else "orphan_dropped"
-                run_repairs.append(Repair(kind, rid, p, f"no unanswered call left on the ask at {i}"))
-
-        if not kept_any and not trailing:
+        settled = _settle_run(messages, i, end, ids, declared)
+        if not settled.kept and end < n:  # rule 4
             detail = f"unanswered calls: {', '.join(ids)}" if ids else "no call has an id"
             if _has_text(msg.get("content")):
-                stripped = {k: v for k, v in msg.items() if k != "tool_calls"}
-                out.append(stripped)
+                out.append({k: v for k, v in msg.items() if k != "tool_calls"})
                 origin.append(i)
                 repairs.append(Repair("ask_stripped", None, i, detail))
             else:
                 repairs.append(Repair("ask_removed", None, i, detail))
-            repairs.extend(run_repairs)
-        else:
+            repairs.extend(settled.repairs)
+        else:  # rule 5
             out.append(msg)
             origin.append(i)
-            for p in range(i + 1, end):
-                if status[p] == "keep":
-                    out.append(messages[p])
-                    origin.append(p)
-                elif p in rebound:
-                    out.append(rebound[p])
-                    origin.append(p)
-            repairs.extend(run_repairs)
-            for cid in missing:
+            for p, row in settled.kept:
+                out.append(row)
+                origin.append(p)
+            repairs.extend(settled.repairs)
+            for cid in settled.unanswered:
                 out.append({"role": "tool", "tool_call_id": cid, "content": ""})
                 origin.append(None)
                 repairs.append(Repair("empty_result_synthesised", cid, i, f"no result for the ask at {i}"))
         i = end
-
     return SanitizeResult(out, repairs, origin)
 
 
@@ -234,8 +231,9 @@ def check_provider_payload(messages: Sequence[Message]) -> None:
             if end - i - 1 != len(ids):
                 raise ProviderPayloadError(f"tool results {end - i - 1} != tool calls {len(ids)} at messages[{i}]")
             answered = Counter(_result_id(messages[p]) for p in range(i + 1, end))
-            if answered != Counter(ids):
-                missing = set(Counter(ids) - answered)
+            wanted: Counter[str | None] = Counter(ids)
+            if answered != wanted:
+                missing = set(wanted - answered)
                 raise ProviderPayloadError(
                     f"tool results at messages[{i + 1}:{end}] do not answer the tool calls at messages[{i}]: "
                     f"unanswered {_fmt_ids(missing)}"

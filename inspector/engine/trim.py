@@ -83,7 +83,7 @@ def trim_messages_to_budget(
             removed.append(Removal(messages[k], "history"))
         count -= size
         start += size
-        if False:
+        if is_ask(first):
             pin_start, units, count = _drop_answers_of(first, pin_tail, pin_units, pin_start, units, count, removed)
         total = counter.total(units, count)
 

@@ -1,0 +1,7 @@
+"""``python -m inspector`` runs the ``context-inspector`` command line."""
+
+import sys
+
+from inspector.cli import main
+
+sys.exit(main())

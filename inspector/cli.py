@@ -1,0 +1,150 @@
+"""``context-inspector`` command line (also ``python -m inspector``).
+
+Structure: :func:`build_parser` asks every entry of :data:`SUBCOMMANDS` to add its subparser; each
+subparser sets ``handler`` to a ``cmd_<name>(args) -> int`` function. To add a command (``replay``,
+``compare``, ``import``, ``sweep``), write ``add_<name>(subparsers)`` + ``cmd_<name>(args)`` and
+append the adder to :data:`SUBCOMMANDS`; reuse :func:`add_manifest_options` and
+:func:`load_manifest_from_args` so every command reads manifests the same way.
+
+Exit status: 0 success, 1 invalid manifest content, 2 usage error or unusable input file
+(unreadable, too large, not UTF-8, YAML syntax), 3 internal error. Bad input never prints a
+traceback (set ``CONTEXT_INSPECTOR_DEBUG=1`` to see one for an internal error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from inspector import __version__
+from inspector.manifest import (
+    Issue,
+    LoadedManifest,
+    ManifestError,
+    ManifestReadError,
+    load_manifest,
+)
+
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+
+Handler = Callable[[argparse.Namespace], int]
+SubParsers = Any  # argparse._SubParsersAction is private; typed loosely on purpose
+
+
+# --- shared helpers for subcommands ---------------------------------------------------------------
+
+def _override(text: str) -> str:
+    path, sep, _ = text.partition("=")
+    if not sep or not path.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} must look like PATH=VALUE")
+    return text
+
+
+def add_manifest_options(parser: argparse.ArgumentParser) -> None:
+    """Options every manifest-reading command accepts."""
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE", type=_override,
+                        help="override a field before reading, value parsed as YAML "
+                             "(e.g. --set spec.context_manager.params.keep_turns=3); repeatable")
+    parser.add_argument("--allow-import", dest="allow_imports", action="append", default=[], metavar="MODULE",
+                        help="allow a plugin 'ref: module:Class' from this module to be imported; repeatable")
+
+
+def load_manifest_from_args(args: argparse.Namespace, path: str, *, mode: str = "assemble") -> LoadedManifest:
+    """Load ``path`` with the command's ``--set`` / ``--allow-import`` options."""
+    return load_manifest(path, mode=mode,  # type: ignore[arg-type]
+                         allow_imports=getattr(args, "allow_imports", ()),
+                         overrides=getattr(args, "overrides", ()))
+
+
+def print_issues(issues: Sequence[Issue], *, prefix: str = "", stream: TextIO | None = None) -> None:
+    out = stream if stream is not None else sys.stdout
+    for issue in issues:
+        print(f"{prefix}{issue}", file=out)
+
+
+# --- validate -------------------------------------------------------------------------------------
+
+def add_validate(subparsers: SubParsers) -> None:
+    p = subparsers.add_parser(
+        "validate", help="check a manifest strictly (every error with its field path and line)",
+        description="Validate an Agent manifest. Prints OK and any warnings (exit 0), or one "
+                    "'FILE:LINE: field.path: message' line per error (exit 1). An unreadable or "
+                    "syntactically invalid file exits 2.")
+    p.add_argument("file", metavar="FILE", help="manifest YAML file")
+    p.add_argument("--show", action="store_true",
+                   help="after OK, print the normalised settings (every default resolved) as JSON")
+    add_manifest_options(p)
+    p.set_defaults(handler=cmd_validate)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    try:
+        loaded = load_manifest_from_args(args, args.file, mode="validate")
+    except ManifestReadError as exc:
+        print_issues(exc.issues, stream=sys.stderr)
+        return EXIT_USAGE
+    except ManifestError as exc:
+        print_issues(exc.issues)
+        print_issues(exc.warnings, prefix="warning: ")
+        return EXIT_INVALID
+    print("OK")
+    print_issues(loaded.warnings, prefix="warning: ")
+    if args.show:
+        print(json.dumps(loaded.settings.to_dict(), indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
+# --- extension point ------------------------------------------------------------------------------
+
+SUBCOMMANDS: list[Callable[[SubParsers], None]] = [add_validate]
+"""Adders, in help order. Future: add_replay, add_compare, add_import, add_sweep."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="context-inspector",
+        description="See exactly what your agent's model is sent on every call, and why.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    from inspector.cli_commands import ADDERS  # import, replay, compare, sweep (lazy: avoids a cycle)
+
+    for add in [*SUBCOMMANDS, *ADDERS]:
+        add(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns the exit status (argparse usage errors return 2, --help 0)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits on usage errors and --help/--version
+        return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_USAGE)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except ManifestReadError as exc:
+        print_issues(exc.issues, stream=sys.stderr)
+        return EXIT_USAGE
+    except ManifestError as exc:
+        print_issues(exc.issues)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
+        if os.environ.get("CONTEXT_INSPECTOR_DEBUG"):
+            traceback.print_exc()
+        print(f"context-inspector: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

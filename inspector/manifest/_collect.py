@@ -1,0 +1,104 @@
+"""Issue collection shared by every manifest reader (private).
+
+One collector per load. Readers never raise on bad content; they report and continue, so validate
+mode can list *all* errors at once. The mode decides what a "strict" finding becomes: an error in
+validate mode, a warning (or nothing) in assemble mode, where the runtime is lenient by design.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from inspector.manifest.settings import Issue, ManifestError, Mode, UnknownPluginError
+
+PathPart = str | int
+Path_ = tuple[PathPart, ...]
+Locator = Callable[[int, Path_], "int | None"]
+
+
+def dotted(parts: Sequence[PathPart]) -> str:
+    """``("spec", "models", 0, "model")`` → ``spec.models[0].model``."""
+    out = ""
+    for p in parts:
+        if isinstance(p, int) and not isinstance(p, bool):
+            out += f"[{p}]"
+        else:
+            out += ("." if out else "") + str(p)
+    return out
+
+
+def describe(value: object) -> str:
+    """Short type-and-value description for messages (never dumps a huge value)."""
+    kind = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list",
+            dict: "mapping", type(None): "null"}.get(type(value), type(value).__name__)
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{kind} {text}" if kind not in ("list", "mapping", "null") else kind
+
+
+@dataclass
+class Collector:
+    mode: Mode
+    file: str | None = None
+    locate: Locator | None = None
+    doc: int = 0
+    """Index of the document paths refer to by default (the Agent document)."""
+    doc_prefix: dict[int, str] = field(default_factory=dict)
+    """Display prefix for paths in other documents, e.g. ``documents[1].``."""
+    errors: list[Issue] = field(default_factory=list)
+    warnings: list[Issue] = field(default_factory=list)
+    deprecated: list[str] = field(default_factory=list)
+    deprecated_issues: list[Issue] = field(default_factory=list)
+    unknown_plugin: bool = False
+
+    @property
+    def strict(self) -> bool:
+        return self.mode == "validate"
+
+    def issue(self, path: Path_, message: str, severity: Literal["error", "warning"], doc: int | None = None) -> Issue:
+        d = self.doc if doc is None else doc
+        line = self.locate(d, path) if self.locate is not None else None
+        return Issue(self.doc_prefix.get(d, "") + dotted(path), message, line, self.file, severity)
+
+    def error(self, path: Path_, message: str, *, doc: int | None = None) -> None:
+        """An error in every mode (the runtime would fail too)."""
+        self.errors.append(self.issue(path, message, "error", doc))
+
+    def warn(self, path: Path_, message: str, *, doc: int | None = None, validate_only: bool = False) -> None:
+        if validate_only and not self.strict:
+            return
+        self.warnings.append(self.issue(path, message, "warning", doc))
+
+    def invalid(self, path: Path_, message: str, *, lenient: Literal["warn", "silent"] = "warn",
+                doc: int | None = None) -> None:
+        """Error in validate mode; in assemble mode the caller falls back to a default and this
+        becomes a warning (or nothing, where the runtime is silently lenient)."""
+        if self.strict:
+            self.error(path, message, doc=doc)
+        elif lenient == "warn":
+            self.warn(path, message, doc=doc)
+
+    def unknown(self, path: Path_, message: str) -> None:
+        self.unknown_plugin = True
+        self.error(path, message)
+
+    def deprecate(self, path: Path_, message: str) -> None:
+        self.deprecated.append(f"{dotted(path)} is accepted and ignored (deprecated)")
+        self.warn(path, message)
+        self.deprecated_issues.append(self.warnings[-1])
+
+    def sort(self) -> None:
+        """Order issues by line (stable; issues without a line keep their order, last), which is
+        how a reader walks the file."""
+        key = lambda i: (i.line is None, i.line or 0)  # noqa: E731
+        self.errors.sort(key=key)
+        self.warnings.sort(key=key)
+
+    def raise_if_errors(self) -> None:
+        self.sort()
+        if self.errors:
+            cls = UnknownPluginError if self.unknown_plugin else ManifestError
+            raise cls(self.errors, warnings=self.warnings)

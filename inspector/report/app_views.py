@@ -1,0 +1,359 @@
+"""Presentation helpers for the Streamlit app: pure functions over a replay, no Streamlit import.
+
+Everything here reads what :mod:`inspector.replay` already decided (frames, refs, bands, repairs);
+nothing recomputes a budget. The one extra count is :func:`estimate_check`, which tokenises the
+current call's payload with the real tokenizer to say how far the ``estimate`` counter is off.
+Keeping these here (not in ``app.py``) lets the tests and notebooks reuse them without a server.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from inspector.replay import Replay, _expand
+from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_segments
+from inspector.report.tables import _preview, frames_table, not_sent_table, payload_table, repairs_table
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE_MANIFEST_DIR = ROOT / "sample_manifests"
+SHARED_TRANSCRIPT_DIR = ROOT.parent / "shared" / "data" / "transcripts"
+DEFAULT_MANIFEST = "small-window.yaml"
+DEFAULT_TRANSCRIPT = "demo_support.json"
+MAX_TRANSCRIPT_BYTES = 50_000_000
+"""Uploads and samples above this size are refused with a message (the server also caps uploads)."""
+
+SUMMARIZER_CHOICES = {
+    "stand-in": "Offline stand-in (labelled, not a model)",
+    "live": "Live model through litellm",
+    "drop": "Drop (no summary at all)",
+}
+
+
+# --- inputs ---------------------------------------------------------------------------------------
+
+def sample_manifests(folder: Path = SAMPLE_MANIFEST_DIR) -> dict[str, Path]:
+    """Bundled manifests by file name, sorted."""
+    return {p.name: p for p in sorted(folder.glob("*.yaml"))} if folder.is_dir() else {}
+
+
+def sample_transcripts(shared: Path = SHARED_TRANSCRIPT_DIR) -> dict[str, Path]:
+    """The project's own demo transcripts, then the shared real ones when that folder exists
+    (read in place, never copied)."""
+    from importlib import resources
+
+    out: dict[str, Path] = {}
+    bundled = Path(str(resources.files("inspector") / "samples"))
+    for p in sorted(bundled.glob("*.json"), key=lambda p: (p.name != DEFAULT_TRANSCRIPT, p.name)):
+        out[p.name] = p
+    if shared.is_dir():
+        for p in sorted(shared.glob("*/*")):
+            if p.is_file() and p.suffix.lower() not in (".md", ".txt"):
+                out[f"shared: {p.parent.name}/{p.name}"] = p
+    return out
+
+
+@dataclass(frozen=True)
+class TranscriptSource:
+    """Where the transcript bytes come from; ``key`` identifies the bytes without hashing them."""
+
+    name: str
+    key: str
+    data: bytes
+
+
+def too_large(size: int, limit: int | None = None) -> str | None:
+    limit = MAX_TRANSCRIPT_BYTES if limit is None else limit
+    if size > limit:
+        return f"file is too large ({size:,} bytes; the limit is {limit:,})"
+    return None
+
+
+def effective_summarizer(settings: Any, choice: str) -> str:
+    """The ``replay(summarizer=...)`` value for a UI choice.
+
+    The stand-in replaces only an ``llm`` summarizer (what needs a model); a manifest that says
+    ``drop`` or names a custom summarizer keeps it, so a sample is never shown doing what it
+    does not configure. ``live`` runs the manifest's own summarizer with the live engine."""
+    binding = getattr(settings, "summarizer", None)
+    name = binding.type if binding is not None else "llm"
+    if choice == "drop":
+        return "drop"
+    if choice == "stand-in" and name == "llm":
+        return "stand-in"
+    return "manifest"
+
+
+# --- text safety ----------------------------------------------------------------------------------
+
+def code_span(text: Any) -> str:
+    """``text`` as a Markdown inline code span, so no Markdown or HTML in it is ever interpreted
+    (alert bodies are Markdown). Newlines become spaces: one message per span."""
+    s = " ".join(str(text).split())
+    if not s:
+        return "``"
+    longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def issue_list(lines: Iterable[Any]) -> str:
+    """A Markdown bullet list of plain-text lines (each in a code span)."""
+    return "\n".join(f"- {code_span(x)}" for x in lines)
+
+
+# --- stepping ---------------------------------------------------------------------------------------
+
+def call_label(rp: Replay, call: int) -> str:
+    f = rp.frames[call]
+    pending = " (next, pending)" if f.at >= len(rp.messages) else ""
+    return f"call {call} · turn {f.turn} · step {f.step}{pending}"
+
+
+def clamp_call(call: Any, n: int) -> int:
+    try:
+        k = int(call)
+    except (TypeError, ValueError):
+        k = 0
+    return max(0, min(k, n - 1)) if n > 0 else 0
+
+
+def call_from_selection(selection: Any, n: int) -> int | None:
+    """The call a timeline selection points at: the last selected point's x (a commit marker sits
+    at k + 0.5 and jumps to the call after the fold). None when nothing usable is selected."""
+    points = []
+    if selection is not None:
+        sel = selection.get("selection", selection) if isinstance(selection, Mapping) else None
+        if isinstance(sel, Mapping):
+            points = list(sel.get("points") or [])
+    for point in reversed(points):
+        x = point.get("x") if isinstance(point, Mapping) else None
+        if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x):
+            return clamp_call(math.floor(x + 0.5), n)
+    return None
+
+
+# --- budget of one call ------------------------------------------------------------------------------
+
+def band_table(rp: Replay, call: int) -> pd.DataFrame:
+    """Every band of the call with tokens and share of the window (the bar's numbers, as a table)."""
+    f = rp.frames[call]
+    window = f.budget["window"] or 0
+    rows = []
+    for name, tokens in band_segments(f):
+        rows.append({"band": BAND_LABELS.get(name, name), "tokens": tokens,
+                     "% of window": round(100.0 * tokens / window, 1) if window else None})
+    return pd.DataFrame(rows, columns=["band", "tokens", "% of window"])
+
+
+def budget_facts(rp: Replay, call: int) -> dict[str, Any]:
+    """The figures shown next to the band bar, straight from the frame."""
+    f = rp.frames[call]
+    b = f.budget
+    return {
+        "window": b["window"], "window_source": b["window_source"], "reserve": b["reserve"],
+        "reserve_source": b.get("reserve_source"), "margin": b["margin"], "max_tokens": b["max_tokens"],
+        "input_budget": b["max_tokens"] - b["reserve"] - b["margin"], "payload_tokens": f.payload_tokens,
+        "headroom": f.headroom, "over_budget": f.headroom < 0, "cm_action": f.cm["action"], "check": f.check,
+        "cost_usd": f.cost_usd, "model": rp.limits.get("effective_model") or rp.limits.get("model"),
+    }
+
+
+def _engine_tools(rp: Replay) -> Any:
+    tools = getattr(rp.settings, "tools", None)
+    return [dict(t) for t in tools] if tools else rp.transcript.tools
+
+
+def estimate_check(rp: Replay, call: int) -> tuple[str, str] | None:
+    """With the ``estimate`` counter: how the real tokenizer counts this call's payload.
+
+    Returns ``(level, text)`` — ``error`` when the real count plus the completion reserve does not
+    fit the window, ``warning`` when it eats into the safety margin, ``info`` for a smaller
+    under-count — or None when the counter is ``tiktoken`` or the estimate is not lower."""
+    if rp.counter != "estimate":
+        return None
+    from inspector.engine.tokens import make_counter
+
+    f = rp.frames[call]
+    tk = getattr(rp, "_app_tiktoken", None)
+    if tk is None:
+        tk = make_counter("tiktoken", rp.limits.get("effective_model"))
+        rp._app_tiktoken = tk  # type: ignore[attr-defined]
+    real = tk.count(f.payload(rp.messages)) + (tk.count_tools(_engine_tools(rp)) if f.bands.get("tool_schemas") else 0)
+    est = f.payload_tokens
+    if real <= est:
+        return None
+    b = f.budget
+    pct = 100.0 * (real - est) / est if est else 100.0
+    text = (f"The estimate counter under-counts this call: {est:,} estimated vs {real:,} by the model's "
+            f"tokenizer (+{real - est:,}, +{pct:.0f}%).")
+    if real + b["reserve"] > b["window"]:
+        return "error", text + f" The real payload plus the completion reserve ({b['reserve']:,}) exceeds the " \
+                               f"{b['window']:,}-token window: the provider would reject or truncate it."
+    if real > b["max_tokens"] - b["reserve"] - b["margin"]:
+        return "warning", text + " It would eat into the safety margin."
+    return "info", text
+
+
+# --- payload and what is not sent -----------------------------------------------------------------
+
+def payload_view(rp: Replay, call: int) -> pd.DataFrame:
+    """:func:`payload_table` with a nullable integer ``ref`` (transcript index; empty = synthesised)."""
+    df = payload_table(rp, call)
+    if not df.empty:
+        df["ref"] = df["ref"].astype("Int64")
+        df["synthetic"] = df["synthetic"].astype(str)
+    return df
+
+
+def band_style(band: Any) -> str:
+    color = BAND_COLORS.get(str(band))
+    return f"background-color: {color}; color: #111" if color else ""
+
+
+def payload_message_text(rp: Replay, call: int, pos: int) -> str:
+    """One payload row as pretty JSON (shown with ``st.code``, never rendered)."""
+    msg = rp.frames[call].payload(rp.messages)[pos]
+    return json.dumps(msg, ensure_ascii=False, indent=2, default=str)
+
+
+def explain_message(rp: Replay, call: int, index: int) -> str:
+    """Why transcript message ``index`` is or is not in this call's payload — one sentence."""
+    f = rp.frames[call]
+    msgs = rp.messages
+    if not 0 <= index < len(msgs):
+        return f"There is no message {index}: the transcript has {len(msgs)} messages (0–{len(msgs) - 1})."
+    if index >= f.at:
+        return (f"Message {index} comes after this call (the call replies at message {f.at}), "
+                "so it does not exist yet at this point of the conversation.")
+    for pos, ref in enumerate(f.refs):
+        if ref == index:
+            band = BAND_LABELS.get(f.row_bands[pos], f.row_bands[pos])
+            changed = " (rewritten by the pairing repair)" if pos in f.own else ""
+            return f"Message {index} is sent: payload row {pos}, band '{band}'{changed}."
+    df = not_sent_table(rp, call)
+    row = df[df["ref"] == index]
+    reason = row["reason"].iloc[0] if not row.empty else "not part of the payload"
+    return f"Message {index} is not sent: {reason}."
+
+
+def summary_caption(rp: Replay, call: int) -> str:
+    f = rp.frames[call]
+    tokens = f.bands.get("summary", 0)
+    return f"summary block: {tokens:,} tokens · summarizer: {rp.summarizer_label}"
+
+
+# --- repairs ------------------------------------------------------------------------------------------
+
+def _tool_call_index(rp: Replay) -> dict[str, list[int]]:
+    """Tool call id → transcript indices of the ask(s) and result(s) that carry it (cached on the replay)."""
+    cached = getattr(rp, "_app_call_index", None)
+    if cached is not None:
+        return cached
+    out: dict[str, list[int]] = {}
+    for i, m in enumerate(rp.messages):
+        ids = [c.get("id") for c in (m.get("tool_calls") or []) if isinstance(c, dict)]
+        if m.get("tool_call_id") is not None:
+            ids.append(m.get("tool_call_id"))
+        for cid in ids:
+            if isinstance(cid, str) and cid:
+                out.setdefault(cid, []).append(i)
+    rp._app_call_index = out  # type: ignore[attr-defined]
+    return out
+
+
+def repairs_view(rp: Replay, call: int | None = None) -> pd.DataFrame:
+    """:func:`repairs_table` plus ``messages``: the transcript indices of every ask and result that
+    carries an id the repair names (in its fields or its detail text)."""
+    df = repairs_table(rp, call)
+    index = _tool_call_index(rp)
+    links = []
+    for row in df.itertuples(index=False):
+        ids = {x for x in (row.tool_call_id, row.new_id) if isinstance(x, str)}
+        ids.update(tok for tok in re.findall(r"[\w.:\-]+", str(row.detail or "")) if tok in index)
+        refs = sorted({i for cid in ids for i in index.get(cid, ())})
+        links.append(", ".join(str(i) for i in refs))
+    df.insert(len(df.columns) - 1, "messages", links)
+    return df
+
+
+def irregularities_table(rp: Replay) -> pd.DataFrame:
+    rows = [{"kind": r.kind, "message": r.index, "detail": r.detail}
+            for r in getattr(rp.transcript, "irregularities", [])]
+    df = pd.DataFrame(rows, columns=["kind", "message", "detail"])
+    df["message"] = df["message"].astype("Int64")
+    return df
+
+
+# --- side by side ---------------------------------------------------------------------------------------
+
+def keep_table(replays: Mapping[str, Replay], call: int) -> pd.DataFrame:
+    """For one call: every transcript message that exists at that point, and the band each strategy
+    sends it in ("—" = not sent). The first row is the summary block (tokens per strategy)."""
+    if not replays:
+        return pd.DataFrame()
+    first = next(iter(replays.values()))
+    msgs = first.messages
+    at = min(first.frames[call].at, len(msgs))
+    sent = {name: {r: b for r, b in zip(rp.frames[call].refs, rp.frames[call].row_bands) if r is not None}
+            for name, rp in replays.items()}
+    rows: list[dict[str, Any]] = [{"ref": None, "role": "(summary block)", "content": "",
+                                   **{name: (f"{rp.frames[call].bands.get('summary', 0):,} tokens"
+                                             if rp.frames[call].bands.get("summary") else "—")
+                                      for name, rp in replays.items()}}]
+    for i in range(at):
+        m = msgs[i]
+        rows.append({"ref": i, "role": m.get("role"), "content": _preview(m.get("content"), 100),
+                     **{name: sent[name].get(i, "—") for name in replays}})
+    df = pd.DataFrame(rows, columns=["ref", "role", "content", *replays])
+    df["ref"] = df["ref"].astype("Int64")
+    return df
+
+
+def kept_counts(replays: Mapping[str, Replay], call: int) -> dict[str, str]:
+    out = {}
+    for name, rp in replays.items():
+        f = rp.frames[call]
+        kept = sum(1 for r in f.refs if r is not None)
+        out[name] = f"{kept} of {min(f.at, len(rp.messages))} messages · {f.payload_tokens:,} tokens"
+    return out
+
+
+# --- export ---------------------------------------------------------------------------------------------
+
+def frames_json(rp: Replay) -> str:
+    return rp.dumps(payloads=False)
+
+
+def frames_csv(rp: Replay) -> str:
+    return frames_table(rp).to_csv(index=False)
+
+
+def payload_json(rp: Replay, call: int) -> str:
+    f = rp.frames[call]
+    doc = {"call": call, **f.to_json(rp.messages)}
+    return json.dumps(doc, ensure_ascii=False, indent=1, default=str)
+
+
+def folded_summary(rp: Replay, call: int) -> str:
+    """A one-line count of what is not sent at this call, by reason family."""
+    f = rp.frames[call]
+    trimmed = len(_expand(f.trimmed)) + f.trimmed_synthetic
+    return f"{len(f.refs)} rows sent · {trimmed} trimmed for budget at this call"
+
+
+def strategy_names(selected: Sequence[str]) -> list[str]:
+    """Keep the user's order, drop duplicates, at most four."""
+    out: list[str] = []
+    for s in selected:
+        if s not in out:
+            out.append(s)
+    return out[:4]

@@ -1,0 +1,116 @@
+"""The importer registry and format detection.
+
+An importer is any object (normally a module) with ``NAME``, ``sniff(obj_or_text, name) -> bool``,
+``parse(obj_or_text, *, name, path, conversation) -> Transcript`` and
+``conversations(obj_or_text, *, name) -> list[ConversationInfo]``. ``obj_or_text`` is the parsed
+JSON document, or a :class:`~inspector.transcripts._common.JsonlText` when the input is not one
+JSON document (JSON Lines).
+
+Detection asks importers in registration order and takes the first that claims the input, so the
+order goes from the most specific shape to the most general: the six third-party layouts have
+distinctive top-level keys, Anthropic requests are recognised by what chat-completions lacks, and
+``openai`` comes last as the catch-all for role lists. A format name given by the caller skips
+detection entirely (names match case-insensitively, ``_`` and ``-`` alike).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Protocol, runtime_checkable
+
+from inspector.transcripts._common import JsonlText, decode, first_jsonl_value, parse_input
+from inspector.transcripts.model import ConversationInfo, Transcript, TranscriptError
+
+
+@runtime_checkable
+class Importer(Protocol):
+    """What a format module provides (see the module docstring)."""
+
+    NAME: str
+
+    def sniff(self, obj_or_text: Any, name: str) -> bool: ...
+
+    def parse(self, obj_or_text: Any, *, name: str, path: str | None = None,
+              conversation: int = 0) -> Transcript: ...
+
+    def conversations(self, obj_or_text: Any, *, name: str) -> list[ConversationInfo]: ...
+
+
+_BUILTIN_MODULES: tuple[str, ...] = (
+    "inspector.transcripts.tau_bench",
+    "inspector.transcripts.tau2_bench",
+    "inspector.transcripts.swe_agent",
+    "inspector.transcripts.letta",
+    "inspector.transcripts.bashkit",
+    "inspector.transcripts.mas_lab",
+    "inspector.transcripts.anthropic_messages",
+    "inspector.transcripts.openai_chat",
+)
+
+_registry: dict[str, Importer] = {}
+
+
+def _ensure_builtins() -> None:
+    if _registry:
+        return
+    for path in _BUILTIN_MODULES:
+        module: Any = importlib.import_module(path)
+        _registry[module.NAME] = module
+
+
+def register(importer: Importer, *, before: str | None = None) -> None:
+    """Add (or replace) an importer. ``before`` puts it ahead of a named format in detection
+    order, which a third-party format needs when ``openai`` would also claim its files."""
+    _ensure_builtins()
+    if not isinstance(importer, Importer):
+        raise TypeError("an importer needs NAME, sniff, parse and conversations")
+    items = [(k, v) for k, v in _registry.items() if k != importer.NAME]
+    position = next((n for n, (k, _) in enumerate(items) if k == before), len(items))
+    items.insert(position, (importer.NAME, importer))
+    _registry.clear()
+    _registry.update(items)
+
+
+def list_formats() -> list[str]:
+    """Registered format names, in detection order."""
+    _ensure_builtins()
+    return list(_registry)
+
+
+def _key(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def get_importer(format: str, *, file: str | None = None) -> Importer:
+    """The importer for a format name; an unknown name lists the supported ones."""
+    _ensure_builtins()
+    wanted = _key(format)
+    for name, importer in _registry.items():
+        if _key(name) == wanted:
+            return importer
+    raise TranscriptError(file, f"unknown format {format!r}; supported formats: {', '.join(_registry)}")
+
+
+def detect_in(obj_or_text: Any, name: str) -> Importer:
+    """The first importer whose sniff claims an already-parsed input."""
+    _ensure_builtins()
+    for importer in _registry.values():
+        try:
+            claimed = importer.sniff(obj_or_text, name)
+        except Exception:  # noqa: BLE001 - a third-party sniffer must not break detection
+            claimed = False
+        if claimed:
+            return importer
+    supported = ", ".join(_registry)
+    if isinstance(obj_or_text, JsonlText) and first_jsonl_value(obj_or_text) is None:
+        err = obj_or_text.json_error
+        where = f" at line {err.lineno} column {err.colno}" if err is not None else ""
+        raise TranscriptError(name, f"not JSON or JSON Lines ({err.msg if err else 'nested too deeply'}{where}); "
+                                    f"supported formats: {supported}")
+    raise TranscriptError(name, f"unrecognised transcript format; supported formats: {supported}")
+
+
+def detect_format(data: bytes | str, name: str = "<input>") -> str:
+    """The name of the format of ``data`` (bytes or text); raises TranscriptError listing the
+    supported formats when no importer recognises it."""
+    return detect_in(parse_input(decode(data, name)), name).NAME

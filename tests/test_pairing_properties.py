@@ -1,0 +1,241 @@
+"""Properties of pairing repair and the trimmer over random conversations (hypothesis).
+
+Bug class guarded: any payload shape — random tool rounds, parallel calls, missing, duplicate,
+orphan and mis-labelled results, unknown roles, interleaved users, HITL answers in working memory —
+that makes the sanitizer emit something a provider rejects, lose a row without saying so, or change
+its mind on a second pass; and any trim that breaks the budget or deletes a pinned part.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from builders import ask, asst, call, system, tool, user
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inspector.engine.history import leading_group_size
+from inspector.engine.pairing import check_provider_payload, sanitize_provider_messages
+from inspector.engine.tokens import EstimateCounter
+from inspector.engine.trim import trim_budget, trim_messages_to_budget
+from inspector.engine.types import Message
+
+# Ids that collide across asks and sort differently from their declaration order (call_9 / call_10).
+IDS = ["call_1", "call_2", "call_9", "call_10", "a", "b"]
+TEXT = st.sampled_from(["", " ", "ok", "x" * 40, "y" * 250])
+CONTENT = st.one_of(TEXT, st.none(), st.just([{"type": "text", "text": "part"}]))
+PROPS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def tool_round(draw: st.DrawFn, *, odd: bool = True) -> list[Message]:
+    """An ask (1–3 calls, ids may repeat across asks) and a messy run of results."""
+    ids = draw(st.lists(st.sampled_from(IDS), min_size=1, max_size=3, unique=True))
+    msg = ask(*ids, content=draw(CONTENT), args=draw(st.sampled_from(["{}", "z" * 120])))
+    if odd and draw(st.integers(0, 9)) == 0:
+        msg["tool_calls"].append(call(None))  # a call without an id
+    results: list[Message] = []
+    for cid in ids:
+        fate = draw(st.sampled_from(["ok", "ok", "ok", "missing", "duplicate", "mislabelled"]))
+        body = draw(TEXT)
+        if fate == "ok":
+            results.append(tool(cid, body))
+        elif fate == "duplicate":
+            results += [tool(cid, body), tool(cid, "dup")]
+        elif fate == "mislabelled":
+            results.append(tool(draw(st.sampled_from([*IDS, "wrong", "steer"])), body))
+    if draw(st.integers(0, 7)) == 0:
+        results.append(tool("orphan", "o"))
+    return [msg, *draw(st.permutations(results))]
+
+
+@st.composite
+def event(draw: st.DrawFn, *, odd: bool = True) -> list[Message]:
+    kind = draw(st.sampled_from(["user", "user", "assistant", "round", "round", "round", "stray", "system",
+                                 "unknown", "odd"] if odd else ["user", "user", "assistant", "round", "round",
+                                                                "stray", "system", "unknown"]))
+    if kind == "user":
+        return [user(draw(TEXT))]
+    if kind == "assistant":
+        return [asst(draw(CONTENT))]
+    if kind == "round":
+        return draw(tool_round(odd=odd))
+    if kind == "stray":
+        return [tool(draw(st.sampled_from([*IDS, "orphan"])), draw(TEXT))]
+    if kind == "system":
+        return [system(draw(TEXT))]
+    if kind == "unknown":
+        return [{"role": draw(st.sampled_from(["critic", "function", "developer"])), "content": draw(TEXT)}]
+    return [draw(st.sampled_from([
+        {"role": "assistant", "content": "t", "tool_calls": 5},
+        {"role": "assistant", "content": "", "tool_calls": "abc"},
+        {"role": "tool", "content": "no id"},
+        {"content": "no role"},
+        None,
+    ]))]
+
+
+def conversations(*, odd: bool = True) -> st.SearchStrategy[list[Message]]:
+    return st.lists(event(odd=odd), max_size=14).map(lambda evs: [m for ev in evs for m in ev])
+
+
+DROPS = {"orphan_dropped", "duplicate_dropped", "stray_result_dropped", "ask_removed"}
+
+
+@PROPS
+@given(conversations())
+def test_sanitize_output_passes_the_final_check(messages: list[Message]) -> None:
+    check_provider_payload(sanitize_provider_messages(messages).messages)
+
+
+@PROPS
+@given(conversations())
+def test_sanitize_is_idempotent(messages: list[Message]) -> None:
+    once = sanitize_provider_messages(messages).messages
+    twice = sanitize_provider_messages(once)
+    assert twice.repairs == []
+    assert len(twice.messages) == len(once)
+    assert all(a is b for a, b in zip(twice.messages, once, strict=True))
+    assert twice.origin == list(range(len(once)))
+
+
+@PROPS
+@given(conversations())
+def test_sanitize_never_mutates_and_accounts_for_every_row(messages: list[Message]) -> None:
+    before = copy.deepcopy(messages)
+    result = sanitize_provider_messages(messages)
+    assert messages == before
+    assert len(result.origin) == len(result.messages)
+    kept = [o for o in result.origin if o is not None]
+    assert kept == sorted(set(kept)), "origins are strictly increasing (order-preserving, each row once)"
+    assert all(0 <= o < len(messages) for o in kept)
+    assert all(r.index is not None and 0 <= r.index < len(messages) for r in result.repairs)
+    dropped = {r.index for r in result.repairs if r.kind in DROPS}
+    assert dropped.isdisjoint(kept)
+    assert dropped | set(kept) == set(range(len(messages))), "a row vanished without a repair"
+
+
+@PROPS
+@given(conversations())
+def test_every_output_row_is_the_input_row_or_a_reported_copy(messages: list[Message]) -> None:
+    result = sanitize_provider_messages(messages)
+    reported = {(r.kind, r.index): r for r in result.repairs}
+    synthesised: list[tuple[int | None, str | None]] = []
+    last_ask: int | None = None
+    for row, o in zip(result.messages, result.origin, strict=True):
+        if o is None:  # a new empty result, reported against the ask it completes
+            assert row == {"role": "tool", "tool_call_id": row["tool_call_id"], "content": ""}
+            synthesised.append((last_ask, row["tool_call_id"]))
+            continue
+        src = messages[o]
+        if row is src:
+            assert ("id_rebound", o) not in reported and ("ask_stripped", o) not in reported
+            if isinstance(row, dict) and row.get("role") == "assistant" and row.get("tool_calls"):
+                last_ask = o
+        elif ("id_rebound", o) in reported:
+            rep = reported[("id_rebound", o)]
+            assert row == {**src, "tool_call_id": rep.new_id} and rep.tool_call_id == src.get("tool_call_id")
+        else:
+            assert ("ask_stripped", o) in reported
+            assert row == {k: v for k, v in src.items() if k != "tool_calls"}
+    expected = [(r.index, r.tool_call_id) for r in result.repairs if r.kind == "empty_result_synthesised"]
+    assert synthesised == expected
+
+
+# --- the trimmer ------------------------------------------------------------------------------------
+
+
+def _groups(rows: list[Message]) -> list[list[Message]]:
+    """Forward tool-call groups (§1.3), the trimmer's unit of removal."""
+    out: list[list[Message]] = []
+    i = 0
+    while i < len(rows):
+        size = leading_group_size(rows, i)
+        out.append(rows[i:i + size])
+        i += size
+    return out
+
+
+@st.composite
+def trim_case(draw: st.DrawFn) -> tuple[list[Message], list[Message], int, int, int]:
+    head = [system(draw(TEXT))] if draw(st.booleans()) else []
+    history = draw(conversations(odd=False))
+    # HITL: a committed ask at the end of history whose answers sit at the front of working memory.
+    hitl: list[Message] = []
+    if draw(st.booleans()):
+        ids = draw(st.lists(st.sampled_from(IDS), min_size=1, max_size=2, unique=True))
+        history.append(ask(*ids, args="q" * draw(st.integers(0, 200))))
+        hitl = [tool(i, draw(TEXT)) for i in ids]
+        if draw(st.booleans()):
+            history.append(user(draw(TEXT)))  # e.g. a current user after the committed ask
+    pin_tail = hitl + draw(st.lists(tool_round(odd=False), max_size=4).map(lambda rs: [m for r in rs for m in r]))
+    if draw(st.booleans()):
+        pin_tail.append(asst(draw(TEXT)))
+    reserve, fixed = draw(st.integers(-10, 60)), draw(st.integers(-10, 60))
+    if draw(st.integers(0, 9)) == 0:
+        max_tokens = draw(st.integers(-5, 0))  # trimming disabled
+    else:  # a budget somewhere between nothing and a little more than the whole payload
+        total = EstimateCounter().count(head + history + pin_tail)
+        max_tokens = max(1, total * draw(st.integers(0, 120)) // 100 + max(0, reserve) + max(0, fixed))
+    return head + history, pin_tail, max_tokens, reserve, fixed
+
+
+class PerMessageCounter(EstimateCounter):
+    """Overhead inside each unit and ``total(units, n) = units``, the tiktoken counter's shape."""
+
+    name = "per-message"
+
+    def _measure(self, msg: Message) -> int:
+        return 3 + super()._measure(msg) // 3
+
+    def total(self, units: int, n: int) -> int:
+        return units
+
+
+@PROPS
+@given(trim_case(), st.sampled_from([EstimateCounter, PerMessageCounter]))
+def test_trim_fits_keeps_pinned_parts_and_pairs(case: tuple[list[Message], list[Message], int, int, int],
+                                                counter_cls: type[EstimateCounter]) -> None:
+    messages, pin_tail, max_tokens, reserve, fixed = case
+    counter = counter_cls()
+    before = copy.deepcopy((messages, pin_tail))
+    result = trim_messages_to_budget(messages, max_tokens=max_tokens, reserve=reserve, fixed=fixed,
+                                     pin_tail=pin_tail, counter=counter)
+    assert (messages, pin_tail) == before
+    everything = messages + pin_tail
+    budget = trim_budget(max_tokens, reserve, fixed)
+    assert result.tokens == counter.count(result.messages)
+
+    # result and removals partition the input, in order, by identity
+    ids_kept = [id(m) for m in result.messages]
+    order = {id(m): i for i, m in enumerate(everything)}
+    assert [order[i] for i in ids_kept] == sorted(order[i] for i in ids_kept)
+    assert sorted(ids_kept + [id(r.message) for r in result.removed], key=order.__getitem__) == [
+        id(m) for m in everything]
+
+    if max_tokens <= 0 or counter.count(everything) <= budget:
+        assert result.messages == everything and all(a is b for a, b in zip(result.messages, everything, strict=True))
+        assert result.removed == [] and not result.over_budget
+        return
+
+    head = messages[:1] if messages and messages[0].get("role") == "system" else []
+    tail_groups = _groups(messages[len(head):])
+    pin_groups = _groups(pin_tail)
+    last_tail = tail_groups[-1] if tail_groups else []
+    newest_pin = pin_groups[-1] if pin_groups else []
+    hitl_removed = {id(r.message) for r in result.removed if r.reason == "answer_of_dropped_ask"}
+    kept = set(ids_kept)
+    for m in head + last_tail:
+        assert id(m) in kept, "system head and last history group are never trimmed"
+    for m in newest_pin:
+        assert id(m) in kept or id(m) in hitl_removed, "the newest working-memory group is never trimmed for budget"
+    for r in result.removed:
+        assert r.source == ("history" if any(r.message is m for m in messages) else "working_memory")
+        if r.reason == "answer_of_dropped_ask":
+            assert r.source == "working_memory" and r.message.get("role") == "tool"
+
+    if counter.count(head + last_tail + newest_pin) <= budget:
+        assert result.tokens <= budget and not result.over_budget
+    assert result.over_budget == (result.tokens > budget)
+
+    check_provider_payload(sanitize_provider_messages(result.messages).messages)

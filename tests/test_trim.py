@@ -1,0 +1,252 @@
+"""The token trimmer (ENGINE.md §3.7, scenarios 38–43, exact E1 numbers of scenario 39).
+
+Bug class guarded: a payload over the model's budget, or a trim that deletes instructions (the
+system band, the current user message, the live tool round) or orphans a tool result.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any
+
+import pytest
+from builders import T, ask, asst, system, tool, tool_group, toolturn, user
+
+from inspector.engine.pairing import check_provider_payload, sanitize_provider_messages
+from inspector.engine.tokens import EstimateCounter
+from inspector.engine.trim import trim_budget, trim_messages_to_budget
+from inspector.engine.types import Message
+
+
+def e1(msgs: list[Message]) -> int:
+    return EstimateCounter().count(msgs)
+
+
+def _pos(seq: list[Message], obj: Message) -> int:
+    """Index of ``obj`` in ``seq`` by identity (equal dicts are distinct rows)."""
+    return next(i for i, m in enumerate(seq) if m is obj)
+
+
+def trim(messages: list[Message], pin_tail: list[Message] | None = None, *, max_tokens: int, reserve: int = 0,
+         fixed: int = 0, counter: Any = None) -> Any:
+    return trim_messages_to_budget(messages, max_tokens=max_tokens, reserve=reserve, fixed=fixed,
+                                   pin_tail=pin_tail or [], counter=counter or EstimateCounter())
+
+
+def _s39() -> list[Message]:
+    return [system("S" * 40), user("a" * 400), asst("b" * 400), user("c" * 400), asst("d" * 400), user("q" * 40)]
+
+
+def _s43() -> tuple[list[Message], list[Message]]:
+    committed = tool_group("committed", 30)
+    live = tool_group("live", 30)
+    return [user("x" * 40), user("q"), committed[0], user("now")], [committed[1], *live]
+
+
+def _fifty_users() -> tuple[list[Message], list[Message]]:
+    return [user(f"turn {i}") for i in range(50)], tool_group("latest")
+
+
+def _eight_groups() -> list[Message]:
+    return [m for i in range(8) for m in tool_group(f"call_{i}", 400)]
+
+
+# (messages, pin_tail, max_tokens, reserve, fixed, kept indices into messages + pin_tail, over_budget)
+TABLE = [
+    pytest.param(  # 38: under budget → unchanged
+        _s39(), [], 444, 0, 0, list(range(6)), False, id="38-under-budget-unchanged",
+    ),
+    pytest.param(  # 38: max_tokens ≤ 0 disables trimming, however large the payload
+        _s39(), [], 0, 0, 0, list(range(6)), False, id="38-max-tokens-0-disabled",
+    ),
+    pytest.param(  # 38: ... negative too
+        _s39(), tool_group("w"), -1, 0, 0, list(range(8)), False, id="38-negative-disabled",
+    ),
+    pytest.param(  # 39: max 300 drops the oldest exchange → [system, user c, assistant d, user q] (E1 236)
+        _s39(), [], 300, 0, 0, [0, 3, 4, 5], False, id="39-max-300",
+    ),
+    pytest.param(  # 39: max 100 → [system, user q] (E1 28)
+        _s39(), [], 100, 0, 0, [0, 5], False, id="39-max-100",
+    ),
+    pytest.param(  # 39 via reserve + fixed: 400 − 60 − 40 = the same 300 budget
+        _s39(), [], 400, 60, 40, [0, 3, 4, 5], False, id="39-reserve-and-fixed",
+    ),
+    pytest.param(  # 40: eight history tool groups, budget one group + 40 → only call_7's group, paired
+        _eight_groups(), [], e1(tool_group("call_7", 400)) + 40, 0, 0, [14, 15], False, id="40-groups-atomic",
+    ),
+    pytest.param(  # 41: four WM groups, budget ≈ one group → oldest WM groups dropped, c4 survives
+        [], [m for c in ("c1", "c2", "c3", "c4") for m in tool_group(c)], e1(tool_group("cN")) + 4, 0, 0,
+        [6, 7], False, id="41-pin-tail-trimmed",
+    ),
+    pytest.param(  # 41: a single WM group far over budget is kept whole (warning, over_budget)
+        [], tool_group("only", 5000), 10, 0, 0, [0, 1], True, id="41-single-wm-group-kept",
+    ),
+    pytest.param(  # 41: under budget the WM tail is untouched
+        [system("sys")], tool_group("c1"), 10_000, 0, 0, [0, 1, 2], False, id="41-under-budget-wm-untouched",
+    ),
+    pytest.param(  # 42: fifty small users + one WM group → history trimmed, WM group intact at the end
+        *_fifty_users(), e1(tool_group("latest")) + e1([user("turn 48"), user("turn 49")]) + 8, 0, 0,
+        [47, 48, 49, 50, 51], False, id="42-history-before-wm",
+    ),
+    pytest.param(  # 43: dropping the committed ask also drops tool(committed) from the front of the pin tail
+        *_s43(), 40, 0, 0, [3, 5, 6], False, id="43-hitl-answer-dropped-with-ask",
+    ),
+    pytest.param(  # the system head is never trimmed, even alone over budget
+        [system("S" * 400), user("a" * 40), user("q")], [], 20, 0, 0, [0, 2], True, id="system-head-kept",
+    ),
+    pytest.param(  # the last non-pinned message always survives
+        [user("a" * 40), user("q" * 400)], [], 20, 0, 0, [1], True, id="last-message-kept",
+    ),
+    pytest.param(  # ... and so does the last non-pinned group (dropping it would empty the history part)
+        [user("a" * 40), ask("k", args="x" * 200), tool("k", "y" * 200)], [], 20, 0, 0, [1, 2], True,
+        id="last-group-kept",
+    ),
+    pytest.param(  # negative reserve / fixed are clamped to 0
+        _s39(), [], 300, -50, -50, [0, 3, 4, 5], False, id="negative-reserve-fixed-clamped",
+    ),
+    pytest.param(  # a history tool group whose results sit in the pinned tail (HITL) and a big live round
+        [user("x" * 400), ask("h1"), asst("done"), user("now")], [tool("h1"), *tool_group("live", 80)], 50, 0, 0,
+        [3, 5, 6], True, id="hitl-then-over-budget",
+    ),
+]
+
+
+@pytest.mark.parametrize(("messages", "pin_tail", "max_tokens", "reserve", "fixed", "kept", "over"), TABLE)
+def test_trim_scenarios(messages: list[Message], pin_tail: list[Message], max_tokens: int, reserve: int,
+                        fixed: int, kept: list[int], over: bool) -> None:
+    before = copy.deepcopy((messages, pin_tail))
+    everything = messages + pin_tail
+    result = trim(messages, pin_tail, max_tokens=max_tokens, reserve=reserve, fixed=fixed)
+    assert [_pos(everything, m) for m in result.messages] == kept
+    assert all(a is everything[i] for a, i in zip(result.messages, kept, strict=True))
+    assert result.over_budget is over
+    assert result.tokens == e1(result.messages)
+    if max_tokens > 0:
+        assert (result.tokens > trim_budget(max_tokens, reserve, fixed)) is over
+    dropped = [i for i in range(len(everything)) if i not in kept]
+    removed = sorted((_pos(everything, r.message), r.source) for r in result.removed)  # listed in removal order
+    assert removed == [(i, "history" if i < len(messages) else "working_memory") for i in dropped]
+    assert (messages, pin_tail) == before, "input mutated"
+    check_provider_payload(sanitize_provider_messages(result.messages).messages)
+
+
+def test_scenario_39_exact_e1_numbers() -> None:
+    msgs = _s39()
+    assert e1(msgs) == 444
+    at_300 = trim(msgs, max_tokens=300)
+    assert at_300.messages == [msgs[0], msgs[3], msgs[4], msgs[5]]
+    assert at_300.tokens == 236
+    assert [r.message for r in at_300.removed] == [msgs[1], msgs[2]]
+    at_100 = trim(msgs, max_tokens=100)
+    assert at_100.messages == [msgs[0], msgs[5]]
+    assert at_100.tokens == 28
+    assert e1(msgs[:1] + msgs[5:]) == 28
+
+
+def test_scenario_43_hitl_removals_are_reported() -> None:
+    messages, pin_tail = _s43()
+    result = trim(messages, pin_tail, max_tokens=40)
+    assert result.messages == [messages[3], pin_tail[1], pin_tail[2]]
+    assert [(r.message["role"], r.source, r.reason) for r in result.removed] == [
+        ("user", "history", "budget"),
+        ("user", "history", "budget"),
+        ("assistant", "history", "budget"),
+        ("tool", "working_memory", "answer_of_dropped_ask"),
+    ]
+    check_provider_payload(result.messages)
+
+
+def test_hitl_rule_takes_each_answer_once_and_stops_at_a_foreign_row() -> None:
+    messages = [user("x" * 400), ask("a", "b"), user("now")]
+    pin_tail = [tool("a"), tool("a", "dup"), tool("b"), *tool_group("live")]
+    result = trim(messages, pin_tail, max_tokens=40)
+    hitl = [r.message for r in result.removed if r.reason == "answer_of_dropped_ask"]
+    assert hitl == [pin_tail[0]], "the second 'a' is not an answer of the dropped ask any more"
+
+
+def test_reference_committed_ask_with_results_in_wm_stays_paired() -> None:
+    """test_token_budget: dropping the committed assistant must not leave orphans in the pin tail."""
+    history = [user("q"), tool_group("committed", 30)[0]]
+    pin_tail = [tool_group("committed", 30)[1], *tool_group("live", 30)]
+    result = trim(history, pin_tail, max_tokens=e1(pin_tail) + 20)
+    check_provider_payload(result.messages)
+    assert result.messages[-2:] == pin_tail[-2:]
+
+
+def test_tiny_budget_keeps_the_live_round_over_fat_history() -> None:
+    """Trimmer side of scenario 48: four fat committed turns, max 40 → ends with the live result."""
+    history = [m for i in range(4) for m in toolturn(f"old_{i}", "z" * 800)]
+    live = [ask("live"), tool("live", "keep-me")]
+    go = user("go")
+    result = trim([*history, go], live, max_tokens=40)
+    assert result.messages == [history[-1], go, *live]
+    assert result.messages[-1]["content"] == "keep-me"
+    check_provider_payload(sanitize_provider_messages(result.messages).messages)
+
+
+def test_summary_block_is_a_normal_history_row() -> None:
+    summary = system("[Conversation summary — 3 earlier exchange(s)]\n" + "s" * 400)
+    msgs = [system("band"), summary, *T(1, 40), user("q")]
+    result = trim(msgs, max_tokens=60)
+    assert summary not in result.messages and result.messages[0] is msgs[0]
+
+
+class _Spy:
+    """A counter that records how often it is asked, to hold the trimmer to "count each message once"."""
+
+    name = "spy"
+
+    def __init__(self) -> None:
+        self.inner = EstimateCounter()
+        self.unit_calls = 0
+        self.total_calls = 0
+
+    def unit(self, msg: Message) -> int:
+        self.unit_calls += 1
+        return self.inner.unit(msg)
+
+    def total(self, units: int, n: int) -> int:
+        self.total_calls += 1
+        return self.inner.total(units, n)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_each_message_is_measured_once_and_totals_are_running_sums() -> None:
+    history = [m for i in range(300) for m in (*T(i, 50), *tool_group(f"h{i}", 30))]
+    pin_tail = [m for i in range(20) for m in tool_group(f"w{i}", 30)]
+    spy = _Spy()
+    result = trim([*history, user("now")], pin_tail, max_tokens=120, counter=spy)
+    assert spy.unit_calls == len(history) + 1 + len(pin_tail)
+    assert spy.total_calls <= len(result.removed) + 2
+    assert result.tokens == e1(result.messages) and not result.over_budget
+
+
+def test_tiktoken_style_counter_total_is_units() -> None:
+    class PerMessage(EstimateCounter):
+        """total(units, n) = units, like the tiktoken counter (overhead inside each unit)."""
+
+        name = "fake"
+
+        def _measure(self, msg: Message) -> int:
+            return 3 + len(str(msg.get("content") or ""))
+
+        def total(self, units: int, n: int) -> int:
+            return units
+
+    msgs = [system("s"), user("a" * 50), asst("b" * 50), user("q")]
+    result = trim_messages_to_budget(msgs, max_tokens=10, reserve=0, fixed=0, pin_tail=[], counter=PerMessage())
+    assert result.messages == [msgs[0], msgs[3]] and result.tokens == 8
+
+
+def test_large_history_trims_in_linear_time() -> None:
+    history = [m for i in range(20_000) for m in (user(f"u{i}"), ask(f"c{i}"), tool(f"c{i}"), asst("ok"))]
+    counter = EstimateCounter()
+    started = time.perf_counter()
+    result = trim([*history, user("now")], max_tokens=200, counter=counter)
+    elapsed = time.perf_counter() - started
+    assert result.tokens <= 200 and result.messages[-1]["content"] == "now"
+    assert len(result.removed) + len(result.messages) == len(history) + 1
+    assert elapsed < 5.0, f"trim of {len(history)} rows took {elapsed:.2f}s"
