@@ -1,0 +1,111 @@
+"""The CLI contract of `import`, `replay` and `compare`, through the real console script in a subprocess."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+EXE = Path(sys.executable).with_name("context-inspector")
+DEMO = ROOT / "inspector" / "samples" / "demo_support.json"
+SMALL = ROOT / "sample_manifests" / "small-window.yaml"
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    cmd = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "inspector"]
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=180, cwd=cwd)
+
+
+def test_replay_json_contract() -> None:
+    out = run("replay", str(SMALL), str(DEMO), "--summarizer", "stand-in", "--payloads")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert {"transcript", "settings", "frames", "commits", "totals"} <= set(data)
+    assert data["transcript"]["format"] == "openai" and data["transcript"]["turns"] > 0
+    assert data["settings"]["summarizer_label"].startswith("offline stand-in")
+    f = data["frames"][0]
+    assert {"turn", "step", "budget", "bands", "payload_tokens", "headroom", "cm", "trimmed", "repairs", "check",
+            "cost_usd", "payload"} <= set(f)
+    assert {"window", "window_source", "reserve", "margin", "max_tokens", "fixed", "hard", "hint", "ceiling"} <= set(f["budget"])
+    assert set(f["bands"]) == {"system", "summary", "history", "user", "working_memory", "tool_schemas"}
+    assert {"action", "compressed_turns", "kept_turns"} <= set(f["cm"])
+    row = f["payload"][0]
+    assert {"role", "content", "ref", "synthetic"} <= set(row)
+    assert all(fr["check"] == "ok" for fr in data["frames"])
+    t = data["totals"]
+    assert {"frames", "payload_tokens", "max_payload_tokens", "summarizer_calls", "repairs", "trimmed", "cost_usd"} <= set(t)
+    assert set(t["summarizer_calls"]) == {"in_turn", "commit"}
+    c = data["commits"][0]
+    assert {"turn", "cm", "summarizer_called", "archive"} <= set(c)
+
+
+def test_replay_set_overrides_the_manifest() -> None:
+    a = json.loads(run("replay", str(SMALL), str(DEMO), "--counter", "estimate", "--summarizer", "drop").stdout)
+    b = json.loads(run("replay", str(SMALL), str(DEMO), "--counter", "estimate", "--summarizer", "drop",
+                       "--set", "spec.context_manager=sliding-window").stdout)
+    assert a["settings"]["context_manager"]["type"] == "summarising"
+    assert b["settings"]["context_manager"]["type"] == "sliding-window"
+    c = json.loads(run("replay", str(SMALL), str(DEMO), "--counter", "estimate", "--summarizer", "drop",
+                       "--set", "spec.context_manager.params.keep_turns=1").stdout)
+    assert c["settings"]["context_manager"]["params"]["keep_turns"] == 1
+
+
+def test_replay_is_deterministic_and_writes_files(tmp_path: Path) -> None:
+    o1, o2 = tmp_path / "a.json", tmp_path / "b.json"
+    assert run("replay", str(SMALL), str(DEMO), "--summarizer", "stand-in", "-o", str(o1)).returncode == 0
+    assert run("replay", str(SMALL), str(DEMO), "--summarizer", "stand-in", "-o", str(o2)).returncode == 0
+    assert o1.read_bytes() == o2.read_bytes()
+
+
+def test_replay_csv_and_table() -> None:
+    out = run("replay", str(SMALL), str(DEMO), "--format", "csv", "--summarizer", "drop")
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert rows and {"turn", "step", "payload_tokens", "cm_action"} <= set(rows[0])
+    table = run("replay", str(SMALL), str(DEMO), "--format", "table", "--summarizer", "drop")
+    assert table.returncode == 0 and "payload_tokens" in table.stdout.splitlines()[0]
+
+
+def test_compare_prints_one_row_per_strategy() -> None:
+    out = run("compare", str(SMALL), str(DEMO), "--summarizer", "stand-in", "--format", "json",
+              "--strategy", "sum=summarising", "--strategy", "win={type: sliding-window, params: {keep_turns: 2}}",
+              "--strategy", f"file={ROOT / 'sample_manifests' / 'stack.yaml'}")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)["strategies"]
+    assert [r["strategy"] for r in rows] == ["sum", "win", "file"]
+    assert rows[0]["summarizer_commit"] + rows[0]["summarizer_in_turn"] > 0
+    assert rows[1]["summarizer_commit"] == 0
+    csv_out = run("compare", str(SMALL), str(DEMO), "--format", "csv", "--strategy", "a=stack", "--strategy", "b=stack")
+    assert len(list(csv.DictReader(io.StringIO(csv_out.stdout)))) == 2
+
+
+def test_import_prints_the_normalised_transcript() -> None:
+    out = run("import", str(DEMO))
+    data = json.loads(out.stdout)
+    assert out.returncode == 0 and data["format"] == "openai"
+    assert len(data["messages"]) == len(json.loads(DEMO.read_text())["messages"])
+
+
+@pytest.mark.parametrize(("content", "needle"), [
+    ('{"messages": [{"role": "user", "content": "hi"}, {"role": "tool", "content": "x"}]}', "1"),
+    ('[{"role": "user", "content": "hi"}', "line"),
+])
+def test_bad_transcript_exits_1_with_file_and_location(tmp_path: Path, content: str, needle: str) -> None:
+    bad = tmp_path / "broken.json"
+    bad.write_text(content)
+    out = run("replay", str(SMALL), str(bad))
+    assert out.returncode == 1
+    assert "broken.json" in out.stderr and needle in out.stderr and "Traceback" not in out.stderr
+
+
+def test_usage_errors_exit_2() -> None:
+    assert run("replay", str(SMALL)).returncode == 2
+    assert run("compare", str(SMALL), str(DEMO), "--strategy", "nonsense").returncode == 2
+    missing = run("replay", str(SMALL), "/nonexistent/file.json")
+    assert missing.returncode in (1, 2) and "Traceback" not in missing.stderr
