@@ -108,7 +108,8 @@ def test_file_over_the_size_limit_is_rejected_before_reading(tmp_path: Path) -> 
     assert issue.file == str(big) and f"{MAX_BYTES + 1:,} bytes" in issue.message
 
 
-@pytest.mark.parametrize("make", [lambda p: p / "missing.yaml", lambda p: p])  # missing, a directory
+@pytest.mark.parametrize("make", [lambda p: p / "missing.yaml", lambda p: p, lambda p: Path(f"{p}/a\x00b.yaml")],
+                         ids=["missing", "directory", "nul-in-path"])
 def test_unreadable_path_is_a_read_error(tmp_path: Path, make) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ManifestReadError, match="cannot read"):
         load_manifest(make(tmp_path))

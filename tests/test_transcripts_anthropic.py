@@ -16,7 +16,7 @@ import pytest
 from inspector.transcripts import TranscriptError, detect_format, list_conversations, parse_transcript
 
 
-def doc(messages: list[dict[str, Any]], **top: Any) -> str:
+def doc(messages: list[Any], **top: Any) -> str:
     return json.dumps({"model": "claude-x", **top, "messages": messages})
 
 

@@ -28,7 +28,7 @@ from inspector.transcripts import (
 )
 from inspector.transcripts import detect as detect_module
 
-CHAT = [{"role": "user", "content": "hi"},
+CHAT: list[dict[str, Any]] = [{"role": "user", "content": "hi"},
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "c", "content": "r"},

@@ -25,7 +25,9 @@ from inspector.transcripts import (
     transcript_to_json,
 )
 
-FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# FUZZ_EXAMPLES=3000 for a longer local hunt; the default keeps the suite fast.
+FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "150")), deadline=None,
+                suppress_health_check=[HealthCheck.too_slow])
 ALLOWED_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name"}
 
 KEYS = ["role", "content", "tool_calls", "tool_call_id", "tool_call_ids", "id", "name", "type", "text",
@@ -46,24 +48,26 @@ json_values = st.recursive(
 
 
 def maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """The strategy, or null, or any JSON value: the wrong type in the right place."""
     return st.none() | strategy | json_values
 
 
+small_dicts = st.dictionaries(short_text, scalars, max_size=2)
+text_parts = st.lists(st.fixed_dictionaries({"type": BLOCK_TYPES, "text": short_text}), max_size=2)
 blocks = st.fixed_dictionaries({"type": BLOCK_TYPES}, optional={
-    "text": maybe(short_text), "id": maybe(short_text), "name": maybe(short_text),
-    "input": maybe(st.dictionaries(short_text, scalars, max_size=2)), "tool_use_id": maybe(short_text),
-    "content": maybe(short_text | st.lists(st.fixed_dictionaries({"type": BLOCK_TYPES, "text": short_text}), max_size=2)),
-    "is_error": st.booleans()})
+    "text": maybe(short_text), "id": maybe(short_text), "name": maybe(short_text), "input": maybe(small_dicts),
+    "tool_use_id": maybe(short_text), "content": maybe(short_text | text_parts), "is_error": st.booleans()})
+functions = st.fixed_dictionaries({}, optional={"name": maybe(short_text), "arguments": maybe(short_text)})
 calls = st.fixed_dictionaries({}, optional={
     "id": maybe(short_text), "type": st.just("function"), "name": maybe(short_text),
-    "arguments": maybe(short_text | st.dictionaries(short_text, scalars, max_size=2)),
-    "function": maybe(st.fixed_dictionaries({}, optional={"name": maybe(short_text), "arguments": maybe(short_text)}))})
-messages = st.lists(st.fixed_dictionaries({"role": ROLES}, optional={
+    "arguments": maybe(short_text | small_dicts), "function": maybe(functions)})
+message_dicts = st.fixed_dictionaries({"role": ROLES}, optional={
     "content": st.none() | short_text | st.lists(blocks, max_size=3) | st.integers(),
     "tool_calls": st.none() | st.lists(calls, max_size=3),
-    "tool_call_id": maybe(short_text), "id": maybe(short_text), "tool_call_ids": maybe(st.lists(short_text, max_size=2)),
+    "tool_call_id": maybe(short_text), "id": maybe(short_text),
+    "tool_call_ids": maybe(st.lists(short_text, max_size=2)),
     "name": maybe(short_text), "usage": maybe(st.dictionaries(short_text, st.integers(), max_size=2))})
-    | json_values, max_size=6)
+messages = st.lists(message_dicts | json_values, max_size=6)
 
 skeletons = st.one_of(
     st.builds(lambda m: [{"task_id": 1, "trial": 0, "reward": 1.0, "traj": m}], messages),
@@ -74,17 +78,20 @@ skeletons = st.one_of(
                              "llm_config": {"model": "x"}}, messages, maybe(st.lists(st.integers(-1, 6), max_size=4))),
     st.builds(lambda m, s: {"model": "m", "results": [{"task": {"id": "t", "system": s}, "trace": {"messages": m}}]},
               messages, maybe(short_text)),
-    st.builds(lambda m, s, t: {"system": s, "tools": t, "messages": m}, messages, maybe(short_text), maybe(st.lists(json_values, max_size=2))),
+    st.builds(lambda m, s, t: {"system": s, "tools": t, "messages": m},
+              messages, maybe(short_text), maybe(st.lists(json_values, max_size=2))),
     st.builds(lambda m: {"messages": m}, messages),
     messages,
 )
 
-mas_events = st.lists(st.fixed_dictionaries({"kind": st.sampled_from(["context_assembled", "llm_call_end", "x"]),
-                                             "agent_id": st.sampled_from(["a", "b"]) | json_values},
-                                            optional={"messages": messages | short_text, "llm_call_id": st.sampled_from(["", "c1", "c2"]),
-                                                      "call_id": st.sampled_from(["c1", "c2"]), "output": maybe(short_text),
-                                                      "next_step": st.sampled_from(["STOP", "TOOL_CALL"])})
-                      | json_values, min_size=1, max_size=6)
+event = st.fixed_dictionaries(
+    {"kind": st.sampled_from(["context_assembled", "llm_call_end", "x"]),
+     "agent_id": st.sampled_from(["a", "b"]) | json_values},
+    optional={"messages": messages | short_text, "llm_call_id": st.sampled_from(["", "c1", "c2"]),
+              "call_id": st.sampled_from(["c1", "c2"]), "output": maybe(short_text),
+              "next_step": st.sampled_from(["STOP", "TOOL_CALL"])})
+mas_events = st.lists(event | json_values, min_size=1, max_size=6)
+fine_tuning_rows = st.lists(json_values | messages.map(lambda m: {"messages": m}), min_size=1, max_size=5)
 
 
 def check(data: bytes | str, fmt: str | None) -> None:
@@ -129,8 +136,7 @@ def test_format_skeletons_with_junk_messages(value: Any, fmt: str | None) -> Non
 
 
 @FUZZ
-@given(st.one_of(mas_events, st.lists(json_values | messages.map(lambda m: {"messages": m}), min_size=1, max_size=5)),
-       st.sampled_from([None, "openai", "mas-lab"]))
+@given(mas_events | fine_tuning_rows, st.sampled_from([None, "openai", "mas-lab"]))
 def test_json_lines(rows: list[Any], fmt: str | None) -> None:
     check("\n".join(json.dumps(r) for r in rows), fmt)
 

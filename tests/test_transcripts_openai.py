@@ -51,7 +51,8 @@ CONVERSATION = [
 def test_list_object_and_jsonl_layouts_round_trip() -> None:
     tools = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]
     as_list = parse_transcript(json.dumps(CONVERSATION), name="a.json")
-    as_object = parse_transcript(json.dumps({"model": "gpt-4o", "tools": tools, "messages": CONVERSATION}), name="b.json")
+    obj = {"model": "gpt-4o", "tools": tools, "messages": CONVERSATION}
+    as_object = parse_transcript(json.dumps(obj), name="b.json")
     as_jsonl = parse_transcript("\n".join(json.dumps(m) for m in CONVERSATION) + "\n", name="c.jsonl")
     for t in (as_list, as_object, as_jsonl):
         assert t.format == "openai"
@@ -149,7 +150,8 @@ ERRORS = [
     (json.dumps([user("u"), {"role": "assistant", "content": None, "tool_calls": [
         {"id": "a", "type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]}]),
      "demo.json: message 1: tool_calls[0].function.arguments must be a string"),
-    (json.dumps([user("u"), {"role": "tool", "content": "x"}]), "demo.json: message 1: tool result without tool_call_id"),
+    (json.dumps([user("u"), {"role": "tool", "content": "x"}]),
+     "demo.json: message 1: tool result without tool_call_id"),
     (json.dumps([user("u"), {"content": "no role"}]), "demo.json: message 1: role is missing"),
     (json.dumps([{"role": "user", "content": 5}]), "demo.json: message 0: content must be a string"),
     (json.dumps([{"role": "user", "content": ["text"]}]), "demo.json: message 0: content[0] must be an object"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import Any
 
 import pytest
 
@@ -49,9 +50,10 @@ def test_shape_of_the_demo(demo: Transcript) -> None:
     assert 5_000 <= longest <= 7_000
     # exactly one interrupted round: an ask the user talks over
     (irr,) = demo.irregularities
-    assert irr.kind == "unanswered_call" and msgs[irr.index + 1]["role"] == "user"
+    assert irr.kind == "unanswered_call" and irr.index is not None
+    assert msgs[irr.index + 1]["role"] == "user"
     # at least two ReAct turns: ask → result → ask → result → answer under one user message
-    turns: list[list[dict]] = []
+    turns: list[list[dict[str, Any]]] = []
     for m in msgs[1:]:
         if m["role"] == "user":
             turns.append([])
@@ -65,7 +67,7 @@ def test_shape_of_the_demo(demo: Transcript) -> None:
 def test_calls_match_the_declared_tools(demo: Transcript) -> None:
     assert demo.tools is not None
     schemas = {t["function"]["name"]: t["function"]["parameters"] for t in demo.tools}
-    used = Counter()
+    used: Counter[str] = Counter()
     for m in demo.messages:
         for call in m.get("tool_calls") or ():
             name = call["function"]["name"]

@@ -34,7 +34,7 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class ManifestLoader(_Base):  # type: ignore[misc, valid-type]
+class ManifestLoader(_Base):  # type: ignore[misc]
     """Safe loader (libyaml's CSafeLoader when built, else SafeLoader): SafeConstructor only."""
 
 
@@ -49,8 +49,8 @@ class LineIndex:
         a path that does not exist in the file gets its nearest written ancestor's line."""
         if not 0 <= doc < len(self._roots) or self._roots[doc] is None:
             return None
-        node: Node = self._roots[doc]  # type: ignore[assignment]
-        best = node.start_mark.line + 1
+        node: Node = self._roots[doc]
+        best: int = node.start_mark.line + 1
         for part in parts:
             if isinstance(node, MappingNode):
                 found: tuple[Node, Node] | None = None

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from inspector.engine.registry import PluginLookupError, PluginSpec, Slot, default_registry
+from inspector.engine.registry import SLOTS, PluginLookupError, PluginSpec, Slot, default_registry
 from inspector.manifest._collect import Collector, Path_, describe, dotted
 from inspector.manifest.models import param_error
 from inspector.manifest.settings import Binding, Issue, ManifestError
@@ -226,10 +226,10 @@ def _as_mapping(binding: Any) -> dict[str, Any] | None:
 
 def _same_plugin(a: Any, b: Any) -> bool:
     if not isinstance(a, str) or not isinstance(b, str):
-        return a == b
+        return bool(a == b)
     registry = default_registry()
-    for slot in ("context_manager", "assembler", "summarizer"):
-        sa, sb = registry.find(slot, a), registry.find(slot, b)  # type: ignore[arg-type]
+    for slot in SLOTS:
+        sa, sb = registry.find(slot, a), registry.find(slot, b)
         if sa is not None or sb is not None:
             return sa is not None and sa == sb
     return a.strip().lower() == b.strip().lower()

@@ -34,6 +34,8 @@ def load_manifest(path: str | Path, *, mode: Mode = "assemble", allow_imports: I
             data = fh.read(MAX_BYTES + 1)  # a file growing under us still cannot exceed the cap
     except OSError as exc:
         raise ManifestReadError([Issue("", f"cannot read: {exc.strerror or exc}", None, file)]) from None
+    except ValueError as exc:  # e.g. an embedded NUL in the path
+        raise ManifestReadError([Issue("", f"cannot read: {exc}", None, file)]) from None
     return load_manifest_text(data, file=file, base_dir=p.parent, mode=mode, allow_imports=allow_imports,
                               overrides=overrides)
 

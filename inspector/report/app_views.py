@@ -8,11 +8,12 @@ Keeping these here (not in ``app.py``) lets the tests and notebooks reuse them w
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,10 @@ DEFAULT_MANIFEST = "small-window.yaml"
 DEFAULT_TRANSCRIPT = "demo_support.json"
 MAX_TRANSCRIPT_BYTES = 50_000_000
 """Uploads and samples above this size are refused with a message (the server also caps uploads)."""
+COMPARE_AUTO_MAX_CALLS = 400
+"""Side by side runs by itself up to this many calls; longer transcripts wait for the user to switch it on."""
+STYLE_MAX_ROWS = 300
+"""Payload tables longer than this are shown without per-row band colours (styling costs per cell)."""
 
 SUMMARIZER_CHOICES = {
     "stand-in": "Offline stand-in (labelled, not a model)",
@@ -67,6 +72,31 @@ class TranscriptSource:
     name: str
     key: str
     data: bytes
+
+
+@dataclass(frozen=True)
+class ManifestInput:
+    """The editor's manifest and how to read it (a cache key: compared by value)."""
+
+    text: str
+    name: str
+    base_dir: str | None
+    lenient: bool
+
+
+@dataclass(frozen=True)
+class LiveSettings:
+    """The live summarizer connection typed in the sidebar; only its fingerprint enters cache keys."""
+
+    model: str
+    api_base: str
+    api_key: str = field(repr=False)
+    timeout: float = 30.0
+
+    @property
+    def fingerprint(self) -> str:  # the key itself never enters a cache key or the page
+        raw = "\0".join((self.model, self.api_base, self.api_key, str(self.timeout)))
+        return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
 def too_large(size: int, limit: int | None = None) -> str | None:
@@ -225,8 +255,14 @@ def payload_message_text(rp: Replay, call: int, pos: int) -> str:
     return json.dumps(msg, ensure_ascii=False, indent=2, default=str)
 
 
-def explain_message(rp: Replay, call: int, index: int) -> str:
-    """Why transcript message ``index`` is or is not in this call's payload — one sentence."""
+def transcript_message_text(rp: Replay, index: int) -> str:
+    """Transcript message ``index`` as pretty JSON (shown with ``st.code``, never rendered)."""
+    return json.dumps(rp.messages[index], ensure_ascii=False, indent=2, default=str)
+
+
+def explain_message(rp: Replay, call: int, index: int, not_sent: pd.DataFrame | None = None) -> str:
+    """Why transcript message ``index`` is or is not in this call's payload — one sentence.
+    ``not_sent`` is this call's :func:`not_sent_table` when the caller already has it."""
     f = rp.frames[call]
     msgs = rp.messages
     if not 0 <= index < len(msgs):
@@ -239,7 +275,7 @@ def explain_message(rp: Replay, call: int, index: int) -> str:
             band = BAND_LABELS.get(f.row_bands[pos], f.row_bands[pos])
             changed = " (rewritten by the pairing repair)" if pos in f.own else ""
             return f"Message {index} is sent: payload row {pos}, band '{band}'{changed}."
-    df = not_sent_table(rp, call)
+    df = not_sent_table(rp, call) if not_sent is None else not_sent
     row = df[df["ref"] == index]
     reason = row["reason"].iloc[0] if not row.empty else "not part of the payload"
     return f"Message {index} is not sent: {reason}."
@@ -341,19 +377,3 @@ def payload_json(rp: Replay, call: int) -> str:
     f = rp.frames[call]
     doc = {"call": call, **f.to_json(rp.messages)}
     return json.dumps(doc, ensure_ascii=False, indent=1, default=str)
-
-
-def folded_summary(rp: Replay, call: int) -> str:
-    """A one-line count of what is not sent at this call, by reason family."""
-    f = rp.frames[call]
-    trimmed = len(_expand(f.trimmed)) + f.trimmed_synthetic
-    return f"{len(f.refs)} rows sent · {trimmed} trimmed for budget at this call"
-
-
-def strategy_names(selected: Sequence[str]) -> list[str]:
-    """Keep the user's order, drop duplicates, at most four."""
-    out: list[str] = []
-    for s in selected:
-        if s not in out:
-            out.append(s)
-    return out[:4]

@@ -9,7 +9,7 @@ import keeps the reports comparable across formats and keeps importers free of p
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -41,10 +41,12 @@ class JsonlText(str):
         return obj
 
 
-def decode(data: bytes | bytearray | str, name: str) -> str:
+def decode(data: bytes | bytearray | memoryview | str, name: str) -> str:
     """Bytes to text: UTF-8 (a leading BOM is dropped); anything else is a TranscriptError."""
     if isinstance(data, str):
         text = data
+    elif not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"transcript data must be bytes or str, not {type(data).__name__}")
     else:
         try:
             text = bytes(data).decode("utf-8")
@@ -78,7 +80,7 @@ def require_json(obj_or_text: Any, name: str, what: str) -> Any:
     return obj_or_text
 
 
-_DECODER = json.JSONDecoder()
+_DECODER: Any = json.JSONDecoder()  # its C ``scan_once`` is not in the typeshed stubs
 _JSON_SPACE = " \t\r"
 
 
@@ -261,7 +263,8 @@ def analyse(messages: Sequence[Message]) -> list[Irregularity]:
                 if not isinstance(cid, str) or not cid:
                     continue
                 if cid in seen_here:
-                    found.append(Irregularity("reused_tool_call_id", i, f"call id {cid!r} appears twice in this message"))
+                    found.append(Irregularity("reused_tool_call_id", i,
+                                              f"call id {cid!r} appears twice in this message"))
                 elif cid in declared:
                     found.append(Irregularity("reused_tool_call_id", i,
                                               f"call id {cid!r} was already declared by message {declared[cid]}"))
@@ -278,7 +281,8 @@ def analyse(messages: Sequence[Message]) -> list[Irregularity]:
                 j = declared[cid]
                 key = (j, cid)
                 if key in answered:
-                    found.append(Irregularity("duplicate_result", i, f"second result for {cid!r} (called by message {j})"))
+                    found.append(Irregularity("duplicate_result", i,
+                                              f"second result for {cid!r} (called by message {j})"))
                 else:
                     answered.add(key)
                     pending.pop(key, None)
@@ -356,4 +360,18 @@ def conversation_info(index: int, label: str, messages: Sequence[Mapping[str, An
     return ConversationInfo(index=index, label=label, messages=len(messages), user_turns=count_user_turns(messages))
 
 
-Fail = Callable[[int, str], TranscriptError]
+def wire_tool_calls(calls: Any, where: str, name: str) -> list[dict[str, Any]]:
+    """Source tool calls already in the OpenAI wire shape (SWE-agent, Letta), re-built with only
+    the keys the engine reads; anything else is an error naming the call."""
+    if not isinstance(calls, list):
+        raise TranscriptError(name, f"{where}.tool_calls must be a list")
+    out: list[dict[str, Any]] = []
+    for c, call in enumerate(calls):
+        fn = call.get("function") if isinstance(call, dict) else None
+        if (not isinstance(call, dict) or not isinstance(fn, dict) or not isinstance(call.get("id"), str)
+                or not isinstance(fn.get("name"), str) or not isinstance(fn.get("arguments"), str)):
+            raise TranscriptError(
+                name, f"{where}.tool_calls[{c}] must be {{id, function: {{name, arguments: string}}}}")
+        out.append({"id": call["id"], "type": call.get("type") or "function",
+                    "function": {"name": fn["name"], "arguments": fn["arguments"]}})
+    return out

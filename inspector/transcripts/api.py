@@ -90,8 +90,10 @@ def iter_transcripts(path: str | os.PathLike[str], *, format: str | None = None,
     importer, obj_or_text = _prepare(data, name, format)
     infos = _guard(importer, name, lambda: importer.conversations(obj_or_text, name=name))
     for info in infos:
-        yield _guard(importer, name, lambda k=info.index: importer.parse(
-            obj_or_text, name=name, path=str(path), conversation=k))
+        def parse_one(k: int = info.index) -> Transcript:
+            return importer.parse(obj_or_text, name=name, path=str(path), conversation=k)
+
+        yield _guard(importer, name, parse_one)
 
 
 def _message_json(index: int, origin: str, msg: dict[str, Any]) -> dict[str, Any]:

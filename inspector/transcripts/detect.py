@@ -84,6 +84,8 @@ def _key(name: str) -> str:
 def get_importer(format: str, *, file: str | None = None) -> Importer:
     """The importer for a format name; an unknown name lists the supported ones."""
     _ensure_builtins()
+    if not isinstance(format, str):
+        raise TranscriptError(file, f"format must be a name, got {format!r}; supported formats: {', '.join(_registry)}")
     wanted = _key(format)
     for name, importer in _registry.items():
         if _key(name) == wanted:
@@ -97,7 +99,7 @@ def detect_in(obj_or_text: Any, name: str) -> Importer:
     for importer in _registry.values():
         try:
             claimed = importer.sniff(obj_or_text, name)
-        except Exception:  # noqa: BLE001 - a third-party sniffer must not break detection
+        except Exception:  # a third-party sniffer must not break detection
             claimed = False
         if claimed:
             return importer

@@ -28,6 +28,7 @@ from inspector.transcripts._common import (
     count_user_turns,
     require_json,
     select,
+    wire_tool_calls,
 )
 from inspector.transcripts.model import ConversationInfo, Message, ObservedPayload, Transcript, TranscriptError
 
@@ -74,17 +75,7 @@ def _row(m: Any, where: str, name: str) -> Message:
     msg: Message = {"role": role, "content": content}
     calls = m.get("tool_calls")
     if calls:
-        if not isinstance(calls, list):
-            raise TranscriptError(name, f"{where}.tool_calls must be a list")
-        out = []
-        for c, call in enumerate(calls):
-            fn = call.get("function") if isinstance(call, dict) else None
-            if (not isinstance(fn, dict) or not isinstance(call.get("id"), str)
-                    or not isinstance(fn.get("name"), str) or not isinstance(fn.get("arguments"), str)):
-                raise TranscriptError(name, f"{where}.tool_calls[{c}] must be {{id, function: {{name, arguments: string}}}}")
-            out.append({"id": call["id"], "type": call.get("type") or "function",
-                        "function": {"name": fn["name"], "arguments": fn["arguments"]}})
-        msg["tool_calls"] = out
+        msg["tool_calls"] = wire_tool_calls(calls, where, name)
     if role == "tool":
         cid = m.get("tool_call_id")
         if not isinstance(cid, str) or not cid:
@@ -133,7 +124,7 @@ def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation:
                 envelopes[kind] = envelopes.get(kind, 0) + 1
             if kind in _SYNTHETIC_ENVELOPES:
                 b.note("synthetic_user_message", index, f"a {kind!r} envelope written by Letta, not the user")
-    llm = root.get("llm_config") if isinstance(root.get("llm_config"), dict) else {}
+    llm: dict[str, Any] = root["llm_config"] if isinstance(root.get("llm_config"), dict) else {}
     model = llm.get("model")
     tools = _tools(root.get("tools"))
     observed: list[ObservedPayload] = []

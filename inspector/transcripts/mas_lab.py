@@ -109,8 +109,10 @@ def _build(agent: _Agent, ends: dict[str, tuple[int, Any, Any]], name: str) -> N
     """Normalise every snapshot and stitch the agent's flat conversation (see module docstring)."""
     raw_flat: list[Any] = []
     for snap in agent.snapshots:
-        normalised, _, _ = normalize_messages(
-            snap.raw, lambda i, d, ln=snap.line: TranscriptError(name, f"messages[{i}]: {d}", line=ln))
+        def fail(i: int, detail: str, line: int = snap.line) -> TranscriptError:
+            return TranscriptError(name, f"messages[{i}]: {detail}", line=line)
+
+        normalised, _, _ = normalize_messages(snap.raw, fail)
         common = 0
         limit = min(len(raw_flat), len(snap.raw))
         while common < limit and raw_flat[common] == snap.raw[common]:
@@ -140,7 +142,8 @@ def _agents(obj_or_text: Any, name: str) -> tuple[list[_Agent], int]:
 
 
 def _infos(agents: list[_Agent]) -> list[ConversationInfo]:
-    return [ConversationInfo(k, a.agent_id, len(a.messages), count_user_turns(a.messages)) for k, a in enumerate(agents)]
+    return [ConversationInfo(k, a.agent_id, len(a.messages), count_user_turns(a.messages))
+            for k, a in enumerate(agents)]
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:

@@ -16,10 +16,10 @@ and counted in ``meta["dropped_fields"]``; a message-level ``usage`` object goes
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, TypeAdapter, ValidationError, with_config
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict  # pydantic needs this TypedDict before Python 3.12
 
 from inspector.transcripts._common import (
     Builder,
@@ -91,6 +91,7 @@ class _Tool(BaseModel):
 
 _MESSAGES = TypeAdapter(list[_Message])
 _TOOLS = TypeAdapter(list[_Tool])
+
 
 def normalize_messages(raw: Sequence[Any], fail: Callable[[int, str], TranscriptError]
                        ) -> tuple[list[Message], dict[int, dict[str, Any]], dict[str, int]]:

@@ -17,7 +17,7 @@ import json
 from pathlib import PurePath
 from typing import Any
 
-from inspector.transcripts._common import Builder, JsonlText, count_user_turns, require_json, select
+from inspector.transcripts._common import Builder, JsonlText, count_user_turns, require_json, select, wire_tool_calls
 from inspector.transcripts.model import ConversationInfo, Message, Transcript, TranscriptError
 
 NAME = "swe-agent"
@@ -58,9 +58,8 @@ def _model(root: dict[str, Any]) -> str | None:
 
 def _label(root: dict[str, Any], name: str) -> str:
     agent = _replay_config(root).get("agent")
-    if isinstance(agent, dict) and isinstance(agent.get("name"), str):
-        return agent["name"]
-    return PurePath(name).stem
+    label = agent.get("name") if isinstance(agent, dict) else None
+    return label if isinstance(label, str) else PurePath(name).stem
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
@@ -82,17 +81,7 @@ def _row(m: Any, i: int, name: str, b: Builder) -> Message:
     msg: Message = {"role": role, "content": content}
     calls = m.get("tool_calls")
     if calls:
-        if not isinstance(calls, list):
-            raise TranscriptError(name, f"{where}.tool_calls must be a list")
-        out = []
-        for c, call in enumerate(calls):
-            fn = call.get("function") if isinstance(call, dict) else None
-            if (not isinstance(fn, dict) or not isinstance(call.get("id"), str)
-                    or not isinstance(fn.get("name"), str) or not isinstance(fn.get("arguments"), str)):
-                raise TranscriptError(name, f"{where}.tool_calls[{c}] must be {{id, function: {{name, arguments: string}}}}")
-            out.append({"id": call["id"], "type": call.get("type", "function"),
-                        "function": {"name": fn["name"], "arguments": fn["arguments"]}})
-        msg["tool_calls"] = out
+        msg["tool_calls"] = wire_tool_calls(calls, where, name)
     if role == "tool":
         ids = m.get("tool_call_ids")
         if ids is None and isinstance(m.get("tool_call_id"), str):

@@ -101,7 +101,7 @@ def _row(m: Any, where: str, name: str) -> Message:
             raise TranscriptError(name, f"{where}.tool_calls must be a list")
         out = []
         for c, call in enumerate(calls):
-            if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not isinstance(call.get("name"), str):
+            if not (isinstance(call, dict) and isinstance(call.get("id"), str) and isinstance(call.get("name"), str)):
                 raise TranscriptError(name, f"{where}.tool_calls[{c}] must be an object with string id and name")
             out.append({"id": call["id"], "type": "function",
                         "function": {"name": call["name"], "arguments": dumps_arguments(call.get("arguments", {}))}})

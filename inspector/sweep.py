@@ -1,0 +1,632 @@
+"""Sweep: replay transcripts under every combination of a parameter grid, one row per run.
+
+``sweep(manifest, transcripts, {"keep_turns": [2, 4, 6], "hysteresis_ratio": [0, 0.1]})`` replays
+every transcript under every combination and returns a pandas DataFrame with one row per
+(transcript, combination), in input order: transcripts outermost, then the grid's combinations in
+``itertools.product`` order of the keys as given. Every number in a row comes from
+:func:`inspector.replay.replay` and the report tables; nothing is recounted here.
+
+Guarantees: a row is a pure function of (manifest document, transcript, parameters, counter,
+summarizer) — :func:`sweep_one` — so the result is identical whatever the parallelism (one
+process per run through :class:`concurrent.futures.ProcessPoolExecutor`, or inline with
+``processes=1``), and the same function can be mapped over a cluster.
+
+Grid keys are dotted manifest paths (``spec.models[0].context_window``) or short names:
+``keep_turns``, ``hysteresis_ratio``, ``summary_threshold``, ``max_messages`` (→
+``spec.context_manager.params.<name>``) and ``context_manager`` (→ ``spec.context_manager``, a
+string like ``sliding-window`` or a ``{type, params}`` mapping). Shallower paths are applied first,
+so ``context_manager`` × ``keep_turns`` sets the strategy and then its parameter.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import copy
+import itertools
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+import yaml
+
+from inspector.manifest import ManifestError, compaction_to_context_manager, load_manifest, set_dotted
+
+SHORT_NAMES: dict[str, str] = {
+    "keep_turns": "spec.context_manager.params.keep_turns",
+    "hysteresis_ratio": "spec.context_manager.params.hysteresis_ratio",
+    "summary_threshold": "spec.context_manager.params.summary_threshold",
+    "max_messages": "spec.context_manager.params.max_messages",
+    "context_manager": "spec.context_manager",
+}
+"""Short grid names and the manifest field each one sets."""
+
+METRIC_COLUMNS: tuple[str, ...] = (
+    "frames", "tokens_sent", "peak_payload", "input_budget", "min_headroom", "over_budget",
+    "summarizer_calls", "summarizer_in_turn", "summarizer_commit", "summarizer_failures",
+    "messages_summarised", "messages_dropped", "folded", "trimmed", "repairs", "checks_failed",
+    "payload_cost_usd", "summary_cost_usd", "cost_usd",
+)
+"""Per-run numbers, in column order. ``tokens_sent`` = total input tokens over every call;
+``peak_payload`` = the largest single payload; ``input_budget`` = the smallest trimmer ceiling
+(max_tokens − reserve − margin) of the run; ``over_budget`` = calls whose payload exceeded it;
+``messages_summarised`` / ``messages_dropped`` = distinct transcript messages folded into a summary /
+left out without one by the context manager (in a call or at a commit); ``folded``, ``trimmed`` and
+``repairs`` are summed over calls as in :func:`inspector.report.tables.totals_row`. Costs are USD;
+``cost_usd`` is ``None`` when part of it has no price (e.g. the offline stand-in summarizer)."""
+
+INFO_COLUMNS: tuple[str, ...] = ("summarizer", "counter", "error")
+NON_PARAM_COLUMNS = frozenset(("transcript", *METRIC_COLUMNS, *INFO_COLUMNS))
+
+_SUMMARY_ACTIONS = frozenset(("summarized", "reused"))
+_DROP_ACTIONS = frozenset(("dropped", "window-slid", "stack-capped"))
+
+Progress = Callable[[int, int], None]
+OnError = Literal["record", "raise"]
+
+
+# --- one run --------------------------------------------------------------------------------------
+
+def resolve_key(key: str) -> str:
+    """The dotted manifest path a grid key sets (short names expanded, dotted paths as given)."""
+    key = key.strip()
+    return SHORT_NAMES.get(key, key)
+
+
+def apply_params(doc: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """A new manifest document with every grid value set (``doc`` is never mutated).
+
+    Shallower paths first, so a whole ``context_manager`` is replaced before its params are set.
+    When a parameter touches ``spec.context_manager`` and the manifest only has the
+    ``working_memory.compaction`` shorthand, the shorthand is first written out as the
+    ``context_manager`` it stands for (ENGINE §2.4), so the rest of it (summarizer model, threshold)
+    is kept rather than silently replaced by defaults."""
+    out = copy.deepcopy(dict(doc))
+    paths = [(resolve_key(k), v) for k, v in params.items()]
+    if any(p == "spec.context_manager" or p.startswith("spec.context_manager.") for p, _ in paths):
+        out = _materialise_compaction(out)
+    for path, value in sorted(paths, key=lambda pv: _depth(pv[0])):  # stable: grid order within a depth
+        out = set_dotted(out, path, _yaml_text(value))
+    return out
+
+
+def _depth(path: str) -> int:
+    return path.count(".") + path.count("[")
+
+
+def _yaml_text(value: Any) -> str:
+    """A Python value as YAML text that :func:`set_dotted` parses back to the same value."""
+    return yaml.safe_dump(value, default_flow_style=True, allow_unicode=True)
+
+
+def _materialise_compaction(doc: dict[str, Any]) -> dict[str, Any]:
+    spec = doc.get("spec")
+    if not isinstance(spec, dict) or spec.get("context_manager") is not None:
+        return doc
+    wm = spec.get("working_memory")
+    if not isinstance(wm, dict) or not isinstance(wm.get("compaction"), dict):
+        return doc
+    spec["context_manager"] = compaction_to_context_manager(wm["compaction"])
+    wm.pop("compaction")
+    return doc
+
+
+def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, transcript: Any,
+              params: Mapping[str, Any], counter: str = "estimate", summarizer: str = "stand-in", *,
+              manifest_file: str | None = None, allow_imports: Iterable[str] = (), llm: Any = None,
+              summary_cache: str | os.PathLike[str] | None = None, on_error: OnError = "record") -> dict[str, Any]:
+    """One sweep row: replay ``transcript`` under ``manifest_doc`` with ``params`` applied.
+
+    A pure function of its arguments — no clocks, no global state, nothing shared between calls —
+    so it gives the same row in any process, in any order. To sweep thousands of sessions on a
+    cluster, map it over (transcript, params) pairs with any executor whose workers can import
+    ``inspector`` and read the transcript paths (all arguments are plain picklable values), then
+    build the table yourself::
+
+        from itertools import product
+        from inspector.manifest import load_manifest
+        from inspector.sweep import combinations, sweep_one
+
+        doc = load_manifest("agent.yaml").raw            # a plain dict: ship it to every worker
+        grid = {"keep_turns": [2, 4, 6], "hysteresis_ratio": [0, 0.1]}
+        jobs = [(doc, path, p) for path in session_paths for p in combinations(grid)]
+        rows = client.map(lambda j: sweep_one(*j, manifest_file="agent.yaml"), jobs)  # dask, ray, Spark, ...
+        df = pandas.DataFrame(rows)                      # same columns as sweep()
+
+    ``manifest_doc``: the raw manifest mapping (``LoadedManifest.raw``); a path or a
+    ``LoadedManifest`` is accepted too. ``manifest_file`` names the file the document came from:
+    relative context files resolve against its folder. ``transcript``: a path (imported here, format
+    auto-detected) or an imported :class:`~inspector.transcripts.Transcript`. ``counter`` and
+    ``summarizer`` are as for :func:`~inspector.replay.replay`; ``llm`` (an
+    :class:`~inspector.engine.llm.LLMEngine`) lets ``summarizer="manifest"`` call a real model and
+    ``summary_cache`` (a folder) reuses its summaries across runs.
+
+    Returns ``{"transcript", <each param>, <METRIC_COLUMNS>, "summarizer", "counter", "error"}``.
+    With ``on_error="record"`` an invalid combination (e.g. ``keep_turns`` on a ``stack`` manager)
+    or an unreadable transcript gives a row whose metrics are ``None`` and whose ``error`` says why;
+    ``"raise"`` re-raises instead.
+    """
+    from inspector.engine.limits import ModelResolutionError
+    from inspector.engine.registry import PluginLookupError
+    from inspector.manifest import settings_from_dict
+    from inspector.replay import replay
+
+    doc, file = _manifest_source(manifest_doc, manifest_file)
+    row: dict[str, Any] = {"transcript": transcript_label(transcript)}
+    row.update({k: param_value(v) for k, v in params.items()})
+    try:
+        loaded = settings_from_dict(apply_params(doc, params), file=file, allow_imports=allow_imports,
+                                    base_dir=Path(file).parent if file else None)
+        rp = replay(loaded, _load(transcript), counter=counter, summarizer=summarizer, llm=llm,
+                    summary_cache=summary_cache, allow_imports=allow_imports)
+    except (ManifestError, ValueError, ModelResolutionError, PluginLookupError, OSError) as exc:
+        if on_error == "raise":
+            raise
+        row.update(dict.fromkeys(METRIC_COLUMNS))
+        row.update(summarizer=summarizer, counter=counter, error=f"{type(exc).__name__}: {exc}")
+        return row
+    row.update(run_metrics(rp))
+    row.update(summarizer=rp.summarizer_label, counter=rp.counter, error=None)
+    return row
+
+
+def run_metrics(rp: Any) -> dict[str, Any]:
+    """The :data:`METRIC_COLUMNS` of one replay, from its totals and frames."""
+    from inspector.report.tables import frames_table, totals_row
+
+    base = totals_row(rp)
+    t = rp.totals()
+    ft = frames_table(rp)
+    summarised, dropped = _folded_messages(rp)
+    out = {
+        "frames": base["frames"], "tokens_sent": base["tokens_sent"], "peak_payload": base["peak_payload"],
+        "input_budget": int(ft["input_budget"].min()) if len(ft) else None,
+        "min_headroom": int(ft["headroom"].min()) if len(ft) else None,
+        "over_budget": base["over_budget"],
+        "summarizer_calls": base["summarizer_in_turn"] + base["summarizer_commit"],
+        "summarizer_in_turn": base["summarizer_in_turn"], "summarizer_commit": base["summarizer_commit"],
+        "summarizer_failures": base["summarizer_failures"],
+        "messages_summarised": len(summarised), "messages_dropped": len(dropped),
+        "folded": base["folded"], "trimmed": base["trimmed"], "repairs": base["repairs"],
+        "checks_failed": t["checks_failed"],
+        "payload_cost_usd": t["payload_cost_usd"], "summary_cost_usd": t["summary_cost_usd"], "cost_usd": t["cost_usd"],
+    }
+    return {k: out[k] for k in METRIC_COLUMNS}
+
+
+def _folded_messages(rp: Any) -> tuple[set[int], set[int]]:
+    """Distinct transcript indices the manager summarised / dropped, in a call or at a commit."""
+    from inspector.replay import _expand
+
+    summarised: set[int] = set()
+    dropped: set[int] = set()
+    for action, ranges in [(f.cm["action"], f.folded) for f in rp.frames] + [(c.action, c.folded) for c in rp.commits]:
+        if action in _SUMMARY_ACTIONS:
+            summarised.update(_expand(ranges))
+        elif action in _DROP_ACTIONS:
+            dropped.update(_expand(ranges))
+    return summarised, dropped
+
+
+def _manifest_source(manifest: Any, file: str | None) -> tuple[dict[str, Any], str | None]:
+    if isinstance(manifest, (str, os.PathLike)):
+        loaded = load_manifest(manifest)
+        return dict(loaded.raw), file or loaded.file
+    if hasattr(manifest, "raw"):  # LoadedManifest
+        return dict(manifest.raw), file or getattr(manifest, "file", None)
+    if isinstance(manifest, Mapping):
+        return dict(manifest), file
+    raise TypeError(f"expected a manifest document, path or LoadedManifest, got {type(manifest).__name__}")
+
+
+def _load(transcript: Any) -> Any:
+    if isinstance(transcript, (str, os.PathLike)):
+        from inspector.transcripts import load_transcript
+
+        return load_transcript(transcript)
+    return transcript
+
+
+def transcript_label(transcript: Any) -> str:
+    """How a transcript is named in the table: its path as given, or an imported one's path."""
+    if isinstance(transcript, (str, os.PathLike)):
+        return os.fspath(transcript)
+    path = getattr(transcript, "path", None)
+    conv = getattr(transcript, "conversation", 0)
+    label = str(path) if path else "<transcript>"
+    return f"{label}#{conv}" if conv else label
+
+
+def param_value(value: Any) -> Any:
+    """A grid value as a table cell: scalars as is, mappings/lists as compact JSON text (hashable)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+# --- the grid -------------------------------------------------------------------------------------
+
+def combinations(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """Every combination of the grid, in ``itertools.product`` order of the keys as given.
+    An empty grid is one combination: the manifest as written."""
+    keys = list(grid)
+    for k in keys:
+        values = grid[k]
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise ValueError(f"grid {k!r}: expected a list of values, got {values!r}")
+    lists = [list(grid[k]) for k in keys]
+    for k, values in zip(keys, lists):
+        if not values:
+            raise ValueError(f"grid {k!r} has no values")
+    return [dict(zip(keys, combo)) for combo in itertools.product(*lists)]
+
+
+def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
+    """``["keep_turns=2,4,6", "hysteresis_ratio=0,0.1"]`` → ``{"keep_turns": [2, 4, 6], ...}``.
+
+    Each value is parsed as YAML (``4`` is an int, ``null`` None). A right-hand side in brackets is
+    one YAML list, for values that contain commas:
+    ``context_manager=[sliding-window, {type: stack, params: {max_messages: 20}}]``."""
+    from inspector.manifest._yaml import parse_value
+
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        key, sep, rhs = item.partition("=")
+        key, rhs = key.strip(), rhs.strip()
+        if not sep or not key:
+            raise ValueError(f"--grid {item!r} must look like NAME=V1,V2,...")
+        if key in grid:
+            raise ValueError(f"--grid {key!r} is given twice")
+        try:
+            if rhs.startswith("["):
+                values = parse_value(rhs)
+                if not isinstance(values, list):
+                    raise ValueError("not a list")
+            else:
+                values = [parse_value(v.strip()) for v in rhs.split(",") if v.strip()]
+        except (ManifestError, ValueError) as exc:
+            raise ValueError(f"--grid {item!r}: cannot read the values ({exc})") from None
+        if not values:
+            raise ValueError(f"--grid {item!r} has no values")
+        grid[key] = values
+    return grid
+
+
+# --- the sweep ------------------------------------------------------------------------------------
+
+def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *, counter: str = "estimate",
+          summarizer: str = "stand-in", processes: int | None = None, progress: Progress | bool | None = None,
+          llm: Any = None, summary_cache: str | os.PathLike[str] | None = None, overrides: Iterable[str] = (),
+          allow_imports: Iterable[str] = (), on_error: OnError = "record") -> Any:
+    """Replay every transcript under every grid combination; one DataFrame row per run.
+
+    ``manifest``: a path, a ``LoadedManifest`` or a raw document; ``overrides`` (``PATH=VALUE``, as
+    ``--set``) are applied to it first. ``transcripts``: one or a list of paths or imported
+    transcripts. ``processes``: worker processes (``None`` = every core available, ``1`` = inline,
+    no pool). ``progress``: a callable ``(done, total)``; ``None``/``True`` = a counter on stderr;
+    ``False`` = silent. Rows come back in input order whatever finished first, so the table is
+    identical for any ``processes``. See :func:`sweep_one` for the columns and for mapping the same
+    function over a cluster.
+    """
+    import pandas as pd
+
+    from inspector.manifest import apply_overrides
+
+    doc, file = _manifest_source(manifest, None)
+    overrides = list(overrides)
+    if overrides:
+        doc = apply_overrides(doc, overrides)
+    items = list(transcripts) if isinstance(transcripts, (list, tuple)) else [transcripts]
+    combos = combinations(grid)
+    labels = _unique_labels(items)
+    tasks = [(t, combo) for t in items for combo in combos]
+    kw = dict(manifest_file=file, allow_imports=tuple(allow_imports), llm=llm,
+              summary_cache=os.fspath(summary_cache) if summary_cache is not None else None, on_error=on_error)
+    report = _progress_reporter(progress, len(tasks))
+    rows: list[dict[str, Any] | None] = [None] * len(tasks)
+    workers = _worker_count(processes, len(tasks))
+    if workers <= 1:
+        for i, (t, combo) in enumerate(tasks):
+            rows[i] = sweep_one(doc, t, combo, counter, summarizer, **kw)
+            report(i + 1)
+    else:
+        pool = cf.ProcessPoolExecutor(max_workers=workers)
+        try:
+            futures = {pool.submit(sweep_one, doc, t, combo, counter, summarizer, **kw): i
+                       for i, (t, combo) in enumerate(tasks)}
+            for done, fut in enumerate(cf.as_completed(futures), start=1):
+                rows[futures[fut]] = fut.result()
+                report(done)
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+    for i, row in enumerate(rows):
+        assert row is not None
+        row["transcript"] = labels[i // len(combos)]
+    columns = ["transcript", *grid.keys(), *METRIC_COLUMNS, *INFO_COLUMNS]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _worker_count(processes: int | None, tasks: int) -> int:
+    if processes is not None and processes < 1:
+        raise ValueError(f"processes must be >= 1 (got {processes})")
+    if processes is None:
+        try:
+            processes = len(os.sched_getaffinity(0))
+        except AttributeError:  # not Linux
+            processes = os.cpu_count() or 1
+    return max(1, min(processes, tasks))
+
+
+def _unique_labels(items: Sequence[Any]) -> list[str]:
+    """Base names when they are unique (short legends), the full labels otherwise."""
+    full = [transcript_label(t) for t in items]
+    short = [Path(s.split("#")[0]).name + (f"#{s.split('#', 1)[1]}" if "#" in s else "") for s in full]
+    return short if len(set(short)) == len(short) else full
+
+
+def _progress_reporter(progress: Progress | bool | None, total: int) -> Callable[[int], None]:
+    if progress is False or total == 0:
+        return lambda done: None
+    if callable(progress):
+        return lambda done: progress(done, total)
+    return _StderrCounter(total)
+
+
+class _StderrCounter:
+    """``sweep: 7/42 runs`` rewritten in place on a terminal or in Jupyter, at most every tenth of
+    the way; a single final line when stderr is a file or a pipe (logs stay short)."""
+
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        self.total = total
+        self.stream = stream if stream is not None else sys.stderr
+        self.live = bool(getattr(self.stream, "isatty", lambda: False)()) or "ipykernel" in sys.modules
+
+    def __call__(self, done: int) -> None:
+        last = done == self.total
+        if self.live and (last or (10 * done) // self.total > (10 * (done - 1)) // self.total):
+            self.stream.write(f"\rsweep: {done}/{self.total} runs" + ("\n" if last else ""))
+        elif last:
+            self.stream.write(f"sweep: {done}/{self.total} runs\n")
+        else:
+            return
+        self.stream.flush()
+
+
+# --- reading a sweep ------------------------------------------------------------------------------
+
+def param_columns(df: Any) -> list[str]:
+    """The grid columns of a sweep table (every column that is not a transcript, metric or info)."""
+    return [c for c in df.columns if c not in NON_PARAM_COLUMNS]
+
+
+def cost_column(df: Any) -> str | None:
+    """The cost to rank on: ``cost_usd`` when every run has one, else ``payload_cost_usd`` (the
+    agent's own calls, e.g. with the unpriced offline stand-in summarizer), else ``None``."""
+    ok = df[df["error"].isna()] if "error" in df.columns else df
+    for col in ("cost_usd", "payload_cost_usd"):
+        if col in ok.columns and len(ok) and ok[col].notna().all():
+            return col
+    return None
+
+
+def by_setting(df: Any) -> Any:
+    """One row per grid combination, summed over transcripts (peak and budget: worst case).
+
+    Costs are summed only when every transcript has one (otherwise ``None``); ``runs`` counts the
+    transcripts and ``errors`` the runs that failed. Rows keep the grid order."""
+    import pandas as pd
+
+    params = param_columns(df)
+    work = df.assign(_all=0) if not params else df
+    keys = params or ["_all"]
+
+    def total_or_none(s: pd.Series) -> float | None:
+        return round(float(s.sum()), 8) if s.notna().all() else None
+
+    agg: dict[str, Any] = {c: "sum" for c in METRIC_COLUMNS}
+    agg.update(peak_payload="max", input_budget="min", min_headroom="min", payload_cost_usd=total_or_none,
+               summary_cost_usd=total_or_none, cost_usd=total_or_none)
+    grouped = work.groupby(keys, sort=False, dropna=False)
+    out = grouped.agg(agg)
+    out.insert(0, "runs", grouped.size())
+    out.insert(1, "errors", grouped["error"].agg(lambda s: int(s.notna().sum())))
+    out["summarizer"] = grouped["summarizer"].first()
+    out = out.reset_index()
+    if not params:
+        out = out.drop(columns="_all")
+    return out
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The pick of :func:`recommend`: the grid values, the ranking column and the words for it."""
+
+    setting: dict[str, Any] | None  # grid values of the pick; None when no setting qualifies
+    metric: str  # column the qualifying settings were ranked on (lowest wins)
+    row: dict[str, Any] | None  # the pick's row of by_setting()
+    qualifying: int  # settings that never went over budget (and passed the other filters)
+    text: str  # Markdown explanation, every number taken from the table
+
+
+def recommend(df: Any, *, allow_trims: bool = True, max_summarizer_calls: int | None = None) -> Recommendation:
+    """The cheapest setting that never sends a payload over the input budget.
+
+    ``df`` is a sweep table or its :func:`by_setting` aggregate. A setting qualifies when no run
+    failed and no call went over budget (``allow_trims=False``: the trimmer never had to cut either,
+    i.e. the context manager alone kept the history within budget; ``max_summarizer_calls``: at most
+    that many summarizer calls over all transcripts). Qualifying settings are ranked by
+    :func:`cost_column` (or total input tokens when a run has no price), then by fewer summarizer
+    calls, fewer trimmed messages, and grid order. Deterministic."""
+    agg = df if "runs" in df.columns else by_setting(df)
+    params = param_columns(agg.drop(columns=["runs", "errors"]))
+    metric = cost_column(agg) or "tokens_sent"
+    ok = agg[(agg["errors"] == 0) & (agg["over_budget"] == 0)]
+    filters = []
+    if not allow_trims:
+        ok = ok[ok["trimmed"] == 0]
+        filters.append("the trimmer never had to cut")
+    if max_summarizer_calls is not None:
+        ok = ok[ok["summarizer_calls"] <= max_summarizer_calls]
+        filters.append(f"at most {max_summarizer_calls} summarizer calls")
+    ranked = ok.assign(_order=range(len(ok))).sort_values(
+        [metric, "summarizer_calls", "trimmed", "_order"], kind="mergesort")
+    n_all, n_ok = len(agg), len(ranked)
+    runs = int(agg["runs"].max()) if n_all else 0
+    scope = f"{n_all} setting(s) swept over {runs} transcript(s)"
+    if n_ok == 0:
+        return Recommendation(None, metric, None, 0, _no_pick_text(agg, params, scope, filters))
+    best = ranked.iloc[0]
+    setting = {p: _plain(best[p]) for p in params}
+    text = _pick_text(agg, ranked, params, metric, scope, filters)
+    return Recommendation(setting, metric, {k: _plain(v) for k, v in best.items() if k != "_order"}, n_ok, text)
+
+
+_METRIC_WORDS = {
+    "cost_usd": "total cost (the agent's calls and the summarizer's)",
+    "payload_cost_usd": "cost of the agent's own calls",
+    "tokens_sent": "total input tokens (no price is known for this model)",
+}
+
+
+def _plain(v: Any) -> Any:
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return v
+
+
+def _setting_words(row: Any, params: Sequence[str]) -> str:
+    return ", ".join(f"{p} = {_plain(row[p])}" for p in params) or "the manifest as written"
+
+
+def _money(v: Any) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"${float(v):,.4f}"
+
+
+def _value_words(metric: str, v: Any) -> str:
+    return f"{int(v):,} input tokens" if metric == "tokens_sent" else _money(v)
+
+
+def _pick_text(agg: Any, ranked: Any, params: Sequence[str], metric: str, scope: str, filters: list[str]) -> str:
+    best = ranked.iloc[0]
+    budget = int(best["input_budget"])
+    budgets = sorted({int(b) for b in agg["input_budget"].dropna()})
+    budget_words = f"the input budget ({budget:,} tokens: window − completion reserve − safety margin)" \
+        if len(budgets) == 1 else "their input budget (window − completion reserve − safety margin)"
+    n_all, n_ok = len(agg), len(ranked)
+    over = agg[agg["over_budget"] > 0]
+    lines = [f"**Recommendation: {_setting_words(best, params)}**"]
+    lead = f"Of {scope}, {n_ok} never sent a payload over {budget_words}"
+    lead += f" and met the filters ({'; '.join(filters)})." if filters else "."
+    if len(over):
+        worst = over.sort_values("over_budget", ascending=False, kind="mergesort").iloc[0]
+        lead += (f" {len(over)} went over at least once (worst: {_setting_words(worst, params)}, "
+                 f"{int(worst['over_budget'])} call(s) over budget).")
+    lines.append(lead)
+    peak = int(best["peak_payload"])
+    pct = 100.0 * peak / budget if budget else 0.0
+    body = (f"Ranked by {_METRIC_WORDS[metric]}, the cheapest is {_setting_words(best, params)}: "
+            f"{_value_words(metric, best[metric])} over {int(best['frames']):,} LLM call(s), "
+            f"{int(best['tokens_sent']):,} input tokens in all, and a peak payload of {peak:,} tokens "
+            f"({pct:.0f} % of the budget).")
+    if n_ok > 1:
+        dearest = ranked.iloc[-1]
+        if float(dearest[metric]) > 0 and float(dearest[metric]) != float(best[metric]):
+            saving = 100.0 * (1 - float(best[metric]) / float(dearest[metric]))
+            body += (f" That is {saving:.0f} % less than the most expensive qualifying setting "
+                     f"({_setting_words(dearest, params)}: {_value_words(metric, dearest[metric])}).")
+        ties = ranked[ranked[metric] == best[metric]]
+        if len(ties) > 1:
+            body += (f" {len(ties)} settings tie on that; the pick has the fewest summarizer calls, then the "
+                     "fewest trimmed messages, then comes first in the grid.")
+    lines.append(body)
+    calls = int(best["summarizer_calls"])
+    trade = (f"The price of that saving: the summarizer is called {calls} time(s) "
+             f"({int(best['summarizer_in_turn'])} during a turn, {int(best['summarizer_commit'])} at a commit), "
+             f"{int(best['messages_summarised'])} message(s) are folded into summaries")
+    dropped = int(best["messages_dropped"])
+    trade += f" and {dropped} dropped without one" if dropped else ""
+    trimmed = int(best["trimmed"])
+    trade += (f"; the token trimmer removed {trimmed} message(s) over all calls, so the context manager alone "
+              "did not keep the history within budget." if trimmed else "; the trimmer never had to cut.")
+    if int(best["repairs"]):
+        trade += (f" The pairing repair stepped in {int(best['repairs'])} time(s) over all calls to keep every "
+                  "payload valid.")
+    lines.append(trade)
+    label = str(best.get("summarizer") or "")
+    if "stand-in" in label:
+        lines.append("Summaries here come from the **offline stand-in (not a model)**: their cost is not counted "
+                     "and their length is only indicative. Set a real model (MODEL / API_BASE) to price them.")
+    if n_ok > 1:
+        runner = ranked.iloc[1]
+        lines.append(f"Runner-up: {_setting_words(runner, params)} ({_value_words(metric, runner[metric])}, "
+                     f"{int(runner['summarizer_calls'])} summarizer call(s), peak {int(runner['peak_payload']):,} tokens).")
+    return "\n\n".join(lines)
+
+
+def _no_pick_text(agg: Any, params: Sequence[str], scope: str, filters: list[str]) -> str:
+    lines = ["**No recommendation: no setting qualifies.**"]
+    why = f"Of {scope}, none stayed within the input budget on every call"
+    why += f" while meeting the filters ({'; '.join(filters)})." if filters else "."
+    lines.append(why)
+    valid = agg[agg["errors"] == 0]
+    if len(valid):
+        closest = valid.sort_values(["over_budget", "peak_payload"], kind="mergesort").iloc[0]
+        lines.append(f"Closest: {_setting_words(closest, params)}, with {int(closest['over_budget'])} call(s) over "
+                     f"budget and a peak payload of {int(closest['peak_payload']):,} tokens against a budget of "
+                     f"{int(closest['input_budget']):,}. Pinned content (system band, current turn, tool schemas) "
+                     "may be larger than the window allows: a bigger window or less injected context is needed.")
+    else:
+        lines.append("Every run failed; see the error column of the sweep table.")
+    return "\n\n".join(lines)
+
+
+# --- command line -------------------------------------------------------------------------------
+
+def run_sweep_command(manifest: str, transcripts: Sequence[str], grids: Sequence[str], fmt: str = "table",
+                      out: str | None = None, *, counter: str = "estimate", summarizer: str = "stand-in",
+                      processes: int | None = None, overrides: Iterable[str] = (),
+                      allow_imports: Iterable[str] = (), stderr: TextIO | None = None) -> int:
+    """``context-inspector sweep MANIFEST TRANSCRIPT... --grid keep_turns=2,4,6 [--format table|csv|json]``.
+
+    Writes the sweep table to ``out`` (or stdout) and a progress counter to stderr. Exit status:
+    0 ok, 1 some runs failed (their ``error`` column says why; the table is still written), 2 usage
+    error (a malformed ``--grid``, an unknown format). An unreadable or invalid manifest raises
+    the manifest errors the CLI already reports."""
+    err = stderr if stderr is not None else sys.stderr
+    if fmt not in ("table", "csv", "json"):
+        print(f"error: unknown format {fmt!r} (table, csv or json)", file=err)
+        return 2
+    try:
+        grid = parse_grid(grids)
+    except ValueError as exc:
+        print(f"error: {exc}", file=err)
+        return 2
+    counter_line = _StderrCounter(len(transcripts) * len(combinations(grid)), err)
+    df = sweep(manifest, list(transcripts), grid, counter=counter, summarizer=summarizer, processes=processes,
+               overrides=overrides, allow_imports=allow_imports,
+               progress=(lambda done, total: counter_line(done)) if transcripts else False)
+    if fmt == "json":
+        text = json.dumps({"grid": grid, "rows": json.loads(df.to_json(orient="records"))}, ensure_ascii=False,
+                          indent=1)
+    elif fmt == "csv":
+        text = df.to_csv(index=False)
+    else:
+        text = df.to_string(index=False)
+    text = text if text.endswith("\n") else text + "\n"
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    failed = df[df["error"].notna()]
+    for _, row in failed.iterrows():
+        combo = ", ".join(f"{k}={row[k]}" for k in grid)
+        print(f"error: {row['transcript']} [{combo}]: {row['error']}", file=err)
+    return 1 if len(failed) else 0

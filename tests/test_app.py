@@ -1,0 +1,396 @@
+"""The Streamlit app under AppTest (no browser): loading, stepping, selection, compare, bad input.
+
+What these guard: the app only presents what the package computed, stepping never replays, and
+bad input (YAML, validation, corrupt or oversized transcripts) is shown on the page while the app
+keeps working on the last good input — never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from inspector.report import app_views as av
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+SAMPLES = sorted(p.name for p in (ROOT / "sample_manifests").glob("*.yaml"))
+DEMO_CALLS = 26  # assistant messages of inspector/samples/demo_support.json
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+
+def start() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert_healthy(at)
+    return at
+
+
+def assert_healthy(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def charts(at: AppTest) -> list[dict[str, Any]]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def chart_ids(at: AppTest) -> list[str]:
+    return [c.proto.id for c in at.get("plotly_chart")]
+
+
+def band_title(at: AppTest) -> str:
+    """The band bar's title: 'turn T · step S — N tokens sent'."""
+    titles = [c["layout"].get("title", {}).get("text", "") for c in charts(at)]
+    return next(t for t in titles if "tokens sent" in t)
+
+
+def frame_by_columns(at: AppTest, *cols: str) -> pd.DataFrame:
+    for df in at.dataframe:
+        value = df.value
+        if isinstance(value, pd.DataFrame) and all(c in value.columns for c in cols):
+            return value
+    raise AssertionError(f"no dataframe with columns {cols}")
+
+
+def payload(at: AppTest) -> pd.DataFrame:
+    return frame_by_columns(at, "pos", "band", "tokens", "synthetic")
+
+
+def compare_totals(at: AppTest) -> pd.DataFrame:
+    return frame_by_columns(at, "strategy", "tokens_sent", "peak_payload")
+
+
+def tau_bench_file(episodes: int = 3) -> bytes:
+    """A tiny multi-conversation tau-bench file: episode k has k + 1 user turns."""
+    out = []
+    for k in range(episodes):
+        traj: list[dict[str, Any]] = [{"role": "system", "content": "You are an airline agent."}]
+        for i in range(k + 1):
+            traj += [{"role": "user", "content": f"episode {k} question {i}"},
+                     {"role": "assistant", "content": f"episode {k} answer {i}"}]
+        out.append({"task_id": k, "trial": 0, "reward": 1.0, "traj": traj})
+    return json.dumps(out).encode()
+
+
+# --- loading ---------------------------------------------------------------------------------------------
+
+def test_default_view_is_populated() -> None:
+    at = start()
+    assert errors(at) == []
+    assert at.session_state["manifest_sample"] == av.DEFAULT_MANIFEST
+    assert at.session_state["n_calls"] == DEMO_CALLS and at.session_state["call"] == 0
+    ids = chart_ids(at)
+    assert any("timeline" in i for i in ids) and any("band_bar" in i for i in ids)
+    assert len(payload(at)) > 0
+    assert len(compare_totals(at)) == 3  # summarising, sliding-window, stack
+    # The summarizer is labelled as the offline stand-in, never passed off as a model.
+    assert any("offline stand-in" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_each_sample_manifest_loads(name: str) -> None:
+    at = start()
+    at.selectbox(key="manifest_sample").select(name).run()
+    assert_healthy(at)
+    assert errors(at) == []
+    assert at.text_area(key="manifest_yaml").value == (ROOT / "sample_manifests" / name).read_text(encoding="utf-8")
+    assert at.session_state["n_calls"] == DEMO_CALLS
+    assert band_title(at).startswith("turn ")
+    at.button(key="next").click().run()
+    assert_healthy(at)
+    assert at.session_state["call"] == 1
+
+
+# --- stepping -------------------------------------------------------------------------------------------------
+
+def test_next_and_previous_move_the_call_and_change_the_views() -> None:
+    at = start()
+    title0, payload0 = band_title(at), payload(at)
+    at.button(key="next").click().run()
+    at.button(key="next").click().run()
+    assert at.session_state["call"] == 2
+    assert band_title(at) != title0
+    assert not payload(at).equals(payload0)
+    assert "call 2 · turn 2 · step 0" in at.subheader[0].value  # the position is shown in the tab
+    at.button(key="prev").click().run()
+    assert at.session_state["call"] == 1
+    at.button(key="prev").click().run()
+    assert at.session_state["call"] == 0
+    assert at.button(key="prev").disabled
+
+
+def test_slider_jumps_to_any_call_and_is_clamped_at_the_end() -> None:
+    at = start()
+    at.select_slider(key="call").set_value(DEMO_CALLS - 1).run()
+    assert at.session_state["call"] == DEMO_CALLS - 1
+    assert at.button(key="next").disabled
+    assert av.clamp_call(DEMO_CALLS + 5, DEMO_CALLS) == DEMO_CALLS - 1 and av.clamp_call(-1, DEMO_CALLS) == 0
+
+
+def test_stepping_never_replays(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = start()
+    import inspector.replay as replay_mod
+
+    def boom(*a: Any, **k: Any) -> None:
+        raise AssertionError("replay called while stepping")
+
+    monkeypatch.setattr(replay_mod, "replay", boom)
+    monkeypatch.setattr("inspector.compare.replay", boom)
+    for _ in range(3):
+        at.button(key="next").click().run()
+        assert_healthy(at)
+    at.select_slider(key="call").set_value(20).run()
+    assert_healthy(at)
+    assert at.session_state["call"] == 20 and errors(at) == []
+
+
+def test_timeline_point_selection_jumps_to_that_call() -> None:
+    """Drive the chart's real selection channel: a widget state for the timeline's element id,
+    shaped like the browser sends it (AppTest has no public setter for chart selections)."""
+    at = start()
+    chart_id = next(i for i in chart_ids(at) if "timeline" in i)
+    states = at._tree.get_widget_states()
+    w = states.widgets.add()
+    w.id = chart_id
+    w.string_value = json.dumps({"selection": {
+        "points": [{"x": 7, "y": 300, "curve_number": 0, "point_number": 7, "point_index": 7}],
+        "point_indices": [7], "box": [], "lasso": []}})
+    at._run(states)
+    assert_healthy(at)
+    assert at.session_state["call"] == 7
+    # The next ordinary rerun (Next) is not pulled back to the selected point.
+    at.button(key="next").click().run()
+    assert at.session_state["call"] == 8
+
+
+@pytest.mark.parametrize(("points", "expected"), [
+    ([{"x": 4}], 4),                 # a bar of call 4
+    ([{"x": 3.5}], 4),               # a commit-fold marker between calls 3 and 4: the call after it
+    ([{"x": 2}, {"x": 9}], 9),       # several points: the last one clicked
+    ([{"x": 999}], 25),              # beyond the end: clamped
+    ([{"y": 5}], None),              # no x: ignored
+    ([], None),
+])
+def test_call_from_selection(points: list[dict[str, Any]], expected: int | None) -> None:
+    assert av.call_from_selection({"selection": {"points": points}}, DEMO_CALLS) == expected
+
+
+# --- compare -------------------------------------------------------------------------------------------------------
+
+def test_compare_two_to_four_strategies() -> None:
+    at = start()
+    at.multiselect(key="cmp_strategies").set_value(["summarising", "stack"]).run()
+    assert_healthy(at)
+    assert list(compare_totals(at)["strategy"]) == ["summarising", "stack"]
+    keep = frame_by_columns(at, "ref", "role", "summarising", "stack")
+    assert len(keep) > 1
+    # Four, with a pasted context_manager YAML.
+    at.multiselect(key="cmp_strategies").set_value(["summarising", "sliding-window", "stack", "custom A"]).run()
+    at.text_area(key="cmp_spec_custom A").input("type: sliding-window\nparams:\n  keep_turns: 1\n").run()
+    assert_healthy(at)
+    totals = compare_totals(at)
+    assert list(totals["strategy"]) == ["summarising", "sliding-window", "stack", "custom A"]
+    assert totals.set_index("strategy").loc["custom A", "peak_payload"] <= \
+        totals.set_index("strategy").loc["stack", "peak_payload"]
+    compare_charts = [c for c in chart_ids(at) if "compare_timeline" in c]
+    assert len(compare_charts) == 4
+    # Same y axis on every aligned timeline.
+    ranges = {tuple(c["layout"]["yaxis"]["range"]) for c in charts(at) if c["layout"].get("yaxis", {}).get("range")}
+    assert len(ranges) == 1
+    # Stepping moves the per-call view of every strategy.
+    before = frame_by_columns(at, "ref", "role", "custom A")
+    at.button(key="next").click().run()
+    assert not frame_by_columns(at, "ref", "role", "custom A").equals(before)
+
+
+def test_compare_needs_two_and_shows_a_bad_strategy_without_breaking() -> None:
+    at = start()
+    at.multiselect(key="cmp_strategies").set_value(["stack"]).run()
+    assert any("at least two" in i.value for i in at.info)
+    at.multiselect(key="cmp_strategies").set_value(["stack", "custom A", "custom B"]).run()
+    at.text_area(key="cmp_spec_custom B").input("type: no-such-manager\n").run()
+    assert_healthy(at)
+    assert any("custom B" in e for e in errors(at))
+    assert list(compare_totals(at)["strategy"]) == ["stack", "custom A"]
+
+
+# --- bad manifests ------------------------------------------------------------------------------------------------------
+
+def test_invalid_manifest_shows_the_field_path_and_recovers() -> None:
+    at = start()
+    good = at.text_area(key="manifest_yaml").value
+    bad = good.replace("keep_turns: 3", "keep_turns: -2")
+    assert bad != good
+    at.text_area(key="manifest_yaml").input(bad).run()
+    assert_healthy(at)
+    errs = " ".join(errors(at))
+    assert "spec.context_manager.params.keep_turns" in errs
+    assert at.session_state["n_calls"] == DEMO_CALLS  # still showing the last valid manifest
+    at.button(key="next").click().run()
+    assert at.session_state["call"] == 1
+    # A valid edit is picked up: the window follows the manifest.
+    at.text_area(key="manifest_yaml").input(good.replace("context_window: 6000", "context_window: 9000")).run()
+    assert errors(at) == []
+    assert any(m.value == "9,000" for m in at.metric)
+
+
+def test_yaml_syntax_error_names_the_line() -> None:
+    at = start()
+    at.text_area(key="manifest_yaml").input("apiVersion: mas/v1\nkind: Agent\nspec: [unclosed\n").run()
+    assert_healthy(at)
+    errs = " ".join(errors(at))
+    assert "line" in errs.lower()
+    assert len(payload(at)) > 0  # the views still show the last valid manifest
+
+
+def test_unreadable_manifest_upload_is_reported() -> None:
+    at = start()
+    at.file_uploader(key="manifest_upload").set_value(("bin.yaml", b"\xff\xfe\x00garbage", "application/x-yaml")).run()
+    assert_healthy(at)
+    assert any("not UTF-8" in e for e in errors(at))
+    at.file_uploader(key="manifest_upload").set_value(
+        ("mine.yaml", (ROOT / "sample_manifests" / "stack.yaml").read_bytes(), "application/x-yaml")).run()
+    assert errors(at) == []
+    assert "type: stack" in at.text_area(key="manifest_yaml").value
+
+
+# --- transcripts -----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("name", "data", "needle"), [
+    ("broken.json", b'{"messages": [{"role": "user", "content": "hi"}', "broken.json"),
+    ("notes.txt", b"this is not a transcript at all", "notes.txt"),
+    ("bad-role.json", json.dumps({"messages": [{"role": "user", "content": 5}]}).encode(), "bad-role.json"),
+])
+def test_broken_transcript_upload_shows_an_error_and_keeps_the_app_usable(name: str, data: bytes, needle: str) -> None:
+    at = start()
+    at.file_uploader(key="transcript_upload").set_value((name, data, "application/json")).run()
+    assert_healthy(at)
+    assert any(needle in e for e in errors(at)), errors(at)
+    assert at.session_state["n_calls"] == DEMO_CALLS  # still the demo transcript
+    at.button(key="next").click().run()
+    assert_healthy(at)
+    assert at.session_state["call"] == 1
+    at.file_uploader(key="transcript_upload").set_value(None).run()
+    assert errors(at) == []
+
+
+def test_oversized_transcript_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(av, "MAX_TRANSCRIPT_BYTES", 1_000)
+    at = start()  # the bundled demo (32 KB) is over the lowered limit too: the app says so, no traceback
+    assert any("too large" in e for e in errors(at))
+    monkeypatch.setattr(av, "MAX_TRANSCRIPT_BYTES", 50_000_000)
+    at.run()
+    assert errors(at) == []
+    monkeypatch.setattr(av, "MAX_TRANSCRIPT_BYTES", 40_000)
+    big = json.dumps({"messages": [{"role": "user", "content": "x" * 50_000}]}).encode()
+    at.file_uploader(key="transcript_upload").set_value(("big.json", big, "application/json")).run()
+    assert_healthy(at)
+    assert any("too large" in e and "big.json" in e for e in errors(at))
+    assert at.session_state["n_calls"] == DEMO_CALLS
+
+
+def test_anthropic_upload_and_format_choice() -> None:
+    at = start()
+    data = (ROOT / "inspector" / "samples" / "demo_support.anthropic.json").read_bytes()
+    at.file_uploader(key="transcript_upload").set_value(("demo.anthropic.json", data, "application/json")).run()
+    assert_healthy(at)
+    assert errors(at) == []
+    assert at.session_state["n_calls"] == DEMO_CALLS
+    assert any("anthropic" in c.value for c in at.caption)
+    at.selectbox(key="transcript_format").select("tau-bench").run()  # a wrong explicit format
+    assert_healthy(at)
+    assert errors(at)
+    at.selectbox(key="transcript_format").select("auto-detect").run()
+    assert errors(at) == []
+
+
+def test_conversation_picker_for_multi_conversation_files() -> None:
+    at = start()
+    at.file_uploader(key="transcript_upload").set_value(("runs.json", tau_bench_file(3), "application/json")).run()
+    assert_healthy(at)
+    picker = at.selectbox(key="conversation")
+    assert len(picker.options) == 3
+    assert at.session_state["n_calls"] == 1
+    picker.select(2).run()
+    assert at.session_state["n_calls"] == 3
+
+
+def test_transcript_content_is_never_rendered_as_markdown_or_html() -> None:
+    at = start()
+    evil = "**bold** <img src=x onerror=alert(1)> [link](http://example.com) :red[red]"
+    data = json.dumps({"messages": [{"role": "user", "content": evil},
+                                    {"role": "assistant", "content": evil}]}).encode()
+    at.file_uploader(key="transcript_upload").set_value(("evil **name**.json", data, "application/json")).run()
+    assert_healthy(at)
+    for el in [*at.markdown, *at.caption, *at.info, *at.error, *at.warning, *at.subheader]:
+        assert "<img" not in el.value and "**bold**" not in el.value
+    assert any(evil in str(c.value) for c in at.code)  # shown as text in a code block
+
+
+# --- counters, summarizer modes, explanations, export ---------------------------------------------------------------
+
+def test_estimate_counter_warns_about_under_counting() -> None:
+    at = start()
+    at.radio(key="counter").set_value("estimate").run()
+    assert_healthy(at)
+    notes = [x.value for x in [*at.info, *at.warning, *at.error]]
+    assert any("under-counts" in n for n in notes), notes
+
+
+def test_live_summarizer_asks_for_a_hidden_key_and_calls_the_model(llm: Any) -> None:
+    at = start()
+    at.radio(key="summarizer").set_value("live").run()
+    key_input = at.text_input(key="live_key")
+    assert key_input.proto.type == key_input.proto.PASSWORD
+    at.text_input(key="live_model").input("openai/test-model")
+    at.text_input(key="live_base").input(llm.api_base)
+    at.text_input(key="live_key").input("sk-secret-123").run()
+    assert_healthy(at)
+    assert errors(at) == []
+    assert llm.requests, "the live summarizer never called the model"
+    page = " ".join(str(getattr(e, "value", "")) for e in [*at.markdown, *at.caption, *at.code, *at.text])
+    assert "sk-secret-123" not in page
+    assert not any("offline stand-in" in c.value for c in at.caption if "summarizer" in c.value)
+
+
+def test_why_did_my_message_disappear() -> None:
+    at = start()
+    at.select_slider(key="call").set_value(15).run()
+    at.number_input(key="why_index").set_value(1).run()
+    text = at.info[-1].value
+    assert text.startswith("Message 1 is not sent") and "summar" in text
+    at.number_input(key="why_index").set_value(54).run()
+    assert "after this call" in at.info[-1].value
+
+
+def test_repairs_are_linked_to_messages() -> None:
+    at = start()
+    at.select_slider(key="call").set_value(15).run()
+    rep = frame_by_columns(at, "kind", "tool_call_id", "messages")
+    assert not rep.empty and (rep["kind"] == "ask_stripped").any()
+    assert all(m for m in rep["messages"])  # every repair names the transcript messages involved
+
+
+def test_exports() -> None:
+    at = start()
+    assert len(at.get("download_button")) == 3
+    from inspector.manifest import load_manifest
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript, sample_path
+
+    rp = replay(load_manifest(ROOT / "sample_manifests" / "small-window.yaml"), load_transcript(sample_path()),
+                summarizer="stand-in")
+    assert len(json.loads(av.frames_json(rp))["frames"]) == DEMO_CALLS
+    assert av.frames_csv(rp).count("\n") == DEMO_CALLS + 1
+    doc = json.loads(av.payload_json(rp, 3))
+    assert doc["call"] == 3 and len(doc["payload"]) == doc["messages"]

@@ -1,0 +1,135 @@
+"""The notebooks run top to bottom with nbclient against the bundled samples and show their key outputs.
+
+Offline by default (the labelled stand-in summarizer, no network, no key); with a real model when
+MODEL/API_BASE are set, here the local fake OpenAI-compatible server. A probe cell appended to the
+executed copy reports the notebook's own variables, so the checks read data, not rendered HTML.
+Bug classes: a notebook that errors on a fresh environment, one committed with outputs or drifting
+from its generator, and default parameters that no longer show what the notebook promises.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+PLOTLY = "application/vnd.plotly.v1+json"
+PROBE = "PROBE "
+
+
+def _execute(name: str, monkeypatch: pytest.MonkeyPatch, *, params: str = "", probe: str = "") -> Any:
+    for var in ("MODEL", "API_BASE", "API_KEY"):
+        monkeypatch.delenv(var, raising=False)  # the kernel inherits this environment
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    if params:  # papermill-style: a cell right after the one tagged "parameters"
+        at = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
+        cell = nbformat.v4.new_code_cell(params)
+        cell.metadata["tags"] = ["injected-parameters"]
+        nb.cells.insert(at + 1, cell)
+    if probe:
+        nb.cells.append(nbformat.v4.new_code_cell(f"import json as _json\nprint({PROBE!r} + _json.dumps({probe}))"))
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}).execute()
+    return nb
+
+
+def _outputs(nb: Any) -> list[Any]:
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+
+
+def _probe(nb: Any) -> dict[str, Any]:
+    text = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.output_type == "stream")
+    line = next(ln for ln in text.splitlines() if ln.startswith(PROBE))
+    return json.loads(line[len(PROBE):])
+
+
+def _markdown(nb: Any) -> str:
+    return "\n".join(o["data"]["text/markdown"] for o in _outputs(nb) if "text/markdown" in o.get("data", {}))
+
+
+def _cell_outputs(nb: Any, marker: str) -> list[Any]:
+    cell = next(c for c in nb.cells if c.cell_type == "code" and marker in c.source)
+    return list(cell.outputs)
+
+
+# --- as committed ---------------------------------------------------------------------------------
+
+def test_notebooks_match_their_generator_and_carry_no_outputs() -> None:
+    build = runpy.run_path(str(NOTEBOOKS / "_build.py"))
+    assert build["main"](["--check"]) == 0, "run: python notebooks/_build.py"
+    for name in ("tune_keep_turns.ipynb", "compaction_demo.ipynb"):
+        nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+        nbformat.validate(nb)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert all(c.outputs == [] and c.execution_count is None for c in code), name
+        assert sum("parameters" in c.metadata.get("tags", []) for c in code) == 1, name
+        assert nb.metadata["kernelspec"]["name"] == "python3"
+
+
+# --- executed -------------------------------------------------------------------------------------
+
+def test_tune_keep_turns_runs_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    nb = _execute("tune_keep_turns.ipynb", monkeypatch, probe=(
+        '{"rows": len(df), "transcripts": len(transcript_paths), "grid": GRID, '
+        '"order": df[["transcript", *GRID]].astype(str).values.tolist(), "labels": sorted(set(df.summarizer)), '
+        '"errors": int(df.error.notna().sum()), "settings": len(per_setting), "pick": rec.setting}'))
+    assert not [o for o in _outputs(nb) if o.output_type == "error"]
+    p = _probe(nb)
+    assert p["transcripts"] == 2 and p["grid"] == {"keep_turns": [1, 2, 3, 4, 6, 8, 10], "hysteresis_ratio": [0, 0.1, 0.3]}
+    assert p["rows"] == 2 * 7 * 3 and p["settings"] == 7 * 3 and p["errors"] == 0
+    assert p["order"][:4] == [["demo_support.json", "1", "0.0"], ["demo_support.json", "1", "0.1"],
+                              ["demo_support.json", "1", "0.3"], ["demo_support.json", "2", "0.0"]]
+    assert p["order"][21][0] == "demo_support.anthropic.json"
+    assert p["labels"] == ["offline stand-in (not a model)"]
+    # the sweep table is displayed, with every row
+    table = [o for o in _cell_outputs(nb, "df = sweep(") if "text/html" in o.get("data", {})]
+    assert table and table[-1]["data"]["text/html"].split("<tbody>")[1].count("<tr>") == p["rows"]
+    figures = [o for o in _outputs(nb) if PLOTLY in o.get("data", {})]
+    titles = [f["data"][PLOTLY]["layout"]["title"]["text"] for f in figures]
+    assert titles == ["Tokens and cost against keep_turns", "Summarizer calls against hysteresis_ratio",
+                      "Peak payload against the budget, by keep_turns"]
+    md = _markdown(nb)
+    assert "offline stand-in (not a model)" in md
+    pick = ", ".join(f"{k} = {v}" for k, v in p["pick"].items())
+    assert f"**Recommendation: {pick}**" in md
+
+
+def test_compaction_demo_runs_offline_and_shows_every_mechanism(monkeypatch: pytest.MonkeyPatch) -> None:
+    nb = _execute("compaction_demo.ipynb", monkeypatch, probe=(
+        '{"actions": sorted(set(calls.cm_action)), "commit_folds": len(folds), "repairs": len(repairs), '
+        '"strategies": table.strategy.tolist(), "label": rp.summarizer_label}'))
+    assert not [o for o in _outputs(nb) if o.output_type == "error"]
+    p = _probe(nb)
+    assert {"summarized", "reused"} <= set(p["actions"])  # the trigger and hysteresis both happen
+    assert p["commit_folds"] > 0 and p["repairs"] > 0
+    assert p["strategies"] == ["summarising", "sliding window (keep 4)", "stack (full history)"]
+    assert p["label"] == "offline stand-in (not a model)"
+    figures = [o["data"][PLOTLY]["layout"].get("title", {}).get("text", "") for o in _outputs(nb)
+               if PLOTLY in o.get("data", {})]
+    assert figures[0] == "Payload per LLM call"
+    assert figures[-3:] == p["strategies"]  # the side-by-side timelines
+    assert len(figures) >= 7  # plus the band bars at the summary, before it, and at the reuse
+    md = _markdown(nb)
+    for sentence in ("The first fold happens at the commit of turn", "reuses the summary", "needed a repair",
+                     "sends the fewest input tokens"):
+        assert sentence in md
+
+
+def test_tune_keep_turns_with_a_real_model(monkeypatch: pytest.MonkeyPatch, llm: Any, tmp_path: Path) -> None:
+    params = (f'MODEL = "openai/test-model"\nAPI_BASE = {llm.api_base!r}\nSUMMARY_CACHE = {str(tmp_path)!r}\n'
+              'TRANSCRIPTS = TRANSCRIPTS[:1]\nGRID = {"keep_turns": [2, 3]}\nPROCESSES = 2\n')
+    nb = _execute("tune_keep_turns.ipynb", monkeypatch, params=params,
+                  probe='{"rows": len(df), "labels": sorted(set(df.summarizer)), "calls": int(df.summarizer_calls.sum())}')
+    p = _probe(nb)
+    assert p == {"rows": 2, "labels": ["llm"], "calls": p["calls"]} and p["calls"] > 0
+    assert llm.requests and all(r["model"] == "test-model" for r in llm.requests)
+    md = _markdown(nb)
+    assert "Summaries come from **openai/test-model** through litellm" in md
+    assert "offline stand-in" not in md
