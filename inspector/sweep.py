@@ -162,7 +162,8 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
         loaded = settings_from_dict(apply_params(doc, params), file=file, allow_imports=allow_imports,
                                     base_dir=Path(file).parent if file else None)
         rp = replay(loaded, _load(transcript), counter=counter, summarizer=summarizer, llm=llm,
-                    summary_cache=summary_cache, allow_imports=allow_imports)
+                    summary_cache=None if summary_cache is None else os.fspath(summary_cache),
+                    allow_imports=allow_imports)
     except (ManifestError, ValueError, ModelResolutionError, PluginLookupError, OSError) as exc:
         if on_error == "raise":
             raise
@@ -214,7 +215,7 @@ def _folded_messages(rp: Any) -> tuple[set[int], set[int]]:
 
 def _manifest_source(manifest: Any, file: str | None) -> tuple[dict[str, Any], str | None]:
     if isinstance(manifest, (str, os.PathLike)):
-        loaded = load_manifest(manifest)
+        loaded = load_manifest(os.fspath(manifest))
         return dict(loaded.raw), file or loaded.file
     if hasattr(manifest, "raw"):  # LoadedManifest
         return dict(manifest.raw), file or getattr(manifest, "file", None)
@@ -259,10 +260,10 @@ def combinations(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
         if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
             raise ValueError(f"grid {k!r}: expected a list of values, got {values!r}")
     lists = [list(grid[k]) for k in keys]
-    for k, values in zip(keys, lists):
+    for k, values in zip(keys, lists, strict=True):
         if not values:
             raise ValueError(f"grid {k!r} has no values")
-    return [dict(zip(keys, combo)) for combo in itertools.product(*lists)]
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*lists)]
 
 
 def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
@@ -320,7 +321,8 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     overrides = list(overrides)
     if overrides:
         doc = apply_overrides(doc, overrides)
-    items = list(transcripts) if isinstance(transcripts, (list, tuple)) else [transcripts]
+    single = isinstance(transcripts, (str, os.PathLike)) or hasattr(transcripts, "messages")
+    items = [transcripts] if single else list(transcripts)
     combos = combinations(grid)
     labels = _unique_labels(items)
     tasks = [(t, combo) for t in items for combo in combos]
@@ -520,7 +522,7 @@ def _pick_text(agg: Any, ranked: Any, params: Sequence[str], metric: str, scope:
     budgets = sorted({int(b) for b in agg["input_budget"].dropna()})
     budget_words = f"the input budget ({budget:,} tokens: window − completion reserve − safety margin)" \
         if len(budgets) == 1 else "their input budget (window − completion reserve − safety margin)"
-    n_all, n_ok = len(agg), len(ranked)
+    n_ok = len(ranked)
     over = agg[agg["over_budget"] > 0]
     lines = [f"**Recommendation: {_setting_words(best, params)}**"]
     lead = f"Of {scope}, {n_ok} never sent a payload over {budget_words}"
@@ -567,7 +569,8 @@ def _pick_text(agg: Any, ranked: Any, params: Sequence[str], metric: str, scope:
     if n_ok > 1:
         runner = ranked.iloc[1]
         lines.append(f"Runner-up: {_setting_words(runner, params)} ({_value_words(metric, runner[metric])}, "
-                     f"{int(runner['summarizer_calls'])} summarizer call(s), peak {int(runner['peak_payload']):,} tokens).")
+                     f"{int(runner['summarizer_calls'])} summarizer call(s), "
+                     f"peak {int(runner['peak_payload']):,} tokens).")
     return "\n\n".join(lines)
 
 

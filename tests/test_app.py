@@ -249,7 +249,7 @@ def test_yaml_syntax_error_names_the_line() -> None:
     at.text_area(key="manifest_yaml").input("apiVersion: mas/v1\nkind: Agent\nspec: [unclosed\n").run()
     assert_healthy(at)
     errs = " ".join(errors(at))
-    assert "line" in errs.lower()
+    assert "small-window.yaml:3" in errs or "small-window.yaml:4" in errs  # FILE:LINE
     assert len(payload(at)) > 0  # the views still show the last valid manifest
 
 
@@ -292,6 +292,7 @@ def test_oversized_transcript_is_refused(monkeypatch: pytest.MonkeyPatch) -> Non
     at.run()
     assert errors(at) == []
     monkeypatch.setattr(av, "MAX_TRANSCRIPT_BYTES", 40_000)
+    at.run()  # the uploader's own size cap follows the limit (a new widget): render it first
     big = json.dumps({"messages": [{"role": "user", "content": "x" * 50_000}]}).encode()
     at.file_uploader(key="transcript_upload").set_value(("big.json", big, "application/json")).run()
     assert_healthy(at)
@@ -342,6 +343,7 @@ def test_transcript_content_is_never_rendered_as_markdown_or_html() -> None:
 def test_estimate_counter_warns_about_under_counting() -> None:
     at = start()
     at.radio(key="counter").set_value("estimate").run()
+    at.select_slider(key="call").set_value(3).run()
     assert_healthy(at)
     notes = [x.value for x in [*at.info, *at.warning, *at.error]]
     assert any("under-counts" in n for n in notes), notes
@@ -394,3 +396,22 @@ def test_exports() -> None:
     assert av.frames_csv(rp).count("\n") == DEMO_CALLS + 1
     doc = json.loads(av.payload_json(rp, 3))
     assert doc["call"] == 3 and len(doc["payload"]) == doc["messages"]
+
+
+@pytest.mark.parametrize(("counter", "call", "level"), [
+    ("estimate", 0, None),         # the estimate over-counts this short call: nothing to say
+    ("estimate", 1, "info"),       # under-counts, but the real count still fits the input budget
+    ("estimate", 3, "warning"),    # the real count eats into the safety margin
+    ("estimate", 6, "error"),      # real count + completion reserve exceed the window
+    ("tiktoken", 6, None),         # the real tokenizer is the reference: no check
+])
+def test_estimate_check_levels(counter: str, call: int, level: str | None) -> None:
+    from inspector.manifest import load_manifest_text
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript, sample_path
+
+    text = (ROOT / "sample_manifests" / "small-window.yaml").read_text(encoding="utf-8")
+    rp = replay(load_manifest_text(text.replace("context_window: 6000", "context_window: 4000")),
+                load_transcript(sample_path()), counter=counter, summarizer="stand-in")
+    check = av.estimate_check(rp, call)
+    assert (check[0] if check else None) == level

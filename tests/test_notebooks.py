@@ -82,7 +82,8 @@ def test_tune_keep_turns_runs_offline(monkeypatch: pytest.MonkeyPatch) -> None:
         '"errors": int(df.error.notna().sum()), "settings": len(per_setting), "pick": rec.setting}'))
     assert not [o for o in _outputs(nb) if o.output_type == "error"]
     p = _probe(nb)
-    assert p["transcripts"] == 2 and p["grid"] == {"keep_turns": [1, 2, 3, 4, 6, 8, 10], "hysteresis_ratio": [0, 0.1, 0.3]}
+    assert p["transcripts"] == 2
+    assert p["grid"] == {"keep_turns": [1, 2, 3, 4, 6, 8, 10], "hysteresis_ratio": [0, 0.1, 0.3]}
     assert p["rows"] == 2 * 7 * 3 and p["settings"] == 7 * 3 and p["errors"] == 0
     assert p["order"][:4] == [["demo_support.json", "1", "0.0"], ["demo_support.json", "1", "0.1"],
                               ["demo_support.json", "1", "0.3"], ["demo_support.json", "2", "0.0"]]
@@ -126,7 +127,8 @@ def test_tune_keep_turns_with_a_real_model(monkeypatch: pytest.MonkeyPatch, llm:
     params = (f'MODEL = "openai/test-model"\nAPI_BASE = {llm.api_base!r}\nSUMMARY_CACHE = {str(tmp_path)!r}\n'
               'TRANSCRIPTS = TRANSCRIPTS[:1]\nGRID = {"keep_turns": [2, 3]}\nPROCESSES = 2\n')
     nb = _execute("tune_keep_turns.ipynb", monkeypatch, params=params,
-                  probe='{"rows": len(df), "labels": sorted(set(df.summarizer)), "calls": int(df.summarizer_calls.sum())}')
+                  probe='{"rows": len(df), "labels": sorted(set(df.summarizer)), '
+                        '"calls": int(df.summarizer_calls.sum())}')
     p = _probe(nb)
     assert p == {"rows": 2, "labels": ["llm"], "calls": p["calls"]} and p["calls"] > 0
     assert llm.requests and all(r["model"] == "test-model" for r in llm.requests)

@@ -240,9 +240,9 @@ def test_run_sweep_command_errors(capsys: pytest.CaptureFixture[str]) -> None:
 def _row(kt: int, transcript: str = "a", **over: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"transcript": transcript, "keep_turns": kt}
     row.update(dict.fromkeys(METRIC_COLUMNS, 0))
-    row.update(frames=10, tokens_sent=1000 * kt, peak_payload=100 * kt, input_budget=1000, min_headroom=1000 - 100 * kt,
-               payload_cost_usd=0.01 * kt, summary_cost_usd=None, cost_usd=None, summarizer="stand-in", counter="estimate",
-               error=None)
+    row.update(frames=10, tokens_sent=1000 * kt, peak_payload=100 * kt, input_budget=1000,
+               min_headroom=1000 - 100 * kt, payload_cost_usd=0.01 * kt, summary_cost_usd=None, cost_usd=None,
+               summarizer="stand-in", counter="estimate", error=None)
     row.update(over)
     return row
 

@@ -37,7 +37,7 @@ def _groups(agg: Any, x: str) -> list[tuple[str, Any]]:
     out = []
     for key, rows in ok.groupby(params, sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        out.append((", ".join(f"{p}={v}" for p, v in zip(params, key)), rows))
+        out.append((", ".join(f"{p}={v}" for p, v in zip(params, key, strict=True)), rows))
     return out
 
 
@@ -80,7 +80,8 @@ def tokens_and_cost(df: Any, x: str = "keep_turns", *, recommended: Recommendati
         for col, panel in cols:
             fig.add_trace(go.Scatter(x=pick[x], y=pick[col], mode="markers", name="recommended",
                                      legendgroup="recommended", showlegend=panel == 1,
-                                     marker=dict(symbol="star", size=16, color=PICK_COLOR, line=dict(color="#333", width=1)),
+                                     marker=dict(symbol="star", size=16, color=PICK_COLOR,
+                                                 line=dict(color="#333", width=1)),
                                      hovertemplate="recommended<br>%{y:,}<extra></extra>"), row=1, col=panel)
     fig.update_xaxes(title_text=x)
     fig.update_yaxes(title_text="tokens", row=1, col=1)
