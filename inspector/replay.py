@@ -42,6 +42,16 @@ def _expand(ranges: Sequence[tuple[int, int]]) -> list[int]:
     return [i for a, b in ranges for i in range(a, b)]
 
 
+def _merge(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(a + b):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(hi, out[-1][1]))
+        else:
+            out.append((lo, hi))
+    return out
+
+
 @dataclass(slots=True)
 class Frame:
     turn: int  # 1-based; 0 = preamble
@@ -186,7 +196,17 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, ref: dict[int, int], pr
             kind = "system_band" if row.band == "system" else ("summary" if row.band == "summary" else None)
         synth.append(kind)
         row_bands.append(row.band)
-    trimmed_refs = [ref[id(rm.message)] for rm in asm.trimmed if id(rm.message) in ref]
+    pre = asm.precut
+    trimmed_refs = [ref[id(rm.message)] for rm in asm.trimmer_removed if id(rm.message) in ref]
+    pre_ranges: list[tuple[int, int]] = []
+    pre_synth = 0
+    if pre:
+        # the pre-cut prefix is a run of the committed log, which is in transcript order: two lookups
+        first = next((ref[id(m)] for m in pre if id(m) in ref), None)
+        last = next((ref[id(m)] for m in reversed(pre) if id(m) in ref), None)
+        if first is not None and last is not None:
+            pre_ranges = [(first, last + 1)]
+        pre_synth = sum(1 for m in pre[:3] if id(m) not in ref)  # a leading summary block, at most
     folded_refs = [ref[id(m)] for m in asm.cm.folded if id(m) in ref]
     b = asm.budget
     return Frame(
@@ -199,7 +219,8 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, ref: dict[int, int], pr
             "dropped_turns": asm.cm.dropped_turns, "summarizer_called": asm.cm.summarizer_called,
             "error": asm.cm.error, "raw_tokens": asm.cm.raw_tokens},
         refs=refs, row_bands=row_bands, synthetic=synth, own=own,
-        trimmed=_ranges(trimmed_refs), trimmed_synthetic=len(asm.trimmed) - len(trimmed_refs),
+        trimmed=_merge(pre_ranges, _ranges(trimmed_refs)),
+        trimmed_synthetic=len(asm.trimmer_removed) - len(trimmed_refs) + pre_synth,
         folded=_ranges(folded_refs),
         repairs=[{**rp.as_dict(), "ref": None} for rp in asm.repairs], check=asm.check,
         cost_usd=None if price is None else round(asm.payload_tokens * price, 10),

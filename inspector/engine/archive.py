@@ -76,7 +76,8 @@ class Archive:
         self.nodes[node.id] = node
         self.covering.append(node.id)
         self.leaves.append(node.id)
-        self._projection = None
+        if self._projection is not None:
+            self._projection.extend(node.messages)  # append-only growth: no O(history) rebuild per commit
         return node.id
 
     def projection(self) -> list[Message]:

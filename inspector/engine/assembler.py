@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.engine.budget import Budget, compute_budget
-from inspector.engine.history import split_user_turns
+from inspector.engine.history import split_user_turns, start_of_tool_group
 from inspector.engine.limits import ModelLimits, resolve_limits
 from inspector.engine.llm import LLMEngine
 from inspector.engine.managers.base import CMDecision, ContextManager
@@ -69,15 +69,25 @@ class Assembly:
     payload_tokens: int
     headroom: int
     cm: CMDecision
-    trimmed: list[Removal]
+    trimmer_removed: list[Removal]
     repairs: list[Repair]
     check: str
     turn: int
     warnings: list[str] = field(default_factory=list)
+    precut: Sequence[Message] = ()  # oldest history rows cut before the trimmer ran (they could never fit)
 
     @property
     def ok(self) -> bool:
         return self.check == "ok"
+
+    @property
+    def trimmed(self) -> list[Removal]:
+        """Every row the budget removed: the pre-cut history prefix, then the trimmer's own removals."""
+        return [Removal(m, "history") for m in self.precut] + self.trimmer_removed
+
+    @property
+    def trimmed_count(self) -> int:
+        return len(self.precut) + len(self.trimmer_removed)
 
 
 @dataclass(slots=True)
@@ -160,6 +170,26 @@ def build_summarizer(settings: Any, *, summarizer: Any = "manifest", llm: LLMEng
     return cls(**params, **kwargs)
 
 
+def _precut(history: Sequence[Message], others: Sequence[Message], counter: TokenCounter, budget: int) -> int:
+    """Index of the first history row the trimmer could possibly keep.
+
+    Walking back from the newest row, once ``others + history[i:]`` exceeds the budget the trimmer
+    (which drops from the front) must drop everything before ``i``'s group; cutting there first
+    gives the identical result while keeping each call O(kept rows) instead of O(whole history) —
+    what makes a 2 000-turn ``stack`` replay linear. The last history group is never cut here.
+    """
+    units = sum(counter.unit(m) for m in others)
+    n = len(others)
+    for i in range(len(history) - 1, -1, -1):
+        units += counter.unit(history[i])
+        n += 1
+        if counter.total(units, n) > budget:
+            cut = start_of_tool_group(history, i)
+            last_group = start_of_tool_group(history, len(history) - 1)
+            return min(cut, last_group)
+    return 0
+
+
 class ContextAssembler:
     """The default ``assembler`` plugin. Custom assemblers implement ``assemble(engine)`` and must
     return a paired payload (they may call :func:`inspector.engine.pairing.sanitize_provider_messages`)."""
@@ -190,24 +220,34 @@ class ContextAssembler:
                                 summary_threshold=getattr(cm, "summary_threshold", 0))
         managed = cm.manage_history(past, budget.hint)
         decision = cm.last_decision or CMDecision("unchanged-under-budget")
-        band: dict[int, tuple[str, str | None]] = {}
-        messages: list[Message] = []
-        if system:
-            messages.append(system)
-            band[id(system)] = ("system", None if engine.conversation.system_message is system else "system_band")
-        for m in managed:
-            messages.append(m)
-            band[id(m)] = ("summary", "summary") if is_summary_block(m) else ("history", None)
+        messages: list[Message] = [system] if system else []
+        budget_tokens = max(0, budget.max_tokens - budget.trimmer_reserve - tool_tokens)
+        others = ([system] if system else []) + ([user] if has_user else []) + wm
+        cut = _precut(managed, others, counter, budget_tokens) if budget.max_tokens > 0 else 0
+        messages.extend(managed[cut:] if cut else managed)
         if has_user:
             messages.append(user)
-            band[id(user)] = ("user", None)
-        for m in wm:
-            band[id(m)] = ("working_memory", None)
-        if not messages and not wm:
+        placeholder = not messages and not wm
+        if placeholder:
             messages.append(HELLO)
-            band[id(HELLO)] = ("user", "placeholder")
         trimmed = trim_messages_to_budget(messages, max_tokens=budget.max_tokens, reserve=budget.trimmer_reserve,
                                           fixed=tool_tokens, pin_tail=wm, counter=counter)
+        wm_ids = {id(m) for m in wm}
+        own_system = conv.system_message is system
+
+        def band_of(src: Message) -> tuple[str, str | None]:
+            if system is not None and src is system:
+                return "system", None if own_system else "system_band"
+            if src is HELLO and placeholder:
+                return "user", "placeholder"
+            if has_user and src is user:
+                return "user", None
+            if id(src) in wm_ids:
+                return "working_memory", None
+            if is_summary_block(src):
+                return "summary", "summary"
+            return "history", None
+
         sanitized = sanitize_provider_messages(trimmed.messages)
         rows: list[PayloadRow] = []
         for out, origin in zip(sanitized.messages, sanitized.origin):
@@ -216,7 +256,7 @@ class ContextAssembler:
                 rows.append(PayloadRow(out, prev_band, "empty_result", None))
                 continue
             src = trimmed.messages[origin]
-            b, syn = band.get(id(src), ("history", None))
+            b, syn = band_of(src)
             rows.append(PayloadRow(out, b, syn, src))
         bands = {k: 0 for k in BANDS}
         per_band: dict[str, list[Message]] = {}
@@ -233,7 +273,7 @@ class ContextAssembler:
                             "working-memory group)")
         return Assembly(sanitized.messages, list(tools) if tools else None, rows, budget, engine.limits, bands,
                         payload_tokens, headroom, decision, trimmed.removed, sanitized.repairs, "ok",
-                        conv.turn_index, warnings)
+                        conv.turn_index, warnings, managed[:cut] if cut else ())
 
 
 class ContextEngine:

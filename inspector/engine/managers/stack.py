@@ -29,10 +29,21 @@ class StackConversation(ContextManager):
     def message_cap(self) -> int | None:
         return self.max_messages
 
+    def _turns(self, past: Sequence[Message]) -> int:
+        """User-turn count, updated incrementally while the committed log only grows (uncapped stack)."""
+        memo = getattr(self, "_memo", None)
+        n = len(past)
+        if memo is not None and memo[0] is past and memo[1] <= n and (memo[1] == 0 or past[memo[1] - 1] is memo[2]):
+            count = memo[3] + sum(1 for m in past[memo[1]:] if m.get("role") == "user")
+        else:
+            count = sum(1 for m in past if m.get("role") == "user") + (1 if past and past[0].get("role") != "user" else 0)
+        self._memo = (past, n, past[-1] if past else None, count)
+        return count
+
     def manage_history(self, past: Sequence[Message], hint: int) -> list[Message]:
         cap = self.max_messages
         if not past or cap is None or len(past) <= cap:
-            self.last_decision = CMDecision("unchanged-under-budget", kept_turns=len(split_user_turns(past)))
+            self.last_decision = CMDecision("unchanged-under-budget", kept_turns=self._turns(past))
             return list(past)
         start = start_of_tool_group(past, len(past) - cap)
         kept = list(past[start:])
