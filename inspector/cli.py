@@ -98,7 +98,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print("OK")
     print_issues(loaded.warnings, prefix="warning: ")
     if args.show:
-        print(json.dumps(loaded.settings.to_dict(), indent=2, ensure_ascii=False))
+        from inspector.redact import mask_secrets
+
+        print(json.dumps(mask_secrets(loaded.settings.to_dict()), indent=2, ensure_ascii=False))
     return EXIT_OK
 
 

@@ -76,7 +76,9 @@ def add_import(sub: SubParsers) -> None:
 def cmd_import(args: argparse.Namespace) -> int:
     from inspector.transcripts import transcript_to_json
 
-    _write(json.dumps(transcript_to_json(_transcript(args)), ensure_ascii=False, indent=1), args.output)
+    from inspector.redact import mask_secrets
+
+    _write(json.dumps(mask_secrets(transcript_to_json(_transcript(args))), ensure_ascii=False, indent=1), args.output)
     return EXIT_OK
 
 

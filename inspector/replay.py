@@ -175,7 +175,10 @@ class Replay:
         }
 
     def dumps(self, *, payloads: bool = False) -> str:
-        return json.dumps(self.to_json(payloads=payloads), ensure_ascii=False, indent=1, sort_keys=False)
+        """The replay as JSON text, secrets masked (this is what leaves the process)."""
+        from inspector.redact import mask_secrets
+
+        return json.dumps(mask_secrets(self.to_json(payloads=payloads)), ensure_ascii=False, indent=1, sort_keys=False)
 
 
 def _frame(asm: Assembly, turn: int, step: int, at: int, ref: dict[int, int], price: float | None,

@@ -14,7 +14,11 @@ BAND_ORDER = ("system", "summary", "history", "user", "working_memory", "tool_sc
 
 
 def _preview(content: Any, n: int = 160) -> str:
+    """A one-line, secret-masked preview of message content (always plain text)."""
+    from inspector.redact import mask_text
+
     text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
+    text = mask_text(text or "")
     text = " ".join((text or "").split())
     return text if len(text) <= n else text[: n - 1] + "…"
 
