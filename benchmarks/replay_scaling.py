@@ -61,6 +61,7 @@ def run(tr: Transcript, cm: dict) -> float:
 
 def main() -> None:
     trs = {n: synth(n) for n in (500, 1000, 2000)}
+    run(synth(5), STRATEGIES["stack"])  # warm-up: lazy imports (litellm's price map) are not replay time
     big = trs[2000]
     counter = TiktokenCounter(model="gpt-4o")
     counter.text_tokens("warm up")

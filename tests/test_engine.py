@@ -257,3 +257,15 @@ def test_unpaired_custom_payload_raises_even_under_O(tmp_path) -> None:  # noqa:
             "    print('raised', 'tool results' in str(e))\n")
     out = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "raised True"
+
+
+def test_archive_stats_match_the_tree_after_folds_and_splits() -> None:
+    e = engine({"context_manager": {"type": "stack", "params": {"max_messages": 3}}})
+    for i in range(5):
+        play_turn(e, [user(f"q{i}"), ask(f"c{i}"), tool(f"c{i}", "r"), asst(f"a{i}")])
+    arch = e.conversation.archive
+    st = arch.stats()
+    assert st["leaves"] == len(arch.base_leaves())
+    assert st["archived_messages"] == len(arch.archived_messages()) == 20
+    assert st["folds"] == sum(1 for n in arch.nodes.values() if n.kind == "fold") > 0
+    assert Archive.load(arch.snapshot()).stats() == st

@@ -62,6 +62,7 @@ class Archive:
         self.covering: list[str] = []
         self.leaves: list[str] = []  # top-level leaf ids in commit order
         self._seq = 0
+        self._counts = {"leaves": 0, "folds": 0, "archived_messages": 0}  # kept incrementally: stats() is O(1)
         self._projection: list[Message] | None = None
 
     def _new_id(self, prefix: str) -> str:
@@ -76,6 +77,8 @@ class Archive:
         self.nodes[node.id] = node
         self.covering.append(node.id)
         self.leaves.append(node.id)
+        self._counts["leaves"] += 1
+        self._counts["archived_messages"] += len(node.messages)
         if self._projection is not None:
             self._projection.extend(node.messages)  # append-only growth: no O(history) rebuild per commit
         return node.id
@@ -122,6 +125,7 @@ class Archive:
                 self.nodes[head.id] = head
                 self.nodes[tail.id] = tail
                 node.kind, node.children, node.messages = "split", [head.id, tail.id], []
+                self._counts["leaves"] += 1
                 folded.append(head.id)
                 split_tail = tail.id
                 remaining = self.covering[idx + 1:]
@@ -134,6 +138,7 @@ class Archive:
         fold = Node(self._new_id("F"), "fold", children=folded, fold_kind=fold_kind,
                     text=text if block is not None else None, messages=[block] if block is not None else [])
         self.nodes[fold.id] = fold
+        self._counts["folds"] += 1
         self.covering = [fold.id, *kept]
         self._projection = None
         return folded
@@ -141,6 +146,7 @@ class Archive:
     def _fold(self, ids: list[str], kind: FoldKind, text: str | None, messages: list[Message]) -> list[str]:
         fold = Node(self._new_id("F"), "fold", children=ids, fold_kind=kind, text=text, messages=messages)
         self.nodes[fold.id] = fold
+        self._counts["folds"] += 1
         self.covering = [fold.id]
         self._projection = None
         return ids
@@ -166,13 +172,12 @@ class Archive:
         return [m for leaf in self.base_leaves() for m in leaf.messages]
 
     def stats(self) -> dict[str, int]:
-        leaves = self.base_leaves()
         return {
-            "leaves": len(leaves),
-            "folds": sum(1 for n in self.nodes.values() if n.kind == "fold"),
+            "leaves": self._counts["leaves"],
+            "folds": self._counts["folds"],
             "covering": len(self.covering),
             "committed_messages": len(self.projection()),
-            "archived_messages": sum(len(leaf.messages) for leaf in leaves),
+            "archived_messages": self._counts["archived_messages"],
         }
 
     # -- snapshots ------------------------------------------------------------------------------
@@ -201,6 +206,9 @@ class Archive:
             arch.leaves = list(body["leaves"])
             for nid in arch.leaves:
                 arch.nodes[nid]
+            base = arch.base_leaves()
+            arch._counts = {"leaves": len(base), "folds": sum(1 for n in arch.nodes.values() if n.kind == "fold"),
+                            "archived_messages": sum(len(n.messages) for n in base)}
             arch._seq = int(body["seq"])
             for nid in arch.covering:
                 arch.nodes[nid]
