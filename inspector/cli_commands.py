@@ -182,13 +182,19 @@ def add_sweep(sub: SubParsers) -> None:
                    help="e.g. keep_turns=2,4,6 or spec.context_manager.params.hysteresis_ratio=0,0.1; repeatable")
     p.add_argument("--format", dest="fmt", choices=["table", "csv", "json"], default="table")
     p.add_argument("-o", "--output", default=None, metavar="FILE")
+    p.add_argument("--counter", choices=["tiktoken", "estimate"], default="estimate")
+    p.add_argument("--summarizer", choices=["stand-in", "drop", "manifest"], default="stand-in")
+    p.add_argument("--processes", type=int, default=None, metavar="N", help="worker processes (default: every core)")
+    add_manifest_options(p)
     p.set_defaults(handler=_guard(cmd_sweep))
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from inspector.sweep import run_sweep_command
 
-    return run_sweep_command(args.manifest, args.transcripts, args.grid, fmt=args.fmt, out=args.output)
+    return run_sweep_command(args.manifest, args.transcripts, args.grid, fmt=args.fmt, out=args.output,
+                             counter=args.counter, summarizer=args.summarizer, processes=args.processes,
+                             overrides=args.overrides, allow_imports=args.allow_imports)
 
 
 ADDERS = [add_import, add_replay, add_compare, add_sweep]

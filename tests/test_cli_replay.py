@@ -109,3 +109,11 @@ def test_usage_errors_exit_2() -> None:
     assert run("compare", str(SMALL), str(DEMO), "--strategy", "nonsense").returncode == 2
     missing = run("replay", str(SMALL), "/nonexistent/file.json")
     assert missing.returncode in (1, 2) and "Traceback" not in missing.stderr
+
+
+def test_sweep_through_the_console_script() -> None:
+    out = run("sweep", str(SMALL), str(DEMO), "--grid", "keep_turns=1,3", "--format", "csv", "--processes", "1")
+    assert out.returncode == 0, out.stderr
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert [r["keep_turns"] for r in rows] == ["1", "3"]
+    assert all(int(r["frames"]) > 0 for r in rows)
