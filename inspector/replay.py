@@ -75,6 +75,7 @@ class Frame:
     usage: dict[str, Any] | None  # provider-reported usage of this call, when the transcript has it
     summary_text: str | None
     warnings: list[str]
+    summary_cost_usd: float | None = 0.0  # live summarizer calls made for this call (None = price unknown)
 
     def payload(self, transcript_messages: Sequence[Message]) -> list[Message]:
         return [self.own[k] if k in self.own else transcript_messages[r]  # type: ignore[index]
@@ -86,7 +87,7 @@ class Frame:
             "payload_tokens": self.payload_tokens, "headroom": self.headroom, "cm": self.cm,
             "messages": len(self.refs), "trimmed": _expand(self.trimmed), "trimmed_synthetic": self.trimmed_synthetic,
             "folded": _expand(self.folded), "repairs": self.repairs, "check": self.check,
-            "cost_usd": self.cost_usd, "usage": self.usage, "summary": self.summary_text, "warnings": self.warnings,
+            "cost_usd": self.cost_usd, "summary_cost_usd": self.summary_cost_usd, "usage": self.usage, "summary": self.summary_text, "warnings": self.warnings,
         }
         if transcript_messages is not None:
             rows = []
@@ -111,11 +112,12 @@ class Commit:
     error: str | None
     archive: dict[str, int]
     folded: list[tuple[int, int]] = field(default_factory=list)  # transcript ranges that left the stored log
+    summary_cost_usd: float | None = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {"turn": self.turn, "cm": self.action, "summarizer_called": self.summarizer_called,
                 "folded_turns": self.folded_turns, "folded": _expand(self.folded), "error": self.error,
-                "archive": self.archive}
+                "summary_cost_usd": self.summary_cost_usd, "archive": self.archive}
 
 
 @dataclass
@@ -260,19 +262,32 @@ def replay(manifest: Any, transcript: Any, *, counter: str = "tiktoken", summari
     manifest_system = bool(settings.injected_context or settings.memory_seeds or settings.parts)
     turn, step, open_turn = 0, 0, False
 
+    usage_log = getattr(summ, "usage", None)
+
+    def summary_cost_since(n: int) -> float | None:
+        """Cost of the live summarizer calls made since ``usage_log`` had ``n`` entries (0 when none)."""
+        if usage_log is None or len(usage_log) == n:
+            return 0.0 if usage_log is not None or getattr(summ, "label", "") == "drop" else None
+        return _usage_cost(summ, usage_log[n:])
+
     def call(next_index: int | None) -> None:
         nonlocal step
+        n = len(usage_log) if usage_log is not None else 0
         asm = engine.assemble(strict=False)
         usage = usage_by_index.get(next_index) if next_index is not None else None
-        rp.frames.append(_frame(asm, turn, step, len(msgs) if next_index is None else next_index, ref, price, usage))
+        frame = _frame(asm, turn, step, len(msgs) if next_index is None else next_index, ref, price, usage)
+        frame.summary_cost_usd = summary_cost_since(n) if asm.cm.summarizer_called else 0.0
+        rp.frames.append(frame)
         if asm.cm.action == "summarizer-failed":
             rp.summarizer_failures += 1
         step += 1
 
     def commit() -> None:
+        n = len(usage_log) if usage_log is not None else 0
         rec: CommitRecord = engine.commit()
         rp.commits.append(Commit(rec.turn, rec.action, rec.summarizer_called, rec.folded_turns, rec.error, rec.archive,
-                                 _ranges(ref[id(m)] for m in rec.folded if id(m) in ref)))
+                                 _ranges(ref[id(m)] for m in rec.folded if id(m) in ref),
+                                 summary_cost_since(n) if rec.summarizer_called else 0.0))
         if rec.action == "summarizer-failed":
             rp.summarizer_failures += 1
 
@@ -311,6 +326,10 @@ def _summary_cost(summ: Any) -> float | None:
     usage = getattr(summ, "usage", None)
     if not usage:
         return 0.0 if getattr(summ, "label", "") in ("drop", "llm") else (None if summ is not None else 0.0)
+    return _usage_cost(summ, usage)
+
+
+def _usage_cost(summ: Any, usage: Sequence[dict[str, Any]]) -> float | None:
     from inspector.engine.limits import litellm_model_info
 
     info = litellm_model_info(str(getattr(summ, "model", "") or "")) or {}
