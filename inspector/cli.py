@@ -65,9 +65,11 @@ def load_manifest_from_args(args: argparse.Namespace, path: str, *, mode: str = 
 
 
 def print_issues(issues: Sequence[Issue], *, prefix: str = "", stream: TextIO | None = None) -> None:
+    from inspector.redact import mask_text
+
     out = stream if stream is not None else sys.stdout
-    for issue in issues:
-        print(f"{prefix}{issue}", file=out)
+    for issue in issues:  # an issue may quote the offending value, e.g. a key pasted into the wrong field
+        print(f"{prefix}{mask_text(str(issue))}", file=out)
 
 
 # --- validate -------------------------------------------------------------------------------------
@@ -144,7 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
         if os.environ.get("CONTEXT_INSPECTOR_DEBUG"):
             traceback.print_exc()
-        print(f"context-inspector: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        from inspector.redact import mask_text
+
+        print(f"context-inspector: internal error: {type(exc).__name__}: {mask_text(str(exc))}", file=sys.stderr)
         return EXIT_INTERNAL
 
 

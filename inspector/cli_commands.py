@@ -48,13 +48,15 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
         from inspector.engine.registry import PluginLookupError
         from inspector.transcripts import TranscriptError
 
+        from inspector.redact import mask_text
+
         try:
             return fn(args)
         except (TranscriptError, ModelResolutionError, PluginLookupError, ArchiveError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {mask_text(str(exc))}", file=sys.stderr)
             return EXIT_INVALID
         except OSError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {mask_text(str(exc))}", file=sys.stderr)
             return EXIT_USAGE
 
     return run

@@ -10,7 +10,13 @@ What counts as a secret:
   ``authorization``, ``access_key``, ``private_key``, ``client_secret`` (any case, ``-``/``_``);
 * in free text: ``Bearer <token>``, ``sk-…``/``sk-proj-…``/``sk-ant-…`` keys, GitHub tokens
   (``ghp_``, ``github_pat_``), Slack tokens (``xox?-``), AWS access key ids (``AKIA…``), Google API
-  keys (``AIza…``), JWTs, and env-style assignments ``SOMETHING_KEY=…``/``…_TOKEN: …``/``…_SECRET=…``.
+  keys (``AIza…``), JWTs, ``Authorization: Basic …``, the password in ``scheme://user:password@host``,
+  and env/config-style assignments ``SOMETHING_KEY=…``/``…_TOKEN: …``/``SECRET_KEY=…``, the key bare or
+  quoted (``"api_key": "…"`` in JSON or a dict repr). An assignment whose value is one short word of
+  letters (``password: required``) is prose and stays.
+
+Patterns are bounded so masking stays linear in the text length (no regex backtracking blow-up on
+hostile input such as a 10 MB message of ``a-a-a-…``).
 """
 
 from __future__ import annotations
@@ -23,11 +29,21 @@ MASK = "****"
 
 _SECRET_KEY = re.compile(
     r"^(?:.*[-_])?(api[-_]?key|apikey|token|access[-_]?token|refresh[-_]?token|secret|client[-_]?secret|password|"
-    r"passwd|authorization|auth[-_]?token|access[-_]?key|secret[-_]?access[-_]?key|private[-_]?key|bearer)$",
+    r"passwd|passphrase|authorization|auth[-_]?token|access[-_]?key|secret[-_]?key|secret[-_]?access[-_]?key|"
+    r"private[-_]?key|bearer)$",
     re.IGNORECASE,
 )
+# env/config-style assignments: a key (bare or quoted) then ``=``/``:`` then the value. The key must
+# start a run of key characters (the look-behind), so the scan stays linear on ``a-a-a-…``.
+_ASSIGNMENT_KEY = re.compile(r"(?<![A-Za-z0-9_\-])([A-Za-z0-9_\-]{1,64})[\"']?[ \t]*[=:][ \t]*[\"']?")
+_ASSIGNMENT_VALUE = re.compile(r"[^\s\"',;]{4,}")
+_SECRET_NAME = re.compile(
+    r"(?i)(?:API[_-]?KEY|TOKEN|SECRET(?:[_-]?ACCESS)?[_-]?KEY|PRIVATE[_-]?KEY|SECRET|PASSWORD|PASSWD|PASSPHRASE)$")
 _PATTERNS = [
     re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)"),
+    re.compile(r"(?i)(\bauthorization[\"']?\s*[:=]\s*[\"']?(?:basic|digest)\s+)([A-Za-z0-9+/=._~\-]{4,})"),
+    # scheme://user:PASSWORD@host
+    re.compile(r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]{0,30}://[^\s:/@\"']{1,128}:)([^\s@/\"']{1,256})(?=@)"),
     re.compile(r"\b(sk-(?:proj-|ant-(?:api\d+-)?)?)([A-Za-z0-9_\-]{12,})"),
     re.compile(r"\b(gh[pousr]_)([A-Za-z0-9]{20,})"),
     re.compile(r"\b(github_pat_)([A-Za-z0-9_]{20,})"),
@@ -35,13 +51,12 @@ _PATTERNS = [
     re.compile(r"\b(AKIA)([0-9A-Z]{16})\b"),
     re.compile(r"\b(AIza)([0-9A-Za-z\-_]{30,})"),
     re.compile(r"\b(eyJ)([A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})"),
-    re.compile(r"(?i)\b([A-Z0-9_]*(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)\s*[=:]\s*[\"']?)([^\s\"',;]{4,})"),
 ]
 
 
 def _mask_value(value: str) -> str:
     v = value.strip()
-    if not v:
+    if not v or v.endswith(MASK):  # empty, or already masked (masking twice changes nothing)
         return value
     keep = 3 if len(v) >= 12 else 0
     return v[:keep] + "…" + MASK if keep else MASK
@@ -54,7 +69,30 @@ def mask_text(text: str) -> str:
     out = text
     for pat in _PATTERNS:
         out = pat.sub(lambda m: m.group(1) + _mask_value(m.group(2)), out)
-    return out
+    return _mask_assignments(out)
+
+
+def _mask_assignments(text: str) -> str:
+    """``KEY=value`` / ``"key": "value"`` with a secret-like key name. A value made only of letters
+    and shorter than 16 characters is prose, not a secret (``api_key: unknown key``,
+    ``password: required``), and stays as is."""
+    parts: list[str] = []
+    pos = 0
+    for m in _ASSIGNMENT_KEY.finditer(text):
+        if m.start() < pos or not _SECRET_NAME.search(m.group(1)):
+            continue
+        v = _ASSIGNMENT_VALUE.match(text, m.end())
+        if v is None:
+            continue
+        value = v.group(0)
+        if value.isalpha() and len(value) < 16:
+            continue
+        parts += [text[pos:m.end()], _mask_value(value)]
+        pos = v.end()
+    if not parts:
+        return text
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 def is_secret_key(key: Any) -> bool:

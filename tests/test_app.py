@@ -23,7 +23,7 @@ SAMPLES = sorted(p.name for p in (ROOT / "sample_manifests").glob("*.yaml"))
 DEMO_CALLS = 26  # assistant messages of inspector/samples/demo_support.json
 
 
-# --- helpers ---------------------------------------------------------------------------------------
+# --- helpers ------------------------------------------------------------------------------------------------
 
 def start() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
@@ -82,7 +82,7 @@ def tau_bench_file(episodes: int = 3) -> bytes:
     return json.dumps(out).encode()
 
 
-# --- loading ---------------------------------------------------------------------------------------------
+# --- loading ------------------------------------------------------------------------------------------------
 
 def test_default_view_is_populated() -> None:
     at = start()
@@ -111,7 +111,7 @@ def test_each_sample_manifest_loads(name: str) -> None:
     assert at.session_state["call"] == 1
 
 
-# --- stepping -------------------------------------------------------------------------------------------------
+# --- stepping -----------------------------------------------------------------------------------------------
 
 def test_next_and_previous_move_the_call_and_change_the_views() -> None:
     at = start()
@@ -185,7 +185,7 @@ def test_call_from_selection(points: list[dict[str, Any]], expected: int | None)
     assert av.call_from_selection({"selection": {"points": points}}, DEMO_CALLS) == expected
 
 
-# --- compare -------------------------------------------------------------------------------------------------------
+# --- compare ------------------------------------------------------------------------------------------------
 
 def test_compare_two_to_four_strategies() -> None:
     at = start()
@@ -224,11 +224,11 @@ def test_compare_needs_two_and_shows_a_bad_strategy_without_breaking() -> None:
     assert list(compare_totals(at)["strategy"]) == ["stack", "custom A"]
 
 
-# --- bad manifests ------------------------------------------------------------------------------------------------------
+# --- bad manifests ------------------------------------------------------------------------------------------
 
 def test_invalid_manifest_shows_the_field_path_and_recovers() -> None:
     at = start()
-    good = at.text_area(key="manifest_yaml").value
+    good = str(at.text_area(key="manifest_yaml").value)
     bad = good.replace("keep_turns: 3", "keep_turns: -2")
     assert bad != good
     at.text_area(key="manifest_yaml").input(bad).run()
@@ -261,10 +261,10 @@ def test_unreadable_manifest_upload_is_reported() -> None:
     at.file_uploader(key="manifest_upload").set_value(
         ("mine.yaml", (ROOT / "sample_manifests" / "stack.yaml").read_bytes(), "application/x-yaml")).run()
     assert errors(at) == []
-    assert "type: stack" in at.text_area(key="manifest_yaml").value
+    assert "type: stack" in str(at.text_area(key="manifest_yaml").value)
 
 
-# --- transcripts -----------------------------------------------------------------------------------------------------------
+# --- transcripts --------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("name", "data", "needle"), [
     ("broken.json", b'{"messages": [{"role": "user", "content": "hi"}', "broken.json"),
@@ -326,6 +326,18 @@ def test_conversation_picker_for_multi_conversation_files() -> None:
     assert at.session_state["n_calls"] == 3
 
 
+@pytest.mark.parametrize("name", [n for n in av.sample_transcripts() if n.startswith("shared: ")] or
+                         [pytest.param("shared", marks=pytest.mark.skip(reason="../shared/data/transcripts absent"))])
+def test_shared_real_transcripts_are_offered_and_load(name: str) -> None:
+    at = start()
+    at.selectbox(key="transcript_sample").select(name).run()
+    assert_healthy(at)
+    assert errors(at) == []
+    assert at.session_state["n_calls"] > 0
+    at.button(key="next").click().run()
+    assert_healthy(at)
+
+
 def test_transcript_content_is_never_rendered_as_markdown_or_html() -> None:
     at = start()
     evil = "**bold** <img src=x onerror=alert(1)> [link](http://example.com) :red[red]"
@@ -338,7 +350,21 @@ def test_transcript_content_is_never_rendered_as_markdown_or_html() -> None:
     assert any(evil in str(c.value) for c in at.code)  # shown as text in a code block
 
 
-# --- counters, summarizer modes, explanations, export ---------------------------------------------------------------
+def test_secrets_in_transcripts_are_masked_in_every_view() -> None:
+    at = start()
+    key = "sk-proj-AbCdEfGhIjKlMnOpQrStUv123456"
+    data = json.dumps({"messages": [{"role": "user", "content": f"my key is {key}, please debug"},
+                                    {"role": "assistant", "content": "Never paste keys."}]}).encode()
+    at.file_uploader(key="transcript_upload").set_value(("leak.json", data, "application/json")).run()
+    at.number_input(key="why_index").set_value(0).run()
+    assert_healthy(at)
+    shown = [str(c.value) for c in at.code] + [df.value.to_csv() for df in at.dataframe
+                                               if isinstance(df.value, pd.DataFrame)]
+    assert any("sk-proj-" in x and "****" in x for x in shown)  # the message is shown, its key masked
+    assert not any(key in x for x in shown)
+
+
+# --- counters, summarizer modes, explanations, export -------------------------------------------------------
 
 def test_estimate_counter_warns_about_under_counting() -> None:
     at = start()
@@ -349,20 +375,32 @@ def test_estimate_counter_warns_about_under_counting() -> None:
     assert any("under-counts" in n for n in notes), notes
 
 
-def test_live_summarizer_asks_for_a_hidden_key_and_calls_the_model(llm: Any) -> None:
+def test_live_summarizer_asks_for_a_hidden_key_and_calls_the_model_only_when_applied(llm: Any) -> None:
     at = start()
     at.radio(key="summarizer").set_value("live").run()
+    assert_healthy(at)
+    assert not llm.requests  # choosing "live" alone calls nothing: the stand-in stays until Apply
+    assert any("offline stand-in" in c.value for c in at.caption)
     key_input = at.text_input(key="live_key")
     assert key_input.proto.type == key_input.proto.PASSWORD
     at.text_input(key="live_model").input("openai/test-model")
     at.text_input(key="live_base").input(llm.api_base)
-    at.text_input(key="live_key").input("sk-secret-123").run()
+    at.text_input(key="live_key").input("sk-secret-123")
+    at.button(key="live_apply").click().run()
     assert_healthy(at)
     assert errors(at) == []
     assert llm.requests, "the live summarizer never called the model"
     page = " ".join(str(getattr(e, "value", "")) for e in [*at.markdown, *at.caption, *at.code, *at.text])
     assert "sk-secret-123" not in page
     assert not any("offline stand-in" in c.value for c in at.caption if "summarizer" in c.value)
+    at.select_slider(key="call").set_value(15).run()
+    assert any("SUMMARY: the user asked things" in str(c.value) for c in at.code)  # the model's summary
+
+
+def test_summary_block_text_is_shown() -> None:
+    at = start()
+    at.select_slider(key="call").set_value(15).run()
+    assert any("offline stand-in summary" in str(c.value) for c in at.code)
 
 
 def test_why_did_my_message_disappear() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -189,35 +190,131 @@ class Archive:
 
     @classmethod
     def load(cls, data: Any, *, source: str = "snapshot") -> Archive:
+        """Rebuild an archive from :meth:`snapshot` output (a dict, or its JSON text/bytes).
+
+        Refused with :class:`ArchiveError`: text that is not JSON (e.g. a truncated file), another
+        version, a checksum that does not match the content (truncated or hand-edited), and a tree
+        that is inconsistent even with a matching checksum (unknown or duplicate ids, cycles, a leaf
+        covered twice or lost), so a bad snapshot never loads as some other conversation.
+        """
+        if isinstance(data, (str, bytes, bytearray)):
+            try:
+                data = json.loads(data)
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError and bad UTF-8 are ValueErrors
+                raise ArchiveError(f"{source}: not valid JSON (truncated?): {exc}") from None
         if not isinstance(data, dict):
             raise ArchiveError(f"{source}: not an archive snapshot (expected a JSON object)")
-        if data.get("version") != SNAPSHOT_VERSION:
-            raise ArchiveError(f"{source}: unsupported snapshot version {data.get('version')!r}")
+        version = data.get("version")
+        if type(version) is not int or version != SNAPSHOT_VERSION:
+            raise ArchiveError(f"{source}: unsupported snapshot version {version!r} (expected {SNAPSHOT_VERSION})")
         body = {k: data.get(k) for k in ("version", "seq", "nodes", "covering", "leaves")}
-        if data.get("checksum") != _checksum(body):
+        try:
+            expected = _checksum(body)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise ArchiveError(f"{source}: unreadable snapshot content ({exc})") from None
+        if data.get("checksum") != expected:
             raise ArchiveError(f"{source}: checksum mismatch — the snapshot was truncated or edited")
         arch = cls()
         try:
-            for nd in body["nodes"]:
-                node = Node(nd["id"], nd["kind"], turn=nd.get("turn"), messages=list(nd.get("messages", [])),
-                            children=list(nd.get("children", [])), fold_kind=nd.get("fold_kind"), text=nd.get("text"))
-                arch.nodes[node.id] = node
-            arch.covering = list(body["covering"])
-            arch.leaves = list(body["leaves"])
-            for nid in arch.leaves:
-                arch.nodes[nid]
-            base = arch.base_leaves()
-            arch._counts = {"leaves": len(base), "folds": sum(1 for n in arch.nodes.values() if n.kind == "fold"),
-                            "archived_messages": sum(len(n.messages) for n in base)}
-            arch._seq = int(body["seq"])
-            for nid in arch.covering:
-                arch.nodes[nid]
-            for node in arch.nodes.values():
-                for c in node.children:
-                    arch.nodes[c]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ArchiveError(f"{source}: inconsistent archive tree ({exc})") from exc
+            _check_tree(body, arch)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ArchiveError(f"{source}: inconsistent archive tree ({exc})") from None
         return arch
+
+
+_ID = re.compile(r"^[LF][0-9]+$")
+
+
+def _ids(value: Any, what: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise TypeError(f"{what} must be a list of node ids")
+    return list(value)
+
+
+def _check_tree(body: dict[str, Any], arch: Archive) -> None:
+    """Fill ``arch`` from a checksummed snapshot body, raising on any structural inconsistency."""
+    seq = body["seq"]
+    if type(seq) is not int or seq < 0:
+        raise ValueError(f"seq must be a non-negative integer, got {seq!r}")
+    nodes = body["nodes"]
+    if not isinstance(nodes, list):
+        raise TypeError("nodes must be a list")
+    for k, nd in enumerate(nodes):
+        if not isinstance(nd, dict):
+            raise TypeError(f"nodes[{k}] must be an object")
+        nid, kind = nd.get("id"), nd.get("kind")
+        if not isinstance(nid, str) or not _ID.match(nid):
+            raise ValueError(f"nodes[{k}].id {nid!r} is not a node id")
+        if nid in arch.nodes:
+            raise ValueError(f"node id {nid!r} appears twice")
+        if int(nid[1:]) > seq:
+            raise ValueError(f"node id {nid!r} is beyond seq {seq}")
+        if kind not in ("leaf", "fold", "split"):
+            raise ValueError(f"node {nid!r} has unknown kind {kind!r}")
+        turn = nd.get("turn")
+        if turn is not None and type(turn) is not int:
+            raise TypeError(f"node {nid!r}: turn must be an integer")
+        messages = nd.get("messages", [])
+        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+            raise TypeError(f"node {nid!r}: messages must be a list of message objects")
+        children = _ids(nd.get("children", []), f"node {nid!r}: children")
+        if kind == "leaf" and (children or not messages):
+            raise ValueError(f"leaf {nid!r} must hold messages and no children")
+        if kind == "split" and (not children or messages):
+            raise ValueError(f"split node {nid!r} must have children and no messages")
+        text = nd.get("text")
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"node {nid!r}: text must be a string")
+        arch.nodes[nid] = Node(nid, kind, turn=turn, messages=list(messages), children=children,
+                               fold_kind=nd.get("fold_kind"), text=text)
+    arch.covering = _ids(body["covering"], "covering")
+    arch.leaves = _ids(body["leaves"], "leaves")
+    arch._seq = seq
+    for nid in [*arch.covering, *arch.leaves, *(c for n in arch.nodes.values() for c in n.children)]:
+        if nid not in arch.nodes:
+            raise ValueError(f"unknown node id {nid!r}")
+    # no cycles: every node's descendants are finite
+    state: dict[str, int] = {}
+    for root in arch.nodes:
+        stack = [(root, iter(arch.nodes[root].children))]
+        if state.get(root):
+            continue
+        state[root] = 1
+        while stack:
+            nid, it = stack[-1]
+            child = next(it, None)
+            if child is None:
+                state[nid] = 2
+                stack.pop()
+            elif state.get(child) == 1:
+                raise ValueError(f"node {child!r} is its own descendant")
+            elif not state.get(child):
+                state[child] = 1
+                stack.append((child, iter(arch.nodes[child].children)))
+    for nid in arch.leaves:
+        if arch.nodes[nid].kind == "fold":
+            raise ValueError(f"leaves lists the fold node {nid!r}")
+    base = [n.id for n in arch.base_leaves()]
+    if len(set(base)) != len(base):
+        raise ValueError("a leaf appears twice in the committed record")
+    orphans = sorted({n.id for n in arch.nodes.values() if n.kind == "leaf"} - set(base))
+    if orphans:
+        raise ValueError(f"leaves outside the committed record: {', '.join(orphans)}")
+    # every base leaf is in the covering set or under exactly one covering node (nothing lost or doubled)
+    seen: list[str] = []
+    for nid in arch.covering:
+        todo = [nid]
+        while todo:
+            node = arch.nodes[todo.pop()]
+            if node.kind == "leaf":
+                seen.append(node.id)
+            if node.kind == "fold" or node.kind == "split":
+                todo.extend(node.children)
+    if sorted(seen) != sorted(base):
+        raise ValueError("the covering set does not cover every committed leaf exactly once")
+    base_nodes = arch.base_leaves()
+    arch._counts = {"leaves": len(base_nodes), "folds": sum(1 for n in arch.nodes.values() if n.kind == "fold"),
+                    "archived_messages": sum(len(n.messages) for n in base_nodes)}
 
 
 def _checksum(body: dict[str, Any]) -> str:

@@ -140,12 +140,12 @@ def build_context_manager(settings: Any, counter: TokenCounter, *, registry: Reg
     cm.counter = counter
     if getattr(cm, "accepts_summarizer", False):
         cm.bind_summarizer(build_summarizer(settings, summarizer=summarizer, llm=llm, cache=summary_cache,
-                                            registry=reg))
+                                            registry=reg, allow_imports=allow_imports))
     return cm
 
 
 def build_summarizer(settings: Any, *, summarizer: Any = "manifest", llm: LLMEngine | None = None,
-                     cache: Any = None, registry: Registry | None = None) -> Any:
+                     cache: Any = None, registry: Registry | None = None, allow_imports: Iterable[str] = ()) -> Any:
     from inspector.engine.summarizers.drop import DropSummarizer
     from inspector.engine.summarizers.standin import StandInSummarizer
 
@@ -159,7 +159,11 @@ def build_summarizer(settings: Any, *, summarizer: Any = "manifest", llm: LLMEng
     binding = settings.summarizer
     name = binding.type if binding is not None else "llm"
     params = dict(binding.params) if binding is not None else {}
-    spec = reg.resolve("summarizer", name, field_path="spec.context_manager.params.summarizer")
+    if binding is not None and binding.ref and reg.find("summarizer", binding.type) is None:
+        spec = reg.resolve_ref("summarizer", binding.ref, allow_imports=allow_imports,
+                               field_path="spec.context_manager.params.summarizer.ref")
+    else:
+        spec = reg.resolve("summarizer", name, field_path="spec.context_manager.params.summarizer")
     cls = spec.load()
     if spec.name == "drop":
         return cls()

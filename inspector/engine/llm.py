@@ -7,6 +7,7 @@ engine. Failures come back as :class:`LLMCallError` with a short reason ("HTTP 5
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,11 +75,25 @@ def _short(exc: BaseException) -> str:
     return (s[0] if s else type(exc).__name__)[:300]
 
 
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and its causes (litellm wraps the underlying error two or three levels deep)."""
+    out: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and cur not in out and len(out) < 10:
+        out.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return out
+
+
 def _classify(exc: BaseException) -> str:
     name = type(exc).__name__.lower()
     status = getattr(exc, "status_code", None)
     if "timeout" in name:
         return "timeout"
+    # A 200 answer whose body is not JSON: litellm reports it as an InternalServerError (status 500)
+    # with the JSONDecodeError as its root cause. It is a malformed response, not a server error.
+    if any(isinstance(e, json.JSONDecodeError) for e in _chain(exc)):
+        return "malformed response"
     if "ratelimit" in name or status == 429:
         return "HTTP 429"
     if isinstance(status, int):

@@ -146,10 +146,25 @@ def check_params(spec: PluginSpec, params: Mapping[Any, Any], path: Path_, col: 
             continue
         if spec.builtin and isinstance(key, str):
             problem = param_error(key, value)
-            if problem is not None:
+            if problem is not None and _constructor_rejects(spec, key, value):
+                col.error(path + (key,), problem)  # the runtime would fail too: an error in every mode
+            elif problem is not None:
                 col.invalid(path + (key,), problem)
             elif key == "hysteresis_ratio" and not 0 <= value <= 1:
                 col.warn(path + (key,), f"{value} is outside [0, 1] and will be clamped", validate_only=True)
+
+
+def _constructor_rejects(spec: PluginSpec, key: str, value: Any) -> bool:
+    """Whether the built-in manager's constructor refuses this value (``keep_turns: 0`` on
+    summarising, ``max_messages: -1`` on stack, ``window_size: .inf``): assemble mode cannot fall
+    back for those, so they are errors naming the field instead of a crash when the engine is built."""
+    if spec.slot != "context_manager" or not spec.builtin:
+        return False
+    try:
+        spec.load()(**{key: value})
+    except (TypeError, ValueError, ArithmeticError):
+        return True
+    return False
 
 
 def make_binding(spec: PluginSpec | None, raw: RawBinding, params: Mapping[Any, Any], source: str) -> Binding:

@@ -3,6 +3,7 @@
 Everything here reads what :mod:`inspector.replay` already decided (frames, refs, bands, repairs);
 nothing recomputes a budget. The one extra count is :func:`estimate_check`, which tokenises the
 current call's payload with the real tokenizer to say how far the ``estimate`` counter is off.
+Every text that shows or exports transcript content goes through :mod:`inspector.redact`.
 Keeping these here (not in ``app.py``) lets the tests and notebooks reuse them without a server.
 """
 
@@ -12,14 +13,16 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from inspector.replay import Replay, _expand
+from inspector.manifest._yaml import MAX_BYTES as _MANIFEST_MAX
+from inspector.redact import mask_secrets, mask_text
+from inspector.replay import Replay
 from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_segments
 from inspector.report.tables import _preview, frames_table, not_sent_table, payload_table, repairs_table
 
@@ -30,6 +33,8 @@ DEFAULT_MANIFEST = "small-window.yaml"
 DEFAULT_TRANSCRIPT = "demo_support.json"
 MAX_TRANSCRIPT_BYTES = 50_000_000
 """Uploads and samples above this size are refused with a message (the server also caps uploads)."""
+MANIFEST_MAX_BYTES = _MANIFEST_MAX
+"""Manifest uploads above the reader's own limit are refused before they reach the editor."""
 COMPARE_AUTO_MAX_CALLS = 400
 """Side by side runs by itself up to this many calls; longer transcripts wait for the user to switch it on."""
 STYLE_MAX_ROWS = 300
@@ -136,8 +141,9 @@ def code_span(text: Any) -> str:
 
 
 def issue_list(lines: Iterable[Any]) -> str:
-    """A Markdown bullet list of plain-text lines (each in a code span)."""
-    return "\n".join(f"- {code_span(x)}" for x in lines)
+    """A Markdown bullet list of plain-text lines (each in a code span, secrets masked): error
+    messages can quote the input they complain about."""
+    return "\n".join(f"- {code_span(mask_text(str(x)))}" for x in lines)
 
 
 # --- stepping ---------------------------------------------------------------------------------------
@@ -250,14 +256,14 @@ def band_style(band: Any) -> str:
 
 
 def payload_message_text(rp: Replay, call: int, pos: int) -> str:
-    """One payload row as pretty JSON (shown with ``st.code``, never rendered)."""
+    """One payload row as pretty JSON, secrets masked (shown with ``st.code``, never rendered)."""
     msg = rp.frames[call].payload(rp.messages)[pos]
-    return json.dumps(msg, ensure_ascii=False, indent=2, default=str)
+    return json.dumps(mask_secrets(msg), ensure_ascii=False, indent=2, default=str)
 
 
 def transcript_message_text(rp: Replay, index: int) -> str:
-    """Transcript message ``index`` as pretty JSON (shown with ``st.code``, never rendered)."""
-    return json.dumps(rp.messages[index], ensure_ascii=False, indent=2, default=str)
+    """Transcript message ``index`` as pretty JSON, secrets masked (shown with ``st.code``)."""
+    return json.dumps(mask_secrets(rp.messages[index]), ensure_ascii=False, indent=2, default=str)
 
 
 def explain_message(rp: Replay, call: int, index: int, not_sent: pd.DataFrame | None = None) -> str:
@@ -279,6 +285,20 @@ def explain_message(rp: Replay, call: int, index: int, not_sent: pd.DataFrame | 
     row = df[df["ref"] == index]
     reason = row["reason"].iloc[0] if not row.empty else "not part of the payload"
     return f"Message {index} is not sent: {reason}."
+
+
+def summary_block_text(rp: Replay, call: int) -> str | None:
+    """The summary block this call sends: the text computed at this call, else the summary row of
+    the payload (a summary computed at an earlier commit and carried forward)."""
+    f = rp.frames[call]
+    if f.summary_text:
+        return mask_text(f.summary_text)
+    for pos, band in enumerate(f.row_bands):
+        if band == "summary":
+            content = f.payload(rp.messages)[pos].get("content")
+            text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
+            return mask_text(text)
+    return None
 
 
 def summary_caption(rp: Replay, call: int) -> str:
@@ -331,6 +351,15 @@ def irregularities_table(rp: Replay) -> pd.DataFrame:
 
 # --- side by side ---------------------------------------------------------------------------------------
 
+def _message_previews(rp: Replay) -> list[str]:
+    """A (masked) one-line preview of every transcript message, made once per replay."""
+    cached = getattr(rp, "_app_previews", None)
+    if cached is None:
+        cached = [_preview(m.get("content"), 100) for m in rp.messages]
+        rp._app_previews = cached  # type: ignore[attr-defined]
+    return cached
+
+
 def keep_table(replays: Mapping[str, Replay], call: int) -> pd.DataFrame:
     """For one call: every transcript message that exists at that point, and the band each strategy
     sends it in ("—" = not sent). The first row is the summary block (tokens per strategy)."""
@@ -339,15 +368,15 @@ def keep_table(replays: Mapping[str, Replay], call: int) -> pd.DataFrame:
     first = next(iter(replays.values()))
     msgs = first.messages
     at = min(first.frames[call].at, len(msgs))
-    sent = {name: {r: b for r, b in zip(rp.frames[call].refs, rp.frames[call].row_bands) if r is not None}
+    sent = {name: {r: b for r, b in zip(rp.frames[call].refs, rp.frames[call].row_bands, strict=True) if r is not None}
             for name, rp in replays.items()}
     rows: list[dict[str, Any]] = [{"ref": None, "role": "(summary block)", "content": "",
                                    **{name: (f"{rp.frames[call].bands.get('summary', 0):,} tokens"
                                              if rp.frames[call].bands.get("summary") else "—")
                                       for name, rp in replays.items()}}]
+    previews = _message_previews(first)
     for i in range(at):
-        m = msgs[i]
-        rows.append({"ref": i, "role": m.get("role"), "content": _preview(m.get("content"), 100),
+        rows.append({"ref": i, "role": msgs[i].get("role"), "content": previews[i],
                      **{name: sent[name].get(i, "—") for name in replays}})
     df = pd.DataFrame(rows, columns=["ref", "role", "content", *replays])
     df["ref"] = df["ref"].astype("Int64")
@@ -376,4 +405,4 @@ def frames_csv(rp: Replay) -> str:
 def payload_json(rp: Replay, call: int) -> str:
     f = rp.frames[call]
     doc = {"call": call, **f.to_json(rp.messages)}
-    return json.dumps(doc, ensure_ascii=False, indent=1, default=str)
+    return json.dumps(mask_secrets(doc), ensure_ascii=False, indent=1, default=str)

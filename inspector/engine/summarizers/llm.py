@@ -145,5 +145,8 @@ class LLMSummarizer:
         self.usage.append(result.usage)
         text = result.text.strip()
         if self.cache is not None and key is not None:
-            self.cache.put(key, text, self.model)
+            try:
+                self.cache.put(key, text, self.model)
+            except OSError as exc:  # the cache is an optimisation: a paid-for summary is never thrown away
+                warnings.warn(f"summary cache not written ({exc}); the summary is used anyway", stacklevel=2)
         return text

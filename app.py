@@ -1,0 +1,507 @@
+"""Context Inspector — step through a conversation and see every budget decision.
+
+Run with ``make run`` (or ``streamlit run app.py``). This file is layout and widgets only: replays
+come from :mod:`inspector.replay`, tables and figures from :mod:`inspector.report`, and the small
+presentation helpers from :mod:`inspector.report.app_views`. Replays are cached per (manifest
+text, transcript bytes, conversation, counter, summarizer mode); moving between calls only
+changes ``st.session_state.call`` and never replays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+import inspector  # noqa: F401  (applies the offline defaults before tiktoken/litellm are touched)
+from inspector.compare import PRESETS, strategy_manifest
+from inspector.manifest import LoadedManifest, ManifestError, load_manifest_text
+from inspector.redact import mask_secrets, mask_text
+from inspector.replay import Replay, replay
+from inspector.report import app_views as av
+from inspector.report.figures import band_bar, compare_timelines, timeline
+from inspector.report.tables import compare_table, not_sent_table
+from inspector.transcripts import (
+    ConversationInfo,
+    Transcript,
+    TranscriptError,
+    list_conversations,
+    list_formats,
+    parse_transcript,
+)
+
+ss = st.session_state
+AUTO = "auto-detect"
+CUSTOM = ("custom A", "custom B")
+CUSTOM_TEMPLATE = "type: summarising\nparams:\n  keep_turns: 4\n  hysteresis_ratio: 0.2\n"
+
+
+# --- cached computations (the only place anything is replayed) ------------------------------------
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def load_manifest_cached(m: av.ManifestInput) -> LoadedManifest:
+    return load_manifest_text(m.text, file=m.name, base_dir=Path(m.base_dir) if m.base_dir else None,
+                              mode="assemble" if m.lenient else "validate")
+
+
+@st.cache_resource(max_entries=16, show_spinner="Reading the transcript…")
+def conversations_cached(key: str, name: str, fmt: str | None, _data: bytes) -> list[ConversationInfo]:
+    return list_conversations(_data, name=name, format=fmt)
+
+
+@st.cache_resource(max_entries=16, show_spinner="Importing the transcript…")
+def transcript_cached(key: str, name: str, fmt: str | None, conversation: int, _data: bytes) -> Transcript:
+    return parse_transcript(_data, name=name, format=fmt, conversation=conversation)
+
+
+@st.cache_resource(max_entries=24, show_spinner="Replaying the conversation…")
+def replay_cached(m: av.ManifestInput, tkey: tuple[str, str | None, int], counter: str, choice: str,
+                  live_id: str | None, strategy: str | None, _transcript: Transcript,
+                  _live: av.LiveSettings | None) -> Replay:
+    loaded = load_manifest_cached(m)
+    source: Any = loaded if strategy is None else strategy_manifest(loaded.raw, strategy, file=loaded.file)
+    mode = av.effective_summarizer(source.settings, choice)
+    llm = None
+    if _live is not None:
+        from inspector.engine.llm import LLMEngine
+
+        llm = LLMEngine(_live.model, _live.api_base or None, _live.api_key or None, _live.timeout)
+    return replay(source, _transcript, counter=counter, summarizer=mode, llm=llm)
+
+
+def session_figure(key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+    """A figure built once per replay and kept in this session, so a step only moves its marker."""
+    figs: dict[tuple[Any, ...], Any] = ss.setdefault("_figures", {})
+    if key not in figs:
+        if len(figs) > 12:
+            figs.clear()
+        figs[key] = build()
+    return figs[key]
+
+
+def mark_call(fig: Any, call: int) -> Any:
+    fig.layout.shapes = [dict(type="line", xref="x", yref="paper", x0=call, x1=call, y0=0, y1=1,
+                              line=dict(color="#D62728", width=2))]
+    return fig
+
+
+# --- callbacks ---------------------------------------------------------------------------------------
+
+def on_manifest_sample() -> None:
+    path = av.sample_manifests()[ss.manifest_sample]
+    ss.manifest_yaml = path.read_text(encoding="utf-8")
+    ss.manifest_name, ss.manifest_base = path.name, str(path.parent)
+    ss.pop("manifest_notice", None)
+
+
+def on_manifest_upload() -> None:
+    upload = ss.get("manifest_upload")
+    if upload is None:
+        return
+    data = upload.getvalue()
+    if problem := av.too_large(len(data), av.MANIFEST_MAX_BYTES):
+        ss.manifest_notice = f"{upload.name}: {problem}"
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        ss.manifest_notice = f"{upload.name}: not UTF-8 text (byte {exc.start})"
+        return
+    ss.manifest_yaml, ss.manifest_name, ss.manifest_base = text, upload.name, None
+    ss.pop("manifest_notice", None)
+
+
+def step(delta: int) -> None:
+    ss.call = av.clamp_call(ss.get("call", 0) + delta, ss.get("n_calls", 0))
+
+
+def on_timeline_select() -> None:
+    k = av.call_from_selection(ss.get("timeline"), ss.get("n_calls", 0))
+    if k is not None:
+        ss.call = k
+
+
+# --- inputs ------------------------------------------------------------------------------------------------
+
+def init_state() -> None:
+    if "manifest_yaml" not in ss:
+        ss.manifest_sample = av.DEFAULT_MANIFEST
+        on_manifest_sample()
+    ss.setdefault("transcript_sample", av.DEFAULT_TRANSCRIPT)
+    ss.setdefault("call", 0)
+    ss.setdefault("cmp_strategies", ["summarising", "sliding-window", "stack"])
+
+
+def manifest_sidebar() -> None:
+    st.sidebar.header("Manifest")
+    samples = av.sample_manifests()
+    st.sidebar.selectbox("Sample manifest", list(samples), key="manifest_sample", on_change=on_manifest_sample)
+    st.sidebar.button("Reload this sample", key="manifest_reload", on_click=on_manifest_sample,
+                      help="Discard edits and uploads, and show the selected sample again.")
+    st.sidebar.file_uploader("…or upload a manifest", type=["yaml", "yml"], key="manifest_upload",
+                             on_change=on_manifest_upload)
+    st.sidebar.checkbox("Lenient reading (like the runtime)", key="manifest_lenient",
+                        help="Off: strict validation, every error with its field path. On: malformed "
+                             "bindings fall back to defaults, as the reference runtime does.")
+    st.sidebar.caption("Edit the YAML in the Manifest tab; it re-validates on every change.")
+
+
+def resolve_manifest() -> tuple[av.ManifestInput | None, LoadedManifest | None, list[str]]:
+    """The manifest to use: the editor's text when valid, else the last valid one (with the errors)."""
+    m = av.ManifestInput(ss.manifest_yaml, ss.get("manifest_name", "manifest.yaml"), ss.get("manifest_base"),
+                         bool(ss.get("manifest_lenient", False)))
+    problems = [ss.manifest_notice] if ss.get("manifest_notice") else []
+    try:
+        loaded = load_manifest_cached(m)
+    except ManifestError as exc:
+        problems += [str(i) for i in exc.issues] or [str(exc)]
+        good: av.ManifestInput | None = ss.get("good_manifest")
+        return (good, load_manifest_cached(good) if good else None, problems)
+    ss.good_manifest = m
+    return m, loaded, problems
+
+
+def transcript_sidebar() -> None:
+    st.sidebar.header("Transcript")
+    samples = av.sample_transcripts()
+    st.sidebar.selectbox("Sample transcript", list(samples), key="transcript_sample")
+    st.sidebar.file_uploader("…or upload a transcript (an upload wins over the sample)", key="transcript_upload",
+                             max_upload_size=max(1, av.MAX_TRANSCRIPT_BYTES // 1_000_000))
+    st.sidebar.selectbox("Format", [AUTO, *list_formats()], key="transcript_format")
+
+
+def transcript_source() -> av.TranscriptSource:
+    upload = ss.get("transcript_upload")
+    if upload is not None:
+        data = upload.getvalue()
+        if problem := av.too_large(len(data)):
+            raise TranscriptError(upload.name, problem)
+        return av.TranscriptSource(upload.name, f"upload:{upload.file_id}:{len(data)}", data)
+    path = av.sample_transcripts()[ss.transcript_sample]
+    stat = path.stat()
+    if problem := av.too_large(stat.st_size):
+        raise TranscriptError(path.name, problem)
+    return av.TranscriptSource(path.name, f"sample:{path}:{stat.st_mtime_ns}:{stat.st_size}", path.read_bytes())
+
+
+def conversation_picker(src: av.TranscriptSource, fmt: str | None) -> int:
+    convs = conversations_cached(src.key, src.name, fmt, src.data)
+    if len(convs) <= 1:
+        return 0
+    if not 0 <= ss.get("conversation", 0) < len(convs):
+        ss.conversation = 0
+    labels = {c.index: f"{c.index}: {c.label} ({c.user_turns} user turns, {c.messages} messages)" for c in convs}
+    options: list[int] = [c.index for c in convs]
+    chosen = st.sidebar.selectbox("Conversation", options, key="conversation", format_func=lambda k: labels[k])
+    return int(chosen if chosen is not None else 0)
+
+
+def resolve_transcript() -> tuple[tuple[av.TranscriptSource, str | None, int] | None, Transcript | None, list[str]]:
+    fmt = None if ss.get("transcript_format", AUTO) == AUTO else ss.transcript_format
+    try:
+        src = transcript_source()
+        conv = conversation_picker(src, fmt)
+        t = transcript_cached(src.key, src.name, fmt, conv, src.data)
+    except (TranscriptError, OSError) as exc:
+        good = ss.get("good_transcript")
+        if good is None:
+            return None, None, [str(exc)]
+        gsrc, gfmt, gconv = good
+        return good, transcript_cached(gsrc.key, gsrc.name, gfmt, gconv, gsrc.data), [str(exc)]
+    ss.good_transcript = (src, fmt, conv)
+    return ss.good_transcript, t, []
+
+
+def apply_live_settings() -> None:
+    model = (ss.get("live_model") or "").strip()
+    if not model:
+        ss.live_applied, ss.live_notice = None, "Enter a model name first."
+        return
+    ss.live_applied = av.LiveSettings(model, (ss.get("live_base") or "").strip(), ss.get("live_key") or "",
+                                      float(ss.get("live_timeout", 30.0)))
+    ss.pop("live_notice", None)
+
+
+def replay_sidebar(loaded: LoadedManifest | None) -> av.LiveSettings | None:
+    """Counter and summarizer choices; the live connection only counts once applied (no model
+    call is made while the user is still typing a model name or key)."""
+    st.sidebar.header("Replay")
+    st.sidebar.radio("Token counter", ["tiktoken", "estimate"], key="counter", horizontal=True,
+                     help="tiktoken: the model's real tokenizer. estimate: the reference runtime's "
+                          "character estimate (chars/4), which can under-count.")
+    st.sidebar.radio("Summarizer", list(av.SUMMARIZER_CHOICES), key="summarizer",
+                     format_func=av.SUMMARIZER_CHOICES.get,
+                     help="The stand-in writes a labelled placeholder summary offline. A manifest that "
+                          "says `drop` keeps dropping.")
+    if ss.get("summarizer") != "live":
+        return None
+    primary = loaded.settings.primary_model() if loaded else None
+    ss.setdefault("live_model", primary.model if primary and primary.model else "gpt-4o-mini")
+    ss.setdefault("live_timeout", 30.0)
+    with st.sidebar.form("live_form"):
+        st.text_input("Model (litellm name)", key="live_model")
+        st.text_input("API base (optional)", key="live_base", placeholder="http://127.0.0.1:8000/v1")
+        st.text_input("API key", key="live_key", type="password")
+        st.number_input("Timeout (s)", min_value=1.0, max_value=600.0, key="live_timeout")
+        st.form_submit_button("Apply and replay", key="live_apply", on_click=apply_live_settings)
+    if ss.get("live_notice"):
+        st.sidebar.warning(ss.live_notice)
+    live: av.LiveSettings | None = ss.get("live_applied")
+    if live is None:
+        st.sidebar.info("Until you apply a model, the labelled offline stand-in writes the summaries.")
+    else:
+        st.sidebar.caption(f"Live summaries with {av.code_span(live.model)}"
+                           + (f" at {av.code_span(live.api_base)}" if live.api_base else ""))
+    return live
+
+
+# --- views ------------------------------------------------------------------------------------------------------
+
+def show_problems(title: str, problems: list[str]) -> None:
+    if problems:
+        st.error(f"**{title}**\n\n{av.issue_list(problems)}")
+
+
+def stepper(rp: Replay) -> int:
+    n = len(rp.frames)
+    ss.n_calls = n
+    ss.call = av.clamp_call(ss.get("call", 0), n)
+    left, mid, right = st.columns([1.3, 10, 1.3], vertical_alignment="bottom")
+    left.button("◀ Prev", key="prev", on_click=step, args=(-1,), disabled=ss.call <= 0, width="stretch")
+    right.button("Next ▶", key="next", on_click=step, args=(1,), disabled=ss.call >= n - 1, width="stretch")
+    if n > 1:
+        mid.select_slider("LLM call", options=list(range(n)), key="call", format_func=lambda k: av.call_label(rp, k))
+    else:
+        mid.text(av.call_label(rp, 0))
+    return int(ss.call)
+
+
+def timeline_view(rp: Replay, rkey: tuple[Any, ...], call: int) -> None:
+    fig = session_figure(("timeline", rkey), lambda: timeline(rp))
+    st.plotly_chart(mark_call(fig, call), key="timeline", on_select=on_timeline_select, selection_mode="points",
+                    width="stretch")
+    st.caption("Click a bar or marker to jump to that call. Lines: input budget, summary trigger, "
+               "hysteresis ceiling; markers: summaries, commit folds, trims, pairing repairs.")
+
+
+def budget_view(rp: Replay, call: int) -> None:
+    facts = av.budget_facts(rp, call)
+    cols = st.columns(6)
+    cols[0].metric("Payload tokens", f"{facts['payload_tokens']:,}")
+    cols[1].metric("Model window", f"{facts['window']:,}", help=f"source: {facts['window_source']}")
+    cols[2].metric("Headroom", f"{facts['headroom']:,}")
+    cols[3].metric("Input budget", f"{facts['input_budget']:,}",
+                   help="max_tokens − completion reserve − safety margin")
+    cols[4].metric("Messages sent", f"{len(rp.frames[call].refs):,}")
+    cols[5].metric("Cost (USD)", "n/a" if facts["cost_usd"] is None else f"{facts['cost_usd']:.5f}")
+    st.caption(f"Model {av.code_span(facts['model'])} · window {facts['window']:,} tokens from "
+               f"**{facts['window_source']}** · completion reserve {facts['reserve']:,} "
+               f"({facts['reserve_source']}) · safety margin {facts['margin']:,} · context manager: "
+               f"{av.code_span(facts['cm_action'])}")
+    if facts["over_budget"]:
+        st.error(f"Over budget by {-facts['headroom']:,} tokens: this payload does not fit the window.")
+    if (check := av.estimate_check(rp, call)) is not None:
+        level, text = check
+        {"error": st.error, "warning": st.warning, "info": st.info}[level](text)
+    if facts["check"] != "ok":
+        st.warning(f"Pairing check: {av.code_span(facts['check'])}")
+    for w in rp.frames[call].warnings:
+        st.warning(av.code_span(mask_text(w)))
+    st.plotly_chart(band_bar(rp, call), key="band_bar", width="stretch")
+    st.dataframe(av.band_table(rp, call), hide_index=True, width="content")
+
+
+def payload_view(rp: Replay, call: int) -> None:
+    st.subheader("Payload sent")
+    df = av.payload_view(rp, call)
+    styled = df.style.map(av.band_style, subset=["band"]) if len(df) <= av.STYLE_MAX_ROWS else df
+    st.dataframe(styled, hide_index=True, width="stretch", key="payload_table",
+                 column_config={"ref": st.column_config.NumberColumn("transcript #", format="%d"),
+                                "content": st.column_config.TextColumn("content (preview)", width="large")})
+    f = rp.frames[call]
+    st.caption(av.summary_caption(rp, call))
+    if (summary := av.summary_block_text(rp, call)) is not None:
+        st.code(summary, language=None, wrap_lines=True)
+    rows = list(range(len(f.refs)))
+    if rows:
+        ss.payload_row = av.clamp_call(ss.get("payload_row", 0), len(rows))
+        pos = st.selectbox("Show a payload row in full", rows, key="payload_row",
+                           format_func=lambda k: f"row {k} · {df['role'].iloc[k]} · {df['band'].iloc[k]}")
+        st.code(av.payload_message_text(rp, call, int(pos)), language="json", wrap_lines=True)
+
+
+def this_call_tab(rp: Replay, call: int) -> None:
+    st.subheader(f"Token budget — {av.call_label(rp, call)}")
+    budget_view(rp, call)
+    payload_view(rp, call)
+
+
+def not_sent_tab(rp: Replay, call: int) -> None:
+    st.subheader(f"Not sent, and why — {av.call_label(rp, call)}")
+    df = not_sent_table(rp, call)
+    st.caption(f"{len(df)} earlier transcript message(s) are not in this payload.")
+    st.dataframe(df, hide_index=True, width="stretch", key="not_sent_table")
+    st.markdown("**Why did my message disappear?**")
+    n = len(rp.messages)
+    ss.why_index = av.clamp_call(ss.get("why_index", 0), n)
+    index = st.number_input("Transcript message #", min_value=0, max_value=max(n - 1, 0), step=1, key="why_index")
+    st.info(av.explain_message(rp, call, int(index), df))
+    if n:
+        st.code(av.transcript_message_text(rp, int(index)), language="json", wrap_lines=True)
+
+
+def repairs_tab(rp: Replay, call: int) -> None:
+    st.subheader(f"Pairing repairs — {av.call_label(rp, call)}")
+    here = av.repairs_view(rp, call)
+    if here.empty:
+        st.caption("No repair at this call.")
+    else:
+        st.dataframe(here, hide_index=True, width="stretch", key="repairs_call")
+    st.subheader("Every repair in the replay")
+    st.dataframe(av.repairs_view(rp), hide_index=True, width="stretch", key="repairs_all")
+    irr = av.irregularities_table(rp)
+    if not irr.empty:
+        st.subheader("What the transcript itself contains (importer findings)")
+        st.dataframe(irr, hide_index=True, width="stretch", key="irregularities")
+
+
+def strategy_editors(chosen: list[str]) -> dict[str, str]:
+    import yaml
+
+    specs: dict[str, str] = {}
+    cols = st.columns(max(len(chosen), 1))
+    for col, name in zip(cols, chosen, strict=False):
+        key = f"cmp_spec_{name}"
+        if key not in ss:
+            ss[key] = CUSTOM_TEMPLATE if name in CUSTOM else yaml.safe_dump(PRESETS[name], sort_keys=False)
+        specs[name] = col.text_area(f"{name} — `context_manager` YAML", key=key, height=130)
+    return specs
+
+
+def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Transcript, counter: str, choice: str,
+                live: av.LiveSettings | None, call: int) -> None:
+    st.subheader(f"Side by side — {len(ss.cmp_strategies)} strategies")
+    chosen = st.multiselect("Strategies (two to four; presets or your own `context_manager` YAML)",
+                            [*PRESETS, *CUSTOM], key="cmp_strategies", max_selections=4)
+    specs = strategy_editors(chosen)
+    if ss.get("cmp_run_for") != tkey:  # a new transcript: long ones wait for the user
+        ss.cmp_run_for, ss.cmp_run = tkey, ss.get("n_calls", 0) <= av.COMPARE_AUTO_MAX_CALLS
+    st.toggle("Replay the strategies", key="cmp_run",
+              help=f"On by itself for transcripts up to {av.COMPARE_AUTO_MAX_CALLS} calls; each strategy is one "
+                   "more replay (cached afterwards).")
+    if len(chosen) < 2:
+        st.info("Choose at least two strategies to compare.")
+        return
+    if not ss.cmp_run:
+        st.info("Switch on “Replay the strategies” to run the comparison on this long transcript.")
+        return
+    replays: dict[str, Replay] = {}
+    for name, spec in specs.items():
+        try:
+            replays[name] = replay_cached(m, tkey, counter, choice, live.fingerprint if live else None, spec, t, live)
+        except Exception as exc:  # noqa: BLE001 - any bad strategy is shown, never a traceback
+            show_problems(f"Strategy '{name}' cannot run", [str(exc)])
+    if len(replays) < 2:
+        return
+    st.dataframe(compare_table(replays), hide_index=True, width="stretch", key="compare_totals")
+    rkey = (m, tkey, counter, choice, live.fingerprint if live else None, tuple(specs.items()))
+    figs = session_figure(("compare", rkey), lambda: compare_timelines(replays))
+    for k, fig in enumerate(figs):
+        st.plotly_chart(mark_call(fig, call), key=f"compare_timeline_{k}", width="stretch")
+    if len({len(rp.frames) for rp in replays.values()}) != 1:
+        st.warning("The strategies produced different numbers of calls; the per-call view is not aligned.")
+        return
+    st.subheader(f"What each strategy keeps — {av.call_label(next(iter(replays.values())), call)}")
+    for name, text in av.kept_counts(replays, call).items():
+        st.text(f"{name}: {text}")
+    st.dataframe(av.keep_table(replays, call), hide_index=True, width="stretch", key="keep_table")
+
+
+def manifest_tab(loaded: LoadedManifest | None, problems: list[str]) -> None:
+    st.subheader("Manifest")
+    if problems:
+        show_problems("This manifest is not valid — the views show the last valid one", problems)
+    else:
+        st.success("Valid manifest.")
+    st.text_area("Manifest YAML (edits re-validate live)", key="manifest_yaml", height=480)
+    if loaded is not None:
+        for w in loaded.warnings:
+            st.warning(av.code_span(mask_text(str(w))))
+        with st.expander("Resolved settings (every default filled in)"):
+            st.json(mask_secrets(loaded.settings.to_dict()), expanded=1)
+
+
+def export_tab(rp: Replay, call: int) -> None:
+    st.subheader("Export")
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("Frames (JSON)", data=lambda: av.frames_json(rp), file_name="frames.json",
+                       mime="application/json", key="dl_frames_json", on_click="ignore")
+    c2.download_button("Frames (CSV)", data=lambda: av.frames_csv(rp), file_name="frames.csv",
+                       mime="text/csv", key="dl_frames_csv", on_click="ignore")
+    c3.download_button(f"Payload of call {call} (JSON)", data=lambda: av.payload_json(rp, call),
+                       file_name=f"payload_call_{call}.json", mime="application/json", key="dl_payload",
+                       on_click="ignore")
+
+
+def header(rp: Replay, t: Transcript, m: av.ManifestInput, name: str) -> None:
+    st.title("Context Inspector")
+    totals = rp.totals()
+    st.caption(f"Manifest {av.code_span(m.name)} · transcript {av.code_span(name)} "
+               f"({t.format}, {len(t.messages)} messages) · {totals['frames']} LLM calls · counter "
+               f"**{rp.counter}** · summarizer **{rp.summarizer_label}**")
+
+
+# --- page ----------------------------------------------------------------------------------------------------------
+
+def main() -> None:
+    st.set_page_config(page_title="Context Inspector", page_icon="🔎", layout="wide")
+    init_state()
+    manifest_sidebar()
+    transcript_sidebar()
+    m, loaded, manifest_problems = resolve_manifest()
+    tkey_src, t, transcript_problems = resolve_transcript()
+    live = replay_sidebar(loaded)
+    show_problems("Manifest problem — showing the last valid manifest", manifest_problems)
+    show_problems("Transcript problem — showing the last transcript that loaded", transcript_problems)
+    if m is None or loaded is None or t is None or tkey_src is None:
+        st.info("Load a valid manifest and transcript to start.")
+        manifest_tab(loaded, manifest_problems)
+        return
+    src, fmt, conv = tkey_src
+    tkey = (src.key, fmt, conv)
+    counter, choice = ss.get("counter", "tiktoken"), ss.get("summarizer", "stand-in")
+    if choice == "live" and live is None:
+        choice = "stand-in"  # nothing applied yet: never call a model the user has not confirmed
+    live_id = live.fingerprint if live else None
+    try:
+        rp = replay_cached(m, tkey, counter, choice, live_id, None, t, live)
+    except Exception as exc:  # noqa: BLE001 - a plugin or engine failure is shown, never a traceback
+        show_problems("The replay failed", [str(exc)])
+        manifest_tab(loaded, manifest_problems)
+        return
+    header(rp, t, m, src.name)
+    if not rp.frames:
+        st.warning("This transcript has no LLM call to show (no user or assistant message).")
+        manifest_tab(loaded, manifest_problems)
+        return
+    rkey = (m, tkey, counter, choice, live_id)
+    call = stepper(rp)
+    timeline_view(rp, rkey, call)
+    tabs = st.tabs(["This call", "Not sent & why", "Repairs", "Side by side", "Manifest", "Export"])
+    with tabs[0]:
+        this_call_tab(rp, call)
+    with tabs[1]:
+        not_sent_tab(rp, call)
+    with tabs[2]:
+        repairs_tab(rp, call)
+    with tabs[3]:
+        compare_tab(m, tkey, t, counter, choice, live, call)
+    with tabs[4]:
+        manifest_tab(loaded, manifest_problems)
+    with tabs[5]:
+        export_tab(rp, call)
+
+
+main()
