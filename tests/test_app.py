@@ -239,7 +239,7 @@ def test_invalid_manifest_shows_the_field_path_and_recovers() -> None:
     at.button(key="next").click().run()
     assert at.session_state["call"] == 1
     # A valid edit is picked up: the window follows the manifest.
-    at.text_area(key="manifest_yaml").input(good.replace("context_window: 6000", "context_window: 9000")).run()
+    at.text_area(key="manifest_yaml").input(good.replace("context_window: 4000", "context_window: 9000")).run()
     assert errors(at) == []
     assert any(m.value == "9,000" for m in at.metric)
 
@@ -449,7 +449,7 @@ def test_estimate_check_levels(counter: str, call: int, level: str | None) -> No
     from inspector.transcripts import load_transcript, sample_path
 
     text = (ROOT / "sample_manifests" / "small-window.yaml").read_text(encoding="utf-8")
-    rp = replay(load_manifest_text(text.replace("context_window: 6000", "context_window: 4000")),
+    rp = replay(load_manifest_text(text),  # small-window.yaml: a 4 000-token window
                 load_transcript(sample_path()), counter=counter, summarizer="stand-in")
     check = av.estimate_check(rp, call)
     assert (check[0] if check else None) == level

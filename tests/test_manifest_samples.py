@@ -64,5 +64,5 @@ def test_small_window_forces_an_early_budget() -> None:
     s = load_manifest(SAMPLES / "small-window.yaml").settings
     primary = s.primary_model()
     assert primary is not None
-    assert (primary.model, primary.context_window, primary.max_tokens) == ("gpt-4o", 6000, 1000)
+    assert (primary.model, primary.context_window, primary.max_tokens) == ("gpt-4o", 4000, 1000)
     assert s.trimmer.safety_margin_ratio == 0.1 and s.context_manager.params["keep_turns"] == 3

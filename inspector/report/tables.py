@@ -119,8 +119,20 @@ def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
             reason = "system text replaced (the manifest's system band, or a later system message, wins)"
         else:
             reason = "removed by the pairing repair"
-        rows.append({"ref": i, "role": role, "reason": reason, "content": _preview(msg.get("content"))})
+        rows.append({"ref": i, "role": role, "reason": reason, "content": _cached_preview(rp, i)})
     return pd.DataFrame(rows, columns=["ref", "role", "reason", "content"])
+
+
+def _cached_preview(rp: Replay, i: int) -> str:
+    """Masked previews are computed once per replay: stepping late in a long conversation stays fast."""
+    cache: dict[int, str] | None = getattr(rp, "_preview_cache", None)
+    if cache is None:
+        cache = {}
+        rp._preview_cache = cache  # type: ignore[attr-defined]
+    text = cache.get(i)
+    if text is None:
+        text = cache[i] = _preview(rp.messages[i].get("content"))
+    return text
 
 
 def repairs_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
