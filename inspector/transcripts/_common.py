@@ -212,6 +212,24 @@ def blocks_to_content(blocks: Sequence[Any]) -> str | list[Any] | None:
     return [dict(b) if isinstance(b, dict) else b for b in blocks]
 
 
+def object_with_role(m: Any, where: str, name: str) -> tuple[dict[str, Any], str]:
+    """The row as a dict and its role, or a TranscriptError naming where it is."""
+    if not isinstance(m, dict):
+        raise TranscriptError(name, f"{where} must be an object")
+    role = m.get("role")
+    if not isinstance(role, str):
+        raise TranscriptError(name, f"{where}.role must be a string")
+    return m, role
+
+
+def plain_content(m: dict[str, Any], where: str, name: str) -> Any:
+    """OpenAI-like content: a string, a list of parts, or null (kept as is)."""
+    content = m.get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        raise TranscriptError(name, f"{where}.content must be a string, a list or null")
+    return content
+
+
 def count_user_turns(messages: Iterable[Mapping[str, Any]]) -> int:
     return sum(1 for m in messages if m.get("role") == "user")
 

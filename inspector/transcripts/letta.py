@@ -25,6 +25,7 @@ from inspector.transcripts._common import (
     Builder,
     JsonlText,
     blocks_to_content,
+    object_with_role,
     count_user_turns,
     require_json,
     select,
@@ -60,11 +61,7 @@ def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
 
 
 def _row(m: Any, where: str, name: str) -> Message:
-    if not isinstance(m, dict):
-        raise TranscriptError(name, f"{where} must be an object")
-    role = m.get("role")
-    if not isinstance(role, str):
-        raise TranscriptError(name, f"{where}.role must be a string")
+    m, role = object_with_role(m, where, name)
     content = m.get("content")
     if isinstance(content, list):
         if not all(isinstance(blk, dict) for blk in content):

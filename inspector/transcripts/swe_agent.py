@@ -17,7 +17,16 @@ import json
 from pathlib import PurePath
 from typing import Any
 
-from inspector.transcripts._common import Builder, JsonlText, count_user_turns, require_json, select, wire_tool_calls
+from inspector.transcripts._common import (
+    Builder,
+    JsonlText,
+    count_user_turns,
+    object_with_role,
+    plain_content,
+    require_json,
+    select,
+    wire_tool_calls,
+)
 from inspector.transcripts.model import ConversationInfo, Message, Transcript, TranscriptError
 
 NAME = "swe-agent"
@@ -70,15 +79,8 @@ def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
 
 def _row(m: Any, i: int, name: str, b: Builder) -> Message:
     where = f"history[{i}]"
-    if not isinstance(m, dict):
-        raise TranscriptError(name, f"{where} must be an object")
-    role = m.get("role")
-    if not isinstance(role, str):
-        raise TranscriptError(name, f"{where}.role must be a string")
-    content = m.get("content")
-    if content is not None and not isinstance(content, (str, list)):
-        raise TranscriptError(name, f"{where}.content must be a string, a list or null")
-    msg: Message = {"role": role, "content": content}
+    m, role = object_with_role(m, where, name)
+    msg: Message = {"role": role, "content": plain_content(m, where, name)}
     calls = m.get("tool_calls")
     if calls:
         msg["tool_calls"] = wire_tool_calls(calls, where, name)

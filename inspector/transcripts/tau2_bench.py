@@ -16,7 +16,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.transcripts._common import Builder, JsonlText, dumps_arguments, require_json, select
+from inspector.transcripts._common import (
+    Builder,
+    JsonlText,
+    dumps_arguments,
+    object_with_role,
+    plain_content,
+    require_json,
+    select,
+)
 from inspector.transcripts.model import ConversationInfo, Message, Transcript, TranscriptError
 
 NAME = "tau2-bench"
@@ -86,15 +94,8 @@ def _tools(raw: Any) -> list[dict[str, Any]] | None:
 
 
 def _row(m: Any, where: str, name: str) -> Message:
-    if not isinstance(m, dict):
-        raise TranscriptError(name, f"{where} must be an object")
-    role = m.get("role")
-    if not isinstance(role, str):
-        raise TranscriptError(name, f"{where}.role must be a string")
-    content = m.get("content")
-    if content is not None and not isinstance(content, (str, list)):
-        raise TranscriptError(name, f"{where}.content must be a string, a list or null")
-    msg: Message = {"role": role, "content": content}
+    m, role = object_with_role(m, where, name)
+    msg: Message = {"role": role, "content": plain_content(m, where, name)}
     calls = m.get("tool_calls")
     if calls:
         if not isinstance(calls, list):
