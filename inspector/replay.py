@@ -135,6 +135,7 @@ class Replay:
     summary_cost_usd: float | None = 0.0
     tokens_computed: int = 0
     limits: dict[str, Any] = field(default_factory=dict)
+    token_counter: Any = None  # the replay's own counter: reports reuse its per-message cache, never recount
 
     @property
     def messages(self) -> list[Message]:
@@ -315,6 +316,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str = "tiktoken", summari
         commit()
     rp.summarizer_calls = dict(engine.summarizer_calls)
     rp.tokens_computed = engine.counter.computed
+    rp.token_counter = engine.counter
     if isinstance(cache, SummaryCache):
         rp.summary_cache_hits = cache.hits
     rp.summary_cost_usd = _summary_cost(summ)

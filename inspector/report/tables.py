@@ -76,11 +76,9 @@ def payload_table(rp: Replay, call: int) -> pd.DataFrame:
 def _counter(rp: Replay) -> Any:
     from inspector.engine.tokens import make_counter
 
-    cached = getattr(rp, "_report_counter", None)
-    if cached is None:
-        cached = make_counter(rp.counter, rp.limits.get("effective_model"))
-        rp._report_counter = cached  # type: ignore[attr-defined]
-    return cached
+    if rp.token_counter is None:  # a replay rebuilt from JSON has no live counter
+        rp.token_counter = make_counter(rp.counter, rp.limits.get("effective_model"))
+    return rp.token_counter
 
 
 def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
