@@ -68,8 +68,14 @@ def mask_text(text: str) -> str:
         return text
     out = text
     for pat in _PATTERNS:
-        out = pat.sub(lambda m: m.group(1) + _mask_value(m.group(2)), out)
+        out = pat.sub(_mask_match, out)
     return _mask_assignments(out)
+
+
+def _mask_match(m: re.Match[str]) -> str:
+    if m.string.startswith("…" + MASK, m.end(2)):  # the visible prefix of an already masked value
+        return m.group(0)
+    return m.group(1) + _mask_value(m.group(2))
 
 
 def _mask_assignments(text: str) -> str:

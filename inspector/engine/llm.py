@@ -88,12 +88,16 @@ def _chain(exc: BaseException) -> list[BaseException]:
 def _classify(exc: BaseException) -> str:
     name = type(exc).__name__.lower()
     status = getattr(exc, "status_code", None)
-    if "timeout" in name:
+    chain = _chain(exc)
+    if "timeout" in name or any("timeout" in type(e).__name__.lower() for e in chain):
         return "timeout"
-    # A 200 answer whose body is not JSON: litellm reports it as an InternalServerError (status 500)
-    # with the JSONDecodeError as its root cause. It is a malformed response, not a server error.
-    if any(isinstance(e, json.JSONDecodeError) for e in _chain(exc)):
+    # litellm reports both of these as an InternalServerError (status 500) with the real cause
+    # underneath: a 200 answer whose body is not JSON, and no answer at all (connection refused).
+    if any(isinstance(e, json.JSONDecodeError) for e in chain):
         return "malformed response"
+    if any(isinstance(e, ConnectionError) or "connecterror" in type(e).__name__.lower()
+           or "connectionerror" in type(e).__name__.lower() for e in chain):
+        return "unreachable"
     if "ratelimit" in name or status == 429:
         return "HTTP 429"
     if isinstance(status, int):

@@ -39,7 +39,10 @@ class Issue:
             where = f"{self.file}:{self.line}: " if self.line is not None else f"{self.file}: "
         elif self.line is not None:
             where = f"line {self.line}: "
-        return f"{where}{self.path}: {self.message}" if self.path else f"{where}{self.message}"
+        from inspector.redact import mask_text  # an error may quote a pasted key: never show it
+
+        text = f"{where}{self.path}: {self.message}" if self.path else f"{where}{self.message}"
+        return mask_text(text)
 
 
 class ManifestError(ValueError):
