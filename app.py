@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 import inspector  # noqa: F401  (applies the offline defaults before tiktoken/litellm are touched)
-from inspector.compare import PRESETS, strategy_manifest
+from inspector.compare import PRESETS, infra_docs, strategy_manifest
 from inspector.manifest import LoadedManifest, ManifestError, load_manifest_text
 from inspector.redact import mask_secrets, mask_text
 from inspector.replay import Replay, replay
@@ -61,7 +61,8 @@ def replay_cached(m: av.ManifestInput, tkey: tuple[str, str | None, int], counte
                   live_id: str | None, strategy: str | None, _transcript: Transcript,
                   _live: av.LiveSettings | None) -> Replay:
     loaded = load_manifest_cached(m)
-    source: Any = loaded if strategy is None else strategy_manifest(loaded.raw, strategy, file=loaded.file)
+    source: Any = loaded if strategy is None else strategy_manifest(loaded.raw, strategy, file=loaded.file,
+                                                                    infra_documents=infra_docs(loaded))
     mode = av.effective_summarizer(source.settings, choice)
     llm = None
     if _live is not None:

@@ -156,7 +156,7 @@ def add_compare(sub: SubParsers) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from inspector.compare import strategy_manifest
+    from inspector.compare import infra_docs, strategy_manifest
     from inspector.report.tables import compare_table
 
     base = load_manifest_from_args(args, args.manifest)
@@ -164,7 +164,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if len(set(names)) != len(names):
         print("error: strategy names must be unique", file=sys.stderr)
         return EXIT_USAGE
-    replays = {name: _replay(args, strategy_manifest(base.raw, spec, file=base.file)) for name, spec in args.strategy}
+    replays = {name: _replay(args, strategy_manifest(base.raw, spec, file=base.file, infra_documents=infra_docs(base)))
+               for name, spec in args.strategy}
     df = compare_table(replays)
     if args.fmt == "json":
         _write(json.dumps({"strategies": df.to_dict(orient="records")}, ensure_ascii=False, indent=1), args.output)

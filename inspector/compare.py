@@ -8,7 +8,7 @@ engine, counter cache and hysteresis state), so the comparison is fair and deter
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,14 @@ PRESETS: dict[str, Any] = {
 }
 
 
-def strategy_manifest(base_raw: Mapping[str, Any], spec: Any, *, file: str | None = None) -> Any:
+def infra_docs(loaded: Any) -> list[dict[str, Any]]:
+    """The LLMProxy/LLMLocal/Infra documents loaded beside the Agent one (kept when a strategy is swapped)."""
+    return [d for d in getattr(loaded, "documents", ()) if isinstance(d, dict)
+            and str(d.get("kind", "")) in ("LLMProxy", "LLMLocal", "Infra")]
+
+
+def strategy_manifest(base_raw: Mapping[str, Any], spec: Any, *, file: str | None = None,
+                      infra_documents: Sequence[Mapping[str, Any]] = ()) -> Any:
     """The base manifest document with ``spec.context_manager`` replaced by ``spec`` (validated leniently)."""
     from inspector.manifest import load_manifest, settings_from_dict
 
@@ -39,8 +46,11 @@ def strategy_manifest(base_raw: Mapping[str, Any], spec: Any, *, file: str | Non
     if not isinstance(doc["spec"], dict):
         doc["spec"] = {}
     doc["spec"]["context_manager"] = spec
-    doc["spec"].get("working_memory", {}).pop("compaction", None) if isinstance(doc["spec"].get("working_memory"), dict) else None
-    return settings_from_dict(doc, file=file)
+    wm = doc["spec"].get("working_memory")
+    if isinstance(wm, dict):
+        wm.pop("compaction", None)  # the strategy under test replaces the sugar too
+    base_dir = Path(file).parent if file else None  # spec.context file references resolve as in the base
+    return settings_from_dict(doc, file=file, base_dir=base_dir, infra_documents=[dict(d) for d in infra_documents])
 
 
 def compare(manifest: Any, transcript: Any, strategies: Mapping[str, Any] | Iterable[tuple[str, Any]], **replay_kw: Any
@@ -51,5 +61,6 @@ def compare(manifest: Any, transcript: Any, strategies: Mapping[str, Any] | Iter
     items = strategies.items() if isinstance(strategies, Mapping) else strategies
     out: dict[str, Replay] = {}
     for name, spec in items:
-        out[name] = replay(strategy_manifest(loaded.raw, spec, file=loaded.file), transcript, **replay_kw)
+        out[name] = replay(strategy_manifest(loaded.raw, spec, file=loaded.file, infra_documents=infra_docs(loaded)),
+                           transcript, **replay_kw)
     return out

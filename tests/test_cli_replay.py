@@ -117,3 +117,16 @@ def test_sweep_through_the_console_script() -> None:
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
     assert [r["keep_turns"] for r in rows] == ["1", "3"]
     assert all(int(r["frames"]) > 0 for r in rows)
+
+
+def test_compare_keeps_the_infra_document_of_a_multi_document_manifest(tmp_path: Path) -> None:
+    manifest = tmp_path / "agent.yaml"
+    manifest.write_text("kind: Agent\nspec:\n  models: [{model: default}]\n---\nkind: LLMProxy\nspec:\n"
+                        "  models:\n    mappings: {default: gpt-4o}\n    generation: {context_window: 3000}\n")
+    from inspector.compare import compare
+    from inspector.transcripts import load_transcript
+
+    out = compare(str(manifest), load_transcript(DEMO), {"win": "sliding-window", "stack": "stack"},
+                  counter="estimate")
+    for rp in out.values():
+        assert rp.frames[0].budget["window"] == 3000 and rp.frames[0].budget["window_source"] == "infra"
