@@ -200,4 +200,34 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                              overrides=args.overrides, allow_imports=args.allow_imports)
 
 
-ADDERS = [add_import, add_replay, add_compare, add_sweep]
+# --- observed -------------------------------------------------------------------------------------
+def add_observed(sub: SubParsers) -> None:
+    p = sub.add_parser("observed", help="compare payloads a runtime recorded (mas-lab, Letta) with what the engine "
+                                        "would send for the same state")
+    p.add_argument("manifest", metavar="MANIFEST")
+    p.add_argument("transcript", metavar="TRANSCRIPT")
+    _add_transcript_options(p)
+    p.add_argument("--counter", choices=["tiktoken", "estimate"], default="estimate")
+    p.add_argument("--format", dest="fmt", choices=["json", "table", "csv"], default="table")
+    p.add_argument("-o", "--output", default=None, metavar="FILE")
+    add_manifest_options(p)
+    p.set_defaults(handler=_guard(cmd_observed))
+
+
+def cmd_observed(args: argparse.Namespace) -> int:
+    from inspector.observed import compare_observed
+
+    df = compare_observed(load_manifest_from_args(args, args.manifest), _transcript(args), counter=args.counter)
+    if df.empty:
+        print(f"error: {args.transcript} records no observed payloads (mas-lab and Letta files do)", file=sys.stderr)
+        return EXIT_INVALID
+    if args.fmt == "json":
+        _write(json.dumps({"payloads": df.to_dict(orient="records")}, ensure_ascii=False, indent=1), args.output)
+    elif args.fmt == "csv":
+        _write(df.to_csv(index=False), args.output)
+    else:
+        _write(df.to_string(index=False), args.output)
+    return EXIT_OK
+
+
+ADDERS = [add_import, add_replay, add_compare, add_sweep, add_observed]
