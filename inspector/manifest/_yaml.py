@@ -47,9 +47,10 @@ class LineIndex:
     def line(self, doc: int, parts: Sequence[str | int]) -> int | None:
         """Line of the deepest written node along ``parts`` (the key's line for a mapping entry);
         a path that does not exist in the file gets its nearest written ancestor's line."""
-        if not 0 <= doc < len(self._roots) or self._roots[doc] is None:
+        root = self._roots[doc] if 0 <= doc < len(self._roots) else None
+        if root is None:
             return None
-        node: Node = self._roots[doc]
+        node: Node = root
         best: int = node.start_mark.line + 1
         for part in parts:
             if isinstance(node, MappingNode):
