@@ -105,6 +105,11 @@ def _settle_run(messages: Sequence[Message], ask_at: int, end: int, ids: list[st
     only then are the remaining rows rebound, in arrival order, to the calls still unanswered in
     declaration order (rule 3). An id declared twice in one ask needs two results.
     """
+    n = end - ask_at - 1
+    if n == len(ids) and len(set(ids)) == n and all(
+            _result_id(messages[ask_at + 1 + k]) == cid for k, cid in enumerate(ids)):
+        # the common case — one result per call, in order — needs none of the bookkeeping below
+        return _Settled(kept=[(p, messages[p]) for p in range(ask_at + 1, end)])
     open_slots = Counter(ids)
     claimed: Counter[str] = Counter()
     claims: dict[int, bool] = {}  # row index → True: claims its call, False: duplicate; absent: mis-labelled
@@ -230,7 +235,10 @@ def check_provider_payload(messages: Sequence[Message]) -> None:
                 end += 1
             if end - i - 1 != len(ids):
                 raise ProviderPayloadError(f"tool results {end - i - 1} != tool calls {len(ids)} at messages[{i}]")
-            answered = Counter(_result_id(messages[p]) for p in range(i + 1, end))
+            results = [_result_id(messages[p]) for p in range(i + 1, end)]
+            if results == ids:  # the common case: answered in declaration order
+                continue
+            answered = Counter(results)
             wanted: Counter[str | None] = Counter(ids)
             if answered != wanted:
                 missing = set(wanted - answered)
