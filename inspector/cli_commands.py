@@ -23,6 +23,16 @@ def _write(text: str, out: str | None) -> None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+def _write_table(df: Any, fmt: str, out: str | None, key: str) -> None:
+    """A report table as ``{key: [rows]}`` JSON, CSV, or an aligned text table."""
+    if fmt == "json":
+        _write(json.dumps({key: df.to_dict(orient="records")}, ensure_ascii=False, indent=1), out)
+    elif fmt == "csv":
+        _write(df.to_csv(index=False), out)
+    else:
+        _write(df.to_string(index=False), out)
+
+
 def _transcript(args: argparse.Namespace) -> Any:
     from inspector.transcripts import load_transcript
 
@@ -166,13 +176,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     replays = {name: _replay(args, strategy_manifest(base.raw, spec, file=base.file, infra_documents=infra_docs(base)))
                for name, spec in args.strategy}
-    df = compare_table(replays)
-    if args.fmt == "json":
-        _write(json.dumps({"strategies": df.to_dict(orient="records")}, ensure_ascii=False, indent=1), args.output)
-    elif args.fmt == "csv":
-        _write(df.to_csv(index=False), args.output)
-    else:
-        _write(df.to_string(index=False), args.output)
+    _write_table(compare_table(replays), args.fmt, args.output, "strategies")
     return EXIT_OK
 
 
@@ -221,12 +225,7 @@ def cmd_observed(args: argparse.Namespace) -> int:
     if df.empty:
         print(f"error: {args.transcript} records no observed payloads (mas-lab and Letta files do)", file=sys.stderr)
         return EXIT_INVALID
-    if args.fmt == "json":
-        _write(json.dumps({"payloads": df.to_dict(orient="records")}, ensure_ascii=False, indent=1), args.output)
-    elif args.fmt == "csv":
-        _write(df.to_csv(index=False), args.output)
-    else:
-        _write(df.to_string(index=False), args.output)
+    _write_table(df, args.fmt, args.output, "payloads")
     return EXIT_OK
 
 
