@@ -77,6 +77,11 @@ class Frame:
     warnings: list[str]
     summary_cost_usd: float | None = 0.0  # live summarizer calls made for this call (None = price unknown)
 
+    @property
+    def input_budget(self) -> int:
+        """The trimmer's ceiling for the payload: max_tokens − completion reserve − safety margin."""
+        return int(self.budget["max_tokens"] - self.budget["reserve"] - self.budget["margin"])
+
     def payload(self, transcript_messages: Sequence[Message]) -> list[Message]:
         return [self.own[k] if k in self.own else transcript_messages[r]  # type: ignore[index]
                 for k, r in enumerate(self.refs)]

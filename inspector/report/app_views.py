@@ -197,7 +197,7 @@ def budget_facts(rp: Replay, call: int) -> dict[str, Any]:
     return {
         "window": b["window"], "window_source": b["window_source"], "reserve": b["reserve"],
         "reserve_source": b.get("reserve_source"), "margin": b["margin"], "max_tokens": b["max_tokens"],
-        "input_budget": b["max_tokens"] - b["reserve"] - b["margin"], "payload_tokens": f.payload_tokens,
+        "input_budget": f.input_budget, "payload_tokens": f.payload_tokens,
         "headroom": f.headroom, "over_budget": f.headroom < 0, "cm_action": f.cm["action"], "check": f.check,
         "cost_usd": f.cost_usd, "model": rp.limits.get("effective_model") or rp.limits.get("model"),
     }
@@ -234,7 +234,7 @@ def estimate_check(rp: Replay, call: int) -> tuple[str, str] | None:
     if real + b["reserve"] > b["window"]:
         return "error", text + f" The real payload plus the completion reserve ({b['reserve']:,}) exceeds the " \
                                f"{b['window']:,}-token window: the provider would reject or truncate it."
-    if real > b["max_tokens"] - b["reserve"] - b["margin"]:
+    if real > f.input_budget:
         return "warning", text + " It would eat into the safety margin."
     return "info", text
 

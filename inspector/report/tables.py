@@ -31,10 +31,9 @@ def frames_table(rp: Replay) -> pd.DataFrame:
         row: dict[str, Any] = {"call": k, "turn": f.turn, "step": f.step, "at": f.at,
                                "payload_tokens": f.payload_tokens}
         row.update({band: f.bands.get(band, 0) for band in BAND_ORDER})
-        input_budget = b["max_tokens"] - b["reserve"] - b["margin"]
         row.update({
             "reserve": b["reserve"], "margin": b["margin"], "headroom": f.headroom, "window": b["window"],
-            "window_source": b["window_source"], "max_tokens": b["max_tokens"], "input_budget": input_budget,
+            "window_source": b["window_source"], "max_tokens": b["max_tokens"], "input_budget": f.input_budget,
             "trigger": b["fixed"] + b["hint"], "ceiling": b["fixed"] + b["ceiling"],
             "cm_action": f.cm["action"], "compressed_turns": f.cm["compressed_turns"],
             "kept_turns": f.cm["kept_turns"], "summarizer_called": f.cm["summarizer_called"],
