@@ -301,6 +301,9 @@ def budget_view(rp: Replay, call: int) -> None:
                f"**{facts['window_source']}** · completion reserve {facts['reserve']:,} "
                f"({facts['reserve_source']}) · safety margin {facts['margin']:,} · context manager: "
                f"{av.code_span(facts['cm_action'])}")
+    if facts["calibration"]:
+        st.info(f"Token calibration in force: ×{facts['calibration']} ({facts['calibration_source']}). The input "
+                f"ceiling is the window divided by it ({facts['max_tokens']:,} of our tokens).")
     if facts["over_budget"]:
         st.error(f"Over budget by {-facts['headroom']:,} tokens: this payload does not fit the window.")
     if (check := av.estimate_check(rp, call)) is not None:
@@ -333,9 +336,21 @@ def payload_view(rp: Replay, call: int) -> None:
         st.code(av.payload_message_text(rp, call, int(pos)), language="json", wrap_lines=True)
 
 
+def calibration_view(rp: Replay, call: int) -> None:
+    if (note := av.compaction_note(rp, call)) is not None:
+        st.info(note)
+    table = av.call_calibration(rp, call)
+    if table is None:
+        return
+    st.subheader("Calibration: our count vs the provider's")
+    st.dataframe(table, hide_index=True, width="content", key="calibration_table")
+    st.caption(av.calibration_caption(rp))
+
+
 def this_call_tab(rp: Replay, call: int) -> None:
     st.subheader(f"Token budget — {av.call_label(rp, call)}")
     budget_view(rp, call)
+    calibration_view(rp, call)
     payload_view(rp, call)
 
 

@@ -54,6 +54,7 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
         # Over-budget notices are part of every frame's record; don't repeat them on stderr.
         logging.getLogger("inspector").setLevel(logging.ERROR)
         from inspector.engine.archive import ArchiveError
+        from inspector.engine.budget import CalibrationError
         from inspector.engine.limits import ModelResolutionError
         from inspector.engine.registry import PluginLookupError
         from inspector.transcripts import TranscriptError
@@ -62,7 +63,7 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 
         try:
             return fn(args)
-        except (TranscriptError, ModelResolutionError, PluginLookupError, ArchiveError) as exc:
+        except (TranscriptError, ModelResolutionError, PluginLookupError, ArchiveError, CalibrationError) as exc:
             print(f"error: {mask_text(str(exc))}", file=sys.stderr)
             return EXIT_INVALID
         except OSError as exc:
@@ -95,6 +96,17 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 # --- replay ---------------------------------------------------------------------------------------
+def _calibration(text: str) -> tuple[str, float]:
+    model, sep, factor = text.rpartition("=")
+    try:
+        value = float(factor)
+    except ValueError:
+        value = float("nan")
+    if not sep or not model.strip() or not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must look like MODEL=FACTOR with a positive FACTOR")
+    return model.strip(), value
+
+
 def _add_replay_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("manifest", metavar="MANIFEST")
     p.add_argument("transcript", metavar="TRANSCRIPT")
@@ -106,6 +118,10 @@ def _add_replay_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="live model for the llm summarizer (LiteLLM id)")
     p.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint for --model")
     p.add_argument("--summary-cache", default=None, metavar="DIR", help="cache real summaries on disk here")
+    p.add_argument("--token-calibration", dest="token_calibration", default=None, type=_calibration,
+                   metavar="MODEL=FACTOR", help="opt-in: divide the input ceiling by FACTOR (provider tokens per one "
+                                                "of ours, from `context-inspector calibrate`); MODEL must be the "
+                                                "manifest's model")
     add_manifest_options(p)
 
 
@@ -120,7 +136,8 @@ def _replay(args: argparse.Namespace, manifest: Any = None) -> Any:
     if args.model:
         llm = LLMEngine(model=args.model, api_base=args.api_base, api_key=os.environ.get("CONTEXT_INSPECTOR_API_KEY"))
     return replay(loaded, _transcript(args), counter=args.counter, summarizer=args.summarizer, llm=llm,
-                  summary_cache=args.summary_cache, allow_imports=args.allow_imports)
+                  summary_cache=args.summary_cache, allow_imports=args.allow_imports,
+                  calibration=dict([args.token_calibration]) if args.token_calibration else None)
 
 
 def add_replay(sub: SubParsers) -> None:
@@ -229,4 +246,41 @@ def cmd_observed(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-ADDERS = [add_import, add_replay, add_compare, add_sweep, add_observed]
+# --- calibrate ------------------------------------------------------------------------------------
+def add_calibrate(sub: SubParsers) -> None:
+    p = sub.add_parser("calibrate", help="our token counts beside the provider's reported usage, per call, and a "
+                                         "per-model correction factor",
+                       description="For every call whose provider usage the transcript records (Claude Code logs, "
+                                   "OpenAI request/response logs, ...): the provider's input tokens, ours (tiktoken "
+                                   "and estimate) for the same payload, the error, and the correction factor per "
+                                   "model. Apply a factor with --token-calibration MODEL=FACTOR on replay/compare or "
+                                   "spec.models[].token_calibration in the manifest.")
+    p.add_argument("transcript", metavar="TRANSCRIPT")
+    _add_transcript_options(p)
+    p.add_argument("--format", dest="fmt", choices=["json", "table", "csv"], default="table")
+    p.add_argument("-o", "--output", default=None, metavar="FILE")
+    p.set_defaults(handler=_guard(cmd_calibrate))
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from inspector.calibration import calibrate
+
+    cal = calibrate(_transcript(args))
+    if cal.calls.empty:
+        print(f"error: {args.transcript} records no provider usage per call: nothing to calibrate against",
+              file=sys.stderr)
+        return EXIT_INVALID
+    if args.fmt == "json":
+        _write(json.dumps({"calls": json.loads(cal.calls.to_json(orient="records")),
+                           "factors": json.loads(cal.factors.to_json(orient="records")), "notes": cal.notes},
+                          ensure_ascii=False, indent=1), args.output)
+    elif args.fmt == "csv":
+        _write(cal.calls.to_csv(index=False), args.output)
+    else:
+        text = cal.calls.to_string(index=False) + "\n\ncorrection factors (provider tokens per one of ours):\n" \
+            + cal.factors.to_string(index=False) + "".join(f"\nnote: {n}" for n in cal.notes)
+        _write(text, args.output)
+    return EXIT_OK
+
+
+ADDERS = [add_import, add_replay, add_compare, add_sweep, add_observed, add_calibrate]

@@ -14,7 +14,7 @@ byte-identical JSON (no clocks, no ordering by hash).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -224,7 +224,8 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, ref: dict[int, int], pr
         turn=turn, step=step, at=at,
         budget={"window": b.window, "window_source": b.window_source, "reserve": b.reserve,
                 "reserve_source": b.reserve_source, "margin": b.margin, "max_tokens": b.max_tokens,
-                "fixed": b.fixed, "hard": b.hard, "hint": b.hint, "ceiling": b.ceiling},
+                "fixed": b.fixed, "hard": b.hard, "hint": b.hint, "ceiling": b.ceiling,
+                "calibration": b.calibration, "calibration_source": b.calibration_source},
         bands=dict(asm.bands), payload_tokens=asm.payload_tokens, headroom=asm.headroom,
         cm={"action": asm.cm.action, "compressed_turns": asm.cm.compressed_turns, "kept_turns": asm.cm.kept_turns,
             "dropped_turns": asm.cm.dropped_turns, "summarizer_called": asm.cm.summarizer_called,
@@ -241,8 +242,13 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, ref: dict[int, int], pr
 
 def replay(manifest: Any, transcript: Any, *, counter: str = "tiktoken", summarizer: str | Any = "manifest",
            llm: LLMEngine | None = None, summary_cache: str | Path | SummaryCache | None = None,
-           allow_imports: Iterable[str] = ()) -> Replay:
+           allow_imports: Iterable[str] = (), calibration: Mapping[str, float] | None = None) -> Replay:
     """Replay ``transcript`` (an imported :class:`~inspector.transcripts.Transcript`) under ``manifest``.
+
+    ``calibration`` (``{model: factor}``, opt-in) makes the budget apply a token correction factor
+    for the manifest's model (see :mod:`inspector.calibration`); the manifest's own
+    ``spec.models[].token_calibration`` applies otherwise. Every frame's budget states the factor
+    in force and its source.
 
     ``summarizer``: ``"manifest"`` uses the manifest's summarizer (``llm`` needs ``llm=`` a live
     engine, otherwise it drops and warns), ``"stand-in"`` the labelled offline stand-in, ``"drop"``.
@@ -251,7 +257,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str = "tiktoken", summari
     settings = _as_settings(manifest, allow_imports)
     tools = [dict(t) for t in settings.tools] if settings.tools else transcript.tools
     engine = ContextEngine(settings, counter=counter, llm=llm, summarizer=summarizer, summary_cache=cache,
-                           allow_imports=allow_imports, tools=tools)
+                           allow_imports=allow_imports, tools=tools, calibration=calibration)
     summ = getattr(engine.cm, "summarizer", None)
     label = getattr(summ, "label", None) or ("none" if summ is None else type(summ).__name__)
     if label == "llm" and getattr(summ, "engine", None) is None:

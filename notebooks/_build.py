@@ -507,6 +507,29 @@ lines.append("No strategy ever went over the input budget." if over.empty else
 display(Markdown(" ".join(lines)))
 '''),
     md('''
+## 8. How far off is our token count? Calibrating against the provider
+
+Every number above is *our* count. Logs that record what the provider itself counted per call (an
+OpenAI request/response log's `usage.prompt_tokens`, a Claude Code session's `input_tokens` plus
+cache tokens) let us check it: for each call, the same payload counted with `tiktoken` and with
+`estimate`, beside the provider's number, and a correction factor per model (provider tokens per
+one of ours). The budget applies a factor only when asked: `spec.models[].token_calibration` in the
+manifest, or `--token-calibration MODEL=FACTOR` on the command line.
+'''),
+    code('''
+from inspector.calibration import calibrate
+from inspector.transcripts import sample_path
+
+cal = calibrate(load_transcript(sample_path("demo_calls.openai-log.jsonl")))
+f = cal.factors.iloc[0]
+display(Markdown(
+    f"Over {int(f.calls)} logged call(s) of `{f.model}`, the provider counted {int(f.provider_tokens):,} input tokens; "
+    f"`tiktoken` counted {int(f.tiktoken):,} (factor **×{f.factor_tiktoken}**, mean error "
+    f"{f.mean_abs_error_pct_tiktoken} %) and `estimate` {int(f.estimate):,} (factor **×{f.factor_estimate}**)."
+    + "".join(f" {n}" for n in cal.notes)))
+cal.calls[["call", "turn", "provider_tokens", "tiktoken", "tiktoken_error", "estimate", "estimate_error", "payload"]]
+'''),
+    md('''
 ## Where next
 
 * `tune_keep_turns.ipynb` sweeps `keep_turns` and `hysteresis_ratio` over many transcripts and

@@ -453,3 +453,32 @@ def test_estimate_check_levels(counter: str, call: int, level: str | None) -> No
                 load_transcript(sample_path()), counter=counter, summarizer="stand-in")
     check = av.estimate_check(rp, call)
     assert (check[0] if check else None) == level
+
+
+def test_this_call_shows_calibration_against_provider_usage() -> None:
+    from inspector.calibration import calibrate
+    from inspector.transcripts import load_transcript, sample_path
+
+    path = sample_path("demo_calls.openai-log.jsonl")
+    expected = calibrate(load_transcript(path)).calls.iloc[0]
+    at = start()
+    at.file_uploader(key="transcript_upload").set_value((path.name, path.read_bytes(), "application/json")).run()
+    assert_healthy(at)
+    assert errors(at) == []
+    table = next(df.value for df in at.dataframe if "error vs provider" in list(df.value.columns))
+    assert table["tokens"].tolist()[:3] == [expected["provider_tokens"], expected["tiktoken"], expected["estimate"]]
+    assert table["error vs provider"].tolist()[1] == expected["tiktoken_error"]
+    assert any("Correction factor" in c.value for c in at.caption)
+
+
+def test_this_call_notes_an_observed_compaction() -> None:
+    from inspector.transcripts import sample_path
+
+    path = sample_path("demo_session.claude-code.jsonl")
+    at = start()
+    at.file_uploader(key="transcript_upload").set_value((path.name, path.read_bytes(), "application/json")).run()
+    assert_healthy(at)
+    assert errors(at) == []
+    at.session_state["call"] = at.session_state["n_calls"] - 1
+    at.run()
+    assert any("Observed compaction" in i.value for i in at.info)

@@ -37,7 +37,7 @@ CHAT: list[dict[str, Any]] = [{"role": "user", "content": "hi"},
 
 def test_format_names_in_detection_order() -> None:
     assert list_formats() == ["tau-bench", "tau2-bench", "swe-agent", "letta", "bashkit", "mas-lab",
-                              "anthropic", "openai"]
+                              "claude-code", "openai-log", "anthropic", "openai"]
 
 
 @pytest.mark.parametrize("spelling", ["openai", "OpenAI", " openai "])
@@ -135,7 +135,7 @@ def test_json_view() -> None:
     t = parse_transcript(json.dumps({"model": "m", "messages": CHAT}), name="c.json")
     view = transcript_to_json(t)
     assert list(view) == ["format", "path", "conversation", "conversations", "model", "tools", "messages",
-                          "irregularities", "usage", "observed_payloads", "meta"]
+                          "irregularities", "usage", "observed_payloads", "meta", "compactions"]
     assert view["messages"][1] == {"index": 1, "origin": "messages[1]", "role": "assistant", "content": None,
                                    "tool_calls": CHAT[1]["tool_calls"]}
     assert view["messages"][2]["tool_call_id"] == "c"

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspector.engine.budget import Budget, compute_budget
+from inspector.engine.budget import Budget, compute_budget, resolve_calibration
 from inspector.engine.history import split_user_turns, start_of_tool_group
 from inspector.engine.limits import ModelLimits, resolve_limits
 from inspector.engine.llm import LLMEngine
@@ -221,7 +221,9 @@ class ContextAssembler:
         summarising = hasattr(cm, "hysteresis_ratio")
         budget = compute_budget(engine.limits, engine.settings.trimmer, fixed=fixed, tool_tokens=tool_tokens,
                                 summarising=summarising, hysteresis_ratio=getattr(cm, "hysteresis_ratio", 0.0),
-                                summary_threshold=getattr(cm, "summary_threshold", 0))
+                                summary_threshold=getattr(cm, "summary_threshold", 0),
+                                calibration=getattr(engine, "calibration", None),
+                                calibration_source=getattr(engine, "calibration_source", None))
         managed = cm.manage_history(past, budget.hint)
         decision = cm.last_decision or CMDecision("unchanged-under-budget")
         messages: list[Message] = [system] if system else []
@@ -289,12 +291,16 @@ class ContextEngine:
 
     def __init__(self, settings: Any, *, counter: str | TokenCounter = "tiktoken", llm: LLMEngine | None = None,
                  summarizer: Any = "manifest", summary_cache: Any = None, registry: Registry | None = None,
-                 allow_imports: Iterable[str] = (), tools: Sequence[dict[str, Any]] | None = None) -> None:
+                 allow_imports: Iterable[str] = (), tools: Sequence[dict[str, Any]] | None = None,
+                 calibration: Mapping[str, float] | None = None) -> None:
         self.settings = _as_settings(settings, allow_imports)
         self.registry = registry or default_registry()
         self.limits = resolve_limits(self.settings)
         self.counter: TokenCounter = make_counter(counter, self.limits.effective_model) if isinstance(counter, str) \
             else counter
+        # opt-in token calibration (manifest token_calibration or ``calibration={model: factor}``)
+        self.calibration, self.calibration_source = resolve_calibration(
+            self.settings.primary_model(), self.limits, self.counter.name, calibration)
         self.llm = llm
         self.cm = build_context_manager(self.settings, self.counter, registry=self.registry, summarizer=summarizer,
                                         llm=llm, summary_cache=summary_cache, allow_imports=allow_imports)

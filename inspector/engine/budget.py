@@ -9,6 +9,7 @@ this runs, so they get the same hint (ENGINE Q5). Division is exact (no float ro
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any
@@ -31,6 +32,8 @@ class Budget:
     hard: int
     hint: int
     ceiling: int  # hysteresis ceiling (= hint for non-summarising managers)
+    calibration: float | None = None  # provider tokens per one of ours, when a correction is in force
+    calibration_source: str | None = None  # where that factor was set
 
     @property
     def trimmer_reserve(self) -> int:
@@ -50,14 +53,51 @@ def clamp_ratio(value: Any, default: float = 0.1, lo: float = 0.0, hi: float = 0
     return min(hi, max(lo, r))
 
 
+class CalibrationError(ValueError):
+    """A token calibration that names no model of the replay, or a factor that is not a positive number."""
+
+
+def resolve_calibration(primary: Any, limits: ModelLimits, counter: str,
+                        override: Mapping[str, float] | None = None) -> tuple[float | None, str | None]:
+    """The correction factor in force for this engine and where it was set, or ``(None, None)``.
+
+    ``override`` (``{model: factor}``, e.g. from ``--token-calibration``) wins and must name the
+    primary model as written or as mapped; naming another model is an error, never a no-op. Otherwise
+    the primary ``spec.models[]`` row's ``token_calibration`` gives the factor for ``counter``.
+    """
+    if override:
+        for model, factor in override.items():
+            if model not in (limits.model, limits.effective_model):
+                known = " / ".join(dict.fromkeys(str(m) for m in (limits.model, limits.effective_model)))
+                raise CalibrationError(f"token calibration names model {model!r}, but this replay's model is {known}")
+            if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor) \
+                    or factor <= 0:
+                raise CalibrationError(f"token calibration for {model!r} must be a positive number, got {factor!r}")
+            return float(factor), f"command line ({model}, {counter} counter)"
+    extra = getattr(primary, "extra", None) or {}
+    table = extra.get("token_calibration") if isinstance(extra, Mapping) else None
+    if isinstance(table, Mapping):
+        value = table.get(counter)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+            row = getattr(primary, "id", "main")
+            return float(value), f"manifest (spec.models[{row}].token_calibration.{counter})"
+    return None, None
+
+
 def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens: int,
-                   summarising: bool, hysteresis_ratio: float = 0.1, summary_threshold: int = 0) -> Budget:
-    """``trimmer`` is a TrimmerSettings (max_tokens, reserve_tokens, safety_margin_ratio)."""
+                   summarising: bool, hysteresis_ratio: float = 0.1, summary_threshold: int = 0,
+                   calibration: float | None = None, calibration_source: str | None = None) -> Budget:
+    """``trimmer`` is a TrimmerSettings (max_tokens, reserve_tokens, safety_margin_ratio).
+
+    ``calibration`` (provider tokens per one of ours) converts the input ceiling into our counter's
+    units: ``max_tokens = floor(ceiling / calibration)``; everything else follows from it as usual."""
     tmax = getattr(trimmer, "max_tokens", None)
     if isinstance(tmax, int) and not isinstance(tmax, bool) and tmax >= 1:
         max_tokens, max_src = tmax, "trimmer"
     else:
         max_tokens, max_src = limits.window, "window"
+    if calibration is not None:
+        max_tokens = max(1, math.floor(Fraction(max_tokens) / Fraction(str(calibration))))
     res = getattr(trimmer, "reserve_tokens", None)
     if isinstance(res, int) and not isinstance(res, bool):
         reserve, reserve_src = max(0, res), "trimmer"
@@ -72,4 +112,4 @@ def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens
         hint = min(summary_threshold, hint)
     ceiling = max(hint, math.floor(hint * (1 + r))) if summarising else hint
     return Budget(limits.window, limits.window_source, max_tokens, max_src, reserve, reserve_src, margin, ratio,
-                  tool_tokens, fixed, hard, hint, ceiling)
+                  tool_tokens, fixed, hard, hint, ceiling, calibration, calibration_source if calibration else None)

@@ -23,6 +23,7 @@ PositiveInt = Annotated[StrictInt, Field(ge=1)]
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
 FiniteFloat = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 NonNegativeFloat = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
+PositiveFloat = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
 
 
 class _Closed(BaseModel):
@@ -78,6 +79,9 @@ class ModelRowModel(_Open):
     on_truncation: StrictStr | None = None
     kind: StrictStr | None = None
     extra: dict[Any, Any] | None = None
+    token_calibration: dict[Literal["tiktoken", "estimate"], PositiveFloat] | None = None
+    """Opt-in correction factor per token counter (provider tokens per one of ours, from a
+    calibration against provider-reported usage); the budget divides its input ceiling by it."""
 
 
 class SkillModel(_Closed):

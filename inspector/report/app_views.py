@@ -61,7 +61,8 @@ def sample_transcripts(shared: Path = SHARED_TRANSCRIPT_DIR) -> dict[str, Path]:
 
     out: dict[str, Path] = {}
     bundled = Path(str(resources.files("inspector") / "samples"))
-    for p in sorted(bundled.glob("*.json"), key=lambda p: (p.name != DEFAULT_TRANSCRIPT, p.name)):
+    files = [*bundled.glob("*.json"), *bundled.glob("*.jsonl")]  # .jsonl: the provider-usage sample logs
+    for p in sorted(files, key=lambda p: (p.name != DEFAULT_TRANSCRIPT, p.name)):
         out[p.name] = p
     if shared.is_dir():
         for p in sorted(shared.glob("*/*")):
@@ -200,7 +201,69 @@ def budget_facts(rp: Replay, call: int) -> dict[str, Any]:
         "input_budget": f.input_budget, "payload_tokens": f.payload_tokens,
         "headroom": f.headroom, "over_budget": f.headroom < 0, "cm_action": f.cm["action"], "check": f.check,
         "cost_usd": f.cost_usd, "model": rp.limits.get("effective_model") or rp.limits.get("model"),
+        "calibration": b.get("calibration"), "calibration_source": b.get("calibration_source"),
     }
+
+
+# --- calibration against provider-reported usage -----------------------------------------------------
+
+def _calibration(rp: Replay) -> Any:
+    from inspector.calibration import calibrate
+
+    cal = getattr(rp, "_app_calibration", None)
+    if cal is None:
+        cal = calibrate(rp.transcript)
+        rp._app_calibration = cal  # type: ignore[attr-defined]
+    return cal
+
+
+def call_calibration(rp: Replay, call: int) -> pd.DataFrame | None:
+    """This call's token counts beside the provider's reported input tokens, or None when the
+    transcript records no usage for the reply this call produced.
+
+    Rows: the provider's count, ours (``tiktoken``, ``estimate``) of the payload the provider
+    counted (see :mod:`inspector.calibration`), and this replay's own payload under the manifest;
+    each with its error against the provider's count."""
+    cal = _calibration(rp)
+    f = rp.frames[call]
+    hit = cal.calls[cal.calls["index"] == f.at]
+    if hit.empty:
+        return None
+    row = hit.iloc[0]
+    provider = int(row["provider_tokens"])
+
+    def line(what: str, tokens: int | None) -> dict[str, Any]:
+        err = None if tokens is None else tokens - provider
+        return {"count": what, "tokens": tokens, "error vs provider": err,
+                "error %": None if err is None or not provider else round(100.0 * err / provider, 1)}
+
+    rows = [line("provider (reported usage)", provider),
+            line(f"tiktoken, {row['payload']}", int(row["tiktoken"])),
+            line(f"estimate, {row['payload']}", int(row["estimate"])),
+            line(f"this replay's payload ({rp.counter}, under the manifest)", f.payload_tokens)]
+    return pd.DataFrame(rows, columns=["count", "tokens", "error vs provider", "error %"])
+
+
+def calibration_caption(rp: Replay) -> str:
+    """The per-model correction factors and what the counts cannot include, in one caption."""
+    cal = _calibration(rp)
+    parts = [f"{code_span(r['model'])}: ×{r['factor_tiktoken']} for tiktoken, ×{r['factor_estimate']} for estimate "
+             f"over {int(r['calls'])} call(s)" for _, r in cal.factors.iterrows()]
+    text = ("Correction factor (provider tokens per one of ours) — " + "; ".join(parts) + ". Apply one with "
+            "`spec.models[].token_calibration` or `--token-calibration MODEL=FACTOR`.") if parts else ""
+    return " ".join([text, *cal.notes]).strip()
+
+
+def compaction_note(rp: Replay, call: int) -> str | None:
+    """Where the source framework itself compacted the conversation before this call, if it did."""
+    f = rp.frames[call]
+    before = [c for c in getattr(rp.transcript, "compactions", None) or [] if c.index < f.at]
+    if not before:
+        return None
+    c = before[-1]
+    return (f"Observed compaction: the recording framework compacted the conversation at transcript row {c.index} "
+            f"({c.origin}); the real model saw that summary, not the rows before it. This replay applies the "
+            "manifest's own policy instead.")
 
 
 def _engine_tools(rp: Replay) -> Any:

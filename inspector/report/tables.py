@@ -34,6 +34,7 @@ def frames_table(rp: Replay) -> pd.DataFrame:
         row.update({
             "reserve": b["reserve"], "margin": b["margin"], "headroom": f.headroom, "window": b["window"],
             "window_source": b["window_source"], "max_tokens": b["max_tokens"], "input_budget": f.input_budget,
+            "calibration": b.get("calibration"),
             "trigger": b["fixed"] + b["hint"], "ceiling": b["fixed"] + b["ceiling"],
             "cm_action": f.cm["action"], "compressed_turns": f.cm["compressed_turns"],
             "kept_turns": f.cm["kept_turns"], "summarizer_called": f.cm["summarizer_called"],

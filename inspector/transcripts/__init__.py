@@ -1,7 +1,7 @@
 """Transcript importers: real agent transcripts → one flat OpenAI-shape conversation with origins.
 
 Formats (``list_formats()``, detection order): ``tau-bench``, ``tau2-bench``, ``swe-agent``,
-``letta``, ``bashkit``, ``mas-lab``, ``anthropic``, ``openai``. Every message is kept, in order,
+``letta``, ``bashkit``, ``mas-lab``, ``claude-code``, ``openai-log``, ``anthropic``, ``openai``. Every message is kept, in order,
 with a locator into its source file; anything a strict provider would reject is reported in
 ``Transcript.irregularities`` and left for the engine's pairing repair. Bad input raises
 :class:`TranscriptError` and nothing else.
@@ -21,6 +21,7 @@ from inspector.transcripts.model import (
     ConversationInfo,
     Irregularity,
     Message,
+    ObservedCompaction,
     ObservedPayload,
     Transcript,
     TranscriptError,
@@ -32,6 +33,7 @@ __all__ = [
     "Importer",
     "Irregularity",
     "Message",
+    "ObservedCompaction",
     "ObservedPayload",
     "Transcript",
     "TranscriptError",

@@ -111,7 +111,7 @@ def transcript_to_json(t: Transcript) -> dict[str, Any]:
     sorted by message index with string keys so it survives ``json.dumps``).
     """
     payloads = [
-        {"label": p.label, "turn": p.turn, "origin": p.origin, "model": p.model,
+        {"label": p.label, "turn": p.turn, "origin": p.origin, "model": p.model, "reply": p.reply,
          "message_count": len(p.messages), "tool_count": None if p.tools is None else len(p.tools),
          "messages": [dict(m) for m in p.messages]}
         for p in t.observed_payloads
@@ -129,6 +129,7 @@ def transcript_to_json(t: Transcript) -> dict[str, Any]:
         "usage": {str(i): t.usage[i] for i in sorted(t.usage)},
         "observed_payloads": payloads,
         "meta": t.meta,
+        "compactions": [{"index": c.index, "origin": c.origin, "detail": c.detail} for c in t.compactions],
     }
 
 

@@ -7,7 +7,7 @@ JSON document, or a :class:`~inspector.transcripts._common.JsonlText` when the i
 JSON document (JSON Lines).
 
 Detection asks importers in registration order and takes the first that claims the input, so the
-order goes from the most specific shape to the most general: the six third-party layouts have
+order goes from the most specific shape to the most general: the eight third-party layouts (and logs) have
 distinctive top-level keys, Anthropic requests are recognised by what chat-completions lacks, and
 ``openai`` comes last as the catch-all for role lists. A format name given by the caller skips
 detection entirely (names match case-insensitively, ``_`` and ``-`` alike).
@@ -43,6 +43,8 @@ _BUILTIN_MODULES: tuple[str, ...] = (
     "inspector.transcripts.letta",
     "inspector.transcripts.bashkit",
     "inspector.transcripts.mas_lab",
+    "inspector.transcripts.claude_code",
+    "inspector.transcripts.openai_log",
     "inspector.transcripts.anthropic_messages",
     "inspector.transcripts.openai_chat",
 )

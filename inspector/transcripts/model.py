@@ -61,6 +61,23 @@ class ObservedPayload:
     tools: list[dict[str, Any]] | None
     model: str | None
     origin: str
+    reply: int | None = None
+    """Index in ``Transcript.messages`` of the reply the provider gave to this payload, when the
+    source links them (a request/response log); None otherwise."""
+
+
+@dataclass(frozen=True)
+class ObservedCompaction:
+    """A point where the source framework itself compacted the conversation: from ``index`` on,
+    the model no longer saw the rows before it, only what this row says about them.
+
+    ``index`` is the row (in ``Transcript.messages``) that starts the new context (e.g. Claude
+    Code's "This session is being continued from a previous conversation…" user entry);
+    ``origin`` locates it in the source; ``detail`` says how it was recognised."""
+
+    index: int
+    origin: str
+    detail: str
 
 
 @dataclass
@@ -80,6 +97,8 @@ class Transcript:
     conversations: list[ConversationInfo] = field(default_factory=list)
     observed_payloads: list[ObservedPayload] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    compactions: list[ObservedCompaction] = field(default_factory=list)
+    """Compactions the source framework performed (observed, not replayed), in row order."""
 
 
 class TranscriptError(ValueError):

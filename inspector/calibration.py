@@ -1,0 +1,187 @@
+"""Calibration: our token counts next to what the provider reported, per call, and a correction factor.
+
+A transcript that records provider usage per call (``Transcript.usage``: OpenAI ``prompt_tokens``,
+Anthropic ``input_tokens`` + cache tokens) tells how many input tokens the provider really counted
+for the payload that produced each reply. For each such call we count the *same* payload with both
+counters (``tiktoken`` and ``estimate``) and show the error. The payload is:
+
+  * the request as logged, when the importer kept it (an :class:`ObservedPayload` whose ``reply``
+    is the call's row: ``openai-log``), with its tools;
+  * otherwise the transcript rows before the reply, from the last observed compaction on
+    (``Transcript.compactions``: the framework had replaced everything before it), with the
+    transcript's tools.
+
+The per-model correction factor is ``Σ provider / Σ ours`` over the calls of that model: the
+provider counts ``factor`` tokens for each of ours. The budget can apply it (opt-in:
+``spec.models[].token_calibration`` in the manifest, ``--token-calibration MODEL=FACTOR`` on the
+command line): the input ceiling, in our counter's units, becomes ``max_tokens / factor``.
+Everything here is a pure function of the transcript; nothing is cached or global.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from inspector.engine.tokens import make_counter
+
+COUNTERS: tuple[str, ...] = ("tiktoken", "estimate")
+
+CALL_COLUMNS: tuple[str, ...] = (
+    "call", "index", "turn", "model", "provider_tokens", "cached_tokens",
+    "tiktoken", "tiktoken_error", "tiktoken_error_pct", "estimate", "estimate_error", "estimate_error_pct",
+    "messages", "payload",
+)
+"""Per call: the reply's row (``index``), the provider's input count (``provider_tokens``; of which
+``cached_tokens`` were served from a prompt cache), our two counts of the same payload, their error
+(ours − provider) and the error in % of the provider's count; ``payload`` says which payload was
+counted (``request as logged`` or ``rows since …``)."""
+
+FACTOR_COLUMNS: tuple[str, ...] = (
+    "model", "calls", "provider_tokens", "tiktoken", "estimate", "factor_tiktoken", "factor_estimate",
+    "mean_abs_error_pct_tiktoken", "mean_abs_error_pct_estimate",
+)
+
+
+def provider_input_tokens(usage: Mapping[str, Any] | None) -> int | None:
+    """Input tokens the provider counted, from one call's usage; None when it records none.
+
+    OpenAI: ``prompt_tokens`` (cached tokens are already part of it). Anthropic: ``input_tokens``
+    + ``cache_creation_input_tokens`` + ``cache_read_input_tokens`` (the three are disjoint)."""
+    if not isinstance(usage, Mapping):
+        return None
+
+    def num(key: str) -> int | None:
+        v = usage.get(key)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+    prompt = num("prompt_tokens")
+    if prompt is not None:
+        return prompt
+    base = num("input_tokens")
+    if base is None:
+        return None
+    return base + (num("cache_creation_input_tokens") or 0) + (num("cache_read_input_tokens") or 0)
+
+
+def cached_input_tokens(usage: Mapping[str, Any] | None) -> int | None:
+    """Input tokens served from the provider's prompt cache (OpenAI ``prompt_tokens_details.
+    cached_tokens``, Anthropic ``cache_read_input_tokens``); None when not reported."""
+    if not isinstance(usage, Mapping):
+        return None
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, Mapping) and isinstance(details.get("cached_tokens"), int):
+        return int(details["cached_tokens"])
+    read = usage.get("cache_read_input_tokens")
+    return int(read) if isinstance(read, int) and not isinstance(read, bool) else None
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The calibration of one transcript: ``calls`` (columns :data:`CALL_COLUMNS`), ``factors``
+    (one row per model, :data:`FACTOR_COLUMNS`) and ``notes`` on what the counts cannot include."""
+
+    calls: pd.DataFrame
+    factors: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+
+    def factor(self, model: str | None = None, counter: str = "tiktoken") -> float | None:
+        """The correction factor for ``model`` (the only model when None) and ``counter``."""
+        if counter not in COUNTERS:
+            raise ValueError(f"unknown counter {counter!r} (expected one of {', '.join(COUNTERS)})")
+        rows = self.factors if model is None else self.factors[self.factors["model"] == model]
+        if len(rows) != 1:
+            return None
+        value = rows.iloc[0][f"factor_{counter}"]
+        return None if pd.isna(value) else float(value)
+
+
+def _call_payload(transcript: Any, index: int) -> tuple[list[dict[str, Any]], Any, str]:
+    for op in getattr(transcript, "observed_payloads", None) or []:
+        if getattr(op, "reply", None) == index:
+            return list(op.messages), op.tools, "request as logged"
+    start = max((c.index for c in getattr(transcript, "compactions", None) or [] if c.index < index), default=0)
+    where = f"rows {start}-{index - 1}" + (" (since the observed compaction)" if start else "")
+    return list(transcript.messages[start:index]), transcript.tools, where
+
+
+def calibrate(transcript: Any) -> Calibration:
+    """Per call with provider usage: the provider's input count beside ours (see the module doc)."""
+    msgs = transcript.messages
+    usage: Mapping[int, Any] = getattr(transcript, "usage", None) or {}
+    counters: dict[tuple[str, str | None], Any] = {}
+    model_default = getattr(transcript, "model", None)
+    by_reply = {op.reply: op for op in getattr(transcript, "observed_payloads", None) or []
+                if getattr(op, "reply", None) is not None}
+    rows: list[dict[str, Any]] = []
+    turn = 0
+    last = 0
+    for index in sorted(usage):
+        turn += sum(1 for m in msgs[last:index] if m.get("role") == "user")
+        last = index
+        provider = provider_input_tokens(usage[index])
+        if provider is None or not (0 <= index < len(msgs)) or msgs[index].get("role") != "assistant":
+            continue
+        payload, tools, where = _call_payload(transcript, index)
+        op = by_reply.get(index)
+        model = (getattr(op, "model", None) if op is not None else None) or model_default
+        row: dict[str, Any] = {"call": len(rows), "index": index, "turn": turn, "model": model,
+                               "provider_tokens": provider, "cached_tokens": cached_input_tokens(usage[index])}
+        for kind in COUNTERS:
+            key = (kind, model if kind == "tiktoken" else None)
+            if key not in counters:
+                counters[key] = make_counter(kind, model)
+            c = counters[key]
+            ours = c.count(payload) + c.count_tools(tools)
+            row[kind] = ours
+            row[f"{kind}_error"] = ours - provider
+            row[f"{kind}_error_pct"] = round(100.0 * (ours - provider) / provider, 2) if provider else None
+        row.update(messages=len(payload), payload=where)
+        rows.append(row)
+    calls = pd.DataFrame(rows, columns=list(CALL_COLUMNS))
+    return Calibration(calls, correction_factors(calls), _notes(transcript, calls))
+
+
+def correction_factors(calls: pd.DataFrame) -> pd.DataFrame:
+    """One row per model: ``factor_<counter> = Σ provider / Σ ours`` (None when ours sums to 0)."""
+    out: list[dict[str, Any]] = []
+    models = list(dict.fromkeys(calls["model"].tolist())) if len(calls) else []
+    for model in models:
+        part = calls[calls["model"].isna()] if model is None or (isinstance(model, float) and pd.isna(model)) \
+            else calls[calls["model"] == model]
+        provider = int(part["provider_tokens"].sum())
+        row: dict[str, Any] = {"model": model, "calls": len(part), "provider_tokens": provider}
+        for kind in COUNTERS:
+            ours = int(part[kind].sum())
+            row[kind] = ours
+            row[f"factor_{kind}"] = round(provider / ours, 4) if ours else None
+            pct = part[f"{kind}_error_pct"].dropna().abs()
+            row[f"mean_abs_error_pct_{kind}"] = round(float(pct.mean()), 2) if len(pct) else None
+        out.append(row)
+    return pd.DataFrame(out, columns=list(FACTOR_COLUMNS))
+
+
+def _notes(transcript: Any, calls: pd.DataFrame) -> list[str]:
+    notes: list[str] = []
+    missing = (getattr(transcript, "meta", None) or {}).get("not_recorded")
+    if missing:
+        notes.append(f"This log does not record the {' or the '.join(missing)}; the provider's count includes "
+                     "them and ours cannot, so the factor also absorbs them.")
+    if len(calls) == 0:
+        notes.append("The transcript records no provider usage per call: nothing to calibrate against.")
+    if getattr(transcript, "compactions", None):
+        notes.append(f"{len(transcript.compactions)} compaction(s) by the source framework were observed; calls "
+                     "after one are counted from the compaction summary on.")
+    return notes
+
+
+def calibration_for(settings_model: str | None, table: Mapping[str, float] | None, counter: str) -> float | None:
+    """The factor a ``token_calibration`` mapping (``{counter: factor}``) gives ``counter``; None if
+    it gives none. Kept here with the rest of the calibration rule; the engine calls it."""
+    if not table:
+        return None
+    value = table.get(counter)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None

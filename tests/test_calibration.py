@@ -1,0 +1,150 @@
+"""Calibration: per call, our counts of the payload the provider counted beside its reported usage,
+the error, the per-model correction factor, and the budget applying a factor when asked (opt-in).
+
+Expected counts are computed here from tiktoken and the estimate formula directly, and provider
+counts are read from the test files, so nothing is taken from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from inspector.calibration import calibrate, provider_input_tokens
+from inspector.cli import main
+from inspector.engine.budget import CalibrationError
+from inspector.manifest import ManifestError, load_manifest, load_manifest_text
+from inspector.replay import replay
+from inspector.transcripts import load_transcript, sample_path
+
+CC = sample_path("demo_session.claude-code.jsonl")  # fields and their sources: docs/SAMPLE_LOGS.md
+OAI = sample_path("demo_calls.openai-log.jsonl")
+SMALL = Path(__file__).resolve().parents[1] / "sample_manifests" / "small-window.yaml"
+
+
+def _enc() -> Any:
+    from inspector._env import apply_offline_defaults
+
+    apply_offline_defaults()
+    import tiktoken
+
+    return tiktoken.get_encoding("o200k_base")  # gpt-4o-mini's encoding
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def test_openai_log_calibration_numbers() -> None:
+    enc = _enc()
+    first_session = [v for v in _lines(OAI) if v["request"]["messages"][0]["role"] == "system"]
+    cal = calibrate(load_transcript(OAI))
+    assert len(cal.calls) == len(first_session)
+    for (_, row), v in zip(cal.calls.iterrows(), first_session, strict=True):
+        msgs = v["request"]["messages"]
+        provider = v["response"]["usage"]["prompt_tokens"]
+        tik = sum(3 + len(enc.encode(m["content"])) for m in msgs)
+        est = sum(len(m["content"]) for m in msgs) // 4 + 4 * len(msgs)
+        assert row["provider_tokens"] == provider
+        assert (row["tiktoken"], row["tiktoken_error"]) == (tik, tik - provider)
+        assert (row["estimate"], row["estimate_error"]) == (est, est - provider)
+        assert row["tiktoken_error_pct"] == round(100.0 * (tik - provider) / provider, 2)
+        assert row["payload"] == "request as logged" and row["messages"] == len(msgs)
+    f = cal.factors.iloc[0]
+    assert f["model"] == "gpt-4o-mini" and f["calls"] == len(first_session)
+    assert f["factor_tiktoken"] == round(cal.calls["provider_tokens"].sum() / cal.calls["tiktoken"].sum(), 4)
+    assert f["factor_estimate"] == round(cal.calls["provider_tokens"].sum() / cal.calls["estimate"].sum(), 4)
+    assert cal.factor("gpt-4o-mini", "tiktoken") == f["factor_tiktoken"]
+    assert cal.notes == []
+
+
+def test_claude_code_calibration_counts_from_the_compaction_on() -> None:
+    t = load_transcript(CC)
+    cal = calibrate(t)
+    raw = {v["message"]["id"]: v["message"]["usage"] for v in _lines(CC)
+           if v.get("type") == "assistant" and not v.get("isSidechain")}
+    expected_provider = sorted(u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"]
+                               for u in raw.values())
+    assert sorted(cal.calls["provider_tokens"]) == expected_provider
+    boundary = t.compactions[0].index
+    for _, row in cal.calls.iterrows():
+        start = boundary if row["index"] > boundary else 0
+        payload = t.messages[start:row["index"]]
+        assert row["messages"] == len(payload)
+        est = sum(len(m["content"]) if isinstance(m["content"], str) else 0 for m in payload)
+        est += sum(len(c["function"]["name"]) + len(c["function"]["arguments"])
+                   for m in payload for c in m.get("tool_calls") or [])
+        assert row["estimate"] == est // 4 + 4 * len(payload)
+    assert any("system prompt" in n for n in cal.notes) and any("compaction" in n for n in cal.notes)
+
+
+def test_no_usage_means_nothing_to_calibrate(tmp_path: Path) -> None:
+    p = tmp_path / "chat.json"
+    p.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]))
+    cal = calibrate(load_transcript(p))
+    assert cal.calls.empty and cal.factors.empty and cal.factor() is None
+    assert main(["calibrate", str(p)]) == 1
+
+
+@given(st.integers(0, 10**7), st.integers(0, 10**7), st.integers(0, 10**7), st.integers(0, 10**7))
+def test_provider_input_tokens_rule(prompt: int, inp: int, create: int, read: int) -> None:
+    anthropic = {"input_tokens": inp, "cache_creation_input_tokens": create, "cache_read_input_tokens": read}
+    assert provider_input_tokens(anthropic) == inp + create + read
+    assert provider_input_tokens({"prompt_tokens": prompt, "prompt_tokens_details": {"cached_tokens": read}}) == prompt
+    assert provider_input_tokens({"completion_tokens": prompt}) is None
+
+
+# --- the budget applies a factor, opt-in --------------------------------------------------------------
+
+def test_budget_divides_the_input_ceiling_by_the_factor() -> None:
+    t = load_transcript(OAI)
+    plain = replay(load_manifest(SMALL), t, counter="estimate", summarizer="drop")
+    cal = replay(load_manifest(SMALL), t, counter="estimate", summarizer="drop", calibration={"gpt-4o": 1.25})
+    window = plain.frames[0].budget["window"]
+    assert all(f.budget["calibration"] is None and f.budget["max_tokens"] == window for f in plain.frames)
+    for f in cal.frames:
+        assert f.budget["max_tokens"] == math.floor(window / 1.25)
+        assert f.budget["calibration"] == 1.25 and "command line" in f.budget["calibration_source"]
+        assert f.input_budget == math.floor(window / 1.25) - f.budget["reserve"] - f.budget["margin"]
+
+
+def test_manifest_token_calibration_applies_to_its_counter_only() -> None:
+    loaded = load_manifest(SMALL, overrides=["spec.models[0].token_calibration={tiktoken: 2.0}"])
+    t = load_transcript(OAI)
+    tik = replay(loaded, t, counter="tiktoken", summarizer="drop")
+    est = replay(loaded, t, counter="estimate", summarizer="drop")
+    window = tik.frames[0].budget["window"]
+    assert tik.frames[0].budget["max_tokens"] == window // 2
+    assert "token_calibration.tiktoken" in tik.frames[0].budget["calibration_source"]
+    assert est.frames[0].budget["max_tokens"] == window and est.frames[0].budget["calibration"] is None
+
+
+def test_calibration_that_names_no_model_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(CalibrationError, match="'gpt-9'"):
+        replay(load_manifest(SMALL), load_transcript(OAI), counter="estimate", summarizer="drop",
+               calibration={"gpt-9": 1.1})
+    assert main(["replay", str(SMALL), str(OAI), "--token-calibration", "gpt-9=1.1"]) == 1
+    assert "gpt-9" in capsys.readouterr().err
+    assert main(["replay", str(SMALL), str(OAI), "--token-calibration", "gpt-4o=-2"]) == 2
+
+
+def test_manifest_rejects_a_bad_token_calibration() -> None:
+    text = ("apiVersion: mas/v1\nkind: Agent\nmetadata: {name: a}\nspec:\n  models:\n"
+            "    - {id: main, model: gpt-4o, token_calibration: {tiktokn: 1.1}}\n")
+    with pytest.raises(ManifestError) as err:
+        load_manifest_text(text, file="m.yaml", mode="validate")
+    assert "spec.models[0].token_calibration" in str(err.value)
+
+
+def test_cli_calibrate_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", str(OAI), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    expected = calibrate(load_transcript(OAI))
+    assert [c["provider_tokens"] for c in out["calls"]] == expected.calls["provider_tokens"].tolist()
+    assert out["factors"][0]["factor_tiktoken"] == expected.factors.iloc[0]["factor_tiktoken"]
