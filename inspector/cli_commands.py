@@ -125,19 +125,25 @@ def _add_replay_options(p: argparse.ArgumentParser) -> None:
     add_manifest_options(p)
 
 
-def _replay(args: argparse.Namespace, manifest: Any = None) -> Any:
+def _replay_kw(args: argparse.Namespace) -> dict[str, Any]:
+    """The replay options of the command line, as :func:`inspector.replay.replay` keywords."""
     import os
 
     from inspector.engine.llm import LLMEngine
-    from inspector.replay import replay
 
-    loaded = manifest if manifest is not None else load_manifest_from_args(args, args.manifest)
     llm = None
     if args.model:
         llm = LLMEngine(model=args.model, api_base=args.api_base, api_key=os.environ.get("CONTEXT_INSPECTOR_API_KEY"))
-    return replay(loaded, _transcript(args), counter=args.counter, summarizer=args.summarizer, llm=llm,
-                  summary_cache=args.summary_cache, allow_imports=args.allow_imports,
-                  calibration=dict([args.token_calibration]) if args.token_calibration else None)
+    return dict(counter=args.counter, summarizer=args.summarizer, llm=llm, summary_cache=args.summary_cache,
+                allow_imports=args.allow_imports,
+                calibration=dict([args.token_calibration]) if args.token_calibration else None)
+
+
+def _replay(args: argparse.Namespace, manifest: Any = None) -> Any:
+    from inspector.replay import replay
+
+    loaded = manifest if manifest is not None else load_manifest_from_args(args, args.manifest)
+    return replay(loaded, _transcript(args), **_replay_kw(args))
 
 
 def add_replay(sub: SubParsers) -> None:
@@ -177,6 +183,7 @@ def add_compare(sub: SubParsers) -> None:
     _add_replay_options(p)
     p.add_argument("--strategy", action="append", type=_strategy, required=True, metavar="NAME=SPEC",
                    help="e.g. window=sliding-window or 'sum={type: summarising, params: {keep_turns: 4}}'; repeatable")
+    _add_dask_option(p)
     p.add_argument("--format", dest="fmt", choices=["json", "table", "csv"], default="table")
     p.add_argument("-o", "--output", default=None, metavar="FILE")
     p.set_defaults(handler=_guard(cmd_compare))
@@ -191,13 +198,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if len(set(names)) != len(names):
         print("error: strategy names must be unique", file=sys.stderr)
         return EXIT_USAGE
-    replays = {name: _replay(args, strategy_manifest(base.raw, spec, file=base.file, infra_documents=infra_docs(base)))
-               for name, spec in args.strategy}
+    manifests = {name: strategy_manifest(base.raw, spec, file=base.file, infra_documents=infra_docs(base))
+                 for name, spec in args.strategy}
+    if args.dask:
+        from inspector.fleet import FleetError, connect, parse_dask, replay_on
+
+        try:
+            target = parse_dask(args.dask)
+            with connect(target) as client:
+                replays = replay_on(client, manifests, _transcript(args), **_replay_kw(args))
+        except (ValueError, FleetError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"dask: {next(iter(replays.values())).fleet.words()}", file=sys.stderr)
+    else:
+        replays = {name: _replay(args, m) for name, m in manifests.items()}
     _write_table(compare_table(replays), args.fmt, args.output, "strategies")
     return EXIT_OK
 
 
 # --- sweep ----------------------------------------------------------------------------------------
+def _add_dask_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dask", default=None, metavar="local[:N]|tcp://HOST:PORT",
+                   help="run on Dask: local[:N] starts a LocalCluster of N worker processes for this command, "
+                        "tcp://HOST:PORT uses a running scheduler (needs context-inspector[fleet])")
+
+
 def add_sweep(sub: SubParsers) -> None:
     p = sub.add_parser("sweep", help="replay transcripts under every combination of a parameter grid")
     p.add_argument("manifest", metavar="MANIFEST")
@@ -209,6 +235,10 @@ def add_sweep(sub: SubParsers) -> None:
     p.add_argument("--counter", choices=["tiktoken", "estimate"], default="estimate")
     p.add_argument("--summarizer", choices=["stand-in", "drop", "manifest"], default="stand-in")
     p.add_argument("--processes", type=int, default=None, metavar="N", help="worker processes (default: every core)")
+    _add_dask_option(p)
+    p.add_argument("--dask-ship", dest="dask_ship", choices=["bytes", "path"], default="bytes",
+                   help="with --dask: send transcripts to the workers as bytes (default) or let them read the "
+                        "paths from shared storage")
     add_manifest_options(p)
     p.set_defaults(handler=_guard(cmd_sweep))
 
@@ -218,7 +248,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     return run_sweep_command(args.manifest, args.transcripts, args.grid, fmt=args.fmt, out=args.output,
                              counter=args.counter, summarizer=args.summarizer, processes=args.processes,
-                             overrides=args.overrides, allow_imports=args.allow_imports)
+                             overrides=args.overrides, allow_imports=args.allow_imports, dask=args.dask,
+                             ship=args.dask_ship)
 
 
 # --- observed -------------------------------------------------------------------------------------

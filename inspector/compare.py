@@ -53,14 +53,19 @@ def strategy_manifest(base_raw: Mapping[str, Any], spec: Any, *, file: str | Non
     return settings_from_dict(doc, file=file, base_dir=base_dir, infra_documents=[dict(d) for d in infra_documents])
 
 
-def compare(manifest: Any, transcript: Any, strategies: Mapping[str, Any] | Iterable[tuple[str, Any]], **replay_kw: Any
-            ) -> dict[str, Replay]:
+def compare(manifest: Any, transcript: Any, strategies: Mapping[str, Any] | Iterable[tuple[str, Any]], *,
+            client: Any = None, **replay_kw: Any) -> dict[str, Replay]:
+    """``{name: replay}`` of ``transcript`` under each strategy. ``client`` (a
+    ``distributed.Client``) runs the replays on that Dask cluster, one task each
+    (:func:`inspector.fleet.replay_on`); the replays are the same."""
     from inspector.manifest import load_manifest
 
     loaded = load_manifest(manifest) if isinstance(manifest, (str, Path)) else manifest
     items = strategies.items() if isinstance(strategies, Mapping) else strategies
-    out: dict[str, Replay] = {}
-    for name, spec in items:
-        out[name] = replay(strategy_manifest(loaded.raw, spec, file=loaded.file, infra_documents=infra_docs(loaded)),
-                           transcript, **replay_kw)
-    return out
+    manifests = {name: strategy_manifest(loaded.raw, spec, file=loaded.file, infra_documents=infra_docs(loaded))
+                 for name, spec in items}
+    if client is not None:  # the Dask hook
+        from inspector.fleet import replay_on
+
+        return replay_on(client, manifests, transcript, **replay_kw)
+    return {name: replay(m, transcript, **replay_kw) for name, m in manifests.items()}

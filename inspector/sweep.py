@@ -302,7 +302,8 @@ def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
 def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *, counter: str = "estimate",
           summarizer: str = "stand-in", processes: int | None = None, progress: Progress | bool | None = None,
           llm: Any = None, summary_cache: str | os.PathLike[str] | None = None, overrides: Iterable[str] = (),
-          allow_imports: Iterable[str] = (), on_error: OnError = "record") -> Any:
+          allow_imports: Iterable[str] = (), on_error: OnError = "record", client: Any = None,
+          ship: str = "bytes") -> Any:
     """Replay every transcript under every grid combination; one DataFrame row per run.
 
     ``manifest``: a path, a ``LoadedManifest`` or a raw document; ``overrides`` (``PATH=VALUE``, as
@@ -312,6 +313,10 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     ``False`` = silent. Rows come back in input order whatever finished first, so the table is
     identical for any ``processes``. See :func:`sweep_one` for the columns and for mapping the same
     function over a cluster.
+
+    ``client``: a ``distributed.Client`` runs the same tasks on that Dask cluster instead (see
+    :mod:`inspector.fleet`; ``ship`` = ``"bytes"`` or ``"path"`` says how transcripts reach the
+    workers); the table is identical and ``df.attrs["fleet"]`` reports the cluster run.
     """
     import pandas as pd
 
@@ -331,7 +336,14 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     report = _progress_reporter(progress, len(tasks))
     rows: list[dict[str, Any] | None] = [None] * len(tasks)
     workers = _worker_count(processes, len(tasks))
-    if workers <= 1:
+    fleet = None
+    if client is not None:  # the Dask hook: same tasks, same rows, run on a cluster
+        from inspector.fleet import run_sweep_tasks
+
+        done_rows, fleet = run_sweep_tasks(client, doc, tasks, counter, summarizer, kw, ship=ship,  # type: ignore[arg-type]
+                                           progress=report)
+        rows = list(done_rows)
+    elif workers <= 1:
         for i, (t, combo) in enumerate(tasks):
             rows[i] = sweep_one(doc, t, combo, counter, summarizer, **kw)
             report(i + 1)
@@ -351,7 +363,10 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
         assert row is not None
         row["transcript"] = labels[i // len(combos)]
     columns = ["transcript", *grid.keys(), *METRIC_COLUMNS, *INFO_COLUMNS]
-    return pd.DataFrame(rows, columns=columns)
+    df = pd.DataFrame(rows, columns=columns)
+    if fleet is not None:
+        df.attrs["fleet"] = fleet.as_dict()
+    return df
 
 
 def _worker_count(processes: int | None, tasks: int) -> int:
@@ -596,8 +611,12 @@ def _no_pick_text(agg: Any, params: Sequence[str], scope: str, filters: list[str
 def run_sweep_command(manifest: str, transcripts: Sequence[str], grids: Sequence[str], fmt: str = "table",
                       out: str | None = None, *, counter: str = "estimate", summarizer: str = "stand-in",
                       processes: int | None = None, overrides: Iterable[str] = (),
-                      allow_imports: Iterable[str] = (), stderr: TextIO | None = None) -> int:
+                      allow_imports: Iterable[str] = (), stderr: TextIO | None = None,
+                      dask: str | None = None, ship: str = "bytes") -> int:
     """``context-inspector sweep MANIFEST TRANSCRIPT... --grid keep_turns=2,4,6 [--format table|csv|json]``.
+
+    ``dask`` (``local``, ``local:N`` or ``tcp://HOST:PORT``) runs the same sweep on a Dask cluster
+    (:mod:`inspector.fleet`) and adds one line on stderr saying how the cluster run went.
 
     Writes the sweep table to ``out`` (or stdout) and a progress counter to stderr. Exit status:
     0 ok, 1 some runs failed (their ``error`` column says why; the table is still written), 2 usage
@@ -613,9 +632,25 @@ def run_sweep_command(manifest: str, transcripts: Sequence[str], grids: Sequence
         print(f"error: {exc}", file=err)
         return 2
     counter_line = _StderrCounter(len(transcripts) * len(combinations(grid)), err)
-    df = sweep(manifest, list(transcripts), grid, counter=counter, summarizer=summarizer, processes=processes,
-               overrides=overrides, allow_imports=allow_imports,
-               progress=(lambda done, total: counter_line(done)) if transcripts else False)
+
+    def run(client: Any = None) -> Any:
+        return sweep(manifest, list(transcripts), grid, counter=counter, summarizer=summarizer, processes=processes,
+                     overrides=overrides, allow_imports=allow_imports, client=client, ship=ship,
+                     progress=(lambda done, total: counter_line(done)) if transcripts else False)
+
+    if dask is None:
+        df = run()
+    else:
+        from inspector.fleet import FleetError, FleetReport, connect, parse_dask
+
+        try:
+            target = parse_dask(dask)
+            with connect(target) as client:
+                df = run(client)
+        except (ValueError, FleetError) as exc:
+            print(f"error: {exc}", file=err)
+            return 2
+        print(f"dask: {FleetReport(**df.attrs['fleet']).words()}", file=err)
     if fmt == "json":
         text = json.dumps({"grid": grid, "rows": json.loads(df.to_json(orient="records"))}, ensure_ascii=False,
                           indent=1)

@@ -119,6 +119,7 @@ GRID = {                                           # short names or dotted manif
 }
 COUNTER = "estimate"                               # "estimate" (fast, offline) or "tiktoken"
 PROCESSES = None                                   # worker processes: None = every core, 1 = inline
+DASK = None                                        # a fleet on Dask: "local:4" (a LocalCluster) or "tcp://HOST:8786"
 ALLOW_TRIMS = True                                 # False: only settings where the trimmer never cut qualify
 MODEL = None                                       # e.g. "openai/gpt-4o-mini"; None = $MODEL, else the offline stand-in
 API_BASE = None                                    # e.g. "http://127.0.0.1:8000/v1"; None = $API_BASE
@@ -148,8 +149,16 @@ reserve − safety margin), `over_budget` the calls that still exceeded it. `mes
 calls. Costs are in USD at the manifest model's input price.
 '''),
     code('''
-df = sweep(manifest_path, transcript_paths, GRID, counter=COUNTER, summarizer=summarizer, processes=PROCESSES,
-           overrides=SET, llm=llm, summary_cache=summary_cache)
+options = dict(counter=COUNTER, summarizer=summarizer, processes=PROCESSES, overrides=SET, llm=llm,
+               summary_cache=summary_cache)
+if DASK:  # thousands of conversations: the same rows, computed on a Dask cluster (context-inspector[fleet])
+    from inspector.fleet import FleetReport, connect
+
+    with connect(DASK) as client:
+        df = sweep(manifest_path, transcript_paths, GRID, client=client, **options)
+    display(Markdown("**On Dask:** " + FleetReport(**df.attrs["fleet"]).words()))
+else:
+    df = sweep(manifest_path, transcript_paths, GRID, **options)
 failed = df[df["error"].notna()]
 if len(failed):
     display(Markdown(f"**{len(failed)} run(s) failed** (invalid combination or unreadable transcript):"))

@@ -135,3 +135,22 @@ def test_tune_keep_turns_with_a_real_model(monkeypatch: pytest.MonkeyPatch, llm:
     md = _markdown(nb)
     assert "Summaries come from **openai/test-model** through litellm" in md
     assert "offline stand-in" not in md
+
+
+def test_tune_keep_turns_on_a_dask_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("distributed")
+    from inspector.sweep import sweep
+
+    params = 'DASK = "local:1"\nGRID = {"keep_turns": [2, 4], "hysteresis_ratio": [0, 0.3]}'
+    nb = _execute("tune_keep_turns.ipynb", monkeypatch, params=params,
+                  probe='{"rows": _json.loads(df.to_json(orient="records")), "fleet": df.attrs.get("fleet")}')
+    assert not [o for o in _outputs(nb) if o.output_type == "error"]
+    p = _probe(nb)
+    samples = ROOT / "inspector" / "samples"
+    here = sweep(ROOT / "sample_manifests" / "small-window.yaml",
+                 [samples / "demo_support.json", samples / "demo_support.anthropic.json"],
+                 {"keep_turns": [2, 4], "hysteresis_ratio": [0, 0.3]}, overrides=["spec.models[0].context_window=4000"],
+                 processes=1, progress=False)
+    assert p["rows"] == json.loads(here.to_json(orient="records"))
+    assert p["fleet"]["workers"] == 1 and p["fleet"]["runs"] == len(here)
+    assert "**On Dask:**" in _markdown(nb)
