@@ -43,7 +43,13 @@ counted (``request as logged`` or ``rows since …``)."""
 FACTOR_COLUMNS: tuple[str, ...] = (
     "model", "calls", "provider_tokens", "tiktoken", "estimate", "factor_tiktoken", "factor_estimate",
     "mean_abs_error_pct_tiktoken", "mean_abs_error_pct_estimate",
+    "slope_tiktoken", "offset_tiktoken", "slope_estimate", "offset_estimate",
 )
+"""Per model: the totals, ``factor_<counter>`` = Σ provider ÷ Σ ours, the mean absolute error in %,
+and the least-squares line provider ≈ ``offset`` + ``slope`` × ours over the calls (None with fewer
+than two distinct counts). When the log leaves out a fixed part of every payload (Claude Code's
+system prompt and tool schemas), ``offset`` estimates that part and ``slope`` is the per-token
+correction; the factor lumps both together."""
 
 
 def provider_input_tokens(usage: Mapping[str, Any] | None) -> int | None:
@@ -160,8 +166,26 @@ def correction_factors(calls: pd.DataFrame) -> pd.DataFrame:
             row[f"factor_{kind}"] = round(provider / ours, 4) if ours else None
             pct = part[f"{kind}_error_pct"].dropna().abs()
             row[f"mean_abs_error_pct_{kind}"] = round(float(pct.mean()), 2) if len(pct) else None
+        for kind in COUNTERS:
+            slope, offset = _line(part[kind].tolist(), part["provider_tokens"].tolist())
+            row[f"slope_{kind}"], row[f"offset_{kind}"] = slope, offset
         out.append(row)
     return pd.DataFrame(out, columns=list(FACTOR_COLUMNS))
+
+
+def _line(xs: list[Any], ys: list[Any]) -> tuple[float | None, int | None]:
+    """Least squares ``y ≈ offset + slope·x`` (exact arithmetic on integer counts); (None, None) when
+    the x values do not vary."""
+    from fractions import Fraction
+
+    n = len(xs)
+    if n < 2 or len(set(xs)) < 2:
+        return None, None
+    mx, my = Fraction(sum(xs), n), Fraction(sum(ys), n)
+    sxx = sum((Fraction(x) - mx) ** 2 for x in xs)
+    sxy = sum((Fraction(x) - mx) * (Fraction(y) - my) for x, y in zip(xs, ys, strict=True))
+    slope = sxy / sxx
+    return round(float(slope), 4), round(my - slope * mx)
 
 
 def _notes(transcript: Any, calls: pd.DataFrame) -> list[str]:
@@ -169,7 +193,8 @@ def _notes(transcript: Any, calls: pd.DataFrame) -> list[str]:
     missing = (getattr(transcript, "meta", None) or {}).get("not_recorded")
     if missing:
         notes.append(f"This log does not record the {' or the '.join(missing)}; the provider's count includes "
-                     "them and ours cannot, so the factor also absorbs them.")
+                     "them and ours cannot, so the factor also absorbs them. The fitted line separates the "
+                     "two: offset ≈ what the log leaves out, slope = the per-token correction to apply.")
     if len(calls) == 0:
         notes.append("The transcript records no provider usage per call: nothing to calibrate against.")
     if getattr(transcript, "compactions", None):
@@ -177,11 +202,3 @@ def _notes(transcript: Any, calls: pd.DataFrame) -> list[str]:
                      "after one are counted from the compaction summary on.")
     return notes
 
-
-def calibration_for(settings_model: str | None, table: Mapping[str, float] | None, counter: str) -> float | None:
-    """The factor a ``token_calibration`` mapping (``{counter: factor}``) gives ``counter``; None if
-    it gives none. Kept here with the rest of the calibration rule; the engine calls it."""
-    if not table:
-        return None
-    value = table.get(counter)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None

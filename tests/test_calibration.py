@@ -148,3 +148,18 @@ def test_cli_calibrate_json(capsys: pytest.CaptureFixture[str]) -> None:
     expected = calibrate(load_transcript(OAI))
     assert [c["provider_tokens"] for c in out["calls"]] == expected.calls["provider_tokens"].tolist()
     assert out["factors"][0]["factor_tiktoken"] == expected.factors.iloc[0]["factor_tiktoken"]
+
+
+def test_fitted_line_separates_the_unrecorded_prefix() -> None:
+    # the sample's usage was constructed as 15 860 (Claude Code's unlogged system prompt and tools)
+    # + 1.15 × our tiktoken count of the logged rows, rounded per call (docs/SAMPLE_LOGS.md)
+    cal = calibrate(load_transcript(CC))
+    f = cal.factors.iloc[0]
+    assert abs(f["slope_tiktoken"] - 1.15) < 0.01
+    assert abs(f["offset_tiktoken"] - 15_860) <= 2
+    assert f["factor_tiktoken"] > 40  # the plain ratio lumps the prefix in: why the line is reported
+    # the OpenAI sample's calls lie on one line too (provider = ours + messages + 3): the fit passes through them
+    oai = calibrate(load_transcript(OAI))
+    line = oai.factors.iloc[0]
+    pairs = zip(oai.calls["tiktoken"], oai.calls["provider_tokens"], strict=True)
+    assert all(abs(line["offset_tiktoken"] + line["slope_tiktoken"] * x - y) <= 2 for x, y in pairs)

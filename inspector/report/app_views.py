@@ -247,8 +247,12 @@ def call_calibration(rp: Replay, call: int) -> pd.DataFrame | None:
 def calibration_caption(rp: Replay) -> str:
     """The per-model correction factors and what the counts cannot include, in one caption."""
     cal = _calibration(rp)
-    parts = [f"{code_span(r['model'])}: ×{r['factor_tiktoken']} for tiktoken, ×{r['factor_estimate']} for estimate "
-             f"over {int(r['calls'])} call(s)" for _, r in cal.factors.iterrows()]
+    parts = []
+    for _, r in cal.factors.iterrows():
+        fit = "" if pd.isna(r["slope_tiktoken"]) else \
+            f" (fitted line: {int(r['offset_tiktoken']):,} + {r['slope_tiktoken']} × ours for tiktoken)"
+        parts.append(f"{code_span(r['model'])}: ×{r['factor_tiktoken']} for tiktoken, ×{r['factor_estimate']} for "
+                     f"estimate over {int(r['calls'])} call(s){fit}")
     text = ("Correction factor (provider tokens per one of ours) — " + "; ".join(parts) + ". Apply one with "
             "`spec.models[].token_calibration` or `--token-calibration MODEL=FACTOR`.") if parts else ""
     return " ".join([text, *cal.notes]).strip()
