@@ -205,8 +205,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
         try:
             target = parse_dask(args.dask)
+            n = len(manifests)
+
+            def progress(done: int) -> None:  # one line per finished replay: a compare has a handful
+                print(f"compare: {done}/{n} replays", file=sys.stderr, flush=True)
+
             with connect(target) as client:
-                replays = replay_on(client, manifests, _transcript(args), **_replay_kw(args))
+                replays = replay_on(client, manifests, _transcript(args), progress=progress, **_replay_kw(args))
         except (ValueError, FleetError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_USAGE

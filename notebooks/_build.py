@@ -536,6 +536,14 @@ display(Markdown(
     f"`tiktoken` counted {int(f.tiktoken):,} (factor **×{f.factor_tiktoken}**, mean error "
     f"{f.mean_abs_error_pct_tiktoken} %) and `estimate` {int(f.estimate):,} (factor **×{f.factor_estimate}**)."
     + "".join(f" {n}" for n in cal.notes)))
+cc = calibrate(load_transcript(sample_path("demo_session.claude-code.jsonl")))
+g = cc.factors.iloc[0]
+display(Markdown(
+    f"A Claude Code session log leaves out Claude Code's own system prompt and tools, so the plain ratio there is "
+    f"×{g.factor_tiktoken}; the fitted line provider ≈ {int(g.offset_tiktoken):,} + {g.slope_tiktoken} × ours "
+    f"separates the unlogged part ({int(g.offset_tiktoken):,} tokens) from the per-token factor (×{g.slope_tiktoken}). "
+    f"{len(cc.calls)} calls; {len(load_transcript(sample_path('demo_session.claude-code.jsonl')).compactions)} "
+    "compaction by Claude Code itself was observed in that log."))
 cal.calls[["call", "turn", "provider_tokens", "tiktoken", "tiktoken_error", "estimate", "estimate_error", "payload"]]
 '''),
     md('''

@@ -120,7 +120,7 @@ def test_cli_compare_on_a_local_cluster_of_one(tmp_path: Path, capsys: pytest.Ca
     assert main([*argv, "--dask", "local:1"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out) == here
-    assert "on 1 Dask worker(s)" in captured.err
+    assert "on 1 Dask worker(s)" in captured.err and "compare: 2/2 replays" in captured.err
 
 
 @pytest.mark.parametrize(("text", "target"), [

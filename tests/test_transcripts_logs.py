@@ -6,6 +6,7 @@ kept once; tool results become tool rows; side-chain and bookkeeping lines are s
 Claude Code's compaction summary is an observed compaction; an OpenAI log's calls chain into one
 conversation while each request extends the previous one, each request is kept as the observed
 payload of its reply, and usage sits at the reply's row. Bad lines are errors naming the line.
+Property: a response split over any number of lines imports exactly as the same response on one line.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inspector.transcripts import (
     TranscriptError,
@@ -202,3 +205,32 @@ def test_openai_log_failed_call_names_the_line() -> None:
     with pytest.raises(TranscriptError) as err:
         parse_transcript(jsonl([bad_msg]), name="calls.jsonl", format="openai-log")
     assert "line 1" in str(err.value) and "request.messages[0]" in str(err.value)
+
+
+# --- properties ----------------------------------------------------------------------------------------
+
+_blocks = st.lists(st.one_of(
+    st.builds(lambda t: {"type": "text", "text": t}, st.text(max_size=20)),
+    st.builds(lambda k, q: {"type": "tool_use", "id": f"t{k}", "name": "Bash", "input": {"q": q}},
+              st.integers(0, 10**6), st.text(max_size=10)),
+), min_size=1, max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_blocks, st.data())
+def test_a_response_split_over_any_number_of_lines_imports_as_one_line(blocks: list[dict[str, Any]],
+                                                                       data: st.DataObject) -> None:
+    cuts = sorted(data.draw(st.sets(st.integers(1, len(blocks) - 1), max_size=len(blocks) - 1))) \
+        if len(blocks) > 1 else []
+    parts = [blocks[a:b] for a, b in zip([0, *cuts], [*cuts, len(blocks)], strict=True)]
+    usage = {"input_tokens": 7, "output_tokens": 1}
+
+    def line(content: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"type": "assistant", "sessionId": "s", "uuid": "u",
+                "message": {"id": "m", "role": "assistant", "model": "claude-x", "content": content, "usage": usage}}
+
+    user = {"type": "user", "sessionId": "s", "uuid": "u0", "message": {"role": "user", "content": "go"}}
+    split = parse_transcript(jsonl([user, *[line(p) for p in parts]]), name="s.jsonl")
+    whole = parse_transcript(jsonl([user, line(blocks)]), name="s.jsonl")
+    assert split.messages == whole.messages and split.usage == whole.usage == {1: usage}
+    assert split.origins[1] == ("line 2" if len(parts) == 1 else f"lines 2-{1 + len(parts)}")
