@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector.engine.history import leading_group_size
-from inspector.engine.pairing import check_provider_payload, sanitize_provider_messages
+from inspector.engine.pairing import check_pairing, sanitize_provider_messages
 from inspector.engine.tokens import EstimateCounter
 from inspector.engine.trim import trim_budget, trim_messages_to_budget
 from inspector.engine.types import Message
@@ -84,8 +84,8 @@ DROPS = {"orphan_dropped", "duplicate_dropped", "stray_result_dropped", "ask_rem
 
 @PROPS
 @given(conversations())
-def test_sanitize_output_passes_the_final_check(messages: list[Message]) -> None:
-    check_provider_payload(sanitize_provider_messages(messages).messages)
+def test_sanitize_output_passes_the_pairing_check(messages: list[Message]) -> None:
+    check_pairing(sanitize_provider_messages(messages).messages)
 
 
 @PROPS
@@ -238,4 +238,4 @@ def test_trim_fits_keeps_pinned_parts_and_pairs(case: tuple[list[Message], list[
         assert result.tokens <= budget and not result.over_budget
     assert result.over_budget == (result.tokens > budget)
 
-    check_provider_payload(sanitize_provider_messages(result.messages).messages)
+    check_pairing(sanitize_provider_messages(result.messages).messages)

@@ -29,7 +29,7 @@ class Irregularity:
     ``kind`` is one of: ``reused_tool_call_id``, ``result_far_from_call``, ``orphan_result``,
     ``duplicate_result``, ``unanswered_call``, ``truncated_after_tool``, ``nonstandard_role``,
     ``non_text_content``, ``tool_calls_on_non_assistant``, ``multiple_tool_call_ids``,
-    ``synthetic_user_message``. ``index`` is the message index in ``Transcript.messages`` (None
+    ``synthetic_user_message``, ``tool_call_id_converted`` (a numeric id made a string, Q19). ``index`` is the message index in ``Transcript.messages`` (None
     when the finding is about the file as a whole).
     """
 

@@ -10,13 +10,14 @@ request past the safety-bounded budget (ENGINE §3.2, §3.5).
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.engine.budget import hysteresis_ceiling
 from inspector.engine.history import flatten, split_user_turns
 from inspector.engine.managers.base import CMDecision, ContextManager
+from inspector.engine.summarizers import calls_a_model
 from inspector.engine.types import Message
 
 SUMMARY_PREFIX = "[Conversation summary — "
@@ -116,7 +117,7 @@ class SummarizingConversation(ContextManager):
                                             raw_tokens=raw, threshold=high)
             return list(past)
         groups = split_user_turns(past)
-        ceiling = max(high, math.floor(high * (1 + self.hysteresis_ratio)))
+        ceiling = hysteresis_ceiling(high, self.hysteresis_ratio)
         cache = self._cache
         if cache is not None and cache.n >= len(groups):
             self._cache = cache = None
@@ -155,13 +156,13 @@ class SummarizingConversation(ContextManager):
         text: str | None = None
         called = False
         if self.summarizer is not None:
-            called = True
+            called = calls_a_model(self.summarizer)  # Q20: a drop or an offline llm folds, it is no call
             try:
                 result = self._summarize(folded)
             except Exception as exc:  # noqa: BLE001 - any summarizer failure: verbatim tail, cache untouched
                 self.last_decision = CMDecision(
                     "summarizer-failed", dropped_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high,
-                    ceiling=ceiling, summarizer_called=True, error=f"{type(exc).__name__}: {exc}",
+                    ceiling=ceiling, summarizer_called=called, error=f"{type(exc).__name__}: {exc}",
                     folded=folded, summary_model=model, summary_model_source=source,
                 )
                 return verbatim
@@ -179,7 +180,7 @@ class SummarizingConversation(ContextManager):
         self._cache = _Cache(text, m, ident, digest, block)
         self.last_decision = CMDecision(
             "summarized", compressed_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high, ceiling=ceiling,
-            summarizer_called=True, summary_text=text, folded=folded, summary_model=model,
+            summarizer_called=called, summary_text=text, folded=folded, summary_model=model,
             summary_model_source=source,
         )
         return [block, *verbatim]

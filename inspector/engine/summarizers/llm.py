@@ -122,6 +122,11 @@ class LLMSummarizer:
         self.calls = 0  # live model calls made (cache hits excluded)
         self.usage: list[dict[str, Any]] = []
 
+    @property
+    def calls_model(self) -> bool:
+        """Only with a live engine is a summary a model call; without one it folds like ``drop`` (Q20)."""
+        return self.engine is not None
+
     @classmethod
     def from_params(cls, params: Mapping[str, Any], **kw: Any) -> LLMSummarizer:
         return cls(model=params.get("model"), instructions=params.get("instructions"), **kw)
