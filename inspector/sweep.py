@@ -36,14 +36,7 @@ import yaml
 
 from inspector.manifest import ManifestError, compaction_to_context_manager, load_manifest, set_dotted
 
-SHORT_NAMES: dict[str, str] = {
-    "keep_turns": "spec.context_manager.params.keep_turns",
-    "hysteresis_ratio": "spec.context_manager.params.hysteresis_ratio",
-    "summary_threshold": "spec.context_manager.params.summary_threshold",
-    "max_messages": "spec.context_manager.params.max_messages",
-    "context_manager": "spec.context_manager",
-}
-"""Short grid names and the manifest field each one sets."""
+from inspector.manifest.overrides import SHORT_NAMES, resolve_override_path  # one table for --set and --grid
 
 METRIC_COLUMNS: tuple[str, ...] = (
     "frames", "tokens_sent", "peak_payload", "input_budget", "min_headroom", "over_budget",
@@ -321,6 +314,8 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     overrides = list(overrides)
     if overrides:
         doc = apply_overrides(doc, overrides)
+    for key in grid:  # a grid key that names no field is a usage error, not a column of identical runs
+        resolve_override_path(key, doc)
     single = isinstance(transcripts, (str, os.PathLike)) or hasattr(transcripts, "messages")
     items = [transcripts] if single else list(transcripts)
     combos = combinations(grid)

@@ -25,6 +25,13 @@ FiniteFloat = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 NonNegativeFloat = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
 
 
+TOP_LEVEL_KEYS: tuple[str, ...] = ("apiVersion", "kind", "metadata", "spec")
+"""Keys of an Agent document."""
+SPEC_KEYS: tuple[str, ...] = ("system_prompt", "description", "context", "memory_seeds", "skills", "assembler",
+                              "context_manager", "working_memory", "models", "tools", "infra")
+"""Keys of ``spec`` the inspector reads."""
+
+
 class _Closed(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
