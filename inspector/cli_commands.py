@@ -60,6 +60,12 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 
         from inspector.redact import mask_text
 
+        from inspector.policy import MANIFEST_SUFFIXES
+
+        if getattr(args, "manifest", "") is None and str(getattr(args, "transcript", "")).lower().endswith(
+                MANIFEST_SUFFIXES):
+            print(f"error: {args.transcript} is a manifest; give a TRANSCRIPT after it", file=sys.stderr)
+            return EXIT_USAGE
         try:
             return fn(args)
         except (TranscriptError, ModelResolutionError, PluginLookupError, ArchiveError) as exc:
@@ -95,14 +101,44 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 # --- replay ---------------------------------------------------------------------------------------
+def _add_policy_options(p: argparse.ArgumentParser) -> None:
+    """The replay policy (Q22): every default is :data:`inspector.policy.DEFAULT_POLICY`'s."""
+    from inspector.policy import COUNTERS, DEFAULT_POLICY, SOURCES, SUMMARIZER_MODES
+
+    d = DEFAULT_POLICY
+    p.add_argument("--counter", choices=COUNTERS, default=None, help=f"token counter (default: {d.counter})")
+    p.add_argument("--summarizer", choices=SUMMARIZER_MODES, default=None,
+                   help=f"default {d.summarizer}: the manifest's summarizer, an llm one served by --model when given, "
+                        "else by the labelled offline stand-in; drop always stays drop")
+    p.add_argument("--system", choices=SOURCES[1:], default=None,
+                   help="whose system text is sent (default: the transcript's own unless the manifest declares "
+                        "its own and is not a bundled sample)")
+    p.add_argument("--tools", choices=SOURCES[1:], default=None,
+                   help="whose tool schemas are sent (default: as --system, for spec.tools)")
+    p.add_argument("--model-from", dest="model_from", choices=SOURCES[1:], default=None,
+                   help="whose model sets the window and price (default: the manifest's if it names one, "
+                        "else the transcript's recorded model)")
+
+
+def _policy(args: argparse.Namespace) -> Any:
+    from inspector.policy import DEFAULT_POLICY
+
+    return DEFAULT_POLICY.with_(counter=args.counter, summarizer=getattr(args, "summarizer", None),
+                                system=args.system, tools=args.tools, model=args.model_from)
+
+
+def _state(lines: Any) -> None:
+    """The policy and the agent in force, on stderr (stdout stays the requested format)."""
+    for line in lines:
+        print(line, file=sys.stderr)
+
+
 def _add_replay_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("manifest", metavar="MANIFEST")
+    p.add_argument("manifest", metavar="MANIFEST", nargs="?", default=None,
+                   help="agent manifest (omit it to replay the transcript as its own agent)")
     p.add_argument("transcript", metavar="TRANSCRIPT")
     _add_transcript_options(p)
-    p.add_argument("--counter", choices=["tiktoken", "estimate"], default="tiktoken")
-    p.add_argument("--summarizer", choices=["manifest", "stand-in", "drop"], default="manifest",
-                   help="manifest: as configured (llm needs --model/--api-base, else it drops); stand-in: "
-                        "the labelled offline stand-in; drop")
+    _add_policy_options(p)
     p.add_argument("--model", default=None, help="live model for the llm summarizer (LiteLLM id)")
     p.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint for --model")
     p.add_argument("--summary-cache", default=None, metavar="DIR", help="cache real summaries on disk here")
@@ -115,12 +151,28 @@ def _replay(args: argparse.Namespace, manifest: Any = None) -> Any:
     from inspector.engine.llm import LLMEngine
     from inspector.replay import replay
 
-    loaded = manifest if manifest is not None else load_manifest_from_args(args, args.manifest)
+    loaded = manifest if manifest is not None else _manifest_or_none(args)
     llm = None
     if args.model:
         llm = LLMEngine(model=args.model, api_base=args.api_base, api_key=os.environ.get("CONTEXT_INSPECTOR_API_KEY"))
-    return replay(loaded, _transcript(args), counter=args.counter, summarizer=args.summarizer, llm=llm,
-                  summary_cache=args.summary_cache, allow_imports=args.allow_imports)
+    return replay(loaded, _transcript(args), policy=_policy(args), llm=llm, summary_cache=args.summary_cache,
+                  allow_imports=args.allow_imports, sample=_sample(args))
+
+
+def _manifest_or_none(args: argparse.Namespace) -> Any:
+    """The manifest given, or (none given) the transcript's own agent with the ``--set`` overrides."""
+    if args.manifest is not None:
+        return load_manifest_from_args(args, args.manifest)
+    from inspector.manifest import settings_from_dict
+    from inspector.policy import NO_MANIFEST
+
+    return settings_from_dict(dict(NO_MANIFEST), allow_imports=args.allow_imports, overrides=args.overrides)
+
+
+def _sample(args: argparse.Namespace) -> bool:
+    from inspector.policy import is_sample_manifest
+
+    return args.manifest is None or is_sample_manifest(args.manifest)
 
 
 def add_replay(sub: SubParsers) -> None:
@@ -136,6 +188,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from inspector.report.tables import frames_table
 
     rp = _replay(args)
+    _state(rp.stated())
     if args.fmt == "json":
         _write(rp.dumps(payloads=args.payloads), args.output)
     elif args.fmt == "csv":
@@ -169,13 +222,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from inspector.compare import infra_docs, strategy_manifest
     from inspector.report.tables import compare_table
 
-    base = load_manifest_from_args(args, args.manifest)
+    base = _manifest_or_none(args)
     names = [n for n, _ in args.strategy]
     if len(set(names)) != len(names):
         print("error: strategy names must be unique", file=sys.stderr)
         return EXIT_USAGE
     replays = {name: _replay(args, strategy_manifest(base.raw, spec, file=base.file, infra_documents=infra_docs(base)))
                for name, spec in args.strategy}
+    _state(next(iter(replays.values())).stated()[:2])
     _write_table(compare_table(replays), args.fmt, args.output, "strategies")
     return EXIT_OK
 
@@ -183,14 +237,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 # --- sweep ----------------------------------------------------------------------------------------
 def add_sweep(sub: SubParsers) -> None:
     p = sub.add_parser("sweep", help="replay transcripts under every combination of a parameter grid")
-    p.add_argument("manifest", metavar="MANIFEST")
-    p.add_argument("transcripts", nargs="+", metavar="TRANSCRIPT")
+    p.add_argument("paths", nargs="+", metavar="[MANIFEST] TRANSCRIPT",
+                   help="an optional manifest (.yaml/.yml), then one or more transcripts")
     p.add_argument("--grid", action="append", required=True, metavar="NAME=V1,V2,...",
                    help="e.g. keep_turns=2,4,6 or spec.context_manager.params.hysteresis_ratio=0,0.1; repeatable")
     p.add_argument("--format", dest="fmt", choices=["table", "csv", "json"], default="table")
     p.add_argument("-o", "--output", default=None, metavar="FILE")
-    p.add_argument("--counter", choices=["tiktoken", "estimate"], default="estimate")
-    p.add_argument("--summarizer", choices=["stand-in", "drop", "manifest"], default="stand-in")
+    _add_policy_options(p)
     p.add_argument("--processes", type=int, default=None, metavar="N", help="worker processes (default: every core)")
     add_manifest_options(p)
     p.set_defaults(handler=_guard(cmd_sweep))
@@ -199,8 +252,14 @@ def add_sweep(sub: SubParsers) -> None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from inspector.sweep import run_sweep_command
 
-    return run_sweep_command(args.manifest, args.transcripts, args.grid, fmt=args.fmt, out=args.output,
-                             counter=args.counter, summarizer=args.summarizer, processes=args.processes,
+    from inspector.policy import split_manifest_argument
+
+    manifest, transcripts = split_manifest_argument(args.paths)
+    if not transcripts:
+        print("error: give at least one TRANSCRIPT", file=sys.stderr)
+        return EXIT_USAGE
+    return run_sweep_command(manifest, transcripts, args.grid, fmt=args.fmt, out=args.output,
+                             policy=_policy(args), processes=args.processes,
                              overrides=args.overrides, allow_imports=args.allow_imports)
 
 
@@ -208,10 +267,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def add_observed(sub: SubParsers) -> None:
     p = sub.add_parser("observed", help="compare payloads a runtime recorded (mas-lab, Letta) with what the engine "
                                         "would send for the same state")
-    p.add_argument("manifest", metavar="MANIFEST")
+    p.add_argument("manifest", metavar="MANIFEST", nargs="?", default=None,
+                   help="agent manifest (omit it to compare with the transcript's own agent)")
     p.add_argument("transcript", metavar="TRANSCRIPT")
     _add_transcript_options(p)
-    p.add_argument("--counter", choices=["tiktoken", "estimate"], default="estimate")
+    _add_policy_options(p)
     p.add_argument("--format", dest="fmt", choices=["json", "table", "csv"], default="table")
     p.add_argument("-o", "--output", default=None, metavar="FILE")
     add_manifest_options(p)
@@ -221,7 +281,9 @@ def add_observed(sub: SubParsers) -> None:
 def cmd_observed(args: argparse.Namespace) -> int:
     from inspector.observed import compare_observed
 
-    df = compare_observed(load_manifest_from_args(args, args.manifest), _transcript(args), counter=args.counter)
+    policy = _policy(args)
+    _state([policy.describe()])
+    df = compare_observed(_manifest_or_none(args), _transcript(args), policy=policy, sample=_sample(args))
     if df.empty:
         print(f"error: {args.transcript} records no observed payloads (mas-lab and Letta files do)", file=sys.stderr)
         return EXIT_INVALID

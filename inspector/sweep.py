@@ -109,9 +109,10 @@ def _materialise_compaction(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, transcript: Any,
-              params: Mapping[str, Any], counter: str = "estimate", summarizer: str = "stand-in", *,
+              params: Mapping[str, Any], counter: str | None = None, summarizer: str | None = None, *,
               manifest_file: str | None = None, allow_imports: Iterable[str] = (), llm: Any = None,
-              summary_cache: str | os.PathLike[str] | None = None, on_error: OnError = "record") -> dict[str, Any]:
+              summary_cache: str | os.PathLike[str] | None = None, on_error: OnError = "record",
+              policy: Any = None) -> dict[str, Any]:
     """One sweep row: replay ``transcript`` under ``manifest_doc`` with ``params`` applied.
 
     A pure function of its arguments — no clocks, no global state, nothing shared between calls —
@@ -148,15 +149,19 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     from inspector.manifest import settings_from_dict
     from inspector.replay import replay
 
+    from inspector.policy import DEFAULT_POLICY, is_sample_manifest
+
+    pol = (policy or DEFAULT_POLICY).with_(counter=counter, summarizer=summarizer)  # Q22: one default policy
+    counter, summarizer = pol.counter, pol.summarizer
     doc, file = _manifest_source(manifest_doc, manifest_file)
     row: dict[str, Any] = {"transcript": transcript_label(transcript)}
     row.update({k: param_value(v) for k, v in params.items()})
     try:
         loaded = settings_from_dict(apply_params(doc, params), file=file, allow_imports=allow_imports,
                                     base_dir=Path(file).parent if file else None)
-        rp = replay(loaded, _load(transcript), counter=counter, summarizer=summarizer, llm=llm,
+        rp = replay(loaded, _load(transcript), policy=pol, llm=llm,
                     summary_cache=None if summary_cache is None else os.fspath(summary_cache),
-                    allow_imports=allow_imports)
+                    allow_imports=allow_imports, sample=manifest_doc is None or is_sample_manifest(file))
     except (ManifestError, ValueError, ModelResolutionError, PluginLookupError, OSError) as exc:
         if on_error == "raise":
             raise
@@ -207,6 +212,10 @@ def _folded_messages(rp: Any) -> tuple[set[int], set[int]]:
 
 
 def _manifest_source(manifest: Any, file: str | None) -> tuple[dict[str, Any], str | None]:
+    if manifest is None:  # no manifest: each transcript replayed as its own agent (Q21)
+        from inspector.policy import NO_MANIFEST
+
+        return copy.deepcopy(NO_MANIFEST), None
     if isinstance(manifest, (str, os.PathLike)):
         loaded = load_manifest(os.fspath(manifest))
         return dict(loaded.raw), file or loaded.file
@@ -292,8 +301,8 @@ def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
 
 # --- the sweep ------------------------------------------------------------------------------------
 
-def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *, counter: str = "estimate",
-          summarizer: str = "stand-in", processes: int | None = None, progress: Progress | bool | None = None,
+def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *, counter: str | None = None,
+          summarizer: str | None = None, policy: Any = None, processes: int | None = None, progress: Progress | bool | None = None,
           llm: Any = None, summary_cache: str | os.PathLike[str] | None = None, overrides: Iterable[str] = (),
           allow_imports: Iterable[str] = (), on_error: OnError = "record") -> Any:
     """Replay every transcript under every grid combination; one DataFrame row per run.
@@ -321,7 +330,7 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     combos = combinations(grid)
     labels = _unique_labels(items)
     tasks = [(t, combo) for t in items for combo in combos]
-    kw = dict(manifest_file=file, allow_imports=tuple(allow_imports), llm=llm,
+    kw = dict(manifest_file=file, allow_imports=tuple(allow_imports), llm=llm, policy=policy,
               summary_cache=os.fspath(summary_cache) if summary_cache is not None else None, on_error=on_error)
     report = _progress_reporter(progress, len(tasks))
     rows: list[dict[str, Any] | None] = [None] * len(tasks)
@@ -588,8 +597,9 @@ def _no_pick_text(agg: Any, params: Sequence[str], scope: str, filters: list[str
 
 # --- command line -------------------------------------------------------------------------------
 
-def run_sweep_command(manifest: str, transcripts: Sequence[str], grids: Sequence[str], fmt: str = "table",
-                      out: str | None = None, *, counter: str = "estimate", summarizer: str = "stand-in",
+def run_sweep_command(manifest: str | None, transcripts: Sequence[str], grids: Sequence[str], fmt: str = "table",
+                      out: str | None = None, *, counter: str | None = None, summarizer: str | None = None,
+                      policy: Any = None,
                       processes: int | None = None, overrides: Iterable[str] = (),
                       allow_imports: Iterable[str] = (), stderr: TextIO | None = None) -> int:
     """``context-inspector sweep MANIFEST TRANSCRIPT... --grid keep_turns=2,4,6 [--format table|csv|json]``.
@@ -608,7 +618,11 @@ def run_sweep_command(manifest: str, transcripts: Sequence[str], grids: Sequence
         print(f"error: {exc}", file=err)
         return 2
     counter_line = _StderrCounter(len(transcripts) * len(combinations(grid)), err)
-    df = sweep(manifest, list(transcripts), grid, counter=counter, summarizer=summarizer, processes=processes,
+    from inspector.policy import DEFAULT_POLICY
+
+    print((policy or DEFAULT_POLICY).with_(counter=counter, summarizer=summarizer).describe(), file=err)
+    df = sweep(manifest, list(transcripts), grid, counter=counter, summarizer=summarizer, policy=policy,
+               processes=processes,
                overrides=overrides, allow_imports=allow_imports,
                progress=(lambda done, total: counter_line(done)) if transcripts else False)
     if fmt == "json":

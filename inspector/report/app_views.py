@@ -288,17 +288,31 @@ def explain_message(rp: Replay, call: int, index: int, not_sent: pd.DataFrame | 
 
 
 def summary_block_text(rp: Replay, call: int) -> str | None:
-    """The summary block this call sends: the text computed at this call, else the summary row of
-    the payload (a summary computed at an earlier commit and carried forward)."""
+    """The summary block this call *sends* (the summary row of its payload), or None. A summary
+    computed but trimmed is not sent and is never returned here (Q18): see
+    :func:`summary_not_sent`."""
     f = rp.frames[call]
-    if f.summary_text:
-        return mask_text(f.summary_text)
     for pos, band in enumerate(f.row_bands):
         if band == "summary":
             content = f.payload(rp.messages)[pos].get("content")
             text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
             return mask_text(text)
     return None
+
+
+def summary_not_sent(rp: Replay, call: int) -> list[tuple[str, str]]:
+    """Summary blocks computed for this call but not sent: ``(reason, masked text)`` each (Q18)."""
+    out = []
+    for n in rp.frames[call].not_sent:
+        content = n.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
+        out.append((str(n["reason"]), mask_text(text)))
+    return out
+
+
+def agent_lines(rp: Replay) -> list[str]:
+    """The policy, and the system text, tools, model and window in force with their sources (Q21, Q22)."""
+    return rp.stated()
 
 
 def summary_caption(rp: Replay, call: int) -> str:

@@ -39,6 +39,7 @@ def frames_table(rp: Replay) -> pd.DataFrame:
             "kept_turns": f.cm["kept_turns"], "summarizer_called": f.cm["summarizer_called"],
             "trimmed": sum(b_ - a for a, b_ in f.trimmed) + f.trimmed_synthetic, "repairs": len(f.repairs),
             "check": f.check, "cost_usd": f.cost_usd, "over_budget": f.headroom < 0,
+            "summary_sent": f.summary_sent, "summary_not_sent": "; ".join(n["reason"] for n in f.not_sent),
         })
         rows.append(row)
     return pd.DataFrame(rows)
@@ -49,7 +50,8 @@ def totals_row(rp: Replay, name: str = "") -> dict[str, Any]:
     return {"strategy": name, "frames": t["frames"], "tokens_sent": t["payload_tokens"],
             "peak_payload": t["max_payload_tokens"], "over_budget": t["over_budget"],
             "summarizer_in_turn": t["summarizer_calls"]["in_turn"], "summarizer_commit": t["summarizer_calls"]["commit"],
-            "summarizer_failures": t["summarizer_failures"], "repairs": t["repairs"], "trimmed": t["trimmed"],
+            "summarizer_failures": t["summarizer_failures"], "folds_in_turn": t["folds"]["in_turn"],
+            "folds_commit": t["folds"]["commit"], "repairs": t["repairs"], "trimmed": t["trimmed"],
             "folded": t["folded"], "cost_usd": t["cost_usd"]}
 
 
@@ -81,7 +83,8 @@ def _counter(rp: Replay) -> Any:
 
 
 def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
-    """Transcript messages that exist at this call but are not in its payload, and why."""
+    """Transcript messages that exist at this call but are not in its payload, and why; first, any
+    synthesised row computed for the call but not sent (a trimmed summary block, ``ref`` empty)."""
     f = rp.frames[call]
     sent = {r for r in f.refs if r is not None}
     trimmed = set(_expand(f.trimmed))
@@ -93,7 +96,9 @@ def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
         for i in _expand(c.folded):
             folded_at.setdefault(i, (c.turn, c.action))
     cm_action = f.cm["action"]
-    rows = []
+    rows: list[dict[str, Any]] = [  # computed for this call and not sent (Q18): never shown as sent
+        {"ref": None, "role": "system", "reason": n["reason"], "content": _preview(n.get("content"))}
+        for n in f.not_sent]
     for i in range(min(f.at, len(rp.messages))):
         if i in sent:
             continue
