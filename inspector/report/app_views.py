@@ -112,18 +112,14 @@ def too_large(size: int, limit: int | None = None) -> str | None:
 
 
 def effective_summarizer(settings: Any, choice: str) -> str:
-    """The ``replay(summarizer=...)`` value for a UI choice.
+    """The ``replay(summarizer=...)`` value for a UI choice, through the one policy (Q22).
 
-    The stand-in replaces only an ``llm`` summarizer (what needs a model); a manifest that says
-    ``drop`` or names a custom summarizer keeps it, so a sample is never shown doing what it
-    does not configure. ``live`` runs the manifest's own summarizer with the live engine."""
-    binding = getattr(settings, "summarizer", None)
-    name = binding.type if binding is not None else "llm"
-    if choice == "drop":
-        return "drop"
-    if choice == "stand-in" and name == "llm":
-        return "stand-in"
-    return "manifest"
+    ``stand-in`` and ``live`` are the policy's ``auto`` without / with the live model (the stand-in
+    replaces only an ``llm`` summarizer: a manifest that says ``drop`` or names a custom summarizer
+    keeps it); ``drop`` is drop."""
+    from inspector.policy import summarizer_choice
+
+    return summarizer_choice(settings, "drop" if choice == "drop" else "auto", live=choice == "live")
 
 
 # --- text safety ----------------------------------------------------------------------------------

@@ -122,7 +122,9 @@ def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
         else:
             reason = "removed by the pairing repair"
         rows.append({"ref": i, "role": role, "reason": reason, "content": _cached_preview(rp, i)})
-    return pd.DataFrame(rows, columns=["ref", "role", "reason", "content"])
+    df = pd.DataFrame(rows, columns=["ref", "role", "reason", "content"])
+    df["ref"] = df["ref"].astype("Int64")  # empty for a synthesised row (a trimmed summary block)
+    return df
 
 
 def _cached_preview(rp: Replay, i: int) -> str:
