@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from inspector.manifest._yaml import MAX_BYTES as _MANIFEST_MAX
+from inspector.policy import is_sample_manifest
 from inspector.redact import mask_secrets, mask_text
 from inspector.replay import Replay
 from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_segments
@@ -39,6 +40,18 @@ COMPARE_AUTO_MAX_CALLS = 400
 """Side by side runs by itself up to this many calls; longer transcripts wait for the user to switch it on."""
 STYLE_MAX_ROWS = 300
 """Payload tables longer than this are shown without per-row band colours (styling costs per cell)."""
+
+AGENT_SOURCES = {
+    "auto": "Transcript's own unless your manifest declares its own (a sample never does)",
+    "transcript": "The transcript's own",
+    "manifest": "The manifest's",
+}
+"""The Q21 switch for the system text and tools (values are :class:`~inspector.policy.ReplayPolicy` sources)."""
+MODEL_SOURCES = {
+    "auto": "The manifest's if it names one, else the transcript's",
+    "transcript": "The transcript's recorded model",
+    "manifest": "The manifest's",
+}
 
 SUMMARIZER_CHOICES = {
     "stand-in": "Offline stand-in (labelled, not a model)",
@@ -102,6 +115,11 @@ class LiveSettings:
     def fingerprint(self) -> str:  # the key itself never enters a cache key or the page
         raw = "\0".join((self.model, self.api_base, self.api_key, str(self.timeout)))
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def is_sample_input(m: ManifestInput) -> bool:
+    """Whether the editor holds one of the bundled samples (read from the samples folder)."""
+    return m.base_dir is not None and is_sample_manifest(Path(m.base_dir) / m.name)
 
 
 def too_large(size: int, limit: int | None = None) -> str | None:
