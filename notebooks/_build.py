@@ -40,6 +40,7 @@ def resolve(path):
 
 SETUP_MODEL = '''\
 from inspector.engine.llm import LLMEngine
+from inspector.policy import DEFAULT_POLICY  # the one default policy of every face (Q22)
 
 MODEL = MODEL or os.environ.get("MODEL") or None
 API_BASE = API_BASE or os.environ.get("API_BASE") or None
@@ -48,11 +49,11 @@ if MODEL:
     # (e.g. OPENAI_API_KEY); a local OpenAI-compatible server needs none, but litellm wants a value.
     api_key = os.environ.get("API_KEY") or ("unused" if API_BASE else None)
     llm = LLMEngine(model=MODEL, api_base=API_BASE, api_key=api_key, timeout=60)
-    summarizer = "manifest"
+    summarizer = DEFAULT_POLICY.summarizer  # "auto": the manifest's summarizer, served by this model
     summary_cache = str(Path(SUMMARY_CACHE).expanduser())
     display(Markdown(f"Summaries come from **{MODEL}** through litellm (cached in `{summary_cache}`)."))
 else:
-    llm, summarizer, summary_cache = None, "stand-in", None
+    llm, summarizer, summary_cache = None, DEFAULT_POLICY.summarizer, None  # "auto": the stand-in for an llm summarizer
     display(Markdown(
         "Summaries come from the **offline stand-in (not a model)**: a deterministic, labelled text built from "
         "the messages themselves, so this notebook runs with no network and no API key. Token counts, budgets "
@@ -111,13 +112,14 @@ TRANSCRIPTS = [                                    # one or more transcripts, an
     "inspector/samples/demo_support.anthropic.json",
 ]
 # PATH=VALUE overrides applied to the manifest before the sweep ([] = the manifest as written).
-# The bundled demo conversation is short, so the sample's window is tightened to make trade-offs visible.
-SET = ["spec.models[0].context_window=4000"]
+# The bundled demo conversation is short, so the window is tightened to make trade-offs visible (the demo's
+# own system text and 15 tool schemas, which the replay sends as the transcript's own agent, take ~1 600 of it).
+SET = ["spec.models[0].context_window=6000"]
 GRID = {                                           # short names or dotted manifest paths -> values to try
     "keep_turns": [1, 2, 3, 4, 6, 8, 10],
     "hysteresis_ratio": [0, 0.1, 0.3],
 }
-COUNTER = "estimate"                               # "estimate" (fast, offline) or "tiktoken"
+COUNTER = "tiktoken"                               # the default policy's counter; "estimate" = the reference's formulas
 PROCESSES = None                                   # worker processes: None = every core, 1 = inline
 ALLOW_TRIMS = True                                 # False: only settings where the trimmer never cut qualify
 MODEL = None                                       # e.g. "openai/gpt-4o-mini"; None = $MODEL, else the offline stand-in
@@ -258,13 +260,14 @@ model's answer, minus a **safety margin** for token-count error.
 # Parameters (tagged "parameters").
 MANIFEST = "sample_manifests/small-window.yaml"
 TRANSCRIPT = "inspector/samples/demo_support.json"
-# A 4,500-token window and keep_turns 4 make every mechanism appear in this short conversation.
+# A 7,000-token window and keep_turns 4 make every mechanism appear in this short conversation (the demo's
+# own system text and 15 tool schemas, sent as the transcript's own agent, take ~1 600 tokens of it).
 SET = [
-    "spec.models[0].context_window=4500",
+    "spec.models[0].context_window=7000",
     "spec.context_manager.params.keep_turns=4",
     "spec.context_manager.params.hysteresis_ratio=0.3",
 ]
-COUNTER = "estimate"                               # "estimate" (offline) or "tiktoken"
+COUNTER = "tiktoken"                               # the default policy's counter; "estimate" = the reference's formulas
 MODEL = None                                       # e.g. "openai/gpt-4o-mini"; None = $MODEL, else the offline stand-in
 API_BASE = None                                    # None = $API_BASE
 SUMMARY_CACHE = "~/.cache/context-inspector/summaries"
