@@ -36,7 +36,7 @@ from inspector.transcripts import load_transcript, sample_path
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "sample_manifests" / "small-window.yaml"
 T1, T2 = sample_path("demo_support.json"), sample_path("demo_support.anthropic.json")
-SET = ["spec.models[0].context_window=4000"]
+SET = ["spec.models[0].context_window=6000"]  # room for the demo's own system text and 15 tools (Q21)
 GRID = {"keep_turns": [2, 4], "hysteresis_ratio": [0, 0.3]}
 
 
@@ -51,8 +51,7 @@ def _replay(params: dict[str, Any], transcript: Path, manifest: Path = MANIFEST,
     for key, value in params.items():
         path = key if "." in key else f"spec.context_manager.params.{key}"
         doc = set_dotted(doc, path, str(value))
-    return replay(settings_from_dict(doc, file=str(manifest)), load_transcript(transcript),
-                  counter="estimate", summarizer="stand-in")
+    return replay(settings_from_dict(doc, file=str(manifest)), load_transcript(transcript))  # the default policy
 
 
 # --- correctness ----------------------------------------------------------------------------------
