@@ -264,8 +264,11 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, ref: dict[int, int], pr
             pre_ranges = [(first, last + 1)]
         pre_synth = sum(1 for m in pre[:3] if id(m) not in ref)  # a leading summary block, at most
     folded_refs = [ref[id(m)] for m in asm.cm.folded if id(m) in ref]
-    not_sent = [{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": rm.message.get("content")}
-                for rm in asm.trimmed if id(rm.message) not in ref and is_summary_block(rm.message)]
+    # a summary block can only stand at the head of the pre-cut prefix (a stack replay pre-cuts thousands of
+    # rows per call: never walk all of them), or among the trimmer's own few removals
+    cut_rows = [*pre[:3], *(rm.message for rm in asm.trimmer_removed)]
+    not_sent = [{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
+                for m in cut_rows if id(m) not in ref and is_summary_block(m)]
     b = asm.budget
     return Frame(
         turn=turn, step=step, at=at,
