@@ -1,7 +1,7 @@
-"""Context Inspector: see exactly what an agent's model is sent on every call, and why."""
+"""Context Inspector: see exactly what an agent's model is sent on every call, and why.
 
-from inspector._env import apply_offline_defaults
-
-apply_offline_defaults()
+Importing the package has no side effects on the host process: no environment variable is set and
+neither litellm nor tiktoken is imported (see :mod:`inspector._env`).
+"""
 
 __version__ = "0.1.0"

@@ -133,9 +133,8 @@ def add_replay(sub: SubParsers) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from inspector.report.tables import frames_table
-
     rp = _replay(args)
+    from inspector.report.tables import frames_table  # pandas: only for the table formats
     if args.fmt == "json":
         _write(rp.dumps(payloads=args.payloads), args.output)
     elif args.fmt == "csv":

@@ -164,13 +164,10 @@ class TiktokenCounter(_CachedCounter):
 
     def __init__(self, model: str | None = None, encoding: str | None = None) -> None:
         super().__init__()
-        from inspector._env import apply_offline_defaults
-
-        apply_offline_defaults()
-        import tiktoken
+        from inspector._env import tiktoken_encoding
 
         self.encoding_name = encoding or encoding_name_for(model)
-        self._enc = tiktoken.get_encoding(self.encoding_name)
+        self._enc = tiktoken_encoding(self.encoding_name)
 
     def text_tokens(self, text: str) -> int:
         if not text:
