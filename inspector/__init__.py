@@ -4,4 +4,7 @@ Importing the package has no side effects on the host process: no environment va
 neither litellm nor tiktoken is imported (see :mod:`inspector._env`).
 """
 
+from inspector._env import apply_offline_defaults
+
 __version__ = "0.1.0"
+__all__ = ["__version__", "apply_offline_defaults"]
