@@ -300,8 +300,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 RUN_COLUMNS: tuple[Column, ...] = (
     Column("transcript"), Column("conversation"), Column("strategy"), Column("frames", "sum"),
     Column("tokens_sent", "sum"), Column("peak_payload", "max"), Column("over_budget", "sum"),
-    Column("summarizer_in_turn", "sum"), Column("summarizer_commit", "sum"),
-    Column("summarizer_failures", "sum", narrow=False), Column("trimmed", "sum"), Column("repairs", "sum"),
+    Column("summaries", "sum"), Column("summarizer_in_turn", "sum", narrow=False),
+    Column("summarizer_commit", "sum", narrow=False), Column("summarizer_failures", "sum", narrow=False), Column("trimmed", "sum"), Column("repairs", "sum"),
     Column("folded", "sum", narrow=False), Column("cost_usd", "sum"),
 )
 FLEET_COLUMNS: tuple[Column, ...] = (
@@ -363,6 +363,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             for name, manifest in manifests.items():
                 row = {"transcript": _file_label(t), "conversation": t.conversation}
                 row.update(totals_row(_replay(args, manifest, t, llm), name))
+                row["summaries"] = row["summarizer_in_turn"] + row["summarizer_commit"]  # model calls, both kinds
                 rows.append(row)
                 bar.advance()
     runs = pd.DataFrame(rows)

@@ -167,6 +167,18 @@ def totals(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], label_k
 
 
 _NO_WRAP = frozenset(("cm_action", "strategy", "check", "transcript"))
+_TEXT_MAX = 40  # free text (errors, labels) wraps at this width
+
+
+def _wrap_header(text: str, width: int) -> str:
+    """The heading on as many lines as it takes to stay within ``width`` (never splitting a word)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
 
 
 def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], *, title: str | None = None,
@@ -179,23 +191,35 @@ def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], *
     shown = [c for c in columns if (wide or c.narrow) and c.key in present]
     numeric = {c.key for c in shown if rows and all(
         isinstance(r.get(c.key), (int, float)) or r.get(c.key) is None for r in rows)}
-    table = Table(title=title, title_justify="left", box=None, pad_edge=False, show_edge=False,
+    table = Table(box=None, pad_edge=False, show_edge=False,
                   header_style="bold" if color else "")
-    for c in shown:
-        table.add_column(column_words(c.key), justify="right" if c.key in numeric else "left",
-                         overflow="fold", no_wrap=c.key in _NO_WRAP)
-    for r in rows:
-        table.add_row(*(cell(r.get(c.key), c.key) for c in shown))
+    cells = [[cell(r.get(c.key), c.key) for c in shown] for r in rows]
+    foot: list[str] | None = None
     if total and rows and any(c.agg for c in shown):
         t = totals(rows, shown, shown[0].key)
+        foot = [cell(t[c.key], c.key) if t[c.key] is not None else "" for c in shown]
+    for j, c in enumerate(shown):
+        data = max([len(row[j]) for row in [*cells, *([foot] if foot else [])]] or [0])
+        if c.key not in numeric and c.key not in _NO_WRAP:
+            data = min(data, _TEXT_MAX)
+        header = _wrap_header(column_words(c.key), data)
+        width = max(data, *(len(line) for line in header.split("\n")))
+        table.add_column(header, justify="right" if c.key in numeric else "left", overflow="fold",
+                         no_wrap=c.key in numeric or c.key in _NO_WRAP, min_width=width, max_width=width)
+    for row in cells:
+        table.add_row(*row)
+    if foot is not None:
         table.add_section()
-        table.add_row(*(cell(t[c.key], c.key) if t[c.key] is not None else "" for c in shown),
-                      style="bold" if color else "")
+        table.add_row(*foot, style="bold" if color else "")
     buf = io.StringIO()
     Console(file=buf, width=WIDE_WIDTH if wide else TABLE_WIDTH, color_system="auto" if color else None,
             force_terminal=color, highlight=False, soft_wrap=False).print(table)
-    text = buf.getvalue()
-    return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
+    lines = [line.rstrip() for line in buf.getvalue().splitlines()]
+    if title:
+        import textwrap
+
+        lines[:0] = textwrap.wrap(title, WIDE_WIDTH if wide else TABLE_WIDTH)
+    return "\n".join(lines) + "\n"
 
 
 def write(text: str, out: str | None) -> None:
