@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -557,6 +558,10 @@ def cmd_app(args: argparse.Namespace) -> int:
 
         print(shlex.join(cmd))
         return EXIT_OK
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":  # become the server: signals (Ctrl-C, terminate) reach Streamlit itself
+        os.execv(cmd[0], cmd)
     import subprocess
 
     try:

@@ -152,10 +152,10 @@ def totals(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], label_k
     for c in columns:
         if not c.agg:
             continue
-        vals = [r.get(c.key) for r in rows]
-        if c.agg == "sum" and any(v is None or (isinstance(v, float) and math.isnan(v)) for v in vals):
+        raw = [r.get(c.key) for r in rows]
+        if c.agg == "sum" and any(v is None or (isinstance(v, float) and math.isnan(v)) for v in raw):
             continue
-        vals = [v for v in vals if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        vals: list[Any] = [v for v in raw if v is not None and not (isinstance(v, float) and math.isnan(v))]
         if not vals:
             continue
         if c.agg == "sum":
