@@ -83,7 +83,7 @@ def apply_params(doc: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str,
     Shallower paths first, so a whole ``context_manager`` is replaced before its params are set.
     When a parameter touches ``spec.context_manager`` and the manifest only has the
     ``working_memory.compaction`` shorthand, the shorthand is first written out as the
-    ``context_manager`` it stands for (ENGINE §2.4), so the rest of it (summarizer model, threshold)
+    ``context_manager`` it stands for (docs/design.md §2.4), so the rest of it (summarizer model, threshold)
     is kept rather than silently replaced by defaults."""
     out = copy.deepcopy(dict(doc))
     paths = [(resolve_key(k), v) for k, v in params.items()]

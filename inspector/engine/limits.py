@@ -1,6 +1,6 @@
 """Model limits: the context window and completion reserve, each with where it came from.
 
-Window order (ENGINE §2.3, seed 002): ``spec.models[primary].context_window`` → infra
+Window order (docs/design.md §2.3): ``spec.models[primary].context_window`` → infra
 ``generation.context_window`` → litellm's bundled model info for the model *after infra mapping*
 (the JSON model map in litellm's wheel, read without importing litellm) → 128 000 with one warning per model name.
 Completion reserve: primary ``max_tokens`` → infra ``generation.max_tokens`` /
