@@ -40,6 +40,26 @@ def sample_manifest(name: str = "small-window.yaml") -> Path:
     return path
 
 
+def find_file(path: str | Path, root: Path | None = None) -> Path:
+    """``path`` as given when it exists; else under ``root``; else, when it names a bundled file by
+    its checkout path (``sample_manifests/X.yaml``, ``inspector/samples/X.json``), the packaged copy —
+    so notebooks written against a checkout also run from a plain ``pip install``. Otherwise
+    ``path`` unchanged (the caller's own error then names it)."""
+    p = Path(path).expanduser()
+    if p.is_absolute() or p.exists():
+        return p
+    if root is not None and (root / p).exists():
+        return root / p
+    parts = p.parts
+    if len(parts) == 2 and parts[0] == "sample_manifests":
+        candidate = sample_manifest_dir() / parts[1]
+    elif len(parts) == 3 and parts[:2] == ("inspector", "samples"):
+        candidate = _package_path("samples", parts[2])
+    else:
+        return p
+    return candidate if candidate.is_file() else p
+
+
 def app_script() -> Path:
     """The Streamlit script (the checkout's ``app.py``, shipped inside the package)."""
     return _package_path("_app", "app.py")

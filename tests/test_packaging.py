@@ -69,13 +69,18 @@ def test_outside_a_checkout_the_installed_copy_has_everything(tmp_path: Path) ->
     env["PYTHONPATH"] = str(site)
     code = ("import json; from inspector.bundled import app_script, sample_manifest, sample_manifest_dir; "
             "from inspector.transcripts import sample_path; from inspector.report import app_views as av; "
+            "from inspector.bundled import find_file; "
             "print(json.dumps([str(app_script()), str(sample_manifest()), sorted(av.sample_manifests()), "
-            "list(av.sample_transcripts())[:1]]))")
+            "list(av.sample_transcripts())[:1], str(find_file('sample_manifests/stack.yaml')), "
+            "str(find_file('inspector/samples/demo_support.json'))]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=elsewhere,
                          timeout=120)
     assert out.returncode == 0, out.stderr
-    app, manifest, manifests, transcripts = json.loads(out.stdout)
+    app, manifest, manifests, transcripts, nb_manifest, nb_transcript = json.loads(out.stdout)
     assert Path(app).is_relative_to(site) and Path(manifest).is_relative_to(site)
+    # the notebooks' checkout paths resolve to the installed copies
+    assert Path(nb_manifest) == site / "inspector" / "samples" / "manifests" / "stack.yaml"
+    assert Path(nb_transcript) == site / "inspector" / "samples" / "demo_support.json"
     assert manifests == sorted(p.name for p in (ROOT / "sample_manifests").glob("*.yaml"))
     assert transcripts == ["demo_support.json"]
     replay = subprocess.run([sys.executable, "-m", "inspector", "replay", manifest,
