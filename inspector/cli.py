@@ -23,7 +23,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from inspector import __version__
 from inspector.manifest import (
@@ -76,6 +76,16 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         if "default" in text or action.default in (None, False, argparse.SUPPRESS, []) or not action.option_strings:
             return text
         return text + " (default: %(default)s)"
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with the command line's error format: the usage, then one ``error:`` line (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        from inspector.redact import mask_text
+
+        self.exit(EXIT_USAGE, f"error: {mask_text(message)}\n")
 
 
 def add_parser(subparsers: SubParsers, name: str, summary: str, description: str,
@@ -143,7 +153,7 @@ SUBCOMMANDS: list[Callable[[SubParsers], None]] = [add_validate]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="context-inspector", formatter_class=HelpFormatter,
         description="See exactly what your agent's model is sent on every call, and why.",
         epilog="examples:\n"

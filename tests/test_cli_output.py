@@ -169,3 +169,13 @@ def test_every_action_has_plain_words() -> None:
 
     assert set(get_args(CMAction)) == set(ACTION_WORDS)
     assert all("-" not in words for words in ACTION_WORDS.values())
+
+
+@pytest.mark.parametrize("args", [(), ("replay", str(SMALL)), ("sweep", str(SMALL), str(DEMO)),
+                                  ("replay", str(SMALL), str(DEMO), "--counter", "bpe")])
+def test_usage_errors_end_with_one_error_line_after_the_usage(args: tuple[str, ...]) -> None:
+    out = run(*args)
+    lines = out.stderr.splitlines()
+    assert out.returncode == 2 and out.stdout == ""
+    assert lines[0].startswith("usage: context-inspector") and lines[-1].startswith("error: ")
+    assert sum(line.startswith("error: ") for line in lines) == 1
