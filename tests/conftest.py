@@ -67,7 +67,7 @@ def llm(fake_llm):  # noqa: ANN001, ANN201
 SLOW_MODULES = frozenset({
     "test_app.py", "test_app_browser.py", "test_app_sessions.py", "test_notebooks.py", "test_typecheck.py",
     "test_robust_manifests.py", "test_robust_transcripts.py", "test_manifest_fuzz.py", "test_transcripts_fuzz.py",
-    "test_faults.py", "test_security.py", "test_startup.py",
+    "test_faults.py", "test_security.py", "test_startup.py", "test_packaging.py",
 })
 """Modules left out of the quick subset (``make test-fast`` = ``pytest -m "not slow"``): the app in
 AppTest and Chromium, executed notebooks, mypy, fuzzing, the robustness and fault batteries."""
