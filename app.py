@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-import inspector  # noqa: F401  (applies the offline defaults before tiktoken/litellm are touched)
+from inspector import apply_offline_defaults
 from inspector.compare import PRESETS, infra_docs, strategy_manifest
 from inspector.manifest import LoadedManifest, ManifestError, load_manifest_text
 from inspector.policy import DEFAULT_POLICY
@@ -33,6 +33,7 @@ from inspector.transcripts import (
     parse_transcript,
 )
 
+apply_offline_defaults()  # this server process only; `import inspector` never changes the environment
 ss = st.session_state
 AUTO = "auto-detect"
 CUSTOM = ("custom A", "custom B")
@@ -138,10 +139,11 @@ def on_timeline_select() -> None:
 # --- inputs ------------------------------------------------------------------------------------------------
 
 def init_state() -> None:
+    manifest_choice, transcript_choice = av.default_choices()
     if "manifest_yaml" not in ss:
-        ss.manifest_sample = av.DEFAULT_MANIFEST
+        ss.manifest_sample = manifest_choice
         on_manifest_sample()
-    ss.setdefault("transcript_sample", av.DEFAULT_TRANSCRIPT)
+    ss.setdefault("transcript_sample", transcript_choice)
     ss.setdefault("call", 0)
     ss.setdefault("agent_source", "auto")
     ss.setdefault("model_source", "auto")

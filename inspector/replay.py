@@ -1,4 +1,4 @@
-"""Replay: drive the engine with a transcript, one frame per LLM call (ENGINE Part A §A2).
+"""Replay: drive the engine with a transcript, one frame per LLM call (docs/design.md §5).
 
 Each ``assistant`` message in the transcript is one LLM call: before it, the engine assembles the
 payload with working memory = the turn's rows so far (a **frame**); then the assistant message

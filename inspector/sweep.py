@@ -53,7 +53,7 @@ left out without one by the context manager (in a call or at a commit); ``folded
 ``cost_usd`` is ``None`` when part of it has no price (e.g. the offline stand-in summarizer)."""
 
 INFO_COLUMNS: tuple[str, ...] = ("summarizer", "counter", "error")
-NON_PARAM_COLUMNS = frozenset(("transcript", *METRIC_COLUMNS, *INFO_COLUMNS))
+NON_PARAM_COLUMNS = frozenset(("transcript", "conversation", *METRIC_COLUMNS, *INFO_COLUMNS))
 
 _SUMMARY_ACTIONS = frozenset(("summarized", "reused"))
 _DROP_ACTIONS = frozenset(("dropped", "window-slid", "stack-capped"))
@@ -76,7 +76,7 @@ def apply_params(doc: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str,
     Shallower paths first, so a whole ``context_manager`` is replaced before its params are set.
     When a parameter touches ``spec.context_manager`` and the manifest only has the
     ``working_memory.compaction`` shorthand, the shorthand is first written out as the
-    ``context_manager`` it stands for (ENGINE §2.4), so the rest of it (summarizer model, threshold)
+    ``context_manager`` it stands for (docs/design.md §2.4), so the rest of it (summarizer model, threshold)
     is kept rather than silently replaced by defaults."""
     out = copy.deepcopy(dict(doc))
     paths = [(resolve_key(k), v) for k, v in params.items()]
@@ -139,7 +139,8 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     :class:`~inspector.engine.llm.LLMEngine`) lets ``summarizer="manifest"`` call a real model and
     ``summary_cache`` (a folder) reuses its summaries across runs.
 
-    Returns ``{"transcript", <each param>, <METRIC_COLUMNS>, "summarizer", "counter", "error"}``.
+    Returns ``{"transcript", "conversation", <each param>, <METRIC_COLUMNS>, "summarizer", "counter",
+    "error"}``.
     With ``on_error="record"`` an invalid combination (e.g. ``keep_turns`` on a ``stack`` manager)
     or an unreadable transcript gives a row whose metrics are ``None`` and whose ``error`` says why;
     ``"raise"`` re-raises instead.
@@ -154,7 +155,8 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     pol = (policy or DEFAULT_POLICY).with_(counter=counter, summarizer=summarizer)  # Q22: one default policy
     counter, summarizer = pol.counter, pol.summarizer
     doc, file = _manifest_source(manifest_doc, manifest_file)
-    row: dict[str, Any] = {"transcript": transcript_label(transcript)}
+    row: dict[str, Any] = {"transcript": transcript_label(transcript),
+                           "conversation": getattr(transcript, "conversation", 0)}
     row.update({k: param_value(v) for k, v in params.items()})
     try:
         loaded = settings_from_dict(apply_params(doc, params), file=file, allow_imports=allow_imports,
@@ -354,7 +356,8 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     for i, row in enumerate(rows):
         assert row is not None
         row["transcript"] = labels[i // len(combos)]
-    columns = ["transcript", *grid.keys(), *METRIC_COLUMNS, *INFO_COLUMNS]
+        row["conversation"] = getattr(items[i // len(combos)], "conversation", 0)
+    columns = ["transcript", "conversation", *grid.keys(), *METRIC_COLUMNS, *INFO_COLUMNS]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -370,10 +373,12 @@ def _worker_count(processes: int | None, tasks: int) -> int:
 
 
 def _unique_labels(items: Sequence[Any]) -> list[str]:
-    """Base names when they are unique (short legends), the full labels otherwise."""
-    full = [transcript_label(t) for t in items]
-    short = [Path(s.split("#")[0]).name + (f"#{s.split('#', 1)[1]}" if "#" in s else "") for s in full]
-    return short if len(set(short)) == len(short) else full
+    """The file of each item (the ``conversation`` column says which conversation): base names
+    when (base name, conversation) pairs are unique (short legends), the full paths otherwise."""
+    full = [transcript_label(t).split("#")[0] for t in items]
+    convs = [getattr(t, "conversation", 0) for t in items]
+    short = [Path(s).name for s in full]
+    return short if len(set(zip(short, convs))) == len(set(zip(full, convs))) else full
 
 
 def _progress_reporter(progress: Progress | bool | None, total: int) -> Callable[[int], None]:

@@ -28,14 +28,16 @@ from pathlib import Path
 
 from IPython.display import Markdown, display
 
-# Relative paths are tried against the working directory, then against the repository root, so the
-# notebook runs from the repo root (as the tests do) or from notebooks/ (as Jupyter does).
+from inspector.bundled import find_file
+
+# Relative paths are tried against the working directory, then against the repository root, then
+# as the samples shipped inside the package: the notebook runs from the repo root (as the tests do),
+# from notebooks/ (as Jupyter does), or outside any checkout after `pip install context-inspector`.
 ROOT = next((p for p in (Path.cwd(), *Path.cwd().parents) if (p / "sample_manifests").is_dir()), Path.cwd())
 
 
 def resolve(path):
-    p = Path(path).expanduser()
-    return p if p.is_absolute() or p.exists() else ROOT / p
+    return find_file(path, ROOT)
 '''
 
 SETUP_MODEL = '''\

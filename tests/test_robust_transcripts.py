@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, TRANSCRIPTS
+from conftest import ROOT, shared_files
 from inspector.manifest import settings_from_dict
 from inspector.engine.pairing import PROVIDER_ROLES
 from inspector.replay import replay
@@ -275,7 +275,7 @@ def test_a_tool_result_without_an_id_is_an_error_naming_the_message(fmt: str, da
     assert str(info.value).startswith(expected), str(info.value)
     path = tmp_path / "no-id.json"
     path.write_text(data)
-    out = run("import", str(path), "--format", fmt)
+    out = run("import", str(path), "--transcript-format", fmt)
     assert out.returncode == 1 and out.stderr.startswith(f"error: {expected}")
 
 
@@ -301,9 +301,7 @@ def test_unknown_roles_are_kept_reported_and_replayed() -> None:
 
 # --- truncated files ----------------------------------------------------------------------------
 
-FILES = sorted(p for p in TRANSCRIPTS.rglob("*") if p.is_file() and p.name != "SOURCES.md") \
-    if TRANSCRIPTS.is_dir() else []
-FILES += sorted(SAMPLES.glob("*.json"))
+FILES = shared_files() + sorted(SAMPLES.glob("*.json"))
 
 
 @pytest.mark.parametrize("fraction", [0.01, 0.5, 0.999])

@@ -61,7 +61,8 @@ def test_one_row_per_transcript_and_combination_in_input_order(inline: pd.DataFr
     expected = [(t, kt, hr) for t in ("demo_support.json", "demo_support.anthropic.json")
                 for kt in (2, 4) for hr in (0, 0.3)]
     assert list(inline[["transcript", "keep_turns", "hysteresis_ratio"]].itertuples(index=False, name=None)) == expected
-    assert list(inline.columns[:3]) == ["transcript", "keep_turns", "hysteresis_ratio"]
+    assert list(inline.columns[:4]) == ["transcript", "conversation", "keep_turns", "hysteresis_ratio"]
+    assert inline["conversation"].tolist() == [0] * 8
     assert set(METRIC_COLUMNS) <= set(inline.columns)
     assert inline["error"].isna().all()
 
@@ -137,7 +138,7 @@ def test_short_names_and_dotted_paths_set_the_same_field() -> None:
 def test_any_dotted_manifest_path_is_a_grid_key() -> None:
     df = sweep(MANIFEST, T1, {"spec.models[0].context_window": [3000, 6000]}, processes=1, progress=False)
     for row in df.itertuples(index=False):
-        rp = _replay({"spec.models[0].context_window": row[1]}, T1, overrides=[])
+        rp = _replay({"spec.models[0].context_window": row[2]}, T1, overrides=[])
         assert row.tokens_sent == rp.totals()["payload_tokens"]
     assert df["input_budget"].tolist() == [3000 - 1000 - 300, 6000 - 1000 - 600]
 

@@ -1,4 +1,4 @@
-"""Assembly: one LLM call's ``messages[]`` plus the record of every decision behind it (ENGINE §3.9).
+"""Assembly: one LLM call's ``messages[]`` plus the record of every decision behind it (docs/design.md §3.9).
 
 Order is fixed: system band → [summary] → kept history → current user turn → working memory.
 Then the token trimmer (working memory pinned as the tail), then ONE pairing pass, then the final
@@ -119,7 +119,7 @@ def _as_settings(manifest: Any, allow_imports: Iterable[str]) -> Any:
 def build_context_manager(settings: Any, counter: TokenCounter, *, registry: Registry | None = None,
                           summarizer: Any = "manifest", llm: LLMEngine | None = None,
                           summary_cache: Any = None, allow_imports: Iterable[str] = ()) -> ContextManager:
-    """Instantiate the manifest's manager and bind its summarizer (ENGINE §3.6a).
+    """Instantiate the manifest's manager and bind its summarizer (docs/design.md §3.6a).
 
     ``summarizer`` overrides the manifest's choice: ``"manifest"`` (default), ``"drop"``,
     ``"stand-in"`` (the labelled offline stand-in) or a summarizer object.
@@ -336,7 +336,7 @@ class ContextEngine:
             raise TypeError(f"spec.assembler: {type(obj).__name__} has no assemble()")
         return obj
 
-    # -- the system band (rebuilt per call, never accumulates: ENGINE Q15) ------------------------
+    # -- the system band (rebuilt per call, never accumulates: docs/design.md Q15) -----------
     def system_message(self) -> Message | None:
         conv = self.conversation
         if conv.system_message is not None:

@@ -1,9 +1,9 @@
-"""The per-call token budget (ENGINE §3.2): trimmer cap, reserve, margin, fixed parts, hard budget, hint.
+"""The per-call token budget (docs/design.md §3.2): trimmer cap, reserve, margin, fixed parts, hard budget, hint.
 
 The summarising manager gets ``hard / (1 + r)`` as its hint so that its hysteresis ceiling
 ``hint × (1 + r)`` lands back on the hard budget: a reused summary never pushes the request past
 the safety-bounded limit. All three binding forms (omitted, string, object) are normalised before
-this runs, so they get the same hint (ENGINE Q5). Division is exact (no float rounding surprises).
+this runs, so they get the same hint (docs/design.md Q5). Division is exact (no float rounding surprises).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Pairing repair and the provider's final check (ENGINE.md §3.8).
+"""Pairing repair and the provider's final check (docs/design.md §3.8).
 
 Providers reject a ``messages[]`` in which an assistant ask (a message with ``tool_calls``) is not
 followed, immediately, by exactly one ``tool`` row per call id, or in which a ``tool`` row answers
@@ -25,7 +25,7 @@ contiguous ``tool`` rows right after it:
    when no ask in the payload declares its id, ``stray_result_dropped`` otherwise.
 7. Everything else (user, system, plain assistant, unknown roles, non-dict rows) passes through.
 
-Two deliberate departures from the reference runtime (ENGINE.md §6 Q6, decided in Part A):
+Two deliberate departures from the reference runtime (docs/design.md Q6):
 
 * **Duplicates are removed before rebinding.** The reference rebinds first, so in
   ``[ask(a, b), tool a, tool a (dup), tool b]`` the duplicate ``a`` is rebound to ``b`` and the
@@ -231,7 +231,7 @@ def check_roles(messages: Sequence[Message]) -> None:
 def check_pairing(messages: Sequence[Message]) -> None:
     """Raise :class:`ProviderPayloadError` if a provider would reject the payload's pairing.
 
-    The rules of ENGINE.md §3.8 "Final check": no result for an undeclared id (a result with no
+    The rules of docs/design.md §3.8 "Final check": no result for an undeclared id (a result with no
     id counts as undeclared); each ask with k id-bearing calls is followed by exactly k consecutive
     ``tool`` rows; a ``tool`` row is never first, never follows a role other than assistant/tool,
     never follows a text-only assistant. One rule is stricter than the reference, as real

@@ -1,4 +1,4 @@
-"""The token trimmer: the last budget backstop before pairing (ENGINE.md §3.7).
+"""The token trimmer: the last budget backstop before pairing (docs/design.md §3.7).
 
 ``messages`` is the system band + managed history + current user message; ``pin_tail`` is working
 memory (the live tool round). The trimmer removes the oldest content until the payload fits

@@ -1,4 +1,4 @@
-"""Raw manifest documents → :class:`ContextSettings` (ENGINE §2), in either mode.
+"""Raw manifest documents → :class:`ContextSettings` (docs/design.md §2), in either mode.
 
 One pass reads every section and reports through a :class:`Collector`; nothing here raises on
 bad content until the very end, so validate mode lists every error at once. The two modes differ
@@ -60,7 +60,7 @@ from inspector.manifest.settings import (
 INFRA_KINDS = ("llmproxy", "llmlocal", "infra")
 PATH_SUFFIXES = (".md", ".yaml", ".yml", ".txt")
 MAX_MAPPING_DEPTH = 10
-"""Longest infra mapping chain (ENGINE §2.3)."""
+"""Longest infra mapping chain (docs/design.md §2.3)."""
 
 SPEC: Path_ = ("spec",)
 CM_PATH: Path_ = ("spec", "context_manager")
@@ -238,7 +238,7 @@ def _read_context_file(ref: str, path: Path_, col: Collector, base_dir: Path | N
 
 
 def _context_lines(value: Any, col: Collector, base_dir: Path | None) -> list[str]:
-    """ENGINE §2.7: each chunk becomes ``[key] text`` in dict order."""
+    """docs/design.md §2.7: each chunk becomes ``[key] text`` in dict order."""
     where = SPEC + ("context",)
     if value is None:
         return []
@@ -300,7 +300,7 @@ def _memory_seeds(value: Any, col: Collector) -> list[tuple[str, str]]:
 
 
 def _skills(value: Any, col: Collector) -> list[PartSpec]:
-    """ENGINE Q7: the catalog and each activated skill are pinned ``system_skills`` parts."""
+    """docs/design.md Q7: the catalog and each activated skill are pinned ``system_skills`` parts."""
     where = SPEC + ("skills",)
     if value is None:
         return []
@@ -472,7 +472,7 @@ def _assembler(value: Any, col: Collector, allow_imports: tuple[str, ...]) -> Bi
 
 def _context_manager(spec_doc: Mapping[str, Any], compaction: tuple[Any, ...] | None, col: Collector,
                      allow_imports: tuple[str, ...]) -> tuple[Binding, Binding | None, TrimmerSettings]:
-    """ENGINE §2.1, §2.4, §3.6a: normalise, apply the compaction sugar, split the params."""
+    """docs/design.md §2.1, §2.4, §3.6a: normalise, apply the compaction sugar, split the params."""
     raw = normalise_binding(spec_doc.get("context_manager"), "context_manager", CM_PATH, col)
     base = CM_PATH
     if raw.form == "omitted" and compaction is not None:
@@ -520,7 +520,7 @@ def _context_manager(spec_doc: Mapping[str, Any], compaction: tuple[Any, ...] | 
 
 def _from_compaction(value: Any, col: Collector) -> RawBinding:
     """The compaction sugar, after a structural check; an unknown strategy is an error in every
-    mode (ENGINE §2.4), the rest falls back field by field in assemble mode."""
+    mode (docs/design.md §2.4), the rest falls back field by field in assemble mode."""
     block = check_block(CompactionModel, value, COMPACTION_PATH, col)
     if block is None:
         return RawBinding("omitted")
@@ -540,7 +540,7 @@ def _from_compaction(value: Any, col: Collector) -> RawBinding:
 
 
 def _trimmer(value: Any, path: Path_, col: Collector) -> TrimmerSettings:
-    """ENGINE §2.1/§3.2. Invalid values are errors in validate mode and silently automatic at
+    """docs/design.md §2.1/§3.2. Invalid values are errors in validate mode and silently automatic at
     runtime; the reserve is floored at 0 and the margin ratio clamped to [0, 0.5]."""
     if value is None:
         return TrimmerSettings()

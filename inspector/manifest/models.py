@@ -43,7 +43,7 @@ class _Open(BaseModel):
 
 
 class TrimmerModel(_Closed):
-    """``spec.context_manager.params.trimmer`` (ENGINE §2.1)."""
+    """``spec.context_manager.params.trimmer`` (docs/design.md §2.1)."""
 
     max_tokens: PositiveInt | None = None
     token_budget: PositiveInt | None = None
@@ -52,7 +52,7 @@ class TrimmerModel(_Closed):
 
 
 class CompactionModel(_Closed):
-    """``spec.working_memory.compaction`` (ENGINE §2.4); the strategy value is checked by the translator."""
+    """``spec.working_memory.compaction`` (docs/design.md §2.4); the strategy value is checked by the translator."""
 
     strategy: StrictStr | None = None
     max_messages: PositiveInt | None = None
@@ -70,7 +70,7 @@ class WorkingMemoryModel(_Closed):
 
 
 class ModelRowModel(_Open):
-    """One ``spec.models[]`` row (ENGINE §2.2). Other sampling fields pass through unchecked."""
+    """One ``spec.models[]`` row (docs/design.md §2.2). Other sampling fields pass through unchecked."""
 
     id: StrictStr | None = None
     model: StrictStr | None = None
@@ -88,7 +88,7 @@ class ModelRowModel(_Open):
 
 
 class SkillModel(_Closed):
-    """One ``spec.skills[]`` entry (ENGINE Q7: rendered as pinned system_skills parts)."""
+    """One ``spec.skills[]`` entry (docs/design.md Q7: rendered as pinned system_skills parts)."""
 
     name: Annotated[StrictStr, Field(min_length=1)]
     description: StrictStr | None = None
@@ -126,7 +126,7 @@ class GenerationModel(_Open):
 
 
 class InfraModelsModel(_Open):
-    """``spec.models`` of an LLMProxy/LLMLocal/Infra document, or ``spec.infra.models`` (ENGINE §2.3)."""
+    """``spec.models`` of an LLMProxy/LLMLocal/Infra document, or ``spec.infra.models`` (docs/design.md §2.3)."""
 
     mappings: dict[StrictStr, StrictStr] | None = None
     allowed: list[StrictStr] | None = None

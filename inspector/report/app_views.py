@@ -27,8 +27,10 @@ from inspector.replay import Replay
 from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_segments
 from inspector.report.tables import _preview, frames_table, not_sent_table, payload_table, repairs_table
 
+from inspector.bundled import AppLaunch, app_launch, sample_manifest_dir  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE_MANIFEST_DIR = ROOT / "sample_manifests"
+SAMPLE_MANIFEST_DIR = sample_manifest_dir()
 SHARED_TRANSCRIPT_DIR = ROOT.parent / "shared" / "data" / "transcripts"
 DEFAULT_MANIFEST = "small-window.yaml"
 DEFAULT_TRANSCRIPT = "demo_support.json"
@@ -62,17 +64,36 @@ SUMMARIZER_CHOICES = {
 
 # --- inputs ---------------------------------------------------------------------------------------
 
-def sample_manifests(folder: Path = SAMPLE_MANIFEST_DIR) -> dict[str, Path]:
-    """Bundled manifests by file name, sorted."""
-    return {p.name: p for p in sorted(folder.glob("*.yaml"))} if folder.is_dir() else {}
+def launch_label(path: Path) -> str:
+    """How a file named on the ``context-inspector app`` command line appears in the pickers."""
+    return f"opened: {path.name}"
 
 
-def sample_transcripts(shared: Path = SHARED_TRANSCRIPT_DIR) -> dict[str, Path]:
-    """The project's own demo transcripts, then the shared real ones when that folder exists
-    (read in place, never copied)."""
+def sample_manifests(folder: Path = SAMPLE_MANIFEST_DIR, launch: AppLaunch | None = None) -> dict[str, Path]:
+    """The manifest named at launch (if any), then the bundled ones by file name, sorted."""
+    launch = app_launch() if launch is None else launch
+    out = {launch_label(launch.manifest): launch.manifest} if launch.manifest is not None else {}
+    if folder.is_dir():
+        out.update({p.name: p for p in sorted(folder.glob("*.yaml"))})
+    return out
+
+
+def default_choices(launch: AppLaunch | None = None) -> tuple[str, str]:
+    """The manifest and transcript the app opens on: those named at launch, else the bundled defaults."""
+    launch = app_launch() if launch is None else launch
+    return (launch_label(launch.manifest) if launch.manifest is not None else DEFAULT_MANIFEST,
+            launch_label(launch.transcript) if launch.transcript is not None else DEFAULT_TRANSCRIPT)
+
+
+def sample_transcripts(shared: Path = SHARED_TRANSCRIPT_DIR, launch: AppLaunch | None = None) -> dict[str, Path]:
+    """The transcript named at launch (if any), the project's own demo transcripts, then the shared
+    real ones when that folder exists (read in place, never copied)."""
     from importlib import resources
 
+    launch = app_launch() if launch is None else launch
     out: dict[str, Path] = {}
+    if launch.transcript is not None:
+        out[launch_label(launch.transcript)] = launch.transcript
     bundled = Path(str(resources.files("inspector") / "samples"))
     for p in sorted(bundled.glob("*.json"), key=lambda p: (p.name != DEFAULT_TRANSCRIPT, p.name)):
         out[p.name] = p

@@ -4,7 +4,7 @@ The hysteresis cache is what keeps the summarizer LLM from being called on every
 once a summary of the first ``n`` turns exists, later calls reuse it while the view
 ``[summary] + turns[n:]`` stays under ``hint × (1 + hysteresis_ratio)``. The assembler divides the
 hard budget by ``1 + r`` before handing it over as ``hint``, so a reused summary never pushes the
-request past the safety-bounded budget (ENGINE §3.2, §3.5).
+request past the safety-bounded budget (docs/design.md §3.2, §3.5).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def is_summary_block(msg: Message) -> bool:
 
 
 def fingerprint(groups: Sequence[Sequence[Message]]) -> str:
-    """SHA-256 over roles, contents, tool-call ids/names/arguments and tool_call_ids (ENGINE Q13):
+    """SHA-256 over roles, contents, tool-call ids/names/arguments and tool_call_ids (docs/design.md Q13):
     two prefixes that differ only in tool ids must not share a summary."""
     h = hashlib.sha256()
     for group in groups:

@@ -1,4 +1,4 @@
-"""``llm`` summarizer: compress older turns with a model through litellm (ENGINE §3.6).
+"""``llm`` summarizer: compress older turns with a model through litellm (docs/design.md §3.6).
 
 Prompt: exactly two messages — ``system`` = the instructions (``params.instructions`` or the
 package default), ``user`` = the messages to compress as one JSON array (Python default
@@ -41,7 +41,7 @@ _warned_no_engine = False
 
 
 def resolve_summary_model(requested: str | None, models: Sequence[Any], engine_model: str | None) -> tuple[str | None, str]:
-    """(model, source) per ENGINE §3.6 / scenario 15. ``models`` rows need ``id`` and ``model``."""
+    """(model, source) per docs/design.md §3.6, Q16. ``models`` rows need ``id`` and ``model``."""
 
     def concrete(row: Any) -> str | None:
         m = getattr(row, "model", None)
