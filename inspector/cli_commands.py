@@ -578,10 +578,11 @@ def cmd_observed(args: argparse.Namespace) -> int:
     from inspector.observed import compare_observed
 
     policy = _policy(args)
-    _state([policy.describe()])
     loaded = _manifest_or_none(args)
+    transcripts = _collect(args, [args.transcript])
+    _state([policy.describe()])
     frames = []
-    for t in _collect(args, [args.transcript]):
+    for t in transcripts:
         df = compare_observed(loaded, t, policy=policy, sample=_sample(args))
         df.insert(0, "conversation", t.conversation)
         df.insert(0, "transcript", _file_label(t))

@@ -80,5 +80,5 @@ def test_validate_refuses_what_is_not_an_agent_manifest(text: str, tmp_path: Pat
 
 def test_validate_refuses_a_transcript(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", str(DEMO)]) == 1
-    out = capsys.readouterr().out
-    assert "not an agent manifest" in out and "transcript" in out
+    err = capsys.readouterr().err
+    assert "not an agent manifest" in err and "transcript" in err
