@@ -214,3 +214,24 @@ def test_short_sk_keys_are_masked(body: str) -> None:
     assert mask_text(text) == f"key sk-{body[:3]}…**** in use"
     assert mask_secrets({"note": text}) == {"note": f"key sk-{body[:3]}…**** in use"}
     assert mask_text(f"sk-proj-{body}") == f"sk-proj-{body[:3]}…****"
+
+
+# -- found by the paired-payload trim property: two trimmer splits, fixed -------------------------
+def test_trimmer_keeps_the_answers_of_an_ask_that_ends_history() -> None:
+    # a turn resumed after a HITL pause: the committed ask ends the history, its answers open working memory
+    held = ask("call_1", "call_2")
+    a1, a2 = tool("call_1", "y" * 200), tool("call_2", "")
+    out = trim_messages_to_budget([held], max_tokens=1, reserve=0, fixed=0, pin_tail=[a1, a2],
+                                  counter=EstimateCounter())
+    assert out.messages == [held, a1, a2] and out.removed == [] and out.over_budget
+    assert _repairs(out.messages) == []
+
+
+def test_hitl_rule_takes_no_answer_for_an_ask_answered_in_its_own_group() -> None:
+    # the dropped ask(call_1) was answered inside history; tool(call_1) in WM answers the ask that ends history
+    old, old_res, last, live = ask("call_1"), tool("call_1"), ask("call_1"), tool("call_1", "live")
+    out = trim_messages_to_budget([old, old_res, last], max_tokens=1, reserve=0, fixed=0, pin_tail=[live],
+                                  counter=EstimateCounter())
+    assert out.messages == [last, live]
+    assert [(r.message, r.reason) for r in out.removed] == [(old, "budget"), (old_res, "budget")]
+    assert _repairs(out.messages) == []
