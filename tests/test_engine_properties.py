@@ -65,14 +65,14 @@ def tool_round(draw, n: int):  # noqa: ANN001, ANN201
 
 
 @st.composite
-def conversations(draw):  # noqa: ANN001, ANN201
+def conversations(draw, always_commit: bool = False):  # noqa: ANN001, ANN201
     turns = []
     for t in range(draw(st.integers(1, 9))):
         steps = []
         for s in range(draw(st.integers(0, 3))):
             steps.append(draw(tool_round(t * 10 + s)))
         final = draw(st.one_of(st.none(), text))
-        turns.append((draw(body), steps, final, draw(st.booleans())))
+        turns.append((draw(body), steps, final, always_commit or draw(st.booleans())))
     return turns
 
 
@@ -108,9 +108,30 @@ def pinned_tokens(engine: ContextEngine, call) -> int:  # noqa: ANN001
     return c.count(rows)
 
 
+# Summarising managers that must act inside a turn: a small threshold, few kept turns, and every turn
+# committed (so a summary block opens the log and the next turn's history is over the hint).
+summarising_busy = st.builds(
+    lambda k, t, r: {"type": "summarising", "params": {"keep_turns": k, "summary_threshold": t, "hysteresis_ratio": r}},
+    st.integers(1, 2), st.integers(1, 120), st.sampled_from([0.1, 0.3, 1.0]))
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cm=managers, trimmer=trimmers, convo=conversations(), system=text, summarizer=st.sampled_from(["echo", "drop"]))
 def test_engine_invariants(cm: dict, trimmer: dict, convo: list, system: str, summarizer: str) -> None:
+    check_engine(cm, trimmer, convo, system, summarizer)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cm=summarising_busy, trimmer=trimmers, convo=conversations(always_commit=True), system=text,
+       summarizer=st.sampled_from(["echo", "echo", "drop"]))
+def test_engine_invariants_with_the_manager_acting_in_turn(cm: dict, trimmer: dict, convo: list, system: str,
+                                                           summarizer: str) -> None:
+    """Same invariants, with a summary or a drop in place (in-turn summarise, reuse and drop are
+    reached in a share of examples shown by ``--hypothesis-show-statistics``)."""
+    check_engine(cm, trimmer, convo, system, summarizer)
+
+
+def check_engine(cm: dict, trimmer: dict, convo: list, system: str, summarizer: str) -> None:
     cm = {**cm, "params": {**cm.get("params", {}), "trimmer": trimmer}}
     s = settings_from_dict({"kind": "Agent", "spec": {"system_prompt": system or None, "context_manager": cm}}).settings
     engine = ContextEngine(s, counter="estimate", summarizer=Echo() if summarizer == "echo" else "drop")
