@@ -39,3 +39,12 @@ test-fast: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# Mutation testing of the engine core and secret masking (slow: not part of `make test` or CI).
+# mutmut runs, for each mutant, only the tests of the selection in pyproject [tool.mutmut] that
+# execute the mutated function. MUTANTS narrows the run, e.g. `make mutation MUTANTS='inspector.redact*'`.
+MUTANTS ?= inspector.engine* inspector.redact*
+.PHONY: mutation
+mutation: $(STAMP)
+	env -u PYTHONPATH $(BIN)/mutmut run --max-children $${JOBS:-1} $(foreach m,$(MUTANTS),"$(m)")
+	$(BIN)/mutmut results | tail -n 60
