@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from inspector.replay import Frame, Replay, _expand
+from inspector.replay import Frame, Replay
 
 BAND_ORDER = ("system", "summary", "history", "user", "working_memory", "tool_schemas")
 
@@ -81,42 +81,12 @@ def _counter(rp: Replay) -> Any:
 
 
 def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
-    """Transcript messages that exist at this call but are not in its payload, and why."""
-    f = rp.frames[call]
-    sent = {r for r in f.refs if r is not None}
-    trimmed = set(_expand(f.trimmed))
-    folded_now = set(_expand(f.folded))
-    folded_at: dict[int, tuple[int, str]] = {}
-    for c in rp.commits:
-        if c.turn >= f.turn:
-            break
-        for i in _expand(c.folded):
-            folded_at.setdefault(i, (c.turn, c.action))
-    cm_action = f.cm["action"]
-    rows = []
-    for i in range(min(f.at, len(rp.messages))):
-        if i in sent:
-            continue
-        msg = rp.messages[i]
-        role = msg.get("role")
-        if i in trimmed:
-            reason = "trimmed for budget (token trimmer)"
-        elif i in folded_now:
-            reason = {"summarized": "summarised into the summary block (this call)",
-                      "reused": "summarised (reused summary, hysteresis)",
-                      "window-slid": "dropped by the sliding window",
-                      "stack-capped": "dropped by the stack cap",
-                      "summarizer-failed": "left out: the summarizer failed, only the recent turns were sent",
-                      }.get(cm_action, "dropped by the context manager (no summary)")
-        elif i in folded_at:
-            turn, action = folded_at[i]
-            kind = "summarised" if action in ("summarized", "reused") else "dropped"
-            reason = f"{kind} at the commit of turn {turn} (write-back of the recency cap)"
-        elif role == "system":
-            reason = "system text replaced (the manifest's system band, or a later system message, wins)"
-        else:
-            reason = "removed by the pairing repair"
-        rows.append({"ref": i, "role": role, "reason": reason, "content": _cached_preview(rp, i)})
+    """Transcript messages that exist at this call but are not in its payload, and why
+    (reasons from :func:`inspector.forgetting.not_sent_reasons`)."""
+    from inspector.forgetting import not_sent_reasons
+
+    rows = [{"ref": i, "role": rp.messages[i].get("role"), "reason": reason, "content": _cached_preview(rp, i)}
+            for i, reason in not_sent_reasons(rp, call).items()]
     return pd.DataFrame(rows, columns=["ref", "role", "reason", "content"])
 
 
