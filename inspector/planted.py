@@ -97,20 +97,25 @@ def _ask(cid: str, name: str, args: str) -> dict[str, Any]:
             "tool_calls": [{"id": cid, "type": "function", "function": {"name": name, "arguments": args}}]}
 
 
-def planted_conversation(seed: int = 0, turns: int = 40, facts: int = 9, *, restate_every: int = 4) -> PlantedConversation:
+def planted_conversation(seed: int = 0, turns: int = 40, facts: int = 9, *, restate_every: int = 4,
+                         gap: int | None = None) -> PlantedConversation:
     """A deterministic conversation of ``turns`` user turns with ``facts`` planted facts (kinds cycle
-    through :data:`KINDS`). Facts are stated in turns 2.. and used at least ``turns // 3`` turns
-    later; every ``restate_every``-th use is restated by the user in its own turn (a negative case).
-    The same arguments give the same conversation, byte for byte."""
+    through :data:`KINDS`). Fact *k* is stated in turn ``2 + k`` (0-based) and used at least
+    ``turns // 3`` turns later (exactly ``gap`` turns later when given); every ``restate_every``-th
+    use is restated by the user in its own turn (a negative case; 0 = never). The same arguments
+    give the same conversation, byte for byte."""
     if turns < facts + 3:
         raise ValueError(f"planted_conversation: {turns} turns cannot hold {facts} facts (need {facts + 3})")
     rng = random.Random(seed)
     plan: list[tuple[str, str, int, int, str, bool]] = []
-    gap = max(2, turns // 3)
+    spread = max(2, turns // 3)
     for k in range(facts):
         kind = KINDS[k % len(KINDS)]
         plant = 2 + k
-        need = min(turns - 1, plant + gap + rng.randint(0, max(0, turns - 1 - plant - gap)))
+        need = min(turns - 1, plant + gap if gap is not None else
+                   plant + spread + rng.randint(0, max(0, turns - 1 - plant - spread)))
+        if need <= plant:
+            raise ValueError(f"planted_conversation: fact {k} stated in turn {plant} cannot be used by turn {need}")
         plan.append((kind, _fact(kind, rng), plant, need, "next_tool_call" if k % 2 else "next_reply",
                      restate_every > 0 and k % restate_every == restate_every - 1))
     msgs: list[dict[str, Any]] = [{"role": "system", "content": "You are a careful support agent. Use the tools."}]

@@ -141,6 +141,7 @@ class Replay:
     tokens_computed: int = 0
     limits: dict[str, Any] = field(default_factory=dict)
     token_counter: Any = None  # the replay's own counter: reports reuse its per-message cache, never recount
+    summary_price_model: str | None = None  # the stand-in's estimated summaries are priced at this model's rates
 
     @property
     def messages(self) -> list[Message]:
@@ -258,8 +259,11 @@ def replay(manifest: Any, transcript: Any, *, counter: str = "tiktoken", summari
         label = "llm (no live engine: behaves like drop)"
     if label == "stand-in":
         label = "offline stand-in (not a model)"
+        if getattr(summ, "price_model", "") is None:  # its estimated usage is priced at the summary model's rates
+            summ.price_model = _summary_model(settings, engine.limits.effective_model)
     rp = Replay(transcript, settings, engine.counter.name, summarizer if isinstance(summarizer, str) else "custom",
                 label, limits=engine.limits.as_dict())
+    rp.summary_price_model = getattr(summ, "price_model", None)
     msgs: list[Message] = transcript.messages
     ref = {id(m): i for i, m in enumerate(msgs)}
     usage_by_index: dict[int, Any] = dict(getattr(transcript, "usage", {}) or {})
@@ -336,10 +340,19 @@ def _summary_cost(summ: Any) -> float | None:
     return _usage_cost(summ, usage)
 
 
+def _summary_model(settings: Any, agent_model: str | None) -> str | None:
+    """The model an ``llm`` summarizer would use under these settings (how the stand-in is priced)."""
+    from inspector.engine.summarizers.llm import resolve_summary_model
+
+    binding = getattr(settings, "summarizer", None)
+    requested = binding.params.get("model") if binding is not None else None
+    return resolve_summary_model(requested, settings.models, agent_model)[0]
+
+
 def _usage_cost(summ: Any, usage: Sequence[dict[str, Any]]) -> float | None:
     from inspector.engine.limits import litellm_model_info
 
-    info = litellm_model_info(str(getattr(summ, "model", "") or "")) or {}
+    info = litellm_model_info(str(getattr(summ, "price_model", None) or getattr(summ, "model", "") or "")) or {}
     pin, pout = info.get("input_cost_per_token"), info.get("output_cost_per_token")
     if pin is None:
         return None

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from inspector.sweep import Recommendation, by_setting, cost_column, param_columns
+from inspector.report.recommend import Recommendation
+from inspector.sweep import by_setting, cost_column, param_columns
 
 PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D",
            "#BAB0AC", "#EECA3B")
