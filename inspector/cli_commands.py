@@ -133,17 +133,20 @@ def add_replay(sub: SubParsers) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from inspector.forgetting import forgotten_references, replay_dumps
     from inspector.report.tables import frames_table
 
     rp = _replay(args)
     if args.fmt == "json":
-        _write(rp.dumps(payloads=args.payloads), args.output)
-    elif args.fmt == "csv":
-        _write(frames_table(rp).to_csv(index=False), args.output)
+        _write(replay_dumps(rp, payloads=args.payloads), args.output)
+        return EXIT_OK
+    table = frames_table(rp).assign(forgotten=[len(x) for x in forgotten_references(rp)])
+    if args.fmt == "csv":
+        _write(table.to_csv(index=False), args.output)
     else:
-        _write(frames_table(rp)[["call", "turn", "step", "payload_tokens", "system", "summary", "history", "user",
-                                 "working_memory", "tool_schemas", "headroom", "cm_action", "trimmed", "repairs",
-                                 "check"]].to_string(index=False), args.output)
+        _write(table[["call", "turn", "step", "payload_tokens", "system", "summary", "history", "user",
+                      "working_memory", "tool_schemas", "headroom", "cm_action", "trimmed", "repairs", "forgotten",
+                      "check"]].to_string(index=False), args.output)
     return EXIT_OK
 
 

@@ -7,7 +7,8 @@ arguments). One is **forgotten** at that call when
 
 * no row of the payload shows it (summary text, system band and tool schemas included), and
 * a transcript message that exists by then holds it but is not sent at this call — summarised,
-  dropped, folded at a commit, trimmed or repaired away.
+  dropped, folded at a commit, trimmed or repaired away (a transcript system message the system
+  band replaces does not count: that is the agent's configuration, not a setting's loss).
 
 An identifier the agent produces for the first time is never forgotten (nothing earlier holds it),
 nor is one still visible anywhere in the payload. The detector reports, per call: the identifier,
@@ -197,7 +198,8 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
                 payload_text = "\n".join(message_text(m).casefold() for m in f.payload(msgs)) + "\n" + texts.tools
             if key in payload_text:
                 continue
-            holder = next((i for i in reversed(older) if i not in sent), None)
+            # a system message replaced by the band (Q21) is not a message this setting left out
+            holder = next((i for i in reversed(older) if i not in sent and msgs[i].get("role") != "system"), None)
             if holder is None:
                 continue
             if reasons is None:

@@ -336,7 +336,7 @@ def _summary_cost(summ: Any) -> float | None:
     """USD of the live summarizer calls from their reported usage at the summary model's price."""
     usage = getattr(summ, "usage", None)
     if not usage:
-        return 0.0 if getattr(summ, "label", "") in ("drop", "llm") else (None if summ is not None else 0.0)
+        return 0.0 if getattr(summ, "label", "") in ("drop", "llm", "stand-in") else (None if summ is not None else 0.0)
     return _usage_cost(summ, usage)
 
 

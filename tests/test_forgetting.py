@@ -212,3 +212,10 @@ def test_q23_no_replay_call_summarises_only_a_summary(manifest: object) -> None:
     assert seen
     from inspector.engine.managers.summarising import is_summary_block
     assert not any(all(is_summary_block(m) for m in msgs) for msgs in seen)
+
+
+def test_bundled_planted_sample_is_the_generator_output() -> None:
+    from inspector.transcripts import sample_path
+
+    doc = json.loads(sample_path("planted_facts.json").read_text(encoding="utf-8"))
+    assert doc["messages"] == planted_conversation(7, turns=30, facts=9).transcript.messages

@@ -24,7 +24,8 @@ not matched again by a later one):
    or ``camelCase``/``PascalCase`` with an inner capital (``retryBudget``, ``SchemaOpts``).
 
 Matching is case-insensitive on the identifier's text (:attr:`Identifier.key`). Ordinary words,
-small numbers and single letters are never identifiers, which keeps false alarms rare.
+small numbers and single letters are never identifiers, nor is a word glued to an escape sequence
+(``\nPlease`` in JSON-escaped text), which keeps false alarms rare.
 """
 
 from __future__ import annotations
@@ -66,10 +67,11 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("quantity", re.compile(
         r"(?<![\w.])(?:[$€£]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:" + _UNITS + r")(?![\w])|"
         r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?)", re.IGNORECASE)),
-    ("id", re.compile(r"(?<![\w#@-])#?(?=[\w.#-]*\d)(?=[\w.#-]*[A-Za-z])[A-Za-z0-9](?:[\w#-]*[A-Za-z0-9])?"
+    ("id", re.compile(r"(?<![\w#@\\-])#?(?=[\w.#-]*\d)(?=[\w.#-]*[A-Za-z])[A-Za-z0-9](?:[\w#-]*[A-Za-z0-9])?"
                       r"(?:\.[A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?)*"
                       r"|(?<![\w.,-])\d{5,}(?![\w.,-]*\d)")),
-    ("word", re.compile(r"\b[A-Za-z]+_[A-Za-z][A-Za-z0-9_]*\b|\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b")),
+    ("word", re.compile(r"(?<!\\)\b(?:[A-Za-z]+_[A-Za-z][A-Za-z0-9_]*|[a-z]+[A-Z][A-Za-z0-9]*|"
+                        r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)\b")),
 )
 
 

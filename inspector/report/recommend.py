@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.sweep import by_setting, cost_column, param_columns
+from inspector.sweep import by_setting, cost_column, param_columns, resolve_key
 
 _METRIC_WORDS = {
     "cost_usd": "total cost (the agent's calls and the summarizer's)",
@@ -27,6 +27,12 @@ _METRIC_WORDS = {
 }
 _SAME = ("tokens_sent", "forgotten", "summarizer_calls", "peak_payload", "trimmed", "messages_summarised",
          "messages_dropped")
+
+
+_LESS_IS_MORE_CONTEXT = frozenset({"spec.context_manager.params.hysteresis_ratio"})
+"""Grid fields where a *smaller* value keeps more context (a larger hysteresis ratio lowers the
+summary trigger); for every other numeric field a larger value does (keep_turns, max_messages,
+summary_threshold, context_window)."""
 
 
 @dataclass(frozen=True)
@@ -80,16 +86,18 @@ def _id_words(ids: Sequence[str], n: int = 4) -> str:
 
 def _more_context_order(frame: Any, params: Sequence[str]) -> Any:
     """Sort keys that put *more context* first: fewer messages folded away or trimmed, more tokens
-    sent, then larger numeric grid values (e.g. a larger ``keep_turns``), then grid order."""
+    sent, then numeric grid values in their more-context direction (a larger ``keep_turns``, a
+    smaller ``hysteresis_ratio``), then grid order."""
     work = frame.assign(_lost=frame["messages_summarised"] + frame["messages_dropped"] + frame["trimmed"],
                         _order=range(len(frame)))
     keys, asc = ["_lost", "tokens_sent"], [True, False]
     for p in params:
         col = f"_p_{p}"
         numeric = work[p].map(lambda v: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None)
-        work[col] = numeric.fillna(float("-inf"))
+        less_is_more = resolve_key(p) in _LESS_IS_MORE_CONTEXT
+        work[col] = numeric.fillna(float("inf") if less_is_more else float("-inf"))
         keys.append(col)
-        asc.append(False)
+        asc.append(less_is_more)
     return work, keys + ["_order"], asc + [True]
 
 
@@ -202,8 +210,9 @@ def _pick_text(agg: Any, valid: Any, ranked: Any, keeper: Any, cheaper: list[dic
             f"{int(best['tokens_sent']):,} input tokens in all, and a peak payload of {peak:,} tokens "
             f"({pct:.0f} % of the budget).")
     dearest = ranked.iloc[-1]
-    if len(ranked) > 1 and float(dearest[metric]) > 0 and float(dearest[metric]) != float(best[metric]):
-        saving = 100.0 * (1 - float(best[metric]) / float(dearest[metric]))
+    spread = 100.0 * (1 - float(best[metric]) / float(dearest[metric])) if float(dearest[metric]) > 0 else 0.0
+    if len(ranked) > 1 and spread >= 0.5:
+        saving = spread
         body += (f" That is {saving:.0f} % less than the most expensive qualifying setting "
                  f"({_setting_words(dearest, params)}: {_value_words(metric, dearest[metric])}).")
     ties = ranked[ranked[metric] == best[metric]]
@@ -213,11 +222,14 @@ def _pick_text(agg: Any, valid: Any, ranked: Any, keeper: Any, cheaper: list[dic
     forgets = [c for c in cheaper if c["why"] == "forgets more"]
     if forgets:
         parts = []
-        for c in forgets[:6]:
+        for group in _same_outcome(forgets, metric)[:6]:
+            c = group[0]
             saving = 100.0 * (1 - float(c[metric]) / float(best[metric])) if float(best[metric]) else 0.0
             what = _id_words(c["forgets"]) if c["forgets"] else "the same identifiers more often"
-            parts.append(f"{_setting_words(c['setting'], params)} would cost {_value_words(metric, c[metric])} "
-                         f"({saving:.0f} % less) but forgets {c['forgotten']} reference(s): {what}")
+            who = " / ".join(_setting_words(g["setting"], params) for g in group)
+            parts.append(f"{who} would cost {_value_words(metric, c[metric])} "
+                         f"({saving:.0f} % less) but forget{'s' if len(group) == 1 else ''} {c['forgotten']} "
+                         f"reference(s) the pick keeps or forgets less often: {what}")
         lines.append("Cheaper settings and what they forget: " + "; ".join(parts) + ".")
     others = [c for c in cheaper if c["why"] != "forgets more"]
     if others:
@@ -226,7 +238,7 @@ def _pick_text(agg: Any, valid: Any, ranked: Any, keeper: Any, cheaper: list[dic
     if not cheaper and len(valid) > 1 and discriminates:
         lines.append("No cheaper setting exists in this grid: the pick is also the cheapest setting within budget.")
     calls = int(best["summarizer_calls"])
-    saved = discriminates and len(ranked) > 1 and float(dearest[metric]) != float(best[metric])
+    saved = discriminates and len(ranked) > 1 and spread >= 0.5
     lead_in = "The price of that saving: the" if saved else "The"
     trade = (f"{lead_in} summarizer is called {calls} time(s) ({int(best['summarizer_in_turn'])} during a turn, "
              f"{int(best['summarizer_commit'])} at a commit), {int(best['messages_summarised'])} message(s) are "
@@ -252,6 +264,19 @@ def _pick_text(agg: Any, valid: Any, ranked: Any, keeper: Any, cheaper: list[dic
                      f"{int(runner['forgotten'])} forgotten, {int(runner['summarizer_calls'])} summarizer call(s), "
                      f"peak {int(runner['peak_payload']):,} tokens).")
     return "\n\n".join(lines)
+
+
+def _same_outcome(entries: list[dict[str, Any]], metric: str) -> list[list[dict[str, Any]]]:
+    """Consecutive entries with the same cost, count and identifiers, grouped (one sentence each)."""
+    groups: list[list[dict[str, Any]]] = []
+    for c in entries:
+        key = (c[metric], c["forgotten"], tuple(c["forgets"]))
+        last = groups[-1][0] if groups else None
+        if last is not None and (last[metric], last["forgotten"], tuple(last["forgets"])) == key:
+            groups[-1].append(c)
+        else:
+            groups.append([c])
+    return groups
 
 
 def _no_pick_text(agg: Any, params: Sequence[str], scope: str, filters: list[str]) -> str:
@@ -312,3 +337,21 @@ def hysteresis_effect(df: Any, ratio: str = "hysteresis_ratio") -> str:
         text += ("Here the ratio changed nothing: either no turn's view crossed the trigger, or the lower trigger and "
                  "the longer reuse cancelled out.")
     return text
+
+
+def settings_table(df: Any) -> Any:
+    """A table that fits a page: one row per setting, the grid columns and the numbers the
+    recommendation weighs (input tokens, peak as % of budget, calls over budget, summarizer calls,
+    forgotten references, cost)."""
+    agg = df if "runs" in df.columns else by_setting(df)
+    params = param_columns(agg.drop(columns=["runs", "errors"]))
+    metric = cost_column(agg) or "tokens_sent"
+    out = agg[params].copy()
+    out["tokens sent"] = agg["tokens_sent"]
+    out["peak % of budget"] = (100 * agg["peak_payload"] / agg["input_budget"]).round(0)
+    out["over budget"] = agg["over_budget"]
+    out["summarizer calls"] = agg["summarizer_calls"]
+    out["forgotten"] = agg["forgotten"]
+    if metric != "tokens_sent":
+        out[metric.replace("_", " ")] = agg[metric].round(4)
+    return out

@@ -110,3 +110,17 @@ def repairs_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
             rows.append({"call": k, "turn": f.turn, "step": f.step, "kind": r["kind"],
                          "tool_call_id": r.get("tool_call_id"), "new_id": r.get("new_id"), "detail": r.get("detail", "")})
     return pd.DataFrame(rows, columns=["call", "turn", "step", "kind", "tool_call_id", "new_id", "detail"])
+
+
+def forgotten_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
+    """Forgotten references (:mod:`inspector.forgetting`) of one call, or of every call: the
+    identifier, where the call needed it, the not-sent transcript message holding it and why."""
+    from inspector.forgetting import forgotten_references
+    from inspector.redact import mask_text
+
+    lost = forgotten_references(rp)
+    calls = [call] if call is not None else range(len(lost))
+    rows = [{"call": k, "turn": rp.frames[k].turn, "identifier": mask_text(x.identifier), "kind": x.kind,
+             "needed in": ", ".join(x.needed_in), "message": x.message, "why not sent": x.reason}
+            for k in calls for x in lost[k]]
+    return pd.DataFrame(rows, columns=["call", "turn", "identifier", "kind", "needed in", "message", "why not sent"])
