@@ -259,7 +259,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str = "tiktoken", summari
         label = "llm (no live engine: behaves like drop)"
     if label == "stand-in":
         label = "offline stand-in (not a model)"
-        if getattr(summ, "price_model", "") is None:  # its estimated usage is priced at the summary model's rates
+        if summ is not None and getattr(summ, "price_model", "") is None:  # priced at the summary model's rates
             summ.price_model = _summary_model(settings, engine.limits.effective_model)
     rp = Replay(transcript, settings, engine.counter.name, summarizer if isinstance(summarizer, str) else "custom",
                 label, limits=engine.limits.as_dict())
