@@ -311,7 +311,7 @@ def timeline_view(rp: Replay, rkey: tuple[Any, ...], call: int) -> None:
     st.plotly_chart(mark_call(fig, call), key="timeline", on_select=on_timeline_select, selection_mode="points",
                     width="stretch")
     st.caption("Click a bar or marker to jump to that call. Lines: input budget, summary trigger, "
-               "hysteresis ceiling; markers: summaries, commit folds, trims, pairing repairs.")
+               "hysteresis ceiling; markers: summaries, commit folds, trims, pairing repairs, forgotten references.")
 
 
 def budget_view(rp: Replay, call: int) -> None:
@@ -369,10 +369,27 @@ def agent_caption(rp: Replay) -> None:
     st.caption(" \n".join(av.code_span(line) for line in av.agent_lines(rp)))
 
 
+def forgotten_list(rp: Replay, call: int) -> None:
+    lost = av.forgotten_view(rp, call)
+    if lost.empty:
+        return
+    st.markdown(f"**Forgotten at this call: {len(lost)} identifier(s)** the call needed (user message, working "
+                "memory, or what the agent did next) that are only in messages not sent. Select a row to explain "
+                "its message under *Not sent & why*.")
+    event = st.dataframe(lost, hide_index=True, width="stretch", key="forgotten_table", on_select="rerun",
+                         selection_mode="single-row")
+    rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+    picked = (call, rows[0]) if rows else None
+    if picked is not None and picked != ss.get("forgotten_picked"):  # a new selection, not a leftover one
+        ss.why_index = int(lost["transcript #"].iloc[rows[0]])
+    ss.forgotten_picked = picked
+
+
 def this_call_tab(rp: Replay, call: int) -> None:
     st.subheader(f"Token budget — {av.call_label(rp, call)}")
     agent_caption(rp)
     budget_view(rp, call)
+    forgotten_list(rp, call)
     payload_view(rp, call)
 
 

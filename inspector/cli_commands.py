@@ -203,10 +203,18 @@ FRAME_COLUMNS: tuple[Column, ...] = (
     Column("user", "max", narrow=False), Column("working_memory", "max", narrow=False),
     Column("tool_schemas", "max", narrow=False), Column("input_budget", "min", narrow=False),
     Column("headroom", "min"), Column("cm_action"), Column("trimmed", "sum"), Column("repairs", "sum"),
-    Column("check"), Column("cost_usd", "sum", narrow=False),
+    Column("forgotten", "sum"), Column("check"), Column("cost_usd", "sum", narrow=False),
 )
-"""Replay table columns; the totals row sums tokens sent, trims, repairs and cost, takes the
-largest band sizes and the least headroom."""
+"""Replay table columns; the totals row sums tokens sent, trims, repairs, forgotten references and
+cost, takes the largest band sizes and the least headroom."""
+
+
+def replays_json(replays: Sequence[tuple[Any, Any]], *, payloads: bool, single: bool) -> str:
+    """One replay document (a single conversation) or ``{"replays": [...]}``, each with its forgetting."""
+    from inspector.forgetting import replay_dumps
+
+    texts = [replay_dumps(rp, payloads=payloads) for _, rp in replays]
+    return texts[0] if single else '{"replays": [\n' + ",\n".join(texts) + "\n]}"
 
 
 def _add_policy_options(p: argparse.ArgumentParser) -> None:
@@ -322,7 +330,9 @@ def add_replay(sub: SubParsers) -> None:
 def _frame_rows(rp: Any, t: Any) -> list[dict[str, Any]]:
     from inspector.report.tables import frames_table  # pandas: only for the table formats
 
-    df = frames_table(rp)
+    from inspector.forgetting import forgotten_references
+
+    df = frames_table(rp).assign(forgotten=[len(x) for x in forgotten_references(rp)])
     df.insert(0, "conversation", t.conversation)
     df.insert(0, "transcript", _file_label(t))
     return [dict(r) for r in df.to_dict(orient="records")]
@@ -345,9 +355,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for _, rp in replays[:1]:
         _state(rp.stated())
     if args.fmt == "json":
-        texts = [rp.dumps(payloads=args.payloads) for _, rp in replays]
-        co.write(texts[0] if args.conversation.single else '{"replays": [\n' + ",\n".join(texts) + "\n]}",
-                 args.output)
+        co.write(replays_json(replays, payloads=args.payloads, single=args.conversation.single), args.output)
     elif args.fmt == "csv":
         import pandas as pd
 

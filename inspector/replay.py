@@ -168,6 +168,7 @@ class Replay:
     limits: dict[str, Any] = field(default_factory=dict)
     token_counter: Any = None  # the replay's own counter: reports reuse its per-message cache, never recount
     policy: ReplayPolicy = DEFAULT_POLICY
+    summary_price_model: str | None = None  # the stand-in's estimated summaries are priced at this model's rates
     agent: AgentInForce | None = None  # the system text, tools, model and window in force, with sources (Q21)
 
     def stated(self) -> list[str]:
@@ -321,8 +322,11 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
         label = "llm without a live model (folds like drop: no call, no cost)"
     if label == "stand-in":
         label = "offline stand-in (not a model)"
+        if summ is not None and getattr(summ, "price_model", "") is None:  # priced at the summary model's rates
+            summ.price_model = _summary_model(settings, engine.limits.effective_model)
     rp = Replay(transcript, settings, engine.counter.name, pol.summarizer if custom is None else "custom",
                 label, limits=engine.limits.as_dict(), policy=pol, agent=agent)
+    rp.summary_price_model = getattr(summ, "price_model", None)
     msgs: list[Message] = transcript.messages
     ref = {id(m): i for i, m in enumerate(msgs)}
     usage_by_index: dict[int, Any] = dict(getattr(transcript, "usage", {}) or {})
@@ -395,14 +399,23 @@ def _summary_cost(summ: Any) -> float | None:
     """USD of the live summarizer calls from their reported usage at the summary model's price."""
     usage = getattr(summ, "usage", None)
     if not usage:
-        return 0.0 if getattr(summ, "label", "") in ("drop", "llm") else (None if summ is not None else 0.0)
+        return 0.0 if getattr(summ, "label", "") in ("drop", "llm", "stand-in") else (None if summ is not None else 0.0)
     return _usage_cost(summ, usage)
+
+
+def _summary_model(settings: Any, agent_model: str | None) -> str | None:
+    """The model an ``llm`` summarizer would use under these settings (how the stand-in is priced)."""
+    from inspector.engine.summarizers.llm import resolve_summary_model
+
+    binding = getattr(settings, "summarizer", None)
+    requested = binding.params.get("model") if binding is not None else None
+    return resolve_summary_model(requested, settings.models, agent_model)[0]
 
 
 def _usage_cost(summ: Any, usage: Sequence[dict[str, Any]]) -> float | None:
     from inspector.engine.limits import litellm_model_info
 
-    info = litellm_model_info(str(getattr(summ, "model", "") or "")) or {}
+    info = litellm_model_info(str(getattr(summ, "price_model", None) or getattr(summ, "model", "") or "")) or {}
     pin, pout = info.get("input_cost_per_token"), info.get("output_cost_per_token")
     if pin is None:
         return None

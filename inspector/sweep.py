@@ -24,11 +24,9 @@ import concurrent.futures as cf
 import copy
 import itertools
 import json
-import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -39,9 +37,10 @@ from inspector.manifest import ManifestError, compaction_to_context_manager, loa
 from inspector.manifest.overrides import SHORT_NAMES, resolve_override_path  # one table for --set and --grid
 
 METRIC_COLUMNS: tuple[str, ...] = (
-    "frames", "tokens_sent", "peak_payload", "input_budget", "min_headroom", "over_budget",
+    "user_turns", "frames", "tokens_sent", "peak_payload", "input_budget", "min_headroom", "over_budget",
     "summarizer_calls", "summarizer_in_turn", "summarizer_commit", "summarizer_failures",
     "messages_summarised", "messages_dropped", "folded", "trimmed", "repairs", "checks_failed",
+    "forgotten", "forgotten_calls", "needing_calls", "forgotten_per_call", "forgotten_ids",
     "payload_cost_usd", "summary_cost_usd", "cost_usd",
 )
 """Per-run numbers, in column order. ``tokens_sent`` = total input tokens over every call;
@@ -49,10 +48,16 @@ METRIC_COLUMNS: tuple[str, ...] = (
 (max_tokens − reserve − margin) of the run; ``over_budget`` = calls whose payload exceeded it;
 ``messages_summarised`` / ``messages_dropped`` = distinct transcript messages folded into a summary /
 left out without one by the context manager (in a call or at a commit); ``folded``, ``trimmed`` and
-``repairs`` are summed over calls as in :func:`inspector.report.tables.totals_row`. Costs are USD;
-``cost_usd`` is ``None`` when part of it has no price (e.g. the offline stand-in summarizer)."""
+``repairs`` are summed over calls as in :func:`inspector.report.tables.totals_row`. ``user_turns`` =
+user messages in the transcript. Forgetting (:mod:`inspector.forgetting`): ``forgotten`` = (call,
+identifier) pairs a call needed and could no longer see, ``forgotten_calls`` = calls that forgot at
+least one, ``needing_calls`` = calls that needed an identifier an earlier message held,
+``forgotten_per_call`` = forgotten ÷ needing_calls, ``forgotten_ids`` = the distinct identifiers as
+JSON text (a list, in order of first loss). Costs are USD; ``summary_cost_usd`` for the offline
+stand-in is an *estimate* (its estimated tokens at the summary model's rates; ``summary_cost_basis``
+says which); ``cost_usd`` is ``None`` when part of it has no price."""
 
-INFO_COLUMNS: tuple[str, ...] = ("summarizer", "counter", "error")
+INFO_COLUMNS: tuple[str, ...] = ("summary_cost_basis", "summarizer", "counter", "error")
 NON_PARAM_COLUMNS = frozenset(("transcript", "conversation", *METRIC_COLUMNS, *INFO_COLUMNS))
 
 _SUMMARY_ACTIONS = frozenset(("summarized", "reused"))
@@ -171,20 +176,37 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
         row.update(summarizer=summarizer, counter=counter, error=f"{type(exc).__name__}: {exc}")
         return row
     row.update(run_metrics(rp))
-    row.update(summarizer=rp.summarizer_label, counter=rp.counter, error=None)
+    row.update(summary_cost_basis=summary_cost_basis(rp), summarizer=rp.summarizer_label, counter=rp.counter,
+               error=None)
     return row
+
+
+def summary_cost_basis(rp: Any) -> str:
+    """How ``summary_cost_usd`` was obtained: ``estimate (stand-in at <model> rates)``, ``reported``
+    (a live model's usage at its rates), ``none (no summary calls)`` or ``unpriced``."""
+    calls = sum(rp.summarizer_calls.values())
+    summ_label = str(rp.summarizer_label)
+    if "stand-in" in summ_label:
+        model = rp.summary_price_model
+        basis = f"estimate (stand-in at {model} rates)" if rp.summary_cost_usd is not None else "unpriced (stand-in)"
+        return basis if calls else "none (no summary calls)"
+    if not calls:
+        return "none (no summary calls)"
+    return "reported" if rp.summary_cost_usd is not None else "unpriced"
 
 
 def run_metrics(rp: Any) -> dict[str, Any]:
     """The :data:`METRIC_COLUMNS` of one replay, from its totals and frames."""
+    from inspector.forgetting import call_needs, forgetting_totals
     from inspector.report.tables import frames_table, totals_row
 
     base = totals_row(rp)
+    lost = forgetting_totals(call_needs(rp))
     t = rp.totals()
     ft = frames_table(rp)
     summarised, dropped = _folded_messages(rp)
     out = {
-        "frames": base["frames"], "tokens_sent": base["tokens_sent"], "peak_payload": base["peak_payload"],
+        "user_turns": sum(1 for m in rp.messages if m.get("role") == "user"), "frames": base["frames"], "tokens_sent": base["tokens_sent"], "peak_payload": base["peak_payload"],
         "input_budget": int(ft["input_budget"].min()) if len(ft) else None,
         "min_headroom": int(ft["headroom"].min()) if len(ft) else None,
         "over_budget": base["over_budget"],
@@ -194,6 +216,9 @@ def run_metrics(rp: Any) -> dict[str, Any]:
         "messages_summarised": len(summarised), "messages_dropped": len(dropped),
         "folded": base["folded"], "trimmed": base["trimmed"], "repairs": base["repairs"],
         "checks_failed": t["checks_failed"],
+        "forgotten": lost["forgotten"], "forgotten_calls": lost["forgotten_calls"],
+        "needing_calls": lost["needing_calls"], "forgotten_per_call": lost["forgotten_per_call"],
+        "forgotten_ids": json.dumps(lost["forgotten_ids"], ensure_ascii=False),
         "payload_cost_usd": t["payload_cost_usd"], "summary_cost_usd": t["summary_cost_usd"], "cost_usd": t["cost_usd"],
     }
     return {k: out[k] for k in METRIC_COLUMNS}
@@ -427,7 +452,9 @@ def cost_column(df: Any) -> str | None:
 
 
 def by_setting(df: Any) -> Any:
-    """One row per grid combination, summed over transcripts (peak and budget: worst case).
+    """One row per grid combination, summed over transcripts (peak and budget: worst case;
+    ``user_turns``: the longest transcript; ``forgotten_ids``: the union; ``forgotten_per_call``
+    recomputed from the sums).
 
     Costs are summed only when every transcript has one (otherwise ``None``); ``runs`` counts the
     transcripts and ``errors`` the runs that failed. Rows keep the grid order."""
@@ -440,164 +467,28 @@ def by_setting(df: Any) -> Any:
     def total_or_none(s: pd.Series) -> float | None:
         return round(float(s.sum()), 8) if s.notna().all() else None
 
+    def union_ids(s: pd.Series) -> str:
+        ids: list[str] = []
+        for text in s.dropna():
+            ids.extend(x for x in json.loads(text) if x not in ids)
+        return json.dumps(ids, ensure_ascii=False)
+
     agg: dict[str, Any] = {c: "sum" for c in METRIC_COLUMNS}
-    agg.update(peak_payload="max", input_budget="min", min_headroom="min", payload_cost_usd=total_or_none,
-               summary_cost_usd=total_or_none, cost_usd=total_or_none)
+    agg.update(user_turns="max", peak_payload="max", input_budget="min", min_headroom="min",
+               payload_cost_usd=total_or_none, summary_cost_usd=total_or_none, cost_usd=total_or_none,
+               forgotten_ids=union_ids)
     grouped = work.groupby(keys, sort=False, dropna=False)
     out = grouped.agg(agg)
+    need = out["needing_calls"].astype(float)
+    out["forgotten_per_call"] = (out["forgotten"].astype(float) / need.where(need > 0)).fillna(0.0).round(4)
     out.insert(0, "runs", grouped.size())
     out.insert(1, "errors", grouped["error"].agg(lambda s: int(s.notna().sum())))
+    out["summary_cost_basis"] = grouped["summary_cost_basis"].first()
     out["summarizer"] = grouped["summarizer"].first()
     out = out.reset_index()
     if not params:
         out = out.drop(columns="_all")
     return out
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    """The pick of :func:`recommend`: the grid values, the ranking column and the words for it."""
-
-    setting: dict[str, Any] | None  # grid values of the pick; None when no setting qualifies
-    metric: str  # column the qualifying settings were ranked on (lowest wins)
-    row: dict[str, Any] | None  # the pick's row of by_setting()
-    qualifying: int  # settings that never went over budget (and passed the other filters)
-    text: str  # Markdown explanation, every number taken from the table
-
-
-def recommend(df: Any, *, allow_trims: bool = True, max_summarizer_calls: int | None = None) -> Recommendation:
-    """The cheapest setting that never sends a payload over the input budget.
-
-    ``df`` is a sweep table or its :func:`by_setting` aggregate. A setting qualifies when no run
-    failed and no call went over budget (``allow_trims=False``: the trimmer never had to cut either,
-    i.e. the context manager alone kept the history within budget; ``max_summarizer_calls``: at most
-    that many summarizer calls over all transcripts). Qualifying settings are ranked by
-    :func:`cost_column` (or total input tokens when a run has no price), then by fewer summarizer
-    calls, fewer trimmed messages, and grid order. Deterministic."""
-    agg = df if "runs" in df.columns else by_setting(df)
-    params = param_columns(agg.drop(columns=["runs", "errors"]))
-    metric = cost_column(agg) or "tokens_sent"
-    ok = agg[(agg["errors"] == 0) & (agg["over_budget"] == 0)]
-    filters = []
-    if not allow_trims:
-        ok = ok[ok["trimmed"] == 0]
-        filters.append("the trimmer never had to cut")
-    if max_summarizer_calls is not None:
-        ok = ok[ok["summarizer_calls"] <= max_summarizer_calls]
-        filters.append(f"at most {max_summarizer_calls} summarizer calls")
-    ranked = ok.assign(_order=range(len(ok))).sort_values(
-        [metric, "summarizer_calls", "trimmed", "_order"], kind="mergesort")
-    n_all, n_ok = len(agg), len(ranked)
-    runs = int(agg["runs"].max()) if n_all else 0
-    scope = f"{n_all} setting(s) swept over {runs} transcript(s)"
-    if n_ok == 0:
-        return Recommendation(None, metric, None, 0, _no_pick_text(agg, params, scope, filters))
-    best = ranked.iloc[0]
-    setting = {p: _plain(best[p]) for p in params}
-    text = _pick_text(agg, ranked, params, metric, scope, filters)
-    return Recommendation(setting, metric, {k: _plain(v) for k, v in best.items() if k != "_order"}, n_ok, text)
-
-
-_METRIC_WORDS = {
-    "cost_usd": "total cost (the agent's calls and the summarizer's)",
-    "payload_cost_usd": "cost of the agent's own calls",
-    "tokens_sent": "total input tokens (no price is known for this model)",
-}
-
-
-def _plain(v: Any) -> Any:
-    if hasattr(v, "item"):
-        v = v.item()
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    return v
-
-
-def _setting_words(row: Any, params: Sequence[str]) -> str:
-    return ", ".join(f"{p} = {_plain(row[p])}" for p in params) or "the manifest as written"
-
-
-def _money(v: Any) -> str:
-    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"${float(v):,.4f}"
-
-
-def _value_words(metric: str, v: Any) -> str:
-    return f"{int(v):,} input tokens" if metric == "tokens_sent" else _money(v)
-
-
-def _pick_text(agg: Any, ranked: Any, params: Sequence[str], metric: str, scope: str, filters: list[str]) -> str:
-    best = ranked.iloc[0]
-    budget = int(best["input_budget"])
-    budgets = sorted({int(b) for b in agg["input_budget"].dropna()})
-    budget_words = f"the input budget ({budget:,} tokens: window − completion reserve − safety margin)" \
-        if len(budgets) == 1 else "their input budget (window − completion reserve − safety margin)"
-    n_ok = len(ranked)
-    over = agg[agg["over_budget"] > 0]
-    lines = [f"**Recommendation: {_setting_words(best, params)}**"]
-    lead = f"Of {scope}, {n_ok} never sent a payload over {budget_words}"
-    lead += f" and met the filters ({'; '.join(filters)})." if filters else "."
-    if len(over):
-        worst = over.sort_values("over_budget", ascending=False, kind="mergesort").iloc[0]
-        lead += (f" {len(over)} went over at least once (worst: {_setting_words(worst, params)}, "
-                 f"{int(worst['over_budget'])} call(s) over budget).")
-    lines.append(lead)
-    peak = int(best["peak_payload"])
-    pct = 100.0 * peak / budget if budget else 0.0
-    body = (f"Ranked by {_METRIC_WORDS[metric]}, the cheapest is {_setting_words(best, params)}: "
-            f"{_value_words(metric, best[metric])} over {int(best['frames']):,} LLM call(s), "
-            f"{int(best['tokens_sent']):,} input tokens in all, and a peak payload of {peak:,} tokens "
-            f"({pct:.0f} % of the budget).")
-    if n_ok > 1:
-        dearest = ranked.iloc[-1]
-        if float(dearest[metric]) > 0 and float(dearest[metric]) != float(best[metric]):
-            saving = 100.0 * (1 - float(best[metric]) / float(dearest[metric]))
-            body += (f" That is {saving:.0f} % less than the most expensive qualifying setting "
-                     f"({_setting_words(dearest, params)}: {_value_words(metric, dearest[metric])}).")
-        ties = ranked[ranked[metric] == best[metric]]
-        if len(ties) > 1:
-            body += (f" {len(ties)} settings tie on that; the pick has the fewest summarizer calls, then the "
-                     "fewest trimmed messages, then comes first in the grid.")
-    lines.append(body)
-    calls = int(best["summarizer_calls"])
-    trade = (f"The price of that saving: the summarizer is called {calls} time(s) "
-             f"({int(best['summarizer_in_turn'])} during a turn, {int(best['summarizer_commit'])} at a commit), "
-             f"{int(best['messages_summarised'])} message(s) are folded into summaries")
-    dropped = int(best["messages_dropped"])
-    trade += f" and {dropped} dropped without one" if dropped else ""
-    trimmed = int(best["trimmed"])
-    trade += (f"; the token trimmer removed {trimmed} message(s) over all calls, so the context manager alone "
-              "did not keep the history within budget." if trimmed else "; the trimmer never had to cut.")
-    if int(best["repairs"]):
-        trade += (f" The pairing repair stepped in {int(best['repairs'])} time(s) over all calls to keep every "
-                  "payload valid.")
-    lines.append(trade)
-    label = str(best.get("summarizer") or "")
-    if "stand-in" in label:
-        lines.append("Summaries here come from the **offline stand-in (not a model)**: their cost is not counted "
-                     "and their length is only indicative. Set a real model (MODEL / API_BASE) to price them.")
-    if n_ok > 1:
-        runner = ranked.iloc[1]
-        lines.append(f"Runner-up: {_setting_words(runner, params)} ({_value_words(metric, runner[metric])}, "
-                     f"{int(runner['summarizer_calls'])} summarizer call(s), "
-                     f"peak {int(runner['peak_payload']):,} tokens).")
-    return "\n\n".join(lines)
-
-
-def _no_pick_text(agg: Any, params: Sequence[str], scope: str, filters: list[str]) -> str:
-    lines = ["**No recommendation: no setting qualifies.**"]
-    why = f"Of {scope}, none stayed within the input budget on every call"
-    why += f" while meeting the filters ({'; '.join(filters)})." if filters else "."
-    lines.append(why)
-    valid = agg[agg["errors"] == 0]
-    if len(valid):
-        closest = valid.sort_values(["over_budget", "peak_payload"], kind="mergesort").iloc[0]
-        lines.append(f"Closest: {_setting_words(closest, params)}, with {int(closest['over_budget'])} call(s) over "
-                     f"budget and a peak payload of {int(closest['peak_payload']):,} tokens against a budget of "
-                     f"{int(closest['input_budget']):,}. Pinned content (system band, current turn, tool schemas) "
-                     "may be larger than the window allows: a bigger window or less injected context is needed.")
-    else:
-        lines.append("Every run failed; see the error column of the sweep table.")
-    return "\n\n".join(lines)
 
 
 # --- command line -------------------------------------------------------------------------------

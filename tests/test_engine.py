@@ -114,9 +114,10 @@ def test_two_calls_on_one_engine_summarise_once_scenario_49() -> None:
             return "the same summary"
 
     rec = Fixed()
-    e = engine({"context_manager": {"type": "summarising", "params": {"keep_turns": 1}}}, summarizer=rec)
+    e = engine({"context_manager": {"type": "summarising", "params": {"keep_turns": 2}}}, summarizer=rec)
     for i in range(3):
         play_turn(e, [user(f"u{i} " + "x" * 100), asst(f"a{i} " + "y" * 100)])
+    e.cm.keep_turns = 1  # so a turn, not only the previous summary, is older than keep_turns (else Q23 reuses)
     e.user("now")
     e.cm.summary_threshold = e.counter.count_history(e.conversation.committed_messages) - 1
     e.cm._cache = None

@@ -26,11 +26,11 @@ from inspector.sweep import (
     combinations,
     cost_column,
     parse_grid,
-    recommend,
     run_sweep_command,
     sweep,
     sweep_one,
 )
+from inspector.report.recommend import recommend
 from inspector.transcripts import load_transcript, sample_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -242,6 +242,7 @@ def _row(kt: int, transcript: str = "a", **over: Any) -> dict[str, Any]:
     row.update(dict.fromkeys(METRIC_COLUMNS, 0))
     row.update(frames=10, tokens_sent=1000 * kt, peak_payload=100 * kt, input_budget=1000,
                min_headroom=1000 - 100 * kt, payload_cost_usd=0.01 * kt, summary_cost_usd=None, cost_usd=None,
+               forgotten_ids="[]", user_turns=10, summary_cost_basis="none (no summary calls)",
                summarizer="stand-in", counter="estimate", error=None)
     row.update(over)
     return row
@@ -254,8 +255,10 @@ def _row(kt: int, transcript: str = "a", **over: Any) -> dict[str, Any]:
     ([_row(1, cost_usd=0.9), _row(2, cost_usd=0.5)], {"keep_turns": 2}, "cost_usd"),
     # no price anywhere: input tokens decide
     ([_row(2, payload_cost_usd=None), _row(1, payload_cost_usd=None)], {"keep_turns": 1}, "tokens_sent"),
-    # a tie on cost goes to fewer summarizer calls
-    ([_row(1, payload_cost_usd=0.5, summarizer_calls=9), _row(2, payload_cost_usd=0.5, summarizer_calls=3)],
+    # a tie on cost goes to more context (fewer messages folded away, then the larger grid value)
+    ([_row(2, payload_cost_usd=0.5, messages_summarised=9), _row(1, payload_cost_usd=0.5, messages_summarised=3)],
+     {"keep_turns": 1}, "payload_cost_usd"),
+    ([_row(1, payload_cost_usd=0.5, tokens_sent=10), _row(2, payload_cost_usd=0.5, tokens_sent=10)],
      {"keep_turns": 2}, "payload_cost_usd"),
     # a failed run disqualifies its setting
     ([_row(1, error="ManifestError: bad", tokens_sent=None), _row(2)], {"keep_turns": 2}, "payload_cost_usd"),

@@ -441,10 +441,28 @@ def kept_counts(replays: Mapping[str, Replay], call: int) -> dict[str, str]:
     return out
 
 
+# --- forgotten references -----------------------------------------------------------------------------
+
+def forgotten_view(rp: Replay, call: int) -> pd.DataFrame:
+    """The identifiers this call needed and could no longer see, with the not-sent message holding
+    each (``transcript #``) and why it was not sent. Computed once per replay."""
+    from inspector.forgetting import forgotten_references
+
+    cache = getattr(rp, "_forgotten_cache", None)
+    if cache is None:
+        cache = forgotten_references(rp)
+        rp._forgotten_cache = cache  # type: ignore[attr-defined]
+    rows = [{"identifier": mask_text(x.identifier), "kind": x.kind, "needed in": ", ".join(x.needed_in),
+             "transcript #": x.message, "why not sent": x.reason} for x in cache[call]]
+    return pd.DataFrame(rows, columns=["identifier", "kind", "needed in", "transcript #", "why not sent"])
+
+
 # --- export ---------------------------------------------------------------------------------------------
 
 def frames_json(rp: Replay) -> str:
-    return rp.dumps(payloads=False)
+    from inspector.forgetting import replay_dumps
+
+    return replay_dumps(rp, payloads=False)
 
 
 def frames_csv(rp: Replay) -> str:

@@ -10,6 +10,7 @@ request past the safety-bounded budget (docs/design.md §3.2, §3.5).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,18 @@ def summary_block(turns: int, text: str) -> Message:
 def is_summary_block(msg: Message) -> bool:
     c = msg.get("content")
     return msg.get("role") == "system" and isinstance(c, str) and c.startswith(SUMMARY_PREFIX)
+
+
+def summary_body(msg: Message) -> str:
+    """The text of a summary block without its header line."""
+    c = str(msg.get("content") or "")
+    return c.split("\n", 1)[1] if "\n" in c else ""
+
+
+def summary_turns(msg: Message) -> int:
+    """How many earlier exchanges a summary block says it covers (0 when its header has no count)."""
+    m = re.match(re.escape(SUMMARY_PREFIX) + r"(\d+) ", str(msg.get("content") or ""))
+    return int(m.group(1)) if m else 0
 
 
 def fingerprint(groups: Sequence[Sequence[Message]]) -> str:
@@ -67,7 +80,9 @@ class SummarizingConversation(ContextManager):
     Guarantees: under the trigger the history passes unchanged and the cache is cleared; a summary
     is reused without a summarizer call while its view fits the hysteresis ceiling; a summarizer
     that raises leaves the cache untouched (the next call retries) and the call proceeds with the
-    verbatim tail; with no summarizer (``drop``) older turns are discarded.
+    verbatim tail; with no summarizer (``drop``) older turns are discarded; when everything older
+    than ``keep_turns`` is already the previous summary block, no summary is computed and the block
+    is reused as is (decision ``reused``, Q23).
     """
 
     name = "summarising"
@@ -153,6 +168,17 @@ class SummarizingConversation(ContextManager):
         folded = flatten(compress)
         model = getattr(self.summarizer, "model", None)
         source = getattr(self.summarizer, "model_source", None)
+        older = flatten(compress)
+        if older and all(is_summary_block(x) for x in older):
+            # Q23: the only thing older than keep_turns is the previous summary: nothing new to fold,
+            # so no summary is computed; it is reused as is and the decision records that.
+            prev = older[-1]
+            self.last_decision = CMDecision(
+                "reused", compressed_turns=summary_turns(prev), kept_turns=len(verbatim_groups), raw_tokens=raw,
+                threshold=high, ceiling=ceiling, summary_text=summary_body(prev), summary_model=model,
+                summary_model_source=source,
+            )
+            return list(past)
         text: str | None = None
         called = False
         if self.summarizer is not None:
