@@ -1,12 +1,16 @@
-# Two entry points: `make run` (set up + start the app on a bundled sample) and `make test`.
+# Two entry points: `make run` (set up + start the app on a bundled sample) and `make test`
+# (`make test-fast`: the quick subset for iteration).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
+# Offline defaults for what make starts (the package itself never sets environment variables):
+# litellm's bundled model map, and tiktoken's BPE files from litellm's wheel (set by the package
+# for the one call that loads them when TIKTOKEN_CACHE_DIR is unset).
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
 
-.PHONY: run test setup browser clean
+.PHONY: run test test-fast setup browser clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -22,12 +26,25 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q chromium; \
 	  else echo "chromium missing: browser tests will skip (run as root to install)"; fi; }
 
+# The same command pip users run: `context-inspector app` (flags in inspector/bundled.py).
 run: $(STAMP)
-	$(BIN)/streamlit run app.py --server.headless true --server.address 127.0.0.1 \
-	  --server.port $${PORT:-8501} --browser.gatherUsageStats false
+	$(BIN)/context-inspector app --port $${PORT:-8501}
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -q
 
+# Everything but the app, notebooks, mypy, fuzzing and the robustness batteries (marked slow in tests/conftest.py).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow and not browser"
+
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# Mutation testing of the engine core and secret masking (slow: not part of `make test` or CI).
+# mutmut runs, for each mutant, only the tests of the selection in pyproject [tool.mutmut] that
+# execute the mutated function. MUTANTS narrows the run, e.g. `make mutation MUTANTS='inspector.redact*'`.
+MUTANTS ?= inspector.engine* inspector.redact*
+.PHONY: mutation
+mutation: $(STAMP)
+	env -u PYTHONPATH $(BIN)/mutmut run --max-children $${JOBS:-1} $(foreach m,$(MUTANTS),"$(m)")
+	$(BIN)/mutmut results | tail -n 60

@@ -15,9 +15,10 @@ from typing import Any
 
 import streamlit as st
 
-import inspector  # noqa: F401  (applies the offline defaults before tiktoken/litellm are touched)
+from inspector import apply_offline_defaults
 from inspector.compare import PRESETS, infra_docs, strategy_manifest
 from inspector.manifest import LoadedManifest, ManifestError, load_manifest_text
+from inspector.policy import DEFAULT_POLICY
 from inspector.redact import mask_secrets, mask_text
 from inspector.replay import Replay, replay
 from inspector.report import app_views as av
@@ -32,6 +33,7 @@ from inspector.transcripts import (
     parse_transcript,
 )
 
+apply_offline_defaults()  # this server process only; `import inspector` never changes the environment
 ss = st.session_state
 AUTO = "auto-detect"
 CUSTOM = ("custom A", "custom B")
@@ -58,18 +60,21 @@ def transcript_cached(key: str, name: str, fmt: str | None, conversation: int, _
 
 @st.cache_resource(max_entries=24, show_spinner="Replaying the conversation…")
 def replay_cached(m: av.ManifestInput, tkey: tuple[str, str | None, int], counter: str, choice: str,
-                  live_id: str | None, strategy: str | None, _transcript: Transcript,
+                  live_id: str | None, strategy: str | None, agent: tuple[str, str, bool], _transcript: Transcript,
                   _live: av.LiveSettings | None) -> Replay:
+    """``agent`` = (system text & tools source, model source, manifest is a sample): Q21."""
     loaded = load_manifest_cached(m)
     source: Any = loaded if strategy is None else strategy_manifest(loaded.raw, strategy, file=loaded.file,
                                                                     infra_documents=infra_docs(loaded))
-    mode = av.effective_summarizer(source.settings, choice)
+    mode = "drop" if choice == "drop" else "auto"  # the one policy (Q22); live = auto with the live model
     llm = None
     if _live is not None:
         from inspector.engine.llm import LLMEngine
 
         llm = LLMEngine(_live.model, _live.api_base or None, _live.api_key or None, _live.timeout)
-    return replay(source, _transcript, counter=counter, summarizer=mode, llm=llm)
+    system, model, sample = agent
+    return replay(source, _transcript, counter=counter, summarizer=mode, llm=llm, system=system, tools=system,
+                  model=model, sample=sample)
 
 
 def session_figure(key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
@@ -112,6 +117,13 @@ def on_manifest_upload() -> None:
         return
     ss.manifest_yaml, ss.manifest_name, ss.manifest_base = text, upload.name, None
     ss.pop("manifest_notice", None)
+    ss.agent_source = "auto"  # Q21: the user's own manifest keeps the prompt and tools it declares
+
+
+def on_transcript_change() -> None:
+    """Loading or uploading a transcript selects its own prompt, tools and model (Q21); the switch
+    in the sidebar turns them back to the manifest's."""
+    ss.agent_source, ss.model_source = "transcript", "transcript"
 
 
 def step(delta: int) -> None:
@@ -127,11 +139,14 @@ def on_timeline_select() -> None:
 # --- inputs ------------------------------------------------------------------------------------------------
 
 def init_state() -> None:
+    manifest_choice, transcript_choice = av.default_choices()
     if "manifest_yaml" not in ss:
-        ss.manifest_sample = av.DEFAULT_MANIFEST
+        ss.manifest_sample = manifest_choice
         on_manifest_sample()
-    ss.setdefault("transcript_sample", av.DEFAULT_TRANSCRIPT)
+    ss.setdefault("transcript_sample", transcript_choice)
     ss.setdefault("call", 0)
+    ss.setdefault("agent_source", "auto")
+    ss.setdefault("model_source", "auto")
     ss.setdefault("cmp_strategies", ["summarising", "sliding-window", "stack"])
 
 
@@ -167,9 +182,10 @@ def resolve_manifest() -> tuple[av.ManifestInput | None, LoadedManifest | None, 
 def transcript_sidebar() -> None:
     st.sidebar.header("Transcript")
     samples = av.sample_transcripts()
-    st.sidebar.selectbox("Sample transcript", list(samples), key="transcript_sample")
+    st.sidebar.selectbox("Sample transcript", list(samples), key="transcript_sample", on_change=on_transcript_change)
     st.sidebar.file_uploader("…or upload a transcript (an upload wins over the sample)", key="transcript_upload",
-                             max_upload_size=max(1, av.MAX_TRANSCRIPT_BYTES // 1_000_000))
+                             max_upload_size=max(1, av.MAX_TRANSCRIPT_BYTES // 1_000_000),
+                             on_change=on_transcript_change)
     st.sidebar.selectbox("Format", [AUTO, *list_formats()], key="transcript_format")
 
 
@@ -223,6 +239,17 @@ def apply_live_settings() -> None:
     ss.live_applied = av.LiveSettings(model, (ss.get("live_base") or "").strip(), ss.get("live_key") or "",
                                       float(ss.get("live_timeout", 30.0)))
     ss.pop("live_notice", None)
+
+
+def agent_sidebar() -> None:
+    """The visible switch between the transcript's own agent and the manifest's (Q21)."""
+    st.sidebar.header("Agent")
+    st.sidebar.radio("System text & tools", list(av.AGENT_SOURCES), key="agent_source",
+                     format_func=av.AGENT_SOURCES.get,
+                     help="Whose system prompt and tool schemas are sent. Loading a transcript selects its own.")
+    st.sidebar.radio("Model & window", list(av.MODEL_SOURCES), key="model_source", format_func=av.MODEL_SOURCES.get,
+                     help="Whose model sets the context window and the price. Loading a transcript selects the "
+                          "model it recorded (when it records one).")
 
 
 def replay_sidebar(loaded: LoadedManifest | None) -> av.LiveSettings | None:
@@ -284,7 +311,7 @@ def timeline_view(rp: Replay, rkey: tuple[Any, ...], call: int) -> None:
     st.plotly_chart(mark_call(fig, call), key="timeline", on_select=on_timeline_select, selection_mode="points",
                     width="stretch")
     st.caption("Click a bar or marker to jump to that call. Lines: input budget, summary trigger, "
-               "hysteresis ceiling; markers: summaries, commit folds, trims, pairing repairs.")
+               "hysteresis ceiling; markers: summaries, commit folds, trims, pairing repairs, forgotten references.")
 
 
 def budget_view(rp: Replay, call: int) -> None:
@@ -328,6 +355,10 @@ def payload_view(rp: Replay, call: int) -> None:
     st.caption(av.summary_caption(rp, call))
     if (summary := av.summary_block_text(rp, call)) is not None:
         st.code(summary, language=None, wrap_lines=True)
+    for reason, text in av.summary_not_sent(rp, call):  # Q18: computed, not sent — never shown as sent
+        st.warning(f"**Not sent:** {av.code_span(reason)}")
+        with st.expander("The summary that was computed but not sent"):
+            st.code(text, language=None, wrap_lines=True)
     rows = list(range(len(f.refs)))
     if rows:
         ss.payload_row = av.clamp_call(ss.get("payload_row", 0), len(rows))
@@ -347,15 +378,39 @@ def calibration_view(rp: Replay, call: int) -> None:
     st.caption(av.calibration_caption(rp))
 
 
+def agent_caption(rp: Replay) -> None:
+    """Which prompt, tools, model and window are in force and where each came from (Q21, Q22)."""
+    st.caption(" \n".join(av.code_span(line) for line in av.agent_lines(rp)))
+
+
+def forgotten_list(rp: Replay, call: int) -> None:
+    lost = av.forgotten_view(rp, call)
+    if lost.empty:
+        return
+    st.markdown(f"**Forgotten at this call: {len(lost)} identifier(s)** the call needed (user message, working "
+                "memory, or what the agent did next) that are only in messages not sent. Select a row to explain "
+                "its message under *Not sent & why*.")
+    event = st.dataframe(lost, hide_index=True, width="stretch", key="forgotten_table", on_select="rerun",
+                         selection_mode="single-row")
+    rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+    picked = (call, rows[0]) if rows else None
+    if picked is not None and picked != ss.get("forgotten_picked"):  # a new selection, not a leftover one
+        ss.why_index = int(lost["transcript #"].iloc[rows[0]])
+    ss.forgotten_picked = picked
+
+
 def this_call_tab(rp: Replay, call: int) -> None:
     st.subheader(f"Token budget — {av.call_label(rp, call)}")
+    agent_caption(rp)
     budget_view(rp, call)
+    forgotten_list(rp, call)
     calibration_view(rp, call)
     payload_view(rp, call)
 
 
 def not_sent_tab(rp: Replay, call: int) -> None:
     st.subheader(f"Not sent, and why — {av.call_label(rp, call)}")
+    agent_caption(rp)
     df = not_sent_table(rp, call)
     st.caption(f"{len(df)} earlier transcript message(s) are not in this payload.")
     st.dataframe(df, hide_index=True, width="stretch", key="not_sent_table")
@@ -397,7 +452,7 @@ def strategy_editors(chosen: list[str]) -> dict[str, str]:
 
 
 def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Transcript, counter: str, choice: str,
-                live: av.LiveSettings | None, call: int) -> None:
+                live: av.LiveSettings | None, call: int, agent: tuple[str, str, bool]) -> None:
     st.subheader(f"Side by side — {len(ss.cmp_strategies)} strategies")
     chosen = st.multiselect("Strategies (two to four; presets or your own `context_manager` YAML)",
                             [*PRESETS, *CUSTOM], key="cmp_strategies", max_selections=4)
@@ -416,13 +471,15 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
     replays: dict[str, Replay] = {}
     for name, spec in specs.items():
         try:
-            replays[name] = replay_cached(m, tkey, counter, choice, live.fingerprint if live else None, spec, t, live)
+            replays[name] = replay_cached(m, tkey, counter, choice, live.fingerprint if live else None, spec, agent, t,
+                                          live)
         except Exception as exc:  # noqa: BLE001 - any bad strategy is shown, never a traceback
             show_problems(f"Strategy '{name}' cannot run", [str(exc)])
     if len(replays) < 2:
         return
+    agent_caption(next(iter(replays.values())))
     st.dataframe(compare_table(replays), hide_index=True, width="stretch", key="compare_totals")
-    rkey = (m, tkey, counter, choice, live.fingerprint if live else None, tuple(specs.items()))
+    rkey = (m, tkey, counter, choice, live.fingerprint if live else None, tuple(specs.items()), agent)
     figs = session_figure(("compare", rkey), lambda: compare_timelines(replays))
     for k, fig in enumerate(figs):
         st.plotly_chart(mark_call(fig, call), key=f"compare_timeline_{k}", width="stretch")
@@ -467,6 +524,8 @@ def header(rp: Replay, t: Transcript, m: av.ManifestInput, name: str) -> None:
     st.caption(f"Manifest {av.code_span(m.name)} · transcript {av.code_span(name)} "
                f"({t.format}, {len(t.messages)} messages) · {totals['frames']} LLM calls · counter "
                f"**{rp.counter}** · summarizer **{rp.summarizer_label}**")
+    if rp.agent is not None:
+        st.caption(av.code_span(rp.agent.describe()))
 
 
 # --- page ----------------------------------------------------------------------------------------------------------
@@ -478,6 +537,7 @@ def main() -> None:
     transcript_sidebar()
     m, loaded, manifest_problems = resolve_manifest()
     tkey_src, t, transcript_problems = resolve_transcript()
+    agent_sidebar()
     live = replay_sidebar(loaded)
     show_problems("Manifest problem — showing the last valid manifest", manifest_problems)
     show_problems("Transcript problem — showing the last transcript that loaded", transcript_problems)
@@ -487,12 +547,13 @@ def main() -> None:
         return
     src, fmt, conv = tkey_src
     tkey = (src.key, fmt, conv)
-    counter, choice = ss.get("counter", "tiktoken"), ss.get("summarizer", "stand-in")
+    counter, choice = ss.get("counter", DEFAULT_POLICY.counter), ss.get("summarizer", "stand-in")
+    agent = (ss.get("agent_source", "auto"), ss.get("model_source", "auto"), av.is_sample_input(m))
     if choice == "live" and live is None:
         choice = "stand-in"  # nothing applied yet: never call a model the user has not confirmed
     live_id = live.fingerprint if live else None
     try:
-        rp = replay_cached(m, tkey, counter, choice, live_id, None, t, live)
+        rp = replay_cached(m, tkey, counter, choice, live_id, None, agent, t, live)
     except Exception as exc:  # noqa: BLE001 - a plugin or engine failure is shown, never a traceback
         show_problems("The replay failed", [str(exc)])
         manifest_tab(loaded, manifest_problems)
@@ -502,7 +563,7 @@ def main() -> None:
         st.warning("This transcript has no LLM call to show (no user or assistant message).")
         manifest_tab(loaded, manifest_problems)
         return
-    rkey = (m, tkey, counter, choice, live_id)
+    rkey = (m, tkey, counter, choice, live_id, agent)
     call = stepper(rp)
     timeline_view(rp, rkey, call)
     tabs = st.tabs(["This call", "Not sent & why", "Repairs", "Side by side", "Manifest", "Export"])
@@ -513,7 +574,7 @@ def main() -> None:
     with tabs[2]:
         repairs_tab(rp, call)
     with tabs[3]:
-        compare_tab(m, tkey, t, counter, choice, live, call)
+        compare_tab(m, tkey, t, counter, choice, live, call, agent)
     with tabs[4]:
         manifest_tab(loaded, manifest_problems)
     with tabs[5]:

@@ -7,8 +7,12 @@ append the adder to :data:`SUBCOMMANDS`; reuse :func:`add_manifest_options` and
 :func:`load_manifest_from_args` so every command reads manifests the same way.
 
 Exit status: 0 success, 1 invalid manifest content, 2 usage error or unusable input file
-(unreadable, too large, not UTF-8, YAML syntax), 3 internal error. Bad input never prints a
-traceback (set ``CONTEXT_INSPECTOR_DEBUG=1`` to see one for an internal error).
+(missing, unreadable, too large, not UTF-8, YAML syntax), 3 internal error. Bad input never prints a
+traceback (set ``CONTEXT_INSPECTOR_DEBUG=1`` to see one for an internal error). Every error is a
+line on stderr starting ``error:``; every warning one line starting ``warning:``.
+
+The command line sets the offline defaults for its own process (``LITELLM_LOCAL_MODEL_COST_MAP``,
+``TIKTOKEN_CACHE_DIR``; a value you set wins); importing the package never does.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from inspector import __version__
 from inspector.manifest import (
@@ -64,10 +68,43 @@ def load_manifest_from_args(args: argparse.Namespace, path: str, *, mode: str = 
                          overrides=getattr(args, "overrides", ()))
 
 
-def print_issues(issues: Sequence[Issue], *, prefix: str = "", stream: TextIO | None = None) -> None:
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and examples keep their line breaks; every option with a default shows it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS, []) or not action.option_strings:
+            return text
+        return text + " (default: %(default)s)"
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with the command line's error format: the usage, then one ``error:`` line (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        from inspector.redact import mask_text
+
+        self.exit(EXIT_USAGE, f"error: {mask_text(message)}\n")
+
+
+def add_parser(subparsers: SubParsers, name: str, summary: str, description: str,
+               examples: Sequence[str]) -> argparse.ArgumentParser:
+    """A subcommand with a one-line summary, a description and its examples (shown by ``--help``)."""
+    import textwrap
+
+    body = "\n".join(textwrap.fill(par, 96) for par in description.split("\n\n")[:1])
+    rest = description.split("\n\n", 1)[1:]
+    epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
+    return subparsers.add_parser(name, help=summary, description=body + ("\n\n" + rest[0] if rest else ""),
+                                 epilog=epilog, formatter_class=HelpFormatter)
+
+
+def print_issues(issues: Sequence[Issue], *, prefix: str = "error: ", stream: TextIO | None = None) -> None:
+    """One line per issue on stderr (``error: FILE:LINE: field.path: message``), secrets masked."""
     from inspector.redact import mask_text
 
-    out = stream if stream is not None else sys.stdout
+    out = stream if stream is not None else sys.stderr
     for issue in issues:  # an issue may quote the offending value, e.g. a key pasted into the wrong field
         print(f"{prefix}{mask_text(str(issue))}", file=out)
 
@@ -75,11 +112,14 @@ def print_issues(issues: Sequence[Issue], *, prefix: str = "", stream: TextIO | 
 # --- validate -------------------------------------------------------------------------------------
 
 def add_validate(subparsers: SubParsers) -> None:
-    p = subparsers.add_parser(
-        "validate", help="check a manifest strictly (every error with its field path and line)",
-        description="Validate an Agent manifest. Prints OK and any warnings (exit 0), or one "
-                    "'FILE:LINE: field.path: message' line per error (exit 1). An unreadable or "
-                    "syntactically invalid file exits 2.")
+    p = add_parser(
+        subparsers, "validate", "check a manifest strictly (every error with its field path and line)",
+        "Validate an Agent manifest. Prints OK on stdout and any warnings on stderr (exit 0), or one "
+        "'error: FILE:LINE: field.path: message' line per error on stderr (exit 1). A missing, "
+        "unreadable or syntactically invalid file exits 2.",
+        ["context-inspector validate sample_manifests/default.yaml",
+         "context-inspector validate agent.yaml --show",
+         "context-inspector validate agent.yaml --set spec.context_manager.params.keep_turns=3"])
     p.add_argument("file", metavar="FILE", help="manifest YAML file")
     p.add_argument("--show", action="store_true",
                    help="after OK, print the normalised settings (every default resolved) as JSON")
@@ -91,7 +131,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     try:
         loaded = load_manifest_from_args(args, args.file, mode="validate")
     except ManifestReadError as exc:
-        print_issues(exc.issues, stream=sys.stderr)
+        print_issues(exc.issues)
         return EXIT_USAGE
     except ManifestError as exc:
         print_issues(exc.issues)
@@ -109,13 +149,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
 # --- extension point ------------------------------------------------------------------------------
 
 SUBCOMMANDS: list[Callable[[SubParsers], None]] = [add_validate]
-"""Adders, in help order. Future: add_replay, add_compare, add_import, add_sweep."""
+"""Adders, in help order; the other commands' adders are in :data:`inspector.cli_commands.ADDERS`."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="context-inspector",
-        description="See exactly what your agent's model is sent on every call, and why.")
+    parser = ArgumentParser(
+        prog="context-inspector", formatter_class=HelpFormatter,
+        description="See exactly what your agent's model is sent on every call, and why.",
+        epilog="examples:\n"
+               "  context-inspector validate agent.yaml\n"
+               "  context-inspector replay agent.yaml run.json --format table\n"
+               "  context-inspector sweep agent.yaml tau_bench.json --grid keep_turns=2,4,6\n"
+               "  context-inspector app\n\n"
+               "`context-inspector COMMAND --help` explains each command.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     from inspector.cli_commands import ADDERS  # import, replay, compare, sweep (lazy: avoids a cycle)
@@ -127,6 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit status (argparse usage errors return 2, --help 0)."""
+    from inspector._env import apply_offline_defaults
+    from inspector.cli_output import install_warning_format
+
+    apply_offline_defaults()  # this process only: the CLI never reaches the network by itself
+    install_warning_format()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -136,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except ManifestReadError as exc:
-        print_issues(exc.issues, stream=sys.stderr)
+        print_issues(exc.issues)
         return EXIT_USAGE
     except ManifestError as exc:
         print_issues(exc.issues)
@@ -148,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         from inspector.redact import mask_text
 
-        print(f"context-inspector: internal error: {type(exc).__name__}: {mask_text(str(exc))}", file=sys.stderr)
+        print(f"error: internal error: {type(exc).__name__}: {mask_text(str(exc))}", file=sys.stderr)
         return EXIT_INTERNAL
 
 

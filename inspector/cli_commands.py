@@ -1,52 +1,141 @@
-"""The ``import``, ``replay``, ``compare`` and ``sweep`` subcommands (``validate`` lives in ``cli.py``).
+"""The ``import``, ``replay``, ``compare``, ``sweep``, ``observed`` and ``app`` subcommands
+(``validate`` lives in ``cli.py``).
 
-Each prints what the package computes (replay JSON, report tables): no budget logic here.
-Exit status: 0 ok, 1 invalid input (manifest content, transcript), 2 usage error / unreadable file.
+Each prints what the package computes (replay JSON, report tables, fleet summaries): no budget
+logic here. Output goes through :mod:`inspector.cli_output` (tables, progress, warnings, errors).
+Exit status: 0 ok, 1 invalid input (manifest content, transcript content), 2 usage error or an
+input file that cannot be read (a missing manifest and a missing transcript alike).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from inspector.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE, SubParsers, add_manifest_options, load_manifest_from_args
+from inspector import cli_output as co
+from inspector.cli import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    SubParsers,
+    add_manifest_options,
+    add_parser,
+    load_manifest_from_args,
+)
+from inspector.cli_output import Column
+
+OUTPUT_FORMATS = ("table", "json", "csv")
 
 
-def _write(text: str, out: str | None) -> None:
-    if out:
-        Path(out).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-    else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+class UsageError(Exception):
+    """A command-line mistake found after parsing (exit 2, ``error: <message>``)."""
 
 
-def _write_table(df: Any, fmt: str, out: str | None, key: str) -> None:
-    """A report table as ``{key: [rows]}`` JSON, CSV, or an aligned text table."""
-    if fmt == "json":
-        _write(json.dumps({key: df.to_dict(orient="records")}, ensure_ascii=False, indent=1), out)
-    elif fmt == "csv":
-        _write(df.to_csv(index=False), out)
-    else:
-        _write(df.to_string(index=False), out)
+# --- shared options ---------------------------------------------------------------------------------
+
+def _transcript_formats() -> list[str]:
+    from inspector.transcripts import list_formats
+
+    return list_formats()
 
 
-def _transcript(args: argparse.Namespace) -> Any:
-    from inspector.transcripts import load_transcript
+def _output_format(choices: Sequence[str]) -> Callable[[str], str]:
+    """``--format`` is always the *output* format; a transcript format given there gets a hint."""
 
-    return load_transcript(args.transcript, format=args.transcript_format, conversation=args.conversation)
+    def parse(text: str) -> str:
+        value = text.strip().lower()
+        if value in choices:
+            return value
+        if value in _transcript_formats() or value == "auto":
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is a transcript format: use --transcript-format {text} "
+                f"(--format is the output format: {', '.join(choices)})")
+        raise argparse.ArgumentTypeError(f"{text!r} is not an output format (choose from {', '.join(choices)})")
+
+    parse.__name__ = "output format"
+    return parse
 
 
-def _add_transcript_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--transcript-format", dest="transcript_format", default=None, metavar="FORMAT",
-                   help="transcript format (default: auto-detect); see `context-inspector import --help`")
-    p.add_argument("--conversation", type=int, default=0, metavar="N", help="conversation of a multi-conversation file")
+def _transcript_format(text: str) -> str:
+    value = text.strip().lower()
+    formats = _transcript_formats()
+    if value in formats:
+        return value
+    if value in OUTPUT_FORMATS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is an output format: use --format {text} (--transcript-format is the transcript's "
+            f"format: {', '.join(formats)})")
+    raise argparse.ArgumentTypeError(f"unknown transcript format {text!r} (known: {', '.join(formats)})")
+
+
+def _selection(text: str) -> Any:
+    from inspector.transcripts.selection import parse_selection
+
+    try:
+        return parse_selection(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_transcript_options(p: argparse.ArgumentParser, *, conversation: str = "0") -> None:
+    """``--transcript-format`` and ``--conversation``, the same on every command that reads transcripts."""
+    p.add_argument("--transcript-format", dest="transcript_format", default=None, type=_transcript_format,
+                   metavar="NAME", help=f"the transcript's format, one of: {', '.join(_transcript_formats())} "
+                                        "(default: detected from the content)")
+    p.add_argument("--conversation", type=_selection, default=conversation, metavar="N|A-B|all",
+                   help="which conversations of a multi-conversation file (tau-bench holds 200): one index, "
+                        "an inclusive range, or all")
+
+
+def add_output_options(p: argparse.ArgumentParser, *, default: str, choices: Sequence[str] = OUTPUT_FORMATS,
+                       table: bool = True) -> None:
+    p.add_argument("--format", dest="fmt", type=_output_format(choices), default=default, metavar="FORMAT",
+                   help=f"output format: {', '.join(choices)}")
+    p.add_argument("-o", "--output", default=None, metavar="FILE", help="write the output to FILE instead of stdout")
+    if table:
+        p.add_argument("--wide", action="store_true",
+                       help=f"tables: every column, no width limit (default: fit {co.TABLE_WIDTH} columns)")
+
+
+def _require_file(path: str, what: str) -> None:
+    """A missing or unreadable input file is a usage error (exit 2), whichever input it is."""
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"{path}: no such {what} file")
+    if not p.is_file():
+        raise UsageError(f"{path}: the {what} is not a file")
+    if not os.access(p, os.R_OK):
+        raise UsageError(f"{path}: the {what} file is not readable")
+
+
+def _transcripts(args: argparse.Namespace, paths: Sequence[str]) -> Iterator[Any]:
+    """Every selected conversation of every file, in order."""
+    from inspector.transcripts.selection import select_transcripts
+
+    for path in paths:
+        _require_file(path, "transcript")
+    for path in paths:
+        yield from select_transcripts(path, args.conversation, format=args.transcript_format)
+
+
+def _collect(args: argparse.Namespace, paths: Sequence[str]) -> list[Any]:
+    """Import the selected conversations (a spinner on a terminal: a big file takes a while)."""
+    with co.spinner(f"importing {', '.join(Path(p).name for p in paths)}"):
+        return list(_transcripts(args, paths))
+
+
+def _file_label(t: Any) -> str:
+    return Path(t.path).name if getattr(t, "path", None) else "<transcript>"
 
 
 def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Bad transcripts are invalid input (exit 1) with the file and line/index, never a traceback."""
+    """Bad transcripts and models are invalid input (exit 1) named by file and line or index;
+    unreadable files and late usage errors exit 2. Never a traceback."""
 
     def run(args: argparse.Namespace) -> int:
         import logging
@@ -59,39 +148,51 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
         from inspector.engine.registry import PluginLookupError
         from inspector.transcripts import TranscriptError
 
-        from inspector.redact import mask_text
+        from inspector.policy import MANIFEST_SUFFIXES
 
+        if getattr(args, "manifest", "") is None and str(getattr(args, "transcript", "")).lower().endswith(
+                MANIFEST_SUFFIXES):
+            co.error(f"{args.transcript} is a manifest; give a TRANSCRIPT after it")
+            return EXIT_USAGE
         try:
             return fn(args)
+        except UsageError as exc:
+            co.error(str(exc))
+            return EXIT_USAGE
         except (TranscriptError, ModelResolutionError, PluginLookupError, ArchiveError, CalibrationError) as exc:
-            print(f"error: {mask_text(str(exc))}", file=sys.stderr)
+            co.error(str(exc))
             return EXIT_INVALID
         except OSError as exc:
-            print(f"error: {mask_text(str(exc))}", file=sys.stderr)
+            co.error(str(exc))
             return EXIT_USAGE
 
     return run
 
 
 # --- import ---------------------------------------------------------------------------------------
-def add_import(sub: SubParsers) -> None:
-    from inspector.transcripts import list_formats
 
-    p = sub.add_parser("import", help="print the normalised OpenAI-shape transcript (JSON)",
-                       description=f"Import a transcript. Formats: {', '.join(list_formats())}.")
-    p.add_argument("transcript", metavar="TRANSCRIPT")
-    p.add_argument("--format", dest="transcript_format", default=None, help="transcript format (default: auto)")
-    p.add_argument("--conversation", type=int, default=0, metavar="N")
-    p.add_argument("-o", "--output", default=None, metavar="FILE")
+def add_import(sub: SubParsers) -> None:
+    p = add_parser(
+        sub, "import", "print the normalised OpenAI-shape transcript (JSON)",
+        "Import a transcript in any supported format and print it as one normalised OpenAI-shape "
+        "conversation, every message with its origin in the source file and every irregularity "
+        "reported (never repaired). Secrets are masked.",
+        ["context-inspector import run.traj",
+         "context-inspector import tau_bench_results.json --conversation 12 -o conv12.json",
+         "context-inspector import trace.jsonl --transcript-format mas-lab"])
+    p.add_argument("transcript", metavar="TRANSCRIPT", help="the transcript file")
+    add_transcript_options(p)
+    add_output_options(p, default="json", choices=("json",), table=False)
     p.set_defaults(handler=_guard(cmd_import))
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from inspector.redact import mask_secrets
     from inspector.transcripts import transcript_to_json
 
-    from inspector.redact import mask_secrets
-
-    _write(json.dumps(mask_secrets(transcript_to_json(_transcript(args))), ensure_ascii=False, indent=1), args.output)
+    items = [mask_secrets(transcript_to_json(t)) for t in _collect(args, [args.transcript])]
+    doc: Any = items[0] if args.conversation.single else {"transcripts": items}
+    co.write(json.dumps(doc, ensure_ascii=False, indent=1), args.output)
     return EXIT_OK
 
 
@@ -107,16 +208,67 @@ def _calibration(text: str) -> tuple[str, float]:
     return model.strip(), value
 
 
-def _add_replay_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("manifest", metavar="MANIFEST")
-    p.add_argument("transcript", metavar="TRANSCRIPT")
-    _add_transcript_options(p)
-    p.add_argument("--counter", choices=["tiktoken", "estimate"], default="tiktoken")
-    p.add_argument("--summarizer", choices=["manifest", "stand-in", "drop"], default="manifest",
-                   help="manifest: as configured (llm needs --model/--api-base, else it drops); stand-in: "
-                        "the labelled offline stand-in; drop")
-    p.add_argument("--model", default=None, help="live model for the llm summarizer (LiteLLM id)")
-    p.add_argument("--api-base", default=None, help="OpenAI-compatible endpoint for --model")
+FRAME_COLUMNS: tuple[Column, ...] = (
+    Column("call"), Column("turn"), Column("step", narrow=False), Column("payload_tokens", "sum"),
+    Column("system", "max", narrow=False), Column("summary", "max", narrow=False), Column("history", "max"),
+    Column("user", "max", narrow=False), Column("working_memory", "max", narrow=False),
+    Column("tool_schemas", "max", narrow=False), Column("input_budget", "min", narrow=False),
+    Column("headroom", "min"), Column("cm_action"), Column("trimmed", "sum"), Column("repairs", "sum"),
+    Column("forgotten", "sum"), Column("check"), Column("cost_usd", "sum", narrow=False),
+)
+"""Replay table columns; the totals row sums tokens sent, trims, repairs, forgotten references and
+cost, takes the largest band sizes and the least headroom."""
+
+
+def replays_json(replays: Sequence[tuple[Any, Any]], *, payloads: bool, single: bool) -> str:
+    """One replay document (a single conversation) or ``{"replays": [...]}``, each with its forgetting."""
+    from inspector.forgetting import replay_dumps
+
+    texts = [replay_dumps(rp, payloads=payloads) for _, rp in replays]
+    return texts[0] if single else '{"replays": [\n' + ",\n".join(texts) + "\n]}"
+
+
+def _add_policy_options(p: argparse.ArgumentParser) -> None:
+    """The replay policy (Q22): every default is :data:`inspector.policy.DEFAULT_POLICY`'s."""
+    from inspector.policy import COUNTERS, DEFAULT_POLICY, SOURCES, SUMMARIZER_MODES
+
+    d = DEFAULT_POLICY
+    p.add_argument("--counter", choices=COUNTERS, default=None,
+                   help=f"token counter for every decision: tiktoken (the model's real encoding) or estimate "
+                        f"(the reference runtime's character formulas); default {d.counter}")
+    p.add_argument("--summarizer", choices=SUMMARIZER_MODES, default=None,
+                   help=f"default {d.summarizer}: the manifest's summarizer, an llm one served by --model when given, "
+                        "else by the labelled offline stand-in; stand-in: the labelled offline stand-in (not a "
+                        "model); drop: fold without a summary; manifest: exactly as configured")
+    p.add_argument("--system", choices=SOURCES[1:], default=None,
+                   help="whose system text is sent (default: the transcript's own unless the manifest declares "
+                        "its own and is not a bundled sample)")
+    p.add_argument("--tools", choices=SOURCES[1:], default=None,
+                   help="whose tool schemas are sent (default: as --system, for spec.tools)")
+    p.add_argument("--model-from", dest="model_from", choices=SOURCES[1:], default=None,
+                   help="whose model sets the window and price (default: the manifest's if it names one, "
+                        "else the transcript's recorded model)")
+
+
+def _policy(args: argparse.Namespace) -> Any:
+    from inspector.policy import DEFAULT_POLICY
+
+    return DEFAULT_POLICY.with_(counter=args.counter, summarizer=getattr(args, "summarizer", None),
+                                system=args.system, tools=args.tools, model=args.model_from)
+
+
+def _state(lines: Any) -> None:
+    """The policy and the agent in force, on stderr (stdout stays the requested format)."""
+    for line in lines:
+        print(line, file=sys.stderr)
+
+
+def _add_replay_options(p: argparse.ArgumentParser, *, conversation: str = "0") -> None:
+    add_transcript_options(p, conversation=conversation)
+    _add_policy_options(p)
+    p.add_argument("--model", default=None, metavar="NAME",
+                   help="live model for the llm summarizer (a LiteLLM name; key from CONTEXT_INSPECTOR_API_KEY)")
+    p.add_argument("--api-base", default=None, metavar="URL", help="OpenAI-compatible endpoint for --model")
     p.add_argument("--summary-cache", default=None, metavar="DIR", help="cache real summaries on disk here")
     p.add_argument("--token-calibration", dest="token_calibration", default=None, type=_calibration,
                    metavar="MODEL=FACTOR", help="opt-in: divide the input ceiling by FACTOR (provider tokens per one "
@@ -125,52 +277,133 @@ def _add_replay_options(p: argparse.ArgumentParser) -> None:
     add_manifest_options(p)
 
 
-def _replay_kw(args: argparse.Namespace) -> dict[str, Any]:
-    """The replay options of the command line, as :func:`inspector.replay.replay` keywords."""
-    import os
-
+def _llm(args: argparse.Namespace) -> Any:
+    if not getattr(args, "model", None):
+        return None
     from inspector.engine.llm import LLMEngine
 
-    llm = None
-    if args.model:
-        llm = LLMEngine(model=args.model, api_base=args.api_base, api_key=os.environ.get("CONTEXT_INSPECTOR_API_KEY"))
-    return dict(counter=args.counter, summarizer=args.summarizer, llm=llm, summary_cache=args.summary_cache,
-                allow_imports=args.allow_imports,
+    return LLMEngine(model=args.model, api_base=args.api_base, api_key=os.environ.get("CONTEXT_INSPECTOR_API_KEY"))
+
+
+def _replay_kw(args: argparse.Namespace, llm: Any) -> dict[str, Any]:
+    """The replay options of the command line, as :func:`inspector.replay.replay` keywords."""
+    return dict(policy=_policy(args), llm=llm, summary_cache=args.summary_cache, allow_imports=args.allow_imports,
+                sample=_sample(args),
                 calibration=dict([args.token_calibration]) if args.token_calibration else None)
 
 
-def _replay(args: argparse.Namespace, manifest: Any = None) -> Any:
+def _replay(args: argparse.Namespace, manifest: Any, transcript: Any, llm: Any = None) -> Any:
     from inspector.replay import replay
 
-    loaded = manifest if manifest is not None else load_manifest_from_args(args, args.manifest)
-    return replay(loaded, _transcript(args), **_replay_kw(args))
+    return replay(manifest, transcript, **_replay_kw(args, llm))
+
+
+def _manifest_or_none(args: argparse.Namespace) -> Any:
+    """The manifest given, or (none given) the transcript's own agent with the ``--set`` overrides."""
+    if args.manifest is not None:
+        return _load_manifest(args)
+    from inspector.manifest import settings_from_dict
+    from inspector.policy import NO_MANIFEST
+
+    return settings_from_dict(dict(NO_MANIFEST), allow_imports=args.allow_imports, overrides=args.overrides)
+
+
+def _sample(args: argparse.Namespace) -> bool:
+    from inspector.policy import is_sample_manifest
+
+    return args.manifest is None or is_sample_manifest(args.manifest)
+
+
+def _split_paths(args: argparse.Namespace) -> None:
+    """``[MANIFEST] TRANSCRIPT...`` → ``args.manifest`` (or None) and ``args.transcripts``."""
+    from inspector.policy import split_manifest_argument
+
+    args.manifest, args.transcripts = split_manifest_argument(args.paths)
+    if not args.transcripts:
+        raise UsageError("give at least one TRANSCRIPT")
+
+
+def _load_manifest(args: argparse.Namespace) -> Any:
+    _require_file(args.manifest, "manifest")
+    return load_manifest_from_args(args, args.manifest)
 
 
 def add_replay(sub: SubParsers) -> None:
-    p = sub.add_parser("replay", help="replay a transcript through the engine, one frame per LLM call")
+    p = add_parser(
+        sub, "replay", "replay a transcript through the engine, one frame per LLM call",
+        "Replay a transcript under a manifest: for every LLM call the agent made, what our engine "
+        "would send (token bands, the context manager's action, trims, pairing repairs, the provider "
+        "check). JSON holds everything (with --payloads the exact messages); the table is a summary "
+        "with a totals row.",
+        ["context-inspector replay sample_manifests/small-window.yaml inspector/samples/demo_support.json "
+         "--format table",
+         "context-inspector replay agent.yaml tau_bench.json --conversation 0-9 --summarizer drop -o replays.json",
+         "context-inspector replay agent.yaml run.json --set spec.context_manager.params.keep_turns=3 --payloads"])
+    p.add_argument("manifest", metavar="MANIFEST", nargs="?", default=None,
+                   help="the agent manifest (YAML); omit it to replay the transcript as its own agent")
+    p.add_argument("transcript", metavar="TRANSCRIPT", help="the transcript file")
     _add_replay_options(p)
-    p.add_argument("--payloads", action="store_true", help="include each call's exact messages")
-    p.add_argument("--format", dest="fmt", choices=["json", "table", "csv"], default="json")
-    p.add_argument("-o", "--output", default=None, metavar="FILE")
+    p.add_argument("--payloads", action="store_true", help="JSON: include each call's exact messages")
+    add_output_options(p, default="json")
     p.set_defaults(handler=_guard(cmd_replay))
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
-    from inspector.report.tables import frames_table
+def _frame_rows(rp: Any, t: Any) -> list[dict[str, Any]]:
+    from inspector.report.tables import frames_table  # pandas: only for the table formats
 
-    rp = _replay(args)
+    from inspector.forgetting import forgotten_references
+
+    df = frames_table(rp).assign(forgotten=[len(x) for x in forgotten_references(rp)])
+    df.insert(0, "conversation", t.conversation)
+    df.insert(0, "transcript", _file_label(t))
+    return [dict(r) for r in df.to_dict(orient="records")]
+
+
+def _replay_title(rp: Any, t: Any) -> str:
+    return (f"{_file_label(t)} · conversation {t.conversation} · {len(rp.frames):,} calls · "
+            f"counter {rp.counter} · summarizer {rp.summarizer_label}")
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    loaded = _manifest_or_none(args)
+    transcripts = _collect(args, [args.transcript])
+    llm = _llm(args)
+    replays: list[tuple[Any, Any]] = []
+    with co.Progress("replaying", len(transcripts) if len(transcripts) > 1 else None) as bar:
+        for t in transcripts:
+            replays.append((t, _replay(args, loaded, t, llm)))
+            bar.advance()
+    for _, rp in replays[:1]:
+        _state(rp.stated())
     if args.fmt == "json":
-        _write(rp.dumps(payloads=args.payloads), args.output)
+        co.write(replays_json(replays, payloads=args.payloads, single=args.conversation.single), args.output)
     elif args.fmt == "csv":
-        _write(frames_table(rp).to_csv(index=False), args.output)
+        import pandas as pd
+
+        co.write(pd.DataFrame([r for t, rp in replays for r in _frame_rows(rp, t)]).to_csv(index=False), args.output)
     else:
-        _write(frames_table(rp)[["call", "turn", "step", "payload_tokens", "system", "summary", "history", "user",
-                                 "working_memory", "tool_schemas", "headroom", "cm_action", "trimmed", "repairs",
-                                 "check"]].to_string(index=False), args.output)
+        colour = co.stdout_colour(args.output)
+        co.write("\n".join(co.render_table(_frame_rows(rp, t), FRAME_COLUMNS, title=_replay_title(rp, t),
+                                           wide=args.wide, color=colour) for t, rp in replays), args.output)
     return EXIT_OK
 
 
 # --- compare --------------------------------------------------------------------------------------
+
+RUN_COLUMNS: tuple[Column, ...] = (
+    Column("transcript"), Column("conversation"), Column("strategy"), Column("frames", "sum"),
+    Column("tokens_sent", "sum"), Column("peak_payload", "max"), Column("over_budget", "sum"),
+    Column("summaries", "sum"), Column("summarizer_in_turn", "sum", narrow=False),
+    Column("summarizer_commit", "sum", narrow=False), Column("summarizer_failures", "sum", narrow=False), Column("trimmed", "sum"), Column("repairs", "sum"),
+    Column("folded", "sum", narrow=False), Column("cost_usd", "sum"),
+)
+FLEET_COLUMNS: tuple[Column, ...] = (
+    Column("conversations", "sum"), Column("conversations_over_budget", "sum"), Column("over_budget", "sum"),
+    Column("peak_payload", "max"), Column("summaries", "sum"), Column("trimmed", "sum"), Column("repairs", "sum"),
+    Column("cost_usd", "sum"), Column("errors", "sum"),
+)
+
+
 def _strategy(text: str) -> tuple[str, str]:
     name, sep, spec = text.partition("=")
     if not sep or not name.strip() or not spec.strip():
@@ -179,47 +412,111 @@ def _strategy(text: str) -> tuple[str, str]:
 
 
 def add_compare(sub: SubParsers) -> None:
-    p = sub.add_parser("compare", help="replay one transcript under several strategies, side by side")
+    p = add_parser(
+        sub, "compare", "replay transcripts under several strategies, side by side",
+        "Replay the same conversations under several context strategies (each a context_manager "
+        "value swapped into the manifest, or a whole manifest file) and tabulate their totals: one "
+        "row per file, conversation and strategy. Over more than one conversation a fleet summary "
+        "follows: per strategy, conversations over budget, peak payload, summaries, trims, repairs "
+        "and cost.",
+        ["context-inspector compare agent.yaml run.json --strategy window=sliding-window "
+         "--strategy 'sum={type: summarising, params: {keep_turns: 4}}'",
+         "context-inspector compare agent.yaml tau_bench.json --conversation all --strategy stack=stack "
+         "--strategy window=sliding-window --summarizer drop",
+         "context-inspector compare agent.yaml run.json --strategy a=agent-a.yaml --strategy b=agent-b.yaml "
+         "--format csv -o compare.csv"])
+    p.add_argument("paths", nargs="+", metavar="[MANIFEST] TRANSCRIPT",
+                   help="an optional base agent manifest (.yaml/.yml), then one or more transcript files")
     _add_replay_options(p)
     p.add_argument("--strategy", action="append", type=_strategy, required=True, metavar="NAME=SPEC",
-                   help="e.g. window=sliding-window or 'sum={type: summarising, params: {keep_turns: 4}}'; repeatable")
+                   help="a named strategy: a context_manager value (sliding-window, '{type: stack, params: "
+                        "{max_messages: 40}}') or a manifest file; repeatable")
     _add_dask_option(p)
-    p.add_argument("--format", dest="fmt", choices=["json", "table", "csv"], default="table")
-    p.add_argument("-o", "--output", default=None, metavar="FILE")
+    add_output_options(p, default="table")
     p.set_defaults(handler=_guard(cmd_compare))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from inspector.compare import infra_docs, strategy_manifest
-    from inspector.report.tables import compare_table
+    import pandas as pd
 
-    base = load_manifest_from_args(args, args.manifest)
+    from inspector.compare import infra_docs, strategy_manifest
+    from inspector.report.fleet import fleet_table
+    from inspector.report.tables import totals_row
+
     names = [n for n, _ in args.strategy]
     if len(set(names)) != len(names):
-        print("error: strategy names must be unique", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError("strategy names must be unique")
+    _split_paths(args)
+    base = _manifest_or_none(args)
     manifests = {name: strategy_manifest(base.raw, spec, file=base.file, infra_documents=infra_docs(base))
                  for name, spec in args.strategy}
+    transcripts = _collect(args, args.transcripts)
+    llm = _llm(args)
+    per_transcript: list[dict[str, Any]] = []
     if args.dask:
         from inspector.fleet import FleetError, connect, parse_dask, replay_on
 
         try:
             target = parse_dask(args.dask)
-            n = len(manifests)
-
-            def progress(done: int) -> None:  # one line per finished replay: a compare has a handful
-                print(f"compare: {done}/{n} replays", file=sys.stderr, flush=True)
-
-            with connect(target) as client:
-                replays = replay_on(client, manifests, _transcript(args), progress=progress, **_replay_kw(args))
-        except (ValueError, FleetError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        print(f"dask: {next(iter(replays.values())).fleet.words()}", file=sys.stderr)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        try:
+            with co.Progress("comparing on dask", len(transcripts) * len(manifests)) as bar, connect(target) as client:
+                for t in transcripts:
+                    per_transcript.append(replay_on(client, manifests, t, progress=lambda done: bar.advance(),
+                                                    **_replay_kw(args, llm)))
+        except FleetError as exc:
+            raise UsageError(str(exc)) from None
+        _state([f"dask: {next(iter(per_transcript[0].values())).fleet.words()}"] if per_transcript else [])
     else:
-        replays = {name: _replay(args, m) for name, m in manifests.items()}
-    _write_table(compare_table(replays), args.fmt, args.output, "strategies")
+        with co.Progress("comparing", len(transcripts) * len(manifests)) as bar:
+            for t in transcripts:
+                done: dict[str, Any] = {}
+                for name, manifest in manifests.items():
+                    done[name] = _replay(args, manifest, t, llm)
+                    bar.advance()
+                per_transcript.append(done)
+    rows: list[dict[str, Any]] = []
+    for t, replays in zip(transcripts, per_transcript, strict=True):
+        for name, rp in replays.items():
+            if not rows:
+                _state(rp.stated()[:2])
+            row = {"transcript": _file_label(t), "conversation": t.conversation}
+            row.update(totals_row(rp, name))
+            row["summaries"] = row["summarizer_in_turn"] + row["summarizer_commit"]  # model calls, both kinds
+            rows.append(row)
+    runs = pd.DataFrame(rows)
+    fleet = fleet_table(runs, ["strategy"]) if len(transcripts) > 1 else None
+    _write_runs(args, runs, RUN_COLUMNS, fleet, "strategies", transcripts,
+                fleet_title="fleet summary: per strategy, over every conversation")
     return EXIT_OK
+
+
+def _write_runs(args: argparse.Namespace, runs: Any, columns: Sequence[Column], fleet: Any, key: str,
+                transcripts: Sequence[Any], *, fleet_title: str, extra: dict[str, Any] | None = None) -> None:
+    """A per-run table (+ fleet summary over many conversations) as a table, JSON or CSV."""
+    if args.fmt == "json":
+        doc: dict[str, Any] = dict(extra or {})
+        doc[key] = json.loads(runs.to_json(orient="records"))
+        if fleet is not None:
+            doc["fleet"] = json.loads(fleet.to_json(orient="records"))
+        co.write(json.dumps(doc, ensure_ascii=False, indent=1), args.output)
+        return
+    if args.fmt == "csv":
+        co.write(runs.to_csv(index=False), args.output)
+        return
+    colour = co.stdout_colour(args.output)
+    many = len(transcripts) > 1
+    cols = list(columns) if many else [c for c in columns if c.key not in ("transcript", "conversation")]
+    title = None if many else f"{_file_label(transcripts[0])} · conversation {transcripts[0].conversation}"
+    text = co.render_table(runs.to_dict(orient="records"), cols, title=title, wide=args.wide, color=colour)
+    if fleet is not None:
+        lead = [Column(c) for c in fleet.columns if c not in {f.key for f in FLEET_COLUMNS}]
+        files = sorted({_file_label(t) for t in transcripts})
+        text += "\n" + co.render_table(
+            fleet.to_dict(orient="records"), [*lead, *FLEET_COLUMNS], wide=args.wide, color=colour,
+            title=f"{fleet_title} ({len(transcripts):,} conversations of {', '.join(files)})")
+    co.write(text, args.output)
 
 
 # --- sweep ----------------------------------------------------------------------------------------
@@ -230,93 +527,235 @@ def _add_dask_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_sweep(sub: SubParsers) -> None:
-    p = sub.add_parser("sweep", help="replay transcripts under every combination of a parameter grid")
-    p.add_argument("manifest", metavar="MANIFEST")
-    p.add_argument("transcripts", nargs="+", metavar="TRANSCRIPT")
+    from inspector.sweep import SHORT_NAMES
+
+    names = "\n".join(f"  {k:<18} {v}" for k, v in SHORT_NAMES.items())
+    p = add_parser(
+        sub, "sweep", "replay transcripts under every combination of a parameter grid",
+        "Replay every selected conversation of every transcript under every combination of the "
+        "--grid values (one row per file, conversation and combination; all cores by default), then "
+        "summarise the fleet per setting: conversations over budget, peak payload, summaries, trims, "
+        "repairs and cost. Without a manifest each transcript is replayed as its own agent.\n\n"
+        "Grid keys are dotted manifest paths or these short names:\n" + names,
+        ["context-inspector sweep agent.yaml tau_bench.json --grid keep_turns=2,4,6,8",
+         "context-inspector sweep agent.yaml a.json b.json --grid keep_turns=2,4 --grid hysteresis_ratio=0,0.1 "
+         "--conversation 0-49",
+         "context-inspector sweep run.json --grid context_manager=[stack,sliding-window] "
+         "--format csv -o sweep.csv"])
+    p.add_argument("paths", nargs="+", metavar="[MANIFEST] TRANSCRIPT",
+                   help="an optional agent manifest (.yaml/.yml), then one or more transcript files")
     p.add_argument("--grid", action="append", required=True, metavar="NAME=V1,V2,...",
-                   help="e.g. keep_turns=2,4,6 or spec.context_manager.params.hysteresis_ratio=0,0.1; repeatable")
-    p.add_argument("--format", dest="fmt", choices=["table", "csv", "json"], default="table")
-    p.add_argument("-o", "--output", default=None, metavar="FILE")
-    p.add_argument("--counter", choices=["tiktoken", "estimate"], default="estimate")
-    p.add_argument("--summarizer", choices=["stand-in", "drop", "manifest"], default="stand-in")
-    p.add_argument("--processes", type=int, default=None, metavar="N", help="worker processes (default: every core)")
+                   help="a grid axis: a short name (below) or a dotted manifest path, and its values "
+                        "(e.g. keep_turns=2,4,6 or spec.models[0].context_window=8000,16000); repeatable")
+    add_transcript_options(p, conversation="all")
+    _add_policy_options(p)
+    p.add_argument("--processes", type=int, default=None, metavar="N",
+                   help="worker processes (default: every core available; 1 = no pool)")
     _add_dask_option(p)
     p.add_argument("--dask-ship", dest="dask_ship", choices=["bytes", "path"], default="bytes",
                    help="with --dask: send transcripts to the workers as bytes (default) or let them read the "
                         "paths from shared storage")
+    add_output_options(p, default="table")
     add_manifest_options(p)
     p.set_defaults(handler=_guard(cmd_sweep))
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
-    from inspector.sweep import run_sweep_command
+SWEEP_RUN_LEAD: tuple[Column, ...] = (Column("transcript"), Column("conversation"))
+SWEEP_METRICS: tuple[Column, ...] = (
+    Column("frames", "sum", narrow=False), Column("tokens_sent", "sum"), Column("peak_payload", "max"),
+    Column("over_budget", "sum"), Column("summarizer_calls", "sum"), Column("trimmed", "sum"),
+    Column("repairs", "sum"), Column("cost_usd", "sum"), Column("error", narrow=False),
+)
 
-    return run_sweep_command(args.manifest, args.transcripts, args.grid, fmt=args.fmt, out=args.output,
-                             counter=args.counter, summarizer=args.summarizer, processes=args.processes,
-                             overrides=args.overrides, allow_imports=args.allow_imports, dask=args.dask,
-                             ship=args.dask_ship)
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from inspector.report.fleet import fleet_table
+    from inspector.sweep import combinations, param_columns, parse_grid, sweep
+
+    try:
+        grid = parse_grid(args.grid)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    _split_paths(args)
+    if args.manifest is not None:
+        _require_file(args.manifest, "manifest")
+    transcripts = _collect(args, args.transcripts)
+    total = len(transcripts) * len(combinations(grid))
+    policy = _policy(args)
+    _state([policy.describe()])
+    if args.dask:
+        from inspector.fleet import FleetError, FleetReport, connect, parse_dask
+
+        try:
+            target = parse_dask(args.dask)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        try:
+            with co.Progress("sweeping on dask", total) as bar, connect(target) as client:
+                df = sweep(args.manifest, transcripts, grid, policy=policy, overrides=args.overrides,
+                           allow_imports=args.allow_imports, progress=bar, client=client, ship=args.dask_ship)
+        except FleetError as exc:
+            raise UsageError(str(exc)) from None
+        _state([f"dask: {FleetReport(**df.attrs['fleet']).words()}"])
+    else:
+        with co.Progress("sweeping", total) as bar:
+            df = sweep(args.manifest, transcripts, grid, policy=policy,
+                       processes=args.processes, overrides=args.overrides, allow_imports=args.allow_imports,
+                       progress=bar)
+    params = param_columns(df)
+    fleet = fleet_table(df, params) if len(transcripts) > 1 else None
+    columns = [*SWEEP_RUN_LEAD, *(Column(p) for p in params), *SWEEP_METRICS]
+    _write_runs(args, df, columns, fleet, "rows", transcripts, extra={"grid": grid},
+                fleet_title="fleet summary: per setting, over every conversation")
+    failed = df[df["error"].notna()]
+    for _, row in failed.iterrows():
+        combo = ", ".join(f"{k}={row[k]}" for k in grid)
+        co.error(f"{row['transcript']} conversation {row['conversation']} [{combo}]: {row['error']}")
+    return EXIT_INVALID if len(failed) else EXIT_OK
 
 
 # --- observed -------------------------------------------------------------------------------------
+
+OBSERVED_COLUMNS: tuple[Column, ...] = (
+    Column("transcript"), Column("conversation"), Column("payload"), Column("label", narrow=False),
+    Column("turn"), Column("observed_messages", "sum", narrow=False), Column("engine_messages", "sum", narrow=False),
+    Column("observed_tokens", "sum"), Column("engine_tokens", "sum"), Column("identical"), Column("cm_action"),
+    Column("trimmed", "sum"), Column("repairs", "sum"), Column("repair_kinds", narrow=False), Column("check"),
+)
+
+
 def add_observed(sub: SubParsers) -> None:
-    p = sub.add_parser("observed", help="compare payloads a runtime recorded (mas-lab, Letta) with what the engine "
-                                        "would send for the same state")
-    p.add_argument("manifest", metavar="MANIFEST")
-    p.add_argument("transcript", metavar="TRANSCRIPT")
-    _add_transcript_options(p)
-    p.add_argument("--counter", choices=["tiktoken", "estimate"], default="estimate")
-    p.add_argument("--format", dest="fmt", choices=["json", "table", "csv"], default="table")
-    p.add_argument("-o", "--output", default=None, metavar="FILE")
+    p = add_parser(
+        sub, "observed", "compare payloads a runtime recorded (mas-lab, Letta) with what the engine would send",
+        "Some transcripts record the exact messages a runtime sent (mas-lab context_assembled events, "
+        "Letta's in-context window). For each recorded payload, rebuild the same state and let our "
+        "engine assemble the call: counts, tokens, whether the two are identical, what differs "
+        "(system text, tools, which rows), and what our engine would change. Without a manifest the "
+        "transcript's own agent is used.",
+        ["context-inspector observed mas_lab_trace.jsonl",
+         "context-inspector observed agent.yaml letta_agent.af --counter tiktoken --format json",
+         "context-inspector observed agent.yaml trace.jsonl --wide"])
+    p.add_argument("manifest", metavar="MANIFEST", nargs="?", default=None,
+                   help="agent manifest (omit it to compare with the transcript's own agent)")
+    p.add_argument("transcript", metavar="TRANSCRIPT", help="a transcript that records payloads")
+    add_transcript_options(p)
+    _add_policy_options(p)
+    add_output_options(p, default="table")
     add_manifest_options(p)
     p.set_defaults(handler=_guard(cmd_observed))
 
 
 def cmd_observed(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from inspector.observed import compare_observed
 
-    df = compare_observed(load_manifest_from_args(args, args.manifest), _transcript(args), counter=args.counter)
+    policy = _policy(args)
+    loaded = _manifest_or_none(args)
+    transcripts = _collect(args, [args.transcript])
+    _state([policy.describe()])
+    frames = []
+    for t in transcripts:
+        df = compare_observed(loaded, t, policy=policy, sample=_sample(args))
+        df.insert(0, "conversation", t.conversation)
+        df.insert(0, "transcript", _file_label(t))
+        frames.append(df)
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if df.empty:
-        print(f"error: {args.transcript} records no observed payloads (mas-lab and Letta files do)", file=sys.stderr)
+        co.error(f"{args.transcript} records no observed payloads (mas-lab and Letta files do)")
         return EXIT_INVALID
-    _write_table(df, args.fmt, args.output, "payloads")
+    if args.fmt == "json":
+        co.write(json.dumps({"payloads": json.loads(df.to_json(orient="records"))}, ensure_ascii=False, indent=1),
+                 args.output)
+    elif args.fmt == "csv":
+        co.write(df.to_csv(index=False), args.output)
+    else:
+        co.write(co.render_table(df.to_dict(orient="records"), OBSERVED_COLUMNS, wide=args.wide,
+                                 color=co.stdout_colour(args.output)), args.output)
     return EXIT_OK
 
 
 # --- calibrate ------------------------------------------------------------------------------------
+
 def add_calibrate(sub: SubParsers) -> None:
-    p = sub.add_parser("calibrate", help="our token counts beside the provider's reported usage, per call, and a "
-                                         "per-model correction factor",
-                       description="For every call whose provider usage the transcript records (Claude Code logs, "
-                                   "OpenAI request/response logs, ...): the provider's input tokens, ours (tiktoken "
-                                   "and estimate) for the same payload, the error, and the correction factor per "
-                                   "model. Apply a factor with --token-calibration MODEL=FACTOR on replay/compare or "
-                                   "spec.models[].token_calibration in the manifest.")
-    p.add_argument("transcript", metavar="TRANSCRIPT")
-    _add_transcript_options(p)
-    p.add_argument("--format", dest="fmt", choices=["json", "table", "csv"], default="table")
-    p.add_argument("-o", "--output", default=None, metavar="FILE")
+    p = add_parser(
+        sub, "calibrate", "our token counts beside the provider's reported usage, per call, and a correction factor",
+        "For every call whose provider usage the transcript records (Claude Code logs, OpenAI "
+        "request/response logs, ...): the provider's input tokens, ours (tiktoken and estimate) for the "
+        "same payload, the error, and the correction factor per model. Apply a factor with "
+        "--token-calibration MODEL=FACTOR on replay/compare or spec.models[].token_calibration in the "
+        "manifest.",
+        ["context-inspector calibrate inspector/samples/demo_calls.openai-log.jsonl",
+         "context-inspector calibrate session.jsonl --transcript-format claude-code --format json"])
+    p.add_argument("transcript", metavar="TRANSCRIPT", help="a transcript that records provider usage")
+    add_transcript_options(p)
+    add_output_options(p, default="table")
     p.set_defaults(handler=_guard(cmd_calibrate))
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from inspector.calibration import calibrate
 
-    cal = calibrate(_transcript(args))
+    transcripts = _collect(args, [args.transcript])
+    cal = calibrate(transcripts[0])
     if cal.calls.empty:
-        print(f"error: {args.transcript} records no provider usage per call: nothing to calibrate against",
-              file=sys.stderr)
+        co.error(f"{args.transcript} records no provider usage per call: nothing to calibrate against")
         return EXIT_INVALID
     if args.fmt == "json":
-        _write(json.dumps({"calls": json.loads(cal.calls.to_json(orient="records")),
-                           "factors": json.loads(cal.factors.to_json(orient="records")), "notes": cal.notes},
-                          ensure_ascii=False, indent=1), args.output)
+        co.write(json.dumps({"calls": json.loads(cal.calls.to_json(orient="records")),
+                             "factors": json.loads(cal.factors.to_json(orient="records")), "notes": cal.notes},
+                            ensure_ascii=False, indent=1), args.output)
     elif args.fmt == "csv":
-        _write(cal.calls.to_csv(index=False), args.output)
+        co.write(cal.calls.to_csv(index=False), args.output)
     else:
         text = cal.calls.to_string(index=False) + "\n\ncorrection factors (provider tokens per one of ours):\n" \
             + cal.factors.to_string(index=False) + "".join(f"\nnote: {n}" for n in cal.notes)
-        _write(text, args.output)
+        co.write(text, args.output)
     return EXIT_OK
 
 
-ADDERS = [add_import, add_replay, add_compare, add_sweep, add_observed, add_calibrate]
+# --- app ------------------------------------------------------------------------------------------
+
+def add_app(sub: SubParsers) -> None:
+    p = add_parser(
+        sub, "app", "start the inspector app (Streamlit) in your browser",
+        "Start the Streamlit inspector app with the same settings as `make run`: bound to 127.0.0.1, "
+        "no usage statistics, headless. Opens on TRANSCRIPT under --manifest when given, else on the "
+        "bundled demo under the bundled small-window sample.",
+        ["context-inspector app",
+         "context-inspector app my_run.json --manifest agent.yaml",
+         "context-inspector app --port 8600"])
+    p.add_argument("transcript", nargs="?", default=None, metavar="TRANSCRIPT",
+                   help="open this transcript (default: the bundled demo)")
+    p.add_argument("--manifest", default=None, metavar="FILE", help="open this manifest (default: a bundled sample)")
+    p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8501")), help="port to serve on")
+    p.add_argument("--dry-run", action="store_true", help="print the streamlit command instead of running it")
+    p.set_defaults(handler=_guard(cmd_app))
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    from inspector.bundled import app_command
+
+    for path, what in ((args.transcript, "transcript"), (args.manifest, "manifest")):
+        if path is not None:
+            _require_file(path, what)
+    cmd = app_command(transcript=args.transcript, manifest=args.manifest, port=args.port)
+    if args.dry_run:
+        import shlex
+
+        print(shlex.join(cmd))
+        return EXIT_OK
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":  # become the server: signals (Ctrl-C, terminate) reach Streamlit itself
+        os.execv(cmd[0], cmd)
+    import subprocess
+
+    try:
+        return subprocess.call(cmd)
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
+ADDERS = [add_import, add_replay, add_compare, add_sweep, add_observed, add_calibrate, add_app]
+

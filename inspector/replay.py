@@ -1,4 +1,4 @@
-"""Replay: drive the engine with a transcript, one frame per LLM call (ENGINE Part A §A2).
+"""Replay: drive the engine with a transcript, one frame per LLM call (docs/design.md §5).
 
 Each ``assistant`` message in the transcript is one LLM call: before it, the engine assembles the
 payload with working memory = the turn's rows so far (a **frame**); then the assistant message
@@ -13,6 +13,7 @@ byte-identical JSON (no clocks, no ordering by hash).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,10 +22,25 @@ from typing import Any
 
 from inspector.engine.assembler import Assembly, CommitRecord, ContextEngine, _as_settings
 from inspector.engine.llm import LLMEngine
+from inspector.engine.managers.summarising import is_summary_block
 from inspector.engine.summarizers.llm import SummaryCache
 from inspector.engine.types import Message
+from inspector.policy import (
+    DEFAULT_POLICY,
+    NO_MANIFEST,
+    SUMMARIZER_MODES,
+    AgentInForce,
+    ReplayPolicy,
+    is_sample_manifest,
+    resolve_agent,
+    summarizer_choice,
+)
 
-SUMMARIZER_MODES = ("manifest", "stand-in", "drop")
+__all__ = ["SUMMARIZER_MODES", "Commit", "Frame", "Replay", "replay"]
+
+SUMMARY_TRIMMED = "summary block computed but trimmed for budget (token trimmer): the model saw neither it " \
+                  "nor the turns it summarises"
+"""Why a computed summary block is not in the payload (Q18): the only cut that can remove one."""
 
 
 def _ranges(indices: Iterable[int]) -> list[tuple[int, int]]:
@@ -76,6 +92,14 @@ class Frame:
     summary_text: str | None
     warnings: list[str]
     summary_cost_usd: float | None = 0.0  # live summarizer calls made for this call (None = price unknown)
+    not_sent: list[dict[str, Any]] = field(default_factory=list)
+    """Synthesised rows computed for this call but not sent, each ``{kind, reason, tokens, content}``
+    (Q18: a summary block the trimmer removed is listed here, never shown as sent)."""
+
+    @property
+    def summary_sent(self) -> bool:
+        """Whether a summary block is in this call's payload."""
+        return "summary" in self.row_bands
 
     @property
     def input_budget(self) -> int:
@@ -92,7 +116,9 @@ class Frame:
             "payload_tokens": self.payload_tokens, "headroom": self.headroom, "cm": self.cm,
             "messages": len(self.refs), "trimmed": _expand(self.trimmed), "trimmed_synthetic": self.trimmed_synthetic,
             "folded": _expand(self.folded), "repairs": self.repairs, "check": self.check,
-            "cost_usd": self.cost_usd, "summary_cost_usd": self.summary_cost_usd, "usage": self.usage, "summary": self.summary_text, "warnings": self.warnings,
+            "cost_usd": self.cost_usd, "summary_cost_usd": self.summary_cost_usd, "usage": self.usage,
+            "summary": self.summary_text, "summary_sent": self.summary_sent, "not_sent": self.not_sent,
+            "warnings": self.warnings,
         }
         if transcript_messages is not None:
             rows = []
@@ -141,6 +167,17 @@ class Replay:
     tokens_computed: int = 0
     limits: dict[str, Any] = field(default_factory=dict)
     token_counter: Any = None  # the replay's own counter: reports reuse its per-message cache, never recount
+    policy: ReplayPolicy = DEFAULT_POLICY
+    summary_price_model: str | None = None  # the stand-in's estimated summaries are priced at this model's rates
+    agent: AgentInForce | None = None  # the system text, tools, model and window in force, with sources (Q21)
+
+    def stated(self) -> list[str]:
+        """What every face prints above a replay: the policy, the agent, the summarizer (Q21, Q22)."""
+        lines = [self.policy.describe()]
+        if self.agent is not None:
+            lines.append(self.agent.describe())
+        lines.append(f"summarizer: {self.summarizer_label}")
+        return lines
 
     @property
     def messages(self) -> list[Message]:
@@ -158,6 +195,7 @@ class Replay:
             "max_payload_tokens": max((f.payload_tokens for f in frames), default=0),
             "over_budget": sum(1 for f in frames if f.headroom < 0),
             "summarizer_calls": dict(self.summarizer_calls),
+            "folds": self.folds(),
             "summarizer_failures": self.summarizer_failures,
             "summary_cache_hits": self.summary_cache_hits,
             "repairs": sum(len(f.repairs) for f in frames),
@@ -169,6 +207,12 @@ class Replay:
             "cost_usd": total_cost,
         }
 
+    def folds(self) -> dict[str, int]:
+        """Older turns left out without a model call (Q20): ``drop``, or ``llm`` with no live model.
+        Shown beside, never inside, the summarizer calls."""
+        return {"in_turn": sum(1 for f in self.frames if f.cm["action"] == "dropped"),
+                "commit": sum(1 for c in self.commits if c.action == "dropped")}
+
     def to_json(self, *, payloads: bool = False) -> dict[str, Any]:
         t = self.transcript
         msgs = t.messages
@@ -176,7 +220,9 @@ class Replay:
             "transcript": {"format": t.format, "path": t.path, "conversation": getattr(t, "conversation", 0),
                            "messages": len(msgs), "turns": sum(1 for m in msgs if m.get("role") == "user")},
             "settings": {**self.settings.to_dict(), "counter": self.counter, "summarizer_mode": self.summarizer_mode,
-                         "summarizer_label": self.summarizer_label, "limits": self.limits},
+                         "summarizer_label": self.summarizer_label, "limits": self.limits,
+                         "policy": self.policy.as_dict(),
+                         "agent": self.agent.as_dict() if self.agent is not None else None},
             "frames": [f.to_json(msgs if payloads else None) for f in self.frames],
             "commits": [c.to_json() for c in self.commits],
             "totals": self.totals(),
@@ -219,6 +265,11 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, ref: dict[int, int], pr
             pre_ranges = [(first, last + 1)]
         pre_synth = sum(1 for m in pre[:3] if id(m) not in ref)  # a leading summary block, at most
     folded_refs = [ref[id(m)] for m in asm.cm.folded if id(m) in ref]
+    # a summary block can only stand at the head of the pre-cut prefix (a stack replay pre-cuts thousands of
+    # rows per call: never walk all of them), or among the trimmer's own few removals
+    cut_rows = [*pre[:3], *(rm.message for rm in asm.trimmer_removed)]
+    not_sent = [{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
+                for m in cut_rows if id(m) not in ref and is_summary_block(m)]
     b = asm.budget
     return Frame(
         turn=turn, step=step, at=at,
@@ -236,42 +287,59 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, ref: dict[int, int], pr
         folded=_ranges(folded_refs),
         repairs=[{**rp.as_dict(), "ref": None} for rp in asm.repairs], check=asm.check,
         cost_usd=None if price is None else round(asm.payload_tokens * price, 10),
-        usage=usage, summary_text=asm.cm.summary_text, warnings=list(asm.warnings),
+        usage=usage, summary_text=asm.cm.summary_text, warnings=list(asm.warnings), not_sent=not_sent,
     )
 
 
-def replay(manifest: Any, transcript: Any, *, counter: str = "tiktoken", summarizer: str | Any = "manifest",
+def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summarizer: str | Any = None,
            llm: LLMEngine | None = None, summary_cache: str | Path | SummaryCache | None = None,
-           allow_imports: Iterable[str] = (), calibration: Mapping[str, float] | None = None) -> Replay:
+           allow_imports: Iterable[str] = (), policy: ReplayPolicy | None = None, system: str | None = None,
+           tools: str | None = None, model: str | None = None, sample: bool | None = None,
+           calibration: Mapping[str, float] | None = None) -> Replay:
     """Replay ``transcript`` (an imported :class:`~inspector.transcripts.Transcript`) under ``manifest``.
+
+    ``manifest`` may be None: the transcript is replayed as its own agent (its system text, tools
+    and recorded model, the default strategy). ``policy`` defaults to
+    :data:`~inspector.policy.DEFAULT_POLICY`; ``counter``, ``summarizer``, ``system``, ``tools`` and
+    ``model`` change single fields of it (see :mod:`inspector.policy`). ``summarizer`` may also be
+    a summarizer object. ``sample`` says the manifest is a bundled sample (default: judged from its
+    file). What was in force is on the result: :attr:`Replay.policy`, :attr:`Replay.agent`.
 
     ``calibration`` (``{model: factor}``, opt-in) makes the budget apply a token correction factor
     for the manifest's model (see :mod:`inspector.calibration`); the manifest's own
     ``spec.models[].token_calibration`` applies otherwise. Every frame's budget states the factor
     in force and its source.
-
-    ``summarizer``: ``"manifest"`` uses the manifest's summarizer (``llm`` needs ``llm=`` a live
-    engine, otherwise it drops and warns), ``"stand-in"`` the labelled offline stand-in, ``"drop"``.
     """
+    custom = summarizer if summarizer is not None and not isinstance(summarizer, str) else None
+    pol = (policy or DEFAULT_POLICY).with_(counter=counter, summarizer=summarizer if custom is None else None,
+                                           system=system, tools=tools, model=model)
     cache = SummaryCache(summary_cache) if isinstance(summary_cache, (str, Path)) else summary_cache
-    settings = _as_settings(manifest, allow_imports)
-    tools = [dict(t) for t in settings.tools] if settings.tools else transcript.tools
-    engine = ContextEngine(settings, counter=counter, llm=llm, summarizer=summarizer, summary_cache=cache,
-                           allow_imports=allow_imports, tools=tools, calibration=calibration)
+    if sample is None:
+        sample = manifest is None or is_sample_manifest(
+            manifest if isinstance(manifest, (str, Path)) else getattr(manifest, "file", None))
+    settings, agent = resolve_agent(_as_settings(NO_MANIFEST if manifest is None else manifest, allow_imports),
+                                    transcript, pol, sample=sample)
+    mode = custom if custom is not None else summarizer_choice(settings, pol.summarizer, live=llm is not None)
+    engine = ContextEngine(settings, counter=pol.counter, llm=llm, summarizer=mode, summary_cache=cache,
+                           allow_imports=allow_imports, calibration=calibration)
+    agent = dataclasses.replace(agent, window=engine.limits.window, window_source=engine.limits.window_source)
     summ = getattr(engine.cm, "summarizer", None)
     label = getattr(summ, "label", None) or ("none" if summ is None else type(summ).__name__)
     if label == "llm" and getattr(summ, "engine", None) is None:
-        label = "llm (no live engine: behaves like drop)"
+        label = "llm without a live model (folds like drop: no call, no cost)"
     if label == "stand-in":
         label = "offline stand-in (not a model)"
-    rp = Replay(transcript, settings, engine.counter.name, summarizer if isinstance(summarizer, str) else "custom",
-                label, limits=engine.limits.as_dict())
+        if summ is not None and getattr(summ, "price_model", "") is None:  # priced at the summary model's rates
+            summ.price_model = _summary_model(settings, engine.limits.effective_model)
+    rp = Replay(transcript, settings, engine.counter.name, pol.summarizer if custom is None else "custom",
+                label, limits=engine.limits.as_dict(), policy=pol, agent=agent)
+    rp.summary_price_model = getattr(summ, "price_model", None)
     msgs: list[Message] = transcript.messages
     ref = {id(m): i for i, m in enumerate(msgs)}
     usage_by_index: dict[int, Any] = dict(getattr(transcript, "usage", {}) or {})
     price = engine.limits.input_cost_per_token
     conv = engine.conversation
-    manifest_system = bool(settings.injected_context or settings.memory_seeds or settings.parts)
+    transcript_system = agent.system == "transcript"
     turn, step, open_turn = 0, 0, False
 
     usage_log = getattr(summ, "usage", None)
@@ -306,7 +374,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str = "tiktoken", summari
     for i, m in enumerate(msgs):
         role = m.get("role")
         if role == "system":
-            if not manifest_system:
+            if transcript_system:
                 conv.system_message = m  # a mid-transcript system message replaces the band from here on
             continue
         if role == "user":
@@ -338,14 +406,23 @@ def _summary_cost(summ: Any) -> float | None:
     """USD of the live summarizer calls from their reported usage at the summary model's price."""
     usage = getattr(summ, "usage", None)
     if not usage:
-        return 0.0 if getattr(summ, "label", "") in ("drop", "llm") else (None if summ is not None else 0.0)
+        return 0.0 if getattr(summ, "label", "") in ("drop", "llm", "stand-in") else (None if summ is not None else 0.0)
     return _usage_cost(summ, usage)
+
+
+def _summary_model(settings: Any, agent_model: str | None) -> str | None:
+    """The model an ``llm`` summarizer would use under these settings (how the stand-in is priced)."""
+    from inspector.engine.summarizers.llm import resolve_summary_model
+
+    binding = getattr(settings, "summarizer", None)
+    requested = binding.params.get("model") if binding is not None else None
+    return resolve_summary_model(requested, settings.models, agent_model)[0]
 
 
 def _usage_cost(summ: Any, usage: Sequence[dict[str, Any]]) -> float | None:
     from inspector.engine.limits import litellm_model_info
 
-    info = litellm_model_info(str(getattr(summ, "model", "") or "")) or {}
+    info = litellm_model_info(str(getattr(summ, "price_model", None) or getattr(summ, "model", "") or "")) or {}
     pin, pout = info.get("input_cost_per_token"), info.get("output_cost_per_token")
     if pin is None:
         return None

@@ -24,11 +24,9 @@ import concurrent.futures as cf
 import copy
 import itertools
 import json
-import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -36,19 +34,13 @@ import yaml
 
 from inspector.manifest import ManifestError, compaction_to_context_manager, load_manifest, set_dotted
 
-SHORT_NAMES: dict[str, str] = {
-    "keep_turns": "spec.context_manager.params.keep_turns",
-    "hysteresis_ratio": "spec.context_manager.params.hysteresis_ratio",
-    "summary_threshold": "spec.context_manager.params.summary_threshold",
-    "max_messages": "spec.context_manager.params.max_messages",
-    "context_manager": "spec.context_manager",
-}
-"""Short grid names and the manifest field each one sets."""
+from inspector.manifest.overrides import SHORT_NAMES, resolve_override_path  # one table for --set and --grid
 
 METRIC_COLUMNS: tuple[str, ...] = (
-    "frames", "tokens_sent", "peak_payload", "input_budget", "min_headroom", "over_budget",
+    "user_turns", "frames", "tokens_sent", "peak_payload", "input_budget", "min_headroom", "over_budget",
     "summarizer_calls", "summarizer_in_turn", "summarizer_commit", "summarizer_failures",
     "messages_summarised", "messages_dropped", "folded", "trimmed", "repairs", "checks_failed",
+    "forgotten", "forgotten_calls", "needing_calls", "forgotten_per_call", "forgotten_ids",
     "payload_cost_usd", "summary_cost_usd", "cost_usd",
 )
 """Per-run numbers, in column order. ``tokens_sent`` = total input tokens over every call;
@@ -56,11 +48,17 @@ METRIC_COLUMNS: tuple[str, ...] = (
 (max_tokens − reserve − margin) of the run; ``over_budget`` = calls whose payload exceeded it;
 ``messages_summarised`` / ``messages_dropped`` = distinct transcript messages folded into a summary /
 left out without one by the context manager (in a call or at a commit); ``folded``, ``trimmed`` and
-``repairs`` are summed over calls as in :func:`inspector.report.tables.totals_row`. Costs are USD;
-``cost_usd`` is ``None`` when part of it has no price (e.g. the offline stand-in summarizer)."""
+``repairs`` are summed over calls as in :func:`inspector.report.tables.totals_row`. ``user_turns`` =
+user messages in the transcript. Forgetting (:mod:`inspector.forgetting`): ``forgotten`` = (call,
+identifier) pairs a call needed and could no longer see, ``forgotten_calls`` = calls that forgot at
+least one, ``needing_calls`` = calls that needed an identifier an earlier message held,
+``forgotten_per_call`` = forgotten ÷ needing_calls, ``forgotten_ids`` = the distinct identifiers as
+JSON text (a list, in order of first loss). Costs are USD; ``summary_cost_usd`` for the offline
+stand-in is an *estimate* (its estimated tokens at the summary model's rates; ``summary_cost_basis``
+says which); ``cost_usd`` is ``None`` when part of it has no price."""
 
-INFO_COLUMNS: tuple[str, ...] = ("summarizer", "counter", "error")
-NON_PARAM_COLUMNS = frozenset(("transcript", *METRIC_COLUMNS, *INFO_COLUMNS))
+INFO_COLUMNS: tuple[str, ...] = ("summary_cost_basis", "summarizer", "counter", "error")
+NON_PARAM_COLUMNS = frozenset(("transcript", "conversation", *METRIC_COLUMNS, *INFO_COLUMNS))
 
 _SUMMARY_ACTIONS = frozenset(("summarized", "reused"))
 _DROP_ACTIONS = frozenset(("dropped", "window-slid", "stack-capped"))
@@ -83,7 +81,7 @@ def apply_params(doc: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str,
     Shallower paths first, so a whole ``context_manager`` is replaced before its params are set.
     When a parameter touches ``spec.context_manager`` and the manifest only has the
     ``working_memory.compaction`` shorthand, the shorthand is first written out as the
-    ``context_manager`` it stands for (ENGINE §2.4), so the rest of it (summarizer model, threshold)
+    ``context_manager`` it stands for (docs/design.md §2.4), so the rest of it (summarizer model, threshold)
     is kept rather than silently replaced by defaults."""
     out = copy.deepcopy(dict(doc))
     paths = [(resolve_key(k), v) for k, v in params.items()]
@@ -116,9 +114,10 @@ def _materialise_compaction(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, transcript: Any,
-              params: Mapping[str, Any], counter: str = "estimate", summarizer: str = "stand-in", *,
+              params: Mapping[str, Any], counter: str | None = None, summarizer: str | None = None, *,
               manifest_file: str | None = None, allow_imports: Iterable[str] = (), llm: Any = None,
-              summary_cache: str | os.PathLike[str] | None = None, on_error: OnError = "record") -> dict[str, Any]:
+              summary_cache: str | os.PathLike[str] | None = None, on_error: OnError = "record",
+              policy: Any = None) -> dict[str, Any]:
     """One sweep row: replay ``transcript`` under ``manifest_doc`` with ``params`` applied.
 
     A pure function of its arguments — no clocks, no global state, nothing shared between calls —
@@ -145,7 +144,8 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     :class:`~inspector.engine.llm.LLMEngine`) lets ``summarizer="manifest"`` call a real model and
     ``summary_cache`` (a folder) reuses its summaries across runs.
 
-    Returns ``{"transcript", <each param>, <METRIC_COLUMNS>, "summarizer", "counter", "error"}``.
+    Returns ``{"transcript", "conversation", <each param>, <METRIC_COLUMNS>, "summarizer", "counter",
+    "error"}``.
     With ``on_error="record"`` an invalid combination (e.g. ``keep_turns`` on a ``stack`` manager)
     or an unreadable transcript gives a row whose metrics are ``None`` and whose ``error`` says why;
     ``"raise"`` re-raises instead.
@@ -155,15 +155,20 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     from inspector.manifest import settings_from_dict
     from inspector.replay import replay
 
+    from inspector.policy import DEFAULT_POLICY, is_sample_manifest
+
+    pol = (policy or DEFAULT_POLICY).with_(counter=counter, summarizer=summarizer)  # Q22: one default policy
+    counter, summarizer = pol.counter, pol.summarizer
     doc, file = _manifest_source(manifest_doc, manifest_file)
-    row: dict[str, Any] = {"transcript": transcript_label(transcript)}
+    row: dict[str, Any] = {"transcript": transcript_label(transcript),
+                           "conversation": getattr(transcript, "conversation", 0)}
     row.update({k: param_value(v) for k, v in params.items()})
     try:
         loaded = settings_from_dict(apply_params(doc, params), file=file, allow_imports=allow_imports,
                                     base_dir=Path(file).parent if file else None)
-        rp = replay(loaded, _load(transcript), counter=counter, summarizer=summarizer, llm=llm,
+        rp = replay(loaded, _load(transcript), policy=pol, llm=llm,
                     summary_cache=None if summary_cache is None else os.fspath(summary_cache),
-                    allow_imports=allow_imports)
+                    allow_imports=allow_imports, sample=manifest_doc is None or is_sample_manifest(file))
     except (ManifestError, ValueError, ModelResolutionError, PluginLookupError, OSError) as exc:
         if on_error == "raise":
             raise
@@ -171,20 +176,37 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
         row.update(summarizer=summarizer, counter=counter, error=f"{type(exc).__name__}: {exc}")
         return row
     row.update(run_metrics(rp))
-    row.update(summarizer=rp.summarizer_label, counter=rp.counter, error=None)
+    row.update(summary_cost_basis=summary_cost_basis(rp), summarizer=rp.summarizer_label, counter=rp.counter,
+               error=None)
     return row
+
+
+def summary_cost_basis(rp: Any) -> str:
+    """How ``summary_cost_usd`` was obtained: ``estimate (stand-in at <model> rates)``, ``reported``
+    (a live model's usage at its rates), ``none (no summary calls)`` or ``unpriced``."""
+    calls = sum(rp.summarizer_calls.values())
+    summ_label = str(rp.summarizer_label)
+    if "stand-in" in summ_label:
+        model = rp.summary_price_model
+        basis = f"estimate (stand-in at {model} rates)" if rp.summary_cost_usd is not None else "unpriced (stand-in)"
+        return basis if calls else "none (no summary calls)"
+    if not calls:
+        return "none (no summary calls)"
+    return "reported" if rp.summary_cost_usd is not None else "unpriced"
 
 
 def run_metrics(rp: Any) -> dict[str, Any]:
     """The :data:`METRIC_COLUMNS` of one replay, from its totals and frames."""
+    from inspector.forgetting import call_needs, forgetting_totals
     from inspector.report.tables import frames_table, totals_row
 
     base = totals_row(rp)
+    lost = forgetting_totals(call_needs(rp))
     t = rp.totals()
     ft = frames_table(rp)
     summarised, dropped = _folded_messages(rp)
     out = {
-        "frames": base["frames"], "tokens_sent": base["tokens_sent"], "peak_payload": base["peak_payload"],
+        "user_turns": sum(1 for m in rp.messages if m.get("role") == "user"), "frames": base["frames"], "tokens_sent": base["tokens_sent"], "peak_payload": base["peak_payload"],
         "input_budget": int(ft["input_budget"].min()) if len(ft) else None,
         "min_headroom": int(ft["headroom"].min()) if len(ft) else None,
         "over_budget": base["over_budget"],
@@ -194,6 +216,9 @@ def run_metrics(rp: Any) -> dict[str, Any]:
         "messages_summarised": len(summarised), "messages_dropped": len(dropped),
         "folded": base["folded"], "trimmed": base["trimmed"], "repairs": base["repairs"],
         "checks_failed": t["checks_failed"],
+        "forgotten": lost["forgotten"], "forgotten_calls": lost["forgotten_calls"],
+        "needing_calls": lost["needing_calls"], "forgotten_per_call": lost["forgotten_per_call"],
+        "forgotten_ids": json.dumps(lost["forgotten_ids"], ensure_ascii=False),
         "payload_cost_usd": t["payload_cost_usd"], "summary_cost_usd": t["summary_cost_usd"], "cost_usd": t["cost_usd"],
     }
     return {k: out[k] for k in METRIC_COLUMNS}
@@ -214,6 +239,10 @@ def _folded_messages(rp: Any) -> tuple[set[int], set[int]]:
 
 
 def _manifest_source(manifest: Any, file: str | None) -> tuple[dict[str, Any], str | None]:
+    if manifest is None:  # no manifest: each transcript replayed as its own agent (Q21)
+        from inspector.policy import NO_MANIFEST
+
+        return copy.deepcopy(NO_MANIFEST), None
     if isinstance(manifest, (str, os.PathLike)):
         loaded = load_manifest(os.fspath(manifest))
         return dict(loaded.raw), file or loaded.file
@@ -299,8 +328,8 @@ def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
 
 # --- the sweep ------------------------------------------------------------------------------------
 
-def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *, counter: str = "estimate",
-          summarizer: str = "stand-in", processes: int | None = None, progress: Progress | bool | None = None,
+def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *, counter: str | None = None,
+          summarizer: str | None = None, policy: Any = None, processes: int | None = None, progress: Progress | bool | None = None,
           llm: Any = None, summary_cache: str | os.PathLike[str] | None = None, overrides: Iterable[str] = (),
           allow_imports: Iterable[str] = (), on_error: OnError = "record", client: Any = None,
           ship: str = "bytes") -> Any:
@@ -326,12 +355,14 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     overrides = list(overrides)
     if overrides:
         doc = apply_overrides(doc, overrides)
+    for key in grid:  # a grid key that names no field is a usage error, not a column of identical runs
+        resolve_override_path(key, doc)
     single = isinstance(transcripts, (str, os.PathLike)) or hasattr(transcripts, "messages")
     items = [transcripts] if single else list(transcripts)
     combos = combinations(grid)
     labels = _unique_labels(items)
     tasks = [(t, combo) for t in items for combo in combos]
-    kw = dict(manifest_file=file, allow_imports=tuple(allow_imports), llm=llm,
+    kw = dict(manifest_file=file, allow_imports=tuple(allow_imports), llm=llm, policy=policy,
               summary_cache=os.fspath(summary_cache) if summary_cache is not None else None, on_error=on_error)
     report = _progress_reporter(progress, len(tasks))
     rows: list[dict[str, Any] | None] = [None] * len(tasks)
@@ -362,7 +393,8 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     for i, row in enumerate(rows):
         assert row is not None
         row["transcript"] = labels[i // len(combos)]
-    columns = ["transcript", *grid.keys(), *METRIC_COLUMNS, *INFO_COLUMNS]
+        row["conversation"] = getattr(items[i // len(combos)], "conversation", 0)
+    columns = ["transcript", "conversation", *grid.keys(), *METRIC_COLUMNS, *INFO_COLUMNS]
     df = pd.DataFrame(rows, columns=columns)
     if fleet is not None:
         df.attrs["fleet"] = fleet.as_dict()
@@ -381,10 +413,12 @@ def _worker_count(processes: int | None, tasks: int) -> int:
 
 
 def _unique_labels(items: Sequence[Any]) -> list[str]:
-    """Base names when they are unique (short legends), the full labels otherwise."""
-    full = [transcript_label(t) for t in items]
-    short = [Path(s.split("#")[0]).name + (f"#{s.split('#', 1)[1]}" if "#" in s else "") for s in full]
-    return short if len(set(short)) == len(short) else full
+    """The file of each item (the ``conversation`` column says which conversation): base names
+    when (base name, conversation) pairs are unique (short legends), the full paths otherwise."""
+    full = [transcript_label(t).split("#")[0] for t in items]
+    convs = [getattr(t, "conversation", 0) for t in items]
+    short = [Path(s).name for s in full]
+    return short if len(set(zip(short, convs))) == len(set(zip(full, convs))) else full
 
 
 def _progress_reporter(progress: Progress | bool | None, total: int) -> Callable[[int], None]:
@@ -433,7 +467,9 @@ def cost_column(df: Any) -> str | None:
 
 
 def by_setting(df: Any) -> Any:
-    """One row per grid combination, summed over transcripts (peak and budget: worst case).
+    """One row per grid combination, summed over transcripts (peak and budget: worst case;
+    ``user_turns``: the longest transcript; ``forgotten_ids``: the union; ``forgotten_per_call``
+    recomputed from the sums).
 
     Costs are summed only when every transcript has one (otherwise ``None``); ``runs`` counts the
     transcripts and ``errors`` the runs that failed. Rows keep the grid order."""
@@ -446,13 +482,23 @@ def by_setting(df: Any) -> Any:
     def total_or_none(s: pd.Series) -> float | None:
         return round(float(s.sum()), 8) if s.notna().all() else None
 
+    def union_ids(s: pd.Series) -> str:
+        ids: list[str] = []
+        for text in s.dropna():
+            ids.extend(x for x in json.loads(text) if x not in ids)
+        return json.dumps(ids, ensure_ascii=False)
+
     agg: dict[str, Any] = {c: "sum" for c in METRIC_COLUMNS}
-    agg.update(peak_payload="max", input_budget="min", min_headroom="min", payload_cost_usd=total_or_none,
-               summary_cost_usd=total_or_none, cost_usd=total_or_none)
+    agg.update(user_turns="max", peak_payload="max", input_budget="min", min_headroom="min",
+               payload_cost_usd=total_or_none, summary_cost_usd=total_or_none, cost_usd=total_or_none,
+               forgotten_ids=union_ids)
     grouped = work.groupby(keys, sort=False, dropna=False)
     out = grouped.agg(agg)
+    need = out["needing_calls"].astype(float)
+    out["forgotten_per_call"] = (out["forgotten"].astype(float) / need.where(need > 0)).fillna(0.0).round(4)
     out.insert(0, "runs", grouped.size())
     out.insert(1, "errors", grouped["error"].agg(lambda s: int(s.notna().sum())))
+    out["summary_cost_basis"] = grouped["summary_cost_basis"].first()
     out["summarizer"] = grouped["summarizer"].first()
     out = out.reset_index()
     if not params:
@@ -460,156 +506,11 @@ def by_setting(df: Any) -> Any:
     return out
 
 
-@dataclass(frozen=True)
-class Recommendation:
-    """The pick of :func:`recommend`: the grid values, the ranking column and the words for it."""
-
-    setting: dict[str, Any] | None  # grid values of the pick; None when no setting qualifies
-    metric: str  # column the qualifying settings were ranked on (lowest wins)
-    row: dict[str, Any] | None  # the pick's row of by_setting()
-    qualifying: int  # settings that never went over budget (and passed the other filters)
-    text: str  # Markdown explanation, every number taken from the table
-
-
-def recommend(df: Any, *, allow_trims: bool = True, max_summarizer_calls: int | None = None) -> Recommendation:
-    """The cheapest setting that never sends a payload over the input budget.
-
-    ``df`` is a sweep table or its :func:`by_setting` aggregate. A setting qualifies when no run
-    failed and no call went over budget (``allow_trims=False``: the trimmer never had to cut either,
-    i.e. the context manager alone kept the history within budget; ``max_summarizer_calls``: at most
-    that many summarizer calls over all transcripts). Qualifying settings are ranked by
-    :func:`cost_column` (or total input tokens when a run has no price), then by fewer summarizer
-    calls, fewer trimmed messages, and grid order. Deterministic."""
-    agg = df if "runs" in df.columns else by_setting(df)
-    params = param_columns(agg.drop(columns=["runs", "errors"]))
-    metric = cost_column(agg) or "tokens_sent"
-    ok = agg[(agg["errors"] == 0) & (agg["over_budget"] == 0)]
-    filters = []
-    if not allow_trims:
-        ok = ok[ok["trimmed"] == 0]
-        filters.append("the trimmer never had to cut")
-    if max_summarizer_calls is not None:
-        ok = ok[ok["summarizer_calls"] <= max_summarizer_calls]
-        filters.append(f"at most {max_summarizer_calls} summarizer calls")
-    ranked = ok.assign(_order=range(len(ok))).sort_values(
-        [metric, "summarizer_calls", "trimmed", "_order"], kind="mergesort")
-    n_all, n_ok = len(agg), len(ranked)
-    runs = int(agg["runs"].max()) if n_all else 0
-    scope = f"{n_all} setting(s) swept over {runs} transcript(s)"
-    if n_ok == 0:
-        return Recommendation(None, metric, None, 0, _no_pick_text(agg, params, scope, filters))
-    best = ranked.iloc[0]
-    setting = {p: _plain(best[p]) for p in params}
-    text = _pick_text(agg, ranked, params, metric, scope, filters)
-    return Recommendation(setting, metric, {k: _plain(v) for k, v in best.items() if k != "_order"}, n_ok, text)
-
-
-_METRIC_WORDS = {
-    "cost_usd": "total cost (the agent's calls and the summarizer's)",
-    "payload_cost_usd": "cost of the agent's own calls",
-    "tokens_sent": "total input tokens (no price is known for this model)",
-}
-
-
-def _plain(v: Any) -> Any:
-    if hasattr(v, "item"):
-        v = v.item()
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    return v
-
-
-def _setting_words(row: Any, params: Sequence[str]) -> str:
-    return ", ".join(f"{p} = {_plain(row[p])}" for p in params) or "the manifest as written"
-
-
-def _money(v: Any) -> str:
-    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"${float(v):,.4f}"
-
-
-def _value_words(metric: str, v: Any) -> str:
-    return f"{int(v):,} input tokens" if metric == "tokens_sent" else _money(v)
-
-
-def _pick_text(agg: Any, ranked: Any, params: Sequence[str], metric: str, scope: str, filters: list[str]) -> str:
-    best = ranked.iloc[0]
-    budget = int(best["input_budget"])
-    budgets = sorted({int(b) for b in agg["input_budget"].dropna()})
-    budget_words = f"the input budget ({budget:,} tokens: window − completion reserve − safety margin)" \
-        if len(budgets) == 1 else "their input budget (window − completion reserve − safety margin)"
-    n_ok = len(ranked)
-    over = agg[agg["over_budget"] > 0]
-    lines = [f"**Recommendation: {_setting_words(best, params)}**"]
-    lead = f"Of {scope}, {n_ok} never sent a payload over {budget_words}"
-    lead += f" and met the filters ({'; '.join(filters)})." if filters else "."
-    if len(over):
-        worst = over.sort_values("over_budget", ascending=False, kind="mergesort").iloc[0]
-        lead += (f" {len(over)} went over at least once (worst: {_setting_words(worst, params)}, "
-                 f"{int(worst['over_budget'])} call(s) over budget).")
-    lines.append(lead)
-    peak = int(best["peak_payload"])
-    pct = 100.0 * peak / budget if budget else 0.0
-    body = (f"Ranked by {_METRIC_WORDS[metric]}, the cheapest is {_setting_words(best, params)}: "
-            f"{_value_words(metric, best[metric])} over {int(best['frames']):,} LLM call(s), "
-            f"{int(best['tokens_sent']):,} input tokens in all, and a peak payload of {peak:,} tokens "
-            f"({pct:.0f} % of the budget).")
-    if n_ok > 1:
-        dearest = ranked.iloc[-1]
-        if float(dearest[metric]) > 0 and float(dearest[metric]) != float(best[metric]):
-            saving = 100.0 * (1 - float(best[metric]) / float(dearest[metric]))
-            body += (f" That is {saving:.0f} % less than the most expensive qualifying setting "
-                     f"({_setting_words(dearest, params)}: {_value_words(metric, dearest[metric])}).")
-        ties = ranked[ranked[metric] == best[metric]]
-        if len(ties) > 1:
-            body += (f" {len(ties)} settings tie on that; the pick has the fewest summarizer calls, then the "
-                     "fewest trimmed messages, then comes first in the grid.")
-    lines.append(body)
-    calls = int(best["summarizer_calls"])
-    trade = (f"The price of that saving: the summarizer is called {calls} time(s) "
-             f"({int(best['summarizer_in_turn'])} during a turn, {int(best['summarizer_commit'])} at a commit), "
-             f"{int(best['messages_summarised'])} message(s) are folded into summaries")
-    dropped = int(best["messages_dropped"])
-    trade += f" and {dropped} dropped without one" if dropped else ""
-    trimmed = int(best["trimmed"])
-    trade += (f"; the token trimmer removed {trimmed} message(s) over all calls, so the context manager alone "
-              "did not keep the history within budget." if trimmed else "; the trimmer never had to cut.")
-    if int(best["repairs"]):
-        trade += (f" The pairing repair stepped in {int(best['repairs'])} time(s) over all calls to keep every "
-                  "payload valid.")
-    lines.append(trade)
-    label = str(best.get("summarizer") or "")
-    if "stand-in" in label:
-        lines.append("Summaries here come from the **offline stand-in (not a model)**: their cost is not counted "
-                     "and their length is only indicative. Set a real model (MODEL / API_BASE) to price them.")
-    if n_ok > 1:
-        runner = ranked.iloc[1]
-        lines.append(f"Runner-up: {_setting_words(runner, params)} ({_value_words(metric, runner[metric])}, "
-                     f"{int(runner['summarizer_calls'])} summarizer call(s), "
-                     f"peak {int(runner['peak_payload']):,} tokens).")
-    return "\n\n".join(lines)
-
-
-def _no_pick_text(agg: Any, params: Sequence[str], scope: str, filters: list[str]) -> str:
-    lines = ["**No recommendation: no setting qualifies.**"]
-    why = f"Of {scope}, none stayed within the input budget on every call"
-    why += f" while meeting the filters ({'; '.join(filters)})." if filters else "."
-    lines.append(why)
-    valid = agg[agg["errors"] == 0]
-    if len(valid):
-        closest = valid.sort_values(["over_budget", "peak_payload"], kind="mergesort").iloc[0]
-        lines.append(f"Closest: {_setting_words(closest, params)}, with {int(closest['over_budget'])} call(s) over "
-                     f"budget and a peak payload of {int(closest['peak_payload']):,} tokens against a budget of "
-                     f"{int(closest['input_budget']):,}. Pinned content (system band, current turn, tool schemas) "
-                     "may be larger than the window allows: a bigger window or less injected context is needed.")
-    else:
-        lines.append("Every run failed; see the error column of the sweep table.")
-    return "\n\n".join(lines)
-
-
 # --- command line -------------------------------------------------------------------------------
 
-def run_sweep_command(manifest: str, transcripts: Sequence[str], grids: Sequence[str], fmt: str = "table",
-                      out: str | None = None, *, counter: str = "estimate", summarizer: str = "stand-in",
+def run_sweep_command(manifest: str | None, transcripts: Sequence[str], grids: Sequence[str], fmt: str = "table",
+                      out: str | None = None, *, counter: str | None = None, summarizer: str | None = None,
+                      policy: Any = None,
                       processes: int | None = None, overrides: Iterable[str] = (),
                       allow_imports: Iterable[str] = (), stderr: TextIO | None = None,
                       dask: str | None = None, ship: str = "bytes") -> int:
@@ -632,10 +533,13 @@ def run_sweep_command(manifest: str, transcripts: Sequence[str], grids: Sequence
         print(f"error: {exc}", file=err)
         return 2
     counter_line = _StderrCounter(len(transcripts) * len(combinations(grid)), err)
+    from inspector.policy import DEFAULT_POLICY
+
+    print((policy or DEFAULT_POLICY).with_(counter=counter, summarizer=summarizer).describe(), file=err)
 
     def run(client: Any = None) -> Any:
-        return sweep(manifest, list(transcripts), grid, counter=counter, summarizer=summarizer, processes=processes,
-                     overrides=overrides, allow_imports=allow_imports, client=client, ship=ship,
+        return sweep(manifest, list(transcripts), grid, counter=counter, summarizer=summarizer, policy=policy,
+                     processes=processes, overrides=overrides, allow_imports=allow_imports, client=client, ship=ship,
                      progress=(lambda done, total: counter_line(done)) if transcripts else False)
 
     if dask is None:

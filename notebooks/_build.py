@@ -28,18 +28,21 @@ from pathlib import Path
 
 from IPython.display import Markdown, display
 
-# Relative paths are tried against the working directory, then against the repository root, so the
-# notebook runs from the repo root (as the tests do) or from notebooks/ (as Jupyter does).
+from inspector.bundled import find_file
+
+# Relative paths are tried against the working directory, then against the repository root, then
+# as the samples shipped inside the package: the notebook runs from the repo root (as the tests do),
+# from notebooks/ (as Jupyter does), or outside any checkout after `pip install context-inspector`.
 ROOT = next((p for p in (Path.cwd(), *Path.cwd().parents) if (p / "sample_manifests").is_dir()), Path.cwd())
 
 
 def resolve(path):
-    p = Path(path).expanduser()
-    return p if p.is_absolute() or p.exists() else ROOT / p
+    return find_file(path, ROOT)
 '''
 
 SETUP_MODEL = '''\
 from inspector.engine.llm import LLMEngine
+from inspector.policy import DEFAULT_POLICY  # the one default policy of every face (Q22)
 
 MODEL = MODEL or os.environ.get("MODEL") or None
 API_BASE = API_BASE or os.environ.get("API_BASE") or None
@@ -48,11 +51,11 @@ if MODEL:
     # (e.g. OPENAI_API_KEY); a local OpenAI-compatible server needs none, but litellm wants a value.
     api_key = os.environ.get("API_KEY") or ("unused" if API_BASE else None)
     llm = LLMEngine(model=MODEL, api_base=API_BASE, api_key=api_key, timeout=60)
-    summarizer = "manifest"
+    summarizer = DEFAULT_POLICY.summarizer  # "auto": the manifest's summarizer, served by this model
     summary_cache = str(Path(SUMMARY_CACHE).expanduser())
     display(Markdown(f"Summaries come from **{MODEL}** through litellm (cached in `{summary_cache}`)."))
 else:
-    llm, summarizer, summary_cache = None, "stand-in", None
+    llm, summarizer, summary_cache = None, DEFAULT_POLICY.summarizer, None  # "auto": the stand-in for an llm summarizer
     display(Markdown(
         "Summaries come from the **offline stand-in (not a model)**: a deterministic, labelled text built from "
         "the messages themselves, so this notebook runs with no network and no API key. Token counts, budgets "
@@ -87,37 +90,24 @@ def code(text: str, *tags: str) -> tuple[str, str, list[str]]:
 # --- tune_keep_turns.ipynb ------------------------------------------------------------------------
 
 TUNE = [
-    md('''
-# Tune `keep_turns` against your own transcripts
-
-An agent's context manager decides, on every LLM call, how much of the conversation the model sees.
-`keep_turns` is the main dial of the default `summarising` manager: the last *N* user turns stay
-word for word, older ones are folded into a summary. Fewer turns means fewer input tokens (cheaper,
-more headroom) but more summarizer calls and more of the conversation seen only through a summary.
-`hysteresis_ratio` decides how long a summary is reused before the summarizer is called again.
-
-This notebook replays your transcripts under every combination of a grid of settings
-(`inspector.sweep.sweep`, one process per run, every core), charts the trade-offs and recommends the
-cheapest setting that never sends a payload over the model's input budget.
-
-**How to use it:** edit the parameter cell below (manifest, transcripts, grid) and run all cells.
-The defaults use the bundled samples and need no network and no API key.
-'''),
     code('''
 # Parameters (this cell is tagged "parameters": papermill and similar tools override it).
 MANIFEST = "sample_manifests/small-window.yaml"   # the agent manifest to tune
-TRANSCRIPTS = [                                    # one or more transcripts, any supported format
-    "inspector/samples/demo_support.json",
-    "inspector/samples/demo_support.anthropic.json",
+TRANSCRIPTS = [                                    # paths, PATH#N (one conversation of a file), or loaded transcripts;
+    "inspector/samples/demo_support.json",         # a multi-conversation file contributes every conversation
+    "inspector/samples/planted_facts.json",        # a generated conversation: facts stated early, used much later
 ]
 # PATH=VALUE overrides applied to the manifest before the sweep ([] = the manifest as written).
-# The bundled demo conversation is short, so the sample's window is tightened to make trade-offs visible.
-SET = ["spec.models[0].context_window=4000"]
+# The bundled demo conversation is short, so the window is tightened to make trade-offs visible (the demo's
+# own system text and 15 tool schemas, which the replay sends as the transcript's own agent, take ~1 600 of it).
+SET = ["spec.models[0].context_window=6000"]
 GRID = {                                           # short names or dotted manifest paths -> values to try
     "keep_turns": [1, 2, 3, 4, 6, 8, 10],
     "hysteresis_ratio": [0, 0.1, 0.3],
 }
-COUNTER = "estimate"                               # "estimate" (fast, offline) or "tiktoken"
+TOLERANCE = 0                                      # forgotten references allowed beyond the setting that forgets least
+MAX_CONVERSATIONS = None                           # per multi-conversation file; None = all
+COUNTER = "tiktoken"                               # the default policy's counter; "estimate" = the reference's formulas
 PROCESSES = None                                   # worker processes: None = every core, 1 = inline
 DASK = None                                        # a fleet on Dask: "local:4" (a LocalCluster) or "tcp://HOST:8786"
 ALLOW_TRIMS = True                                 # False: only settings where the trimmer never cut qualify
@@ -125,88 +115,105 @@ MODEL = None                                       # e.g. "openai/gpt-4o-mini"; 
 API_BASE = None                                    # e.g. "http://127.0.0.1:8000/v1"; None = $API_BASE
 SUMMARY_CACHE = "~/.cache/context-inspector/summaries"  # real summaries are cached here (model runs only)
 ''', "parameters"),
+    md('''
+# Tune `keep_turns` against your own transcripts
+
+An agent's context manager decides, on every LLM call, how much of the conversation the model sees.
+`keep_turns` is the main dial of the default `summarising` manager: the last *N* user turns stay
+word for word, older ones are folded into a summary. Fewer turns means fewer input tokens, but the
+model sees more of the conversation only through a summary — or not at all, and then it can
+**forget** an order number, an email or a time it needs later.
+
+This notebook replays your transcripts under every combination of a grid of settings
+(`inspector.sweep.sweep`), measures cost *and* what each setting forgets, and recommends the
+cheapest setting that stays within the model's input budget and forgets nothing the
+best-remembering setting keeps.
+
+**How to use it:** edit the parameter cell above (manifest, transcripts, grid) and run all cells.
+The defaults use the bundled samples and need no network and no API key.
+'''),
     code(SETUP_PATHS + '''
 import pandas as pd
 
-from inspector.report.sweep_figures import peak_vs_budget, summarizer_calls, tokens_and_cost
-from inspector.sweep import by_setting, recommend, resolve_key, sweep
+from inspector.report.figures import use_notebook_renderer
+from inspector.report.recommend import hysteresis_effect, recommend, settings_table
+from inspector.report.sweep_figures import forgetting, peak_vs_budget, summarizer_calls, tokens_and_cost
+from inspector.sweep import by_setting, combinations, resolve_key, sweep
+from inspector.tuning import expand_conversations, text_progress
 
+use_notebook_renderer()  # figures embed their HTML too: they survive export to HTML and GitHub previews
 manifest_path = resolve(MANIFEST)
-transcript_paths = [str(resolve(t)) for t in TRANSCRIPTS]
-pd.set_option("display.max_columns", 40)
+transcripts = expand_conversations([str(resolve(t)) if isinstance(t, str) else t for t in TRANSCRIPTS],
+                                   limit=MAX_CONVERSATIONS)
+display(Markdown(f"{len(transcripts)} conversation(s), each replayed under {len(combinations(GRID))} setting(s)."))
 '''),
     code(SETUP_MODEL),
     md('''
-## 1. The sweep: one replay per transcript and setting
+## 1. The sweep: one replay per conversation and setting
 
-Each row below is one full replay of one transcript under one combination of the grid: the engine
-assembles the payload of every LLM call in the transcript exactly as the agent would have, and the
-row totals what happened. `tokens_sent` is the input tokens over all calls, `peak_payload` the
-largest single payload, `input_budget` the most the trimmer lets through (window − completion
-reserve − safety margin), `over_budget` the calls that still exceeded it. `messages_summarised` /
-`messages_dropped` count distinct transcript messages folded away by the context manager;
-`trimmed` and `repairs` count the trimmer's removals and the tool-call pairing repairs over all
-calls. Costs are in USD at the manifest model's input price.
+Each row below is one full replay of one conversation under one combination of the grid: the
+engine assembles the payload of every LLM call exactly as the agent would have. The table shows
+the columns that matter most; `df` holds them all (`inspector.sweep.METRIC_COLUMNS` documents
+each). **forgotten** counts identifiers (ids, emails, paths, times, ...) that a call needed — in
+the user's message, its working memory or what the agent did next — but that were only in
+messages this setting no longer sent.
 '''),
     code('''
 options = dict(counter=COUNTER, summarizer=summarizer, processes=PROCESSES, overrides=SET, llm=llm,
-               summary_cache=summary_cache)
+               summary_cache=summary_cache, progress=text_progress())
 if DASK:  # thousands of conversations: the same rows, computed on a Dask cluster (context-inspector[fleet])
     from inspector.fleet import FleetReport, connect
 
     with connect(DASK) as client:
-        df = sweep(manifest_path, transcript_paths, GRID, client=client, **options)
+        df = sweep(manifest_path, transcripts, GRID, client=client, **options)
     display(Markdown("**On Dask:** " + FleetReport(**df.attrs["fleet"]).words()))
 else:
-    df = sweep(manifest_path, transcript_paths, GRID, **options)
+    df = sweep(manifest_path, transcripts, GRID, **options)
 failed = df[df["error"].notna()]
 if len(failed):
     display(Markdown(f"**{len(failed)} run(s) failed** (invalid combination or unreadable transcript):"))
     display(failed[["transcript", *GRID, "error"]])
-df
+df[["transcript", *GRID, "user_turns", "tokens_sent", "over_budget", "summarizer_calls", "forgotten"]]
 '''),
     md('''
-## 2. Per setting, over all transcripts
+## 2. Per setting, over all conversations
 
-The same numbers summed over transcripts (peak payload and budget: the worst case), one row per
-setting. This is what the charts and the recommendation read.
+The same numbers summed over conversations (peak: the worst case), one row per setting. This is
+what the charts and the recommendation read.
 '''),
     code('''
 per_setting = by_setting(df)
-rec = recommend(per_setting, allow_trims=ALLOW_TRIMS)
+rec = recommend(per_setting, allow_trims=ALLOW_TRIMS, tolerance=TOLERANCE)
 X = "keep_turns" if "keep_turns" in GRID else next(iter(GRID))
 H = "hysteresis_ratio" if "hysteresis_ratio" in GRID else X
-per_setting
+settings_table(per_setting)
 '''),
     md('''
-## 3. Tokens and cost against `keep_turns`
+## 3. Cost and forgetting against `keep_turns`
 
-Every extra verbatim turn is resent on every later call, so input tokens (and cost) climb with
-`keep_turns`. One line per value of the other grid parameters; the star marks the recommendation.
-When the summaries come from the offline stand-in, the cost panel counts the agent's own calls only.
+Left pair: input tokens and cost. Right pair: forgotten references and the calls that forgot one.
+One line per value of the other grid parameters (each its own dash and marker, so overlapping
+lines stay visible); the star marks the recommendation. Axes start at zero.
 '''),
     code('''
-tokens_and_cost(per_setting, X, recommended=rec)
+display(tokens_and_cost(per_setting, X, recommended=rec))
+display(forgetting(per_setting, X, recommended=rec))
 '''),
     md('''
 ## 4. Summarizer calls against `hysteresis_ratio`
 
-Left: summaries computed *during* a turn, when the history in view crosses the summary trigger.
-A higher `hysteresis_ratio` lets a computed summary be reused while the view grows up to that much
-past the trigger, so the summarizer is not called again on every step of a long tool loop.
-Right: summaries written at the end of a turn (commit), when the stored history is capped back to
-`keep_turns` turns: that depends on `keep_turns`, not on hysteresis.
+Left: summaries computed *during* a turn; right: summaries written when a turn is committed.
+The text under the chart is computed from this sweep.
 '''),
     code('''
-summarizer_calls(per_setting, H)
+display(summarizer_calls(per_setting, H))
+display(Markdown(hysteresis_effect(per_setting, H) if H in per_setting.columns else "`hysteresis_ratio` is not swept."))
 '''),
     md('''
 ## 5. Peak payload against the budget line
 
 The largest payload each setting sent, against the input budget (dashed). A red cross marks a
-setting where at least one call went over it — the request a provider would reject or truncate.
-When a payload reaches the line, the token trimmer has been cutting the oldest messages to stay
-under it (the `trimmed` column says how many).
+setting where at least one call went over it.
 '''),
     code('''
 peak_vs_budget(per_setting, X)
@@ -214,31 +221,46 @@ peak_vs_budget(per_setting, X)
     md('''
 ## 6. Recommendation
 
-The cheapest setting that never went over the input budget on any call of any transcript (ranked on
-total cost when every run has a price, else on the agent's own call cost, else on input tokens; ties
-go to fewer summarizer calls). Every number in the text below is read from the table above.
+Every number in the text below is read from the tables above.
 '''),
     code('''
 display(Markdown(rec.text))
 if rec.setting:
+    first = TRANSCRIPTS[0] if isinstance(TRANSCRIPTS[0], str) else "TRANSCRIPT"
     flags = " ".join([*(f"--set {s}" for s in SET), *(f"--set {resolve_key(k)}={v}" for k, v in rec.setting.items())])
     display(Markdown(f"Try it on one transcript, call by call:\\n\\n"
-                     f"`context-inspector replay {MANIFEST} {TRANSCRIPTS[0]} {flags}`"))
+                     f"`context-inspector replay {MANIFEST} {first} {flags}`"))
 '''),
     md('''
 ## Scaling up
 
 Each row is a pure function of (manifest, transcript, parameters): `inspector.sweep.sweep_one`.
 With thousands of sessions, map that function over (transcript, combination) pairs on any cluster
-(Dask, Ray, Spark, a job array) and build the same table from the returned rows; its docstring shows
-how. `context-inspector sweep MANIFEST TRANSCRIPT... --grid keep_turns=2,4,6` does the same from a
-shell and writes a table, CSV or JSON.
+and build the same table from the returned rows; its docstring shows how.
+`context-inspector sweep MANIFEST TRANSCRIPT... --grid keep_turns=2,4,6` does the same from a
+shell.
 '''),
 ]
 
 # --- compaction_demo.ipynb ------------------------------------------------------------------------
 
 DEMO = [
+    code('''
+# Parameters (tagged "parameters").
+MANIFEST = "sample_manifests/small-window.yaml"
+TRANSCRIPT = "inspector/samples/demo_support.json"
+# A 7,000-token window and keep_turns 4 make every mechanism appear in this short conversation (the demo's
+# own system text and 15 tool schemas, sent as the transcript's own agent, take ~1 600 tokens of it).
+SET = [
+    "spec.models[0].context_window=7000",
+    "spec.context_manager.params.keep_turns=4",
+    "spec.context_manager.params.hysteresis_ratio=0.3",
+]
+COUNTER = "tiktoken"                               # the default policy's counter; "estimate" = the reference's formulas
+MODEL = None                                       # e.g. "openai/gpt-4o-mini"; None = $MODEL, else the offline stand-in
+API_BASE = None                                    # None = $API_BASE
+SUMMARY_CACHE = "~/.cache/context-inspector/summaries"
+''', "parameters"),
     md('''
 # How an agent's context is compacted, one call at a time
 
@@ -263,30 +285,20 @@ order:
 The **input budget** is what the payload may use: the window, minus a **completion reserve** for the
 model's answer, minus a **safety margin** for token-count error.
 '''),
-    code('''
-# Parameters (tagged "parameters").
-MANIFEST = "sample_manifests/small-window.yaml"
-TRANSCRIPT = "inspector/samples/demo_support.json"
-# A 4,500-token window and keep_turns 4 make every mechanism appear in this short conversation.
-SET = [
-    "spec.models[0].context_window=4500",
-    "spec.context_manager.params.keep_turns=4",
-    "spec.context_manager.params.hysteresis_ratio=0.3",
-]
-COUNTER = "estimate"                               # "estimate" (offline) or "tiktoken"
-MODEL = None                                       # e.g. "openai/gpt-4o-mini"; None = $MODEL, else the offline stand-in
-API_BASE = None                                    # None = $API_BASE
-SUMMARY_CACHE = "~/.cache/context-inspector/summaries"
-''', "parameters"),
     code(SETUP_PATHS + '''
 import pandas as pd
 
 from inspector.compare import compare
 from inspector.manifest import load_manifest
 from inspector.replay import replay
-from inspector.report.figures import band_bar, compare_timelines, timeline
-from inspector.report.tables import compare_table, frames_table, not_sent_table, payload_table, repairs_table
+from inspector.report.figures import band_bar, compare_timelines, timeline, use_notebook_renderer
+from inspector.report.recommend import hysteresis_effect
+from inspector.report.tables import (compare_table, forgotten_table, frames_table, not_sent_table, payload_table,
+                                     repairs_table)
+from inspector.sweep import sweep
 from inspector.transcripts import load_transcript
+
+use_notebook_renderer()  # figures embed their HTML too: they survive export to HTML and GitHub previews
 
 pd.set_option("display.max_colwidth", 90)
 loaded = load_manifest(resolve(MANIFEST), overrides=SET)
@@ -370,61 +382,57 @@ else:
 commits
 '''),
     md('''
-## 3. The moment the summary triggers during a turn
+## 3. When the history crosses the summary trigger during a turn
 
 Inside a turn, before every call, the context manager compares the history in view with the
 **summary trigger**: the budget left after the fixed bands, divided by `1 + hysteresis_ratio`. Over
-it, everything older than the last `keep_turns` turns is summarised *now*, during the turn, by the
-summarizer (a model call of its own).
+it, everything older than the last `keep_turns` turns would be summarised *now*, by a summarizer
+call of its own. But the commit-time folds already keep the stored history at *summary + the last
+`keep_turns` turns*, so usually the only thing older is that summary: there is nothing new to fold,
+and the summary is **reused as is**, with no summarizer call (decision Q23).
 '''),
     code('''
 hits = calls[calls.cm_action == "summarized"]
+reuse = calls[calls.cm_action == "reused"]
 if len(hits):
     k = int(hits.call.iloc[0])
     f = rp.frames[k]
     display(Markdown(
         f"**Call {k}** (turn {f.turn}, step {f.step}): the history in view had {f.cm['raw_tokens']:,} tokens against a "
-        f"trigger of {f.budget['hint']:,} (the dashed line is the same trigger on the payload scale: "
-        f"{int(calls.trigger[k]):,}). The manager folded {f.cm['compressed_turns']} older group(s) into a summary "
-        f"of {f.bands.get('summary', 0):,} tokens and kept {f.cm['kept_turns']} turn(s) word for word. "
-        + ("Because the commit-time folds already keep the stored history at `keep_turns` turns, the only thing older "
-           "here is the summary written at the last commit, so it is re-summarised." if folds and folds[0].turn < f.turn
-           else "")))
-    if k:
-        display(band_bar(rp, k - 1))
+        f"trigger of {f.budget['hint']:,}, with turns older than `keep_turns` not yet summarised: the manager folded "
+        f"{f.cm['compressed_turns']} older group(s) into a summary of {f.bands.get('summary', 0):,} tokens."))
+    display(band_bar(rp, k))
+    print(f.summary_text)
+elif len(reuse):
+    k = int(reuse.call.iloc[0])
+    f = rp.frames[k]
+    display(Markdown(
+        f"**Call {k}** (turn {f.turn}, step {f.step}): the history in view had {f.cm['raw_tokens']:,} tokens against a "
+        f"trigger of {f.budget['hint']:,}. Everything older than the last {f.cm['kept_turns']} turn(s) is the summary "
+        f"written at a commit, so the manager reuses it (`reused`, no summarizer call); {len(reuse)} call(s) did so. "
+        f"Over the whole conversation the summarizer ran {rp.summarizer_calls['in_turn']} time(s) during turns and "
+        f"{rp.summarizer_calls['commit']} time(s) at commits."))
     display(band_bar(rp, k))
     print(f.summary_text)
 else:
-    display(Markdown("With these settings no summary was computed during a turn: the view never crossed the trigger "
-                     "while there was something older than `keep_turns` turns to fold."))
+    display(Markdown("With these settings the history in view never crossed the trigger during a turn."))
 '''),
     md('''
-## 4. Hysteresis: reusing the summary instead of calling the summarizer again
+## 4. Hysteresis: what the ratio does here
 
-A tool loop makes several calls per turn, each a little longer than the last. Without hysteresis,
-every one of them would cross the trigger again and pay for a fresh summary. Instead, the summary
-just computed is **reused** while the view *summary + recent turns* stays under the **ceiling** =
-trigger × (1 + `hysteresis_ratio`). The trigger was set that much lower than the budget for exactly
-this reason, so a reused summary can never push the payload over the budget.
+`hysteresis_ratio` does two things at once. It **lowers the trigger** (budget ÷ (1 + ratio)), so the
+history crosses it earlier; and a summary computed during a turn is **reused** while the view stays
+under trigger × (1 + ratio), so a growing tool loop does not pay for a fresh summary on every step.
+Which effect wins depends on the conversation. Below, this conversation is replayed at several
+ratios, everything else equal; the sentence is computed from that table.
 '''),
     code('''
-reuse = calls[calls.cm_action == "reused"]
-if len(reuse):
-    k = int(reuse.call.iloc[0])
-    f = rp.frames[k]
-    side = "over" if f.payload_tokens > calls.trigger[k] else "not over"
-    display(Markdown(
-        f"**Call {k}** (turn {f.turn}, step {f.step}) reuses the summary: the payload is {f.payload_tokens:,} tokens, "
-        f"{side} the trigger line ({int(calls.trigger[k]):,}) and under the ceiling ({int(calls.ceiling[k]):,}), "
-        f"so no summarizer call is made. Over the whole conversation the summarizer ran "
-        f"{rp.summarizer_calls['in_turn']} time(s) during turns and "
-        f"{rp.summarizer_calls['commit']} time(s) at commits; "
-        f"{len(reuse)} call(s) reused a summary instead."))
-    display(band_bar(rp, k))
-else:
-    display(Markdown("No call reused a summary with these settings (try a larger `hysteresis_ratio`)."))
-calls[["call", "turn", "step", "payload_tokens", "summary", "history", "working_memory", "trigger", "ceiling",
-       "cm_action", "summarizer_called"]].iloc[max(0, (hits.call.min() if len(hits) else 0) - 2):][:8]
+ratios = sorted({0.0, 0.1, 0.3, float(cm.params.get("hysteresis_ratio", 0.1))})
+by_ratio = sweep(resolve(MANIFEST), [transcript], {"hysteresis_ratio": ratios}, counter=COUNTER, summarizer=summarizer,
+                 processes=1, overrides=SET, llm=llm, summary_cache=summary_cache, progress=False)
+display(Markdown(hysteresis_effect(by_ratio)))
+by_ratio[["hysteresis_ratio", "summarizer_in_turn", "summarizer_commit", "tokens_sent", "peak_payload", "trimmed",
+          "forgotten"]]
 '''),
     md('''
 ## 5. A tool round cut short, and the pairing repair
@@ -465,13 +473,27 @@ else:
     display(Markdown("No payload needed a pairing repair with these settings."))
 '''),
     md('''
-## 6. What was not sent, and why
+## 6. What was not sent, and what the model forgot
 
-For any call, the inspector can list every transcript message that exists by then but is not in
-the payload, with the reason. Here: the last call of the conversation.
+For any call, the inspector lists every transcript message that exists by then but is not in the
+payload, with the reason (here: the last call). A message left out only matters if a later call
+needs what it said: a call **forgets a reference** when it needs an identifier (an id, an email, a
+time, a path — in the user's message, its working memory or what the agent did next) that only a
+message no longer sent holds.
 '''),
     code('''
-not_sent_table(rp, len(rp.frames) - 1)
+display(not_sent_table(rp, len(rp.frames) - 1))
+lost = forgotten_table(rp)
+if len(lost):
+    first_lost = lost.iloc[0]
+    display(Markdown(
+        f"**{len(lost)} forgotten reference(s)** over the conversation. The first: `{first_lost.identifier}` at call "
+        f"{first_lost.call}, needed in {first_lost['needed in']}, held only by message {first_lost.message} "
+        f"({first_lost['why not sent']})."))
+    display(lost)
+else:
+    display(Markdown("No call needed an identifier it could no longer see: every id, email, time or path the agent "
+                     "used was still in its payload or in the summary."))
 '''),
     md('''
 ## 7. The same conversation under three strategies
@@ -510,6 +532,9 @@ summ = table[(table.summarizer_in_turn + table.summarizer_commit) > 0]
 for _, row in summ.iterrows():
     lines.append(f"**{row.strategy}** pays for {row.summarizer_in_turn + row.summarizer_commit} summarizer call(s) "
                  f"and in exchange keeps a summary of what it folds away.")
+forgot = {name: len(forgotten_table(r)) for name, r in replays.items()}
+lines.append("Forgotten references (identifiers a call needed but could no longer see): "
+             + ", ".join(f"**{name}** {n}" for name, n in forgot.items()) + ".")
 over = table[table.over_budget > 0]
 lines.append("No strategy ever went over the input budget." if over.empty else
              "Over budget: " + ", ".join(f"{r.strategy} ({r.over_budget} call(s))" for r in over.itertuples()) + ".")

@@ -1,4 +1,11 @@
-"""Shared fixtures. Tests never reach the internet: litellm runs offline and talks to 127.0.0.1 only."""
+"""Shared fixtures. Tests never reach the internet: litellm runs offline and talks to 127.0.0.1 only.
+
+Public transcripts (tau-bench, SWE-agent, Letta, ...) are not part of the repository. Tests that read
+them call :func:`need_shared`: when ``CONTEXT_INSPECTOR_SHARED_DATA`` names a folder they are
+required (a missing file fails the test; ``.ci/run`` sets it when ``../shared`` exists); otherwise
+they read ``../shared/data/transcripts`` when it is there and skip with the reason when it is not,
+so a clean clone passes anywhere, with or without ``CI=true``.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +18,32 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-TRANSCRIPTS = SHARED / "data" / "transcripts"
+SHARED_DATA_ENV = "CONTEXT_INSPECTOR_SHARED_DATA"
+SHARED_REQUIRED = bool(os.environ.get(SHARED_DATA_ENV, "").strip())
+"""True when the run must have the public transcripts (the variable names their folder)."""
+TRANSCRIPTS = Path(os.environ[SHARED_DATA_ENV].strip()) if SHARED_REQUIRED else \
+    ROOT.parent / "shared" / "data" / "transcripts"
+"""The folder of public transcripts (one sub-folder per source, as in ``shared/data/transcripts``)."""
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def shared_files() -> list[Path]:
+    """Every public transcript file (SOURCES.md aside); empty when the folder is absent."""
+    if not TRANSCRIPTS.is_dir():
+        return []
+    return sorted(p for p in TRANSCRIPTS.rglob("*") if p.is_file() and p.suffix.lower() not in (".md", ".txt"))
+
+
+def need_shared(path: Path | None = None) -> Path:
+    """``path`` (default: the folder) when it exists; otherwise fail when the data is required, else skip."""
+    target = TRANSCRIPTS if path is None else path
+    if target.exists():
+        return target
+    reason = (f"public transcript data not found: {target} (see README, 'Test data'; set {SHARED_DATA_ENV} "
+              "to the transcripts folder to require it)")
+    if SHARED_REQUIRED:
+        pytest.fail(f"{SHARED_DATA_ENV} is set but {reason}")
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +62,18 @@ def llm(fake_llm):  # noqa: ANN001, ANN201
     fake_llm.requests.clear()
     fake_llm.script.clear()
     return fake_llm
+
+
+SLOW_MODULES = frozenset({
+    "test_app.py", "test_app_browser.py", "test_app_sessions.py", "test_notebooks.py", "test_typecheck.py",
+    "test_robust_manifests.py", "test_robust_transcripts.py", "test_manifest_fuzz.py", "test_transcripts_fuzz.py",
+    "test_faults.py", "test_security.py", "test_startup.py", "test_packaging.py",
+})
+"""Modules left out of the quick subset (``make test-fast`` = ``pytest -m "not slow"``): the app in
+AppTest and Chromium, executed notebooks, mypy, fuzzing, the robustness and fault batteries."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

@@ -56,9 +56,25 @@ def test_budget_numbers(spec: dict, max_tokens: int, trim_reserve: int, hard: in
 
 def test_margin_and_ceiling() -> None:
     b = budget_for({"models": [{"model": "gpt-4o", "max_tokens": 4096, "context_window": 200_000}]})
+    # margin = ceil(200 000 × 0.1); hard = 200 000 − 4 096 − 20 000; hint = floor(175 904 / 1.1) = 159 912;
+    # hysteresis ceiling = floor(159 912 × 1.1) = floor(175 903.2) = 175 903 — back on (just under) hard
     assert b.margin == 20_000 and b.window_source == "manifest"
-    assert b.ceiling == int(b.hint * 1.1)
-    assert b.ceiling <= b.hard
+    assert (b.hard, b.hint, b.ceiling) == (175_904, 159_912, 175_903)
+
+
+# max_tokens 12 345, reserve 0, margin ceil(1 234.5) = 1 235 → hard 11 110 in every row
+@pytest.mark.parametrize(("params", "hint", "ceiling"), [
+    ({"hysteresis_ratio": 0.1}, 10_100, 11_110),  # 11 110 / 1.1 = 10 100 exactly; × 1.1 = 11 110
+    ({"hysteresis_ratio": 0.3}, 8_546, 11_109),  # floor(8 546.15…) ; floor(11 109.8)
+    ({"hysteresis_ratio": 0.25}, 8_888, 11_110),
+    ({"hysteresis_ratio": 0.0}, 11_110, 11_110),
+    ({"hysteresis_ratio": 0.1, "summary_threshold": 5_000}, 5_000, 5_500),  # threshold lowers the hint
+])
+def test_hint_and_hysteresis_ceiling_from_the_rule(params: dict, hint: int, ceiling: int) -> None:
+    spec = {"context_manager": {"type": "summarising", "params": {
+        **params, "trimmer": {"max_tokens": 12_345, "reserve_tokens": 0}}}}
+    b = budget_for(spec)
+    assert (b.margin, b.hard, b.hint, b.ceiling) == (1_235, 11_110, hint, ceiling)
 
 
 def test_fixed_parts_reduce_the_hard_budget() -> None:

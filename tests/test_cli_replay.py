@@ -69,7 +69,9 @@ def test_replay_csv_and_table() -> None:
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
     assert rows and {"turn", "step", "payload_tokens", "cm_action"} <= set(rows[0])
     table = run("replay", str(SMALL), str(DEMO), "--format", "table", "--summarizer", "drop")
-    assert table.returncode == 0 and "payload_tokens" in table.stdout.splitlines()[0]
+    lines = table.stdout.splitlines()
+    assert table.returncode == 0 and lines[0].startswith("demo_support.json · conversation 0 · ")
+    assert "tokens" in lines[1] and lines[-1].lstrip().startswith("total")
 
 
 def test_compare_prints_one_row_per_strategy() -> None:

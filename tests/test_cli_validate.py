@@ -1,6 +1,6 @@
-"""``context-inspector validate`` through a real subprocess: exit 0 (OK + warnings), 1 (one
-'FILE:LINE: field.path: message' line per error), 2 (unusable file or usage error), and never a
-traceback for bad input."""
+"""``context-inspector validate`` through a real subprocess: exit 0 (OK on stdout, warnings on
+stderr), 1 (one 'error: FILE:LINE: field.path: message' line per error on stderr), 2 (unusable file
+or usage error), and never a traceback for bad input."""
 
 from __future__ import annotations
 
@@ -38,10 +38,10 @@ def test_warnings_follow_ok_with_prefix(tmp_path: Path) -> None:
                     "    params: {working_memory_messages: 20}\n")
     proc = run("validate", str(path))
     assert proc.returncode == 0
-    lines = proc.stdout.splitlines()
-    assert lines[0] == "OK"
-    assert lines[1].startswith(f"warning: {path}:3: spec.budget: ")
-    assert lines[2].startswith(f"warning: {path}:5: spec.context_manager.params.working_memory_messages: ")
+    assert proc.stdout == "OK\n"
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith(f"warning: {path}:3: spec.budget: ")
+    assert lines[1].startswith(f"warning: {path}:5: spec.context_manager.params.working_memory_messages: ")
 
 
 def test_errors_print_one_located_line_each_and_exit_1(tmp_path: Path) -> None:
@@ -49,11 +49,11 @@ def test_errors_print_one_located_line_each_and_exit_1(tmp_path: Path) -> None:
     path.write_text("kind: Agent\nspec:\n  context_manager:\n    type: stack\n    params:\n"
                     "      keep_turns: 3\n      max_messages: 0\n")
     proc = run("validate", str(path))
-    assert proc.returncode == 1
-    assert proc.stdout.splitlines() == [
-        f"{path}:6: spec.context_manager.params.keep_turns: not a parameter of the stack context manager "
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        f"error: {path}:6: spec.context_manager.params.keep_turns: not a parameter of the stack context manager "
         "(accepts: max_messages)",
-        f"{path}:7: spec.context_manager.params.max_messages: Input should be greater than or equal to 1 "
+        f"error: {path}:7: spec.context_manager.params.max_messages: Input should be greater than or equal to 1 "
         "(got integer 0)",
     ]
 
@@ -63,7 +63,7 @@ def test_malformed_context_manager_exits_1_naming_the_field(tmp_path: Path) -> N
     path.write_text("kind: Agent\nspec:\n  context_manager: 42\n")
     proc = run("validate", str(path))
     assert proc.returncode == 1
-    assert proc.stdout.startswith(f"{path}:3: spec.context_manager: ")
+    assert proc.stderr.startswith(f"error: {path}:3: spec.context_manager: ")
 
 
 @pytest.mark.parametrize(
@@ -83,7 +83,7 @@ def test_unusable_file_exits_2_naming_the_file(tmp_path: Path, content: str | by
         path.write_text(content)
     proc = run("validate", str(path))
     assert proc.returncode == 2
-    assert proc.stderr.startswith(str(path)) and fragment in proc.stderr
+    assert proc.stderr.startswith(f"error: {path}") and fragment in proc.stderr
     assert proc.stdout == ""
 
 
@@ -117,7 +117,7 @@ def test_usage_errors_exit_2(args: tuple[str, ...]) -> None:
 def test_set_override_and_show(tmp_path: Path) -> None:
     sample = str(SAMPLES / "stack.yaml")
     bad = run("validate", sample, "--set", "spec.context_manager.params.keep_turns=3")
-    assert bad.returncode == 1 and "spec.context_manager.params.keep_turns" in bad.stdout
+    assert bad.returncode == 1 and "spec.context_manager.params.keep_turns" in bad.stderr
     good = run("validate", sample, "--set", "spec.context_manager.params.max_messages=7", "--show")
     assert good.returncode == 0
     first, _, rest = good.stdout.partition("\n")

@@ -8,7 +8,11 @@ still holds every message ever committed, in order (nothing is lost by folding).
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 from hypothesis import HealthCheck, given, settings
+from hypothesis import event as hevent
 from hypothesis import strategies as st
 
 from inspector.engine.assembler import ContextEngine
@@ -33,11 +37,13 @@ managers = st.one_of(
               st.integers(1, 4), st.integers(0, 400), st.sampled_from([0.0, 0.1, 0.3])),
 )
 trimmers = st.fixed_dictionaries({
-    "max_tokens": st.integers(60, 3000), "reserve_tokens": st.integers(0, 300),
+    "max_tokens": st.one_of(st.integers(60, 3000), st.integers(300, 900)), "reserve_tokens": st.integers(0, 300),
     "safety_margin_ratio": st.sampled_from([0.0, 0.1, 0.25]),
 })
 
 text = st.text(alphabet="abcdefghij ", min_size=0, max_size=120)
+# sometimes a fat row, so a small budget forces the manager to act inside a turn (summarise, reuse, drop)
+body = st.one_of(text, text, st.integers(200, 900).map(lambda n: "k" * n))
 
 
 @st.composite
@@ -46,26 +52,27 @@ def tool_round(draw, n: int):  # noqa: ANN001, ANN201
     rows: list[dict] = [{"role": "assistant", "content": draw(st.sampled_from(["", "thinking"])),
                          "tool_calls": [{"id": i, "type": "function",
                                          "function": {"name": "f", "arguments": draw(text)}} for i in ids]}]
+    # (results below may be fat: they are what pushes a turn's history over the hint)
     for i in ids:
         fate = draw(st.sampled_from(["ok", "ok", "ok", "missing", "dup", "wrong", "orphan"]))
         if fate == "missing":
             continue
         rid = {"wrong": f"zz{n}", "orphan": "ghost"}.get(fate, i)
-        rows.append({"role": "tool", "tool_call_id": rid, "content": draw(text)})
+        rows.append({"role": "tool", "tool_call_id": rid, "content": draw(body)})
         if fate == "dup":
             rows.append({"role": "tool", "tool_call_id": i, "content": "again"})
     return rows
 
 
 @st.composite
-def conversations(draw):  # noqa: ANN001, ANN201
+def conversations(draw, always_commit: bool = False):  # noqa: ANN001, ANN201
     turns = []
-    for t in range(draw(st.integers(1, 7))):
+    for t in range(draw(st.integers(1, 9))):
         steps = []
         for s in range(draw(st.integers(0, 3))):
             steps.append(draw(tool_round(t * 10 + s)))
         final = draw(st.one_of(st.none(), text))
-        turns.append((draw(text), steps, final, draw(st.booleans())))
+        turns.append((draw(body), steps, final, always_commit or draw(st.booleans())))
     return turns
 
 
@@ -88,16 +95,46 @@ def pinned_tokens(engine: ContextEngine, call) -> int:  # noqa: ANN001
         last = None if wm else {"role": "user", "content": "Hello"}  # the assembler's placeholder
     if isinstance(last, dict):
         last = [last]
-    rows = ([system] if system else []) + (last or []) + newest
+    held: list[dict] = []  # answers at the front of WM of an ask that ends the history stay with it
+    if last and is_ask(last[-1]) and not conv.last_user_text.strip():
+        owed = {c["id"] for c in last[-1]["tool_calls"]}
+        for m in wm:
+            if m.get("role") != "tool" or m.get("tool_call_id") not in owed:
+                break
+            owed.discard(m["tool_call_id"])
+            if all(m is not x for x in newest):
+                held.append(m)
+    rows = ([system] if system else []) + (last or []) + held + newest
     return c.count(rows)
 
 
+# Summarising managers that must act inside a turn: a small threshold, few kept turns, and every turn
+# committed (so a summary block opens the log and the next turn's history is over the hint).
+summarising_busy = st.builds(
+    lambda k, t, r: {"type": "summarising", "params": {"keep_turns": k, "summary_threshold": t, "hysteresis_ratio": r}},
+    st.integers(1, 2), st.integers(1, 120), st.sampled_from([0.1, 0.3, 1.0]))
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cm=managers, trimmer=trimmers, convo=conversations(), system=text)
-def test_engine_invariants(cm: dict, trimmer: dict, convo: list, system: str) -> None:
+@given(cm=managers, trimmer=trimmers, convo=conversations(), system=text, summarizer=st.sampled_from(["echo", "drop"]))
+def test_engine_invariants(cm: dict, trimmer: dict, convo: list, system: str, summarizer: str) -> None:
+    check_engine(cm, trimmer, convo, system, summarizer)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cm=summarising_busy, trimmer=trimmers, convo=conversations(always_commit=True), system=text,
+       summarizer=st.sampled_from(["echo", "echo", "drop"]))
+def test_engine_invariants_with_the_manager_acting_in_turn(cm: dict, trimmer: dict, convo: list, system: str,
+                                                           summarizer: str) -> None:
+    """Same invariants, with a summary or a drop in place (in-turn summarise, reuse and drop are
+    reached in a share of examples shown by ``--hypothesis-show-statistics``)."""
+    check_engine(cm, trimmer, convo, system, summarizer)
+
+
+def check_engine(cm: dict, trimmer: dict, convo: list, system: str, summarizer: str) -> None:
     cm = {**cm, "params": {**cm.get("params", {}), "trimmer": trimmer}}
     s = settings_from_dict({"kind": "Agent", "spec": {"system_prompt": system or None, "context_manager": cm}}).settings
-    engine = ContextEngine(s, counter="estimate", summarizer=Echo())
+    engine = ContextEngine(s, counter="estimate", summarizer=Echo() if summarizer == "echo" else "drop")
     committed: list[dict] = []
     for user_text, steps, final, commit in convo:
         engine.user(user_text)
@@ -106,7 +143,11 @@ def test_engine_invariants(cm: dict, trimmer: dict, convo: list, system: str) ->
             check_provider_payload(call.messages)
             again = sanitize_provider_messages(call.messages)
             assert again.repairs == [] and again.messages == call.messages
-            budget = call.budget.max_tokens - call.budget.trimmer_reserve - call.budget.tool_tokens
+            hevent(f"in-turn action: {call.cm.action}")
+            # the trimmer's budget from the drawn settings (no tools): max − reserve − ceil(max × ratio)
+            margin = math.ceil(Fraction(trimmer["max_tokens"]) * Fraction(str(trimmer["safety_margin_ratio"])))
+            budget = trimmer["max_tokens"] - trimmer["reserve_tokens"] - margin
+            assert (call.budget.margin, call.budget.max_tokens - call.budget.trimmer_reserve) == (margin, budget)
             sent = engine.counter.count(call.messages)
             synth = engine.counter.count([r.message for r in call.rows if r.synthetic == "empty_result"])
             if pinned_tokens(engine, call) <= budget:
@@ -123,6 +164,7 @@ def test_engine_invariants(cm: dict, trimmer: dict, convo: list, system: str) ->
                 list(engine.conversation.working)
             rec = engine.finalize_turn(None)
             if rec is not None:
+                hevent(f"commit action: {rec.action}")
                 committed += expected
             archived = engine.conversation.archive.archived_messages()
             assert len(archived) == len(committed)

@@ -51,6 +51,17 @@ def three_turns_and_a_question() -> Any:
     return parse_transcript(json.dumps(rows), name="small.json")
 
 
+def four_turns_and_a_question() -> Any:
+    """Four long turns and a pending question: the commits of turns 3 and 4 each need a summary;
+    the pending call does not (only the previous summary is older than keep_turns: reused, Q23).
+    Two summarizer calls in all."""
+    rows: list[dict[str, Any]] = []
+    for i in range(1, 5):
+        rows += [user(f"question {i} " + "lorem ipsum dolor " * 120), asst(f"answer {i} " + "sit amet " * 120)]
+    rows.append(user("and now?"))
+    return parse_transcript(json.dumps(rows), name="small.json")
+
+
 def live(llm: Any, timeout: float = 5) -> LLMEngine:
     return LLMEngine(model="openai/test-model", api_base=llm.api_base, api_key="x", timeout=timeout)
 
@@ -201,7 +212,7 @@ CORRUPTIONS = {
 @pytest.mark.parametrize("kind", list(CORRUPTIONS))
 def test_a_corrupt_cache_file_is_a_miss_and_is_rebuilt(llm: Any, tmp_path: Path, kind: str) -> None:
     cache_dir = tmp_path / "cache"
-    tr = three_turns_and_a_question()
+    tr = four_turns_and_a_question()
     first = replay(summarising(), tr, counter="estimate", llm=live(llm), summary_cache=cache_dir)
     files = sorted(cache_dir.glob("*.json"))
     assert len(llm.requests) == len(files) == 2
@@ -277,7 +288,7 @@ def test_an_unwritable_cache_never_costs_the_summary(llm: Any, tmp_path: Path) -
     not_a_dir = tmp_path / "cache"
     not_a_dir.write_text("a file where the cache folder should be")
     with pytest.warns(UserWarning, match="summary cache not written"):
-        rp = replay(summarising(), three_turns_and_a_question(), counter="estimate", llm=live(llm),
+        rp = replay(summarising(), four_turns_and_a_question(), counter="estimate", llm=live(llm),
                     summary_cache=not_a_dir)
     assert rp.totals()["summarizer_failures"] == 0
     assert [c.action for c in rp.commits][-1] == "summarized"

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-
-import pytest
-
-from conftest import TRANSCRIPTS
+from conftest import TRANSCRIPTS, need_shared
 from inspector.manifest import settings_from_dict
 from inspector.observed import compare_observed, engine_for_observed
 from inspector.transcripts import load_transcript
@@ -16,11 +12,7 @@ LETTA = TRANSCRIPTS / "letta-agent-file" / "memgpt_agent_with_convo.af"
 
 
 def need(path):  # noqa: ANN001, ANN201
-    if not path.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"shared transcript missing: {path}")
-        pytest.skip(f"shared transcript not found: {path}")
-    return path
+    return need_shared(path)
 
 
 def stack():  # noqa: ANN201

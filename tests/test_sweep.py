@@ -26,17 +26,17 @@ from inspector.sweep import (
     combinations,
     cost_column,
     parse_grid,
-    recommend,
     run_sweep_command,
     sweep,
     sweep_one,
 )
+from inspector.report.recommend import recommend
 from inspector.transcripts import load_transcript, sample_path
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "sample_manifests" / "small-window.yaml"
 T1, T2 = sample_path("demo_support.json"), sample_path("demo_support.anthropic.json")
-SET = ["spec.models[0].context_window=4000"]
+SET = ["spec.models[0].context_window=6000"]  # room for the demo's own system text and 15 tools (Q21)
 GRID = {"keep_turns": [2, 4], "hysteresis_ratio": [0, 0.3]}
 
 
@@ -51,8 +51,7 @@ def _replay(params: dict[str, Any], transcript: Path, manifest: Path = MANIFEST,
     for key, value in params.items():
         path = key if "." in key else f"spec.context_manager.params.{key}"
         doc = set_dotted(doc, path, str(value))
-    return replay(settings_from_dict(doc, file=str(manifest)), load_transcript(transcript),
-                  counter="estimate", summarizer="stand-in")
+    return replay(settings_from_dict(doc, file=str(manifest)), load_transcript(transcript))  # the default policy
 
 
 # --- correctness ----------------------------------------------------------------------------------
@@ -62,7 +61,8 @@ def test_one_row_per_transcript_and_combination_in_input_order(inline: pd.DataFr
     expected = [(t, kt, hr) for t in ("demo_support.json", "demo_support.anthropic.json")
                 for kt in (2, 4) for hr in (0, 0.3)]
     assert list(inline[["transcript", "keep_turns", "hysteresis_ratio"]].itertuples(index=False, name=None)) == expected
-    assert list(inline.columns[:3]) == ["transcript", "keep_turns", "hysteresis_ratio"]
+    assert list(inline.columns[:4]) == ["transcript", "conversation", "keep_turns", "hysteresis_ratio"]
+    assert inline["conversation"].tolist() == [0] * 8
     assert set(METRIC_COLUMNS) <= set(inline.columns)
     assert inline["error"].isna().all()
 
@@ -138,7 +138,7 @@ def test_short_names_and_dotted_paths_set_the_same_field() -> None:
 def test_any_dotted_manifest_path_is_a_grid_key() -> None:
     df = sweep(MANIFEST, T1, {"spec.models[0].context_window": [3000, 6000]}, processes=1, progress=False)
     for row in df.itertuples(index=False):
-        rp = _replay({"spec.models[0].context_window": row[1]}, T1, overrides=[])
+        rp = _replay({"spec.models[0].context_window": row[2]}, T1, overrides=[])
         assert row.tokens_sent == rp.totals()["payload_tokens"]
     assert df["input_budget"].tolist() == [3000 - 1000 - 300, 6000 - 1000 - 600]
 
@@ -242,6 +242,7 @@ def _row(kt: int, transcript: str = "a", **over: Any) -> dict[str, Any]:
     row.update(dict.fromkeys(METRIC_COLUMNS, 0))
     row.update(frames=10, tokens_sent=1000 * kt, peak_payload=100 * kt, input_budget=1000,
                min_headroom=1000 - 100 * kt, payload_cost_usd=0.01 * kt, summary_cost_usd=None, cost_usd=None,
+               forgotten_ids="[]", user_turns=10, summary_cost_basis="none (no summary calls)",
                summarizer="stand-in", counter="estimate", error=None)
     row.update(over)
     return row
@@ -254,8 +255,10 @@ def _row(kt: int, transcript: str = "a", **over: Any) -> dict[str, Any]:
     ([_row(1, cost_usd=0.9), _row(2, cost_usd=0.5)], {"keep_turns": 2}, "cost_usd"),
     # no price anywhere: input tokens decide
     ([_row(2, payload_cost_usd=None), _row(1, payload_cost_usd=None)], {"keep_turns": 1}, "tokens_sent"),
-    # a tie on cost goes to fewer summarizer calls
-    ([_row(1, payload_cost_usd=0.5, summarizer_calls=9), _row(2, payload_cost_usd=0.5, summarizer_calls=3)],
+    # a tie on cost goes to more context (fewer messages folded away, then the larger grid value)
+    ([_row(2, payload_cost_usd=0.5, messages_summarised=9), _row(1, payload_cost_usd=0.5, messages_summarised=3)],
+     {"keep_turns": 1}, "payload_cost_usd"),
+    ([_row(1, payload_cost_usd=0.5, tokens_sent=10), _row(2, payload_cost_usd=0.5, tokens_sent=10)],
      {"keep_turns": 2}, "payload_cost_usd"),
     # a failed run disqualifies its setting
     ([_row(1, error="ManifestError: bad", tokens_sent=None), _row(2)], {"keep_turns": 2}, "payload_cost_usd"),

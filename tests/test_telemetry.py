@@ -17,8 +17,21 @@ def test_segments_sources_and_remaining_scenario_61() -> None:
     assert [s["source"] for s in segs] == ["context/system", "conversation/summarized", "assembled/user",
                                            "assembled/tool_call", "assembled/tool_result"]
     assert segs[3]["content_preview"] == "tool_calls: f, g"
-    usage = context_usage(payload, None, model="gpt-4o", window=1000, reserve=200)
-    assert usage["estimated_remaining_tokens"] == max(0, 1000 - usage["estimated_prompt_tokens"] - 200)
+
+def test_context_usage_numbers_worked_out_by_hand() -> None:
+    # E4: floor(C/4) + 4 per message; C = 40 + 20 string chars + 32 (JSON of the list content
+    # '[{"type": "text", "text": "hi"}]') + 78 (JSON of the one tool call) + 49 (JSON of the tools)
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    payload = [user("x" * 40), {"role": "assistant", "content": "y" * 20},
+               {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+               {"role": "assistant", "content": None, "tool_calls": [call]}]
+    tools = [{"type": "function", "function": {"name": "f"}}]
+    usage = context_usage(payload, tools, model="m", window=1_000, reserve=200)
+    assert usage["estimated_prompt_tokens"] == (40 + 20 + 32 + 78 + 49) // 4 + 4 * 4 == 70
+    assert usage["estimated_remaining_tokens"] == 1_000 - 70 - 200 == 730
+    assert usage["fill_ratio"] == 0.07
+    # remaining never goes negative
+    assert context_usage(payload, tools, model="m", window=100, reserve=200)["estimated_remaining_tokens"] == 0
 
 
 def test_skills_are_pinned_parts_without_body_text_scenario_62() -> None:

@@ -2,13 +2,13 @@
 
 Guards: lost or reordered messages, missing origins, counts drifting from what SOURCES.md states,
 and irregularities silently repaired instead of reported. The files are read where they live
-(never copied into the repo); without them the tests skip locally and fail in CI.
+(never copied into the repo); without them the tests skip, unless CONTEXT_INSPECTOR_SHARED_DATA
+requires them (see conftest.need_shared).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
@@ -27,7 +27,8 @@ from inspector.transcripts import (
     transcript_to_json,
 )
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
+from conftest import TRANSCRIPTS as SHARED
+from conftest import need_shared
 
 TAU = "tau-bench/gpt-4o-airline.json"
 TAU2 = "tau2-bench/toolorchestra_airline_gpt-5_1trial.json"
@@ -40,14 +41,8 @@ ALLOWED_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name"}
 
 
 def shared_file(rel: str) -> Path:
-    """The shared file, or skip (fail under CI=true) with the reason."""
-    path = SHARED / rel
-    if not path.is_file():
-        reason = f"shared transcript missing: {path} (see shared/data/transcripts/SOURCES.md)"
-        if os.environ.get("CI", "").strip().lower() == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return path
+    """The shared file, or skip (fail when the data is required) with the reason."""
+    return need_shared(SHARED / rel)
 
 
 @cache

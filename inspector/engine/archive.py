@@ -1,4 +1,4 @@
-"""The committed conversation as an archive tree (ENGINE decision Q3).
+"""The committed conversation as an archive tree (docs/design.md Q3).
 
 One **leaf** per committed turn. Every write-back fold (summary, drop, window slide, stack cap)
 creates a **fold** node listing the covering-set nodes it replaces; a rolling summary therefore

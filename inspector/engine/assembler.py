@@ -1,4 +1,4 @@
-"""Assembly: one LLM call's ``messages[]`` plus the record of every decision behind it (ENGINE §3.9).
+"""Assembly: one LLM call's ``messages[]`` plus the record of every decision behind it (docs/design.md §3.9).
 
 Order is fixed: system band → [summary] → kept history → current user turn → working memory.
 Then the token trimmer (working memory pinned as the tail), then ONE pairing pass, then the final
@@ -119,7 +119,7 @@ def _as_settings(manifest: Any, allow_imports: Iterable[str]) -> Any:
 def build_context_manager(settings: Any, counter: TokenCounter, *, registry: Registry | None = None,
                           summarizer: Any = "manifest", llm: LLMEngine | None = None,
                           summary_cache: Any = None, allow_imports: Iterable[str] = ()) -> ContextManager:
-    """Instantiate the manifest's manager and bind its summarizer (ENGINE §3.6a).
+    """Instantiate the manifest's manager and bind its summarizer (docs/design.md §3.6a).
 
     ``summarizer`` overrides the manifest's choice: ``"manifest"`` (default), ``"drop"``,
     ``"stand-in"`` (the labelled offline stand-in) or a summarizer object.
@@ -181,6 +181,8 @@ def _precut(history: Sequence[Message], others: Sequence[Message], counter: Toke
     (which drops from the front) must drop everything before ``i``'s group; cutting there first
     gives the identical result while keeping each call O(kept rows) instead of O(whole history) —
     what makes a 2 000-turn ``stack`` replay linear. The last history group is never cut here.
+    Callers pass only the part of the history the trimmer may cut (a protected head row, e.g. a
+    summary block standing first with no system band, goes into ``others``: Q18).
     """
     units = sum(counter.unit(m) for m in others)
     n = len(others)
@@ -197,6 +199,10 @@ def _precut(history: Sequence[Message], others: Sequence[Message], counter: Toke
 class ContextAssembler:
     """The default ``assembler`` plugin. Custom assemblers implement ``assemble(engine)`` and must
     return a paired payload (they may call :func:`inspector.engine.pairing.sanitize_provider_messages`)."""
+
+    precut: bool = True
+    """Cut history that can never fit before the trimmer runs (a speed-up with the identical result;
+    tests switch it off on an instance to prove that)."""
 
     def __init__(self, emit_segments: bool = True, always_reassemble: bool = False, token_budget: int | None = None):
         self.emit_segments = emit_segments
@@ -229,8 +235,17 @@ class ContextAssembler:
         messages: list[Message] = [system] if system else []
         budget_tokens = max(0, budget.max_tokens - budget.trimmer_reserve - tool_tokens)
         others = ([system] if system else []) + ([user] if has_user else []) + wm
-        cut = _precut(managed, others, counter, budget_tokens) if budget.max_tokens > 0 else 0
-        messages.extend(managed[cut:] if cut else managed)
+        # The trimmer never removes a leading system-role row (with no system band, a summary block
+        # stands there): the pre-cut protects the same row (Q18), so pre-cut + trimmer == trimmer.
+        head = 1 if system is None and managed and managed[0].get("role") == "system" else 0
+        # A committed ask answered from working memory (HITL) takes its answers with it when the
+        # trimmer drops it; only the trimmer knows how far that goes, so no pre-cut then.
+        hitl = bool(wm) and wm[0].get("role") == "tool"
+        cut = 0
+        if self.precut and budget.max_tokens > 0 and not hitl:
+            cut = _precut(managed[head:], [*others, *managed[:head]], counter, budget_tokens)
+        precut = managed[head:head + cut]
+        messages.extend([*managed[:head], *managed[head + cut:]] if cut else managed)
         if has_user:
             messages.append(user)
         placeholder = not messages and not wm
@@ -279,7 +294,7 @@ class ContextAssembler:
                             "working-memory group)")
         return Assembly(sanitized.messages, list(tools) if tools else None, rows, budget, engine.limits, bands,
                         payload_tokens, headroom, decision, trimmed.removed, sanitized.repairs, "ok",
-                        conv.turn_index, warnings, managed[:cut] if cut else ())
+                        conv.turn_index, warnings, precut)
 
 
 class ContextEngine:
@@ -327,7 +342,7 @@ class ContextEngine:
             raise TypeError(f"spec.assembler: {type(obj).__name__} has no assemble()")
         return obj
 
-    # -- the system band (rebuilt per call, never accumulates: ENGINE Q15) ------------------------
+    # -- the system band (rebuilt per call, never accumulates: docs/design.md Q15) -----------
     def system_message(self) -> Message | None:
         conv = self.conversation
         if conv.system_message is not None:

@@ -1,9 +1,9 @@
-"""The per-call token budget (ENGINE §3.2): trimmer cap, reserve, margin, fixed parts, hard budget, hint.
+"""The per-call token budget (docs/design.md §3.2): trimmer cap, reserve, margin, fixed parts, hard budget, hint.
 
 The summarising manager gets ``hard / (1 + r)`` as its hint so that its hysteresis ceiling
 ``hint × (1 + r)`` lands back on the hard budget: a reused summary never pushes the request past
 the safety-bounded limit. All three binding forms (omitted, string, object) are normalised before
-this runs, so they get the same hint (ENGINE Q5). Division is exact (no float rounding surprises).
+this runs, so they get the same hint (docs/design.md Q5). Division is exact (no float rounding surprises).
 """
 
 from __future__ import annotations
@@ -41,6 +41,16 @@ class Budget:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def hysteresis_ceiling(hint: int, ratio: float) -> int:
+    """The hysteresis ceiling ``floor(hint × (1 + r))``, never below ``hint``, computed exactly.
+
+    The one formula for the ceiling: the budget record and the summarising manager both call it, so
+    they never disagree (a float product gives 114 for ``hint=100, r=0.15``; the exact one 115).
+    ``r`` is clamped to [0, 1] and read through its decimal text (0.15 means 15/100)."""
+    r = Fraction(str(min(1.0, max(0.0, float(ratio)))))
+    return max(hint, math.floor(hint * (1 + r)))
 
 
 def clamp_ratio(value: Any, default: float = 0.1, lo: float = 0.0, hi: float = 0.5) -> float:
@@ -110,6 +120,6 @@ def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens
     hint = max(1, math.floor(Fraction(hard) / (1 + r))) if summarising else hard
     if isinstance(summary_threshold, int) and not isinstance(summary_threshold, bool) and summary_threshold > 0:
         hint = min(summary_threshold, hint)
-    ceiling = max(hint, math.floor(hint * (1 + r))) if summarising else hint
+    ceiling = hysteresis_ceiling(hint, hysteresis_ratio) if summarising else hint
     return Budget(limits.window, limits.window_source, max_tokens, max_src, reserve, reserve_src, margin, ratio,
                   tool_tokens, fixed, hard, hint, ceiling, calibration, calibration_source if calibration else None)

@@ -1,4 +1,4 @@
-"""History structure: user turns and tool-call groups (ENGINE.md §1.2, §1.3).
+"""History structure: user turns and tool-call groups (docs/design.md §1.2, §1.3).
 
 A *user turn* is the unit of recency for every context manager; a *tool-call group* (an ask plus
 the contiguous results answering it) is the atomic unit for the trimmer and for stack slicing.

@@ -1,8 +1,8 @@
 """Model limits: the context window and completion reserve, each with where it came from.
 
-Window order (ENGINE §2.3, seed 002): ``spec.models[primary].context_window`` → infra
+Window order (docs/design.md §2.3): ``spec.models[primary].context_window`` → infra
 ``generation.context_window`` → litellm's bundled model info for the model *after infra mapping*
-(offline: ``LITELLM_LOCAL_MODEL_COST_MAP``) → 128 000 with one warning per model name.
+(the JSON model map in litellm's wheel, read without importing litellm) → 128 000 with one warning per model name.
 Completion reserve: primary ``max_tokens`` → infra ``generation.max_tokens`` /
 ``max_completion_tokens`` (capped by ``max_output_tokens``) → 2 000.
 """
@@ -68,17 +68,17 @@ def resolve_mapped_model(name: str | None, mappings: Mapping[str, str]) -> str |
 
 @functools.lru_cache(maxsize=256)
 def litellm_model_info(model: str) -> dict[str, Any] | None:
-    """litellm's bundled info for ``model`` (tried as given, then its last path segment); None if unknown."""
+    """litellm's bundled info for ``model`` (tried as given, then its last path segment); None if unknown.
+
+    Read from the model map litellm ships as data (:func:`inspector._env.model_map`), so litellm
+    stays the source of truth for windows and prices without being imported (seconds) here."""
     if model in ("any", "default", ""):
         return None
-    from inspector._env import litellm
+    from inspector._env import model_map
 
-    lm = litellm()
+    table = model_map()
     for candidate in dict.fromkeys((model, model.rsplit("/", 1)[-1])):
-        try:
-            info = lm.get_model_info(candidate)
-        except Exception:  # noqa: BLE001 - unknown/retired names raise; fall through
-            continue
+        info = table.get(candidate)
         if info:
             return dict(info)
     return None

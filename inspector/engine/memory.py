@@ -1,4 +1,4 @@
-"""Working memory and turns: one buffer, two phases (seed 000, ENGINE §3.10).
+"""Working memory and turns: one buffer, two phases (docs/design.md §3.10).
 
 * **in-flight** — ``working``: the current turn's asks, tool results and assistant text, visible to
   the next in-turn LLM call and never compacted by the context manager (the trimmer may drop whole

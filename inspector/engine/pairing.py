@@ -1,4 +1,4 @@
-"""Pairing repair and the provider's final check (ENGINE.md §3.8).
+"""Pairing repair and the provider's final check (docs/design.md §3.8).
 
 Providers reject a ``messages[]`` in which an assistant ask (a message with ``tool_calls``) is not
 followed, immediately, by exactly one ``tool`` row per call id, or in which a ``tool`` row answers
@@ -25,7 +25,7 @@ contiguous ``tool`` rows right after it:
    when no ask in the payload declares its id, ``stray_result_dropped`` otherwise.
 7. Everything else (user, system, plain assistant, unknown roles, non-dict rows) passes through.
 
-Two deliberate departures from the reference runtime (ENGINE.md §6 Q6, decided in Part A):
+Two deliberate departures from the reference runtime (docs/design.md Q6):
 
 * **Duplicates are removed before rebinding.** The reference rebinds first, so in
   ``[ask(a, b), tool a, tool a (dup), tool b]`` the duplicate ``a`` is rebound to ``b`` and the
@@ -56,7 +56,10 @@ from typing import Any
 from inspector.engine.history import call_ids, is_ask
 from inspector.engine.types import Message, ProviderPayloadError, Repair, RepairKind, SanitizeResult
 
-__all__ = ["check_provider_payload", "sanitize_provider_messages"]
+__all__ = ["PROVIDER_ROLES", "check_pairing", "check_provider_payload", "check_roles", "sanitize_provider_messages"]
+
+PROVIDER_ROLES: frozenset[str] = frozenset({"system", "user", "assistant", "tool"})
+"""The roles a payload row may have (Q19); any other role fails the provider check."""
 
 
 def _role(msg: Any) -> Any:
@@ -207,9 +210,28 @@ def _fmt_ids(ids: set[Any]) -> str:
 
 
 def check_provider_payload(messages: Sequence[Message]) -> None:
+    """Raise :class:`ProviderPayloadError` if a provider would reject the payload: a row whose role
+    is not one of :data:`PROVIDER_ROLES` (:func:`check_roles`, Q19), or unpaired tool calls and
+    results (:func:`check_pairing`). The pairing repair fixes pairing, never roles: a transcript row
+    with an invented role is sent as recorded and this check says so."""
+    check_roles(messages)
+    check_pairing(messages)
+
+
+def check_roles(messages: Sequence[Message]) -> None:
+    """Raise :class:`ProviderPayloadError` naming the first row whose role is not system, user,
+    assistant or tool (Q19)."""
+    for i, msg in enumerate(messages):
+        role = _role(msg)
+        if not isinstance(role, str) or role not in PROVIDER_ROLES:
+            raise ProviderPayloadError(f"messages[{i}] has role {role!r}: a provider accepts only "
+                                       "system, user, assistant and tool rows")
+
+
+def check_pairing(messages: Sequence[Message]) -> None:
     """Raise :class:`ProviderPayloadError` if a provider would reject the payload's pairing.
 
-    The rules of ENGINE.md §3.8 "Final check": no result for an undeclared id (a result with no
+    The rules of docs/design.md §3.8 "Final check": no result for an undeclared id (a result with no
     id counts as undeclared); each ask with k id-bearing calls is followed by exactly k consecutive
     ``tool`` rows; a ``tool`` row is never first, never follows a role other than assistant/tool,
     never follows a text-only assistant. One rule is stricter than the reference, as real

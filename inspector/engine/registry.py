@@ -1,6 +1,6 @@
 """Plugin registry: three slots (``assembler``, ``context_manager``, ``summarizer``), names, aliases, URNs.
 
-Name resolution (ENGINE.md §2.1), case-insensitive:
+Name resolution (docs/design.md §2.1), case-insensitive:
   1. exact URN (``mas.cm.stack``);
   2. canonical name or alias (``full-history`` → ``stack``);
   3. any plugin of the slot whose URN ends in ``.<name with - → _>`` (``sliding-window`` →
@@ -39,7 +39,7 @@ class PluginSpec:
     urn: str
     target: str | Callable[..., Any]  # "module:attr" (loaded lazily) or the factory itself
     aliases: tuple[str, ...] = ()
-    params: tuple[str, ...] = ()  # strategy params the constructor accepts (validation, ENGINE Q9)
+    params: tuple[str, ...] = ()  # strategy params the constructor accepts (validation, docs/design.md Q9)
     builtin: bool = False
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 

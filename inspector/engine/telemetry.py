@@ -1,4 +1,4 @@
-"""Reference-compatible telemetry for one assembled call (ENGINE §4), for parity with the reference runtime.
+"""Reference-compatible telemetry for one assembled call (docs/design.md §4), for parity with the reference runtime.
 
 ``segments`` reproduces the reference's per-message segments (E5 token estimates, sources such as
 ``conversation/summarized``); ``context_usage`` its usage record (E4 prompt estimate, remaining

@@ -1,4 +1,4 @@
-"""Token counters: one protocol, two implementations, every decision uses the same one (ENGINE Q10).
+"""Token counters: one protocol, two implementations, every decision uses the same one (docs/design.md Q10).
 
 * ``estimate`` reproduces the reference runtime exactly: E1 ``floor(C/4) + 4n`` over a list of
   messages (C = string content + tool-call names and arguments), E2 the same without tool calls
@@ -119,7 +119,8 @@ class _CachedCounter:
 
 
 class EstimateCounter(_CachedCounter):
-    """The reference runtime's character estimates (E1/E2/E3); exact parity with ENGINE.md §5."""
+    """The reference runtime's character estimates (E1/E2/E3): the same numbers, hence the same
+    decisions, as the reference runtime (docs/design.md §3.1)."""
 
     name = "estimate"
 
@@ -164,13 +165,10 @@ class TiktokenCounter(_CachedCounter):
 
     def __init__(self, model: str | None = None, encoding: str | None = None) -> None:
         super().__init__()
-        from inspector._env import apply_offline_defaults
-
-        apply_offline_defaults()
-        import tiktoken
+        from inspector._env import tiktoken_encoding
 
         self.encoding_name = encoding or encoding_name_for(model)
-        self._enc = tiktoken.get_encoding(self.encoding_name)
+        self._enc = tiktoken_encoding(self.encoding_name)
 
     def text_tokens(self, text: str) -> int:
         if not text:

@@ -1,12 +1,13 @@
-"""The token trimmer: the last budget backstop before pairing (ENGINE.md §3.7).
+"""The token trimmer: the last budget backstop before pairing (docs/design.md §3.7).
 
 ``messages`` is the system band + managed history + current user message; ``pin_tail`` is working
 memory (the live tool round). The trimmer removes the oldest content until the payload fits
 ``max_tokens − reserve − fixed``. Order of sacrifice: the oldest history groups (a plain row alone,
 a tool round as one unit: the ask and its contiguous results), then the oldest working-memory
 groups. Never removed: the leading system message, the last non-pinned group (normally the current
-user message; the loop stops before it would empty the history part) and the newest working-memory
-group. When those alone exceed the budget the result is returned over budget with
+user message; the loop stops before it would empty the history part), the answers at the front of
+``pin_tail`` of an ask that ends the kept history (a turn resumed after a HITL pause: they belong to
+that ask's group), and the newest working-memory group. When those alone exceed the budget the result is returned over budget with
 ``over_budget=True`` and a logged warning — instructions are never deleted silently.
 
 HITL rule: a committed ask whose results still sit in working memory (a turn paused for approval)
@@ -84,21 +85,28 @@ def trim_messages_to_budget(
         count -= size
         start += size
         if is_ask(first):
-            pin_start, units, count = _drop_answers_of(first, pin_tail, pin_units, pin_start, units, count, removed)
+            owed = set(call_ids(first)) - {m.get("tool_call_id") for m in messages[start - size + 1:start]}
+            pin_start, units, count = _drop_answers_of(owed, pin_tail, pin_units, pin_start, units, count, removed)
         total = counter.total(units, count)
 
-    while total > budget and n_pin - pin_start > 0:
-        size = leading_group_size(pin_tail, pin_start)
-        if size >= n_pin - pin_start:
+    # A kept history ask that ends the history part is answered by the rows at the front of pin_tail
+    # (a turn resumed after a HITL pause): those answers are part of its group and stay with it.
+    held = pin_start
+    if n_msgs > head and is_ask(messages[-1]):
+        held = _answers_end(messages[-1], pin_tail, pin_start)
+    cur = held  # pin_tail[held:cur] have been removed
+    while total > budget and n_pin - cur > 0:
+        size = leading_group_size(pin_tail, cur)
+        if size >= n_pin - cur:
             break
-        for k in range(pin_start, pin_start + size):
+        for k in range(cur, cur + size):
             units -= pin_units[k]
             removed.append(Removal(pin_tail[k], "working_memory"))
         count -= size
-        pin_start += size
+        cur += size
         total = counter.total(units, count)
 
-    result = list(messages[:head]) + list(messages[start:]) + list(pin_tail[pin_start:])
+    result = list(messages[:head]) + list(messages[start:]) + list(pin_tail[pin_start:held]) + list(pin_tail[cur:])
     over = total > budget
     if over:
         _log.warning(
@@ -106,13 +114,23 @@ def trim_messages_to_budget(
             "group, newest working-memory group of %d row(s)); raise the budget or inject less",
             budget,
             total,
-            n_pin - pin_start,
+            n_pin - cur,
         )
     return TrimResult(result, removed, over, total)
 
 
+def _answers_end(ask: Message, pin_tail: Sequence[Message], pin_start: int) -> int:
+    """End of the run of rows at ``pin_tail[pin_start:]`` answering ``ask`` (each id once)."""
+    ids = set(call_ids(ask))
+    i = pin_start
+    while i < len(pin_tail) and pin_tail[i].get("role") == "tool" and pin_tail[i].get("tool_call_id") in ids:
+        ids.discard(pin_tail[i].get("tool_call_id"))
+        i += 1
+    return i
+
+
 def _drop_answers_of(
-    ask: Message,
+    ids: set[str],
     pin_tail: Sequence[Message],
     pin_units: list[int],
     pin_start: int,
@@ -120,8 +138,8 @@ def _drop_answers_of(
     count: int,
     removed: list[Removal],
 ) -> tuple[int, int, int]:
-    """HITL rule: remove the rows at the front of ``pin_tail`` answering ``ask`` (each id once)."""
-    ids = set(call_ids(ask))
+    """HITL rule: remove the rows at the front of ``pin_tail`` answering a dropped ask's call ids
+    ``ids`` that its own group left unanswered (each id once)."""
     while pin_start < len(pin_tail) and pin_tail[pin_start].get("role") == "tool":
         tid = pin_tail[pin_start].get("tool_call_id")
         if tid not in ids:

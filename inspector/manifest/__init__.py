@@ -1,4 +1,4 @@
-"""Manifest reading: YAML → validated, normalised :class:`ContextSettings` (ENGINE.md §2).
+"""Manifest reading: YAML → validated, normalised :class:`ContextSettings` (docs/design.md §2).
 
 Two modes: ``validate`` (strict, every error with its field path and line) and ``assemble``
 (lenient like the runtime: a malformed binding falls back to the default plugin, a non-numeric

@@ -1,8 +1,8 @@
 """Singleton plugin slots: the three binding forms, registry resolution, params checks, the
-``working_memory.compaction`` sugar and overlay merging (ENGINE §2.1, §2.4, §2.6, §3.6a, Q5, Q9).
+``working_memory.compaction`` sugar and overlay merging (docs/design.md §2.1, §2.4, §2.6, §3.6a, Q5, Q9).
 
 Every binding is normalised *before* anything looks at it, so omitted, ``stack`` and
-``{type: stack}`` are indistinguishable downstream (ENGINE Q5). Plugin names go through
+``{type: stack}`` are indistinguishable downstream (docs/design.md Q5). Plugin names go through
 :func:`inspector.engine.registry.default_registry` only: this module never knows a class, and an
 import path in ``ref`` is honoured only through the caller's ``allow_imports``.
 """
@@ -22,7 +22,7 @@ from inspector.manifest.settings import Binding, Issue, ManifestError
 ASSEMBLY_KEYS: tuple[str, ...] = ("trimmer", "working_memory_messages", "max_in_turn_messages", "working_memory_ref")
 """``spec.context_manager.params`` keys read by assembly and stripped before the CM constructor."""
 DEPRECATED_KEYS: tuple[str, ...] = ("working_memory_messages", "max_in_turn_messages")
-"""Accepted and ignored (ENGINE Q2)."""
+"""Accepted and ignored (docs/design.md Q2)."""
 
 BINDING_KEYS: dict[Slot, tuple[str, ...]] = {
     "assembler": ("type", "ref", "params"),
@@ -59,7 +59,7 @@ class RawBinding:
 
 
 def normalise_binding(value: Any, slot: Slot, path: Path_, col: Collector) -> RawBinding:
-    """Read a slot value in any of its forms (ENGINE §2.1). Shape problems are errors in validate
+    """Read a slot value in any of its forms (docs/design.md §2.1). Shape problems are errors in validate
     mode; in assemble mode the value counts as malformed and the caller uses the default."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return RawBinding("omitted")
@@ -128,7 +128,7 @@ def checks_params(spec: PluginSpec) -> bool:
 
 def check_params(spec: PluginSpec, params: Mapping[Any, Any], path: Path_, col: Collector,
                  *, skip: Iterable[str] = ()) -> None:
-    """ENGINE Q9: a key the plugin does not accept is an error naming the field (the constructor
+    """docs/design.md Q9: a key the plugin does not accept is an error naming the field (the constructor
     would reject it anyway, with a worse message); known values of built-ins are type-checked."""
     if not checks_params(spec):
         return
@@ -176,7 +176,7 @@ def make_binding(spec: PluginSpec | None, raw: RawBinding, params: Mapping[Any, 
 
 def build_summarizer(value: Any, path: Path_, col: Collector, source: str,
                      allow_imports: Iterable[str] = ()) -> Binding:
-    """ENGINE §3.6a step 4: absent → registry default ``llm``; string → ``{type}``; missing type →
+    """docs/design.md §3.6a step 4: absent → registry default ``llm``; string → ``{type}``; missing type →
     default; a binding-level ``model`` is shorthand for ``params.model`` on ``llm``."""
     raw = normalise_binding(value, "summarizer", path, col)
     if raw.form == "malformed":
@@ -261,7 +261,7 @@ def _deep_merge(base: dict[Any, Any], patch: Mapping[Any, Any]) -> dict[Any, Any
 
 
 def overlay_binding(base: Any, patch: Any) -> Any:
-    """Overlay merge of a singleton slot (ENGINE §2.6, scenario 7). A string (or any non-mapping)
+    """Overlay merge of a singleton slot (docs/design.md §2.6). A string (or any non-mapping)
     overlay replaces the binding; a ``type``/``ref`` change replaces the whole binding and drops
     the old params; the same plugin (or a params-only patch) deep-merges ``params`` so nested maps
     keep their siblings (``trimmer.reserve_tokens`` keeps ``trimmer.max_tokens``). Inputs are

@@ -1,4 +1,4 @@
-"""Raw manifest documents → :class:`ContextSettings` (ENGINE §2), in either mode.
+"""Raw manifest documents → :class:`ContextSettings` (docs/design.md §2), in either mode.
 
 One pass reads every section and reports through a :class:`Collector`; nothing here raises on
 bad content until the very end, so validate mode lists every error at once. The two modes differ
@@ -11,6 +11,7 @@ never an unknown plugin name.
 from __future__ import annotations
 
 import copy
+import difflib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -33,6 +34,8 @@ from inspector.manifest.bindings import (
     resolve_plugin,
 )
 from inspector.manifest.models import (
+    SPEC_KEYS,
+    TOP_LEVEL_KEYS,
     CompactionModel,
     InfraModel,
     InfraModelsModel,
@@ -54,13 +57,10 @@ from inspector.manifest.settings import (
     TrimmerSettings,
 )
 
-TOP_LEVEL_KEYS = ("apiVersion", "kind", "metadata", "spec")
-SPEC_KEYS = ("system_prompt", "description", "context", "memory_seeds", "skills", "assembler", "context_manager",
-             "working_memory", "models", "tools", "infra")
 INFRA_KINDS = ("llmproxy", "llmlocal", "infra")
 PATH_SUFFIXES = (".md", ".yaml", ".yml", ".txt")
 MAX_MAPPING_DEPTH = 10
-"""Longest infra mapping chain (ENGINE §2.3)."""
+"""Longest infra mapping chain (docs/design.md §2.3)."""
 
 SPEC: Path_ = ("spec",)
 CM_PATH: Path_ = ("spec", "context_manager")
@@ -118,11 +118,26 @@ def _select_documents(documents: Sequence[Any], col: Collector) -> tuple[int | N
     return agent, infra
 
 
+def _unknown_key(path: Path_, key: Any, known: Sequence[str], ignored: str, col: Collector) -> None:
+    """A key the schema does not have: a near-miss of a known one (``spek``, ``contxt_manager``) is
+    an error in every mode, with the suggestion, since reading on would silently use defaults;
+    anything else is another tool's field, ignored (a warning in validate mode)."""
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.75) if isinstance(key, str) else []
+    if close:
+        col.error(path + (key,), f"unknown key; did you mean {close[0]!r}? (as written it would be ignored)")
+    else:
+        col.warn(path + (key,), ignored, validate_only=True)
+
+
 def _read_agent(raw: dict[str, Any], infra_docs: list[Any], infra_indices: list[int], col: Collector,
                 base_dir: Path | None, allow_imports: tuple[str, ...]) -> ContextSettings:
+    if "spec" not in raw and "kind" not in raw:
+        looks = next((k for k in ("messages", "trajectory", "history", "events") if k in raw), None)
+        col.error((), "not an agent manifest: no 'kind: Agent' and no 'spec:'"
+                      + (f" (it looks like a transcript: it has '{looks}')" if looks else ""))
     for key in raw:
         if key not in TOP_LEVEL_KEYS:
-            col.warn((key,), "unknown top-level key, ignored", validate_only=True)
+            _unknown_key((), key, TOP_LEVEL_KEYS, "unknown top-level key, ignored", col)
     if "metadata" in raw and raw["metadata"] is not None and not isinstance(raw["metadata"], dict):
         col.warn(("metadata",), f"should be a mapping (got {describe(raw['metadata'])})", validate_only=True)
     spec = raw.get("spec")
@@ -133,7 +148,7 @@ def _read_agent(raw: dict[str, Any], infra_docs: list[Any], infra_indices: list[
         spec = {}
     for key in spec:
         if key not in SPEC_KEYS:
-            col.warn(SPEC + (key,), "not read by the inspector, ignored", validate_only=True)
+            _unknown_key(SPEC, key, SPEC_KEYS, "not read by the inspector, ignored", col)
 
     injected = _system_prompt(spec, col) + _context_lines(spec.get("context"), col, base_dir)
     seeds = _memory_seeds(spec.get("memory_seeds"), col)
@@ -223,7 +238,7 @@ def _read_context_file(ref: str, path: Path_, col: Collector, base_dir: Path | N
 
 
 def _context_lines(value: Any, col: Collector, base_dir: Path | None) -> list[str]:
-    """ENGINE §2.7: each chunk becomes ``[key] text`` in dict order."""
+    """docs/design.md §2.7: each chunk becomes ``[key] text`` in dict order."""
     where = SPEC + ("context",)
     if value is None:
         return []
@@ -285,7 +300,7 @@ def _memory_seeds(value: Any, col: Collector) -> list[tuple[str, str]]:
 
 
 def _skills(value: Any, col: Collector) -> list[PartSpec]:
-    """ENGINE Q7: the catalog and each activated skill are pinned ``system_skills`` parts."""
+    """docs/design.md Q7: the catalog and each activated skill are pinned ``system_skills`` parts."""
     where = SPEC + ("skills",)
     if value is None:
         return []
@@ -457,7 +472,7 @@ def _assembler(value: Any, col: Collector, allow_imports: tuple[str, ...]) -> Bi
 
 def _context_manager(spec_doc: Mapping[str, Any], compaction: tuple[Any, ...] | None, col: Collector,
                      allow_imports: tuple[str, ...]) -> tuple[Binding, Binding | None, TrimmerSettings]:
-    """ENGINE §2.1, §2.4, §3.6a: normalise, apply the compaction sugar, split the params."""
+    """docs/design.md §2.1, §2.4, §3.6a: normalise, apply the compaction sugar, split the params."""
     raw = normalise_binding(spec_doc.get("context_manager"), "context_manager", CM_PATH, col)
     base = CM_PATH
     if raw.form == "omitted" and compaction is not None:
@@ -505,7 +520,7 @@ def _context_manager(spec_doc: Mapping[str, Any], compaction: tuple[Any, ...] | 
 
 def _from_compaction(value: Any, col: Collector) -> RawBinding:
     """The compaction sugar, after a structural check; an unknown strategy is an error in every
-    mode (ENGINE §2.4), the rest falls back field by field in assemble mode."""
+    mode (docs/design.md §2.4), the rest falls back field by field in assemble mode."""
     block = check_block(CompactionModel, value, COMPACTION_PATH, col)
     if block is None:
         return RawBinding("omitted")
@@ -525,7 +540,7 @@ def _from_compaction(value: Any, col: Collector) -> RawBinding:
 
 
 def _trimmer(value: Any, path: Path_, col: Collector) -> TrimmerSettings:
-    """ENGINE §2.1/§3.2. Invalid values are errors in validate mode and silently automatic at
+    """docs/design.md §2.1/§3.2. Invalid values are errors in validate mode and silently automatic at
     runtime; the reserve is floored at 0 and the margin ratio clamped to [0, 0.5]."""
     if value is None:
         return TrimmerSettings()

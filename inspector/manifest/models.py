@@ -26,6 +26,13 @@ NonNegativeFloat = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0
 PositiveFloat = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
 
 
+TOP_LEVEL_KEYS: tuple[str, ...] = ("apiVersion", "kind", "metadata", "spec")
+"""Keys of an Agent document."""
+SPEC_KEYS: tuple[str, ...] = ("system_prompt", "description", "context", "memory_seeds", "skills", "assembler",
+                              "context_manager", "working_memory", "models", "tools", "infra")
+"""Keys of ``spec`` the inspector reads."""
+
+
 class _Closed(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
@@ -37,7 +44,7 @@ class _Open(BaseModel):
 
 
 class TrimmerModel(_Closed):
-    """``spec.context_manager.params.trimmer`` (ENGINE §2.1)."""
+    """``spec.context_manager.params.trimmer`` (docs/design.md §2.1)."""
 
     max_tokens: PositiveInt | None = None
     token_budget: PositiveInt | None = None
@@ -46,7 +53,7 @@ class TrimmerModel(_Closed):
 
 
 class CompactionModel(_Closed):
-    """``spec.working_memory.compaction`` (ENGINE §2.4); the strategy value is checked by the translator."""
+    """``spec.working_memory.compaction`` (docs/design.md §2.4); the strategy value is checked by the translator."""
 
     strategy: StrictStr | None = None
     max_messages: PositiveInt | None = None
@@ -64,7 +71,7 @@ class WorkingMemoryModel(_Closed):
 
 
 class ModelRowModel(_Open):
-    """One ``spec.models[]`` row (ENGINE §2.2). Other sampling fields pass through unchecked."""
+    """One ``spec.models[]`` row (docs/design.md §2.2). Other sampling fields pass through unchecked."""
 
     id: StrictStr | None = None
     model: StrictStr | None = None
@@ -85,7 +92,7 @@ class ModelRowModel(_Open):
 
 
 class SkillModel(_Closed):
-    """One ``spec.skills[]`` entry (ENGINE Q7: rendered as pinned system_skills parts)."""
+    """One ``spec.skills[]`` entry (docs/design.md Q7: rendered as pinned system_skills parts)."""
 
     name: Annotated[StrictStr, Field(min_length=1)]
     description: StrictStr | None = None
@@ -123,7 +130,7 @@ class GenerationModel(_Open):
 
 
 class InfraModelsModel(_Open):
-    """``spec.models`` of an LLMProxy/LLMLocal/Infra document, or ``spec.infra.models`` (ENGINE §2.3)."""
+    """``spec.models`` of an LLMProxy/LLMLocal/Infra document, or ``spec.infra.models`` (docs/design.md §2.3)."""
 
     mappings: dict[StrictStr, StrictStr] | None = None
     allowed: list[StrictStr] | None = None

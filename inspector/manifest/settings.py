@@ -2,7 +2,7 @@
 
 Everything downstream (engine, replay, report, app, CLI) reads these frozen dataclasses and never
 the raw YAML, so the three forms of a binding (omitted, name, object) and the compaction sugar
-cannot behave differently (ENGINE Q5). Containers are plain dicts and tuples on purpose: the
+cannot behave differently (docs/design.md Q5). Containers are plain dicts and tuples on purpose: the
 objects must deep-copy and pickle (Streamlit caches them), which ``MappingProxyType`` would break.
 """
 
@@ -67,13 +67,13 @@ class ManifestReadError(ManifestError):
 
 
 class UnknownPluginError(ManifestError, PluginLookupError):
-    """A well-formed but unknown plugin name (never lenient, ENGINE §2.1). Also a
+    """A well-formed but unknown plugin name (never lenient, docs/design.md §2.1). Also a
     :class:`PluginLookupError`, so code written against the registry catches it too."""
 
 
 @dataclass(frozen=True)
 class ModelRow:
-    """One ``spec.models[]`` row (ENGINE §2.2). ``extra`` keeps every other field as written
+    """One ``spec.models[]`` row (docs/design.md §2.2). ``extra`` keeps every other field as written
     (temperature, top_p, max_completion_tokens, on_truncation, kind, ...)."""
 
     id: str
@@ -87,7 +87,7 @@ class ModelRow:
 
 @dataclass(frozen=True)
 class InfraModels:
-    """Infra model resolution inputs (ENGINE §2.3), merged from LLMProxy/LLMLocal/Infra documents
+    """Infra model resolution inputs (docs/design.md §2.3), merged from LLMProxy/LLMLocal/Infra documents
     and ``spec.infra.models``; the engine resolves mapping chains and windows from these."""
 
     mappings: Mapping[str, str] = field(default_factory=dict)
@@ -117,7 +117,7 @@ class Binding:
 
 @dataclass(frozen=True)
 class TrimmerSettings:
-    """``spec.context_manager.params.trimmer`` (ENGINE §2.1, §3.2). None = automatic."""
+    """``spec.context_manager.params.trimmer`` (docs/design.md §2.1, §3.2). None = automatic."""
 
     max_tokens: int | None = None
     """Input ceiling (alias ``token_budget``); None = the resolved model window."""
@@ -129,7 +129,7 @@ class TrimmerSettings:
 
 @dataclass(frozen=True)
 class PartSpec:
-    """A system-band part declared by the manifest (skills, ENGINE Q7); pinned parts are never
+    """A system-band part declared by the manifest (skills, docs/design.md Q7); pinned parts are never
     summarised or trimmed."""
 
     content: str
@@ -140,7 +140,7 @@ class PartSpec:
     source: str
 
 
-# Compile defaults made visible (ENGINE §2.5) for the built-in strategies; used only by to_dict.
+# Compile defaults made visible (docs/design.md §2.5) for the built-in strategies; used only by to_dict.
 STRATEGY_DEFAULTS: dict[str, dict[str, Any]] = {
     "summarising": {"keep_turns": 10, "summary_threshold": 0, "hysteresis_ratio": 0.1},
     "sliding-window": {"keep_turns": 10},
@@ -177,7 +177,7 @@ def resolved_params(binding: Binding) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ContextSettings:
-    """Everything the engine needs from a manifest, normalised (ENGINE §2)."""
+    """Everything the engine needs from a manifest, normalised (docs/design.md §2)."""
 
     assembler: Binding
     context_manager: Binding
@@ -198,7 +198,7 @@ class ContextSettings:
 
     def primary_model(self) -> ModelRow | None:
         """First row whose id is ``main`` (a row without id counts as main), else the first row.
-        Budgets always use this row even when a cheaper ``summarizer`` row exists (ENGINE §2.2)."""
+        Budgets always use this row even when a cheaper ``summarizer`` row exists (docs/design.md §2.2)."""
         for row in self.models:
             if row.id == "main":
                 return row

@@ -21,13 +21,16 @@ from typing import Any
 import pandas as pd
 
 from inspector.manifest._yaml import MAX_BYTES as _MANIFEST_MAX
+from inspector.policy import is_sample_manifest
 from inspector.redact import mask_secrets, mask_text
 from inspector.replay import Replay
 from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_segments
 from inspector.report.tables import _preview, frames_table, not_sent_table, payload_table, repairs_table
 
+from inspector.bundled import AppLaunch, app_launch, sample_manifest_dir  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE_MANIFEST_DIR = ROOT / "sample_manifests"
+SAMPLE_MANIFEST_DIR = sample_manifest_dir()
 SHARED_TRANSCRIPT_DIR = ROOT.parent / "shared" / "data" / "transcripts"
 DEFAULT_MANIFEST = "small-window.yaml"
 DEFAULT_TRANSCRIPT = "demo_support.json"
@@ -40,6 +43,18 @@ COMPARE_AUTO_MAX_CALLS = 400
 STYLE_MAX_ROWS = 300
 """Payload tables longer than this are shown without per-row band colours (styling costs per cell)."""
 
+AGENT_SOURCES = {
+    "auto": "Transcript's own unless your manifest declares its own (a sample never does)",
+    "transcript": "The transcript's own",
+    "manifest": "The manifest's",
+}
+"""The Q21 switch for the system text and tools (values are :class:`~inspector.policy.ReplayPolicy` sources)."""
+MODEL_SOURCES = {
+    "auto": "The manifest's if it names one, else the transcript's",
+    "transcript": "The transcript's recorded model",
+    "manifest": "The manifest's",
+}
+
 SUMMARIZER_CHOICES = {
     "stand-in": "Offline stand-in (labelled, not a model)",
     "live": "Live model through litellm",
@@ -49,17 +64,36 @@ SUMMARIZER_CHOICES = {
 
 # --- inputs ---------------------------------------------------------------------------------------
 
-def sample_manifests(folder: Path = SAMPLE_MANIFEST_DIR) -> dict[str, Path]:
-    """Bundled manifests by file name, sorted."""
-    return {p.name: p for p in sorted(folder.glob("*.yaml"))} if folder.is_dir() else {}
+def launch_label(path: Path) -> str:
+    """How a file named on the ``context-inspector app`` command line appears in the pickers."""
+    return f"opened: {path.name}"
 
 
-def sample_transcripts(shared: Path = SHARED_TRANSCRIPT_DIR) -> dict[str, Path]:
-    """The project's own demo transcripts, then the shared real ones when that folder exists
-    (read in place, never copied)."""
+def sample_manifests(folder: Path = SAMPLE_MANIFEST_DIR, launch: AppLaunch | None = None) -> dict[str, Path]:
+    """The manifest named at launch (if any), then the bundled ones by file name, sorted."""
+    launch = app_launch() if launch is None else launch
+    out = {launch_label(launch.manifest): launch.manifest} if launch.manifest is not None else {}
+    if folder.is_dir():
+        out.update({p.name: p for p in sorted(folder.glob("*.yaml"))})
+    return out
+
+
+def default_choices(launch: AppLaunch | None = None) -> tuple[str, str]:
+    """The manifest and transcript the app opens on: those named at launch, else the bundled defaults."""
+    launch = app_launch() if launch is None else launch
+    return (launch_label(launch.manifest) if launch.manifest is not None else DEFAULT_MANIFEST,
+            launch_label(launch.transcript) if launch.transcript is not None else DEFAULT_TRANSCRIPT)
+
+
+def sample_transcripts(shared: Path = SHARED_TRANSCRIPT_DIR, launch: AppLaunch | None = None) -> dict[str, Path]:
+    """The transcript named at launch (if any), the project's own demo transcripts, then the shared
+    real ones when that folder exists (read in place, never copied)."""
     from importlib import resources
 
+    launch = app_launch() if launch is None else launch
     out: dict[str, Path] = {}
+    if launch.transcript is not None:
+        out[launch_label(launch.transcript)] = launch.transcript
     bundled = Path(str(resources.files("inspector") / "samples"))
     files = [*bundled.glob("*.json"), *bundled.glob("*.jsonl")]  # .jsonl: the provider-usage sample logs
     for p in sorted(files, key=lambda p: (p.name != DEFAULT_TRANSCRIPT, p.name)):
@@ -105,6 +139,11 @@ class LiveSettings:
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
+def is_sample_input(m: ManifestInput) -> bool:
+    """Whether the editor holds one of the bundled samples (read from the samples folder)."""
+    return m.base_dir is not None and is_sample_manifest(Path(m.base_dir) / m.name)
+
+
 def too_large(size: int, limit: int | None = None) -> str | None:
     limit = MAX_TRANSCRIPT_BYTES if limit is None else limit
     if size > limit:
@@ -113,18 +152,14 @@ def too_large(size: int, limit: int | None = None) -> str | None:
 
 
 def effective_summarizer(settings: Any, choice: str) -> str:
-    """The ``replay(summarizer=...)`` value for a UI choice.
+    """The ``replay(summarizer=...)`` value for a UI choice, through the one policy (Q22).
 
-    The stand-in replaces only an ``llm`` summarizer (what needs a model); a manifest that says
-    ``drop`` or names a custom summarizer keeps it, so a sample is never shown doing what it
-    does not configure. ``live`` runs the manifest's own summarizer with the live engine."""
-    binding = getattr(settings, "summarizer", None)
-    name = binding.type if binding is not None else "llm"
-    if choice == "drop":
-        return "drop"
-    if choice == "stand-in" and name == "llm":
-        return "stand-in"
-    return "manifest"
+    ``stand-in`` and ``live`` are the policy's ``auto`` without / with the live model (the stand-in
+    replaces only an ``llm`` summarizer: a manifest that says ``drop`` or names a custom summarizer
+    keeps it); ``drop`` is drop."""
+    from inspector.policy import summarizer_choice
+
+    return summarizer_choice(settings, "drop" if choice == "drop" else "auto", live=choice == "live")
 
 
 # --- text safety ----------------------------------------------------------------------------------
@@ -355,17 +390,31 @@ def explain_message(rp: Replay, call: int, index: int, not_sent: pd.DataFrame | 
 
 
 def summary_block_text(rp: Replay, call: int) -> str | None:
-    """The summary block this call sends: the text computed at this call, else the summary row of
-    the payload (a summary computed at an earlier commit and carried forward)."""
+    """The summary block this call *sends* (the summary row of its payload), or None. A summary
+    computed but trimmed is not sent and is never returned here (Q18): see
+    :func:`summary_not_sent`."""
     f = rp.frames[call]
-    if f.summary_text:
-        return mask_text(f.summary_text)
     for pos, band in enumerate(f.row_bands):
         if band == "summary":
             content = f.payload(rp.messages)[pos].get("content")
             text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
             return mask_text(text)
     return None
+
+
+def summary_not_sent(rp: Replay, call: int) -> list[tuple[str, str]]:
+    """Summary blocks computed for this call but not sent: ``(reason, masked text)`` each (Q18)."""
+    out = []
+    for n in rp.frames[call].not_sent:
+        content = n.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
+        out.append((str(n["reason"]), mask_text(text)))
+    return out
+
+
+def agent_lines(rp: Replay) -> list[str]:
+    """The policy, and the system text, tools, model and window in force with their sources (Q21, Q22)."""
+    return rp.stated()
 
 
 def summary_caption(rp: Replay, call: int) -> str:
@@ -459,10 +508,28 @@ def kept_counts(replays: Mapping[str, Replay], call: int) -> dict[str, str]:
     return out
 
 
+# --- forgotten references -----------------------------------------------------------------------------
+
+def forgotten_view(rp: Replay, call: int) -> pd.DataFrame:
+    """The identifiers this call needed and could no longer see, with the not-sent message holding
+    each (``transcript #``) and why it was not sent. Computed once per replay."""
+    from inspector.forgetting import forgotten_references
+
+    cache = getattr(rp, "_forgotten_cache", None)
+    if cache is None:
+        cache = forgotten_references(rp)
+        rp._forgotten_cache = cache  # type: ignore[attr-defined]
+    rows = [{"identifier": mask_text(x.identifier), "kind": x.kind, "needed in": ", ".join(x.needed_in),
+             "transcript #": x.message, "why not sent": x.reason} for x in cache[call]]
+    return pd.DataFrame(rows, columns=["identifier", "kind", "needed in", "transcript #", "why not sent"])
+
+
 # --- export ---------------------------------------------------------------------------------------------
 
 def frames_json(rp: Replay) -> str:
-    return rp.dumps(payloads=False)
+    from inspector.forgetting import replay_dumps
+
+    return replay_dumps(rp, payloads=False)
 
 
 def frames_csv(rp: Replay) -> str:

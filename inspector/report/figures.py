@@ -64,8 +64,25 @@ def band_bar(rp: Replay, call: int) -> Any:
     return fig
 
 
-def timeline(rp: Replay, *, selected: int | None = None, title: str | None = None, y_max: float | None = None) -> Any:
-    """Payload tokens per call stacked by band, budget lines, and decision markers."""
+NOTEBOOK_RENDERER = "plotly_mimetype+notebook"
+"""Figures carry both the plotly mimetype (JupyterLab, VS Code) and an HTML rendering with
+plotly.js embedded once per notebook, so they survive nbconvert HTML export and offline viewing."""
+
+
+def use_notebook_renderer() -> str:
+    """Make plotly figures travel with the notebook (:data:`NOTEBOOK_RENDERER`). Call it from a
+    notebook; importing the package never changes plotly's settings. Returns the renderer name."""
+    import plotly.io as pio
+
+    pio.renderers.default = NOTEBOOK_RENDERER
+    return NOTEBOOK_RENDERER
+
+
+def timeline(rp: Replay, *, selected: int | None = None, title: str | None = None, y_max: float | None = None,
+             forgotten: bool = True) -> Any:
+    """Payload tokens per call stacked by band, budget lines, and decision markers; with
+    ``forgotten`` (default) a red marker on every call that needed an identifier it could no
+    longer see (:mod:`inspector.forgetting`), the identifiers in its hover text."""
     import plotly.graph_objects as go
 
     df = frames_table(rp)
@@ -74,12 +91,17 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         return fig
     x = df["call"]
     for band in ("system", "summary", "history", "user", "working_memory", "tool_schemas"):
+        if not df[band].any():
+            continue  # a band this strategy never sends gets no legend entry
         fig.add_bar(x=x, y=df[band], name=BAND_LABELS[band], marker_color=BAND_COLORS[band],
                     customdata=df[["turn", "step"]].to_numpy(),
                     hovertemplate="call %{x} (turn %{customdata[0]}, step %{customdata[1]})<br>"
                                   + BAND_LABELS[band] + ": %{y:,}<extra></extra>")
+    summarising = getattr(getattr(rp.settings, "context_manager", None), "type", None) == "summarising"
     for col, label, dash in (("input_budget", "input budget", "solid"), ("trigger", "summary trigger", "dash"),
                              ("ceiling", "hysteresis ceiling", "dot")):
+        if col != "input_budget" and not summarising:
+            continue  # the trigger and ceiling are the summarising manager's: no line where they do not apply
         fig.add_scatter(x=x, y=df[col], mode="lines", name=label, line=dict(color="#222", dash=dash, width=1.5),
                         line_shape="hv")
     top = df["payload_tokens"]
@@ -95,6 +117,17 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
             fig.add_scatter(x=x[sel], y=top[sel] * 1.08, mode="markers", name=label,
                             marker=dict(symbol=symbol, size=9, color=color), customdata=df[col][sel],
                             hovertemplate=f"{label}: %{{customdata}}<extra></extra>")
+    if forgotten:
+        from inspector.forgetting import forgotten_references
+
+        lost = forgotten_references(rp)
+        sel = [k for k, calls in enumerate(lost) if calls]
+        if sel:
+            words = ["<br>".join(f"{x.identifier} (in message {x.message})" for x in lost[k][:6])
+                     + (f"<br>… {len(lost[k]) - 6} more" if len(lost[k]) > 6 else "") for k in sel]
+            fig.add_scatter(x=sel, y=[top[k] * 1.12 for k in sel], mode="markers", name="forgot a reference",
+                            marker=dict(symbol="x-thin-open", size=10, color="#D62728", line=dict(width=2)),
+                            text=words, hovertemplate="forgotten:<br>%{text}<extra></extra>")
     commit_calls = _commit_positions(rp)
     if commit_calls:
         fig.add_scatter(x=[c for c, _ in commit_calls], y=[0] * len(commit_calls), mode="markers",

@@ -11,13 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from inspector.sweep import Recommendation, by_setting, cost_column, param_columns
+from inspector.report.recommend import Recommendation
+from inspector.sweep import by_setting, cost_column, param_columns
 
 PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D",
            "#BAB0AC", "#EECA3B")
 BUDGET_COLOR = "#222222"
 OVER_COLOR = "#D62728"
 PICK_COLOR = "#FFD700"
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star-square")
 
 _COST_TITLES = {"cost_usd": "cost (USD, agent + summarizer)", "payload_cost_usd": "cost (USD, agent's calls only)"}
 
@@ -73,7 +76,8 @@ def tokens_and_cost(df: Any, x: str = "keep_turns", *, recommended: Recommendati
         for col, panel in cols:
             fig.add_trace(go.Scatter(
                 x=rows[x], y=rows[col], mode="lines+markers", name=label, legendgroup=label, showlegend=panel == 1,
-                line=dict(color=color), hovertemplate=f"{label}<br>{x}=%{{x}}<br>{col}: %{{y:,}}<extra></extra>"),
+                line=dict(color=color, dash=DASHES[k % len(DASHES)]), marker=dict(symbol=SYMBOLS[k % len(SYMBOLS)]),
+                hovertemplate=f"{label}<br>{x}=%{{x}}<br>{col}: %{{y:,}}<extra></extra>"),
                 row=1, col=panel)
     pick = _pick_rows(agg, _pick(recommended))
     if len(pick):
@@ -84,9 +88,9 @@ def tokens_and_cost(df: Any, x: str = "keep_turns", *, recommended: Recommendati
                                                  line=dict(color="#333", width=1)),
                                      hovertemplate="recommended<br>%{y:,}<extra></extra>"), row=1, col=panel)
     fig.update_xaxes(title_text=x)
-    fig.update_yaxes(title_text="tokens", row=1, col=1)
+    fig.update_yaxes(title_text="tokens", rangemode="tozero", row=1, col=1)
     if cost:
-        fig.update_yaxes(title_text="USD", tickformat="$.3f", row=1, col=2)
+        fig.update_yaxes(title_text="USD", tickformat="$.3f", rangemode="tozero", row=1, col=2)
     fig.update_layout(height=380, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.25),
                       title=f"Tokens and cost against {x}")
     return fig
@@ -105,7 +109,8 @@ def summarizer_calls(df: Any, x: str = "hysteresis_ratio") -> Any:
         for col, panel in (("summarizer_in_turn", 1), ("summarizer_commit", 2)):
             fig.add_trace(go.Scatter(
                 x=rows[x], y=rows[col], mode="lines+markers", name=label, legendgroup=label, showlegend=panel == 1,
-                line=dict(color=color), hovertemplate=f"{label}<br>{x}=%{{x}}<br>calls: %{{y}}<extra></extra>"),
+                line=dict(color=color, dash=DASHES[k % len(DASHES)]), marker=dict(symbol=SYMBOLS[k % len(SYMBOLS)]),
+                hovertemplate=f"{label}<br>{x}=%{{x}}<br>calls: %{{y}}<extra></extra>"),
                 row=1, col=panel)
     fig.update_xaxes(title_text=x)
     fig.update_yaxes(title_text="summarizer calls", rangemode="tozero", row=1, col=1)
@@ -123,7 +128,8 @@ def peak_vs_budget(df: Any, x: str = "keep_turns") -> Any:
     groups = _groups(agg, x)
     for k, (label, rows) in enumerate(groups):
         fig.add_scatter(x=rows[x], y=rows["peak_payload"], mode="lines+markers", name=label,
-                        line=dict(color=PALETTE[k % len(PALETTE)]),
+                        line=dict(color=PALETTE[k % len(PALETTE)], dash=DASHES[k % len(DASHES)]),
+                        marker=dict(symbol=SYMBOLS[k % len(SYMBOLS)]),
                         customdata=rows[["over_budget", "min_headroom"]].to_numpy(),
                         hovertemplate=f"{label}<br>{x}=%{{x}}<br>peak payload: %{{y:,}} tokens<br>"
                                       "calls over budget: %{customdata[0]}<br>smallest headroom: %{customdata[1]:,}"
@@ -148,4 +154,36 @@ def peak_vs_budget(df: Any, x: str = "keep_turns") -> Any:
                       title=f"Peak payload against the budget, by {x}")
     if top:
         fig.update_yaxes(range=[0, top * 1.12])
+    return fig
+
+
+def forgetting(df: Any, x: str = "keep_turns", *, recommended: Recommendation | Mapping[str, Any] | None = None
+               ) -> Any:
+    """Forgotten references (left: in all; right: calls that forgot at least one) against ``x``,
+    zero-based; a star marks the recommended setting. See :mod:`inspector.forgetting`."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    agg = _aggregate(df)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["forgotten references", "calls that forgot one"],
+                        horizontal_spacing=0.12)
+    cols = (("forgotten", 1), ("forgotten_calls", 2))
+    for k, (label, rows) in enumerate(_groups(agg, x)):
+        for col, panel in cols:
+            fig.add_trace(go.Scatter(
+                x=rows[x], y=rows[col], mode="lines+markers", name=label, legendgroup=label, showlegend=panel == 1,
+                line=dict(color=PALETTE[k % len(PALETTE)], dash=DASHES[k % len(DASHES)]),
+                marker=dict(symbol=SYMBOLS[k % len(SYMBOLS)]),
+                hovertemplate=f"{label}<br>{x}=%{{x}}<br>{col}: %{{y}}<extra></extra>"), row=1, col=panel)
+    pick = _pick_rows(agg, _pick(recommended))
+    if len(pick):
+        for col, panel in cols:
+            fig.add_trace(go.Scatter(x=pick[x], y=pick[col], mode="markers", name="recommended",
+                                     legendgroup="recommended", showlegend=panel == 1,
+                                     marker=dict(symbol="star", size=16, color=PICK_COLOR,
+                                                 line=dict(color="#333", width=1))), row=1, col=panel)
+    fig.update_xaxes(title_text=x)
+    fig.update_yaxes(rangemode="tozero")
+    fig.update_layout(height=360, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.28),
+                      title=f"What each setting forgets, by {x}")
     return fig

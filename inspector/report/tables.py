@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from inspector.replay import Frame, Replay, _expand
+from inspector.replay import Frame, Replay
 
 BAND_ORDER = ("system", "summary", "history", "user", "working_memory", "tool_schemas")
 
@@ -40,6 +40,7 @@ def frames_table(rp: Replay) -> pd.DataFrame:
             "kept_turns": f.cm["kept_turns"], "summarizer_called": f.cm["summarizer_called"],
             "trimmed": sum(b_ - a for a, b_ in f.trimmed) + f.trimmed_synthetic, "repairs": len(f.repairs),
             "check": f.check, "cost_usd": f.cost_usd, "over_budget": f.headroom < 0,
+            "summary_sent": f.summary_sent, "summary_not_sent": "; ".join(n["reason"] for n in f.not_sent),
         })
         rows.append(row)
     return pd.DataFrame(rows)
@@ -50,7 +51,8 @@ def totals_row(rp: Replay, name: str = "") -> dict[str, Any]:
     return {"strategy": name, "frames": t["frames"], "tokens_sent": t["payload_tokens"],
             "peak_payload": t["max_payload_tokens"], "over_budget": t["over_budget"],
             "summarizer_in_turn": t["summarizer_calls"]["in_turn"], "summarizer_commit": t["summarizer_calls"]["commit"],
-            "summarizer_failures": t["summarizer_failures"], "repairs": t["repairs"], "trimmed": t["trimmed"],
+            "summarizer_failures": t["summarizer_failures"], "folds_in_turn": t["folds"]["in_turn"],
+            "folds_commit": t["folds"]["commit"], "repairs": t["repairs"], "trimmed": t["trimmed"],
             "folded": t["folded"], "cost_usd": t["cost_usd"]}
 
 
@@ -82,43 +84,20 @@ def _counter(rp: Replay) -> Any:
 
 
 def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
-    """Transcript messages that exist at this call but are not in its payload, and why."""
+    """Transcript messages that exist at this call but are not in its payload, and why (reasons from
+    :func:`inspector.forgetting.not_sent_reasons`); first, any synthesised row computed for the call
+    but not sent (a trimmed summary block, ``ref`` empty)."""
+    from inspector.forgetting import not_sent_reasons
+
     f = rp.frames[call]
-    sent = {r for r in f.refs if r is not None}
-    trimmed = set(_expand(f.trimmed))
-    folded_now = set(_expand(f.folded))
-    folded_at: dict[int, tuple[int, str]] = {}
-    for c in rp.commits:
-        if c.turn >= f.turn:
-            break
-        for i in _expand(c.folded):
-            folded_at.setdefault(i, (c.turn, c.action))
-    cm_action = f.cm["action"]
-    rows = []
-    for i in range(min(f.at, len(rp.messages))):
-        if i in sent:
-            continue
-        msg = rp.messages[i]
-        role = msg.get("role")
-        if i in trimmed:
-            reason = "trimmed for budget (token trimmer)"
-        elif i in folded_now:
-            reason = {"summarized": "summarised into the summary block (this call)",
-                      "reused": "summarised (reused summary, hysteresis)",
-                      "window-slid": "dropped by the sliding window",
-                      "stack-capped": "dropped by the stack cap",
-                      "summarizer-failed": "left out: the summarizer failed, only the recent turns were sent",
-                      }.get(cm_action, "dropped by the context manager (no summary)")
-        elif i in folded_at:
-            turn, action = folded_at[i]
-            kind = "summarised" if action in ("summarized", "reused") else "dropped"
-            reason = f"{kind} at the commit of turn {turn} (write-back of the recency cap)"
-        elif role == "system":
-            reason = "system text replaced (the manifest's system band, or a later system message, wins)"
-        else:
-            reason = "removed by the pairing repair"
-        rows.append({"ref": i, "role": role, "reason": reason, "content": _cached_preview(rp, i)})
-    return pd.DataFrame(rows, columns=["ref", "role", "reason", "content"])
+    rows: list[dict[str, Any]] = [  # computed for this call and not sent (Q18): never shown as sent
+        {"ref": None, "role": "system", "reason": n["reason"], "content": _preview(n.get("content"))}
+        for n in f.not_sent]
+    rows += [{"ref": i, "role": rp.messages[i].get("role"), "reason": reason, "content": _cached_preview(rp, i)}
+             for i, reason in not_sent_reasons(rp, call).items()]
+    df = pd.DataFrame(rows, columns=["ref", "role", "reason", "content"])
+    df["ref"] = df["ref"].astype("Int64")  # empty for a synthesised row (a trimmed summary block)
+    return df
 
 
 def _cached_preview(rp: Replay, i: int) -> str:
@@ -141,3 +120,17 @@ def repairs_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
             rows.append({"call": k, "turn": f.turn, "step": f.step, "kind": r["kind"],
                          "tool_call_id": r.get("tool_call_id"), "new_id": r.get("new_id"), "detail": r.get("detail", "")})
     return pd.DataFrame(rows, columns=["call", "turn", "step", "kind", "tool_call_id", "new_id", "detail"])
+
+
+def forgotten_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
+    """Forgotten references (:mod:`inspector.forgetting`) of one call, or of every call: the
+    identifier, where the call needed it, the not-sent transcript message holding it and why."""
+    from inspector.forgetting import forgotten_references
+    from inspector.redact import mask_text
+
+    lost = forgotten_references(rp)
+    calls = [call] if call is not None else range(len(lost))
+    rows = [{"call": k, "turn": rp.frames[k].turn, "identifier": mask_text(x.identifier), "kind": x.kind,
+             "needed in": ", ".join(x.needed_in), "message": x.message, "why not sent": x.reason}
+            for k in calls for x in lost[k]]
+    return pd.DataFrame(rows, columns=["call", "turn", "identifier", "kind", "needed in", "message", "why not sent"])

@@ -359,6 +359,7 @@ class Builder:
                model: str | None, conversation: int, conversations: list[ConversationInfo],
                meta: dict[str, Any] | None = None,
                observed: list[ObservedPayload] | None = None) -> Transcript:
+        self.notes += stringify_tool_call_ids(self.messages)
         merged: list[Irregularity] = []
         seen: set[tuple[str, int | None]] = set()
         for irr in [*self.notes, *analyse(self.messages)]:
@@ -374,6 +375,41 @@ class Builder:
                           observed_payloads=observed or [], meta=meta or {})
 
 
+def _id_text(value: Any) -> str | None:
+    """The string form of a non-string scalar id (``7`` → ``"7"``); None when it is not one."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def stringify_tool_call_ids(messages: list[Message]) -> list[Irregularity]:
+    """Convert integer (or other numeric) tool-call ids and ``tool_call_id`` values to strings in
+    place, as the reference does (Q19), and report each converted row as ``tool_call_id_converted``.
+    Providers reject non-string ids, so keeping them would send an invalid payload."""
+    found: list[Irregularity] = []
+    for i, msg in enumerate(messages):
+        changed: list[str] = []
+        calls = msg.get("tool_calls")
+        if isinstance(calls, list):
+            new_calls = []
+            for call in calls:
+                text = _id_text(call.get("id")) if isinstance(call, dict) else None
+                if text is not None:
+                    changed.append(f"{call['id']!r} → {text!r}")
+                    call = {**call, "id": text}
+                new_calls.append(call)
+            if changed:
+                msg["tool_calls"] = new_calls
+        text = _id_text(msg.get("tool_call_id"))
+        if text is not None:
+            changed.append(f"tool_call_id {msg['tool_call_id']!r} → {text!r}")
+            msg["tool_call_id"] = text
+        if changed:
+            found.append(Irregularity("tool_call_id_converted", i,
+                                      "non-string id converted to a string: " + ", ".join(changed)))
+    return found
+
+
 def conversation_info(index: int, label: str, messages: Sequence[Mapping[str, Any]]) -> ConversationInfo:
     return ConversationInfo(index=index, label=label, messages=len(messages), user_turns=count_user_turns(messages))
 
@@ -386,7 +422,8 @@ def wire_tool_calls(calls: Any, where: str, name: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for c, call in enumerate(calls):
         fn = call.get("function") if isinstance(call, dict) else None
-        if (not isinstance(call, dict) or not isinstance(fn, dict) or not isinstance(call.get("id"), str)
+        if (not isinstance(call, dict) or not isinstance(fn, dict)
+                or not (isinstance(call.get("id"), str) or _id_text(call.get("id")) is not None)
                 or not isinstance(fn.get("name"), str) or not isinstance(fn.get("arguments"), str)):
             raise TranscriptError(
                 name, f"{where}.tool_calls[{c}] must be {{id, function: {{name, arguments: string}}}}")

@@ -1,7 +1,7 @@
 """The importers' output types: one flat OpenAI-shape conversation plus where every row came from.
 
-Why these shapes: the engine consumes OpenAI chat-completions dicts (ENGINE.md §1.1) and a replay
-must be able to point back at the source file for every message it shows (ENGINE.md §A2), so an
+Why these shapes: the engine consumes OpenAI chat-completions dicts (docs/design.md §1.1) and a replay
+must be able to point back at the source file for every message it shows (docs/design.md §5), so an
 import keeps *every* message, in order, with an ``origin`` locator. What a source does oddly
 (reused ids, results far from their call, roles the API would reject) is reported as an
 :class:`Irregularity` and never repaired here: repair is the engine's job, and the inspector has
@@ -29,7 +29,7 @@ class Irregularity:
     ``kind`` is one of: ``reused_tool_call_id``, ``result_far_from_call``, ``orphan_result``,
     ``duplicate_result``, ``unanswered_call``, ``truncated_after_tool``, ``nonstandard_role``,
     ``non_text_content``, ``tool_calls_on_non_assistant``, ``multiple_tool_call_ids``,
-    ``synthetic_user_message``. ``index`` is the message index in ``Transcript.messages`` (None
+    ``synthetic_user_message``, ``tool_call_id_converted`` (a numeric id made a string, Q19). ``index`` is the message index in ``Transcript.messages`` (None
     when the finding is about the file as a whole).
     """
 

@@ -62,7 +62,7 @@ class _Function(TypedDict):
 
 @with_config(_STRICT)
 class _ToolCall(TypedDict):
-    id: str
+    id: str | int  # an integer id is converted to a string at import and reported (Q19)
     type: NotRequired[str]
     function: _Function
 
@@ -72,7 +72,7 @@ class _Message(TypedDict):
     role: str
     content: NotRequired[Annotated[Any, AfterValidator(_check_content)]]
     tool_calls: NotRequired[list[_ToolCall] | None]
-    tool_call_id: NotRequired[str | None]
+    tool_call_id: NotRequired[str | int | None]
     name: NotRequired[str | None]
 
 

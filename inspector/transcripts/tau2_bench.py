@@ -8,7 +8,7 @@ tau2's own message schema is close to chat-completions but not equal, so each ro
 There is no system message: the agent prompt is rebuilt from ``info.environment_info.policy`` as a
 leading ``system`` row whose origin says so (the reference replays need the policy the agent was
 given). A conversation that opens with the assistant's greeting keeps it: that is a preamble turn
-for the replay (ENGINE.md §A2.6). One conversation per simulation; ``model`` is
+for the replay (docs/design.md §5, step 6). One conversation per simulation; ``model`` is
 ``info.agent_info.llm``; ``tools`` comes from ``environment_info.tool_defs`` when the file has them.
 """
 

@@ -2,7 +2,7 @@
 
 A manager receives the committed history (``past``) and a token hint, and returns the slice of
 history this LLM call should see. It never sees working memory (the live tool round) and never
-repairs pairing: assembly runs one pairing pass on the whole payload afterwards (ENGINE §3.8).
+repairs pairing: assembly runs one pairing pass on the whole payload afterwards (docs/design.md §3.8).
 Every call leaves a :class:`CMDecision` in ``last_decision`` so the inspector can say *why*.
 """
 
@@ -82,7 +82,7 @@ class ContextManager(ABC):
     def manage_history(self, past: Sequence[Message], hint: int) -> list[Message]:
         """Return the history this call should see; set ``last_decision``."""
 
-    # Recency caps used by the commit-time write-back (ENGINE §3.11); None = no cap of that kind.
+    # Recency caps used by the commit-time write-back (docs/design.md §3.11); None = no cap of that kind.
     @property
     def turn_cap(self) -> int | None:
         return None

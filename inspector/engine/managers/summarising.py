@@ -4,19 +4,21 @@ The hysteresis cache is what keeps the summarizer LLM from being called on every
 once a summary of the first ``n`` turns exists, later calls reuse it while the view
 ``[summary] + turns[n:]`` stays under ``hint × (1 + hysteresis_ratio)``. The assembler divides the
 hard budget by ``1 + r`` before handing it over as ``hint``, so a reused summary never pushes the
-request past the safety-bounded budget (ENGINE §3.2, §3.5).
+request past the safety-bounded budget (docs/design.md §3.2, §3.5).
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.engine.budget import hysteresis_ceiling
 from inspector.engine.history import flatten, split_user_turns
 from inspector.engine.managers.base import CMDecision, ContextManager
+from inspector.engine.summarizers import calls_a_model
 from inspector.engine.types import Message
 
 SUMMARY_PREFIX = "[Conversation summary — "
@@ -32,8 +34,20 @@ def is_summary_block(msg: Message) -> bool:
     return msg.get("role") == "system" and isinstance(c, str) and c.startswith(SUMMARY_PREFIX)
 
 
+def summary_body(msg: Message) -> str:
+    """The text of a summary block without its header line."""
+    c = str(msg.get("content") or "")
+    return c.split("\n", 1)[1] if "\n" in c else ""
+
+
+def summary_turns(msg: Message) -> int:
+    """How many earlier exchanges a summary block says it covers (0 when its header has no count)."""
+    m = re.match(re.escape(SUMMARY_PREFIX) + r"(\d+) ", str(msg.get("content") or ""))
+    return int(m.group(1)) if m else 0
+
+
 def fingerprint(groups: Sequence[Sequence[Message]]) -> str:
-    """SHA-256 over roles, contents, tool-call ids/names/arguments and tool_call_ids (ENGINE Q13):
+    """SHA-256 over roles, contents, tool-call ids/names/arguments and tool_call_ids (docs/design.md Q13):
     two prefixes that differ only in tool ids must not share a summary."""
     h = hashlib.sha256()
     for group in groups:
@@ -66,7 +80,9 @@ class SummarizingConversation(ContextManager):
     Guarantees: under the trigger the history passes unchanged and the cache is cleared; a summary
     is reused without a summarizer call while its view fits the hysteresis ceiling; a summarizer
     that raises leaves the cache untouched (the next call retries) and the call proceeds with the
-    verbatim tail; with no summarizer (``drop``) older turns are discarded.
+    verbatim tail; with no summarizer (``drop``) older turns are discarded; when everything older
+    than ``keep_turns`` is already the previous summary block, no summary is computed and the block
+    is reused as is (decision ``reused``, Q23).
     """
 
     name = "summarising"
@@ -116,7 +132,7 @@ class SummarizingConversation(ContextManager):
                                             raw_tokens=raw, threshold=high)
             return list(past)
         groups = split_user_turns(past)
-        ceiling = max(high, math.floor(high * (1 + self.hysteresis_ratio)))
+        ceiling = hysteresis_ceiling(high, self.hysteresis_ratio)
         cache = self._cache
         if cache is not None and cache.n >= len(groups):
             self._cache = cache = None
@@ -152,16 +168,27 @@ class SummarizingConversation(ContextManager):
         folded = flatten(compress)
         model = getattr(self.summarizer, "model", None)
         source = getattr(self.summarizer, "model_source", None)
+        older = flatten(compress)
+        if older and all(is_summary_block(x) for x in older):
+            # Q23: the only thing older than keep_turns is the previous summary: nothing new to fold,
+            # so no summary is computed; it is reused as is and the decision records that.
+            prev = older[-1]
+            self.last_decision = CMDecision(
+                "reused", compressed_turns=summary_turns(prev), kept_turns=len(verbatim_groups), raw_tokens=raw,
+                threshold=high, ceiling=ceiling, summary_text=summary_body(prev), summary_model=model,
+                summary_model_source=source,
+            )
+            return list(past)
         text: str | None = None
         called = False
         if self.summarizer is not None:
-            called = True
+            called = calls_a_model(self.summarizer)  # Q20: a drop or an offline llm folds, it is no call
             try:
                 result = self._summarize(folded)
             except Exception as exc:  # noqa: BLE001 - any summarizer failure: verbatim tail, cache untouched
                 self.last_decision = CMDecision(
                     "summarizer-failed", dropped_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high,
-                    ceiling=ceiling, summarizer_called=True, error=f"{type(exc).__name__}: {exc}",
+                    ceiling=ceiling, summarizer_called=called, error=f"{type(exc).__name__}: {exc}",
                     folded=folded, summary_model=model, summary_model_source=source,
                 )
                 return verbatim
@@ -179,7 +206,7 @@ class SummarizingConversation(ContextManager):
         self._cache = _Cache(text, m, ident, digest, block)
         self.last_decision = CMDecision(
             "summarized", compressed_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high, ceiling=ceiling,
-            summarizer_called=True, summary_text=text, folded=folded, summary_model=model,
+            summarizer_called=called, summary_text=text, folded=folded, summary_model=model,
             summary_model_source=source,
         )
         return [block, *verbatim]

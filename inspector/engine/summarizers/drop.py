@@ -11,6 +11,7 @@ class DropSummarizer:
     model: str | None = None
     model_source: str | None = None
     label = "drop"
+    calls_model = False  # Q20: a drop is a fold, never a summarizer call
 
     def __init__(self, **_: Any) -> None:
         self.calls = 0

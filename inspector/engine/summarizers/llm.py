@@ -1,4 +1,4 @@
-"""``llm`` summarizer: compress older turns with a model through litellm (ENGINE §3.6).
+"""``llm`` summarizer: compress older turns with a model through litellm (docs/design.md §3.6).
 
 Prompt: exactly two messages — ``system`` = the instructions (``params.instructions`` or the
 package default), ``user`` = the messages to compress as one JSON array (Python default
@@ -41,7 +41,7 @@ _warned_no_engine = False
 
 
 def resolve_summary_model(requested: str | None, models: Sequence[Any], engine_model: str | None) -> tuple[str | None, str]:
-    """(model, source) per ENGINE §3.6 / scenario 15. ``models`` rows need ``id`` and ``model``."""
+    """(model, source) per docs/design.md §3.6, Q16. ``models`` rows need ``id`` and ``model``."""
 
     def concrete(row: Any) -> str | None:
         m = getattr(row, "model", None)
@@ -121,6 +121,11 @@ class LLMSummarizer:
         self.cache = cache
         self.calls = 0  # live model calls made (cache hits excluded)
         self.usage: list[dict[str, Any]] = []
+
+    @property
+    def calls_model(self) -> bool:
+        """Only with a live engine is a summary a model call; without one it folds like ``drop`` (Q20)."""
+        return self.engine is not None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any], **kw: Any) -> LLMSummarizer:

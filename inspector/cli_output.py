@@ -1,0 +1,236 @@
+"""How the command line writes: tables, progress, warnings and errors (rich does the drawing).
+
+Rules every command follows through this module:
+
+- Results go to stdout (or ``-o FILE``); progress, warnings and errors go to stderr.
+- A progress bar appears only when stderr is a terminal; piped or redirected, nothing is drawn.
+- A warning is one line, ``warning: <message>``; an error is one line, ``error: <message>``.
+- A terminal table fits 100 columns (``--wide``: every column, no width limit), ends with a totals
+  row where totals mean something, uses the plain words of :mod:`inspector.vocabulary` and prints
+  numbers with thousands separators. JSON and CSV keep identifiers and raw numbers.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import sys
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from inspector.vocabulary import action_words, column_words
+
+TABLE_WIDTH = 100
+"""Columns a terminal table may use unless ``--wide`` is given."""
+WIDE_WIDTH = 400
+
+Agg = Literal["sum", "max", "min", ""]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One table column: its identifier, how the totals row combines it, and whether it is shown
+    in the default (100-column) view."""
+
+    key: str
+    agg: Agg = ""
+    narrow: bool = True
+
+
+# --- messages on stderr ---------------------------------------------------------------------------
+
+def error(message: str, stream: TextIO | None = None) -> None:
+    """``error: <message>`` on stderr, secrets masked."""
+    from inspector.redact import mask_text
+
+    print(f"error: {mask_text(str(message))}", file=stream if stream is not None else sys.stderr)
+
+
+def warning(message: str, stream: TextIO | None = None) -> None:
+    """``warning: <message>`` on stderr, one line, secrets masked."""
+    from inspector.redact import mask_text
+
+    text = " ".join(mask_text(str(message)).split())
+    print(f"warning: {text}", file=stream if stream is not None else sys.stderr)
+
+
+def _showwarning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: TextIO | None = None, line: str | None = None) -> None:
+    warning(str(message), file)
+
+
+def install_warning_format() -> None:
+    """Python warnings print as ``warning: <message>`` (never a file name or a source line)."""
+    warnings.showwarning = _showwarning
+
+
+# --- progress -------------------------------------------------------------------------------------
+
+def stderr_is_terminal(stream: TextIO | None = None) -> bool:
+    s = stream if stream is not None else sys.stderr
+    return bool(getattr(s, "isatty", lambda: False)())
+
+
+class Progress:
+    """A progress bar on stderr when it is a terminal; a no-op otherwise. ``advance()`` after each
+    unit of work; ``total=None`` draws a spinner with the elapsed time."""
+
+    def __init__(self, label: str, total: int | None, stream: TextIO | None = None) -> None:
+        self.label = label
+        self.total = total
+        self._bar: Any = None
+        self._task: Any = None
+        self._stream = stream if stream is not None else sys.stderr
+        self.live = stderr_is_terminal(self._stream)
+
+    def __enter__(self) -> Progress:
+        if self.live:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as RichProgress
+
+            cols: list[Any] = [SpinnerColumn(), TextColumn("{task.description}")]
+            if self.total is not None:
+                cols += [BarColumn(), MofNCompleteColumn()]
+            cols.append(TimeElapsedColumn())
+            self._bar = RichProgress(*cols, console=Console(file=self._stream), transient=True)
+            self._bar.__enter__()
+            self._task = self._bar.add_task(self.label, total=self.total)
+        return self
+
+    def advance(self, n: int = 1) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task, n)
+
+    def __call__(self, done: int, total: int) -> None:
+        """The ``(done, total)`` callback form (as :func:`inspector.sweep.sweep` calls it)."""
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+
+
+@contextmanager
+def spinner(label: str) -> Iterator[None]:
+    """A spinner with elapsed time on a terminal while a single long step runs."""
+    with Progress(label, None):
+        yield
+
+
+# --- tables ---------------------------------------------------------------------------------------
+
+def cell(value: Any, key: str = "") -> str:
+    """A value as table text: thousands separators, 4-decimal dollars, plain words, "–" for none."""
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if key == "cm_action":
+        return action_words(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if key.endswith("usd"):
+            return f"{value:,.4f}"
+        return f"{int(value):,}" if value.is_integer() else f"{value:,.3g}"
+    return str(value)
+
+
+def totals(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], label_key: str) -> dict[str, Any]:
+    """The totals row: sums, maxima or minima per :attr:`Column.agg`; a sum over a column with a
+    missing value is missing (an unknown price makes the total unknown)."""
+    out: dict[str, Any] = {c.key: None for c in columns}
+    out[label_key] = "total"
+    for c in columns:
+        if not c.agg:
+            continue
+        raw = [r.get(c.key) for r in rows]
+        if c.agg == "sum" and any(v is None or (isinstance(v, float) and math.isnan(v)) for v in raw):
+            continue
+        vals: list[Any] = [v for v in raw if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        if not vals:
+            continue
+        if c.agg == "sum":
+            total = sum(vals)
+            out[c.key] = round(total, 8) if isinstance(total, float) else total
+        else:
+            out[c.key] = max(vals) if c.agg == "max" else min(vals)
+    return out
+
+
+_NO_WRAP = frozenset(("cm_action", "strategy", "check", "transcript"))
+_TEXT_MAX = 40  # free text (errors, labels) wraps at this width
+
+
+def _wrap_header(text: str, width: int) -> str:
+    """The heading on as many lines as it takes to stay within ``width`` (never splitting a word)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
+def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], *, title: str | None = None,
+                 wide: bool = False, total: bool = True, color: bool = False) -> str:
+    """The rows as a text table (rich), ``TABLE_WIDTH`` columns wide unless ``wide``."""
+    from rich.console import Console
+    from rich.table import Table
+
+    present = set().union(*(r.keys() for r in rows)) if rows else {c.key for c in columns}
+    shown = [c for c in columns if (wide or c.narrow) and c.key in present]
+    numeric = {c.key for c in shown if rows and all(
+        isinstance(r.get(c.key), (int, float)) or r.get(c.key) is None for r in rows)}
+    table = Table(box=None, pad_edge=False, show_edge=False,
+                  header_style="bold" if color else "")
+    cells = [[cell(r.get(c.key), c.key) for c in shown] for r in rows]
+    foot: list[str] | None = None
+    if total and rows and any(c.agg for c in shown):
+        t = totals(rows, shown, shown[0].key)
+        foot = [cell(t[c.key], c.key) if t[c.key] is not None else "" for c in shown]
+    for j, c in enumerate(shown):
+        data = max([len(row[j]) for row in [*cells, *([foot] if foot else [])]] or [0])
+        if c.key not in numeric and c.key not in _NO_WRAP:
+            data = min(data, _TEXT_MAX)
+        header = _wrap_header(column_words(c.key), data)
+        width = max(data, *(len(line) for line in header.split("\n")))
+        table.add_column(header, justify="right" if c.key in numeric else "left", overflow="fold",
+                         no_wrap=c.key in numeric or c.key in _NO_WRAP, min_width=width, max_width=width)
+    for row in cells:
+        table.add_row(*row)
+    if foot is not None:
+        table.add_section()
+        table.add_row(*foot, style="bold" if color else "")
+    buf = io.StringIO()
+    Console(file=buf, width=WIDE_WIDTH if wide else TABLE_WIDTH, color_system="auto" if color else None,
+            force_terminal=color, highlight=False, soft_wrap=False).print(table)
+    lines = [line.rstrip() for line in buf.getvalue().splitlines()]
+    if title:
+        import textwrap
+
+        lines[:0] = textwrap.wrap(title, WIDE_WIDTH if wide else TABLE_WIDTH)
+    return "\n".join(lines) + "\n"
+
+
+def write(text: str, out: str | None) -> None:
+    """``text`` to ``out`` (a file, UTF-8) or stdout, with exactly one final newline."""
+    text = text if text.endswith("\n") else text + "\n"
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+def stdout_colour(out: str | None) -> bool:
+    """Colour only when writing to a terminal's stdout."""
+    return not out and bool(getattr(sys.stdout, "isatty", lambda: False)())

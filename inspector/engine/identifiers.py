@@ -1,0 +1,173 @@
+"""Identifiers in text: the facts a model must still see to act correctly.
+
+Shared by the offline stand-in summarizer (which keeps the sentences that carry them) and the
+forgetting detector (:mod:`inspector.forgetting`, which reports those a call needed but could no
+longer see). The rules are deliberately small and documented; pass your own extractor (any
+callable ``str -> Iterable[Identifier]``) where a function takes ``extractor=``.
+
+Rules of :func:`extract_identifiers`, applied in this order (a span claimed by an earlier rule is
+not matched again by a later one):
+
+1. **url** — ``http://`` or ``https://`` up to whitespace or a closing bracket/quote.
+2. **email** — ``local@domain.tld``.
+3. **path** — a file path: two or more ``/``-separated segments (``/var/log/app.log``,
+   ``src/app/models.py``, ``~/x/y``), or one file name with a known code/data extension
+   (``setup.py``, ``report.csv``).
+4. **quoted** — text between double quotes, backticks or typographic quotes, 3–60 characters,
+   not spanning a line (``"blue-green rollout"``). Single quotes are ignored (apostrophes).
+5. **quantity** — a number with a unit or currency (``45 GB``, ``3.5 ms``, ``$1,200``, ``20 %``),
+   a clock time (``14:30``, ``9:05 pm``) or an ISO date (``2024-05-01``).
+6. **id** — a token of 4+ characters mixing letters and digits, optionally with ``-``, ``_``,
+   ``#`` or ``.`` inside (``SEC-88213``, ``#W2378156``, ``HAT204``, ``v2.3.1``), or a bare number of
+   5+ digits (an order or ticket number).
+7. **word** — a rare, code-like word: ``snake_case`` with at least one underscore between letters,
+   or ``camelCase``/``PascalCase`` with an inner capital (``retryBudget``, ``SchemaOpts``).
+
+Matching is case-insensitive on the identifier's text (:attr:`Identifier.key`). Ordinary words,
+small numbers and single letters are never identifiers, nor is a word glued to an escape sequence
+(``\nPlease`` in JSON-escaped text), which keeps false alarms rare.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.engine.types import Message
+
+
+@dataclass(frozen=True, slots=True)
+class Identifier:
+    """One identifier found in a text: its exact ``text`` and the rule (``kind``) that found it."""
+
+    text: str
+    kind: str
+
+    @property
+    def key(self) -> str:
+        """The text compared when deciding whether a payload still shows this identifier."""
+        return self.text.casefold()
+
+
+Extractor = Callable[[str], Iterable[Identifier]]
+
+_EXT = ("py|js|ts|tsx|jsx|json|yaml|yml|toml|md|txt|csv|log|cfg|ini|sh|go|rs|java|rb|c|h|cpp|hpp|html|css|sql|"
+        "xml|ipynb|traj|jsonl|pdf|png|jpg")
+_UNITS = (r"%|percent|ms|s|sec|secs|seconds?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?|"
+          r"kb|mb|gb|tb|kib|mib|gib|b|bytes|k|m|km|kg|g|lbs?|usd|eur|gbp|dollars?|euros?|tokens|rpm|rps|qps|"
+          r"nights?|bags?|passengers?|seats?|items?")
+_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("url", re.compile(r"https?://[^\s<>()\[\]{}\"'`]+[^\s<>()\[\]{}\"'`.,;:!?]")),
+    ("email", re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")),
+    ("path", re.compile(r"(?<![\w/.~-])(?:~?/)?(?:[\w.-]+/)+[\w.-]*\w|(?<![\w/.-])[\w-]+\.(?:" + _EXT + r")\b")),
+    ("quoted", re.compile(r"\"([^\"\n]{3,60})\"|`([^`\n]{3,60})`|“([^”\n]{3,60})”")),
+    ("quantity", re.compile(
+        r"(?<![\w.])(?:[$€£]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:" + _UNITS + r")(?![\w])|"
+        r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}(?:\s?[ap]\.?m\.?)?)", re.IGNORECASE)),
+    ("id", re.compile(r"(?<![\w#@\\-])#?(?=[\w.#-]*\d)(?=[\w.#-]*[A-Za-z])[A-Za-z0-9](?:[\w#-]*[A-Za-z0-9])?"
+                      r"(?:\.[A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?)*"
+                      r"|(?<![\w.,-])\d{5,}(?![\w.,-]*\d)")),
+    ("word", re.compile(r"(?<!\\)\b(?:[A-Za-z]+_[A-Za-z][A-Za-z0-9_]*|[a-z]+[A-Z][A-Za-z0-9]*|"
+                        r"[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)\b")),
+)
+
+
+def extract_identifiers(text: str) -> list[Identifier]:
+    """The identifiers in ``text`` by the module's rules, in order of first appearance, each once.
+
+    Deterministic; never raises on any string."""
+    if not text:
+        return []
+    taken: list[tuple[int, int]] = []
+    found: list[tuple[int, Identifier]] = []
+    seen: set[str] = set()
+    for kind, rx in _RULES:
+        for m in rx.finditer(text):
+            start, end = m.span()
+            if any(a < end and start < b for a, b in taken):
+                continue
+            value = next((g for g in m.groups() if g), None) if m.groups() else None
+            value = (value if value is not None else m.group(0)).strip()
+            if kind == "id" and len(value.lstrip("#")) < 4:
+                continue
+            if kind == "quoted" and not value.strip(" .,"):
+                continue
+            taken.append((start, end))
+            ident = Identifier(value, kind)
+            if ident.key not in seen:
+                seen.add(ident.key)
+                found.append((start, ident))
+    return [i for _, i in sorted(found, key=lambda p: p[0])]
+
+
+def message_text(msg: Message) -> str:
+    """Everything a model reads in one message, as one string: its content (parts joined) and the
+    name and arguments of each tool call. Used for both extraction and visibility checks."""
+    parts: list[str] = []
+    content = msg.get("content")
+    if isinstance(content, str):
+        parts.append(content)
+    elif isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict):
+                text = block.get("text")
+                parts.append(text if isinstance(text, str) else json.dumps(block, ensure_ascii=False, default=str))
+            else:
+                parts.append(str(block))
+    elif content is not None:
+        parts.append(json.dumps(content, ensure_ascii=False, default=str))
+    for name, args in tool_call_texts(msg):
+        parts.append(f"{name} {args}")
+    return "\n".join(parts)
+
+
+def tool_call_texts(msg: Message) -> list[tuple[str, str]]:
+    """(name, arguments) of each tool call of ``msg``; arguments as given (usually JSON text)."""
+    out: list[tuple[str, str]] = []
+    calls = msg.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict):
+            args = fn.get("arguments")
+            out.append((str(fn.get("name") or ""),
+                        args if isinstance(args, str) else json.dumps(args, ensure_ascii=False, default=str)))
+    return out
+
+
+def argument_identifiers(arguments: str, extractor: Extractor = extract_identifiers) -> list[Identifier]:
+    """Identifiers in tool-call arguments: each string value of the JSON arguments is read as text,
+    and a short value with no spaces (3–60 characters, e.g. ``"ABC123"`` or ``"economy"``) counts as
+    a quoted identifier itself. Arguments that are not JSON are read as plain text."""
+    try:
+        data: Any = json.loads(arguments)
+    except (ValueError, TypeError):
+        return list(extractor(arguments or ""))
+    out: list[Identifier] = []
+    seen: set[str] = set()
+
+    def add(ident: Identifier) -> None:
+        if ident.key not in seen:
+            seen.add(ident.key)
+            out.append(ident)
+
+    def walk(v: Any) -> None:
+        if isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, str):
+            for ident in extractor(v):
+                add(ident)
+            s = v.strip()
+            if 3 <= len(s) <= 60 and not any(c.isspace() for c in s):
+                add(Identifier(s, "quoted"))
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) >= 10_000:
+            add(Identifier(str(v), "id"))
+
+    walk(data)
+    return out

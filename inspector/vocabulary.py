@@ -1,0 +1,54 @@
+"""Plain words for what the engine records: the one place terminal tables (and any other face that
+wants words instead of identifiers) look them up.
+
+Machine formats (JSON, CSV) keep the identifiers (``unchanged-too-few-turns``, ``payload_tokens``);
+people reading a table get the words (``kept: too few turns to summarise``, ``tokens sent``).
+"""
+
+from __future__ import annotations
+
+ACTION_WORDS: dict[str, str] = {
+    "unchanged-under-budget": "kept: under budget",
+    "unchanged-too-few-turns": "kept: too few turns to summarise",
+    "reused": "summary reused",
+    "summarized": "summary computed",
+    "dropped": "older turns dropped",
+    "summarizer-failed": "summarizer failed",
+    "window-slid": "window slid",
+    "stack-capped": "stack capped",
+}
+"""The context manager's action on one call, in words."""
+
+COLUMN_WORDS: dict[str, str] = {
+    # where a row comes from
+    "transcript": "file", "conversation": "conv", "strategy": "strategy", "call": "call", "turn": "turn",
+    "step": "step", "label": "payload", "runs": "runs", "errors": "errors", "error": "error",
+    # one call
+    "payload_tokens": "tokens sent", "system": "system", "summary": "summary", "history": "kept history",
+    "user": "user turn", "working_memory": "working memory", "tool_schemas": "tool schemas",
+    "headroom": "headroom", "cm_action": "context manager", "check": "check", "input_budget": "input budget",
+    "window": "window", "reserve": "reserve", "margin": "margin", "cost_usd": "cost $",
+    # totals of one replay
+    "frames": "calls", "tokens_sent": "tokens sent", "peak_payload": "peak payload",
+    "over_budget": "calls over budget", "summarizer_in_turn": "summaries in turn",
+    "summarizer_commit": "summaries at commit", "summarizer_calls": "summarizer calls",
+    "summarizer_failures": "summarizer failures", "repairs": "repairs", "trimmed": "trimmed", "folded": "folded",
+    "min_headroom": "least headroom", "messages_summarised": "msgs summarised", "messages_dropped": "msgs dropped",
+    "checks_failed": "checks failed", "payload_cost_usd": "calls $", "summary_cost_usd": "summaries $",
+    # fleet summaries
+    "conversations": "convs", "conversations_over_budget": "convs over budget",
+    "summaries": "summaries", "summarizer": "summarizer", "counter": "counter",
+    # observed payloads
+    "observed_tokens": "observed tokens", "engine_tokens": "engine tokens",
+}
+"""Column identifiers → table headings."""
+
+
+def action_words(action: object) -> str:
+    """The words for a context-manager action (the identifier itself when it has none)."""
+    return ACTION_WORDS.get(str(action), str(action))
+
+
+def column_words(column: str) -> str:
+    """The heading for a column (underscores become spaces when it has no entry)."""
+    return COLUMN_WORDS.get(column, column.replace("_", " "))

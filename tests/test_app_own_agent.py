@@ -1,0 +1,71 @@
+"""The app describes the transcript's own agent and never shows a trimmed summary as sent (Q21, Q18).
+
+Bug classes: the app replayed a user's transcript as the sample manifest's agent, and printed a
+computed-but-trimmed summary under "Payload sent". Loading a transcript now selects its own prompt,
+tools and model with a visible switch, every view states what is in force, and a trimmed summary
+appears only as "Not sent" with its reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from inspector.replay import SUMMARY_TRIMMED
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+
+
+def start() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def captions(at: AppTest) -> str:
+    return "\n".join(str(c.value) for c in at.caption)
+
+
+def test_the_demo_runs_as_its_own_agent_and_states_it() -> None:
+    at = start()
+    assert at.radio(key="agent_source").value == "auto"
+    text = captions(at)
+    assert "system text from the transcript" in text and "15 schema(s) from the transcript" in text
+    assert "model gpt-4o (manifest)" in text and "window 4,000 tokens (manifest)" in text
+    assert "policy: counter tiktoken" in text
+    payload = next(df.value for df in at.dataframe if {"band", "content"} <= set(getattr(df.value, "columns", [])))
+    assert "Acme" not in str(payload.iloc[0]["content"])
+
+
+def test_loading_a_transcript_selects_its_own_prompt_tools_and_model() -> None:
+    at = start()
+    at.radio(key="agent_source").set_value("manifest").run()
+    assert "system text from the manifest" in captions(at)
+    names = list(at.selectbox(key="transcript_sample").options)
+    other = next(n for n in names if "anthropic" in n)
+    at.selectbox(key="transcript_sample").set_value(other).run()
+    assert not at.exception
+    assert at.radio(key="agent_source").value == "transcript"
+    assert at.radio(key="model_source").value == "transcript"
+    assert "(transcript) · window" in captions(at)
+
+
+def test_a_trimmed_summary_is_shown_as_not_sent() -> None:
+    at = start()
+    at.radio(key="agent_source").set_value("manifest").run()
+    at.radio(key="counter").set_value("estimate").run()
+    from inspector.manifest import load_manifest
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript
+
+    rp = replay(load_manifest(ROOT / "sample_manifests" / "small-window.yaml"),
+                load_transcript(ROOT / "inspector" / "samples" / "demo_support.json"), counter="estimate",
+                summarizer="stand-in", system="manifest", tools="manifest")
+    k = next(k for k, f in enumerate(rp.frames) if f.not_sent)
+    at.select_slider(key="call").set_value(k).run()
+    assert any("Not sent" in w.value and SUMMARY_TRIMMED in w.value for w in at.warning)
+    assert any("computed but not sent" in e.label for e in at.expander)  # its text sits under "not sent" only
+    assert "summary block: 0 tokens" in captions(at)

@@ -1,0 +1,63 @@
+"""The project documents itself: the package, the README and the sample manifests cite
+``docs/design.md`` (a file every user has), never a specification outside the repository, and every
+section or choice id they cite exists there."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+DESIGN = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+SOURCES = sorted([*(ROOT / "inspector").rglob("*.py"), *(ROOT / "sample_manifests").glob("*.yaml"),
+                  ROOT / "README.md", ROOT / "app.py"])
+SOURCES = [p for p in SOURCES if "_app" not in p.parts]  # inspector/_app/app.py is a link to app.py
+
+SECTIONS = set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?[a-z]?)\. ", DESIGN, re.MULTILINE)) | \
+    set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?[a-z]?) ", DESIGN, re.MULTILINE))
+CHOICES = set(re.findall(r"^\| (Q\d+) \|", DESIGN, re.MULTILINE))
+
+
+def rel(p: Path) -> str:
+    return str(p.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=rel)
+def test_no_citation_of_a_file_users_do_not_have(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert not re.search(r"ENGINE(\.md)?\b", text), rel(path)
+    assert not re.search(r"\bseed 00\d\b|\bscenario \d+\b", text), rel(path)
+
+
+def test_every_choice_is_recorded_with_its_id() -> None:
+    assert CHOICES == {f"Q{i}" for i in range(1, 24)} - {"Q14"}  # Q14 was merged into Q10
+    assert "Q14" in DESIGN.split("| Q10 |", 1)[1].split("\n", 1)[0]
+
+
+def test_the_design_note_covers_budget_strategies_and_replay() -> None:
+    for heading in ("### 3.2 The budget of one call", "### 3.3 `stack`", "### 3.4 `sliding-window`",
+                    "### 3.5 `summarising`", "## 5. The replay model", "## 6. Deliberate choices"):
+        assert heading in DESIGN
+
+
+def cited(text: str) -> list[str]:
+    """Every ``§x.y`` and ``Qn`` in a citation of docs/design.md (one citation may list several)."""
+    out: list[str] = []
+    for m in re.finditer(r"docs/design\.md((?:[ ,/]*(?:§\d+(?:\.\d+)?[a-z]?|Q\d+|step \d+))+)", text):
+        out += re.findall(r"§\d+(?:\.\d+)?[a-z]?|Q\d+", m.group(1))
+    return out
+
+
+def test_every_citation_points_at_something_in_the_design_note() -> None:
+    seen = 0
+    for path in SOURCES:
+        for ref in cited(path.read_text(encoding="utf-8")):
+            seen += 1
+            if ref.startswith("Q"):
+                assert ref in CHOICES, (rel(path), ref)
+            else:
+                assert ref[1:] in SECTIONS, (rel(path), ref)
+    assert seen >= 50  # the package really does cite it
