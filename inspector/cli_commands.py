@@ -590,9 +590,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             target = parse_dask(args.dask)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        items: list[Any] = list(transcripts)
+        if args.dask_ship == "path":  # the workers open the files themselves: one conversation per file
+            if any(t.conversation != 0 for t in transcripts):
+                raise UsageError("--dask-ship path lets the workers read each file's first conversation only; "
+                                 "use --dask-ship bytes (the default) with --conversation")
+            items = list(args.transcripts)
         try:
             with co.Progress("sweeping on dask", total) as bar, connect(target) as client:
-                df = sweep(args.manifest, transcripts, grid, policy=policy, overrides=args.overrides,
+                df = sweep(args.manifest, items, grid, policy=policy, overrides=args.overrides,
                            allow_imports=args.allow_imports, progress=bar, client=client, ship=args.dask_ship)
         except FleetError as exc:
             raise UsageError(str(exc)) from None
