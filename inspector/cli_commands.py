@@ -214,7 +214,7 @@ FRAME_COLUMNS: tuple[Column, ...] = (
     Column("user", "max", narrow=False), Column("working_memory", "max", narrow=False),
     Column("tool_schemas", "max", narrow=False), Column("input_budget", "min", narrow=False),
     Column("headroom", "min"), Column("cm_action"), Column("trimmed", "sum"), Column("repairs", "sum"),
-    Column("forgotten", "sum"), Column("check"), Column("cost_usd", "sum", narrow=False),
+    Column("forgotten", "sum"), Column("check", narrow=False), Column("cost_usd", "sum", narrow=False),
 )
 """Replay table columns; the totals row sums tokens sent, trims, repairs, forgotten references and
 cost, takes the largest band sizes and the least headroom."""
@@ -453,7 +453,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     transcripts = _collect(args, args.transcripts)
     llm = _llm(args)
     per_transcript: list[dict[str, Any]] = []
-    if args.dask:
+    if args.dask is not None:
         from inspector.fleet import FleetError, connect, parse_dask, replay_on
 
         try:
@@ -553,8 +553,8 @@ def add_sweep(sub: SubParsers) -> None:
                    help="worker processes (default: every core available; 1 = no pool)")
     _add_dask_option(p)
     p.add_argument("--dask-ship", dest="dask_ship", choices=["bytes", "path"], default="bytes",
-                   help="with --dask: send transcripts to the workers as bytes (default) or let them read the "
-                        "paths from shared storage")
+                   help="with --dask: send transcripts to the workers as bytes, or let them read the paths from "
+                        "shared storage (default: bytes)")
     add_output_options(p, default="table")
     add_manifest_options(p)
     p.set_defaults(handler=_guard(cmd_sweep))
@@ -583,7 +583,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     total = len(transcripts) * len(combinations(grid))
     policy = _policy(args)
     _state([policy.describe()])
-    if args.dask:
+    if args.dask is not None:
         from inspector.fleet import FleetError, FleetReport, connect, parse_dask
 
         try:

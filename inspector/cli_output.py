@@ -198,23 +198,34 @@ def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], *
     if total and rows and any(c.agg for c in shown):
         t = totals(rows, shown, shown[0].key)
         foot = [cell(t[c.key], c.key) if t[c.key] is not None else "" for c in shown]
+    layout: list[tuple[str, int]] = []
     for j, c in enumerate(shown):
         data = max([len(row[j]) for row in [*cells, *([foot] if foot else [])]] or [0])
         if c.key not in numeric and c.key not in _NO_WRAP:
             data = min(data, _TEXT_MAX)
         header = _wrap_header(column_words(c.key), data)
-        width = max(data, *(len(line) for line in header.split("\n")))
+        layout.append((header, max(data, *(len(line) for line in header.split("\n")))))
+    keep = len(shown)
+    limit = WIDE_WIDTH if wide else TABLE_WIDTH
+    while keep > 1 and sum(w for _, w in layout[:keep]) + 2 * (keep - 1) > limit:
+        keep -= 1  # never cut a number: the last columns that do not fit are left out, and said so
+    hidden = [column_words(c.key).replace("\n", " ") for c in shown[keep:]]
+    for (header, width), c in zip(layout[:keep], shown[:keep], strict=True):
         table.add_column(header, justify="right" if c.key in numeric else "left", overflow="fold",
                          no_wrap=c.key in numeric or c.key in _NO_WRAP, min_width=width, max_width=width)
     for row in cells:
-        table.add_row(*row)
+        table.add_row(*row[:keep])
     if foot is not None:
         table.add_section()
-        table.add_row(*foot, style="bold" if color else "")
+        table.add_row(*foot[:keep], style="bold" if color else "")
     buf = io.StringIO()
     Console(file=buf, width=WIDE_WIDTH if wide else TABLE_WIDTH, color_system="auto" if color else None,
             force_terminal=color, highlight=False, soft_wrap=False).print(table)
     lines = [line.rstrip() for line in buf.getvalue().splitlines()]
+    if hidden:
+        import textwrap
+
+        lines += textwrap.wrap(f"(not shown, too wide: {', '.join(hidden)}; --wide shows every column)", limit)
     if title:
         import textwrap
 

@@ -40,6 +40,8 @@ COLUMN_WORDS: dict[str, str] = {
     "summaries": "summaries", "summarizer": "summarizer", "counter": "counter",
     # observed payloads
     "observed_tokens": "observed tokens", "engine_tokens": "engine tokens",
+    # forgetting (inspector.forgetting)
+    "forgotten": "refs lost", "forgotten_calls": "calls that forgot", "forgotten_per_call": "lost per call",
 }
 """Column identifiers → table headings."""
 

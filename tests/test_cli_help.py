@@ -26,7 +26,7 @@ COMMANDS = sorted(subparsers())
 
 
 def test_the_command_set() -> None:
-    assert set(COMMANDS) == {"validate", "import", "replay", "compare", "sweep", "observed", "app"}
+    assert set(COMMANDS) == {"validate", "import", "replay", "compare", "sweep", "observed", "calibrate", "app"}
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -152,10 +152,10 @@ def test_the_totals_row_sums_the_calls() -> None:
     rows, lines = csv_and_table(*REPLAY)
     total = next(line for line in lines if line.lstrip().startswith("total")).split()
     # default columns: call, turn, tokens sent, kept history, headroom, context manager, trimmed,
-    # repairs, check; the totals row: sum, largest, least, sum, sum (blank where a total means nothing)
+    # repairs, forgotten, check; the totals row: sum, largest, least, sum, sum (blank where a total means nothing)
     expected = ["total", sum(int(r["payload_tokens"]) for r in rows), max(int(r["history"]) for r in rows),
                 min(int(r["headroom"]) for r in rows), sum(int(r["trimmed"]) for r in rows),
-                sum(int(r["repairs"]) for r in rows)]
+                sum(int(r["repairs"]) for r in rows), sum(int(r["forgotten"]) for r in rows)]
     assert total == [expected[0], *(f"{v:,}" for v in expected[1:])]
 
 
@@ -185,3 +185,21 @@ def test_usage_errors_end_with_one_error_line_after_the_usage(args: tuple[str, .
     assert out.returncode == 2 and out.stdout == ""
     assert lines[0].startswith("usage: context-inspector") and lines[-1].startswith("error: ")
     assert sum(line.startswith("error: ") for line in lines) == 1
+
+
+def test_a_table_too_wide_leaves_columns_out_and_says_so_never_cuts_a_number() -> None:
+    from inspector.cli_output import TABLE_WIDTH, Column, render_table
+
+    columns = [Column(f"metric_{i}", "sum") for i in range(20)]
+    rows = [{c.key: 1_234_567 + i for i, c in enumerate(columns)} for _ in range(3)]
+    text = render_table(rows, columns)
+    lines = text.splitlines()
+    assert all(len(line) <= TABLE_WIDTH for line in lines)
+    start = next(i for i, line in enumerate(lines) if line.startswith("(not shown, too wide: "))
+    note = " ".join(lines[start:])
+    assert note.endswith("--wide shows every column)")
+    hidden = note.split(": ", 1)[1].split(";")[0].split(", ")
+    shown = [c for c in columns if c.key.replace("_", " ") not in hidden]
+    assert 0 < len(shown) < len(columns)
+    row = lines[1].split()
+    assert row == [f"{1_234_567 + columns.index(c):,}" for c in shown]  # every shown number is whole

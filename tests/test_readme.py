@@ -34,7 +34,7 @@ CLI_LINES = [line for block in code_blocks(section("CLI"), "bash") for line in b
 
 def test_the_cli_section_has_an_example_per_command() -> None:
     commands = {shlex.split(line)[1] for line in CLI_LINES}
-    assert commands == {"validate", "import", "replay", "compare", "sweep", "app"}
+    assert commands == {"validate", "import", "replay", "compare", "sweep", "calibrate", "app"}
 
 
 @pytest.mark.parametrize("line", CLI_LINES, ids=[" ".join(shlex.split(x)[1:2]) + f"-{i}" for i, x in
