@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import event as hevent
 from hypothesis import strategies as st
 
@@ -105,7 +105,21 @@ def pinned_tokens(engine: ContextEngine, call) -> int:  # noqa: ANN001
             if all(m is not x for x in newest):
                 held.append(m)
     rows = ([system] if system else []) + (last or []) + held + newest
+    # Q18: with no system band, a summary block that opens the history is the payload's leading system
+    # row, protected from every cut exactly like a system band
+    lead = call.messages[0] if call.messages else None
+    if not system and lead is not None and lead.get("role") == "system" and all(lead is not r for r in rows):
+        rows.insert(0, lead)
     return c.count(rows)
+
+
+def _ask(i: str, content: str = "") -> dict:
+    return {"role": "assistant", "content": content,
+            "tool_calls": [{"id": i, "type": "function", "function": {"name": "f", "arguments": ""}}]}
+
+
+def _res(i: str, content: str) -> dict:
+    return {"role": "tool", "tool_call_id": i, "content": content}
 
 
 # Summarising managers that must act inside a turn: a small threshold, few kept turns, and every turn
@@ -124,6 +138,13 @@ def test_engine_invariants(cm: dict, trimmer: dict, convo: list, system: str, su
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cm=summarising_busy, trimmer=trimmers, convo=conversations(always_commit=True), system=text,
        summarizer=st.sampled_from(["echo", "echo", "drop"]))
+@example(  # found by this property: no system band, so the summary block leads and Q18 protects it
+    cm={"type": "summarising", "params": {"keep_turns": 1, "summary_threshold": 1, "hysteresis_ratio": 0.1}},
+    trimmer={"safety_margin_ratio": 0.25, "max_tokens": 176, "reserve_tokens": 20},
+    convo=[("", [[_ask("c0_0", "thinking"), _res("c0_0", "k" * 200)]], None, True),
+           ("a", [[_ask("c10_0"), _res("c10_0", "")]], None, True),
+           ("k" * 200, [[_ask("c70_0"), _res("c70_0", "k" * 200)], [_ask("c71_0"), _res("c71_0", "")]], None, True)],
+    system="", summarizer="echo")
 def test_engine_invariants_with_the_manager_acting_in_turn(cm: dict, trimmer: dict, convo: list, system: str,
                                                            summarizer: str) -> None:
     """Same invariants, with a summary or a drop in place (in-turn summarise, reuse and drop are
