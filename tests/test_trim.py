@@ -260,3 +260,34 @@ def test_large_history_trims_in_linear_time() -> None:
     # linear: one measurement per row, one running total per removed group (3 groups per 4-row turn) + 2
     assert spy.unit_calls == len(history) + 1
     assert spy.total_calls <= 3 * len(history) // 4 + 2
+
+
+# -- found by the trim property's "no new repair" check: two splits, fixed in the engine -------------
+def test_a_mislabelled_row_inside_a_tool_round_leaves_with_the_round() -> None:
+    """The round is the ask plus the whole run of tool rows after it (the pairing repair's unit): a
+    mislabelled row in that run no longer ends the group, so the genuine result cannot stay orphaned."""
+    big = ask("c1", args="x" * 400)
+    stray, res = tool("zz", "s"), tool("c1", "r")
+    msgs = [big, stray, res, asst("done"), user("now")]
+    # dropping the ask and the stray row alone would fit: the budget sits below the kept result's weight
+    budget = e1([res, msgs[3], msgs[4]])
+    assert e1([msgs[3], msgs[4]]) < budget < e1(msgs)
+    out = trim(msgs, max_tokens=budget)
+    assert out.messages == [msgs[3], msgs[4]]
+    assert [r.message for r in out.removed] == [big, stray, res]
+    assert sanitize_provider_messages(out.messages).repairs == []
+    # the same round as the newest working-memory group is kept whole, over budget
+    wm = trim([user("now")], [big, stray, res], max_tokens=1)
+    assert wm.messages[1:] == [big, stray, res] and wm.over_budget
+
+
+def test_an_answer_after_the_ask_ending_history_is_not_taken_for_an_older_dropped_ask() -> None:
+    """HITL rule: the rows at the front of working memory answer the ask right before them. An older
+    ask that is dropped and shares an unanswered id must not take that answer along."""
+    old = ask("call_2", "call_1", args="x" * 200)
+    old_res = tool("call_2", "r2")
+    last, answer = ask("call_1"), tool("call_1", "live")
+    out = trim([old, old_res, last], [answer], max_tokens=1)
+    assert out.messages == [last, answer]
+    assert [(r.message, r.reason) for r in out.removed] == [(old, "budget"), (old_res, "budget")]
+    assert sanitize_provider_messages(out.messages).repairs == []
