@@ -291,3 +291,25 @@ def test_an_answer_after_the_ask_ending_history_is_not_taken_for_an_older_droppe
     assert out.messages == [last, answer]
     assert [(r.message, r.reason) for r in out.removed] == [(old, "budget"), (old_res, "budget")]
     assert sanitize_provider_messages(out.messages).repairs == []
+
+
+# -- killing mutmut survivors (docs/mutation.md) ------------------------------------------------------
+@pytest.mark.parametrize(("max_tokens", "reserve", "fixed", "budget"), [
+    (100, 60, 50, 0),  # reserve + fixed beyond the cap: nothing left, never negative (and never 1)
+    (100, 100, 0, 0),
+    (100, -5, -7, 100),  # negative parts count as 0
+    (12_345, 1_235, 110, 11_000),
+])
+def test_trim_budget_is_the_cap_minus_reserve_and_fixed_floored_at_zero(max_tokens: int, reserve: int, fixed: int,
+                                                                         budget: int) -> None:
+    assert trim_budget(max_tokens, reserve, fixed) == budget
+
+
+def test_held_answers_of_the_ask_ending_history_take_each_id_once() -> None:
+    """The answers kept with the ask that ends the history are one row per declared id: a second row
+    under the same id is an ordinary working-memory row and goes first when the budget is short."""
+    last = ask("a")
+    first, dup, live_ask, live_res = tool("a", "r"), tool("a", "dup"), ask("live"), tool("live", "x")
+    out = trim([last], [first, dup, live_ask, live_res], max_tokens=1)
+    assert out.messages == [last, first, live_ask, live_res]
+    assert [(r.message, r.source, r.reason) for r in out.removed] == [(dup, "working_memory", "budget")]
