@@ -313,3 +313,40 @@ def test_held_answers_of_the_ask_ending_history_take_each_id_once() -> None:
     out = trim([last], [first, dup, live_ask, live_res], max_tokens=1)
     assert out.messages == [last, first, live_ask, live_res]
     assert [(r.message, r.source, r.reason) for r in out.removed] == [(dup, "working_memory", "budget")]
+
+
+def test_a_payload_exactly_at_the_budget_after_a_drop_loses_nothing_more() -> None:
+    """Trimming stops as soon as the payload fits: ``total <= budget`` (exactly at it is within)."""
+    msgs = [system("s"), user("a" * 400), asst("b" * 40), user("c" * 40), user("now")]
+    budget = e1([msgs[0], *msgs[2:]])  # the first row alone must go; then the payload sits on the budget
+    assert budget < e1(msgs)
+    out = trim(msgs, max_tokens=budget)
+    assert out.messages == [msgs[0], *msgs[2:]] and out.tokens == budget and not out.over_budget
+    # the same in working memory: one old group out, the rest exactly at the budget
+    w_old, w_mid, w_new = tool_group("w1", 400), tool_group("w2", 40), tool_group("w3", 40)
+    pin = [*w_old, *w_mid, *w_new]
+    budget = e1([user("now"), *w_mid, *w_new])
+    out = trim([user("now")], pin, max_tokens=budget)
+    assert out.messages[1:] == [*w_mid, *w_new] and out.tokens == budget
+
+
+def test_hitl_rule_leaves_a_late_duplicate_of_an_answered_id_to_the_budget() -> None:
+    """A dropped ask whose own group answered its id owes nothing: a later row under that id at the
+    front of working memory is not an answer of the dropped ask (it stays when the budget allows)."""
+    old, old_res, now = ask("a", args="x" * 400), tool("a", "r"), user("now")
+    late, live_ask, live_res = tool("a", "late"), ask("live"), tool("live", "x")
+    budget = e1([now, late, live_ask, live_res])
+    out = trim([old, old_res, now], [late, live_ask, live_res], max_tokens=budget)
+    assert out.messages == [now, late, live_ask, live_res]
+    assert [(r.message, r.reason) for r in out.removed] == [(old, "budget"), (old_res, "budget")]
+
+
+def test_hitl_rule_owes_only_ids_the_dropped_group_itself_left_unanswered() -> None:
+    """An earlier group's result under the same id does not answer a later ask: when that later ask is
+    dropped, the answer at the front of working memory goes with it (reason ``answer_of_dropped_ask``)."""
+    first, first_res, second, now = ask("c"), tool("c", "r"), ask("c"), user("now")
+    hitl, live_ask, live_res = tool("c", "hitl"), ask("live"), tool("live", "x")
+    out = trim([first, first_res, second, now], [hitl, live_ask, live_res], max_tokens=1)
+    assert out.messages == [now, live_ask, live_res]
+    assert [(r.message, r.reason) for r in out.removed] == [
+        (first, "budget"), (first_res, "budget"), (second, "budget"), (hitl, "answer_of_dropped_ask")]
