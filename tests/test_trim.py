@@ -355,9 +355,9 @@ def test_hitl_rule_owes_only_ids_the_dropped_group_itself_left_unanswered() -> N
 def test_over_budget_is_logged_with_the_budget_and_what_is_pinned(caplog: pytest.LogCaptureFixture) -> None:
     """Never silent: a trim that cannot fit says so, naming the budget, the pinned tokens and the
     newest working-memory group's size."""
-    now, live = user("n" * 40), tool_group("live", 40)
+    now, old, live = user("n" * 40), tool_group("old", 40), tool_group("live", 40)
     with caplog.at_level("WARNING", logger="inspector.engine.trim"):
-        out = trim([now], live, max_tokens=7)
+        out = trim([now], [*old, *live], max_tokens=7)  # the old group goes, the newest (2 rows) stays
     assert out.over_budget and out.tokens == e1([now, *live])
     (text,) = [r.getMessage() for r in caplog.records]
     assert text.startswith(f"token budget 7 exceeded by pinned content alone (~{out.tokens} tokens: system band, "
