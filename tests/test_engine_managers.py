@@ -90,6 +90,18 @@ def test_stack_turn_count_follows_a_growing_log() -> None:
     other = [asst("greeting"), *turns(2)]  # a new log (not an extension): recounted, preamble included
     cm.manage_history(other, 0)
     assert cm.last_decision.kept_turns == 3
+    # another list whose row at the old length is the old last row: still a new log, recounted
+    base = turns(2)  # 2 turns
+    cm.manage_history(base, 0)
+    lookalike = [asst("g"), asst("x"), asst("y"), base[-1], *T(3)]  # preamble + 1 user turn
+    cm.manage_history(lookalike, 0)
+    assert cm.last_decision.kept_turns == 2
+    # the same list rewritten in place (its row at the old length changed): recounted
+    log = turns(2)
+    cm.manage_history(log, 0)
+    log[:] = [asst("g"), asst("x"), asst("y"), asst("z"), *T(3)]
+    cm.manage_history(log, 0)
+    assert cm.last_decision.kept_turns == 2
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, 2.5, "3"])
