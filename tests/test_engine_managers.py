@@ -8,7 +8,7 @@ replay, the tables and the "why did my message disappear?" view all read it.
 from __future__ import annotations
 
 import pytest
-from builders import T, ask, asst, system, tool, user
+from builders import T, ask, asst, system, tool, toolturn, user
 
 from inspector.engine.managers.sliding_window import SlidingWindowConversation
 from inspector.engine.managers.stack import StackConversation
@@ -83,10 +83,14 @@ def test_stack_turn_count_follows_a_growing_log() -> None:
     recount from scratch at every step, also when the log is replaced by another one."""
     cm = StackConversation()
     log: list[dict] = []
+    cm.manage_history(log, 0)
+    log.append(asst("greeting"))  # the agent speaks first: a preamble turn
+    cm.manage_history(log, 0)
+    assert cm.last_decision.kept_turns == 1
     for i in range(1, 5):
-        log.extend(T(i))
+        log.extend(toolturn(f"c{i}"))  # one user row and three others per turn
         cm.manage_history(log, 0)
-        assert cm.last_decision.kept_turns == i
+        assert cm.last_decision.kept_turns == 1 + i
     other = [asst("greeting"), *turns(2)]  # a new log (not an extension): recounted, preamble included
     cm.manage_history(other, 0)
     assert cm.last_decision.kept_turns == 3
