@@ -112,3 +112,11 @@ def test_stack_turn_count_follows_a_growing_log() -> None:
 def test_stack_cap_must_be_a_positive_integer(bad: object) -> None:
     with pytest.raises(ValueError, match=r"stack: max_messages must be an integer >= 1 \(got "):
         StackConversation(max_messages=bad)  # type: ignore[arg-type]
+
+
+def test_stack_exactly_at_its_cap_is_unchanged() -> None:
+    cm = StackConversation(max_messages=4)
+    past = turns(2)
+    assert cm.manage_history(past, 0) == past
+    assert (cm.last_decision.action, cm.last_decision.kept_turns, cm.last_decision.folded) == (
+        "unchanged-under-budget", 2, [])
