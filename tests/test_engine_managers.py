@@ -120,3 +120,20 @@ def test_stack_exactly_at_its_cap_is_unchanged() -> None:
     assert cm.manage_history(past, 0) == past
     assert (cm.last_decision.action, cm.last_decision.kept_turns, cm.last_decision.folded) == (
         "unchanged-under-budget", 2, [])
+
+
+def test_a_fresh_manager_has_made_no_decision_and_non_summarising_ones_refuse_a_summarizer() -> None:
+    for cm in (SlidingWindowConversation(keep_turns=2), StackConversation()):
+        assert cm.last_decision is None
+        assert cm.turn_cap in (2, None) and (cm.message_cap is None)
+        with pytest.raises(TypeError, match=rf"^{type(cm).__name__} takes no summarizer$"):
+            cm.bind_summarizer(object())
+
+
+def test_decision_as_a_dict_names_every_reported_field() -> None:
+    cm = SlidingWindowConversation(keep_turns=1)
+    cm.manage_history(turns(3), 0)
+    assert cm.last_decision.as_dict() == {
+        "action": "window-slid", "compressed_turns": 0, "dropped_turns": 2, "kept_turns": 1, "raw_tokens": None,
+        "threshold": None, "ceiling": None, "summarizer_called": False, "summary_model": None,
+        "summary_model_source": None, "error": None}
