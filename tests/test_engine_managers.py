@@ -12,6 +12,7 @@ from builders import T, ask, asst, system, tool, toolturn, user
 
 from inspector.engine.managers.sliding_window import SlidingWindowConversation
 from inspector.engine.managers.stack import StackConversation
+from inspector.engine.managers.summarising import is_summary_block, summary_block, summary_body, summary_turns
 
 
 def turns(n: int) -> list[dict]:
@@ -137,3 +138,29 @@ def test_decision_as_a_dict_names_every_reported_field() -> None:
         "action": "window-slid", "compressed_turns": 0, "dropped_turns": 2, "kept_turns": 1, "raw_tokens": None,
         "threshold": None, "ceiling": None, "summarizer_called": False, "summary_model": None,
         "summary_model_source": None, "error": None}
+
+
+# --- summary blocks: the format other tools read (docs/design.md §3.4) ----------------------------
+@pytest.mark.parametrize(("turns_", "text"), [(3, "one line"), (12, "first\nsecond\nthird"), (1, "")])
+def test_summary_block_round_trips_its_count_and_text(turns_: int, text: str) -> None:
+    block = summary_block(turns_, text)
+    assert block["role"] == "system" and is_summary_block(block)
+    assert block["content"] == f"[Conversation summary — {turns_} earlier exchange(s)]\n{text}"
+    assert summary_body(block) == text  # everything after the header line, inner newlines kept
+    assert summary_turns(block) == turns_
+
+
+@pytest.mark.parametrize(("msg", "body", "count"), [
+    ({"role": "system", "content": "[Conversation summary — 4 earlier exchange(s)]"}, "", 4),  # header only
+    ({"role": "system", "content": None}, "", 0),
+    ({"role": "system"}, "", 0),
+    ({"role": "system", "content": "[Conversation summary — many]\nS"}, "S", 0),  # no count in the header
+])
+def test_summary_body_and_count_of_odd_blocks(msg: dict, body: str, count: int) -> None:
+    assert summary_body(msg) == body and summary_turns(msg) == count
+
+
+def test_only_a_system_row_with_the_prefix_is_a_summary_block() -> None:
+    assert not is_summary_block({"role": "user", "content": "[Conversation summary — 1 earlier exchange(s)]\nS"})
+    assert not is_summary_block({"role": "system", "content": "You are helpful."})
+    assert not is_summary_block({"role": "system", "content": None})
