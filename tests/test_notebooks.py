@@ -79,7 +79,8 @@ def test_tune_keep_turns_runs_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     nb = _execute("tune_keep_turns.ipynb", monkeypatch, probe=(
         '{"rows": len(df), "transcripts": len(transcripts), "grid": GRID, '
         '"order": df[["transcript", *GRID]].astype(str).values.tolist(), "labels": sorted(set(df.summarizer)), '
-        '"errors": int(df.error.notna().sum()), "settings": len(per_setting), "pick": rec.setting}'))
+        '"errors": int(df.error.notna().sum()), "settings": len(per_setting), "pick": rec.setting, '
+        '"metrics": df[["keep_turns", "hysteresis_ratio", "forgotten", "cost_usd", "over_budget"]].values.tolist()}'))
     assert not [o for o in _outputs(nb) if o.output_type == "error"]
     p = _probe(nb)
     assert p["transcripts"] == 2
@@ -101,7 +102,19 @@ def test_tune_keep_turns_runs_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     pick = ", ".join(f"{k} = {v}" for k, v in p["pick"].items())
     assert f"**Recommendation: {pick}**" in md
     assert "in-turn summarizer calls" in md  # the hysteresis sentence, computed from the sweep
-    assert p["pick"]["keep_turns"] > 1  # the planted conversation needs facts the smallest setting forgets
+    # The pick, worked out from the rule on the notebook's own rows (summed over both transcripts): among
+    # settings never over budget, the cheapest of those that forget no more than the least-forgetting one.
+    totals: dict[tuple[float, float], list[float]] = {}
+    for keep, ratio, forgotten, cost, over in p["metrics"]:
+        t = totals.setdefault((keep, ratio), [0, 0.0, 0])
+        t[0] += forgotten
+        t[1] += cost
+        t[2] += over
+    valid = {k: t for k, t in totals.items() if t[2] == 0}
+    least = min(t[0] for t in valid.values())
+    cheapest = min(t[1] for t in valid.values() if t[0] <= least)
+    picked = totals[(p["pick"]["keep_turns"], p["pick"]["hysteresis_ratio"])]
+    assert picked[2] == 0 and picked[0] == least and picked[1] == pytest.approx(cheapest)
     # progress goes to stdout (stderr renders as an error in notebooks)
     assert not [o for o in _outputs(nb) if o.output_type == "stream" and o.get("name") == "stderr"]
     _assert_figures_survive_html_export(nb, len(figures))
@@ -158,15 +171,17 @@ def test_tune_keep_turns_on_a_dask_cluster(monkeypatch: pytest.MonkeyPatch) -> N
     pytest.importorskip("distributed")
     from inspector.sweep import sweep
 
-    params = 'DASK = "local:1"\nGRID = {"keep_turns": [2, 4], "hysteresis_ratio": [0, 0.3]}'
+    samples = ROOT / "inspector" / "samples"
+    files = [samples / "demo_support.json", samples / "planted_facts.json"]
+    window = ["spec.models[0].context_window=6000"]
+    params = (f'DASK = "local:1"\nGRID = {{"keep_turns": [2, 4], "hysteresis_ratio": [0, 0.3]}}\n'
+              f'TRANSCRIPTS = {[str(f) for f in files]!r}\nSET = {window!r}')
     nb = _execute("tune_keep_turns.ipynb", monkeypatch, params=params,
                   probe='{"rows": _json.loads(df.to_json(orient="records")), "fleet": df.attrs.get("fleet")}')
     assert not [o for o in _outputs(nb) if o.output_type == "error"]
     p = _probe(nb)
-    samples = ROOT / "inspector" / "samples"
-    here = sweep(ROOT / "sample_manifests" / "small-window.yaml",
-                 [samples / "demo_support.json", samples / "demo_support.anthropic.json"],
-                 {"keep_turns": [2, 4], "hysteresis_ratio": [0, 0.3]}, overrides=["spec.models[0].context_window=4000"],
+    here = sweep(ROOT / "sample_manifests" / "small-window.yaml", files,
+                 {"keep_turns": [2, 4], "hysteresis_ratio": [0, 0.3]}, overrides=window,
                  processes=1, progress=False)
     assert p["rows"] == json.loads(here.to_json(orient="records"))
     assert p["fleet"]["workers"] == 1 and p["fleet"]["runs"] == len(here)

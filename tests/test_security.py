@@ -403,7 +403,7 @@ def test_a_secret_pasted_into_the_wrong_field_is_masked_in_the_error(tmp_path: P
     for args in (["validate", str(manifest)], ["validate", "--show", str(manifest)]):
         out = run(*args)
         assert out.returncode == 1
-        assert "spec.models[0].max_tokens" in out.stdout
+        assert "spec.models[0].max_tokens" in out.stderr  # errors go to stderr, located
         assert_no_secret(out.stdout + out.stderr, "validate error")
 
 

@@ -127,11 +127,16 @@ def checks_params(spec: PluginSpec) -> bool:
 
 
 def check_params(spec: PluginSpec, params: Mapping[Any, Any], path: Path_, col: Collector,
-                 *, skip: Iterable[str] = ()) -> None:
+                 *, skip: Iterable[str] = ()) -> set[str]:
     """docs/design.md Q9: a key the plugin does not accept is an error naming the field (the constructor
-    would reject it anyway, with a worse message); known values of built-ins are type-checked."""
+    would reject it anyway, with a worse message); known values of built-ins are type-checked.
+
+    Returns the keys whose value is invalid but tolerated in assemble mode (a warning there): the
+    caller leaves them out so the plugin's default applies, as the warning says, instead of handing
+    a wrong-typed value to the plugin."""
+    lenient: set[str] = set()
     if not checks_params(spec):
-        return
+        return lenient
     skipped = set(skip)
     accepted = sorted(set(spec.params))
     for key, value in params.items():
@@ -150,8 +155,10 @@ def check_params(spec: PluginSpec, params: Mapping[Any, Any], path: Path_, col: 
                 col.error(path + (key,), problem)  # the runtime would fail too: an error in every mode
             elif problem is not None:
                 col.invalid(path + (key,), problem)
+                lenient.add(key)
             elif key == "hysteresis_ratio" and not 0 <= value <= 1:
                 col.warn(path + (key,), f"{value} is outside [0, 1] and will be clamped", validate_only=True)
+    return lenient
 
 
 def _constructor_rejects(spec: PluginSpec, key: str, value: Any) -> bool:
@@ -198,7 +205,8 @@ def build_summarizer(value: Any, path: Path_, col: Collector, source: str,
         elif spec is not None:
             col.invalid(path + ("model",), f"the {spec.name} summarizer takes no model")
     if spec is not None:
-        check_params(spec, raw.params, path + ("params",), col)
+        for key in check_params(spec, raw.params, path + ("params",), col):
+            params.pop(key, None)
     return make_binding(spec, raw, params, source)
 
 
