@@ -349,14 +349,14 @@ def add_replay(sub: SubParsers) -> None:
 
 
 def _frame_rows(rp: Any, t: Any) -> list[dict[str, Any]]:
-    from inspector.report.tables import frames_table  # pandas: only for the table formats
-
+    """The frames table's rows (plain dicts: no pandas on the terminal-table path) led by the file
+    and conversation and ending with the forgotten-reference count."""
     from inspector.forgetting import forgotten_references
+    from inspector.report.tables import frame_rows
 
-    df = frames_table(rp).assign(forgotten=[len(x) for x in forgotten_references(rp)])
-    df.insert(0, "conversation", t.conversation)
-    df.insert(0, "transcript", _file_label(t))
-    return [dict(r) for r in df.to_dict(orient="records")]
+    lead = {"transcript": _file_label(t), "conversation": t.conversation}
+    return [{**lead, **row, "forgotten": len(lost)}
+            for row, lost in zip(frame_rows(rp), forgotten_references(rp), strict=True)]
 
 
 def _replay_title(rp: Any, t: Any) -> str:
