@@ -173,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit status (argparse usage errors return 2, --help 0)."""
-    from inspector._env import apply_offline_defaults
+    from inspector.offline import apply_offline_defaults
     from inspector.cli_output import install_warning_format
 
     apply_offline_defaults()  # this process only: the CLI never reaches the network by itself

@@ -27,6 +27,14 @@ TRANSCRIPTS = Path(os.environ[SHARED_DATA_ENV].strip()) if SHARED_REQUIRED else 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Required data that is not there stops the run before collection: tests parametrised over
+    :func:`shared_files` would otherwise collect no case at all and pass without reading anything."""
+    if SHARED_REQUIRED and not TRANSCRIPTS.is_dir():
+        raise pytest.UsageError(f"{SHARED_DATA_ENV}={TRANSCRIPTS} is not a folder of public transcripts "
+                                "(see README, 'Test data'; unset it to skip the tests that need them)")
+
+
 def shared_files() -> list[Path]:
     """Every public transcript file (SOURCES.md aside); empty when the folder is absent."""
     if not TRANSCRIPTS.is_dir():

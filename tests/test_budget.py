@@ -1,4 +1,4 @@
-"""Budget numbers of ENGINE.md §5 scenarios 8–15, exactly, through the real manifest loader."""
+"""Budget numbers of docs/design.md §2.3 and §3.2, exactly, through the real manifest loader."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def budget_for(spec: dict, *, fixed: int = 0, summarising: bool | None = None):
 TABLE = [
     # 8: default budget, summarising default → hint = ⌊113 200 / 1.1⌋
     ({}, 128_000, 14_800, 113_200, 102_909),
-    # 8: the string form gets the same (normalised first, ENGINE Q5)
+    # 8: the string form gets the same (normalised first, docs/design.md Q5)
     ({"context_manager": "summarising"}, 128_000, 14_800, 113_200, 102_909),
     # 8: sliding-window / stack get the hard budget as hint
     ({"context_manager": "sliding-window"}, 128_000, 14_800, 113_200, 113_200),

@@ -63,6 +63,21 @@ def test_progress_is_drawn_on_a_terminal(tb: Path) -> None:
     assert "sweeping" not in out and len(list(csv.DictReader(io.StringIO(out)))) == 18
 
 
+@pytest.mark.parametrize(("cmd", "label"), [
+    (["compare", "{m}", "{t}", "--conversation", "all", "--strategy", "a=stack", "--strategy", "b=sliding-window",
+      "--format", "json"], "comparing"),
+    (["replay", "{m}", "{t}", "--conversation", "all"], "replaying"),
+    (["import", "{t}", "--conversation", "all"], "importing"),
+])
+def test_compare_replay_and_import_draw_progress_on_a_terminal(tb: Path, cmd: list[str], label: str) -> None:
+    code, out, err = run_with_terminal_stderr(*[a.format(m=SMALL, t=tb) for a in cmd],
+                                              *(["--counter", "estimate", "--summarizer", "drop"]
+                                                if cmd[0] != "import" else []))
+    assert code == 0, err
+    assert label in err and "\x1b[" in err
+    assert label not in out and "\x1b[" not in out  # stdout (piped) holds only the result
+
+
 STATED = ["policy", "agent", "summarizer"]
 """The lines every replaying command writes on stderr to say what was in force (issue 9)."""
 

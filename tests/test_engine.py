@@ -1,4 +1,4 @@
-"""The assembled payload and the turn lifecycle: ENGINE.md §5 scenarios 44–60 through ContextEngine."""
+"""The assembled payload and the turn lifecycle: docs/design.md §3.9–§3.11 through ContextEngine."""
 
 from __future__ import annotations
 

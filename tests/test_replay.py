@@ -1,4 +1,4 @@
-"""Replay (ENGINE §A2): frames and commits over real and bundled transcripts, determinism, cost, summaries."""
+"""Replay (docs/design.md §5): frames and commits over real and bundled transcripts, determinism, cost, summaries."""
 
 from __future__ import annotations
 

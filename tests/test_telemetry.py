@@ -1,4 +1,4 @@
-"""Reference telemetry parity: ENGINE.md §5 scenarios 61–63."""
+"""Reference telemetry parity: segments and usage with the E4/E5 estimates (docs/design.md §4)."""
 
 from __future__ import annotations
 

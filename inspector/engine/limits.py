@@ -70,11 +70,11 @@ def resolve_mapped_model(name: str | None, mappings: Mapping[str, str]) -> str |
 def litellm_model_info(model: str) -> dict[str, Any] | None:
     """litellm's bundled info for ``model`` (tried as given, then its last path segment); None if unknown.
 
-    Read from the model map litellm ships as data (:func:`inspector._env.model_map`), so litellm
+    Read from the model map litellm ships as data (:func:`inspector.offline.model_map`), so litellm
     stays the source of truth for windows and prices without being imported (seconds) here."""
     if model in ("any", "default", ""):
         return None
-    from inspector._env import model_map
+    from inspector.offline import model_map
 
     table = model_map()
     for candidate in dict.fromkeys((model, model.rsplit("/", 1)[-1])):

@@ -40,7 +40,7 @@ class LLMEngine:
         return f"LLMEngine(model={self.model!r}, api_base={self.api_base!r}, api_key={'***' if self.api_key else None})"
 
     def complete(self, messages: list[Message], *, model: str | None = None, **kwargs: Any) -> Completion:
-        from inspector._env import litellm
+        from inspector.offline import litellm
 
         lm = litellm()
         call_model = model or self.model

@@ -183,7 +183,7 @@ def make_binding(spec: PluginSpec | None, raw: RawBinding, params: Mapping[Any, 
 
 def build_summarizer(value: Any, path: Path_, col: Collector, source: str,
                      allow_imports: Iterable[str] = ()) -> Binding:
-    """docs/design.md §3.6a step 4: absent → registry default ``llm``; string → ``{type}``; missing type →
+    """docs/design.md §3.6a: absent → registry default ``llm``; string → ``{type}``; missing type →
     default; a binding-level ``model`` is shorthand for ``params.model`` on ``llm``."""
     raw = normalise_binding(value, "summarizer", path, col)
     if raw.form == "malformed":

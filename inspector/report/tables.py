@@ -1,14 +1,20 @@
-"""pandas tables over a replay. Every number comes from the frames: nothing is recounted here."""
+"""pandas tables over a replay. Every number comes from the frames: nothing is recounted here.
+
+pandas is imported by the functions that build a DataFrame, not by this module: the CLI's terminal
+table is built from :func:`frame_rows` (plain dicts), so a replay shown as a table starts without
+paying for pandas (about half a second; ``benchmarks/cli_startup.py``).
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from inspector.replay import Frame, Replay
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 BAND_ORDER = ("system", "summary", "history", "user", "working_memory", "tool_schemas")
 
@@ -24,7 +30,15 @@ def _preview(content: Any, n: int = 160) -> str:
 
 
 def frames_table(rp: Replay) -> pd.DataFrame:
-    """One row per LLM call: position, bands, budget lines, manager decision, trims, repairs, cost."""
+    """One row per LLM call: position, bands, budget lines, manager decision, trims, repairs, cost
+    (the rows of :func:`frame_rows` as a DataFrame)."""
+    import pandas as pd
+
+    return pd.DataFrame(frame_rows(rp))
+
+
+def frame_rows(rp: Replay) -> list[dict[str, Any]]:
+    """The rows of :func:`frames_table` as plain dicts, in call order, without pandas."""
     rows = []
     for k, f in enumerate(rp.frames):
         b = f.budget
@@ -43,7 +57,7 @@ def frames_table(rp: Replay) -> pd.DataFrame:
             "summary_sent": f.summary_sent, "summary_not_sent": "; ".join(n["reason"] for n in f.not_sent),
         })
         rows.append(row)
-    return pd.DataFrame(rows)
+    return rows
 
 
 def totals_row(rp: Replay, name: str = "") -> dict[str, Any]:
@@ -57,11 +71,15 @@ def totals_row(rp: Replay, name: str = "") -> dict[str, Any]:
 
 
 def compare_table(replays: Mapping[str, Replay]) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame([totals_row(rp, name) for name, rp in replays.items()])
 
 
 def payload_table(rp: Replay, call: int) -> pd.DataFrame:
     """The exact messages of one call, in order, with band, transcript index and token count."""
+    import pandas as pd
+
     f: Frame = rp.frames[call]
     counter = _counter(rp)
     rows = []
@@ -87,6 +105,7 @@ def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
     """Transcript messages that exist at this call but are not in its payload, and why (reasons from
     :func:`inspector.forgetting.not_sent_reasons`); first, any synthesised row computed for the call
     but not sent (a trimmed summary block, ``ref`` empty)."""
+    import pandas as pd
     from inspector.forgetting import not_sent_reasons
 
     f = rp.frames[call]
@@ -113,6 +132,8 @@ def _cached_preview(rp: Replay, i: int) -> str:
 
 
 def repairs_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
+    import pandas as pd
+
     frames = [(call, rp.frames[call])] if call is not None else list(enumerate(rp.frames))
     rows = []
     for k, f in frames:
@@ -125,6 +146,7 @@ def repairs_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
 def forgotten_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
     """Forgotten references (:mod:`inspector.forgetting`) of one call, or of every call: the
     identifier, where the call needed it, the not-sent transcript message holding it and why."""
+    import pandas as pd
     from inspector.forgetting import forgotten_references
     from inspector.redact import mask_text
 
