@@ -228,6 +228,22 @@ def band_bar_html(rp: Replay, call: int) -> str:
             + "</div><div style='font-size:11px;margin-top:3px'>" + "".join(keys) + "</div>")
 
 
+def _tool_names(rp: Replay, ref: Any) -> str:
+    """The names of the tools transcript message ``ref`` calls ("" for none or a synthesised row)."""
+    if ref is None or str(ref) == "<NA>":
+        return ""
+    calls = rp.messages[int(ref)].get("tool_calls") or []
+    return ", ".join(str((c.get("function") or {}).get("name")) for c in calls if isinstance(c, dict))
+
+
+def _preview_words(content: Any, tool_calls: Any) -> str:
+    """A row's one-line preview; a message with no text but tool calls says which tools it calls."""
+    text = "" if content is None or str(content) in ("", "null") else str(content)
+    if not text and tool_calls:
+        return f"(calls {tool_calls})"
+    return text or "(no text)"
+
+
 def _table_html(rows: list[list[str]], header: Sequence[str]) -> str:
     head = "".join(f"<th style='text-align:left;padding:2px 6px'>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td style='text-align:left;vertical-align:top;padding:2px 6px'>{c}</td>"
@@ -249,7 +265,8 @@ def payload_html(rp: Replay, call: int) -> str:
                  f"{html.escape(BAND_LABELS.get(band, band))}</span>"
         ref = "synthesised" if r.ref is None or str(r.ref) == "<NA>" else str(r.ref)
         full = html.escape(payload_message_text(rp, call, int(r.pos)))
-        text = (f"<details><summary>{html.escape(str(r.content)) or '(no text)'}</summary>"
+        preview = _preview_words(r.content, r.tool_calls)
+        text = (f"<details><summary>{html.escape(preview)}</summary>"
                 f"<pre style='white-space:pre-wrap;max-height:300px;overflow:auto'>{full}</pre></details>")
         rows.append([str(r.pos), ref, swatch, html.escape(str(r.role)),
                      "" if r.tokens is None else f"{int(r.tokens):,}", html.escape(str(r.tool_calls)), text])
@@ -267,7 +284,8 @@ def not_sent_html(rp: Replay, call: int) -> str:
         out = "<p>Every message of the conversation so far is sent at this call.</p>"
     else:
         rows = [["(computed, not sent)" if str(r.ref) == "<NA>" else str(r.ref), html.escape(str(r.role)),
-                 html.escape(str(r.reason)), html.escape(str(r.content))] for r in df.itertuples(index=False)]
+                 html.escape(str(r.reason)), html.escape(_preview_words(r.content, _tool_names(rp, r.ref)))]
+                for r in df.itertuples(index=False)]
         out = _table_html(rows, ["transcript #", "role", "why not sent", "message"])
     lost = forgotten_view(rp, call)
     if len(lost):

@@ -314,3 +314,38 @@ def test_stepper_buttons_and_jump_move_to_the_right_call(demo_replay: Any) -> No
     assert w.jump("pairing repair") is None and w.step.value == len(rp.frames) - 1
     bundle = w._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle and w.payload.value in bundle["text/html"]
+
+
+# --- the tuner's figures: lines that do not hide each other, axes from zero, trims shown ----------
+
+def _agg(rows: list[tuple[int, float, int, int]]) -> Any:
+    """A by_setting table: (keep_turns, hysteresis_ratio, forgotten, trimmed) per setting; two ratios
+    with identical numbers make lines that would lie exactly on top of each other."""
+    import pandas as pd
+
+    return pd.DataFrame([{"keep_turns": k, "hysteresis_ratio": r, "runs": 1, "errors": 0, "tokens_sent": 1000 * k,
+                          "peak_payload": 900 + k, "input_budget": 1000, "over_budget": 0, "min_headroom": 100 - k,
+                          "trimmed": t, "messages_summarised": 2, "messages_dropped": 0, "forgotten": f,
+                          "forgotten_calls": f, "summarizer_in_turn": 1, "summarizer_commit": 3,
+                          "cost_usd": 0.001 * k} for k, r, f, t in rows])
+
+
+def test_sweep_lines_with_equal_values_stay_apart_on_true_ticks_from_zero() -> None:
+    from inspector.report.sweep_figures import forgetting, peak_vs_budget, summarizer_calls, tokens_and_cost
+
+    agg = _agg([(k, r, 3 - k, 2 if k == 1 else 0) for k in (1, 2) for r in (0.0, 0.3)])
+    for fig in (tokens_and_cost(agg, "keep_turns"), forgetting(agg, "keep_turns"), peak_vs_budget(agg, "keep_turns")):
+        lines = {t.name: t for t in fig.data if t.name.startswith("hysteresis_ratio=")}
+        a, b = lines["hysteresis_ratio=0.0"], lines["hysteresis_ratio=0.3"]
+        assert list(a.y) == list(b.y)  # the same numbers ...
+        assert all(xa != xb for xa, xb in zip(a.x, b.x, strict=True))  # ... drawn side by side, not on top
+        assert all(abs(x - k) < 0.5 for x, k in zip(a.x, [1, 2], strict=True))  # near their own setting
+        assert [int(v) for v in a.text] == [1, 2]  # hover names the true value
+        assert list(fig.layout.xaxis.tickvals) == [1.0, 2.0]
+        assert fig.layout.yaxis.rangemode == "tozero" or fig.layout.yaxis.range[0] == 0
+    counts = forgetting(agg, "keep_turns")
+    assert counts.layout.yaxis.dtick >= 1 and counts.layout.yaxis.tickformat == ",d"  # no "1.5 references"
+    assert summarizer_calls(agg, "hysteresis_ratio").layout.yaxis.dtick >= 1
+    trims = [t for t in peak_vs_budget(agg, "keep_turns").data if t.name == "trimmer cut messages"]
+    assert sorted(round(x) for t in trims for x in t.x) == [1, 1]  # only keep_turns 1 trimmed, once per line
+    assert [t.showlegend for t in trims] == [None, False] or [t.showlegend for t in trims] == [True, False]

@@ -80,6 +80,14 @@ def _xs(rows: Any, x: str, offset: float) -> Any:
     return rows[x] + offset if offset else rows[x]
 
 
+def _count_ticks(fig: Any, top: Any) -> None:
+    """Whole-number ticks from zero on count axes (calls, references): no "1.5 calls"."""
+    import math
+
+    high = float(top) if top is not None and top == top else 0.0
+    fig.update_yaxes(rangemode="tozero", tick0=0, dtick=max(1, math.ceil(high / 5)), tickformat=",d")
+
+
 def _true_ticks(fig: Any, agg: Any, x: str) -> None:
     """Tick labels at the grid's own values (the dodged lines sit around them)."""
     try:
@@ -149,6 +157,7 @@ def tokens_and_cost(df: Any, x: str = "keep_turns", *, recommended: Recommendati
         fig.update_yaxes(title_text="USD", tickformat="$.3f", rangemode="tozero", row=1, col=2)
     fig.update_layout(height=380, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.25),
                       title=f"Tokens and cost against {x}")
+    fig.update_layout(margin=dict(t=75))
     return fig
 
 
@@ -173,9 +182,11 @@ def summarizer_calls(df: Any, x: str = "hysteresis_ratio") -> Any:
                 row=1, col=panel)
     fig.update_xaxes(title_text=x)
     _true_ticks(fig, agg, x)
-    fig.update_yaxes(title_text="summarizer calls", rangemode="tozero", row=1, col=1)
+    _count_ticks(fig, agg[["summarizer_in_turn", "summarizer_commit"]].max().max() if len(agg) else 0)
+    fig.update_yaxes(title_text="summarizer calls", row=1, col=1)
     fig.update_layout(height=360, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.28),
                       title=f"Summarizer calls against {x}")
+    fig.update_layout(margin=dict(t=75))
     return fig
 
 
@@ -253,7 +264,8 @@ def forgetting(df: Any, x: str = "keep_turns", *, recommended: Recommendation | 
     _add_pick(fig, agg, x, recommended, cols)
     fig.update_xaxes(title_text=x)
     _true_ticks(fig, agg, x)
-    fig.update_yaxes(rangemode="tozero")
+    _count_ticks(fig, agg[["forgotten", "forgotten_calls"]].max().max() if len(agg) else 0)
     fig.update_layout(height=360, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.28),
                       title=f"What each setting forgets, by {x}")
+    fig.update_layout(margin=dict(t=75))
     return fig

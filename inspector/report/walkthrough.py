@@ -193,15 +193,19 @@ def strategy_columns(replays: Mapping[str, Replay], *, title: str = "Payload per
     fig = make_subplots(rows=1, cols=max(1, len(names)), subplot_titles=names, shared_yaxes=True,
                         horizontal_spacing=0.03)
     top = max((f.payload_tokens for rp in replays.values() for f in rp.frames), default=0)
+    entries = 0
     for col, name in enumerate(names, start=1):
         legend = "legend" if col == 1 else f"legend{col}"
-        for trace in timeline(replays[name]).data:
+        traces = timeline(replays[name]).data
+        entries = max(entries, sum(1 for t in traces if t.showlegend is not False))
+        for trace in traces:
             trace.update(legend=legend, legendgroup=f"{col}-{trace.name}")
             fig.add_trace(trace, row=1, col=col)
         domain = fig.layout[f"xaxis{'' if col == 1 else col}"].domain
-        fig.update_layout({legend: dict(x=domain[0], xanchor="left", y=-0.18, yanchor="top", orientation="v",
-                                        font=dict(size=10), bgcolor="rgba(0,0,0,0)")})
-    fig.update_layout(barmode="stack", height=560, title=title, margin=dict(l=10, r=10, t=70, b=10))
+        fig.update_layout({legend: dict(x=domain[0], xanchor="left", y=-0.14, yanchor="top", orientation="v",
+                                        font=dict(size=10), tracegroupgap=0, bgcolor="rgba(0,0,0,0)")})
+    below = 40 + 21 * entries  # room for the tallest legend under its column
+    fig.update_layout(barmode="stack", height=400 + below, title=title, margin=dict(l=10, r=10, t=70, b=below))
     fig.update_xaxes(title_text="LLM call", dtick=5)
     fig.update_yaxes(range=[0, top * 1.18 or 1], row=1, col=1, title_text="tokens")
     return fig
