@@ -349,3 +349,27 @@ def test_sweep_lines_with_equal_values_stay_apart_on_true_ticks_from_zero() -> N
     trims = [t for t in peak_vs_budget(agg, "keep_turns").data if t.name == "trimmer cut messages"]
     assert sorted(round(x) for t in trims for x in t.x) == [1, 1]  # only keep_turns 1 trimmed, once per line
     assert [t.showlegend for t in trims] == [None, False] or [t.showlegend for t in trims] == [True, False]
+
+
+# --- the demo's sentences, against the replay's own records ----------------------------------------
+
+def test_walkthrough_sentences_name_the_calls_and_commits_the_replay_recorded(demo_replay: Any) -> None:
+    from inspector.report import walkthrough as story
+
+    rp = demo_replay
+    folds = [c for c in rp.commits if c.action in ("summarized", "reused")]
+    assert folds and story.commit_folds(rp) == folds
+    first = folds[0]
+    text = story.commit_fold(rp)
+    assert f"at the commit of turn {first.turn}: {first.folded_turns} turn(s)" in text
+    assert f"{len(folds)} commit-time summaries in all" in text
+    after = next(k for k, f in enumerate(rp.frames) if f.turn > first.turn)
+    assert f"(call {after}) carries a summary band of {rp.frames[after].bands['summary']:,} tokens" in text
+    over = [k for k, f in enumerate(rp.frames) if f.cm["action"] in ("summarized", "reused")]
+    assert story.trigger_call(rp) == (over[0] if over else None)
+    if over:
+        assert story.trigger(rp).startswith(f"**Call {over[0]}** (turn {rp.frames[over[0]].turn}")
+    repaired = [k for k, f in enumerate(rp.frames) if f.repairs]
+    assert story.repair_call(rp) == repaired[0]
+    assert f"{sum(len(rp.frames[k].repairs) for k in repaired)} time(s), up to call {repaired[-1]}" in story.repair(rp)
+    assert story.commits_table(rp)["after turn"].tolist() == [c.turn for c in rp.commits]
