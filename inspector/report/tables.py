@@ -156,3 +156,62 @@ def forgotten_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
              "needed in": ", ".join(x.needed_in), "message": x.message, "why not sent": x.reason}
             for k in calls for x in lost[k]]
     return pd.DataFrame(rows, columns=["call", "turn", "identifier", "kind", "needed in", "message", "why not sent"])
+
+
+STEP_EVENTS: tuple[str, ...] = ("summary computed", "summary reused", "turns dropped", "trimmed",
+                                "pairing repair", "over budget", "forgot a reference")
+"""The kinds of call a stepper can jump to, in the order offered."""
+
+
+def step_events(rp: Replay) -> dict[str, list[int]]:
+    """For each of :data:`STEP_EVENTS`, the calls (ascending) where it happened, read from the
+    frames: the manager's action (``summarized``, ``reused``, a drop or slide), a trimmer cut, a
+    pairing repair, a payload over budget, a forgotten reference (:mod:`inspector.forgetting`)."""
+    from inspector.forgetting import forgotten_references
+
+    df = frames_table(rp)
+    lost = forgotten_references(rp)
+    dropped = df["cm_action"].isin(["dropped", "window-slid", "stack-capped"])
+    sel = {"summary computed": df["cm_action"] == "summarized", "summary reused": df["cm_action"] == "reused",
+           "turns dropped": dropped, "trimmed": df["trimmed"] > 0, "pairing repair": df["repairs"] > 0,
+           "over budget": df["over_budget"]}
+    out = {kind: [int(k) for k in df["call"][mask]] for kind, mask in sel.items()} if len(df) else \
+        {kind: [] for kind in sel}
+    out["forgot a reference"] = [k for k, x in enumerate(lost) if x]
+    return {kind: out[kind] for kind in STEP_EVENTS}
+
+
+def conversation_labels(df: pd.DataFrame, multi: Any = ()) -> pd.Series:
+    """``file#N`` for a run of conversation N of a multi-conversation file, the file alone otherwise.
+
+    ``df`` is a sweep table (``transcript`` = the file, ``conversation`` = N). A file counts as
+    multi-conversation when the table holds more than one of its conversations, when N > 0, or
+    when it is in ``multi`` (file labels known to hold several conversations even if one was swept),
+    so conversation 0 of such a file is ``file#0``, never the bare file name."""
+    files = df["transcript"].astype(str)
+    convs = df["conversation"].fillna(0).astype(int)
+    many = set(multi) | {f for f, n in convs.groupby(files).nunique().items() if n > 1} | set(files[convs > 0])
+    return pd.Series([f"{f}#{c}" if f in many else f for f, c in zip(files, convs, strict=True)], index=df.index,
+                     name="conversation")
+
+
+def sweep_view(df: pd.DataFrame, grid: Any, transcripts: Any = ()) -> pd.DataFrame:
+    """A sweep table that fits a page: the conversation (``file#N``, :func:`conversation_labels`),
+    the grid values, then user turns, LLM calls, input tokens, calls over budget, summarizer calls,
+    trimmed messages and forgotten references, with readable headings. Failed runs keep their row.
+
+    ``transcripts``: the loaded transcripts the sweep ran on, in order; a file that holds several
+    conversations is then labelled ``file#N`` even when only one of them was swept."""
+    from inspector.vocabulary import column_words
+
+    items = list(transcripts)
+    per = len(df) // len(items) if items and len(df) % len(items) == 0 else 0
+    multi = {df["transcript"].iloc[i * per] for i, t in enumerate(items)
+             if per and len(getattr(t, "conversations", None) or []) > 1}
+
+    out = pd.DataFrame({"conversation": conversation_labels(df, multi)})
+    for key in grid:
+        out[key] = df[key]
+    for col in ("user_turns", "frames", "tokens_sent", "over_budget", "summarizer_calls", "trimmed", "forgotten"):
+        out[column_words(col) if col != "user_turns" else "user turns"] = df[col]
+    return out
