@@ -383,20 +383,29 @@ def agent_caption(rp: Replay) -> None:
     st.caption(" \n".join(av.code_span(line) for line in av.agent_lines(rp)))
 
 
+def explain_forgotten() -> None:
+    """Open the message that holds the picked forgotten identifier under *Not sent & why*."""
+    picked = ss.get("forgotten_pick")
+    if picked is not None:
+        ss.why_index = int(picked)
+
+
 def forgotten_list(rp: Replay, call: int) -> None:
     lost = av.forgotten_view(rp, call)
     if lost.empty:
         return
     st.markdown(f"**Forgotten at this call: {len(lost)} identifier(s)** the call needed (user message, working "
-                "memory, or what the agent did next) that are only in messages not sent. Select a row to explain "
-                "its message under *Not sent & why*.")
-    event = st.dataframe(lost, hide_index=True, width="stretch", key="forgotten_table", on_select="rerun",
-                         selection_mode="single-row")
-    rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
-    picked = (call, rows[0]) if rows else None
-    if picked is not None and picked != ss.get("forgotten_picked"):  # a new selection, not a leftover one
-        ss.why_index = int(lost["transcript #"].iloc[rows[0]])
-    ss.forgotten_picked = picked
+                "memory, or what the agent did next) that are only in messages not sent.")
+    st.dataframe(lost, hide_index=True, width="stretch", key="forgotten_table")
+    messages = list(dict.fromkeys(int(i) for i in lost["transcript #"]))
+    if ss.get("forgotten_pick") not in messages:
+        ss.forgotten_pick = messages[0]
+    ids = {i: ", ".join(lost.loc[lost["transcript #"] == i, "identifier"].astype(str)) for i in messages}
+    c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+    c1.selectbox("Message holding a forgotten identifier", messages, key="forgotten_pick",
+                 format_func=lambda i: f"transcript #{i} — {ids[i]}")
+    c2.button("Why was it not sent?", key="forgotten_explain", on_click=explain_forgotten,
+              help="Opens this message under “Not sent & why”.")
 
 
 def this_call_tab(rp: Replay, call: int) -> None:
@@ -438,16 +447,22 @@ def repairs_tab(rp: Replay, call: int) -> None:
         st.dataframe(irr, hide_index=True, width="stretch", key="irregularities")
 
 
-def strategy_editors(chosen: list[str]) -> dict[str, str]:
+def strategy_spec(name: str) -> str:
+    """The `context_manager` YAML of a strategy: the user's edit, else the preset (or the template)."""
     import yaml
 
+    key = f"cmp_spec_{name}"
+    if key not in ss:
+        ss[key] = CUSTOM_TEMPLATE if name in CUSTOM else yaml.safe_dump(PRESETS[name], sort_keys=False)
+    return str(ss[key])
+
+
+def strategy_editors(chosen: list[str]) -> dict[str, str]:
     specs: dict[str, str] = {}
     cols = st.columns(max(len(chosen), 1))
     for col, name in zip(cols, chosen, strict=False):
-        key = f"cmp_spec_{name}"
-        if key not in ss:
-            ss[key] = CUSTOM_TEMPLATE if name in CUSTOM else yaml.safe_dump(PRESETS[name], sort_keys=False)
-        specs[name] = col.text_area(f"{name} — `context_manager` YAML", key=key, height=130)
+        strategy_spec(name)
+        specs[name] = col.text_area(f"{name} — `context_manager` YAML", key=f"cmp_spec_{name}", height=130)
     return specs
 
 
@@ -490,6 +505,69 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
     for name, text in av.kept_counts(replays, call).items():
         st.text(f"{name}: {text}")
     st.dataframe(av.keep_table(replays, call), hide_index=True, width="stretch", key="keep_table")
+
+
+@st.cache_resource(max_entries=4, show_spinner="Replaying every conversation under every strategy…")
+def fleet_cached(m: av.ManifestInput, keys: tuple[tuple[str, str | None, int], ...], counter: str, choice: str,
+                 specs: tuple[tuple[str, str], ...], agent: tuple[str, str, bool],
+                 _items: tuple[av.FleetInput, ...]) -> Any:
+    runs = [(item, {name: replay_cached(m, key, counter, choice, None, spec, agent, item.transcript, None)
+                    for name, spec in specs}) for key, item in zip(keys, _items, strict=True)]
+    return av.fleet_runs(runs)
+
+
+def fleet_inputs(src: av.TranscriptSource, fmt: str | None) -> tuple[list[tuple[str, str | None, int]],
+                                                                     list[av.FleetInput], list[str]]:
+    """Every conversation of the loaded file and of the extra uploads, with their cache keys."""
+    sources = [src]
+    for up in ss.get("fleet_uploads") or []:
+        data = up.getvalue()
+        sources.append(av.TranscriptSource(up.name, f"upload:{up.file_id}:{len(data)}", data))
+    keys, items, problems = [], [], []
+    for s in sources:
+        try:
+            convs = conversations_cached(s.key, s.name, fmt if s is src else None, s.data)
+            for c in convs:
+                t = transcript_cached(s.key, s.name, fmt if s is src else None, c.index, s.data)
+                label = s.name if len(convs) == 1 else f"{s.name}#{c.index}"
+                keys.append((s.key, fmt if s is src else None, c.index))
+                items.append(av.FleetInput(label, c.index, t))
+        except (TranscriptError, OSError) as exc:
+            problems.append(str(exc))
+    return keys, items, problems
+
+
+def fleet_tab(m: av.ManifestInput, src: av.TranscriptSource, fmt: str | None, counter: str, choice: str,
+              agent: tuple[str, str, bool]) -> None:
+    st.subheader("Fleet — every conversation under each strategy")
+    st.file_uploader("Add transcripts to the fleet (the loaded file's conversations are always in it)",
+                     key="fleet_uploads", accept_multiple_files=True,
+                     max_upload_size=max(1, av.MAX_TRANSCRIPT_BYTES // 1_000_000))
+    keys, items, problems = fleet_inputs(src, fmt)
+    show_problems("A fleet transcript cannot be read", problems)
+    chosen = list(ss.get("cmp_strategies") or [])
+    specs = tuple((name, strategy_spec(name)) for name in chosen)
+    st.caption(f"{len(items)} conversation(s) · strategies from *Side by side*: "
+               + (", ".join(av.code_span(n) for n in chosen) or "none chosen"))
+    if len(items) < 2 or not specs:
+        st.info("A fleet needs two or more conversations (a multi-conversation file, or add uploads above) "
+                "and at least one strategy chosen under *Side by side*.")
+        return
+    request = (m, tuple(keys), counter, choice, specs, agent)
+    st.button("Replay the fleet", key="fleet_go", on_click=lambda: ss.__setitem__("fleet_for", request))
+    if ss.get("fleet_for") != request:
+        st.info(f"Press “Replay the fleet” to replay {len(items)} conversations × {len(specs)} strategies.")
+        return
+    try:
+        runs = fleet_cached(m, tuple(keys), counter, choice, specs, agent, tuple(items))
+    except Exception as exc:  # noqa: BLE001 - a bad strategy is shown, never a traceback
+        show_problems("The fleet cannot run", [str(exc)])
+        return
+    st.markdown("**Per strategy, over every conversation** (the same summary as `context-inspector compare` "
+                "on these files)")
+    st.dataframe(av.worded(av.fleet_summary(runs)), hide_index=True, width="stretch", key="fleet_summary")
+    with st.expander("Every conversation under every strategy"):
+        st.dataframe(av.worded(runs), hide_index=True, width="stretch", key="fleet_runs")
 
 
 def manifest_tab(loaded: LoadedManifest | None, problems: list[str]) -> None:
@@ -566,7 +644,7 @@ def main() -> None:
     rkey = (m, tkey, counter, choice, live_id, agent)
     call = stepper(rp)
     timeline_view(rp, rkey, call)
-    tabs = st.tabs(["This call", "Not sent & why", "Repairs", "Side by side", "Manifest", "Export"])
+    tabs = st.tabs(["This call", "Not sent & why", "Repairs", "Side by side", "Fleet", "Manifest", "Export"])
     with tabs[0]:
         this_call_tab(rp, call)
     with tabs[1]:
@@ -576,8 +654,10 @@ def main() -> None:
     with tabs[3]:
         compare_tab(m, tkey, t, counter, choice, live, call, agent)
     with tabs[4]:
-        manifest_tab(loaded, manifest_problems)
+        fleet_tab(m, src, fmt, counter, choice, agent)
     with tabs[5]:
+        manifest_tab(loaded, manifest_problems)
+    with tabs[6]:
         export_tab(rp, call)
 
 

@@ -62,6 +62,11 @@ def frame_by_columns(at: AppTest, *cols: str) -> pd.DataFrame:
     raise AssertionError(f"no dataframe with columns {cols}")
 
 
+def why_text(at: AppTest) -> str:
+    """The answer to "why did my message disappear?" (the one info box that starts with "Message")."""
+    return next(i.value for i in at.info if i.value.startswith("Message "))
+
+
 def payload(at: AppTest) -> pd.DataFrame:
     return frame_by_columns(at, "pos", "band", "tokens", "synthetic")
 
@@ -407,10 +412,10 @@ def test_why_did_my_message_disappear() -> None:
     at = start()
     at.select_slider(key="call").set_value(15).run()
     at.number_input(key="why_index").set_value(1).run()
-    text = at.info[-1].value
+    text = why_text(at)
     assert text.startswith("Message 1 is not sent") and "summar" in text
     at.number_input(key="why_index").set_value(54).run()
-    assert "after this call" in at.info[-1].value
+    assert "after this call" in why_text(at)
 
 
 def test_repairs_are_linked_to_messages() -> None:
@@ -482,3 +487,64 @@ def test_this_call_notes_an_observed_compaction() -> None:
     at.session_state["call"] = at.session_state["n_calls"] - 1
     at.run()
     assert any("Observed compaction" in i.value for i in at.info)
+
+
+# --- forgotten references (issue 14) and the fleet view (issue 15) ------------------------------------------
+
+def message_text(rp_messages: list[dict[str, Any]], index: int) -> str:
+    return json.dumps(rp_messages[index], ensure_ascii=False)
+
+
+def test_this_call_lists_forgotten_references_marks_the_timeline_and_links_the_message() -> None:
+    at = start()
+    at.select_slider(key="call").set_value(16).run()  # the demo's call that needs the email of message 7
+    lost = frame_by_columns(at, "identifier", "transcript #", "why not sent")
+    assert "dana.whitfield@example.com" in set(lost["identifier"])
+    # Independent check of every row: the named message holds the identifier, and it is not sent.
+    demo = json.loads((ROOT / "inspector" / "samples" / "demo_support.json").read_text(encoding="utf-8"))
+    msgs = [m for m in demo["messages"]] if isinstance(demo, dict) else demo
+    sent = set(payload(at)["ref"].dropna().astype(int))
+    for ident, idx in zip(lost["identifier"], lost["transcript #"], strict=True):
+        assert int(idx) not in sent
+        assert ident in message_text(msgs, int(idx))
+    # The timeline marks the calls that forgot something, this one among them.
+    timeline_spec = next(c for c in charts(at) if any(t.get("name") == "forgot a reference" for t in c["data"]))
+    marked = next(t for t in timeline_spec["data"] if t.get("name") == "forgot a reference")
+    assert 16 in marked["x"] and 0 not in marked["x"]
+    # The link: pick the message and ask why — "Not sent & why" explains that very message.
+    at.selectbox(key="forgotten_pick").select(7).run()
+    at.button(key="forgotten_explain").click().run()
+    assert_healthy(at)
+    assert at.session_state["why_index"] == 7
+    assert any(i.value.startswith("Message 7 is not sent") and "summar" in i.value for i in at.info)
+
+
+def test_fleet_view_summarises_every_conversation_like_the_cli(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    data = tau_bench_file(4)
+    at = start()
+    at.file_uploader(key="transcript_upload").set_value(("tau.json", data, "application/json")).run()
+    at.multiselect(key="cmp_strategies").set_value(["summarising", "stack"]).run()
+    at.button(key="fleet_go").click().run()
+    assert_healthy(at)
+    assert errors(at) == []
+    summary = frame_by_columns(at, "strategy", "convs", "peak payload")
+    assert list(summary["strategy"]) == ["summarising", "stack"]
+    assert list(summary["convs"]) == [4, 4]
+    # The same numbers as `context-inspector compare --conversation all` on that file.
+    path = tmp_path / "tau.json"
+    path.write_bytes(data)
+    manifest = ROOT / "sample_manifests" / av.DEFAULT_MANIFEST
+    out = subprocess.run([sys.executable, "-m", "inspector", "compare", str(manifest), str(path), "--conversation",
+                          "all", "--strategy", "summarising=summarising", "--strategy", "stack=stack",
+                          "--format", "json"], capture_output=True, text=True, check=True, cwd=ROOT)
+    cli = pd.DataFrame(json.loads(out.stdout)["fleet"])
+    for col, heading in (("conversations", "convs"), ("peak_payload", "peak payload"), ("trimmed", "trimmed")):
+        assert list(cli[col]) == list(summary[heading]), col
+    # Extra uploads join the fleet.
+    extra = json.dumps({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]})
+    at.file_uploader(key="fleet_uploads").set_value([("one.json", extra.encode(), "application/json")]).run()
+    at.button(key="fleet_go").click().run()
+    assert list(frame_by_columns(at, "strategy", "convs")["convs"]) == [5, 5]

@@ -524,6 +524,53 @@ def forgotten_view(rp: Replay, call: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["identifier", "kind", "needed in", "transcript #", "why not sent"])
 
 
+# --- fleet: many conversations under each strategy -----------------------------------------------------
+
+@dataclass(frozen=True)
+class FleetInput:
+    """One conversation of the fleet view: where it comes from (``label`` = file name, ``#N`` for
+    the N-th conversation of a multi-conversation file) and the transcript itself."""
+
+    label: str
+    conversation: int
+    transcript: Any
+
+
+def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.DataFrame:
+    """One row per (conversation, strategy): the totals the CLI's ``compare`` prints for a run
+    (:func:`~inspector.report.tables.totals_row`) plus the forgotten references, so the app's
+    fleet view and ``context-inspector compare A B C`` agree row for row."""
+    from inspector.forgetting import call_needs, forgetting_totals
+    from inspector.report.tables import totals_row
+
+    rows = []
+    for item, replays in runs:
+        for name, rp in replays.items():
+            row: dict[str, Any] = {"transcript": item.label, "conversation": item.conversation}
+            row.update(totals_row(rp, name))
+            row["forgotten"] = forgetting_totals(call_needs(rp))["forgotten"]
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def fleet_summary(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy over every conversation: :func:`inspector.report.fleet.fleet_table` (the CLI's
+    fleet summary) plus the forgotten references summed."""
+    from inspector.report.fleet import fleet_table
+
+    table = fleet_table(runs, ["strategy"])
+    if "forgotten" in runs.columns and not table.empty:
+        table["forgotten"] = [int(runs.loc[runs["strategy"] == s, "forgotten"].sum()) for s in table["strategy"]]
+    return table
+
+
+def worded(df: pd.DataFrame) -> pd.DataFrame:
+    """The same table with headings in words (:func:`inspector.vocabulary.column_words`)."""
+    from inspector.vocabulary import column_words
+
+    return df.rename(columns={c: column_words(c) for c in df.columns})
+
+
 # --- export ---------------------------------------------------------------------------------------------
 
 def frames_json(rp: Replay) -> str:
