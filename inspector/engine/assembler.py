@@ -248,6 +248,8 @@ class ContextAssembler:
         self.always_reassemble = always_reassemble
         self.token_budget = token_budget  # legacy hook path only: no effect on the engine path
         self._indexes: dict[str, RowIndex] = {}
+        self._base: list[Message] = []  # every committed message, in commit order
+        self._base_pos: dict[int, int] = {}  # id(message) -> position in _base
 
     def _index(self, name: str, counter: TokenCounter, rows: Sequence[Message]) -> RowIndex:
         idx = self._indexes.get(name)
@@ -283,10 +285,26 @@ class ContextAssembler:
         hitl = bool(wm) and wm[0].get("role") == "tool"
         call = _Call(engine, system, past, wm, user, has_user, tool_tokens, budget, managed, decision, hitl)
         if wmi is not None and not hitl and budget.max_tokens > 0:
-            result = self._assemble_incremental(call, self._index("log", counter, past), wmi)
+            result = self._assemble_incremental(call, self._log_index(counter, past), wmi)
             if result is not None:
                 return result
         return self._assemble_reference(call)
+
+    def _log_index(self, counter: TokenCounter, past: Sequence[Message]) -> RowIndex:
+        """The index over every message ever committed, in commit order (an append-only list, so a
+        fold never re-indexes: the projection is ``[summary block?] + a suffix`` of it)."""
+        base, pos = self._base, self._base_pos
+        j = len(past)
+        while j > 0 and id(past[j - 1]) not in pos:  # the rows committed since the last call
+            j -= 1
+        if j > 0 and (pos[id(past[j - 1])] != len(base) - 1 or base[-1] is not past[j - 1]):
+            # not a continuation (a restored snapshot, a rewrite): start again from this projection
+            base, pos = self._base, self._base_pos = [], {}
+            j = 1 if past and is_summary_block(past[0]) else 0
+        for m in past[j:]:
+            pos[id(m)] = len(base)
+            base.append(m)
+        return self._index("log", counter, base)
 
     def _assemble_reference(self, c: _Call) -> Assembly:
         """The full-payload assembly: every row of the payload is read (the oracle of the tests)."""
@@ -344,19 +362,18 @@ class ContextAssembler:
         from inspector.engine.pairing import sanitize_provider_messages
         from inspector.engine.trim import trim_with_sums
 
-        engine, system, managed, past, wm, user, budget = c.engine, c.system, c.managed, c.past, c.wm, c.user, \
-            c.budget
+        engine, system, managed, wm, user, budget = c.engine, c.system, c.managed, c.wm, c.user, c.budget
+        past = self._base  # every committed message in commit order (log indexes it); managed = [block?] + past[k:]
         counter = engine.counter
         has_user, tool_tokens = c.has_user, c.tool_tokens
         n_log, n_man = len(past), len(managed)
+        pos = self._base_pos
         # managed = [block?] + past[k:], checked at its two ends (the shipped managers' contract)
-        k = n_log - n_man
-        if 0 <= k <= n_log and (n_man == 0 or (managed[0] is past[k] and managed[-1] is past[-1])):
-            blk = 0
-        elif 0 <= k + 1 <= n_log and n_man >= 1 and is_summary_block(managed[0]) and \
-                (n_man == 1 or (managed[1] is past[k + 1] and managed[-1] is past[-1])):
-            blk, k = 1, k + 1
-        else:
+        blk = 1 if n_man and id(managed[0]) not in pos else 0
+        if blk and not is_summary_block(managed[0]):
+            return None
+        k = pos[id(managed[blk])] if n_man > blk and id(managed[blk]) in pos else n_log
+        if n_man - blk != n_log - k or (n_man > blk and (managed[blk] is not past[k] or managed[-1] is not past[-1])):
             return None
         head = 1 if system is None and managed and managed[0].get("role") == "system" else 0
         protected = managed[:head]
