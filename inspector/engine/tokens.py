@@ -77,7 +77,10 @@ class _CachedCounter:
         if hit is not None and hit[0] is msg:
             return hit
         self._computed += 1
-        entry = (msg, self._measure(msg), self._measure_history(msg))
+        u = self._measure(msg)
+        # a counter whose trigger units are its payload units measures each message once, not twice
+        h = u if type(self)._measure_history is _CachedCounter._measure_history else self._measure_history(msg)
+        entry = (msg, u, h)
         self._cache[key] = entry
         return entry
 
