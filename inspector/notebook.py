@@ -322,7 +322,10 @@ def show(rp: Replay, call: int = 0) -> Any:
 
 @functools.cache
 def _stepper_class() -> type:
-    import ipywidgets as w
+    try:
+        import ipywidgets as w
+    except ImportError as exc:
+        raise ImportError("the notebook stepper needs ipywidgets: pip install 'context-inspector[notebook]'") from exc
 
     from inspector.report.tables import step_events
 
