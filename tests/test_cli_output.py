@@ -109,6 +109,8 @@ def test_a_payload_failing_the_provider_check_is_said_in_every_format(fmt: str, 
     warned = [line for line in out.stderr.splitlines() if line.startswith("warning: ")]
     assert len(warned) == 1 and "wizard.json conversation 0: 1 call(s) fail the provider check" in warned[0]
     assert "'wizard'" in warned[0]
+    # the agent line says plainly that no model is named (it used to read "model (none) (none (...))")
+    assert "· model none (neither the manifest nor the transcript names one) ·" in out.stderr
 
 
 def test_a_warning_is_one_clean_line(tmp_path: Path) -> None:
