@@ -359,6 +359,16 @@ def _frame_rows(rp: Any, t: Any) -> list[dict[str, Any]]:
             for row, lost in zip(frame_rows(rp), forgotten_references(rp), strict=True)]
 
 
+def _warn_failed_checks(t: Any, rp: Any) -> None:
+    """A payload a provider would refuse is said on stderr whatever the output format: the terminal
+    table leaves the check column out at 100 columns, and such a call must not look sent."""
+    failed = [(k, f.check) for k, f in enumerate(rp.frames) if f.check != "ok"]
+    if failed:
+        k, check = failed[0]
+        co.warning(f"{_file_label(t)} conversation {t.conversation}: {len(failed):,} call(s) fail the provider "
+                   f"check (first, call {k}: {check})")
+
+
 def _replay_title(rp: Any, t: Any) -> str:
     return (f"{_file_label(t)} · conversation {t.conversation} · {len(rp.frames):,} calls · "
             f"counter {rp.counter} · summarizer {rp.summarizer_label}")
@@ -375,6 +385,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             bar.advance()
     for _, rp in replays[:1]:
         _state(rp.stated())
+    for t, rp in replays:
+        _warn_failed_checks(t, rp)
     if args.fmt == "json":
         co.write(replays_json(replays, payloads=args.payloads, single=args.conversation.single), args.output)
     elif args.fmt == "csv":

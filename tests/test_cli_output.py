@@ -97,6 +97,22 @@ def test_nothing_is_drawn_when_piped(tb: Path, cmd: list[str]) -> None:
 
 # --- warnings and errors --------------------------------------------------------------------------
 
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_a_payload_failing_the_provider_check_is_said_in_every_format(fmt: str, tmp_path: Path) -> None:
+    """Q19 through the console script: a row with a role no provider accepts is sent as recorded, and
+    the check's reason (naming the role) reaches the user even where the table has no check column."""
+    path = tmp_path / "wizard.json"
+    path.write_text('[{"role": "user", "content": "u"}, {"role": "wizard", "content": "abracadabra"}, '
+                    '{"role": "assistant", "content": "ok"}]')
+    out = run("replay", str(path), "--counter", "estimate", "--summarizer", "drop", "--format", fmt)
+    assert out.returncode == 0, out.stderr
+    warned = [line for line in out.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warned) == 1 and "wizard.json conversation 0: 1 call(s) fail the provider check" in warned[0]
+    assert "'wizard'" in warned[0]
+    # the agent line says plainly that no model is named (it used to read "model (none) (none (...))")
+    assert "· model none (neither the manifest nor the transcript names one) ·" in out.stderr
+
+
 def test_a_warning_is_one_clean_line(tmp_path: Path) -> None:
     manifest = tmp_path / "m.yaml"
     manifest.write_text("kind: Agent\nspec:\n  models: [{id: main, model: acme/unknown-model-xyz}]\n"

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from cli_run import DEMO, run
-from conftest import TRANSCRIPTS, need_shared, shared_files
+from conftest import TRANSCRIPTS, need_shared, shared_cases
 from inspector.engine.limits import litellm_model_info
 
-FILES = [DEMO, *shared_files()]
+FILES = [DEMO, *shared_cases()]
 
 
 def imported(path: Path) -> dict[str, Any]:
@@ -28,7 +28,7 @@ def imported(path: Path) -> dict[str, Any]:
     return dict(json.loads(out.stdout))
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}" if p else "no-shared-data")
 def test_replay_without_a_manifest_is_the_transcripts_own_agent(path: Path) -> None:
     t = imported(path)
     out = run("replay", str(path), "--payloads", "--counter", "estimate", "--summarizer", "drop")
