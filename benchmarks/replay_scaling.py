@@ -4,7 +4,7 @@ Generates synthetic transcripts of 1 000 and 2 000 user turns (tool rounds, 20 %
 outputs), replays each under stack (no cap), sliding-window and summarising (drop) with the
 tiktoken counter and a 120 000-token window (issue 13's setting), and prints per strategy:
 
-  (a) the floor: one tiktoken pass over every message text of the 2 000-turn transcript;
+  (a) the floor: one tiktoken pass over every message text of the 2 000-turn transcript (best of 3);
   (b) replay time / floor at 2 000 turns (target ≤ 5);
   (c) time(2 000 turns) / time(1 000 turns) (target ≤ 2.2: linear, not quadratic);
   (d) peak memory of the 2 000-turn replay, by tracemalloc, in a separate run (target < 300 MB);
@@ -98,10 +98,13 @@ def main() -> None:
     run(synth(5), STRATEGIES["stack (no cap)"])  # warm-up: lazy imports (litellm's price map) are not replay time
     counter = TiktokenCounter(model="gpt-4o")
     counter.text_tokens("warm up")
-    t0 = time.perf_counter()
-    for m in trs[big].messages:
-        counter.text_tokens(content_text(m.get("content")))
-    floor = time.perf_counter() - t0
+    passes = []
+    for _ in range(3):  # the best of three: one noisy pass must not flatter the ratios below
+        t0 = time.perf_counter()
+        for m in trs[big].messages:
+            counter.text_tokens(content_text(m.get("content")))
+        passes.append(time.perf_counter() - t0)
+    floor = min(passes)
     print("transcripts: " + ", ".join(f"{n} turns = {len(t.messages)} messages" for n, t in trs.items())
           + f"; tiktoken, {WINDOW:,}-token window")
     print(f"(a) floor: one tiktoken pass over the {big}-turn transcript = {floor:.3f} s")
