@@ -423,7 +423,7 @@ class ContextAssembler:
         out_in = trimmed.messages
         # where the log range and working memory sit in the trimmer's output
         t_head = 1 if messages and messages[0].get("role") == "system" else 0
-        dropped_hist = sum(1 for r in trimmed.removed if r.source == "history") if trimmed.removed else 0
+        dropped_hist = sum(1 for r in _explicit(trimmed.removed) if r.source == "history")
         if any(r.source == "working_memory" and r.reason != "budget" for r in _explicit(trimmed.removed)):
             return None  # answers of a dropped ask (HITL): the reference handles it
         start = t_head + dropped_hist
