@@ -187,9 +187,11 @@ def resolve_manifest() -> tuple[av.ManifestInput | None, LoadedManifest | None, 
         loaded = load_manifest_cached(m)
     except ManifestError as exc:
         problems += [str(i) for i in exc.issues] or [str(exc)]
+        ss.manifest_error_lines = sorted({i.line for i in exc.issues if getattr(i, "line", None)})
         good: av.ManifestInput | None = ss.get("good_manifest")
         return (good, load_manifest_cached(good) if good else None, problems)
     ss.good_manifest = m
+    ss.manifest_error_lines = []
     return m, loaded, problems
 
 
@@ -559,15 +561,27 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
     st.dataframe(compare_table(replays), hide_index=True, width="stretch", key="compare_totals")
     rkey = (m, tkey, counter, choice, live.fingerprint if live else None, tuple(specs.items()), agent)
     figs = session_figure(("compare", rkey), lambda: compare_timelines(replays))
-    for k, fig in enumerate(figs):
-        st.plotly_chart(mark_call(fig, call), key=f"compare_timeline_{k}", width="stretch")
-    if len({len(rp.frames) for rp in replays.values()}) != 1:
+    aligned = len({len(rp.frames) for rp in replays.values()}) == 1
+    if aligned:
+        st.markdown(f"**At {av.call_label(next(iter(replays.values())), call)}** — what each strategy sends, "
+                    "and why it left the rest out")
+    cols = st.columns(len(replays), gap="small")
+    for k, ((name, rp), fig) in enumerate(zip(replays.items(), figs, strict=True)):
+        with cols[k]:
+            st.plotly_chart(mark_call(fig, call), key=f"compare_timeline_{k}", width="stretch")
+            if aligned:
+                st.markdown(f"**{av.code_span(name)}** · {av.kept_counts({name: rp}, call)[name]}")
+                for reason, count in av.drop_reasons(rp, call).items():
+                    st.caption(f"{count:,} not sent: {av.code_span(reason)}")
+    st.dataframe(av.worded(compare_table(replays)), hide_index=True, width="stretch", key="compare_totals")
+    if not aligned:
         st.warning("The strategies produced different numbers of calls; the per-call view is not aligned.")
         return
-    st.subheader(f"What each strategy keeps — {av.call_label(next(iter(replays.values())), call)}")
-    for name, text in av.kept_counts(replays, call).items():
-        st.text(f"{name}: {text}")
-    st.dataframe(av.keep_table(replays, call), hide_index=True, width="stretch", key="keep_table")
+    only = st.toggle("Only the messages the strategies treat differently", key="keep_diff",
+                     persist_state="page")
+    table = av.keep_table(replays, call)
+    st.caption(f"{int(table['differs'].sum()):,} of {len(table):,} rows differ between the strategies at this call.")
+    st.dataframe(table[table["differs"]] if only else table, hide_index=True, width="stretch", key="keep_table")
 
 
 @st.cache_resource(max_entries=4, show_spinner="Replaying every conversation under every strategy…")
@@ -640,6 +654,10 @@ def manifest_tab(loaded: LoadedManifest | None, problems: list[str]) -> None:
     else:
         st.success("Valid manifest.")
     st.text_area("Manifest YAML (edits re-validate live)", key="manifest_yaml", height=480, persist_state="page")
+    lines = ss.get("manifest_error_lines") or []
+    if problems and lines:
+        st.caption("The error line(s), marked ▶:")
+        st.code(av.error_excerpt(str(ss.manifest_yaml), lines), language=None)
     if loaded is not None:
         for w in loaded.warnings:
             st.warning(av.code_span(mask_text(str(w))))
@@ -661,6 +679,7 @@ def export_tab(rp: Replay, call: int) -> None:
 
 def header(rp: Replay, t: Transcript, m: av.ManifestInput, name: str) -> None:
     st.title("Context Inspector")
+    st.markdown(av.INTRO)
     totals = rp.totals()
     st.caption(f"Manifest {av.code_span(m.name)} · transcript {av.code_span(name)} "
                f"({t.format}, {len(t.messages)} messages) · {totals['frames']} LLM calls · counter "

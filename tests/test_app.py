@@ -88,7 +88,7 @@ def payload(at: AppTest) -> pd.DataFrame:
 def compare_totals(at: AppTest) -> pd.DataFrame:
     if at.session_state["view"] != "compare":
         show(at, "compare")
-    return frame_by_columns(at, "strategy", "tokens_sent", "peak_payload")
+    return frame_by_columns(at, "strategy", "tokens sent", "peak payload")
 
 
 def tau_bench_file(episodes: int = 3) -> bytes:
@@ -223,8 +223,8 @@ def test_compare_two_to_four_strategies() -> None:
     assert_healthy(at)
     totals = compare_totals(at)
     assert list(totals["strategy"]) == ["summarising", "sliding-window", "stack", "custom A"]
-    assert totals.set_index("strategy").loc["custom A", "peak_payload"] <= \
-        totals.set_index("strategy").loc["stack", "peak_payload"]
+    assert totals.set_index("strategy").loc["custom A", "peak payload"] <= \
+        totals.set_index("strategy").loc["stack", "peak payload"]
     compare_charts = [c for c in chart_ids(at) if "compare_timeline" in c]
     assert len(compare_charts) == 4
     # Same y axis on every aligned timeline.
@@ -583,3 +583,63 @@ def test_fleet_view_summarises_every_conversation_like_the_cli(tmp_path: Path) -
     at.file_uploader(key="fleet_uploads").set_value([("one.json", extra.encode(), "application/json")]).run()
     at.button(key="fleet_go").click().run()
     assert list(frame_by_columns(at, "strategy", "convs")["convs"]) == [5, 5]
+
+
+# --- stepping by event, the editor, side by side (issue 11) ----------------------------------------------------
+
+def test_jump_to_next_and_previous_event_lands_on_the_calls_the_replay_records() -> None:
+    from inspector.manifest import load_manifest
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript, sample_path
+
+    rp = replay(load_manifest(ROOT / "sample_manifests" / "small-window.yaml"), load_transcript(sample_path()),
+                summarizer="stand-in")
+    trimmed = [k for k, f in enumerate(rp.frames) if f.trimmed]  # independent of the app's event index
+    assert len(trimmed) >= 2
+    at = start()
+    at.selectbox(key="jump_kind").select("trimmed").run()
+    at.button(key="jump_next").click().run()
+    assert at.session_state["call"] == trimmed[0]
+    at.button(key="jump_next").click().run()
+    assert at.session_state["call"] == trimmed[1]
+    at.button(key="jump_prev").click().run()
+    assert at.session_state["call"] == trimmed[0]
+    at.select_slider(key="call").set_value(DEMO_CALLS - 1).run()
+    assert at.button(key="jump_next").disabled == (trimmed[-1] <= DEMO_CALLS - 1)
+
+
+def test_the_editor_stays_on_screen_and_marks_the_error_line() -> None:
+    at = show(start(), "manifest")
+    good = str(at.text_area(key="manifest_yaml").value)
+    lines = good.splitlines()
+    n = next(k for k, line in enumerate(lines, 1) if "keep_turns:" in line)
+    at.text_area(key="manifest_yaml").input(good.replace("keep_turns: 3", "keep_turns: -2")).run()
+    assert at.session_state["view"] == "manifest" and at.text_area(key="manifest_yaml")
+    excerpt = next(str(c.value) for c in at.code if "│" in str(c.value))
+    marked = [line for line in excerpt.splitlines() if line.startswith("▶")]
+    assert len(marked) == 1
+    number, text = marked[0].lstrip("▶").split("│", 1)
+    assert int(number) == n and text.strip() == lines[n - 1].strip().replace("keep_turns: 3", "keep_turns: -2")
+    at.text_area(key="manifest_yaml").input(good).run()  # fixed: still on the editor, no excerpt
+    assert at.session_state["view"] == "manifest" and errors(at) == []
+    assert not any("│" in str(c.value) for c in at.code)
+
+
+def test_error_excerpt_numbers_and_marks_lines() -> None:
+    text = "\n".join(f"line {k}" for k in range(1, 21))
+    out = av.error_excerpt(text, [10], context=1).splitlines()
+    assert out == ["   9 │ line 9", "▶ 10 │ line 10", "  11 │ line 11"]
+
+
+def test_side_by_side_puts_strategies_in_columns_and_shows_only_differences() -> None:
+    at = start()
+    at.selectbox(key="manifest_sample").select("default.yaml").run()  # a window where the strategies differ
+    show(at, "compare")
+    at.select_slider(key="call").set_value(DEMO_CALLS - 1).run()
+    assert len([c for c in chart_ids(at) if "compare_timeline" in c]) == 3
+    at.toggle(key="keep_diff").set_value(True).run()
+    diff = frame_by_columns(at, "ref", "differs", "summarising", "stack")
+    assert len(diff) > 0 and diff["differs"].all()
+    for _, row in diff.iterrows():  # each shown row really is treated differently
+        assert len({row["summarising"], row["sliding-window"], row["stack"]}) > 1
+    assert any("not sent:" in c.value for c in at.caption)  # each strategy's reason for what it left out

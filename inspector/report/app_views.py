@@ -62,6 +62,12 @@ SUMMARIZER_CHOICES = {
 }
 
 
+INTRO = ("What the model is sent on every LLM call of this conversation, and why. Each bar of the timeline is one "
+         "call (tokens by band, against the budget lines); step with ◀ ▶ or the ← → keys, or jump to the next "
+         "summary, trim, repair or forgotten reference; the views below explain the current call.")
+"""The one-line statement of what the app shows and how to read it (shown under the title)."""
+
+
 # --- inputs ---------------------------------------------------------------------------------------
 
 def launch_label(path: Path) -> str:
@@ -645,6 +651,23 @@ def irregularities_table(rp: Replay) -> pd.DataFrame:
     return df
 
 
+# --- manifest editor -----------------------------------------------------------------------------------------
+
+def error_excerpt(text: str, lines: Iterable[int], context: int = 2) -> str:
+    """The manifest's lines around each error line, numbered, the error lines marked ``▶``."""
+    src = text.splitlines()
+    marked = {n for n in lines if 1 <= n <= max(len(src), 1)}
+    keep = sorted({k for n in marked for k in range(max(1, n - context), min(len(src), n + context) + 1)})
+    width = len(str(max(keep, default=1)))
+    out, last = [], 0
+    for k in keep:
+        if last and k > last + 1:
+            out.append("   " + "·" * width)
+        out.append(f"{'▶' if k in marked else ' '} {k:>{width}} │ {src[k - 1]}")
+        last = k
+    return "\n".join(out)
+
+
 # --- side by side ---------------------------------------------------------------------------------------
 
 def _message_previews(rp: Replay) -> list[str]:
@@ -676,7 +699,14 @@ def keep_table(replays: Mapping[str, Replay], call: int) -> pd.DataFrame:
                      **{name: sent[name].get(i, "—") for name in replays}})
     df = pd.DataFrame(rows, columns=["ref", "role", "content", *replays])
     df["ref"] = df["ref"].astype("Int64")
+    df.insert(2, "differs", [len({r[name] for name in replays}) > 1 for r in rows])
     return df
+
+
+def drop_reasons(rp: Replay, call: int) -> dict[str, int]:
+    """How many earlier messages this call leaves out, by reason (most frequent first)."""
+    counts = not_sent_table(rp, call)["reason"].value_counts()
+    return {str(k): int(v) for k, v in counts.items()}
 
 
 def kept_counts(replays: Mapping[str, Replay], call: int) -> dict[str, str]:
