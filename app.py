@@ -327,9 +327,10 @@ def stepper(rp: Replay) -> int:
     ss._stepped_replay = rp
     with st.container(key="stepper"):
         c = st.columns([1.1, 1.1, 3.2, 2.4, 0.75, 0.75], vertical_alignment="center", gap="small")
-        c[0].button("◀ Prev", key="prev", on_click=step, args=(-1,), disabled=ss.call <= 0, width="stretch",
+        # Never disabled: a disabled button's keyboard shortcut is not bound again when it is enabled.
+        c[0].button("◀ Prev", key="prev", on_click=step, args=(-1,), width="stretch",
                     shortcut="Left", help="Previous call (← key)")
-        c[1].button("Next ▶", key="next", on_click=step, args=(1,), disabled=ss.call >= n - 1, width="stretch",
+        c[1].button("Next ▶", key="next", on_click=step, args=(1,), width="stretch",
                     shortcut="Right", help="Next call (→ key)")
         with c[2].container(key="call_position"):
             st.markdown(f"**{av.call_label(rp, ss.call)}** of {n:,}")

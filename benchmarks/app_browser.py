@@ -49,7 +49,7 @@ SETTLE_JS = """async ([selector, target]) => {
     const cursor = document.querySelector('.st-key-timeline .js-plotly-plot .shapelayer path');
     return !!cursor;
   };
-  const btn = document.querySelector(selector);
+  const btn = [...document.querySelectorAll(selector)].find(b => b.offsetParent !== null);
   const t0 = performance.now();
   btn.click();
   await frame();

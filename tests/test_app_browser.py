@@ -181,7 +181,7 @@ def test_step_and_select_in_a_real_browser(page: Any) -> None:
     title0, labels0, chat0 = band_title(pg), band_labels(pg), chat_text(pg)
     assert title0.startswith("turn 1 · step 0")
 
-    pg.locator(".st-key-next button").click()
+    pg.locator(".st-key-next button:visible").click()
     wait_for_call(pg, 1)
     pg.wait_for_function("t => ![...document.querySelectorAll('.js-plotly-plot .gtitle')]"
                          ".some(e => e.textContent === t)", arg=title0)
@@ -205,6 +205,7 @@ def test_step_and_select_in_a_real_browser(page: Any) -> None:
 def test_keyboard_steps_forward_and_back(page: Any) -> None:
     pg = page
     pg.locator("h1").first.click()  # focus the page, not a field
+    pg.wait_for_timeout(500)
     pg.keyboard.press("ArrowRight")
     wait_for_call(pg, 1)
     pg.keyboard.press("ArrowRight")
@@ -223,11 +224,11 @@ def test_jump_to_next_event_lands_on_that_event(page: Any) -> None:
     pg.locator(".st-key-jump_kind").click()
     pg.get_by_role("option", name=re.compile(r"^trim \(")).click()
     pg.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
-    pg.locator(".st-key-jump_next button").click()
+    pg.locator(".st-key-jump_next button:visible").click()
     wait_for_call(pg, trimmed[0])
-    pg.locator(".st-key-jump_next button").click()
+    pg.locator(".st-key-jump_next button:visible").click()
     wait_for_call(pg, trimmed[1])
-    pg.locator(".st-key-jump_prev button").click()
+    pg.locator(".st-key-jump_prev button:visible").click()
     wait_for_call(pg, trimmed[0])
 
 
@@ -239,11 +240,13 @@ def test_drill_down_into_a_tool_call_message(page: Any) -> None:
     call = rp.frames[k].payload(rp.messages)[pos]["tool_calls"][0]
     name, args = call["function"]["name"], json.loads(call["function"]["arguments"])
     for _ in range(k):
-        pg.locator(".st-key-next button").click()
+        pg.locator(".st-key-next button:visible").click()
         pg.wait_for_timeout(50)
     wait_for_call(pg, k)
-    row = pg.locator(".ci-chat details", has_text="assistant").filter(has_text=f"{name}(").first
+    row = pg.locator(".ci-chat details", has_text="assistant").filter(has_text=f"tool call {name}").first
     assert not row.locator("pre").last.is_visible()  # collapsed: one readable line
+    # Away from the top edge, where the sticky stepper covers the page.
+    row.evaluate("e => e.scrollIntoView({block: 'center'})")
     row.locator("summary").click()
     args_block = row.locator("pre").last
     args_block.wait_for(state="visible")
@@ -278,7 +281,7 @@ def test_side_by_side_three_strategies_in_columns(page: Any) -> None:
     assert all(b is not None for b in boxes)
     assert abs(boxes[0]["y"] - boxes[1]["y"]) < 5 and abs(boxes[1]["y"] - boxes[2]["y"]) < 5  # one row
     assert boxes[0]["x"] < boxes[1]["x"] < boxes[2]["x"]
-    pg.locator(".st-key-next button").click()
+    pg.locator(".st-key-next button:visible").click()
     wait_for_call(pg, 1)
     shot(pg, "screenshot_side_by_side.png")
 
@@ -289,7 +292,7 @@ def test_1024x768_nothing_is_cut_off(browser: Any, server: str) -> None:
         overflow = pg.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0
         for key in ("prev", "next", "jump_prev", "jump_next"):
-            b = pg.locator(f".st-key-{key} button").bounding_box()
+            b = pg.locator(f".st-key-{key} button:visible").bounding_box()
             assert b is not None and b["x"] >= 0 and b["x"] + b["width"] <= 1024
         cut = pg.evaluate("""() => [...document.querySelectorAll('.st-key-stepper button, [data-testid=stMetricValue]')]
             .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)""")
