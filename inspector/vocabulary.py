@@ -54,3 +54,43 @@ def action_words(action: object) -> str:
 def column_words(column: str) -> str:
     """The heading for a column (underscores become spaces when it has no entry)."""
     return COLUMN_WORDS.get(column, column.replace("_", " "))
+
+
+VIEW_WORDS: dict[str, str] = {
+    "call": "This call", "not_sent": "Not sent & why", "repairs": "Repairs", "compare": "Side by side",
+    "fleet": "Fleet", "manifest": "Manifest", "export": "Export",
+}
+"""The app's views, in the order the view switch offers them."""
+
+EVENT_WORDS: dict[str, str] = {
+    "summarized": "summary computed", "reused": "summary reused (within the hysteresis ceiling)",
+    "fold": "fold at a commit",
+    "trimmed": "trim", "repair": "pairing repair", "over_budget": "over budget", "forgotten": "forgotten reference",
+}
+"""Kinds of call the stepper can jump to (and the timeline marks)."""
+
+REPAIR_WORDS: dict[str, str] = {
+    "ask_stripped": "ask without its results removed (its tool calls stripped)",
+    "ask_removed": "ask without its results removed",
+    "empty_result_synthesised": "missing result filled with an empty one",
+    "duplicate_dropped": "duplicate result dropped",
+    "id_rebound": "result re-bound to its call's id",
+    "orphan_dropped": "result without its call dropped",
+    "stray_result_dropped": "result away from its call dropped",
+}
+"""Pairing repairs (:mod:`inspector.engine.pairing` kinds), in words."""
+
+
+def repair_words(kind: object) -> str:
+    """The words for a pairing-repair kind (the identifier itself when it has none)."""
+    return REPAIR_WORDS.get(str(kind), str(kind).replace("_", " "))
+
+
+TIMELINE_WORDS: dict[str, str] = {
+    "input_budget": "input budget (trimmer ceiling)",
+    "trigger": "summary trigger",
+    "ceiling": "hysteresis ceiling (summary reused below it)",
+    "over_budget": "over budget",
+    "cursor": "this call",
+}
+"""The budget lines and markers of the timeline, in words."""
