@@ -11,8 +11,8 @@
   with a step control (ipywidgets). It reads only the records the app reads
   (:mod:`inspector.report.app_views`, :mod:`inspector.report.tables`), so both faces show the same.
 
-Importing this module changes nothing (no renderer, no environment); ipywidgets is imported only
-by :func:`show`.
+Importing this module changes nothing (no renderer, no environment; :func:`setup` sets the display
+options when a notebook asks); ipywidgets is imported only by :func:`show`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,22 @@ from typing import Any
 
 from inspector.bundled import find_file
 from inspector.replay import Replay
+
+
+# --- the session --------------------------------------------------------------------------------
+
+def setup(max_colwidth: int = 120) -> str:
+    """What a notebook calls once at the top: figures that travel
+    (:func:`inspector.report.figures.use_notebook_renderer`: they survive nbconvert HTML export and
+    GitHub previews) and pandas tables that show a message preview whole (up to ``max_colwidth``
+    characters instead of pandas' 50). Changes only those two display settings; returns the
+    plotly renderer name."""
+    import pandas as pd
+
+    from inspector.report.figures import use_notebook_renderer
+
+    pd.set_option("display.max_colwidth", max_colwidth)
+    return use_notebook_renderer()
 
 
 # --- paths ----------------------------------------------------------------------------------------
@@ -322,7 +338,10 @@ def show(rp: Replay, call: int = 0) -> Any:
 
 @functools.cache
 def _stepper_class() -> type:
-    import ipywidgets as w
+    try:
+        import ipywidgets as w
+    except ImportError as exc:
+        raise ImportError("the notebook stepper needs ipywidgets: pip install 'context-inspector[notebook]'") from exc
 
     from inspector.report.tables import step_events
 

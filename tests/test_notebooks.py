@@ -201,6 +201,8 @@ def test_tune_keep_turns_with_a_real_model(monkeypatch: pytest.MonkeyPatch, llm:
     md = _markdown(nb)
     assert "Summaries come from **openai/test-model** through litellm" in md
     assert "offline stand-in" not in md
+    # a grid without hysteresis_ratio: no sentence about what the ratio did, read off keep_turns instead
+    assert "`hysteresis_ratio` is not swept" in md and "From `keep_turns`" not in md
 
 
 def test_tune_keep_turns_on_a_dask_cluster(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -92,7 +92,7 @@ def test_every_row_equals_an_individual_replay(inline: pd.DataFrame) -> None:
 
 
 def _e1(msgs: list[dict[str, str]]) -> int:
-    """ENGINE E1 for plain-text rows: floor(string chars / 4) + 4 per message."""
+    """docs/design.md E1 for plain-text rows: floor(string chars / 4) + 4 per message."""
     return sum(len(m["content"]) for m in msgs) // 4 + 4 * len(msgs)
 
 

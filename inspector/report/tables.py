@@ -189,6 +189,8 @@ def conversation_labels(df: pd.DataFrame, multi: Any = ()) -> pd.Series:
     multi-conversation when the table holds more than one of its conversations, when N > 0, or
     when it is in ``multi`` (file labels known to hold several conversations even if one was swept),
     so conversation 0 of such a file is ``file#0``, never the bare file name."""
+    import pandas as pd
+
     files = df["transcript"].astype(str)
     convs = df["conversation"].fillna(0).astype(int)
     many = set(multi) | {f for f, n in convs.groupby(files).nunique().items() if n > 1} | set(files[convs > 0])
@@ -203,6 +205,8 @@ def sweep_view(df: pd.DataFrame, grid: Any, transcripts: Any = ()) -> pd.DataFra
 
     ``transcripts``: the loaded transcripts the sweep ran on, in order; a file that holds several
     conversations is then labelled ``file#N`` even when only one of them was swept."""
+    import pandas as pd
+
     from inspector.vocabulary import column_words
 
     items = list(transcripts)
