@@ -17,6 +17,7 @@ import streamlit as st
 
 from inspector import apply_offline_defaults
 from inspector.compare import PRESETS, infra_docs, strategy_manifest
+from inspector.errors import InspectorError
 from inspector.manifest import LoadedManifest, ManifestError, load_manifest_text
 from inspector.policy import DEFAULT_POLICY
 from inspector.redact import mask_secrets, mask_text
@@ -237,7 +238,7 @@ def resolve_transcript() -> tuple[tuple[av.TranscriptSource, str | None, int] | 
         src = transcript_source()
         conv = conversation_picker(src, fmt)
         t = transcript_cached(src.key, src.name, fmt, conv, src.data)
-    except (TranscriptError, OSError) as exc:
+    except (InspectorError, OSError) as exc:
         good = ss.get("good_transcript")
         if good is None:
             return None, None, [str(exc)]
@@ -610,7 +611,7 @@ def fleet_inputs(src: av.TranscriptSource, fmt: str | None) -> tuple[list[tuple[
                 label = s.name if len(convs) == 1 else f"{s.name}#{c.index}"
                 keys.append((s.key, fmt if s is src else None, c.index))
                 items.append(av.FleetInput(label, c.index, t))
-        except (TranscriptError, OSError) as exc:
+        except (InspectorError, OSError) as exc:
             problems.append(str(exc))
     return keys, items, problems
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector import cli_output as co
-from inspector.cli import (
+from inspector.cli_base import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
@@ -28,12 +28,9 @@ from inspector.cli import (
     load_manifest_from_args,
 )
 from inspector.cli_output import Column
+from inspector.errors import UsageError
 
 OUTPUT_FORMATS = ("table", "json", "csv")
-
-
-class UsageError(Exception):
-    """A command-line mistake found after parsing (exit 2, ``error: <message>``)."""
 
 
 # --- shared options ---------------------------------------------------------------------------------
@@ -134,20 +131,15 @@ def _file_label(t: Any) -> str:
 
 
 def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Bad transcripts and models are invalid input (exit 1) named by file and line or index;
-    unreadable files and late usage errors exit 2. Never a traceback."""
+    """Unreadable files exit 2. Every deliberate error (bad transcript, model mapping, plugin,
+    calibration, late usage error: an :class:`inspector.errors.InspectorError`) goes on to
+    :func:`inspector.cli.main`, which prints it with its kind's exit status. Never a traceback."""
 
     def run(args: argparse.Namespace) -> int:
         import logging
 
         # Over-budget notices are part of every frame's record; don't repeat them on stderr.
         logging.getLogger("inspector").setLevel(logging.ERROR)
-        from inspector.engine.archive import ArchiveError
-        from inspector.engine.budget import CalibrationError
-        from inspector.engine.limits import ModelResolutionError
-        from inspector.engine.registry import PluginLookupError
-        from inspector.transcripts import TranscriptError
-
         from inspector.policy import MANIFEST_SUFFIXES
 
         if getattr(args, "manifest", "") is None and str(getattr(args, "transcript", "")).lower().endswith(
@@ -155,13 +147,7 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
             co.error(f"{args.transcript} is a manifest; give a TRANSCRIPT after it")
             return EXIT_USAGE
         try:
-            return fn(args)
-        except UsageError as exc:
-            co.error(str(exc))
-            return EXIT_USAGE
-        except (TranscriptError, ModelResolutionError, PluginLookupError, ArchiveError, CalibrationError) as exc:
-            co.error(str(exc))
-            return EXIT_INVALID
+            return fn(args)  # an InspectorError reaches cli.main, which prints it with its exit status
         except OSError as exc:
             co.error(str(exc))
             return EXIT_USAGE

@@ -370,7 +370,7 @@ def _stepper_class() -> type:
             self.prev_button.on_click(lambda _: self.go(self.step.value - 1))
             self.next_button.on_click(lambda _: self.go(self.step.value + 1))
             self.jump_button.on_click(lambda _: self.jump(self.event.value))
-            self.step.observe(lambda change: self.render(), names="value")
+            self.step.observe(lambda _change: self.render(), names="value")
             super().__init__([w.HBox([self.prev_button, self.step, self.next_button]),
                               w.HBox([self.event, self.jump_button]), self.heading, self.bar, tabs])
             self.render()

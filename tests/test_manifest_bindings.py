@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.engine.registry import PluginLookupError
+from inspector.plugins import PluginLookupError
 from inspector.manifest import (
     ManifestError,
     UnknownPluginError,

@@ -26,7 +26,7 @@ import pytest
 
 from inspector.engine.assembler import ContextEngine
 from inspector.engine.llm import LLMEngine
-from inspector.engine.registry import PluginLookupError
+from inspector.plugins import PluginLookupError
 from inspector.manifest import ManifestError, ManifestReadError, load_manifest, load_manifest_text, settings_from_dict
 from inspector.replay import replay
 from inspector.report.tables import compare_table, frames_table, not_sent_table, payload_table, repairs_table

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.errors import InspectorError
+
 FALLBACK_WINDOW = 128_000
 FALLBACK_COMPLETION = 2_000
 MAX_MAPPING_DEPTH = 10
@@ -22,7 +24,7 @@ MAX_MAPPING_DEPTH = 10
 _warned_models: set[str] = set()
 
 
-class ModelResolutionError(ValueError):
+class ModelResolutionError(InspectorError, ValueError):
     """Infra mappings form a cycle or a chain deeper than 10."""
 
 

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.engine.types import Message
+from inspector.errors import InspectorError
 
 
-class LLMCallError(RuntimeError):
+class LLMCallError(InspectorError, RuntimeError):
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason

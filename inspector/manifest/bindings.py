@@ -3,7 +3,7 @@
 
 Every binding is normalised *before* anything looks at it, so omitted, ``stack`` and
 ``{type: stack}`` are indistinguishable downstream (docs/design.md Q5). Plugin names go through
-:func:`inspector.engine.registry.default_registry` only: this module never knows a class, and an
+:func:`inspector.plugins.default_registry` only: this module never knows a class, and an
 import path in ``ref`` is honoured only through the caller's ``allow_imports``.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from inspector.engine.registry import SLOTS, PluginLookupError, PluginSpec, Slot, default_registry
+from inspector.plugins import SLOTS, PluginLookupError, PluginSpec, Slot, default_registry
 from inspector.manifest._collect import Collector, Path_, describe, dotted
 from inspector.manifest.models import param_error
 from inspector.manifest.settings import Binding, Issue, ManifestError
@@ -38,6 +38,12 @@ COMPACTION_STRATEGIES: dict[str, tuple[str, tuple[str, ...]]] = {
 """§2.4 translation: strategy → (context_manager type, compaction keys copied into params)."""
 
 _TRIMMER_HINT = {"token_budget", "max_tokens", "reserve_tokens", "safety_margin_ratio"}
+
+INERT_ASSEMBLER_PARAMS: tuple[str, ...] = ("emit_segments", "always_reassemble", "token_budget")
+"""``spec.assembler.params`` the reference runtime reads only on its legacy hook path (segment
+telemetry, re-injection, part eviction; docs/design.md §3.12). This engine accepts
+and type-checks them, so a reference manifest validates, but they change nothing: validate warns at
+the field's line instead of letting them look effective."""
 
 Form = Literal["omitted", "string", "object", "malformed"]
 
@@ -158,6 +164,10 @@ def check_params(spec: PluginSpec, params: Mapping[Any, Any], path: Path_, col: 
                 lenient.add(key)
             elif key == "hysteresis_ratio" and not 0 <= value <= 1:
                 col.warn(path + (key,), f"{value} is outside [0, 1] and will be clamped", validate_only=True)
+            elif spec.slot == "assembler" and key in INERT_ASSEMBLER_PARAMS:
+                col.warn(path + (key,), "has no effect in this engine (the reference runtime reads it only "
+                                        "on its legacy hook path); accepted so reference manifests validate",
+                         validate_only=True)
     return lenient
 
 

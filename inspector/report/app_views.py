@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from inspector.manifest._yaml import MAX_BYTES as _MANIFEST_MAX
+from inspector.manifest import MAX_BYTES as _MANIFEST_MAX
 from inspector.policy import is_sample_manifest
 from inspector.redact import mask_secrets, mask_text
 from inspector.replay import Replay

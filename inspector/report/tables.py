@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from inspector.replay import Frame, Replay
+from inspector.vocabulary import BANDS, DROP_ACTIONS
 
 if TYPE_CHECKING:
     import pandas as pd
 
-BAND_ORDER = ("system", "summary", "history", "user", "working_memory", "tool_schemas")
+BAND_ORDER = BANDS  # the payload order, from inspector.vocabulary
 
 
 def _preview(content: Any, n: int = 160) -> str:
@@ -171,7 +172,7 @@ def step_events(rp: Replay) -> dict[str, list[int]]:
 
     df = frames_table(rp)
     lost = forgotten_references(rp)
-    dropped = df["cm_action"].isin(["dropped", "window-slid", "stack-capped"])
+    dropped = df["cm_action"].isin(sorted(DROP_ACTIONS))
     sel = {"summary computed": df["cm_action"] == "summarized", "summary reused": df["cm_action"] == "reused",
            "turns dropped": dropped, "trimmed": df["trimmed"] > 0, "pairing repair": df["repairs"] > 0,
            "over budget": df["over_budget"]}

@@ -29,7 +29,7 @@ REPAIR_WORDS: dict[str, str] = {
 }
 """The pairing repair's kinds (``Frame.repairs[].kind``) in words."""
 
-_SUMMARY_ACTIONS = ("summarized", "reused")
+_SUMMARY_ACTIONS = ("summarized", "reused")  # vocabulary.SUMMARY_ACTIONS in preference order (computed first)
 
 
 def _keep_turns(rp: Replay) -> Any:
