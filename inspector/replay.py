@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspector.engine.assembler import Assembly, CommitRecord, ContextEngine, _as_settings
+from inspector.engine.assembler import Assembly, CommitRecord, ContextEngine
 from inspector.engine.llm import LLMEngine
 from inspector.engine.managers.summarising import is_summary_block
 from inspector.engine.summarizers.llm import SummaryCache
 from inspector.engine.types import Message, Removal, Removals, RowsView, Span
+from inspector.manifest import as_settings
 from inspector.policy import (
     DEFAULT_POLICY,
     NO_MANIFEST,
@@ -54,7 +55,8 @@ def _ranges(indices: Iterable[int]) -> list[tuple[int, int]]:
     return out
 
 
-def _expand(ranges: Sequence[tuple[int, int]]) -> list[int]:
+def expand_ranges(ranges: Sequence[tuple[int, int]]) -> list[int]:
+    """Every transcript index in ``[start, end)`` ranges, in order (frames record runs, not lists)."""
     return [i for a, b in ranges for i in range(a, b)]
 
 
@@ -436,7 +438,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     if sample is None:
         sample = manifest is None or is_sample_manifest(
             manifest if isinstance(manifest, (str, Path)) else getattr(manifest, "file", None))
-    settings, agent = resolve_agent(_as_settings(NO_MANIFEST if manifest is None else manifest, allow_imports),
+    settings, agent = resolve_agent(as_settings(NO_MANIFEST if manifest is None else manifest, allow_imports),
                                     transcript, pol, sample=sample)
     mode = custom if custom is not None else summarizer_choice(settings, pol.summarizer, live=llm is not None)
     engine = ContextEngine(settings, counter=pol.counter, llm=llm, summarizer=mode, summary_cache=cache,

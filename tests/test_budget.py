@@ -1,4 +1,4 @@
-"""Budget numbers of ENGINE.md §5 scenarios 8–15, exactly, through the real manifest loader."""
+"""Budget numbers of docs/design.md §2.3 and §3.2, exactly, through the real manifest loader."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from inspector.engine.budget import compute_budget
+from inspector.engine.budget import CalibrationError, compute_budget, resolve_calibration
 from inspector.engine.limits import ModelResolutionError, resolve_limits, resolve_mapped_model
 from inspector.engine.summarizers.llm import resolve_summary_model
 from inspector.manifest import settings_from_dict
@@ -26,7 +26,7 @@ def budget_for(spec: dict, *, fixed: int = 0, summarising: bool | None = None):
 TABLE = [
     # 8: default budget, summarising default → hint = ⌊113 200 / 1.1⌋
     ({}, 128_000, 14_800, 113_200, 102_909),
-    # 8: the string form gets the same (normalised first, ENGINE Q5)
+    # 8: the string form gets the same (normalised first, docs/design.md Q5)
     ({"context_manager": "summarising"}, 128_000, 14_800, 113_200, 102_909),
     # 8: sliding-window / stack get the hard budget as hint
     ({"context_manager": "sliding-window"}, 128_000, 14_800, 113_200, 113_200),
@@ -140,3 +140,78 @@ class Row:
 ])
 def test_summary_model_selection_scenario_15(requested, rows, engine, expected) -> None:  # noqa: ANN001
     assert resolve_summary_model(requested, rows, engine) == expected
+
+
+# --- token calibration: which factor is in force and where it was set ---------------------------------
+def _settings(spec: dict):
+    return settings_from_dict({"kind": "Agent", "spec": spec}).settings
+
+
+MAPPED = {"models": [{"model": "default"}], "infra": {"models": {"mappings": {"default": "gpt-4o-mini"}}}}
+
+
+@pytest.mark.parametrize("model", ["default", "gpt-4o-mini"])  # as written, or as mapped
+def test_a_calibration_override_names_the_model_as_written_or_as_mapped(model: str) -> None:
+    s = _settings(MAPPED)
+    assert resolve_calibration(s.primary_model(), resolve_limits(s), "estimate", {model: 1.25}) == (
+        1.25, f"command line ({model}, estimate counter)")
+
+
+def test_a_calibration_override_for_another_model_is_an_error_naming_both() -> None:
+    s = _settings(MAPPED)
+    with pytest.raises(CalibrationError) as info:
+        resolve_calibration(s.primary_model(), resolve_limits(s), "estimate", {"gpt-4o": 1.25})
+    assert str(info.value) == "token calibration names model 'gpt-4o', but this replay's model is default / gpt-4o-mini"
+    plain = _settings({"models": [{"model": "gpt-4o"}]})
+    with pytest.raises(CalibrationError, match=r"this replay's model is gpt-4o$"):  # one name when unmapped
+        resolve_calibration(plain.primary_model(), resolve_limits(plain), "estimate", {"gpt-4": 2})
+
+
+@pytest.mark.parametrize("factor", [0, -1.5, float("nan"), float("inf"), True, "2", None])
+def test_a_calibration_override_must_be_a_positive_finite_number(factor: object) -> None:
+    s = _settings({"models": [{"model": "gpt-4o"}]})
+    with pytest.raises(CalibrationError) as info:
+        resolve_calibration(s.primary_model(), resolve_limits(s), "estimate", {"gpt-4o": factor})  # type: ignore[dict-item]
+    assert str(info.value) == f"token calibration for 'gpt-4o' must be a positive number, got {factor!r}"
+
+
+def test_a_calibration_override_of_an_integer_factor_is_a_float() -> None:
+    s = _settings({"models": [{"model": "gpt-4o"}]})
+    factor, _ = resolve_calibration(s.primary_model(), resolve_limits(s), "estimate", {"gpt-4o": 2})
+    assert factor == 2.0 and isinstance(factor, float)
+
+
+@pytest.mark.parametrize(("table", "counter", "expected"), [
+    ({"estimate": 1.2, "tiktoken": 0.9}, "estimate", (1.2, "manifest (spec.models[main].token_calibration.estimate)")),
+    ({"estimate": 1.2, "tiktoken": 0.9}, "tiktoken", (0.9, "manifest (spec.models[main].token_calibration.tiktoken)")),
+    ({"tiktoken": 0.9}, "estimate", (None, None)),  # no factor for this counter
+    ({"estimate": 2}, "estimate", (2.0, "manifest (spec.models[main].token_calibration.estimate)")),
+])
+def test_the_primary_rows_calibration_applies_to_its_counter(table: dict, counter: str,
+                                                              expected: tuple[float | None, str | None]) -> None:
+    s = _settings({"models": [{"id": "main", "model": "gpt-4o", "token_calibration": table}]})
+    assert resolve_calibration(s.primary_model(), resolve_limits(s), counter) == expected
+
+
+class _Row:
+    """A primary row as the engine sees it (``id`` and ``extra``), with values a manifest would refuse."""
+
+    def __init__(self, extra: object, id: str = "r1") -> None:  # noqa: A002
+        self.extra, self.id = extra, id
+
+
+@pytest.mark.parametrize("value", [0, -1.0, float("nan"), float("inf"), True, "1.2", None])
+def test_an_unusable_manifest_factor_is_no_calibration(value: object) -> None:
+    limits = resolve_limits(_settings({"models": [{"model": "gpt-4o"}]}))
+    assert resolve_calibration(_Row({"token_calibration": {"estimate": value}}), limits, "estimate") == (None, None)
+    assert resolve_calibration(_Row({"token_calibration": "estimate"}), limits, "estimate") == (None, None)
+    assert resolve_calibration(_Row(None), limits, "estimate") == (None, None)
+    assert resolve_calibration(None, limits, "estimate") == (None, None)
+
+
+def test_a_row_without_an_id_is_named_main() -> None:
+    limits = resolve_limits(_settings({"models": [{"model": "gpt-4o"}]}))
+    row = type("Bare", (), {"extra": {"token_calibration": {"estimate": 1.5}}})()
+    assert resolve_calibration(row, limits, "estimate") == (1.5, "manifest (spec.models[main].token_calibration.estimate)")
+    assert resolve_calibration(_Row({"token_calibration": {"estimate": 1.5}}), limits, "estimate") == (
+        1.5, "manifest (spec.models[r1].token_calibration.estimate)")

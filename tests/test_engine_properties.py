@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import event as hevent
 from hypothesis import strategies as st
 
@@ -105,7 +105,21 @@ def pinned_tokens(engine: ContextEngine, call) -> int:  # noqa: ANN001
             if all(m is not x for x in newest):
                 held.append(m)
     rows = ([system] if system else []) + (last or []) + held + newest
+    # Q18: with no system band, a summary block that opens the history is the payload's leading system
+    # row, protected from every cut exactly like a system band
+    lead = call.messages[0] if call.messages else None
+    if not system and lead is not None and lead.get("role") == "system" and all(lead is not r for r in rows):
+        rows.insert(0, lead)
     return c.count(rows)
+
+
+def _ask(i: str, content: str = "") -> dict:
+    return {"role": "assistant", "content": content,
+            "tool_calls": [{"id": i, "type": "function", "function": {"name": "f", "arguments": ""}}]}
+
+
+def _res(i: str, content: str) -> dict:
+    return {"role": "tool", "tool_call_id": i, "content": content}
 
 
 # Summarising managers that must act inside a turn: a small threshold, few kept turns, and every turn
@@ -124,6 +138,13 @@ def test_engine_invariants(cm: dict, trimmer: dict, convo: list, system: str, su
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cm=summarising_busy, trimmer=trimmers, convo=conversations(always_commit=True), system=text,
        summarizer=st.sampled_from(["echo", "echo", "drop"]))
+@example(  # found by this property: no system band, so the summary block leads and Q18 protects it
+    cm={"type": "summarising", "params": {"keep_turns": 1, "summary_threshold": 1, "hysteresis_ratio": 0.1}},
+    trimmer={"safety_margin_ratio": 0.25, "max_tokens": 176, "reserve_tokens": 20},
+    convo=[("", [[_ask("c0_0", "thinking"), _res("c0_0", "k" * 200)]], None, True),
+           ("a", [[_ask("c10_0"), _res("c10_0", "")]], None, True),
+           ("k" * 200, [[_ask("c70_0"), _res("c70_0", "k" * 200)], [_ask("c71_0"), _res("c71_0", "")]], None, True)],
+    system="", summarizer="echo")
 def test_engine_invariants_with_the_manager_acting_in_turn(cm: dict, trimmer: dict, convo: list, system: str,
                                                            summarizer: str) -> None:
     """Same invariants, with a summary or a drop in place (in-turn summarise, reuse and drop are
@@ -131,11 +152,58 @@ def test_engine_invariants_with_the_manager_acting_in_turn(cm: dict, trimmer: di
     check_engine(cm, trimmer, convo, system, summarizer)
 
 
-def check_engine(cm: dict, trimmer: dict, convo: list, system: str, summarizer: str) -> None:
+class Flaky:
+    """A summarizer that fails on the calls whose number is in ``fails`` (a network error), so a
+    commit's write-back can leave the log longer than the manager's cap for the next turn."""
+
+    def __init__(self, fails: frozenset[int]) -> None:
+        self.fails, self.calls = fails, 0
+
+    def summarize(self, msgs: list[dict]) -> str:
+        self.calls += 1
+        if self.calls in self.fails:
+            raise ConnectionError("summarizer unreachable")
+        return f"summary of {len(msgs)} messages"
+
+
+@st.composite
+def prior_logs(draw):  # noqa: ANN001, ANN201
+    """A committed log restored from an earlier session (written under a larger cap, or before a
+    failed write-back): plain turns and tool turns, each turn whole and paired."""
+    rows: list[dict] = []
+    for t in range(draw(st.integers(2, 7))):
+        rows.append({"role": "user", "content": draw(body)})
+        if draw(st.booleans()):
+            i = f"p{t}"
+            rows.append(_ask(i))
+            rows.append(_res(i, draw(body)))
+        rows.append({"role": "assistant", "content": draw(body) or "ok"})
+    return rows
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cm=st.one_of(managers, summarising_busy), trimmer=trimmers, prior=prior_logs(),
+       convo=conversations(always_commit=True), system=text,
+       summarizer=st.one_of(st.sampled_from(["echo", "drop"]),
+                            st.frozensets(st.integers(1, 6), max_size=3).map(Flaky)))
+def test_engine_invariants_on_a_resumed_log(cm: dict, trimmer: dict, prior: list, convo: list, system: str,
+                                            summarizer: object) -> None:
+    """Same invariants on a log that starts over the manager's cap, so the first calls must act inside
+    the turn: window slides, stack caps, summaries (with a flaky summarizer: failures, then a later
+    summary), reuse and drops. Shares are reported by ``--hypothesis-show-statistics``."""
+    check_engine(cm, trimmer, convo, system, summarizer, prior=prior)
+
+
+def check_engine(cm: dict, trimmer: dict, convo: list, system: str, summarizer: object,
+                 prior: list | None = None) -> None:
     cm = {**cm, "params": {**cm.get("params", {}), "trimmer": trimmer}}
     s = settings_from_dict({"kind": "Agent", "spec": {"system_prompt": system or None, "context_manager": cm}}).settings
-    engine = ContextEngine(s, counter="estimate", summarizer=Echo() if summarizer == "echo" else "drop")
+    summ = Echo() if summarizer == "echo" else "drop" if summarizer == "drop" else summarizer
+    engine = ContextEngine(s, counter="estimate", summarizer=summ)
     committed: list[dict] = []
+    if prior:
+        engine.conversation.archive.add_leaf(0, prior)  # restored as is: no write-back has capped it
+        committed += prior
     for user_text, steps, final, commit in convo:
         engine.user(user_text)
         for rows in steps:

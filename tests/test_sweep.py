@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from inspector.manifest import ManifestError, apply_overrides, load_manifest, set_dotted, settings_from_dict
-from inspector.replay import _expand, replay
+from inspector.replay import expand_ranges, replay
 from inspector.sweep import (
     METRIC_COLUMNS,
     apply_params,
@@ -86,9 +86,43 @@ def test_every_row_equals_an_individual_replay(inline: pd.DataFrame) -> None:
         budgets = {f.budget["max_tokens"] - f.budget["reserve"] - f.budget["margin"] for f in rp.frames}
         assert row.input_budget == min(budgets)
         assert row.min_headroom == min(f.headroom for f in rp.frames)
-        summarised = {i for c in rp.commits if c.action in ("summarized", "reused") for i in _expand(c.folded)}
-        summarised |= {i for f in rp.frames if f.cm["action"] in ("summarized", "reused") for i in _expand(f.folded)}
+        summarised = {i for c in rp.commits if c.action in ("summarized", "reused") for i in expand_ranges(c.folded)}
+        summarised |= {i for f in rp.frames if f.cm["action"] in ("summarized", "reused") for i in expand_ranges(f.folded)}
         assert row.messages_summarised == len(summarised)
+
+
+def _e1(msgs: list[dict[str, str]]) -> int:
+    """docs/design.md E1 for plain-text rows: floor(string chars / 4) + 4 per message."""
+    return sum(len(m["content"]) for m in msgs) // 4 + 4 * len(msgs)
+
+
+def test_sweep_rows_match_numbers_worked_out_from_the_sliding_window_rule(tmp_path: Path) -> None:
+    """An independent expectation (not a second replay): four plain turns, a sliding window of
+    ``keep_turns`` user turns written back at each commit, and the estimate counter. The call for turn
+    t sends [system, the last keep_turns committed turns before t, q_t]; a wider window sends more
+    and drops fewer rows, and every number below comes from that rule and E1."""
+    turns = [({"role": "user", "content": f"q{i}" * (10 * i)}, {"role": "assistant", "content": f"a{i}" * (7 * i)})
+             for i in range(1, 5)]
+    path = tmp_path / "four.json"
+    path.write_text(json.dumps({"messages": [m for t in turns for m in t]}))
+    system_text = "Be brief."
+    doc = {"apiVersion": "mas/v1", "kind": "Agent", "spec": {
+        "system_prompt": system_text,
+        "models": [{"model": "gpt-4o", "context_window": 100_000, "max_tokens": 1_000}],
+        "context_manager": {"type": "sliding-window", "params": {"keep_turns": 1}}}}
+    df = sweep(doc, [path], {"keep_turns": [1, 2, 5]}, counter="estimate", processes=1, progress=False)
+    system_row = {"role": "system", "content": system_text}
+    for row in df.itertuples(index=False):
+        k = row.keep_turns
+        payloads = [[system_row, *[m for t in turns[max(0, i - k):i] for m in t], turns[i][0]] for i in range(4)]
+        sizes = [_e1(p) for p in payloads]
+        budget = 100_000 - 1_000 - 10_000  # window − completion reserve − ceil(10 % margin)
+        assert (row.frames, row.user_turns, row.tokens_sent, row.peak_payload) == (4, 4, sum(sizes), max(sizes))
+        assert (row.input_budget, row.min_headroom, row.over_budget, row.trimmed) == (budget, budget - max(sizes), 0, 0)
+        # rows out of the window after the last commit (it keeps the newest k of the four turns)
+        assert row.messages_dropped == 2 * max(0, 4 - k)
+    # worked by hand for k = 1: 15 + 36 + 50 + 63 (e.g. turn 3: [system, q2, a2, q3] = 137 chars → 34 + 16)
+    assert df["tokens_sent"].tolist() == [164, 205, 222]
 
 
 def test_the_grid_actually_changes_the_replay(inline: pd.DataFrame) -> None:

@@ -1,4 +1,4 @@
-"""The token trimmer (ENGINE.md §3.7, scenarios 38–43, exact E1 numbers of scenario 39).
+"""The token trimmer (docs/design.md §3.7), with exact numbers under the E1 estimate (§3.1).
 
 Bug class guarded: a payload over the model's budget, or a trim that deletes instructions (the
 system band, the current user message, the live tool round) or orphans a tool result.
@@ -185,7 +185,7 @@ def test_reference_committed_ask_with_results_in_wm_stays_paired() -> None:
 
 
 def test_tiny_budget_keeps_the_live_round_over_fat_history() -> None:
-    """Trimmer side of scenario 48: four fat committed turns, max 40 → ends with the live result."""
+    """A tiny trimmer budget in the middle of a turn: four fat committed turns, max 40 → ends with the live result."""
     history = [m for i in range(4) for m in toolturn(f"old_{i}", "z" * 800)]
     live = [ask("live"), tool("live", "keep-me")]
     go = user("go")
@@ -260,3 +260,106 @@ def test_large_history_trims_in_linear_time() -> None:
     # linear: one measurement per row, one running total per removed group (3 groups per 4-row turn) + 2
     assert spy.unit_calls == len(history) + 1
     assert spy.total_calls <= 3 * len(history) // 4 + 2
+
+
+# -- found by the trim property's "no new repair" check: two splits, fixed in the engine -------------
+def test_a_mislabelled_row_inside_a_tool_round_leaves_with_the_round() -> None:
+    """The round is the ask plus the whole run of tool rows after it (the pairing repair's unit): a
+    mislabelled row in that run no longer ends the group, so the genuine result cannot stay orphaned."""
+    big = ask("c1", args="x" * 400)
+    stray, res = tool("zz", "s"), tool("c1", "r")
+    msgs = [big, stray, res, asst("done"), user("now")]
+    # dropping the ask and the stray row alone would fit: the budget sits below the kept result's weight
+    budget = e1([res, msgs[3], msgs[4]])
+    assert e1([msgs[3], msgs[4]]) < budget < e1(msgs)
+    out = trim(msgs, max_tokens=budget)
+    assert out.messages == [msgs[3], msgs[4]]
+    assert [r.message for r in out.removed] == [big, stray, res]
+    assert sanitize_provider_messages(out.messages).repairs == []
+    # the same round as the newest working-memory group is kept whole, over budget
+    wm = trim([user("now")], [big, stray, res], max_tokens=1)
+    assert wm.messages[1:] == [big, stray, res] and wm.over_budget
+
+
+def test_an_answer_after_the_ask_ending_history_is_not_taken_for_an_older_dropped_ask() -> None:
+    """HITL rule: the rows at the front of working memory answer the ask right before them. An older
+    ask that is dropped and shares an unanswered id must not take that answer along."""
+    old = ask("call_2", "call_1", args="x" * 200)
+    old_res = tool("call_2", "r2")
+    last, answer = ask("call_1"), tool("call_1", "live")
+    out = trim([old, old_res, last], [answer], max_tokens=1)
+    assert out.messages == [last, answer]
+    assert [(r.message, r.reason) for r in out.removed] == [(old, "budget"), (old_res, "budget")]
+    assert sanitize_provider_messages(out.messages).repairs == []
+
+
+# -- killing mutmut survivors (docs/mutation.md) ------------------------------------------------------
+@pytest.mark.parametrize(("max_tokens", "reserve", "fixed", "budget"), [
+    (100, 60, 50, 0),  # reserve + fixed beyond the cap: nothing left, never negative (and never 1)
+    (100, 100, 0, 0),
+    (100, -5, -7, 100),  # negative parts count as 0
+    (12_345, 1_235, 110, 11_000),
+])
+def test_trim_budget_is_the_cap_minus_reserve_and_fixed_floored_at_zero(max_tokens: int, reserve: int, fixed: int,
+                                                                         budget: int) -> None:
+    assert trim_budget(max_tokens, reserve, fixed) == budget
+
+
+def test_held_answers_of_the_ask_ending_history_take_each_id_once() -> None:
+    """The answers kept with the ask that ends the history are one row per declared id: a second row
+    under the same id is an ordinary working-memory row and goes first when the budget is short."""
+    last = ask("a")
+    first, dup, live_ask, live_res = tool("a", "r"), tool("a", "dup"), ask("live"), tool("live", "x")
+    out = trim([last], [first, dup, live_ask, live_res], max_tokens=1)
+    assert out.messages == [last, first, live_ask, live_res]
+    assert [(r.message, r.source, r.reason) for r in out.removed] == [(dup, "working_memory", "budget")]
+
+
+def test_a_payload_exactly_at_the_budget_after_a_drop_loses_nothing_more() -> None:
+    """Trimming stops as soon as the payload fits: ``total <= budget`` (exactly at it is within)."""
+    msgs = [system("s"), user("a" * 400), asst("b" * 40), user("c" * 40), user("now")]
+    budget = e1([msgs[0], *msgs[2:]])  # the first row alone must go; then the payload sits on the budget
+    assert budget < e1(msgs)
+    out = trim(msgs, max_tokens=budget)
+    assert out.messages == [msgs[0], *msgs[2:]] and out.tokens == budget and not out.over_budget
+    # the same in working memory: one old group out, the rest exactly at the budget
+    w_old, w_mid, w_new = tool_group("w1", 400), tool_group("w2", 40), tool_group("w3", 40)
+    pin = [*w_old, *w_mid, *w_new]
+    budget = e1([user("now"), *w_mid, *w_new])
+    out = trim([user("now")], pin, max_tokens=budget)
+    assert out.messages[1:] == [*w_mid, *w_new] and out.tokens == budget
+
+
+def test_hitl_rule_leaves_a_late_duplicate_of_an_answered_id_to_the_budget() -> None:
+    """A dropped ask whose own group answered its id owes nothing: a later row under that id at the
+    front of working memory is not an answer of the dropped ask (it stays when the budget allows)."""
+    old, old_res, now = ask("a", args="x" * 400), tool("a", "r"), user("now")
+    late, live_ask, live_res = tool("a", "late"), ask("live"), tool("live", "x")
+    budget = e1([now, late, live_ask, live_res])
+    out = trim([old, old_res, now], [late, live_ask, live_res], max_tokens=budget)
+    assert out.messages == [now, late, live_ask, live_res]
+    assert [(r.message, r.reason) for r in out.removed] == [(old, "budget"), (old_res, "budget")]
+
+
+def test_hitl_rule_owes_only_ids_the_dropped_group_itself_left_unanswered() -> None:
+    """An earlier group's result under the same id does not answer a later ask: when that later ask is
+    dropped, the answer at the front of working memory goes with it (reason ``answer_of_dropped_ask``)."""
+    first, first_res, second, now = ask("c"), tool("c", "r"), ask("c"), user("now")
+    hitl, live_ask, live_res = tool("c", "hitl"), ask("live"), tool("live", "x")
+    out = trim([first, first_res, second, now], [hitl, live_ask, live_res], max_tokens=1)
+    assert out.messages == [now, live_ask, live_res]
+    assert [(r.message, r.reason) for r in out.removed] == [
+        (first, "budget"), (first_res, "budget"), (second, "budget"), (hitl, "answer_of_dropped_ask")]
+
+
+def test_over_budget_is_logged_with_the_budget_and_what_is_pinned(caplog: pytest.LogCaptureFixture) -> None:
+    """Never silent: a trim that cannot fit says so, naming the budget, the pinned tokens and the
+    newest working-memory group's size."""
+    now, old, live = user("n" * 40), tool_group("old", 40), tool_group("live", 40)
+    with caplog.at_level("WARNING", logger="inspector.engine.trim"):
+        out = trim([now], [*old, *live], max_tokens=7)  # the old group goes, the newest (2 rows) stays
+    assert out.over_budget and out.tokens == e1([now, *live])
+    (text,) = [r.getMessage() for r in caplog.records]
+    assert text.startswith(f"token budget 7 exceeded by pinned content alone (~{out.tokens} tokens: system band, "
+                           "last history group, newest working-memory group of 2 row(s))")
+    assert text.endswith("; raise the budget or inject less")

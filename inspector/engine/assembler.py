@@ -39,7 +39,6 @@ from inspector.engine.managers.sliding_window import SlidingWindowConversation
 from inspector.engine.managers.stack import StackConversation
 from inspector.engine.managers.summarising import SummarizingConversation, is_summary_block
 from inspector.engine.memory import Conversation
-from inspector.engine.registry import Registry, default_registry
 from inspector.engine.tokens import TokenCounter, make_counter
 from inspector.engine.types import (
     Message,
@@ -51,10 +50,12 @@ from inspector.engine.types import (
     Span,
     TrimResult,
 )
+from inspector.manifest import ContextSettings, ManifestSource, as_settings
+from inspector.plugins import Registry, default_registry
+from inspector.vocabulary import BANDS, fold_kind
 
 PLACEMENTS = ("system_header", "system_pattern", "system_agents", "system_tools", "system_skills",
               "system_ontology", "system_body", "system_memory")
-BANDS = ("system", "summary", "history", "user", "working_memory", "tool_schemas")
 HELLO: Message = {"role": "user", "content": "Hello"}
 _SHIPPED_MANAGERS = (StackConversation, SlidingWindowConversation, SummarizingConversation)
 """Managers whose result is ``[summary block?] + a suffix of the committed log`` (the incremental path's premise)."""
@@ -129,21 +130,7 @@ class CommitRecord:
     folded: list[Message] = field(default_factory=list)  # rows that left the committed log at this commit
 
 
-def _as_settings(manifest: Any, allow_imports: Iterable[str]) -> Any:
-    if hasattr(manifest, "primary_model"):
-        return manifest
-    if hasattr(manifest, "settings"):
-        return manifest.settings
-    from inspector.manifest import load_manifest, settings_from_dict
-
-    if isinstance(manifest, (str, Path)):
-        return load_manifest(manifest, allow_imports=allow_imports).settings
-    if isinstance(manifest, Mapping):
-        return settings_from_dict(dict(manifest), allow_imports=allow_imports).settings
-    raise TypeError(f"expected a manifest path, dict, LoadedManifest or ContextSettings, got {type(manifest).__name__}")
-
-
-def build_context_manager(settings: Any, counter: TokenCounter, *, registry: Registry | None = None,
+def build_context_manager(settings: ContextSettings, counter: TokenCounter, *, registry: Registry | None = None,
                           summarizer: Any = "manifest", llm: LLMEngine | None = None,
                           summary_cache: Any = None, allow_imports: Iterable[str] = ()) -> ContextManager:
     """Instantiate the manifest's manager and bind its summarizer (docs/design.md §3.6a).
@@ -171,7 +158,7 @@ def build_context_manager(settings: Any, counter: TokenCounter, *, registry: Reg
     return cm
 
 
-def build_summarizer(settings: Any, *, summarizer: Any = "manifest", llm: LLMEngine | None = None,
+def build_summarizer(settings: ContextSettings, *, summarizer: Any = "manifest", llm: LLMEngine | None = None,
                      cache: Any = None, registry: Registry | None = None, allow_imports: Iterable[str] = ()) -> Any:
     from inspector.engine.summarizers.drop import DropSummarizer
     from inspector.engine.summarizers.standin import StandInSummarizer
@@ -244,9 +231,10 @@ class ContextAssembler:
     """Use the incremental path where it applies (tests switch it off to get the reference)."""
 
     def __init__(self, emit_segments: bool = True, always_reassemble: bool = False, token_budget: int | None = None):
-        self.emit_segments = emit_segments
-        self.always_reassemble = always_reassemble
-        self.token_budget = token_budget  # legacy hook path only: no effect on the engine path
+        """The three parameters are the reference runtime's legacy-hook options
+        (:data:`inspector.manifest.bindings.INERT_ASSEMBLER_PARAMS`): accepted so a reference
+        manifest builds, with no effect here; ``validate`` warns at their line."""
+        del emit_segments, always_reassemble, token_budget
         self._indexes: dict[str, RowIndex] = {}
         self._base: list[Message] = []  # every committed message, in commit order
         self._base_pos: dict[int, int] = {}  # id(message) -> position in _base
@@ -550,11 +538,11 @@ class ContextEngine:
     the token counter's per-message cache, and the conversation state.
     """
 
-    def __init__(self, settings: Any, *, counter: str | TokenCounter = "tiktoken", llm: LLMEngine | None = None,
+    def __init__(self, settings: ManifestSource, *, counter: str | TokenCounter = "tiktoken", llm: LLMEngine | None = None,
                  summarizer: Any = "manifest", summary_cache: Any = None, registry: Registry | None = None,
                  allow_imports: Iterable[str] = (), tools: Sequence[dict[str, Any]] | None = None,
                  calibration: Mapping[str, float] | None = None) -> None:
-        self.settings = _as_settings(settings, allow_imports)
+        self.settings = as_settings(settings, allow_imports)
         self.registry = registry or default_registry()
         self.limits = resolve_limits(self.settings)
         self.counter: TokenCounter = make_counter(counter, self.limits.effective_model) if isinstance(counter, str) \
@@ -636,8 +624,9 @@ class ContextEngine:
         rows = conv.commit_rows(text)
         return self._write_back(turn, len(rows))
 
-    def finalize_turn(self, text: str | None = None, *, awaiting_hitl: bool = False) -> CommitRecord | None:
-        """The session controller's finalize with the HITL fix: fold whenever there is something to fold."""
+    def finalize_turn(self, text: str | None = None) -> CommitRecord | None:
+        """The session controller's finalize with the HITL fix: fold whenever there is something to fold
+        (a turn paused for a human's answer commits its open ask, and the answer pairs across the boundary)."""
         if (text and text.strip()) or self.conversation.working:
             return self.commit(text)
         return None
@@ -660,8 +649,7 @@ class ContextEngine:
             # Deliberate: a failed summary at commit leaves the stored log as it was (the next commit
             # retries) instead of writing back the verbatim tail and losing the older turns.
             return CommitRecord(turn, d.action, True, 0, d.error, conv.archive.stats(), committed_rows)
-        kind = {"summarized": "summary", "reused": "summary", "window-slid": "window",
-                "stack-capped": "stack"}.get(d.action, "drop")
+        kind = fold_kind(d.action)
         text_ = d.summary_text if kind == "summary" else None
         conv.archive.apply_managed(managed, kind, text_)  # type: ignore[arg-type]
         return CommitRecord(turn, d.action, d.summarizer_called, d.compressed_turns + d.dropped_turns, d.error,

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
 from inspector.engine.limits import ModelLimits
+from inspector.errors import InspectorError
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +41,7 @@ class Budget:
     def trimmer_reserve(self) -> int:
         return self.reserve + self.margin
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+
 
 
 @lru_cache(maxsize=256)
@@ -71,7 +71,7 @@ def clamp_ratio(value: Any, default: float = 0.1, lo: float = 0.0, hi: float = 0
     return min(hi, max(lo, r))
 
 
-class CalibrationError(ValueError):
+class CalibrationError(InspectorError, ValueError):
     """A token calibration that names no model of the replay, or a factor that is not a positive number."""
 
 

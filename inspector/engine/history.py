@@ -59,15 +59,16 @@ def start_of_tool_group(messages: Sequence[Message], i: int) -> int:
 
 
 def leading_group_size(messages: Sequence[Message], start: int = 0) -> int:
-    """Size of the group starting at ``start``: an ask plus its contiguous matching results, else 1."""
+    """Size of the group starting at ``start``: an ask plus the whole run of ``tool`` rows after it, else 1.
+
+    The run is the pairing repair's unit too (a mislabelled row in it is rebound or dropped as part
+    of that ask's round), so trimming whole groups never leaves a result whose ask has gone."""
     if start >= len(messages):
         return 0
-    first = messages[start]
-    if not is_ask(first):
+    if not is_ask(messages[start]):
         return 1
-    ids = set(call_ids(first))
     j = start + 1
-    while j < len(messages) and messages[j].get("role") == "tool" and messages[j].get("tool_call_id") in ids:
+    while j < len(messages) and messages[j].get("role") == "tool":
         j += 1
     return j - start
 

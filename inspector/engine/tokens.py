@@ -160,7 +160,7 @@ def encoding_name_for(model: str | None) -> str:
 
 
 class TiktokenCounter(_CachedCounter):
-    """Real BPE counts, read offline from the files litellm's wheel ships (see ``inspector._env``)."""
+    """Real BPE counts, read offline from the files litellm's wheel ships (see ``inspector.offline``)."""
 
     name = "tiktoken"
     PER_MESSAGE = 3
@@ -168,7 +168,7 @@ class TiktokenCounter(_CachedCounter):
 
     def __init__(self, model: str | None = None, encoding: str | None = None) -> None:
         super().__init__()
-        from inspector._env import tiktoken_encoding
+        from inspector.offline import tiktoken_encoding
 
         self.encoding_name = encoding or encoding_name_for(model)
         self._enc = tiktoken_encoding(self.encoding_name)

@@ -74,6 +74,9 @@ def trim_messages_to_budget(
     start = head  # messages[head:start] have been removed
     pin_start = 0  # pin_tail[:pin_start] have been removed
 
+    # answers at the front of pin_tail follow the last history row: when that row is an ask (kept: it is
+    # the last group), the answers under its ids are its own, never those of an older dropped ask
+    last_ask_ids = set(call_ids(messages[-1])) if n_msgs > head and is_ask(messages[-1]) else set()
     while total > budget and n_msgs - start > 1:
         size = leading_group_size(messages, start)
         if size >= n_msgs - start:
@@ -85,7 +88,7 @@ def trim_messages_to_budget(
         count -= size
         start += size
         if is_ask(first):
-            owed = set(call_ids(first)) - {m.get("tool_call_id") for m in messages[start - size + 1:start]}
+            owed = set(call_ids(first)) - {m.get("tool_call_id") for m in messages[start - size + 1:start]} - last_ask_ids
             pin_start, units, count = _drop_answers_of(owed, pin_tail, pin_units, pin_start, units, count, removed)
         total = counter.total(units, count)
 

@@ -11,10 +11,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from inspector.errors import InspectorError
+
 Message = dict[str, Any]
 
 
-class ProviderPayloadError(ValueError):
+class ProviderPayloadError(InspectorError, ValueError):
     """The assembled payload would be rejected by the provider (tool calls and results unpaired).
 
     Raised by :func:`inspector.engine.pairing.check_provider_payload`; a real exception, never an
