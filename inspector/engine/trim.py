@@ -196,6 +196,7 @@ def trim_with_sums(
     head = 1 if n_msgs and messages[0].get("role") == "system" else 0
     start = head
     pin_start = 0
+    last_ask_ids = set(call_ids(messages[-1])) if n_msgs > head and is_ask(messages[-1]) else set()
     while total > budget and n_msgs - start > 1:
         size = leading_group_size(messages, start)
         if size >= n_msgs - start:
@@ -207,7 +208,8 @@ def trim_with_sums(
         count -= size
         start += size
         if is_ask(first):
-            owed = set(call_ids(first)) - {m.get("tool_call_id") for m in messages[start - size + 1:start]}
+            owed = set(call_ids(first)) - {m.get("tool_call_id") for m in messages[start - size + 1:start]} \
+                - last_ask_ids
             while pin_start < n_pin and pin_tail[pin_start].get("role") == "tool":
                 tid = pin_tail[pin_start].get("tool_call_id")
                 if tid not in owed:
