@@ -395,7 +395,7 @@ ROWS_AS = {"rows": "Chat rows", "table": "Table"}
 
 def rows_switch(key: str) -> bool:
     """Chat rows (default) or a table; True for the table."""
-    st.segmented_control("Show as", list(ROWS_AS), key=key, format_func=ROWS_AS.get, required=True,
+    st.segmented_control("Show as", list(ROWS_AS), key=key, format_func=lambda k: ROWS_AS[k], required=True,
                          label_visibility="collapsed", persist_state="page")
     return ss.get(key) == "table"
 
@@ -727,7 +727,7 @@ def main() -> None:
         manifest_tab(loaded, manifest_problems)
         return
     rkey = (m, tkey, counter, choice, live_id, agent)
-    st.segmented_control("View", list(VIEW_WORDS), key="view", format_func=VIEW_WORDS.get, required=True,
+    st.segmented_control("View", list(VIEW_WORDS), key="view", format_func=lambda k: VIEW_WORDS[k], required=True,
                          label_visibility="collapsed")
     view = ss.get("view") or next(iter(VIEW_WORDS))
     if view == "manifest":  # outside the fragment: an edit re-validates and replays the whole page
