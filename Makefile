@@ -48,3 +48,12 @@ MUTANTS ?= inspector.engine* inspector.redact*
 mutation: $(STAMP)
 	env -u PYTHONPATH $(BIN)/mutmut run --max-children $${JOBS:-1} $(foreach m,$(MUTANTS),"$(m)")
 	$(BIN)/mutmut results | tail -n 60
+
+# The notebooks are ordinary notebooks: edit and run them in Jupyter, then clear outputs (and any
+# saved widget state) before committing; tests/test_notebooks.py refuses notebooks with outputs.
+.PHONY: notebooks-clean
+notebooks-clean: $(STAMP)
+	$(BIN)/python -m nbconvert --clear-output --inplace --log-level=WARN \
+	  --ClearMetadataPreprocessor.enabled=True --ClearMetadataPreprocessor.preserve_cell_metadata_mask=tags \
+	  --ClearMetadataPreprocessor.preserve_nb_metadata_mask=kernelspec \
+	  --ClearMetadataPreprocessor.preserve_nb_metadata_mask=language_info notebooks/*.ipynb

@@ -17,13 +17,15 @@ import streamlit as st
 
 from inspector import apply_offline_defaults
 from inspector.compare import PRESETS, infra_docs, strategy_manifest
+from inspector.errors import InspectorError
 from inspector.manifest import LoadedManifest, ManifestError, load_manifest_text
 from inspector.policy import DEFAULT_POLICY
 from inspector.redact import mask_secrets, mask_text
 from inspector.replay import Replay, replay
 from inspector.report import app_views as av
-from inspector.report.figures import band_bar, compare_timelines, timeline
+from inspector.report.figures import band_bar, compare_timelines, cursor_shape, timeline
 from inspector.report.tables import compare_table, not_sent_table
+from inspector.vocabulary import EVENT_WORDS, VIEW_WORDS
 from inspector.transcripts import (
     ConversationInfo,
     Transcript,
@@ -88,8 +90,7 @@ def session_figure(key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
 
 
 def mark_call(fig: Any, call: int) -> Any:
-    fig.layout.shapes = [dict(type="line", xref="x", yref="paper", x0=call, x1=call, y0=0, y1=1,
-                              line=dict(color="#D62728", width=2))]
+    fig.layout.shapes = [cursor_shape(call)]
     return fig
 
 
@@ -124,10 +125,21 @@ def on_transcript_change() -> None:
     """Loading or uploading a transcript selects its own prompt, tools and model (Q21); the switch
     in the sidebar turns them back to the manifest's."""
     ss.agent_source, ss.model_source = "transcript", "transcript"
+    ss.call = 0  # a new conversation starts at its first call
 
 
 def step(delta: int) -> None:
     ss.call = av.clamp_call(ss.get("call", 0) + delta, ss.get("n_calls", 0))
+
+
+def jump(direction: int) -> None:
+    """Move to the previous/next call where the chosen kind of event happens."""
+    rp: Replay | None = ss.get("_stepped_replay")
+    if rp is None:
+        return
+    k = av.next_event(rp, ss.get("call", 0), ss.get("jump_kind", "summarized"), direction)
+    if k is not None:
+        ss.call = k
 
 
 def on_timeline_select() -> None:
@@ -145,6 +157,9 @@ def init_state() -> None:
         on_manifest_sample()
     ss.setdefault("transcript_sample", transcript_choice)
     ss.setdefault("call", 0)
+    ss.setdefault("view", next(iter(VIEW_WORDS)))
+    ss.setdefault("payload_as", "rows")
+    ss.setdefault("not_sent_as", "rows")
     ss.setdefault("agent_source", "auto")
     ss.setdefault("model_source", "auto")
     ss.setdefault("cmp_strategies", ["summarising", "sliding-window", "stack"])
@@ -161,7 +176,7 @@ def manifest_sidebar() -> None:
     st.sidebar.checkbox("Lenient reading (like the runtime)", key="manifest_lenient",
                         help="Off: strict validation, every error with its field path. On: malformed "
                              "bindings fall back to defaults, as the reference runtime does.")
-    st.sidebar.caption("Edit the YAML in the Manifest tab; it re-validates on every change.")
+    st.sidebar.caption("Edit the YAML in the Manifest view; it re-validates on every change.")
 
 
 def resolve_manifest() -> tuple[av.ManifestInput | None, LoadedManifest | None, list[str]]:
@@ -173,9 +188,11 @@ def resolve_manifest() -> tuple[av.ManifestInput | None, LoadedManifest | None, 
         loaded = load_manifest_cached(m)
     except ManifestError as exc:
         problems += [str(i) for i in exc.issues] or [str(exc)]
+        ss.manifest_error_lines = sorted({i.line for i in exc.issues if getattr(i, "line", None)})
         good: av.ManifestInput | None = ss.get("good_manifest")
         return (good, load_manifest_cached(good) if good else None, problems)
     ss.good_manifest = m
+    ss.manifest_error_lines = []
     return m, loaded, problems
 
 
@@ -221,7 +238,7 @@ def resolve_transcript() -> tuple[tuple[av.TranscriptSource, str | None, int] | 
         src = transcript_source()
         conv = conversation_picker(src, fmt)
         t = transcript_cached(src.key, src.name, fmt, conv, src.data)
-    except (TranscriptError, OSError) as exc:
+    except (InspectorError, OSError) as exc:
         good = ss.get("good_transcript")
         if good is None:
             return None, None, [str(exc)]
@@ -292,17 +309,47 @@ def show_problems(title: str, problems: list[str]) -> None:
         st.error(f"**{title}**\n\n{av.issue_list(problems)}")
 
 
+# The stepper stays at the top of the page while the call's details scroll under it; the manifest
+# editor is monospace. Presentation only: no element is hidden or changed. (A comment, not a
+# docstring: Streamlit would print a bare string.)
+STEPPER_CSS = """<style>
+.st-key-stepper {position: sticky; top: 3.75rem; z-index: 990; background: var(--background-color, #fff);
+                 padding: 0.25rem 0 0.35rem; border-bottom: 1px solid rgba(49, 51, 63, 0.15);}
+.st-key-manifest_yaml textarea {font-family: "Source Code Pro", ui-monospace, monospace; font-size: 0.85rem;}
+</style>"""
+
+
 def stepper(rp: Replay) -> int:
+    """Prev/next (also ← / → on the keyboard), the slider over every call, and jumps to the
+    previous/next call of a chosen kind of event; kept on screen above the call's details."""
     n = len(rp.frames)
     ss.n_calls = n
     ss.call = av.clamp_call(ss.get("call", 0), n)
-    left, mid, right = st.columns([1.3, 10, 1.3], vertical_alignment="bottom")
-    left.button("◀ Prev", key="prev", on_click=step, args=(-1,), disabled=ss.call <= 0, width="stretch")
-    right.button("Next ▶", key="next", on_click=step, args=(1,), disabled=ss.call >= n - 1, width="stretch")
-    if n > 1:
-        mid.select_slider("LLM call", options=list(range(n)), key="call", format_func=lambda k: av.call_label(rp, k))
-    else:
-        mid.text(av.call_label(rp, 0))
+    ss._stepped_replay = rp
+    with st.container(key="stepper"):
+        c = st.columns([1.25, 1.25, 2.4, 0.6, 0.6], vertical_alignment="center", gap="small")
+        # Never disabled: a disabled button's keyboard shortcut is not bound again when it is enabled.
+        c[0].button("◀ Prev", key="prev", on_click=step, args=(-1,), width="stretch",
+                    shortcut="Left", help="Previous call (← key)")
+        c[1].button("Next ▶", key="next", on_click=step, args=(1,), width="stretch",
+                    shortcut="Right", help="Next call (→ key)")
+        events = av.event_calls(rp)
+        if ss.get("jump_kind") not in events:  # first visit: the first kind this replay has
+            ss.jump_kind = next((k for k in EVENT_WORDS if events[k]), next(iter(EVENT_WORDS)))
+        c[2].selectbox("Jump to", list(EVENT_WORDS), key="jump_kind", label_visibility="collapsed", persist_state="page",
+                       format_func=lambda k: f"{EVENT_WORDS[k]} ({len(events[k])})",
+                       help="The kind of call the ◀ / ▶ buttons beside it jump to (how many calls have it).")
+        kind = ss.jump_kind
+        c[3].button("◀", key="jump_prev", on_click=jump, args=(-1,), width="stretch",
+                    disabled=av.next_event(rp, ss.call, kind, -1) is None, help="Previous call with this event")
+        c[4].button("▶", key="jump_next", on_click=jump, args=(1,), width="stretch",
+                    disabled=av.next_event(rp, ss.call, kind, 1) is None, help="Next call with this event")
+        pos, slider = st.columns([1.5, 4], vertical_alignment="center", gap="small")
+        with pos.container(key="call_position"):
+            st.markdown(f"**{av.call_label(rp, ss.call)}** of {n:,}")
+        if n > 1:
+            slider.select_slider("LLM call", options=list(range(n)), key="call", label_visibility="collapsed",
+                                 persist_state="page", format_func=lambda k: av.call_label(rp, k))
     return int(ss.call)
 
 
@@ -316,7 +363,7 @@ def timeline_view(rp: Replay, rkey: tuple[Any, ...], call: int) -> None:
 
 def budget_view(rp: Replay, call: int) -> None:
     facts = av.budget_facts(rp, call)
-    cols = st.columns(6)
+    cols = [*st.columns(3), *st.columns(3)]  # two rows of three: no number is cut at 1024 px
     cols[0].metric("Payload tokens", f"{facts['payload_tokens']:,}")
     cols[1].metric("Model window", f"{facts['window']:,}", help=f"source: {facts['window_source']}")
     cols[2].metric("Headroom", f"{facts['headroom']:,}")
@@ -344,27 +391,38 @@ def budget_view(rp: Replay, call: int) -> None:
     st.dataframe(av.band_table(rp, call), hide_index=True, width="content")
 
 
+ROWS_AS = {"rows": "Chat rows", "table": "Table"}
+
+
+def rows_switch(key: str) -> bool:
+    """Chat rows (default) or a table; True for the table."""
+    st.segmented_control("Show as", list(ROWS_AS), key=key, format_func=lambda k: ROWS_AS[k], required=True,
+                         label_visibility="collapsed", persist_state="page")
+    return ss.get(key) == "table"
+
+
 def payload_view(rp: Replay, call: int) -> None:
-    st.subheader("Payload sent")
-    df = av.payload_view(rp, call)
-    styled = df.style.map(av.band_style, subset=["band"]) if len(df) <= av.STYLE_MAX_ROWS else df
-    st.dataframe(styled, hide_index=True, width="stretch", key="payload_table",
-                 column_config={"ref": st.column_config.NumberColumn("transcript #", format="%d"),
-                                "content": st.column_config.TextColumn("content (preview)", width="large")})
     f = rp.frames[call]
+    head, switch = st.columns([4, 1.4], vertical_alignment="bottom")
+    head.subheader(f"Payload sent — {len(f.refs):,} messages")
+    with switch:
+        as_table = rows_switch("payload_as")
     st.caption(av.summary_caption(rp, call))
     if (summary := av.summary_block_text(rp, call)) is not None:
-        st.code(summary, language=None, wrap_lines=True)
+        with st.expander("The summary block sent at this call", expanded=False):
+            st.code(summary, language=None, wrap_lines=True)
     for reason, text in av.summary_not_sent(rp, call):  # Q18: computed, not sent — never shown as sent
         st.warning(f"**Not sent:** {av.code_span(reason)}")
         with st.expander("The summary that was computed but not sent"):
             st.code(text, language=None, wrap_lines=True)
-    rows = list(range(len(f.refs)))
-    if rows:
-        ss.payload_row = av.clamp_call(ss.get("payload_row", 0), len(rows))
-        pos = st.selectbox("Show a payload row in full", rows, key="payload_row",
-                           format_func=lambda k: f"row {k} · {df['role'].iloc[k]} · {df['band'].iloc[k]}")
-        st.code(av.payload_message_text(rp, call, int(pos)), language="json", wrap_lines=True)
+    if as_table:
+        df = av.payload_view(rp, call)
+        st.dataframe(df, hide_index=True, width="stretch", key="payload_table",
+                     column_config={"ref": st.column_config.NumberColumn("transcript #", format="%d"),
+                                    "content": st.column_config.TextColumn("content (preview)", width="large")})
+    else:
+        st.caption("Click a row for its full text, its tool calls with their arguments, and why it is there.")
+        st.html(av.chat_html(av.payload_rows(rp, call)))
 
 
 def calibration_view(rp: Replay, call: int) -> None:
@@ -383,20 +441,30 @@ def agent_caption(rp: Replay) -> None:
     st.caption(" \n".join(av.code_span(line) for line in av.agent_lines(rp)))
 
 
+def explain_forgotten() -> None:
+    """Open the message that holds the picked forgotten identifier under *Not sent & why*."""
+    picked = ss.get("forgotten_pick")
+    if picked is not None:
+        ss.why_index = int(picked)
+        ss.view, ss._rerun_page = "not_sent", True
+
+
 def forgotten_list(rp: Replay, call: int) -> None:
     lost = av.forgotten_view(rp, call)
     if lost.empty:
         return
     st.markdown(f"**Forgotten at this call: {len(lost)} identifier(s)** the call needed (user message, working "
-                "memory, or what the agent did next) that are only in messages not sent. Select a row to explain "
-                "its message under *Not sent & why*.")
-    event = st.dataframe(lost, hide_index=True, width="stretch", key="forgotten_table", on_select="rerun",
-                         selection_mode="single-row")
-    rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
-    picked = (call, rows[0]) if rows else None
-    if picked is not None and picked != ss.get("forgotten_picked"):  # a new selection, not a leftover one
-        ss.why_index = int(lost["transcript #"].iloc[rows[0]])
-    ss.forgotten_picked = picked
+                "memory, or what the agent did next) that are only in messages not sent.")
+    st.dataframe(lost, hide_index=True, width="stretch", key="forgotten_table")
+    messages = list(dict.fromkeys(int(i) for i in lost["transcript #"]))
+    if ss.get("forgotten_pick") not in messages:
+        ss.forgotten_pick = messages[0]
+    ids = {i: ", ".join(lost.loc[lost["transcript #"] == i, "identifier"].astype(str)) for i in messages}
+    c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+    c1.selectbox("Message holding a forgotten identifier", messages, key="forgotten_pick", persist_state="page",
+                 format_func=lambda i: f"transcript #{i} — {ids[i]}")
+    c2.button("Why was it not sent?", key="forgotten_explain", on_click=explain_forgotten,
+              help="Opens this message under “Not sent & why”.")
 
 
 def this_call_tab(rp: Replay, call: int) -> None:
@@ -412,12 +480,19 @@ def not_sent_tab(rp: Replay, call: int) -> None:
     st.subheader(f"Not sent, and why — {av.call_label(rp, call)}")
     agent_caption(rp)
     df = not_sent_table(rp, call)
-    st.caption(f"{len(df)} earlier transcript message(s) are not in this payload.")
-    st.dataframe(df, hide_index=True, width="stretch", key="not_sent_table")
+    head, switch = st.columns([4, 1.4], vertical_alignment="bottom")
+    head.caption(f"{len(df)} earlier transcript message(s) are not in this payload.")
+    with switch:
+        as_table = rows_switch("not_sent_as")
+    if as_table:
+        st.dataframe(df, hide_index=True, width="stretch", key="not_sent_table")
+    elif len(df):
+        st.html(av.chat_html(av.not_sent_rows(rp, call, df, limit=av.CHAT_ROWS_MAX), total=len(df)))
     st.markdown("**Why did my message disappear?**")
     n = len(rp.messages)
     ss.why_index = av.clamp_call(ss.get("why_index", 0), n)
-    index = st.number_input("Transcript message #", min_value=0, max_value=max(n - 1, 0), step=1, key="why_index")
+    index = st.number_input("Transcript message #", min_value=0, max_value=max(n - 1, 0), step=1, key="why_index",
+                            persist_state="page")
     st.info(av.explain_message(rp, call, int(index), df))
     if n:
         st.code(av.transcript_message_text(rp, int(index)), language="json", wrap_lines=True)
@@ -438,16 +513,23 @@ def repairs_tab(rp: Replay, call: int) -> None:
         st.dataframe(irr, hide_index=True, width="stretch", key="irregularities")
 
 
-def strategy_editors(chosen: list[str]) -> dict[str, str]:
+def strategy_spec(name: str) -> str:
+    """The `context_manager` YAML of a strategy: the user's edit, else the preset (or the template)."""
     import yaml
 
+    key = f"cmp_spec_{name}"
+    if key not in ss:
+        ss[key] = CUSTOM_TEMPLATE if name in CUSTOM else yaml.safe_dump(PRESETS[name], sort_keys=False)
+    return str(ss[key])
+
+
+def strategy_editors(chosen: list[str]) -> dict[str, str]:
     specs: dict[str, str] = {}
     cols = st.columns(max(len(chosen), 1))
     for col, name in zip(cols, chosen, strict=False):
-        key = f"cmp_spec_{name}"
-        if key not in ss:
-            ss[key] = CUSTOM_TEMPLATE if name in CUSTOM else yaml.safe_dump(PRESETS[name], sort_keys=False)
-        specs[name] = col.text_area(f"{name} — `context_manager` YAML", key=key, height=130)
+        strategy_spec(name)
+        specs[name] = col.text_area(f"{name} — `context_manager` YAML", key=f"cmp_spec_{name}", height=130,
+                                     persist_state="page")
     return specs
 
 
@@ -455,11 +537,12 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
                 live: av.LiveSettings | None, call: int, agent: tuple[str, str, bool]) -> None:
     st.subheader(f"Side by side — {len(ss.cmp_strategies)} strategies")
     chosen = st.multiselect("Strategies (two to four; presets or your own `context_manager` YAML)",
-                            [*PRESETS, *CUSTOM], key="cmp_strategies", max_selections=4)
+                            [*PRESETS, *CUSTOM], key="cmp_strategies", max_selections=4,
+                            persist_state="page")
     specs = strategy_editors(chosen)
     if ss.get("cmp_run_for") != tkey:  # a new transcript: long ones wait for the user
         ss.cmp_run_for, ss.cmp_run = tkey, ss.get("n_calls", 0) <= av.COMPARE_AUTO_MAX_CALLS
-    st.toggle("Replay the strategies", key="cmp_run",
+    st.toggle("Replay the strategies", key="cmp_run", persist_state="page",
               help=f"On by itself for transcripts up to {av.COMPARE_AUTO_MAX_CALLS} calls; each strategy is one "
                    "more replay (cached afterwards).")
     if len(chosen) < 2:
@@ -481,15 +564,90 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
     st.dataframe(compare_table(replays), hide_index=True, width="stretch", key="compare_totals")
     rkey = (m, tkey, counter, choice, live.fingerprint if live else None, tuple(specs.items()), agent)
     figs = session_figure(("compare", rkey), lambda: compare_timelines(replays))
-    for k, fig in enumerate(figs):
-        st.plotly_chart(mark_call(fig, call), key=f"compare_timeline_{k}", width="stretch")
-    if len({len(rp.frames) for rp in replays.values()}) != 1:
+    aligned = len({len(rp.frames) for rp in replays.values()}) == 1
+    if aligned:
+        st.markdown(f"**At {av.call_label(next(iter(replays.values())), call)}** — what each strategy sends, "
+                    "and why it left the rest out")
+    cols = st.columns(len(replays), gap="small")
+    for k, ((name, rp), fig) in enumerate(zip(replays.items(), figs, strict=True)):
+        with cols[k]:
+            st.plotly_chart(mark_call(fig, call), key=f"compare_timeline_{k}", width="stretch")
+            if aligned:
+                st.markdown(f"**{av.code_span(name)}** · {av.kept_counts({name: rp}, call)[name]}")
+                for reason, count in av.drop_reasons(rp, call).items():
+                    st.caption(f"{count:,} not sent: {av.code_span(reason)}")
+    st.dataframe(av.worded(compare_table(replays)), hide_index=True, width="stretch", key="compare_totals")
+    if not aligned:
         st.warning("The strategies produced different numbers of calls; the per-call view is not aligned.")
         return
-    st.subheader(f"What each strategy keeps — {av.call_label(next(iter(replays.values())), call)}")
-    for name, text in av.kept_counts(replays, call).items():
-        st.text(f"{name}: {text}")
-    st.dataframe(av.keep_table(replays, call), hide_index=True, width="stretch", key="keep_table")
+    only = st.toggle("Only the messages the strategies treat differently", key="keep_diff",
+                     persist_state="page")
+    table = av.keep_table(replays, call)
+    st.caption(f"{int(table['differs'].sum()):,} of {len(table):,} rows differ between the strategies at this call.")
+    st.dataframe(table[table["differs"]] if only else table, hide_index=True, width="stretch", key="keep_table")
+
+
+@st.cache_resource(max_entries=4, show_spinner="Replaying every conversation under every strategy…")
+def fleet_cached(m: av.ManifestInput, keys: tuple[tuple[str, str | None, int], ...], counter: str, choice: str,
+                 specs: tuple[tuple[str, str], ...], agent: tuple[str, str, bool],
+                 _items: tuple[av.FleetInput, ...]) -> Any:
+    runs = [(item, {name: replay_cached(m, key, counter, choice, None, spec, agent, item.transcript, None)
+                    for name, spec in specs}) for key, item in zip(keys, _items, strict=True)]
+    return av.fleet_runs(runs)
+
+
+def fleet_inputs(src: av.TranscriptSource, fmt: str | None) -> tuple[list[tuple[str, str | None, int]],
+                                                                     list[av.FleetInput], list[str]]:
+    """Every conversation of the loaded file and of the extra uploads, with their cache keys."""
+    sources = [src]
+    for up in ss.get("fleet_uploads") or []:
+        data = up.getvalue()
+        sources.append(av.TranscriptSource(up.name, f"upload:{up.file_id}:{len(data)}", data))
+    keys, items, problems = [], [], []
+    for s in sources:
+        try:
+            convs = conversations_cached(s.key, s.name, fmt if s is src else None, s.data)
+            for c in convs:
+                t = transcript_cached(s.key, s.name, fmt if s is src else None, c.index, s.data)
+                label = s.name if len(convs) == 1 else f"{s.name}#{c.index}"
+                keys.append((s.key, fmt if s is src else None, c.index))
+                items.append(av.FleetInput(label, c.index, t))
+        except (InspectorError, OSError) as exc:
+            problems.append(str(exc))
+    return keys, items, problems
+
+
+def fleet_tab(m: av.ManifestInput, src: av.TranscriptSource, fmt: str | None, counter: str, choice: str,
+              agent: tuple[str, str, bool]) -> None:
+    st.subheader("Fleet — every conversation under each strategy")
+    st.file_uploader("Add transcripts to the fleet (the loaded file's conversations are always in it)",
+                     key="fleet_uploads", accept_multiple_files=True,
+                     max_upload_size=max(1, av.MAX_TRANSCRIPT_BYTES // 1_000_000))
+    keys, items, problems = fleet_inputs(src, fmt)
+    show_problems("A fleet transcript cannot be read", problems)
+    chosen = list(ss.get("cmp_strategies") or [])
+    specs = tuple((name, strategy_spec(name)) for name in chosen)
+    st.caption(f"{len(items)} conversation(s) · strategies from *Side by side*: "
+               + (", ".join(av.code_span(n) for n in chosen) or "none chosen"))
+    if len(items) < 2 or not specs:
+        st.info("A fleet needs two or more conversations (a multi-conversation file, or add uploads above) "
+                "and at least one strategy chosen under *Side by side*.")
+        return
+    request = (m, tuple(keys), counter, choice, specs, agent)
+    st.button("Replay the fleet", key="fleet_go", on_click=lambda: ss.__setitem__("fleet_for", request))
+    if ss.get("fleet_for") != request:
+        st.info(f"Press “Replay the fleet” to replay {len(items)} conversations × {len(specs)} strategies.")
+        return
+    try:
+        runs = fleet_cached(m, tuple(keys), counter, choice, specs, agent, tuple(items))
+    except Exception as exc:  # noqa: BLE001 - a bad strategy is shown, never a traceback
+        show_problems("The fleet cannot run", [str(exc)])
+        return
+    st.markdown("**Per strategy, over every conversation** (the same summary as `context-inspector compare` "
+                "on these files)")
+    st.dataframe(av.worded(av.fleet_summary(runs)), hide_index=True, width="stretch", key="fleet_summary")
+    with st.expander("Every conversation under every strategy"):
+        st.dataframe(av.worded(runs), hide_index=True, width="stretch", key="fleet_runs")
 
 
 def manifest_tab(loaded: LoadedManifest | None, problems: list[str]) -> None:
@@ -498,7 +656,11 @@ def manifest_tab(loaded: LoadedManifest | None, problems: list[str]) -> None:
         show_problems("This manifest is not valid — the views show the last valid one", problems)
     else:
         st.success("Valid manifest.")
-    st.text_area("Manifest YAML (edits re-validate live)", key="manifest_yaml", height=480)
+    st.text_area("Manifest YAML (edits re-validate live)", key="manifest_yaml", height=480, persist_state="page")
+    lines = ss.get("manifest_error_lines") or []
+    if problems and lines:
+        st.caption("The error line(s), marked ▶:")
+        st.code(av.error_excerpt(str(ss.manifest_yaml), lines), language=None)
     if loaded is not None:
         for w in loaded.warnings:
             st.warning(av.code_span(mask_text(str(w))))
@@ -520,6 +682,7 @@ def export_tab(rp: Replay, call: int) -> None:
 
 def header(rp: Replay, t: Transcript, m: av.ManifestInput, name: str) -> None:
     st.title("Context Inspector")
+    st.markdown(av.INTRO)
     totals = rp.totals()
     st.caption(f"Manifest {av.code_span(m.name)} · transcript {av.code_span(name)} "
                f"({t.format}, {len(t.messages)} messages) · {totals['frames']} LLM calls · counter "
@@ -532,6 +695,7 @@ def header(rp: Replay, t: Transcript, m: av.ManifestInput, name: str) -> None:
 
 def main() -> None:
     st.set_page_config(page_title="Context Inspector", page_icon="🔎", layout="wide")
+    st.html(STEPPER_CSS)
     init_state()
     manifest_sidebar()
     transcript_sidebar()
@@ -564,21 +728,37 @@ def main() -> None:
         manifest_tab(loaded, manifest_problems)
         return
     rkey = (m, tkey, counter, choice, live_id, agent)
+    st.segmented_control("View", list(VIEW_WORDS), key="view", format_func=lambda k: VIEW_WORDS[k], required=True,
+                         label_visibility="collapsed")
+    view = ss.get("view") or next(iter(VIEW_WORDS))
+    if view == "manifest":  # outside the fragment: an edit re-validates and replays the whole page
+        manifest_tab(loaded, manifest_problems)
+    elif view == "fleet":
+        fleet_tab(m, src, fmt, counter, choice, agent)
+    else:
+        stepped_view(rp, rkey, m, tkey, t, counter, choice, live, agent)
+
+
+@st.fragment
+def stepped_view(rp: Replay, rkey: tuple[Any, ...], m: av.ManifestInput, tkey: tuple[str, str | None, int],
+                 t: Transcript, counter: str, choice: str, live: av.LiveSettings | None,
+                 agent: tuple[str, str, bool]) -> None:
+    """Everything that depends on the current call. A step reruns only this fragment (the sidebar,
+    the inputs and the replay are not touched) and draws only the view that is on screen."""
+    if ss.pop("_rerun_page", False):
+        st.rerun()  # a link switched the view: redraw the switch too
     call = stepper(rp)
     timeline_view(rp, rkey, call)
-    tabs = st.tabs(["This call", "Not sent & why", "Repairs", "Side by side", "Manifest", "Export"])
-    with tabs[0]:
-        this_call_tab(rp, call)
-    with tabs[1]:
+    view = ss.get("view")
+    if view == "not_sent":
         not_sent_tab(rp, call)
-    with tabs[2]:
+    elif view == "repairs":
         repairs_tab(rp, call)
-    with tabs[3]:
+    elif view == "compare":
         compare_tab(m, tkey, t, counter, choice, live, call, agent)
-    with tabs[4]:
-        manifest_tab(loaded, manifest_problems)
-    with tabs[5]:
+    elif view == "export":
         export_tab(rp, call)
-
+    else:
+        this_call_tab(rp, call)
 
 main()

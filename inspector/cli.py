@@ -23,90 +23,27 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TextIO
 
 from inspector import __version__
-from inspector.manifest import (
-    Issue,
-    LoadedManifest,
-    ManifestError,
-    ManifestReadError,
-    load_manifest,
+from inspector.cli_base import (
+    EXIT_INTERNAL,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    ArgumentParser,
+    Handler,
+    HelpFormatter,
+    SubParsers,
+    add_manifest_options,
+    add_parser,
+    load_manifest_from_args,
+    print_issues,
 )
+from inspector.errors import InspectorError
+from inspector.manifest import ManifestError, ManifestReadError
 
-EXIT_OK = 0
-EXIT_INVALID = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
-
-Handler = Callable[[argparse.Namespace], int]
-SubParsers = Any  # argparse._SubParsersAction is private; typed loosely on purpose
-
-
-# --- shared helpers for subcommands ---------------------------------------------------------------
-
-def _override(text: str) -> str:
-    path, sep, _ = text.partition("=")
-    if not sep or not path.strip():
-        raise argparse.ArgumentTypeError(f"{text!r} must look like PATH=VALUE")
-    return text
-
-
-def add_manifest_options(parser: argparse.ArgumentParser) -> None:
-    """Options every manifest-reading command accepts."""
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE", type=_override,
-                        help="override a field before reading, value parsed as YAML "
-                             "(e.g. --set spec.context_manager.params.keep_turns=3); repeatable")
-    parser.add_argument("--allow-import", dest="allow_imports", action="append", default=[], metavar="MODULE",
-                        help="allow a plugin 'ref: module:Class' from this module to be imported; repeatable")
-
-
-def load_manifest_from_args(args: argparse.Namespace, path: str, *, mode: str = "assemble") -> LoadedManifest:
-    """Load ``path`` with the command's ``--set`` / ``--allow-import`` options."""
-    return load_manifest(path, mode=mode,  # type: ignore[arg-type]
-                         allow_imports=getattr(args, "allow_imports", ()),
-                         overrides=getattr(args, "overrides", ()))
-
-
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Descriptions and examples keep their line breaks; every option with a default shows it."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if "default" in text or action.default in (None, False, argparse.SUPPRESS, []) or not action.option_strings:
-            return text
-        return text + " (default: %(default)s)"
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse with the command line's error format: the usage, then one ``error:`` line (exit 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        from inspector.redact import mask_text
-
-        self.exit(EXIT_USAGE, f"error: {mask_text(message)}\n")
-
-
-def add_parser(subparsers: SubParsers, name: str, summary: str, description: str,
-               examples: Sequence[str]) -> argparse.ArgumentParser:
-    """A subcommand with a one-line summary, a description and its examples (shown by ``--help``)."""
-    import textwrap
-
-    body = "\n".join(textwrap.fill(par, 96) for par in description.split("\n\n")[:1])
-    rest = description.split("\n\n", 1)[1:]
-    epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
-    return subparsers.add_parser(name, help=summary, description=body + ("\n\n" + rest[0] if rest else ""),
-                                 epilog=epilog, formatter_class=HelpFormatter)
-
-
-def print_issues(issues: Sequence[Issue], *, prefix: str = "error: ", stream: TextIO | None = None) -> None:
-    """One line per issue on stderr (``error: FILE:LINE: field.path: message``), secrets masked."""
-    from inspector.redact import mask_text
-
-    out = stream if stream is not None else sys.stderr
-    for issue in issues:  # an issue may quote the offending value, e.g. a key pasted into the wrong field
-        print(f"{prefix}{mask_text(str(issue))}", file=out)
+__all__ = ["EXIT_INTERNAL", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "SUBCOMMANDS", "add_manifest_options",
+           "add_parser", "build_parser", "load_manifest_from_args", "main", "print_issues"]
 
 
 # --- validate -------------------------------------------------------------------------------------
@@ -130,13 +67,11 @@ def add_validate(subparsers: SubParsers) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     try:
         loaded = load_manifest_from_args(args, args.file, mode="validate")
-    except ManifestReadError as exc:
-        print_issues(exc.issues)
-        return EXIT_USAGE
     except ManifestError as exc:
         print_issues(exc.issues)
-        print_issues(exc.warnings, prefix="warning: ")
-        return EXIT_INVALID
+        if not isinstance(exc, ManifestReadError):
+            print_issues(exc.warnings, prefix="warning: ")
+        return exc.exit_status
     print("OK")
     print_issues(loaded.warnings, prefix="warning: ")
     if args.show:
@@ -164,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
                "`context-inspector COMMAND --help` explains each command.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    from inspector.cli_commands import ADDERS  # import, replay, compare, sweep (lazy: avoids a cycle)
+    from inspector.cli_commands import ADDERS  # import, replay, compare, sweep (lazy: a fast --version)
 
     for add in [*SUBCOMMANDS, *ADDERS]:
         add(subparsers)
@@ -173,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit status (argparse usage errors return 2, --help 0)."""
-    from inspector._env import apply_offline_defaults
+    from inspector.offline import apply_offline_defaults
     from inspector.cli_output import install_warning_format
 
     apply_offline_defaults()  # this process only: the CLI never reaches the network by itself
@@ -186,12 +121,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Handler = args.handler
     try:
         return handler(args)
-    except ManifestReadError as exc:
+    except ManifestError as exc:  # every issue on its own line, each naming file, line and field
         print_issues(exc.issues)
-        return EXIT_USAGE
-    except ManifestError as exc:
-        print_issues(exc.issues)
-        return EXIT_INVALID
+        return exc.exit_status
+    except InspectorError as exc:  # the one root of every deliberate error (inspector.errors)
+        from inspector.cli_output import error
+
+        error(str(exc))
+        return exc.exit_status
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users

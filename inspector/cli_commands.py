@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector import cli_output as co
-from inspector.cli import (
+from inspector.cli_base import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
@@ -28,12 +28,9 @@ from inspector.cli import (
     load_manifest_from_args,
 )
 from inspector.cli_output import Column
+from inspector.errors import UsageError
 
 OUTPUT_FORMATS = ("table", "json", "csv")
-
-
-class UsageError(Exception):
-    """A command-line mistake found after parsing (exit 2, ``error: <message>``)."""
 
 
 # --- shared options ---------------------------------------------------------------------------------
@@ -134,20 +131,15 @@ def _file_label(t: Any) -> str:
 
 
 def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Bad transcripts and models are invalid input (exit 1) named by file and line or index;
-    unreadable files and late usage errors exit 2. Never a traceback."""
+    """Unreadable files exit 2. Every deliberate error (bad transcript, model mapping, plugin,
+    calibration, late usage error: an :class:`inspector.errors.InspectorError`) goes on to
+    :func:`inspector.cli.main`, which prints it with its kind's exit status. Never a traceback."""
 
     def run(args: argparse.Namespace) -> int:
         import logging
 
         # Over-budget notices are part of every frame's record; don't repeat them on stderr.
         logging.getLogger("inspector").setLevel(logging.ERROR)
-        from inspector.engine.archive import ArchiveError
-        from inspector.engine.budget import CalibrationError
-        from inspector.engine.limits import ModelResolutionError
-        from inspector.engine.registry import PluginLookupError
-        from inspector.transcripts import TranscriptError
-
         from inspector.policy import MANIFEST_SUFFIXES
 
         if getattr(args, "manifest", "") is None and str(getattr(args, "transcript", "")).lower().endswith(
@@ -155,13 +147,7 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
             co.error(f"{args.transcript} is a manifest; give a TRANSCRIPT after it")
             return EXIT_USAGE
         try:
-            return fn(args)
-        except UsageError as exc:
-            co.error(str(exc))
-            return EXIT_USAGE
-        except (TranscriptError, ModelResolutionError, PluginLookupError, ArchiveError, CalibrationError) as exc:
-            co.error(str(exc))
-            return EXIT_INVALID
+            return fn(args)  # an InspectorError reaches cli.main, which prints it with its exit status
         except OSError as exc:
             co.error(str(exc))
             return EXIT_USAGE
@@ -349,14 +335,24 @@ def add_replay(sub: SubParsers) -> None:
 
 
 def _frame_rows(rp: Any, t: Any) -> list[dict[str, Any]]:
-    from inspector.report.tables import frames_table  # pandas: only for the table formats
-
+    """The frames table's rows (plain dicts: no pandas on the terminal-table path) led by the file
+    and conversation and ending with the forgotten-reference count."""
     from inspector.forgetting import forgotten_references
+    from inspector.report.tables import frame_rows
 
-    df = frames_table(rp).assign(forgotten=[len(x) for x in forgotten_references(rp)])
-    df.insert(0, "conversation", t.conversation)
-    df.insert(0, "transcript", _file_label(t))
-    return [dict(r) for r in df.to_dict(orient="records")]
+    lead = {"transcript": _file_label(t), "conversation": t.conversation}
+    return [{**lead, **row, "forgotten": len(lost)}
+            for row, lost in zip(frame_rows(rp), forgotten_references(rp), strict=True)]
+
+
+def _warn_failed_checks(t: Any, rp: Any) -> None:
+    """A payload a provider would refuse is said on stderr whatever the output format: the terminal
+    table leaves the check column out at 100 columns, and such a call must not look sent."""
+    failed = [(k, f.check) for k, f in enumerate(rp.frames) if f.check != "ok"]
+    if failed:
+        k, check = failed[0]
+        co.warning(f"{_file_label(t)} conversation {t.conversation}: {len(failed):,} call(s) fail the provider "
+                   f"check (first, call {k}: {check})")
 
 
 def _replay_title(rp: Any, t: Any) -> str:
@@ -375,6 +371,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             bar.advance()
     for _, rp in replays[:1]:
         _state(rp.stated())
+    for t, rp in replays:
+        _warn_failed_checks(t, rp)
     if args.fmt == "json":
         co.write(replays_json(replays, payloads=args.payloads, single=args.conversation.single), args.output)
     elif args.fmt == "csv":
@@ -422,7 +420,7 @@ def add_compare(sub: SubParsers) -> None:
         ["context-inspector compare agent.yaml run.json --strategy window=sliding-window "
          "--strategy 'sum={type: summarising, params: {keep_turns: 4}}'",
          "context-inspector compare agent.yaml tau_bench.json --conversation all --strategy stack=stack "
-         "--strategy window=sliding-window --summarizer drop",
+         "--strategy window=sliding-window --summarizer drop --format csv -o runs.csv --fleet-summary fleet.csv",
          "context-inspector compare agent.yaml run.json --strategy a=agent-a.yaml --strategy b=agent-b.yaml "
          "--format csv -o compare.csv"])
     p.add_argument("paths", nargs="+", metavar="[MANIFEST] TRANSCRIPT",
@@ -433,6 +431,7 @@ def add_compare(sub: SubParsers) -> None:
                         "{max_messages: 40}}') or a manifest file; repeatable")
     _add_dask_option(p)
     add_output_options(p, default="table")
+    _add_fleet_option(p)
     p.set_defaults(handler=_guard(cmd_compare))
 
 
@@ -486,7 +485,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             row["summaries"] = row["summarizer_in_turn"] + row["summarizer_commit"]  # model calls, both kinds
             rows.append(row)
     runs = pd.DataFrame(rows)
-    fleet = fleet_table(runs, ["strategy"]) if len(transcripts) > 1 else None
+    fleet = fleet_table(runs, ["strategy"]) if len(transcripts) > 1 or args.fleet_summary else None
     _write_runs(args, runs, RUN_COLUMNS, fleet, "strategies", transcripts,
                 fleet_title="fleet summary: per strategy, over every conversation")
     return EXIT_OK
@@ -494,7 +493,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _write_runs(args: argparse.Namespace, runs: Any, columns: Sequence[Column], fleet: Any, key: str,
                 transcripts: Sequence[Any], *, fleet_title: str, extra: dict[str, Any] | None = None) -> None:
-    """A per-run table (+ fleet summary over many conversations) as a table, JSON or CSV."""
+    """A per-run table and, over many conversations, the fleet summary, as a table, JSON or CSV.
+
+    Table and JSON carry both (JSON under ``fleet``). A CSV file holds one table, so CSV output is
+    the per-run rows and the fleet summary goes to ``--fleet-summary FILE`` (a stderr line says so
+    when it was left out); ``--fleet-summary`` writes the summary alone in every format."""
+    fleet_file = getattr(args, "fleet_summary", None)
+    files = sorted({_file_label(t) for t in transcripts})
+    fleet_heading = f"{fleet_title} ({len(transcripts):,} conversations of {', '.join(files)})"
+
+    def fleet_text(fmt: str, colour: bool) -> str:
+        if fmt == "json":
+            return json.dumps(json.loads(fleet.to_json(orient="records")), ensure_ascii=False, indent=1)
+        if fmt == "csv":
+            return str(fleet.to_csv(index=False))
+        lead = [Column(c) for c in fleet.columns if c not in {f.key for f in FLEET_COLUMNS}]
+        return co.render_table(fleet.to_dict(orient="records"), [*lead, *FLEET_COLUMNS], wide=args.wide,
+                               color=colour, title=fleet_heading)
+
+    if fleet is not None and fleet_file:
+        co.write(fleet_text(args.fmt, False), fleet_file)
     if args.fmt == "json":
         doc: dict[str, Any] = dict(extra or {})
         doc[key] = json.loads(runs.to_json(orient="records"))
@@ -504,6 +522,9 @@ def _write_runs(args: argparse.Namespace, runs: Any, columns: Sequence[Column], 
         return
     if args.fmt == "csv":
         co.write(runs.to_csv(index=False), args.output)
+        if fleet is not None and not fleet_file:
+            _state([f"fleet summary: not in the CSV (one table per file); --fleet-summary FILE writes it "
+                    f"({len(transcripts):,} conversations)"])
         return
     colour = co.stdout_colour(args.output)
     many = len(transcripts) > 1
@@ -511,12 +532,15 @@ def _write_runs(args: argparse.Namespace, runs: Any, columns: Sequence[Column], 
     title = None if many else f"{_file_label(transcripts[0])} · conversation {transcripts[0].conversation}"
     text = co.render_table(runs.to_dict(orient="records"), cols, title=title, wide=args.wide, color=colour)
     if fleet is not None:
-        lead = [Column(c) for c in fleet.columns if c not in {f.key for f in FLEET_COLUMNS}]
-        files = sorted({_file_label(t) for t in transcripts})
-        text += "\n" + co.render_table(
-            fleet.to_dict(orient="records"), [*lead, *FLEET_COLUMNS], wide=args.wide, color=colour,
-            title=f"{fleet_title} ({len(transcripts):,} conversations of {', '.join(files)})")
+        text += "\n" + fleet_text("table", colour)
     co.write(text, args.output)
+
+
+def _add_fleet_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fleet-summary", dest="fleet_summary", default=None, metavar="FILE",
+                   help="also write the fleet summary alone to FILE, in the output format (CSV holds one "
+                        "table, so this is how a CSV run gets its fleet summary); given, it is written for "
+                        "one conversation too")
 
 
 # --- sweep ----------------------------------------------------------------------------------------
@@ -541,7 +565,7 @@ def add_sweep(sub: SubParsers) -> None:
          "context-inspector sweep agent.yaml a.json b.json --grid keep_turns=2,4 --grid hysteresis_ratio=0,0.1 "
          "--conversation 0-49",
          "context-inspector sweep run.json --grid context_manager=[stack,sliding-window] "
-         "--format csv -o sweep.csv"])
+         "--format csv -o sweep.csv --fleet-summary fleet.csv"])
     p.add_argument("paths", nargs="+", metavar="[MANIFEST] TRANSCRIPT",
                    help="an optional agent manifest (.yaml/.yml), then one or more transcript files")
     p.add_argument("--grid", action="append", required=True, metavar="NAME=V1,V2,...",
@@ -556,6 +580,7 @@ def add_sweep(sub: SubParsers) -> None:
                    help="with --dask: send transcripts to the workers as bytes, or let them read the paths from "
                         "shared storage (default: bytes)")
     add_output_options(p, default="table")
+    _add_fleet_option(p)
     add_manifest_options(p)
     p.set_defaults(handler=_guard(cmd_sweep))
 
@@ -609,7 +634,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                        processes=args.processes, overrides=args.overrides, allow_imports=args.allow_imports,
                        progress=bar)
     params = param_columns(df)
-    fleet = fleet_table(df, params) if len(transcripts) > 1 else None
+    fleet = fleet_table(df, params) if len(transcripts) > 1 or args.fleet_summary else None
     columns = [*SWEEP_RUN_LEAD, *(Column(p) for p in params), *SWEEP_METRICS]
     _write_runs(args, df, columns, fleet, "rows", transcripts, extra={"grid": grid},
                 fleet_title="fleet summary: per setting, over every conversation")

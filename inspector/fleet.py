@@ -32,13 +32,15 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from inspector.errors import InspectorError
+
 INSTALL_HINT = "pip install 'context-inspector[fleet]'"
 Ship = Literal["bytes", "path"]
 SHIP_MODES: tuple[str, ...] = ("bytes", "path")
 DEFAULT_RETRIES = 3
 
 
-class FleetError(RuntimeError):
+class FleetError(InspectorError, RuntimeError):
     """Dask is missing, the cluster cannot be reached, or a task could not finish after its retries."""
 
 
@@ -219,21 +221,25 @@ def _worker_path(key: str, name: str, data: bytes) -> str:
         return path
 
 
-def _sweep_task(doc: Any, transcript: Any, data: bytes | None, data_key: str | None,
+SweepRow = Callable[..., dict[str, Any]]
+"""The sweep's row function (:func:`inspector.sweep.sweep_one`), handed in by the sweep so this
+module, the floor the sweep runs on, never imports it back."""
+
+
+def _sweep_task(sweep_one: SweepRow, doc: Any, transcript: Any, data: bytes | None, data_key: str | None,
                 combos: Sequence[Mapping[str, Any]], counter: str, summarizer: str,
                 kw: Mapping[str, Any]) -> list[dict[str, Any]]:
-    from inspector.sweep import sweep_one
-
     if data is not None and data_key is not None:
         transcript = _worker_path(data_key, Path(os.fspath(transcript)).name or "transcript", data)
     return [sweep_one(doc, transcript, combo, counter, summarizer, **kw) for combo in combos]
 
 
-def run_sweep_tasks(client: Any, doc: Mapping[str, Any], tasks: Sequence[tuple[Any, Mapping[str, Any]]],
+def run_sweep_tasks(client: Any, sweep_one: SweepRow, doc: Mapping[str, Any],
+                    tasks: Sequence[tuple[Any, Mapping[str, Any]]],
                     counter: str, summarizer: str, kw: Mapping[str, Any], *, ship: Ship = "bytes",
                     progress: Callable[[int], None] | None = None, retries: int = DEFAULT_RETRIES,
                     chunk: int = 16) -> tuple[list[dict[str, Any]], FleetReport]:
-    """The sweep's ``(transcript, combo)`` tasks as :func:`~inspector.sweep.sweep_one` rows, in
+    """The sweep's ``(transcript, combo)`` tasks as ``sweep_one`` rows (:func:`inspector.sweep.sweep_one`), in
     task order. ``ship="bytes"``: each transcript path is read here once and scattered once;
     ``"path"``: workers open the paths themselves (shared storage). Imported transcripts travel
     as objects either way. An unreadable path under ``"bytes"`` is left to the worker, which
@@ -266,7 +272,7 @@ def run_sweep_tasks(client: Any, doc: Mapping[str, Any], tasks: Sequence[tuple[A
         t = tasks[group[0]][0]
         data, key = scattered.get(os.fspath(t), (None, None)) if isinstance(t, (str, os.PathLike)) else (None, None)
         combos = [dict(tasks[i][1]) for i in group]
-        calls.append(((dict(doc), t, data, key, combos, counter, summarizer, dict(kw)), {}))
+        calls.append(((sweep_one, dict(doc), t, data, key, combos, counter, summarizer, dict(kw)), {}))
     shipped = ship if any(isinstance(t, (str, os.PathLike)) for t, _ in tasks) else "objects"
     chunks, report = run_tasks(client, _sweep_task, calls, progress=progress, retries=retries, shipped=shipped,
                                weights=[len(g) for g in groups])

@@ -35,7 +35,7 @@ from inspector.engine.identifiers import (
     message_text,
     tool_call_texts,
 )
-from inspector.replay import Replay, _expand
+from inspector.replay import Replay, expand_ranges
 
 NEEDED_IN = ("user", "working_memory", "next_reply", "next_tool_call")
 """Where an identifier can be needed: the current user message, the working memory, the text of the
@@ -86,13 +86,13 @@ def not_sent_reasons(rp: Replay, call: int) -> dict[int, str]:
     payload, mapped to the reason, in transcript order."""
     f = rp.frames[call]
     sent = {r for r in f.refs if r is not None}
-    trimmed = set(_expand(f.trimmed))
-    folded_now = set(_expand(f.folded))
+    trimmed = set(expand_ranges(f.trimmed))
+    folded_now = set(expand_ranges(f.folded))
     folded_at: dict[int, tuple[int, str]] = {}
     for c in rp.commits:
         if c.turn >= f.turn:
             break
-        for i in _expand(c.folded):
+        for i in expand_ranges(c.folded):
             folded_at.setdefault(i, (c.turn, c.action))
     in_call = _IN_CALL_REASONS.get(f.cm["action"], "dropped by the context manager (no summary)")
     out: dict[int, str] = {}

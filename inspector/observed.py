@@ -17,9 +17,10 @@ from typing import Any
 
 import pandas as pd
 
-from inspector.engine.assembler import Assembly, ContextEngine, _as_settings
+from inspector.engine.assembler import Assembly, ContextEngine
 from inspector.engine.history import split_user_turns
 from inspector.engine.types import Message
+from inspector.manifest import as_settings
 
 
 def engine_for_observed(settings: Any, messages: list[Message], tools: list[dict[str, Any]] | None, *,
@@ -126,7 +127,7 @@ def compare_observed(manifest: Any, transcript: Any, *, counter: str | None = No
     pol = (policy or DEFAULT_POLICY).with_(counter=counter)
     if sample is None:
         sample = manifest is None or is_sample_manifest(getattr(manifest, "file", None))
-    settings = _as_settings(NO_MANIFEST if manifest is None else manifest, ())
+    settings = as_settings(NO_MANIFEST if manifest is None else manifest, ())
     declares_system = bool(settings.injected_context or settings.memory_seeds or settings.parts)
     system = pol.system if pol.system != "auto" else ("manifest" if declares_system and not sample else "transcript")
     tools_from = pol.tools if pol.tools != "auto" else (

@@ -125,7 +125,8 @@ class AgentInForce:
     def describe(self) -> str:
         window = f"{self.window:,} tokens ({self.window_source})" if self.window is not None else "?"
         return (f"agent: system text {self.system_detail} · tools {self.tools_detail} · "
-                f"model {self.model or '(none)'} ({self.model_source}) · window {window}")
+                f"model {f'{self.model} ({self.model_source})' if self.model else self.model_source} · "
+                f"window {window}")
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspector.engine.assembler import Assembly, CommitRecord, ContextEngine, _as_settings
+from inspector.engine.assembler import Assembly, CommitRecord, ContextEngine
 from inspector.engine.llm import LLMEngine
 from inspector.engine.managers.summarising import is_summary_block
 from inspector.engine.summarizers.llm import SummaryCache
-from inspector.engine.types import Message
+from inspector.engine.types import Message, Removal, Removals, RowsView, Span
+from inspector.manifest import as_settings
 from inspector.policy import (
     DEFAULT_POLICY,
     NO_MANIFEST,
@@ -54,7 +55,8 @@ def _ranges(indices: Iterable[int]) -> list[tuple[int, int]]:
     return out
 
 
-def _expand(ranges: Sequence[tuple[int, int]]) -> list[int]:
+def expand_ranges(ranges: Sequence[tuple[int, int]]) -> list[int]:
+    """Every transcript index in ``[start, end)`` ranges, in order (frames record runs, not lists)."""
     return [i for a, b in ranges for i in range(a, b)]
 
 
@@ -68,8 +70,18 @@ def _merge(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int
     return out
 
 
+Segment = tuple[int | None, int, str, str | None, Message | None]
+"""One run of payload rows: ``(ref, n, band, synthetic, own)``. With ``own`` None, the rows are the
+transcript messages ``ref .. ref + n − 1`` as they are; otherwise one row (``n`` = 1) that is not a
+transcript message as is (synthesised, or a rebound copy of message ``ref``)."""
+
+
 @dataclass(slots=True)
 class Frame:
+    """One LLM call. The payload is kept as :data:`Segment` runs of transcript indices (a long
+    history is one run), so a frame's size does not grow with the history; ``refs``, ``row_bands``,
+    ``synthetic``, ``own`` and :meth:`payload` expand it on demand."""
+
     turn: int  # 1-based; 0 = preamble
     step: int  # 0-based LLM call within the turn
     at: int  # transcript index of the reply this call produced (len(messages) for the pending call)
@@ -78,10 +90,7 @@ class Frame:
     payload_tokens: int
     headroom: int
     cm: dict[str, Any]
-    refs: list[int | None]  # payload row -> transcript index (None = synthesised)
-    row_bands: list[str]
-    synthetic: list[str | None]
-    own: dict[int, Message]  # payload rows that are not a transcript message as is (synthesised, rebound)
+    segments: list[Segment]
     trimmed: list[tuple[int, int]]  # transcript index ranges removed by the trimmer
     trimmed_synthetic: int  # synthesised rows (e.g. a summary block) removed by the trimmer
     folded: list[tuple[int, int]]  # transcript index ranges folded by the manager this call
@@ -97,9 +106,43 @@ class Frame:
     (Q18: a summary block the trimmer removed is listed here, never shown as sent)."""
 
     @property
+    def refs(self) -> list[int | None]:
+        """Payload row → transcript index (None = synthesised)."""
+        out: list[int | None] = []
+        for ref, n, _band, _syn, own in self.segments:
+            if own is None and ref is not None:
+                out.extend(range(ref, ref + n))
+            else:
+                out.append(ref)
+        return out
+
+    @property
+    def row_bands(self) -> list[str]:
+        return [band for _r, n, band, _s, _o in self.segments for _ in range(n)]
+
+    @property
+    def synthetic(self) -> list[str | None]:
+        return [syn for _r, n, _b, syn, _o in self.segments for _ in range(n)]
+
+    @property
+    def own(self) -> dict[int, Message]:
+        """Payload rows that are not a transcript message as is (synthesised, rebound), by position."""
+        out: dict[int, Message] = {}
+        k = 0
+        for _r, n, _b, _s, own in self.segments:
+            if own is not None:
+                out[k] = own
+            k += n
+        return out
+
+    @property
+    def message_count(self) -> int:
+        return sum(seg[1] for seg in self.segments)
+
+    @property
     def summary_sent(self) -> bool:
         """Whether a summary block is in this call's payload."""
-        return "summary" in self.row_bands
+        return any(seg[2] == "summary" for seg in self.segments)
 
     @property
     def input_budget(self) -> int:
@@ -107,28 +150,35 @@ class Frame:
         return int(self.budget["max_tokens"] - self.budget["reserve"] - self.budget["margin"])
 
     def payload(self, transcript_messages: Sequence[Message]) -> list[Message]:
-        return [self.own[k] if k in self.own else transcript_messages[r]  # type: ignore[index]
-                for k, r in enumerate(self.refs)]
+        out: list[Message] = []
+        for ref, n, _b, _s, own in self.segments:
+            if own is not None:
+                out.append(own)
+            elif ref is not None:
+                out.extend(transcript_messages[ref:ref + n])
+        return out
 
     def to_json(self, transcript_messages: Sequence[Message] | None = None) -> dict[str, Any]:
         d: dict[str, Any] = {
             "turn": self.turn, "step": self.step, "at": self.at, "budget": self.budget, "bands": self.bands,
             "payload_tokens": self.payload_tokens, "headroom": self.headroom, "cm": self.cm,
-            "messages": len(self.refs), "trimmed": _expand(self.trimmed), "trimmed_synthetic": self.trimmed_synthetic,
-            "folded": _expand(self.folded), "repairs": self.repairs, "check": self.check,
+            "messages": self.message_count, "trimmed": [list(r) for r in self.trimmed],
+            "trimmed_synthetic": self.trimmed_synthetic,
+            "folded": [list(r) for r in self.folded], "repairs": self.repairs, "check": self.check,
             "cost_usd": self.cost_usd, "summary_cost_usd": self.summary_cost_usd, "usage": self.usage,
             "summary": self.summary_text, "summary_sent": self.summary_sent, "not_sent": self.not_sent,
             "warnings": self.warnings,
         }
         if transcript_messages is not None:
             rows = []
+            refs, synthetic, bands = self.refs, self.synthetic, self.row_bands
             for k, msg in enumerate(self.payload(transcript_messages)):
                 row: dict[str, Any] = {"role": msg.get("role"), "content": msg.get("content")}
                 if msg.get("tool_calls"):
                     row["tool_calls"] = msg["tool_calls"]
                 if msg.get("tool_call_id") is not None:
                     row["tool_call_id"] = msg["tool_call_id"]
-                row.update(ref=self.refs[k], synthetic=self.synthetic[k], band=self.row_bands[k])
+                row.update(ref=refs[k], synthetic=synthetic[k], band=bands[k])
                 rows.append(row)
             d["payload"] = rows
         return d
@@ -147,7 +197,7 @@ class Commit:
 
     def to_json(self) -> dict[str, Any]:
         return {"turn": self.turn, "cm": self.action, "summarizer_called": self.summarizer_called,
-                "folded_turns": self.folded_turns, "folded": _expand(self.folded), "error": self.error,
+                "folded_turns": self.folded_turns, "folded": [list(r) for r in self.folded], "error": self.error,
                 "summary_cost_usd": self.summary_cost_usd, "archive": self.archive}
 
 
@@ -235,41 +285,112 @@ class Replay:
         return json.dumps(mask_secrets(self.to_json(payloads=payloads)), ensure_ascii=False, indent=1, sort_keys=False)
 
 
-def _frame(asm: Assembly, turn: int, step: int, at: int, ref: dict[int, int], price: float | None,
-           usage: dict[str, Any] | None) -> Frame:
-    refs: list[int | None] = []
-    own: dict[int, Message] = {}
-    synth: list[str | None] = []
-    row_bands: list[str] = []
-    for k, row in enumerate(asm.rows):
-        r = ref.get(id(row.message))
-        if r is None and row.source is not None:
-            r = ref.get(id(row.source))
-        refs.append(r)
-        if r is None or row.message is not row.source or ref.get(id(row.message)) is None:
-            own[k] = row.message
-        kind = row.synthetic
+class _Refs:
+    """Transcript index of each message object, and runs of a row list mapped to transcript ranges.
+
+    The committed log and working memory hold transcript messages in transcript order, so a run
+    ``rows[lo:hi]`` whose two ends are ``hi − lo − 1`` apart in the transcript is one range: found by
+    looking at its ends, halving only where the run is not contiguous (O(log n) per break)."""
+
+    def __init__(self, msgs: Sequence[Message]) -> None:
+        self.ref = {id(m): i for i, m in enumerate(msgs)}
+        self.msgs = msgs
+
+    def get(self, m: Message) -> int | None:
+        r = self.ref.get(id(m))
+        return r if r is not None and self.msgs[r] is m else None
+
+    def runs(self, rows: Sequence[Message], lo: int, hi: int) -> Iterator[tuple[int | None, int]]:
+        """``(ref, n)`` runs covering ``rows[lo:hi]`` in order; ``ref`` None for a row of no transcript index."""
+        if hi <= lo:
+            return
+        a, b = self.get(rows[lo]), self.get(rows[hi - 1])
+        if a is not None and b is not None and b - a == hi - lo - 1:
+            yield a, hi - lo
+            return
+        if hi - lo == 1:
+            yield a, 1
+            return
+        mid = (lo + hi) // 2
+        yield from self.runs(rows, lo, mid)
+        yield from self.runs(rows, mid, hi)
+
+
+def _segments(asm: Assembly, refs: _Refs) -> list[Segment]:
+    """The payload as :data:`Segment` runs: spans by their ends, single rows by identity."""
+    out: list[Segment] = []
+
+    def add(ref: int | None, n: int, band: str, syn: str | None, own: Message | None) -> None:
+        if own is None and ref is not None and out:
+            pref, pn, pband, psyn, pown = out[-1]
+            if pown is None and pref is not None and psyn is None and syn is None and pband == band \
+                    and pref + pn == ref:
+                out[-1] = (pref, pn + n, band, None, None)
+                return
+        out.append((ref, n, band, syn, own))
+
+    for part in asm.layout:
+        if isinstance(part, Span):
+            for ref, n in refs.runs(part.rows, part.lo, part.hi):
+                if ref is None:
+                    for m in part.rows[part.lo:part.lo + n]:  # not a transcript message: kept as its own row
+                        add(None, 1, part.band, None, m)
+                else:
+                    add(ref, n, part.band, None, None)
+            continue
+        r = refs.get(part.message)
+        if r is None and part.source is not None:
+            r = refs.get(part.source)
+        own = part.message if r is None or part.message is not part.source or refs.get(part.message) is None else None
+        kind = part.synthetic
         if kind is None and r is None:
-            kind = "system_band" if row.band == "system" else ("summary" if row.band == "summary" else None)
-        synth.append(kind)
-        row_bands.append(row.band)
+            kind = "system_band" if part.band == "system" else ("summary" if part.band == "summary" else None)
+        add(r, 1, part.band, kind, own)
+    return out
+
+
+def _removed_ranges(asm: Assembly, refs: _Refs) -> tuple[list[tuple[int, int]], int]:
+    """Transcript ranges the budget removed (pre-cut, then the trimmer) and how many removed rows
+    were synthesised (no transcript index)."""
+    ranges: list[tuple[int, int]] = []
+    synth = 0
+
+    def add_run(rows: Sequence[Message], lo: int, hi: int) -> None:
+        nonlocal synth
+        for ref, n in refs.runs(rows, lo, hi):
+            if ref is None:
+                synth += n
+            else:
+                ranges.append((ref, ref + n))
+
     pre = asm.precut
-    trimmed_refs = [ref[id(rm.message)] for rm in asm.trimmer_removed if id(rm.message) in ref]
-    pre_ranges: list[tuple[int, int]] = []
-    pre_synth = 0
-    if pre:
-        # the pre-cut prefix is a run of the committed log, which is in transcript order: two lookups
-        first = next((ref[id(m)] for m in pre if id(m) in ref), None)
-        last = next((ref[id(m)] for m in reversed(pre) if id(m) in ref), None)
-        if first is not None and last is not None:
-            pre_ranges = [(first, last + 1)]
-        pre_synth = sum(1 for m in pre[:3] if id(m) not in ref)  # a leading summary block, at most
-    folded_refs = [ref[id(m)] for m in asm.cm.folded if id(m) in ref]
+    if isinstance(pre, RowsView):
+        head, rows, lo, hi = pre.source()
+        add_run(head, 0, len(head))
+        add_run(rows, lo, hi)
+    else:
+        add_run(pre, 0, len(pre))
+    removed = asm.trimmer_removed
+    for part in (removed.parts() if isinstance(removed, Removals) else removed):
+        if isinstance(part, tuple):
+            add_run(part[0], part[1], part[2])
+        else:
+            add_run([part.message], 0, 1)
+    return _merge([], ranges), synth
+
+
+def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: float | None,
+           usage: dict[str, Any] | None) -> Frame:
+    trimmed, trimmed_synth = _removed_ranges(asm, refs)
+    folded_refs = [r for r in (refs.get(m) for m in asm.cm.folded) if r is not None]
     # a summary block can only stand at the head of the pre-cut prefix (a stack replay pre-cuts thousands of
     # rows per call: never walk all of them), or among the trimmer's own few removals
-    cut_rows = [*pre[:3], *(rm.message for rm in asm.trimmer_removed)]
+    pre = asm.precut
+    removed = asm.trimmer_removed
+    few = removed.parts() if isinstance(removed, Removals) else removed
+    cut_rows = [*pre[:3], *(rm.message for rm in few if isinstance(rm, Removal))]
     not_sent = [{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
-                for m in cut_rows if id(m) not in ref and is_summary_block(m)]
+                for m in cut_rows if refs.get(m) is None and is_summary_block(m)]
     b = asm.budget
     return Frame(
         turn=turn, step=step, at=at,
@@ -281,9 +402,9 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, ref: dict[int, int], pr
         cm={"action": asm.cm.action, "compressed_turns": asm.cm.compressed_turns, "kept_turns": asm.cm.kept_turns,
             "dropped_turns": asm.cm.dropped_turns, "summarizer_called": asm.cm.summarizer_called,
             "error": asm.cm.error, "raw_tokens": asm.cm.raw_tokens},
-        refs=refs, row_bands=row_bands, synthetic=synth, own=own,
-        trimmed=_merge(pre_ranges, _ranges(trimmed_refs)),
-        trimmed_synthetic=len(asm.trimmer_removed) - len(trimmed_refs) + pre_synth,
+        segments=_segments(asm, refs),
+        trimmed=trimmed,
+        trimmed_synthetic=trimmed_synth,
         folded=_ranges(folded_refs),
         repairs=[{**rp.as_dict(), "ref": None} for rp in asm.repairs], check=asm.check,
         cost_usd=None if price is None else round(asm.payload_tokens * price, 10),
@@ -317,7 +438,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     if sample is None:
         sample = manifest is None or is_sample_manifest(
             manifest if isinstance(manifest, (str, Path)) else getattr(manifest, "file", None))
-    settings, agent = resolve_agent(_as_settings(NO_MANIFEST if manifest is None else manifest, allow_imports),
+    settings, agent = resolve_agent(as_settings(NO_MANIFEST if manifest is None else manifest, allow_imports),
                                     transcript, pol, sample=sample)
     mode = custom if custom is not None else summarizer_choice(settings, pol.summarizer, live=llm is not None)
     engine = ContextEngine(settings, counter=pol.counter, llm=llm, summarizer=mode, summary_cache=cache,
@@ -335,7 +456,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
                 label, limits=engine.limits.as_dict(), policy=pol, agent=agent)
     rp.summary_price_model = getattr(summ, "price_model", None)
     msgs: list[Message] = transcript.messages
-    ref = {id(m): i for i, m in enumerate(msgs)}
+    refs = _Refs(msgs)
     usage_by_index: dict[int, Any] = dict(getattr(transcript, "usage", {}) or {})
     price = engine.limits.input_cost_per_token
     conv = engine.conversation
@@ -355,7 +476,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
         n = len(usage_log) if usage_log is not None else 0
         asm = engine.assemble(strict=False)
         usage = usage_by_index.get(next_index) if next_index is not None else None
-        frame = _frame(asm, turn, step, len(msgs) if next_index is None else next_index, ref, price, usage)
+        frame = _frame(asm, turn, step, len(msgs) if next_index is None else next_index, refs, price, usage)
         frame.summary_cost_usd = summary_cost_since(n) if asm.cm.summarizer_called else 0.0
         rp.frames.append(frame)
         if asm.cm.action == "summarizer-failed":
@@ -366,7 +487,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
         n = len(usage_log) if usage_log is not None else 0
         rec: CommitRecord = engine.commit()
         rp.commits.append(Commit(rec.turn, rec.action, rec.summarizer_called, rec.folded_turns, rec.error, rec.archive,
-                                 _ranges(ref[id(m)] for m in rec.folded if id(m) in ref),
+                                 _ranges(r for r in (refs.get(m) for m in rec.folded) if r is not None),
                                  summary_cost_since(n) if rec.summarizer_called else 0.0))
         if rec.action == "summarizer-failed":
             rp.summarizer_failures += 1

@@ -32,9 +32,10 @@ from typing import Any, Literal, TextIO
 
 import yaml
 
+from inspector.errors import InspectorError
 from inspector.manifest import ManifestError, compaction_to_context_manager, load_manifest, set_dotted
-
 from inspector.manifest.overrides import SHORT_NAMES, resolve_override_path  # one table for --set and --grid
+from inspector.vocabulary import DROP_ACTIONS, SUMMARY_ACTIONS
 
 METRIC_COLUMNS: tuple[str, ...] = (
     "user_turns", "frames", "tokens_sent", "peak_payload", "input_budget", "min_headroom", "over_budget",
@@ -60,8 +61,6 @@ says which); ``cost_usd`` is ``None`` when part of it has no price."""
 INFO_COLUMNS: tuple[str, ...] = ("summary_cost_basis", "summarizer", "counter", "error")
 NON_PARAM_COLUMNS = frozenset(("transcript", "conversation", *METRIC_COLUMNS, *INFO_COLUMNS))
 
-_SUMMARY_ACTIONS = frozenset(("summarized", "reused"))
-_DROP_ACTIONS = frozenset(("dropped", "window-slid", "stack-capped"))
 
 Progress = Callable[[int, int], None]
 OnError = Literal["record", "raise"]
@@ -150,8 +149,6 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     or an unreadable transcript gives a row whose metrics are ``None`` and whose ``error`` says why;
     ``"raise"`` re-raises instead.
     """
-    from inspector.engine.limits import ModelResolutionError
-    from inspector.engine.registry import PluginLookupError
     from inspector.manifest import settings_from_dict
     from inspector.replay import replay
 
@@ -169,7 +166,7 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
         rp = replay(loaded, _load(transcript), policy=pol, llm=llm,
                     summary_cache=None if summary_cache is None else os.fspath(summary_cache),
                     allow_imports=allow_imports, sample=manifest_doc is None or is_sample_manifest(file))
-    except (ManifestError, ValueError, ModelResolutionError, PluginLookupError, OSError) as exc:
+    except (InspectorError, ValueError, OSError) as exc:
         if on_error == "raise":
             raise
         row.update(dict.fromkeys(METRIC_COLUMNS))
@@ -198,23 +195,22 @@ def summary_cost_basis(rp: Any) -> str:
 def run_metrics(rp: Any) -> dict[str, Any]:
     """The :data:`METRIC_COLUMNS` of one replay, from its totals and frames."""
     from inspector.forgetting import call_needs, forgetting_totals
-    from inspector.report.tables import frames_table, totals_row
 
-    base = totals_row(rp)
     lost = forgetting_totals(call_needs(rp))
     t = rp.totals()
-    ft = frames_table(rp)
+    calls = t["summarizer_calls"]
     summarised, dropped = _folded_messages(rp)
     out = {
-        "user_turns": sum(1 for m in rp.messages if m.get("role") == "user"), "frames": base["frames"], "tokens_sent": base["tokens_sent"], "peak_payload": base["peak_payload"],
-        "input_budget": int(ft["input_budget"].min()) if len(ft) else None,
-        "min_headroom": int(ft["headroom"].min()) if len(ft) else None,
-        "over_budget": base["over_budget"],
-        "summarizer_calls": base["summarizer_in_turn"] + base["summarizer_commit"],
-        "summarizer_in_turn": base["summarizer_in_turn"], "summarizer_commit": base["summarizer_commit"],
-        "summarizer_failures": base["summarizer_failures"],
+        "user_turns": sum(1 for m in rp.messages if m.get("role") == "user"), "frames": t["frames"],
+        "tokens_sent": t["payload_tokens"], "peak_payload": t["max_payload_tokens"],
+        "input_budget": min((f.input_budget for f in rp.frames), default=None),
+        "min_headroom": min((f.headroom for f in rp.frames), default=None),
+        "over_budget": t["over_budget"],
+        "summarizer_calls": calls["in_turn"] + calls["commit"],
+        "summarizer_in_turn": calls["in_turn"], "summarizer_commit": calls["commit"],
+        "summarizer_failures": t["summarizer_failures"],
         "messages_summarised": len(summarised), "messages_dropped": len(dropped),
-        "folded": base["folded"], "trimmed": base["trimmed"], "repairs": base["repairs"],
+        "folded": t["folded"], "trimmed": t["trimmed"], "repairs": t["repairs"],
         "checks_failed": t["checks_failed"],
         "forgotten": lost["forgotten"], "forgotten_calls": lost["forgotten_calls"],
         "needing_calls": lost["needing_calls"], "forgotten_per_call": lost["forgotten_per_call"],
@@ -226,15 +222,15 @@ def run_metrics(rp: Any) -> dict[str, Any]:
 
 def _folded_messages(rp: Any) -> tuple[set[int], set[int]]:
     """Distinct transcript indices the manager summarised / dropped, in a call or at a commit."""
-    from inspector.replay import _expand
+    from inspector.replay import expand_ranges
 
     summarised: set[int] = set()
     dropped: set[int] = set()
     for action, ranges in [(f.cm["action"], f.folded) for f in rp.frames] + [(c.action, c.folded) for c in rp.commits]:
-        if action in _SUMMARY_ACTIONS:
-            summarised.update(_expand(ranges))
-        elif action in _DROP_ACTIONS:
-            dropped.update(_expand(ranges))
+        if action in SUMMARY_ACTIONS:
+            summarised.update(expand_ranges(ranges))
+        elif action in DROP_ACTIONS:
+            dropped.update(expand_ranges(ranges))
     return summarised, dropped
 
 
@@ -301,7 +297,7 @@ def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
     Each value is parsed as YAML (``4`` is an int, ``null`` None). A right-hand side in brackets is
     one YAML list, for values that contain commas:
     ``context_manager=[sliding-window, {type: stack, params: {max_messages: 20}}]``."""
-    from inspector.manifest._yaml import parse_value
+    from inspector.manifest import parse_value
 
     grid: dict[str, list[Any]] = {}
     for item in items:
@@ -371,7 +367,7 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     if client is not None:  # the Dask hook: same tasks, same rows, run on a cluster
         from inspector.fleet import run_sweep_tasks
 
-        done_rows, fleet = run_sweep_tasks(client, doc, tasks, counter, summarizer, kw, ship=ship,  # type: ignore[arg-type]
+        done_rows, fleet = run_sweep_tasks(client, sweep_one, doc, tasks, counter, summarizer, kw, ship=ship,  # type: ignore[arg-type]
                                            progress=report)
         rows = list(done_rows)
     elif workers <= 1:

@@ -1,4 +1,4 @@
-"""Message builders shared by the tests, following ENGINE.md §5's conventions.
+"""Message builders shared by the tests, following docs/design.md §1 (messages, turns, tool-call groups).
 
 Every call returns fresh dicts, so tests can rely on object identity (the engine keeps the same
 dict objects for rows it passes through unchanged).

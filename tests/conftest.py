@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +28,14 @@ TRANSCRIPTS = Path(os.environ[SHARED_DATA_ENV].strip()) if SHARED_REQUIRED else 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Required data that is not there stops the run before collection: tests parametrised over
+    :func:`shared_files` would otherwise collect no case at all and pass without reading anything."""
+    if SHARED_REQUIRED and not TRANSCRIPTS.is_dir():
+        raise pytest.UsageError(f"{SHARED_DATA_ENV}={TRANSCRIPTS} is not a folder of public transcripts "
+                                "(see README, 'Test data'; unset it to skip the tests that need them)")
+
+
 def shared_files() -> list[Path]:
     """Every public transcript file (SOURCES.md aside); empty when the folder is absent."""
     if not TRANSCRIPTS.is_dir():
@@ -34,13 +43,24 @@ def shared_files() -> list[Path]:
     return sorted(p for p in TRANSCRIPTS.rglob("*") if p.is_file() and p.suffix.lower() not in (".md", ".txt"))
 
 
+def _missing_reason(target: Path) -> str:
+    return (f"public transcript data not found: {target} (see README, 'Test data'; set {SHARED_DATA_ENV} "
+            "to the transcripts folder to require it)")
+
+
+def shared_cases() -> list[Any]:
+    """:func:`shared_files` for ``parametrize``: without the folder, one case that skips with the
+    reason (an empty parameter set would skip with pytest's generic "got empty parameter set")."""
+    files = shared_files()
+    return files or [pytest.param(None, marks=pytest.mark.skip(reason=_missing_reason(TRANSCRIPTS)))]
+
+
 def need_shared(path: Path | None = None) -> Path:
     """``path`` (default: the folder) when it exists; otherwise fail when the data is required, else skip."""
     target = TRANSCRIPTS if path is None else path
     if target.exists():
         return target
-    reason = (f"public transcript data not found: {target} (see README, 'Test data'; set {SHARED_DATA_ENV} "
-              "to the transcripts folder to require it)")
+    reason = _missing_reason(target)
     if SHARED_REQUIRED:
         pytest.fail(f"{SHARED_DATA_ENV} is set but {reason}")
     pytest.skip(reason)

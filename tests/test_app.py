@@ -7,6 +7,7 @@ keeps working on the last good input — never a traceback.
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from inspector.report import app_views as av
+from inspector.vocabulary import EVENT_WORDS
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -62,12 +64,31 @@ def frame_by_columns(at: AppTest, *cols: str) -> pd.DataFrame:
     raise AssertionError(f"no dataframe with columns {cols}")
 
 
+def why_text(at: AppTest) -> str:
+    """The answer to "why did my message disappear?" (the one info box that starts with "Message")."""
+    return next(i.value for i in at.info if i.value.startswith("Message "))
+
+
+def show(at: AppTest, view: str) -> AppTest:
+    """Switch the app to one of its views (only the visible view is drawn)."""
+    at.segmented_control(key="view").set_value(view).run()
+    assert_healthy(at)
+    return at
+
+
 def payload(at: AppTest) -> pd.DataFrame:
+    """The payload as a table (the This call view shows chat rows unless switched to the table)."""
+    if at.session_state["view"] != "call":
+        show(at, "call")
+    if at.session_state["payload_as"] != "table":
+        at.segmented_control(key="payload_as").set_value("table").run()
     return frame_by_columns(at, "pos", "band", "tokens", "synthetic")
 
 
 def compare_totals(at: AppTest) -> pd.DataFrame:
-    return frame_by_columns(at, "strategy", "tokens_sent", "peak_payload")
+    if at.session_state["view"] != "compare":
+        show(at, "compare")
+    return frame_by_columns(at, "strategy", "tokens sent", "peak payload")
 
 
 def tau_bench_file(episodes: int = 3) -> bytes:
@@ -103,8 +124,10 @@ def test_each_sample_manifest_loads(name: str) -> None:
     at.selectbox(key="manifest_sample").select(name).run()
     assert_healthy(at)
     assert errors(at) == []
+    show(at, "manifest")
     assert at.text_area(key="manifest_yaml").value == (ROOT / "sample_manifests" / name).read_text(encoding="utf-8")
     assert at.session_state["n_calls"] == DEMO_CALLS
+    show(at, "call")
     assert band_title(at).startswith("turn ")
     at.button(key="next").click().run()
     assert_healthy(at)
@@ -121,19 +144,21 @@ def test_next_and_previous_move_the_call_and_change_the_views() -> None:
     assert at.session_state["call"] == 2
     assert band_title(at) != title0
     assert not payload(at).equals(payload0)
-    assert "call 2 · turn 2 · step 0" in at.subheader[0].value  # the position is shown in the tab
+    assert "call 2 · turn 2 · step 0" in at.subheader[0].value  # the position is shown in the view
     at.button(key="prev").click().run()
     assert at.session_state["call"] == 1
     at.button(key="prev").click().run()
     assert at.session_state["call"] == 0
-    assert at.button(key="prev").disabled
+    at.button(key="prev").click().run()  # at the first call Prev (and ←) stays there
+    assert at.session_state["call"] == 0
 
 
 def test_slider_jumps_to_any_call_and_is_clamped_at_the_end() -> None:
     at = start()
     at.select_slider(key="call").set_value(DEMO_CALLS - 1).run()
     assert at.session_state["call"] == DEMO_CALLS - 1
-    assert at.button(key="next").disabled
+    at.button(key="next").click().run()  # at the last call Next (and →) stays there
+    assert at.session_state["call"] == DEMO_CALLS - 1
     assert av.clamp_call(DEMO_CALLS + 5, DEMO_CALLS) == DEMO_CALLS - 1 and av.clamp_call(-1, DEMO_CALLS) == 0
 
 
@@ -188,7 +213,7 @@ def test_call_from_selection(points: list[dict[str, Any]], expected: int | None)
 # --- compare ------------------------------------------------------------------------------------------------
 
 def test_compare_two_to_four_strategies() -> None:
-    at = start()
+    at = show(start(), "compare")
     at.multiselect(key="cmp_strategies").set_value(["summarising", "stack"]).run()
     assert_healthy(at)
     assert list(compare_totals(at)["strategy"]) == ["summarising", "stack"]
@@ -200,8 +225,8 @@ def test_compare_two_to_four_strategies() -> None:
     assert_healthy(at)
     totals = compare_totals(at)
     assert list(totals["strategy"]) == ["summarising", "sliding-window", "stack", "custom A"]
-    assert totals.set_index("strategy").loc["custom A", "peak_payload"] <= \
-        totals.set_index("strategy").loc["stack", "peak_payload"]
+    assert totals.set_index("strategy").loc["custom A", "peak payload"] <= \
+        totals.set_index("strategy").loc["stack", "peak payload"]
     compare_charts = [c for c in chart_ids(at) if "compare_timeline" in c]
     assert len(compare_charts) == 4
     # Same y axis on every aligned timeline.
@@ -214,7 +239,7 @@ def test_compare_two_to_four_strategies() -> None:
 
 
 def test_compare_needs_two_and_shows_a_bad_strategy_without_breaking() -> None:
-    at = start()
+    at = show(start(), "compare")
     at.multiselect(key="cmp_strategies").set_value(["stack"]).run()
     assert any("at least two" in i.value for i in at.info)
     at.multiselect(key="cmp_strategies").set_value(["stack", "custom A", "custom B"]).run()
@@ -227,7 +252,7 @@ def test_compare_needs_two_and_shows_a_bad_strategy_without_breaking() -> None:
 # --- bad manifests ------------------------------------------------------------------------------------------
 
 def test_invalid_manifest_shows_the_field_path_and_recovers() -> None:
-    at = start()
+    at = show(start(), "manifest")
     good = str(at.text_area(key="manifest_yaml").value)
     bad = good.replace("keep_turns: 3", "keep_turns: -2")
     assert bad != good
@@ -236,16 +261,20 @@ def test_invalid_manifest_shows_the_field_path_and_recovers() -> None:
     errs = " ".join(errors(at))
     assert "spec.context_manager.params.keep_turns" in errs
     assert at.session_state["n_calls"] == DEMO_CALLS  # still showing the last valid manifest
+    assert at.session_state["view"] == "manifest"  # the view stays on the editor
+    show(at, "call")
     at.button(key="next").click().run()
     assert at.session_state["call"] == 1
     # A valid edit is picked up: the window follows the manifest.
+    show(at, "manifest")
     at.text_area(key="manifest_yaml").input(good.replace("context_window: 4000", "context_window: 9000")).run()
     assert errors(at) == []
+    show(at, "call")
     assert any(m.value == "9,000" for m in at.metric)
 
 
 def test_yaml_syntax_error_names_the_line() -> None:
-    at = start()
+    at = show(start(), "manifest")
     at.text_area(key="manifest_yaml").input("apiVersion: mas/v1\nkind: Agent\nspec: [unclosed\n").run()
     assert_healthy(at)
     errs = " ".join(errors(at))
@@ -261,6 +290,7 @@ def test_unreadable_manifest_upload_is_reported() -> None:
     at.file_uploader(key="manifest_upload").set_value(
         ("mine.yaml", (ROOT / "sample_manifests" / "stack.yaml").read_bytes(), "application/x-yaml")).run()
     assert errors(at) == []
+    show(at, "manifest")
     assert "type: stack" in str(at.text_area(key="manifest_yaml").value)
 
 
@@ -347,6 +377,11 @@ def test_transcript_content_is_never_rendered_as_markdown_or_html() -> None:
     assert_healthy(at)
     for el in [*at.markdown, *at.caption, *at.info, *at.error, *at.warning, *at.subheader]:
         assert "<img" not in el.value and "**bold**" not in el.value
+    chat = [e.proto.body for e in at.get("html") if "ci-chat" in e.proto.body]
+    assert chat and all("<img" not in b for b in chat)  # chat rows: escaped text, never markup
+    assert any(html.escape(evil) in b for b in chat)
+    show(at, "not_sent")
+    at.number_input(key="why_index").set_value(0).run()
     assert any(evil in str(c.value) for c in at.code)  # shown as text in a code block
 
 
@@ -356,10 +391,12 @@ def test_secrets_in_transcripts_are_masked_in_every_view() -> None:
     data = json.dumps({"messages": [{"role": "user", "content": f"my key is {key}, please debug"},
                                     {"role": "assistant", "content": "Never paste keys."}]}).encode()
     at.file_uploader(key="transcript_upload").set_value(("leak.json", data, "application/json")).run()
+    shown = [e.proto.body for e in at.get("html")]
+    show(at, "not_sent")
     at.number_input(key="why_index").set_value(0).run()
     assert_healthy(at)
-    shown = [str(c.value) for c in at.code] + [df.value.to_csv() for df in at.dataframe
-                                               if isinstance(df.value, pd.DataFrame)]
+    shown += [str(c.value) for c in at.code] + [df.value.to_csv() for df in at.dataframe
+                                                if isinstance(df.value, pd.DataFrame)]
     assert any("sk-proj-" in x and "****" in x for x in shown)  # the message is shown, its key masked
     assert not any(key in x for x in shown)
 
@@ -406,23 +443,25 @@ def test_summary_block_text_is_shown() -> None:
 def test_why_did_my_message_disappear() -> None:
     at = start()
     at.select_slider(key="call").set_value(15).run()
+    show(at, "not_sent")
     at.number_input(key="why_index").set_value(1).run()
-    text = at.info[-1].value
+    text = why_text(at)
     assert text.startswith("Message 1 is not sent") and "summar" in text
     at.number_input(key="why_index").set_value(54).run()
-    assert "after this call" in at.info[-1].value
+    assert "after this call" in why_text(at)
 
 
 def test_repairs_are_linked_to_messages() -> None:
     at = start()
     at.select_slider(key="call").set_value(15).run()
+    show(at, "repairs")
     rep = frame_by_columns(at, "kind", "tool_call_id", "messages")
     assert not rep.empty and (rep["kind"] == "ask_stripped").any()
     assert all(m for m in rep["messages"])  # every repair names the transcript messages involved
 
 
 def test_exports() -> None:
-    at = start()
+    at = show(start(), "export")
     assert len(at.get("download_button")) == 3
     from inspector.manifest import load_manifest
     from inspector.replay import replay
@@ -482,3 +521,127 @@ def test_this_call_notes_an_observed_compaction() -> None:
     at.session_state["call"] = at.session_state["n_calls"] - 1
     at.run()
     assert any("Observed compaction" in i.value for i in at.info)
+
+
+# --- forgotten references (issue 14) and the fleet view (issue 15) ------------------------------------------
+
+def message_text(rp_messages: list[dict[str, Any]], index: int) -> str:
+    return json.dumps(rp_messages[index], ensure_ascii=False)
+
+
+def test_this_call_lists_forgotten_references_marks_the_timeline_and_links_the_message() -> None:
+    at = start()
+    at.select_slider(key="call").set_value(16).run()  # the demo's call that needs the email of message 7
+    lost = frame_by_columns(at, "identifier", "transcript #", "why not sent")
+    assert "dana.whitfield@example.com" in set(lost["identifier"])
+    # Independent check of every row: the named message holds the identifier, and it is not sent.
+    demo = json.loads((ROOT / "inspector" / "samples" / "demo_support.json").read_text(encoding="utf-8"))
+    msgs = [m for m in demo["messages"]] if isinstance(demo, dict) else demo
+    sent = set(payload(at)["ref"].dropna().astype(int))
+    for ident, idx in zip(lost["identifier"], lost["transcript #"], strict=True):
+        assert int(idx) not in sent
+        assert ident in message_text(msgs, int(idx))
+    # The timeline marks the calls that forgot something, this one among them.
+    name = EVENT_WORDS["forgotten"]
+    timeline_spec = next(c for c in charts(at) if any(t.get("name") == name for t in c["data"]))
+    marked = next(t for t in timeline_spec["data"] if t.get("name") == name)
+    assert 16 in marked["x"] and 0 not in marked["x"]
+    # The link: pick the message and ask why — "Not sent & why" explains that very message.
+    at.selectbox(key="forgotten_pick").select(7).run()
+    at.button(key="forgotten_explain").click().run()
+    assert_healthy(at)
+    assert at.session_state["why_index"] == 7
+    assert any(i.value.startswith("Message 7 is not sent") and "summar" in i.value for i in at.info)
+
+
+def test_fleet_view_summarises_every_conversation_like_the_cli(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    data = tau_bench_file(4)
+    at = start()
+    at.file_uploader(key="transcript_upload").set_value(("tau.json", data, "application/json")).run()
+    show(at, "compare")
+    at.multiselect(key="cmp_strategies").set_value(["summarising", "stack"]).run()
+    show(at, "fleet")
+    at.button(key="fleet_go").click().run()
+    assert_healthy(at)
+    assert errors(at) == []
+    summary = frame_by_columns(at, "strategy", "convs", "peak payload")
+    assert list(summary["strategy"]) == ["summarising", "stack"]
+    assert list(summary["convs"]) == [4, 4]
+    # The same numbers as `context-inspector compare --conversation all` on that file.
+    path = tmp_path / "tau.json"
+    path.write_bytes(data)
+    manifest = ROOT / "sample_manifests" / av.DEFAULT_MANIFEST
+    out = subprocess.run([sys.executable, "-m", "inspector", "compare", str(manifest), str(path), "--conversation",
+                          "all", "--strategy", "summarising=summarising", "--strategy", "stack=stack",
+                          "--format", "json"], capture_output=True, text=True, check=True, cwd=ROOT)
+    cli = pd.DataFrame(json.loads(out.stdout)["fleet"])
+    for col, heading in (("conversations", "convs"), ("peak_payload", "peak payload"), ("trimmed", "trimmed")):
+        assert list(cli[col]) == list(summary[heading]), col
+    # Extra uploads join the fleet.
+    extra = json.dumps({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]})
+    at.file_uploader(key="fleet_uploads").set_value([("one.json", extra.encode(), "application/json")]).run()
+    at.button(key="fleet_go").click().run()
+    assert list(frame_by_columns(at, "strategy", "convs")["convs"]) == [5, 5]
+
+
+# --- stepping by event, the editor, side by side (issue 11) ----------------------------------------------------
+
+def test_jump_to_next_and_previous_event_lands_on_the_calls_the_replay_records() -> None:
+    from inspector.manifest import load_manifest
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript, sample_path
+
+    rp = replay(load_manifest(ROOT / "sample_manifests" / "small-window.yaml"), load_transcript(sample_path()),
+                summarizer="stand-in")
+    trimmed = [k for k, f in enumerate(rp.frames) if f.trimmed]  # independent of the app's event index
+    assert len(trimmed) >= 2
+    at = start()
+    at.selectbox(key="jump_kind").select("trimmed").run()
+    at.button(key="jump_next").click().run()
+    assert at.session_state["call"] == trimmed[0]
+    at.button(key="jump_next").click().run()
+    assert at.session_state["call"] == trimmed[1]
+    at.button(key="jump_prev").click().run()
+    assert at.session_state["call"] == trimmed[0]
+    at.select_slider(key="call").set_value(DEMO_CALLS - 1).run()
+    assert at.button(key="jump_next").disabled == (trimmed[-1] <= DEMO_CALLS - 1)
+
+
+def test_the_editor_stays_on_screen_and_marks_the_error_line() -> None:
+    at = show(start(), "manifest")
+    good = str(at.text_area(key="manifest_yaml").value)
+    lines = good.splitlines()
+    n = next(k for k, line in enumerate(lines, 1) if "keep_turns:" in line)
+    at.text_area(key="manifest_yaml").input(good.replace("keep_turns: 3", "keep_turns: -2")).run()
+    assert at.session_state["view"] == "manifest" and at.text_area(key="manifest_yaml")
+    excerpt = next(str(c.value) for c in at.code if "│" in str(c.value))
+    marked = [line for line in excerpt.splitlines() if line.startswith("▶")]
+    assert len(marked) == 1
+    number, text = marked[0].lstrip("▶").split("│", 1)
+    assert int(number) == n and text.strip() == lines[n - 1].strip().replace("keep_turns: 3", "keep_turns: -2")
+    at.text_area(key="manifest_yaml").input(good).run()  # fixed: still on the editor, no excerpt
+    assert at.session_state["view"] == "manifest" and errors(at) == []
+    assert not any("│" in str(c.value) for c in at.code)
+
+
+def test_error_excerpt_numbers_and_marks_lines() -> None:
+    text = "\n".join(f"line {k}" for k in range(1, 21))
+    out = av.error_excerpt(text, [10], context=1).splitlines()
+    assert out == ["   9 │ line 9", "▶ 10 │ line 10", "  11 │ line 11"]
+
+
+def test_side_by_side_puts_strategies_in_columns_and_shows_only_differences() -> None:
+    at = start()
+    at.selectbox(key="manifest_sample").select("default.yaml").run()  # a window where the strategies differ
+    show(at, "compare")
+    at.select_slider(key="call").set_value(DEMO_CALLS - 1).run()
+    assert len([c for c in chart_ids(at) if "compare_timeline" in c]) == 3
+    at.toggle(key="keep_diff").set_value(True).run()
+    diff = frame_by_columns(at, "ref", "differs", "summarising", "stack")
+    assert len(diff) > 0 and diff["differs"].all()
+    for _, row in diff.iterrows():  # each shown row really is treated differently
+        assert len({row["summarising"], row["sliding-window"], row["stack"]}) > 1
+    assert any("not sent:" in c.value for c in at.caption)  # each strategy's reason for what it left out

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -84,27 +85,48 @@ def server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def page(server: str) -> Iterator[Any]:
+def browser() -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api") if not os.environ.get("CI") else \
         __import__("playwright.sync_api", fromlist=["sync_playwright"])
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
         try:
-            pg = browser.new_page(viewport={"width": 1500, "height": 1100})
-            pg.set_default_timeout(60_000)
-            pg.goto(server)
-            pg.get_by_text("Token budget — call 0 ·").wait_for()
-            pg.wait_for_selector(".js-plotly-plot .barlayer")
-            yield pg
+            yield b
         finally:
-            browser.close()
+            b.close()
+
+
+def open_app(browser: Any, server: str, width: int = 1500, height: int = 1100) -> Any:
+    """A fresh session (its own context) on the demo, at call 0 with the timeline drawn."""
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    pg = ctx.new_page()
+    pg.set_default_timeout(90_000)
+    pg.goto(server)
+    wait_for_call(pg, 0)
+    pg.wait_for_selector(".st-key-timeline .js-plotly-plot .barlayer")
+    return pg
+
+
+@pytest.fixture()
+def page(browser: Any, server: str) -> Iterator[Any]:
+    pg = open_app(browser, server)
+    try:
+        yield pg
+    finally:
+        pg.context.close()
+
+
+def demo_replay() -> Any:
+    """The demo under the app's default manifest and policy, replayed by the package itself."""
+    from inspector.manifest import load_manifest
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript, sample_path
+
+    return replay(load_manifest(ROOT / "sample_manifests" / "small-window.yaml"), load_transcript(sample_path()),
+                  summarizer="stand-in")
 
 
 # --- what is on screen ----------------------------------------------------------------------------------
-
-def slider_value(pg: Any) -> str:
-    return str(pg.locator("input[type=range]").first.input_value())
-
 
 def band_title(pg: Any) -> str:
     """The band bar's title ('turn T · step S — N tokens sent')."""
@@ -114,50 +136,61 @@ def band_title(pg: Any) -> str:
 
 def band_labels(pg: Any) -> list[str]:
     """The numbers printed inside the band bar's segments."""
-    plots = pg.locator(".js-plotly-plot")
-    for k in range(plots.count()):
-        if "tokens sent" in (plots.nth(k).locator(".gtitle").all_text_contents() or [""])[0]:
-            return plots.nth(k).locator(".bartext").all_text_contents()
-    raise AssertionError("no band bar on the page")
+    return pg.locator(".st-key-band_bar .bartext").all_text_contents()
 
 
-PAYLOAD_JS = """() => [...document.querySelectorAll('[data-testid=stDataFrame] table')]
-    .map(t => t.textContent).find(t => t.includes('transcript #') && t.includes('band')) || null"""
-
-
-def payload_text(pg: Any) -> str:
-    """Visible cells of the payload table (the data grid keeps an accessible table in the DOM,
-    filled once the grid has drawn, hence the wait)."""
-    return str(pg.wait_for_function(PAYLOAD_JS).json_value())
+def chat_text(pg: Any) -> str:
+    """The payload's chat rows as text."""
+    return str(pg.locator(".ci-chat").first.text_content())
 
 
 def wait_for_call(pg: Any, k: int) -> None:
-    pg.get_by_text(f"Token budget — call {k} ·").wait_for()
-    pg.wait_for_function("k => { const s = document.querySelector('input[type=range]'); return s && s.value == k; }",
-                         arg=str(k))
+    pg.wait_for_function("k => { const p = document.querySelector('.st-key-call_position');"
+                         " return p && p.textContent.includes(`call ${k} ·`)"
+                         " && !document.querySelector('[data-stale=\"true\"]'); }", arg=k)
 
 
-# --- the test --------------------------------------------------------------------------------------------------------
+def current_call(pg: Any) -> int:
+    text = str(pg.locator(".st-key-call_position").text_content())
+    return int(text.split("call ", 1)[1].split(" ")[0])
+
+
+def choose_view(pg: Any, view: str) -> None:
+    from inspector.vocabulary import VIEW_WORDS
+
+    pg.locator(".st-key-view button", has_text=VIEW_WORDS[view]).click()
+    pg.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
+
+
+def shot(pg: Any, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    pg.wait_for_timeout(600)  # let plotly finish its transition before the picture
+    path = ARTIFACTS / name
+    pg.screenshot(path=str(path))
+    assert path.stat().st_size > 20_000
+    if os.environ.get("UPDATE_DOCS_SCREENSHOT"):
+        shutil.copyfile(path, ROOT / "docs" / name)
+    return path
+
+
+# --- the tests -----------------------------------------------------------------------------------------------------
 
 def test_step_and_select_in_a_real_browser(page: Any) -> None:
     pg = page
-    assert slider_value(pg) == "0"
     assert pg.locator(".js-plotly-plot").count() >= 2  # timeline + band bar at least
-    title0, labels0, payload0 = band_title(pg), band_labels(pg), payload_text(pg)
+    title0, labels0, chat0 = band_title(pg), band_labels(pg), chat_text(pg)
     assert title0.startswith("turn 1 · step 0")
 
-    pg.get_by_role("button", name="Next ▶").click()
+    pg.locator(".st-key-next button:visible").click()
     wait_for_call(pg, 1)
     pg.wait_for_function("t => ![...document.querySelectorAll('.js-plotly-plot .gtitle')]"
                          ".some(e => e.textContent === t)", arg=title0)
-    assert band_title(pg) != title0 and band_title(pg).startswith("turn 1 · step 1")
+    assert band_title(pg).startswith("turn 1 · step 1")
     assert band_labels(pg) != labels0
-    pg.wait_for_function(f"() => ({PAYLOAD_JS})() !== {json.dumps(payload0)}")
-    assert payload_text(pg) != payload0
+    assert chat_text(pg) != chat0
 
-    # Select a bar of call 15 on the timeline (the first chart): the app jumps there.
-    timeline = pg.locator(".js-plotly-plot").first
-    bar = timeline.locator(".barlayer .trace.bars").nth(2).locator(".point path").nth(15)
+    # Select a bar of call 15 on the timeline: the app jumps there.
+    bar = pg.locator(".st-key-timeline .barlayer .trace.bars").nth(2).locator(".point path").nth(15)
     box = bar.bounding_box()
     assert box is not None
     # Plotly's drag layer sits on top of the bars: click where the bar is, as a user does.
@@ -166,15 +199,104 @@ def test_step_and_select_in_a_real_browser(page: Any) -> None:
     pg.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     wait_for_call(pg, 15)
     assert band_title(pg).startswith("turn 8 · step 0")
+    shot(pg, "screenshot.png")
 
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    pg.wait_for_timeout(500)  # let plotly finish its transition before the picture
-    shot = ARTIFACTS / "app.png"
-    pg.screenshot(path=str(shot))
-    assert shot.stat().st_size > 20_000
-    if os.environ.get("UPDATE_DOCS_SCREENSHOT"):
-        shutil.copyfile(shot, ROOT / "docs" / "screenshot.png")
-    # The app scrolls inside its own container, so a "full page" shot needs a tall window.
-    pg.set_viewport_size({"width": 1500, "height": 4000})
-    pg.wait_for_timeout(1500)
-    pg.screenshot(path=str(ARTIFACTS / "app_tall.png"))
+
+def test_keyboard_steps_forward_and_back(page: Any) -> None:
+    pg = page
+    pg.locator("h1").first.click()  # focus the page, not a field
+    pg.wait_for_timeout(500)
+    pg.keyboard.press("ArrowRight")
+    wait_for_call(pg, 1)
+    pg.keyboard.press("ArrowRight")
+    wait_for_call(pg, 2)
+    pg.keyboard.press("ArrowLeft")
+    wait_for_call(pg, 1)
+    assert current_call(pg) == 1
+
+
+def test_jump_to_next_event_lands_on_that_event(page: Any) -> None:
+    pg = page
+    rp = demo_replay()
+    reused = [k for k, f in enumerate(rp.frames) if f.cm["action"] == "reused"]
+    trimmed = [k for k, f in enumerate(rp.frames) if f.trimmed]
+    assert reused and len(trimmed) >= 2
+    pg.locator(".st-key-jump_kind").click()
+    pg.get_by_role("option", name=re.compile(r"^trim \(")).click()
+    pg.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
+    pg.locator(".st-key-jump_next button:visible").click()
+    wait_for_call(pg, trimmed[0])
+    pg.locator(".st-key-jump_next button:visible").click()
+    wait_for_call(pg, trimmed[1])
+    pg.locator(".st-key-jump_prev button:visible").click()
+    wait_for_call(pg, trimmed[0])
+
+
+def test_drill_down_into_a_tool_call_message(page: Any) -> None:
+    pg = page
+    rp = demo_replay()
+    k, pos = next((k, pos) for k, f in enumerate(rp.frames) for pos, m in enumerate(f.payload(rp.messages))
+                  if m.get("role") == "assistant" and m.get("tool_calls"))
+    call = rp.frames[k].payload(rp.messages)[pos]["tool_calls"][0]
+    name, args = call["function"]["name"], json.loads(call["function"]["arguments"])
+    for _ in range(k):
+        pg.locator(".st-key-next button:visible").click()
+        pg.wait_for_timeout(50)
+    wait_for_call(pg, k)
+    row = pg.locator(".ci-chat details", has_text="assistant").filter(has_text=f"tool call {name}").first
+    assert not row.locator("pre").last.is_visible()  # collapsed: one readable line
+    # Away from the top edge, where the sticky stepper covers the page.
+    row.evaluate("e => e.scrollIntoView({block: 'center'})")
+    row.locator("summary").click()
+    args_block = row.locator("pre").last
+    args_block.wait_for(state="visible")
+    shown = json.loads(str(args_block.text_content()))
+    assert shown == args  # the tool call's arguments, in full (the row said `null` before)
+    assert name in str(row.text_content())
+
+
+def test_the_editor_stays_on_screen_through_an_error_and_its_fix(page: Any) -> None:
+    pg = page
+    choose_view(pg, "manifest")
+    box = pg.locator(".st-key-manifest_yaml textarea")
+    good = box.input_value()
+    box.fill(good.replace("keep_turns: 3", "keep_turns: -2"))
+    box.press("Control+Enter")
+    pg.get_by_text("spec.context_manager.params.keep_turns").first.wait_for()
+    assert box.is_visible()
+    assert "▶" in str(pg.locator("[data-testid=stCode]").last.text_content())  # the error line marked
+    box.fill(good)
+    box.press("Control+Enter")
+    pg.get_by_text("Valid manifest.").wait_for()
+    assert box.is_visible() and box.input_value() == good  # still on the editor
+
+
+def test_side_by_side_three_strategies_in_columns(page: Any) -> None:
+    pg = page
+    choose_view(pg, "compare")
+    charts = [pg.locator(f".st-key-compare_timeline_{k} .js-plotly-plot") for k in range(3)]
+    for c in charts:
+        c.wait_for()
+    boxes = [c.bounding_box() for c in charts]
+    assert all(b is not None for b in boxes)
+    assert abs(boxes[0]["y"] - boxes[1]["y"]) < 5 and abs(boxes[1]["y"] - boxes[2]["y"]) < 5  # one row
+    assert boxes[0]["x"] < boxes[1]["x"] < boxes[2]["x"]
+    pg.locator(".st-key-next button:visible").click()
+    wait_for_call(pg, 1)
+    shot(pg, "screenshot_side_by_side.png")
+
+
+def test_1024x768_nothing_is_cut_off(browser: Any, server: str) -> None:
+    pg = open_app(browser, server, 1024, 768)
+    try:
+        overflow = pg.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0
+        for key in ("prev", "next", "jump_prev", "jump_next"):
+            b = pg.locator(f".st-key-{key} button:visible").bounding_box()
+            assert b is not None and b["x"] >= 0 and b["x"] + b["width"] <= 1024
+        cut = pg.evaluate("""() => [...document.querySelectorAll('.st-key-stepper button, .st-key-stepper button *, [data-testid=stMetricValue], [data-testid=stMetricValue] *')]
+            .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)""")
+        assert cut == []
+        shot(pg, "screenshot_1024.png")
+    finally:
+        pg.context.close()

@@ -36,6 +36,7 @@ def test_the_demo_runs_as_its_own_agent_and_states_it() -> None:
     assert "system text from the transcript" in text and "15 schema(s) from the transcript" in text
     assert "model gpt-4o (manifest)" in text and "window 4,000 tokens (manifest)" in text
     assert "policy: counter tiktoken" in text
+    at.segmented_control(key="payload_as").set_value("table").run()  # the payload as a table, not chat rows
     payload = next(df.value for df in at.dataframe if {"band", "content"} <= set(getattr(df.value, "columns", [])))
     assert "Acme" not in str(payload.iloc[0]["content"])
 

@@ -1,4 +1,4 @@
-"""Budget numbers of ENGINE.md §5 scenarios 8–15, exactly, through the real manifest loader."""
+"""Budget numbers of docs/design.md §2.3 and §3.2, exactly, through the real manifest loader."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def budget_for(spec: dict, *, fixed: int = 0, summarising: bool | None = None):
 TABLE = [
     # 8: default budget, summarising default → hint = ⌊113 200 / 1.1⌋
     ({}, 128_000, 14_800, 113_200, 102_909),
-    # 8: the string form gets the same (normalised first, ENGINE Q5)
+    # 8: the string form gets the same (normalised first, docs/design.md Q5)
     ({"context_manager": "summarising"}, 128_000, 14_800, 113_200, 102_909),
     # 8: sliding-window / stack get the hard budget as hint
     ({"context_manager": "sliding-window"}, 128_000, 14_800, 113_200, 113_200),
@@ -227,11 +227,3 @@ def test_a_row_whose_extra_is_not_a_mapping_has_no_calibration() -> None:
     limits = resolve_limits(_settings({"models": [{"model": "gpt-4o"}]}))
     assert resolve_calibration(_Row("token_calibration"), limits, "estimate") == (None, None)
     assert resolve_calibration(_Row(["token_calibration"]), limits, "estimate") == (None, None)
-
-
-def test_budget_record_as_a_dict_has_every_field() -> None:
-    b = budget_for({"context_manager": {"type": "summarising", "params": {"trimmer": {"max_tokens": 12_000,
-                                                                                       "reserve_tokens": 512}}}})
-    d = b.as_dict()
-    assert (d["max_tokens"], d["reserve"], d["margin"], d["hard"], d["hint"]) == (12_000, 512, 1_200, 10_288, 9_352)
-    assert d["calibration"] is None and len(d) == 15

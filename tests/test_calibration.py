@@ -29,7 +29,7 @@ SMALL = Path(__file__).resolve().parents[1] / "sample_manifests" / "small-window
 
 
 def _enc() -> Any:
-    from inspector._env import apply_offline_defaults
+    from inspector.offline import apply_offline_defaults
 
     apply_offline_defaults()
     import tiktoken

@@ -161,3 +161,89 @@ def test_observed_rows_name_file_and_conversation() -> None:
     rows = json.loads(out.stdout)["payloads"]
     assert rows and {r["transcript"] for r in rows} == {path.name}
     assert {r["conversation"] for r in rows} <= {c.index for c in infos}
+
+
+# --- the fleet summary in every output format -------------------------------------------------------
+
+def _typed(row: dict[str, str]) -> dict[str, Any]:
+    """A CSV row with its numbers read back (an empty cell is no value)."""
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        if v == "":
+            out[k] = None
+            continue
+        try:
+            out[k] = int(v)
+        except ValueError:
+            try:
+                out[k] = float(v)
+            except ValueError:
+                out[k] = v
+    return out
+
+
+def _check_fleet(fleet: list[dict[str, Any]], rows: list[dict[str, Any]], key: str) -> None:
+    expected = fleet_by_hand(rows, key)
+    assert [f[key] for f in fleet] == list(expected)
+    for f in fleet:
+        want = dict(expected[f[key]])
+        cost = want.pop("cost_usd")
+        assert (f["cost_usd"] is None and cost != cost) or f["cost_usd"] == pytest.approx(cost)
+        assert {k: f[k] for k in want} == want
+
+
+COMPARE_ARGS = ("--conversation", "all", "--counter", "estimate", "--summarizer", "drop",
+                "--strategy", "window=sliding-window", "--strategy", "stack={type: stack, params: {max_messages: 4}}")
+
+
+def test_compare_csv_writes_the_fleet_summary_to_its_own_file(tb: Path, tmp_path: Path) -> None:
+    runs_csv, fleet_csv = tmp_path / "runs.csv", tmp_path / "fleet.csv"
+    out = run("compare", str(SMALL), str(tb), *COMPARE_ARGS, "--format", "csv", "-o", str(runs_csv),
+              "--fleet-summary", str(fleet_csv))
+    assert out.returncode == 0, out.stderr
+    rows = [_typed(r) for r in csv.DictReader(io.StringIO(runs_csv.read_text()))]
+    fleet = [_typed(r) for r in csv.DictReader(io.StringIO(fleet_csv.read_text()))]
+    assert len(rows) == 2 * EPISODES and "fleet" not in runs_csv.read_text()
+    _check_fleet(fleet, rows, "strategy")
+    assert [f["conversations_over_budget"] for f in fleet] == [EPISODES - LONG_FROM] * 2
+
+
+def test_csv_without_the_option_says_where_the_fleet_summary_went(tb: Path) -> None:
+    out = run("compare", str(SMALL), str(tb), *COMPARE_ARGS, "--format", "csv")
+    assert out.returncode == 0, out.stderr
+    assert "--fleet-summary FILE" in out.stderr and f"{EPISODES} conversations" in out.stderr
+    assert len(list(csv.DictReader(io.StringIO(out.stdout)))) == 2 * EPISODES  # stdout stays one CSV table
+
+
+def test_sweep_csv_and_json_fleet_summaries_agree_with_the_rows(tb: Path, tmp_path: Path) -> None:
+    common = ("sweep", str(SMALL), str(tb), "--grid", "keep_turns=1,3", "--summarizer", "drop", "--processes", "1")
+    fleet_csv, fleet_json = tmp_path / "fleet.csv", tmp_path / "fleet.json"
+    as_csv = run(*common, "--format", "csv", "--fleet-summary", str(fleet_csv))
+    as_json = run(*common, "--format", "json", "--fleet-summary", str(fleet_json))
+    assert as_csv.returncode == 0 and as_json.returncode == 0, as_csv.stderr + as_json.stderr
+    rows = [_typed(r) for r in csv.DictReader(io.StringIO(as_csv.stdout))]
+    fleet = [_typed(r) for r in csv.DictReader(io.StringIO(fleet_csv.read_text()))]
+    _check_fleet(fleet, rows, "keep_turns")
+    doc = json.loads(as_json.stdout)
+    assert json.loads(fleet_json.read_text()) == doc["fleet"]  # the file is the document's summary, alone
+    _check_fleet(doc["fleet"], doc["rows"], "keep_turns")
+
+
+def test_the_table_fleet_summary_file_is_the_table_output_s_summary(tb: Path, tmp_path: Path) -> None:
+    fleet_txt = tmp_path / "fleet.txt"
+    out = run("compare", str(SMALL), str(tb), *COMPARE_ARGS, "--fleet-summary", str(fleet_txt))
+    assert out.returncode == 0, out.stderr
+    text = fleet_txt.read_text()
+    assert text.startswith("fleet summary: per strategy") and f"{EPISODES} conversations of tb5.json" in text
+    assert out.stdout.endswith(text)  # the same summary ends the table output
+
+
+def test_the_option_gives_a_one_conversation_fleet_summary_too(tmp_path: Path) -> None:
+    fleet_json = tmp_path / "fleet.json"
+    out = run("compare", str(SMALL), str(DEMO), "--counter", "estimate", "--summarizer", "drop",
+              "--strategy", "w=sliding-window", "--format", "json", "--fleet-summary", str(fleet_json))
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    fleet = json.loads(fleet_json.read_text())
+    assert [f["conversations"] for f in fleet] == [1]
+    _check_fleet(fleet, doc["strategies"], "strategy")

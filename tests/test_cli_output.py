@@ -63,6 +63,21 @@ def test_progress_is_drawn_on_a_terminal(tb: Path) -> None:
     assert "sweeping" not in out and len(list(csv.DictReader(io.StringIO(out)))) == 18
 
 
+@pytest.mark.parametrize(("cmd", "label"), [
+    (["compare", "{m}", "{t}", "--conversation", "all", "--strategy", "a=stack", "--strategy", "b=sliding-window",
+      "--format", "json"], "comparing"),
+    (["replay", "{m}", "{t}", "--conversation", "all"], "replaying"),
+    (["import", "{t}", "--conversation", "all"], "importing"),
+])
+def test_compare_replay_and_import_draw_progress_on_a_terminal(tb: Path, cmd: list[str], label: str) -> None:
+    code, out, err = run_with_terminal_stderr(*[a.format(m=SMALL, t=tb) for a in cmd],
+                                              *(["--counter", "estimate", "--summarizer", "drop"]
+                                                if cmd[0] != "import" else []))
+    assert code == 0, err
+    assert label in err and "\x1b[" in err
+    assert label not in out and "\x1b[" not in out  # stdout (piped) holds only the result
+
+
 STATED = ["policy", "agent", "summarizer"]
 """The lines every replaying command writes on stderr to say what was in force (issue 9)."""
 
@@ -81,6 +96,22 @@ def test_nothing_is_drawn_when_piped(tb: Path, cmd: list[str]) -> None:
 
 
 # --- warnings and errors --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_a_payload_failing_the_provider_check_is_said_in_every_format(fmt: str, tmp_path: Path) -> None:
+    """Q19 through the console script: a row with a role no provider accepts is sent as recorded, and
+    the check's reason (naming the role) reaches the user even where the table has no check column."""
+    path = tmp_path / "wizard.json"
+    path.write_text('[{"role": "user", "content": "u"}, {"role": "wizard", "content": "abracadabra"}, '
+                    '{"role": "assistant", "content": "ok"}]')
+    out = run("replay", str(path), "--counter", "estimate", "--summarizer", "drop", "--format", fmt)
+    assert out.returncode == 0, out.stderr
+    warned = [line for line in out.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warned) == 1 and "wizard.json conversation 0: 1 call(s) fail the provider check" in warned[0]
+    assert "'wizard'" in warned[0]
+    # the agent line says plainly that no model is named (it used to read "model (none) (none (...))")
+    assert "· model none (neither the manifest nor the transcript names one) ·" in out.stderr
+
 
 def test_a_warning_is_one_clean_line(tmp_path: Path) -> None:
     manifest = tmp_path / "m.yaml"

@@ -131,15 +131,6 @@ def test_a_fresh_manager_has_made_no_decision_and_non_summarising_ones_refuse_a_
             cm.bind_summarizer(object())
 
 
-def test_decision_as_a_dict_names_every_reported_field() -> None:
-    cm = SlidingWindowConversation(keep_turns=1)
-    cm.manage_history(turns(3), 0)
-    assert cm.last_decision.as_dict() == {
-        "action": "window-slid", "compressed_turns": 0, "dropped_turns": 2, "kept_turns": 1, "raw_tokens": None,
-        "threshold": None, "ceiling": None, "summarizer_called": False, "summary_model": None,
-        "summary_model_source": None, "error": None}
-
-
 # --- summary blocks: the format other tools read (docs/design.md §3.4) ----------------------------
 @pytest.mark.parametrize(("turns_", "text"), [(3, "one line"), (12, "first\nsecond\nthird"), (1, "")])
 def test_summary_block_round_trips_its_count_and_text(turns_: int, text: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from conftest import ROOT
-from inspector._env import litellm
+from inspector.offline import litellm
 from inspector.engine.assembler import ContextEngine
 
 

@@ -1,4 +1,4 @@
-"""Context managers against ENGINE.md §5 scenarios 16–29 (stack, sliding-window, summarising)."""
+"""Context managers (docs/design.md §3.3 stack, §3.4 sliding-window, §3.5 summarising)."""
 
 from __future__ import annotations
 

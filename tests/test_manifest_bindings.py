@@ -1,11 +1,11 @@
-"""ENGINE.md §5 scenarios 1-7: binding normalisation, aliases, compaction sugar, overlay merge,
+"""docs/design.md §2.1–§2.6: binding normalisation, aliases, compaction sugar, overlay merge,
 lenient (assemble) versus strict (validate) reading of the plugin slots; Q5 form equivalence."""
 
 from __future__ import annotations
 
 import pytest
 
-from inspector.engine.registry import PluginLookupError
+from inspector.plugins import PluginLookupError
 from inspector.manifest import (
     ManifestError,
     UnknownPluginError,
@@ -25,7 +25,7 @@ def cm_of(spec_value: object, mode: str = "assemble"):
     return settings_from_dict(agent(context_manager=spec_value), mode=mode).settings  # type: ignore[arg-type]
 
 
-# --- scenario 1: the default ---------------------------------------------------------------------
+# --- the default ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["assemble", "validate"])
 def test_scenario1_omitted_context_manager_is_summarising_with_llm(mode: str) -> None:
@@ -44,7 +44,7 @@ def test_scenario1_null_empty_and_empty_object_count_as_omitted(value: object) -
     assert (s.context_manager.type, s.context_manager.source) == ("summarising", "default")
 
 
-# --- scenario 2: forms and aliases -----------------------------------------------------------------
+# --- forms and aliases -----------------------------------------------------------------
 
 @pytest.mark.parametrize(
     ("written", "canonical", "urn"),
@@ -89,7 +89,7 @@ def test_q5_three_forms_of_the_default_normalise_identically_except_source() -> 
         assert s.trimmer == omitted.trimmer
 
 
-# --- scenario 3: a malformed value: strict error, lenient default -------------------------------------
+# --- a malformed value: strict error, lenient default -------------------------------------
 
 @pytest.mark.parametrize("value", [42, 3.5, True, ["stack"], [], {"type": 7}, {"type": "stack", "params": [1]}])
 def test_scenario3_malformed_context_manager_fails_validate_naming_the_field(value: object) -> None:
@@ -119,7 +119,7 @@ def test_scenario3_same_yaml_validate_fails_assemble_succeeds_with_line() -> Non
     assert load_manifest_text(text, mode="assemble").settings.context_manager.type == "summarising"
 
 
-# --- scenario 4: unknown plugin names are never lenient ----------------------------------------------
+# --- unknown plugin names are never lenient ----------------------------------------------
 
 @pytest.mark.parametrize("mode", ["assemble", "validate"])
 @pytest.mark.parametrize(
@@ -159,7 +159,7 @@ def test_ref_import_requires_allow_imports() -> None:
     assert dict(s.context_manager.params) == {"anything": 1}  # unknown signature: passed through
 
 
-# --- scenario 5: compaction sugar ----------------------------------------------------------------------
+# --- compaction sugar ----------------------------------------------------------------------
 
 @pytest.mark.parametrize(
     ("compaction", "expected"),
@@ -196,7 +196,7 @@ def test_scenario5_sliding_window_sugar_keeps_the_alias_as_written() -> None:
     assert (cm.type, dict(cm.params)) == ("sliding-window", {"window_size": 20})
 
 
-# --- scenario 6: bogus strategy; context_manager wins ----------------------------------------------------
+# --- bogus strategy; context_manager wins ----------------------------------------------------
 
 def test_scenario6_unknown_strategy_names_it_and_the_allowed_list() -> None:
     with pytest.raises(ManifestError) as info:
@@ -226,7 +226,7 @@ def test_scenario6_context_manager_wins_and_is_left_exactly_as_written() -> None
     assert written == {"type": "sliding-window", "params": {"window_size": 3}}  # input untouched
 
 
-# --- scenario 7: overlay merge ---------------------------------------------------------------------------
+# --- overlay merge ---------------------------------------------------------------------------
 
 BASE = {"type": "summarising", "params": {"keep_turns": 10, "trimmer": {"max_tokens": 12000}}}
 

@@ -1,5 +1,5 @@
 """Validate mode: every error names its field path and YAML line, all errors are collected in one
-pass, ENGINE Q2 (deprecated keys warn) and Q9 (params the chosen manager does not accept fail),
+pass, docs/design.md Q2 (deprecated keys warn) and Q9 (params the chosen manager does not accept fail),
 and the assemble-mode fallbacks for the same inputs."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import warnings
 
 import pytest
 
-from conftest import ROOT, TRANSCRIPTS
+from conftest import ROOT, TRANSCRIPTS, need_shared
 from inspector.cli import main
 from inspector.engine.limits import litellm_model_info
 from inspector.manifest import load_manifest
@@ -109,9 +109,8 @@ def test_compare_and_sweep_take_the_transcript_alone(capsys: pytest.CaptureFixtu
 LETTA = TRANSCRIPTS / "letta-agent-file" / "memgpt_agent_with_convo.af"
 
 
-@pytest.mark.skipif(not LETTA.exists(), reason="shared transcript not found")
 def test_observed_says_what_differs() -> None:
-    t = load_transcript(LETTA)
+    t = load_transcript(need_shared(LETTA))
     own = compare_observed(None, t, counter="estimate")
     assert own["system"].eq("").all() and own["tools"].eq("").all()
     forced = compare_observed(load_manifest(SAMPLE), t, counter="estimate", policy=None, sample=False)

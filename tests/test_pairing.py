@@ -1,4 +1,4 @@
-"""Pairing repair and the final check (ENGINE.md §3.8, scenarios 30–37, decision Q6).
+"""Pairing repair and the final check (docs/design.md §3.8, Q6, Q19).
 
 Bug class guarded: payloads a provider rejects (a tool call without its result, a result without
 its call, a result under the wrong id) and repairs that silently send the wrong result content.
@@ -26,7 +26,7 @@ def _kinds(result: Any) -> list[str]:
     return [r.kind for r in result.repairs]
 
 
-# (messages, expected output, expected repair kinds) — scenarios 30–36 of ENGINE.md §5.
+# (messages, expected output, expected repair kinds) — the cases of docs/design.md §3.8, one per repair kind.
 SCENARIOS = [
     pytest.param(  # 30: an orphan result is dropped
         [tool("missing", "orphan"), user("hi")],
@@ -112,7 +112,7 @@ def test_sanitize_scenarios(messages: list[dict], expected: list[dict], kinds: l
     check_provider_payload(result.messages)
 
 
-# --- the two deliberate fixes of the reference (ENGINE Q6) ---------------------------------------
+# --- the two deliberate fixes of the reference (docs/design.md Q6) ---------------------------------------
 
 
 def test_fix_duplicates_are_removed_before_rebinding() -> None:
@@ -248,7 +248,7 @@ def test_odd_input(messages: list[Any], expected: list[Any]) -> None:
 @pytest.mark.parametrize(
     ("messages", "error"),
     [
-        ([user("q"), ask("call_1")], "tool results 0 != tool calls 1 at messages[1]"),  # scenario 37
+        ([user("q"), ask("call_1")], "tool results 0 != tool calls 1 at messages[1]"),  # a call without its result
         ([tool("x"), user("q")], "orphan tool results: {'x'}"),
         ([user("q"), {"role": "tool", "content": "no id"}], "orphan tool results: {None}"),
         ([ask("a", "b"), tool("a"), user("q")], "tool results 1 != tool calls 2 at messages[0]"),

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cli_run import run
-from conftest import ROOT
+from conftest import ROOT, TRANSCRIPTS, need_shared
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -45,6 +45,64 @@ def test_cli_examples_run_as_written(line: str, tmp_path: Path) -> None:
     out = run(*args, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout or any(p.is_file() for p in tmp_path.iterdir())
+
+
+# --- every other shell example of the README: run, or skipped with the reason it cannot run here -----
+
+def shell_examples() -> list[str]:
+    """Every command of every ``bash`` block in the README (continuation lines joined, comments cut)."""
+    out: list[str] = []
+    for block in code_blocks(README, "bash"):
+        for line in block.replace("\\\n", " ").splitlines():
+            command = line.split("  #", 1)[0].strip()
+            if command:
+                out.append(" ".join(command.split()))
+    return out
+
+
+NOT_RUN_HERE = {  # (a test of what the line shows, reason it is not run as written)
+    "make run": "starts the Streamlit server and blocks; the app is started the same way by tests/test_packaging.py",
+    "make test": "is this very test suite",
+    "--dask": "names your own agent.yaml and sessions and a Dask cluster; tests/test_fleet.py runs sweep and "
+              "compare with --dask on a 2-worker LocalCluster",
+}
+
+
+@pytest.mark.parametrize("line", shell_examples())
+def test_every_shell_example_is_run_or_says_why_not(line: str) -> None:
+    if line in {" ".join(x.split()) for x in CLI_LINES}:
+        return  # run by test_cli_examples_run_as_written
+    reason = next((why for key, why in NOT_RUN_HERE.items() if line.startswith(key) or f" {key} " in line), None)
+    assert reason is not None, f"README example neither run by a test nor skipped with a reason: {line}"
+    pytest.skip(f"{line.split()[0]} {line.split()[1]}: {reason}")
+
+
+def shown_sessions() -> list[tuple[str, list[str]]]:
+    """The ``$ context-inspector ...`` lines of the CLI section's ``text`` blocks and the lines shown
+    under each (what the command prints on stderr)."""
+    out: list[tuple[str, list[str]]] = []
+    for block in code_blocks(section("CLI"), "text"):
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                out.append((line[2:], []))
+            elif out and line.strip():
+                out[-1][1].append(line)
+    return out
+
+
+@pytest.mark.parametrize(("command", "shown"), shown_sessions(), ids=lambda v: v if isinstance(v, str) else "")
+def test_shown_output_is_what_the_command_prints(command: str, shown: list[str]) -> None:
+    """The README's transcript of a session is current: each line it shows is a line the command
+    prints on stderr today (the table on stdout is not shown)."""
+    args = shlex.split(command)[1:]
+    for a in args:
+        if a.startswith("../shared/"):
+            need_shared(TRANSCRIPTS / a.removeprefix("../shared/data/transcripts/"))
+    args = [str(TRANSCRIPTS / a.removeprefix("../shared/data/transcripts/")) if a.startswith("../shared/") else
+            str(ROOT / a) if (ROOT / a).exists() else a for a in args]
+    out = run(*args)
+    assert out.returncode == 0, out.stderr
+    assert shown and all(line in out.stderr.splitlines() for line in shown), out.stderr
 
 
 def test_the_live_loop_snippet_runs(llm, tmp_path: Path) -> None:  # noqa: ANN001

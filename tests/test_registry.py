@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from inspector.engine.assembler import ContextEngine
-from inspector.engine.registry import PluginLookupError, PluginSpec, Registry, _BUILTINS, default_registry
+from inspector.plugins import PluginLookupError, PluginSpec, Registry, BUILTIN_SPECS, default_registry
 from inspector.manifest import settings_from_dict
 
 
@@ -55,7 +55,7 @@ class Keep2:
 
 
 def test_third_party_plugin_registers_without_editing_the_package() -> None:
-    reg = Registry(_BUILTINS)
+    reg = Registry(BUILTIN_SPECS)
     reg.register(PluginSpec("context_manager", "keep-two", "acme.cm.keep_two", Keep2))
     s = settings_from_dict({"kind": "Agent", "spec": {}}).settings
     from dataclasses import replace
@@ -73,7 +73,7 @@ def test_third_party_plugin_registers_without_editing_the_package() -> None:
 def test_entry_point_plugins_are_discovered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pkg = tmp_path / "acme_ctx.py"
     pkg.write_text(textwrap.dedent("""
-        from inspector.engine.registry import PluginSpec
+        from inspector.plugins import PluginSpec
         PLUGINS = [PluginSpec("context_manager", "acme-window", "acme.cm.acme_window",
                               "inspector.engine.managers.sliding_window:SlidingWindowConversation")]
     """))
@@ -82,7 +82,7 @@ def test_entry_point_plugins_are_discovered(tmp_path: Path, monkeypatch: pytest.
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-ctx\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text("[context_inspector.plugins]\nacme = acme_ctx:PLUGINS\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    reg = Registry(_BUILTINS)
+    reg = Registry(BUILTIN_SPECS)
     assert reg.find("context_manager", "acme-window") is not None
     assert reg.find("context_manager", "acme_window").urn == "acme.cm.acme_window"
 
@@ -90,7 +90,7 @@ def test_entry_point_plugins_are_discovered(tmp_path: Path, monkeypatch: pytest.
 def test_ref_imports_need_an_allow_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "sneaky_cm.py").write_text("import sys\nsys.modules[__name__].IMPORTED = True\nclass CM: pass\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    reg = Registry(_BUILTINS)
+    reg = Registry(BUILTIN_SPECS)
     with pytest.raises(PluginLookupError, match="allow_imports"):
         reg.resolve_ref("context_manager", "sneaky_cm:CM")
     assert "sneaky_cm" not in sys.modules

@@ -1,10 +1,10 @@
-"""Replay (ENGINE §A2): frames and commits over real and bundled transcripts, determinism, cost, summaries."""
+"""Replay (docs/design.md §5): frames and commits over real and bundled transcripts, determinism, cost, summaries."""
 
 from __future__ import annotations
 
 import pytest
 
-from conftest import need_shared, shared_files
+from conftest import need_shared, shared_cases, shared_files
 from inspector.manifest import settings_from_dict
 from inspector.replay import replay
 from inspector.transcripts import load_transcript, sample_path
@@ -30,7 +30,7 @@ def test_shared_transcripts_are_present_when_required() -> None:
 
 
 @pytest.mark.parametrize("name", list(STRATEGIES))
-@pytest.mark.parametrize("path", SHARED_FILES, ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("path", shared_cases(), ids=lambda p: p.parent.name if p else "no-shared-data")
 def test_every_shared_transcript_replays_with_every_check_ok(path, name) -> None:  # noqa: ANN001
     tr = load_transcript(path)
     rp = replay(settings(STRATEGIES[name], models=[{"model": "gpt-4o", "context_window": 8000, "max_tokens": 1000}]),

@@ -156,11 +156,6 @@ def test_a_hundred_thousand_messages_import_and_replay() -> None:
     assert rp.frames[-1].at == 99_999
 
 
-@pytest.mark.xfail(strict=True, reason="replay output grows quadratically when the trimmer trims every call: "
-                                       "each frame lists every trimmed transcript index (Frame.to_json expands "
-                                       "the ranges), and each call re-walks the whole working memory; a 100 000-"
-                                       "message agent loop (one user turn) or an uncapped stack replay does not "
-                                       "finish in reasonable time or memory")
 @pytest.mark.parametrize("shape", ["one-long-turn", "uncapped-stack"])
 def test_replay_output_grows_linearly_with_the_transcript(shape: str) -> None:
     sizes = []

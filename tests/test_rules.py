@@ -26,12 +26,12 @@ from inspector.redact import mask_secrets, mask_text
 
 
 def e2(msgs: list[dict]) -> int:
-    """ENGINE E2 (history estimate): floor(string chars / 4) + 4 per message."""
+    """E2, the history estimate (docs/design.md §3.1): floor(string chars / 4) + 4 per message."""
     return sum(len(m["content"]) for m in msgs if isinstance(m.get("content"), str)) // 4 + 4 * len(msgs)
 
 
 def e1(msgs: list[dict]) -> int:
-    """ENGINE E1 (payload estimate): E2's chars plus each call's name and arguments."""
+    """E1, the payload estimate (docs/design.md §3.1): E2's chars plus each call's name and arguments."""
     chars = 0
     for m in msgs:
         chars += len(m["content"]) if isinstance(m.get("content"), str) else 0

@@ -26,7 +26,7 @@ import pytest
 
 from inspector.engine.assembler import ContextEngine
 from inspector.engine.llm import LLMEngine
-from inspector.engine.registry import PluginLookupError
+from inspector.plugins import PluginLookupError
 from inspector.manifest import ManifestError, ManifestReadError, load_manifest, load_manifest_text, settings_from_dict
 from inspector.replay import replay
 from inspector.report.tables import compare_table, frames_table, not_sent_table, payload_table, repairs_table
@@ -403,7 +403,7 @@ def test_a_secret_pasted_into_the_wrong_field_is_masked_in_the_error(tmp_path: P
     for args in (["validate", str(manifest)], ["validate", "--show", str(manifest)]):
         out = run(*args)
         assert out.returncode == 1
-        assert "spec.models[0].max_tokens" in out.stdout
+        assert "spec.models[0].max_tokens" in out.stderr  # errors go to stderr, located
         assert_no_secret(out.stdout + out.stderr, "validate error")
 
 

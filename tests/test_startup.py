@@ -47,8 +47,10 @@ def test_commands_without_a_live_model_never_import_litellm(args: tuple[str, ...
     assert "streamlit" not in names and "plotly" not in names
 
 
-def test_a_json_replay_does_not_import_pandas_either() -> None:
-    assert "pandas" not in imported_modules("replay", str(DROP), str(DEMO))
+@pytest.mark.parametrize("fmt", ["json", "table"])
+def test_a_replay_does_not_import_pandas_either(fmt: str) -> None:
+    """pandas costs about half a second to import; the terminal table is built from plain rows."""
+    assert "pandas" not in imported_modules("replay", str(DROP), str(DEMO), "--format", fmt)
 
 
 def test_importing_the_package_changes_no_environment_variable() -> None:

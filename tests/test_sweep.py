@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from inspector.manifest import ManifestError, apply_overrides, load_manifest, set_dotted, settings_from_dict
-from inspector.replay import _expand, replay
+from inspector.replay import expand_ranges, replay
 from inspector.sweep import (
     METRIC_COLUMNS,
     apply_params,
@@ -86,13 +86,13 @@ def test_every_row_equals_an_individual_replay(inline: pd.DataFrame) -> None:
         budgets = {f.budget["max_tokens"] - f.budget["reserve"] - f.budget["margin"] for f in rp.frames}
         assert row.input_budget == min(budgets)
         assert row.min_headroom == min(f.headroom for f in rp.frames)
-        summarised = {i for c in rp.commits if c.action in ("summarized", "reused") for i in _expand(c.folded)}
-        summarised |= {i for f in rp.frames if f.cm["action"] in ("summarized", "reused") for i in _expand(f.folded)}
+        summarised = {i for c in rp.commits if c.action in ("summarized", "reused") for i in expand_ranges(c.folded)}
+        summarised |= {i for f in rp.frames if f.cm["action"] in ("summarized", "reused") for i in expand_ranges(f.folded)}
         assert row.messages_summarised == len(summarised)
 
 
 def _e1(msgs: list[dict[str, str]]) -> int:
-    """ENGINE E1 for plain-text rows: floor(string chars / 4) + 4 per message."""
+    """docs/design.md E1 for plain-text rows: floor(string chars / 4) + 4 per message."""
     return sum(len(m["content"]) for m in msgs) // 4 + 4 * len(msgs)
 
 

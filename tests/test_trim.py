@@ -1,4 +1,4 @@
-"""The token trimmer (ENGINE.md §3.7, scenarios 38–43, exact E1 numbers of scenario 39).
+"""The token trimmer (docs/design.md §3.7), with exact numbers under the E1 estimate (§3.1).
 
 Bug class guarded: a payload over the model's budget, or a trim that deletes instructions (the
 system band, the current user message, the live tool round) or orphans a tool result.
@@ -185,7 +185,7 @@ def test_reference_committed_ask_with_results_in_wm_stays_paired() -> None:
 
 
 def test_tiny_budget_keeps_the_live_round_over_fat_history() -> None:
-    """Trimmer side of scenario 48: four fat committed turns, max 40 → ends with the live result."""
+    """A tiny trimmer budget in the middle of a turn: four fat committed turns, max 40 → ends with the live result."""
     history = [m for i in range(4) for m in toolturn(f"old_{i}", "z" * 800)]
     live = [ask("live"), tool("live", "keep-me")]
     go = user("go")

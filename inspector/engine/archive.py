@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from inspector.engine.types import Message
+from inspector.errors import InspectorError
 
 SNAPSHOT_VERSION = 1
 FoldKind = Literal["summary", "drop", "window", "stack", "rewrite"]
 
 
-class ArchiveError(ValueError):
+class ArchiveError(InspectorError, ValueError):
     """A snapshot that cannot be trusted (truncated, edited, wrong version, inconsistent tree)."""
 
 

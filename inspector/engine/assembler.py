@@ -24,26 +24,41 @@ Live use::
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from inspector.engine.budget import Budget, compute_budget, resolve_calibration
 from inspector.engine.history import split_user_turns, start_of_tool_group
+from inspector.engine.incremental import RowIndex
 from inspector.engine.limits import ModelLimits, resolve_limits
 from inspector.engine.llm import LLMEngine
 from inspector.engine.managers.base import CMDecision, ContextManager
-from inspector.engine.managers.summarising import is_summary_block
+from inspector.engine.managers.sliding_window import SlidingWindowConversation
+from inspector.engine.managers.stack import StackConversation
+from inspector.engine.managers.summarising import SummarizingConversation, is_summary_block
 from inspector.engine.memory import Conversation
-from inspector.engine.registry import Registry, default_registry
 from inspector.engine.tokens import TokenCounter, make_counter
-from inspector.engine.types import Message, ProviderPayloadError, Removal, Repair
+from inspector.engine.types import (
+    Message,
+    ProviderPayloadError,
+    Removal,
+    Removals,
+    Repair,
+    RowsView,
+    Span,
+    TrimResult,
+)
+from inspector.manifest import ContextSettings, ManifestSource, as_settings
+from inspector.plugins import Registry, default_registry
+from inspector.vocabulary import BANDS, fold_kind
 
 PLACEMENTS = ("system_header", "system_pattern", "system_agents", "system_tools", "system_skills",
               "system_ontology", "system_body", "system_memory")
-BANDS = ("system", "summary", "history", "user", "working_memory", "tool_schemas")
 HELLO: Message = {"role": "user", "content": "Hello"}
+_SHIPPED_MANAGERS = (StackConversation, SlidingWindowConversation, SummarizingConversation)
+"""Managers whose result is ``[summary block?] + a suffix of the committed log`` (the incremental path's premise)."""
 
 
 @dataclass(slots=True)
@@ -62,28 +77,41 @@ class Assembly:
 
     messages: list[Message]
     tools: list[dict[str, Any]] | None
-    rows: list[PayloadRow]
+    layout: list[PayloadRow | Span]  # payload rows in order; a Span stands for a run of log/working-memory rows
     budget: Budget
     limits: ModelLimits
     bands: dict[str, int]
     payload_tokens: int
     headroom: int
     cm: CMDecision
-    trimmer_removed: list[Removal]
+    trimmer_removed: list[Removal] | Removals
     repairs: list[Repair]
     check: str
     turn: int
     warnings: list[str] = field(default_factory=list)
     precut: Sequence[Message] = ()  # oldest history rows cut before the trimmer ran (they could never fit)
+    clean: list[tuple[int, int]] = field(default_factory=list)  # payload ranges of clean units (final check skips)
+    skip_declares: Callable[[str], bool] | None = None  # whether an ask inside ``clean`` declares an id
 
     @property
     def ok(self) -> bool:
         return self.check == "ok"
 
     @property
+    def rows(self) -> list[PayloadRow]:
+        """One :class:`PayloadRow` per payload row (spans expanded: O(payload), built on demand)."""
+        out: list[PayloadRow] = []
+        for part in self.layout:
+            if isinstance(part, Span):
+                out.extend(PayloadRow(m, part.band, None, m) for m in part.rows[part.lo:part.hi])
+            else:
+                out.append(part)
+        return out
+
+    @property
     def trimmed(self) -> list[Removal]:
         """Every row the budget removed: the pre-cut history prefix, then the trimmer's own removals."""
-        return [Removal(m, "history") for m in self.precut] + self.trimmer_removed
+        return [*(Removal(m, "history") for m in self.precut), *self.trimmer_removed]
 
     @property
     def trimmed_count(self) -> int:
@@ -102,21 +130,7 @@ class CommitRecord:
     folded: list[Message] = field(default_factory=list)  # rows that left the committed log at this commit
 
 
-def _as_settings(manifest: Any, allow_imports: Iterable[str]) -> Any:
-    if hasattr(manifest, "primary_model"):
-        return manifest
-    if hasattr(manifest, "settings"):
-        return manifest.settings
-    from inspector.manifest import load_manifest, settings_from_dict
-
-    if isinstance(manifest, (str, Path)):
-        return load_manifest(manifest, allow_imports=allow_imports).settings
-    if isinstance(manifest, Mapping):
-        return settings_from_dict(dict(manifest), allow_imports=allow_imports).settings
-    raise TypeError(f"expected a manifest path, dict, LoadedManifest or ContextSettings, got {type(manifest).__name__}")
-
-
-def build_context_manager(settings: Any, counter: TokenCounter, *, registry: Registry | None = None,
+def build_context_manager(settings: ContextSettings, counter: TokenCounter, *, registry: Registry | None = None,
                           summarizer: Any = "manifest", llm: LLMEngine | None = None,
                           summary_cache: Any = None, allow_imports: Iterable[str] = ()) -> ContextManager:
     """Instantiate the manifest's manager and bind its summarizer (docs/design.md §3.6a).
@@ -144,7 +158,7 @@ def build_context_manager(settings: Any, counter: TokenCounter, *, registry: Reg
     return cm
 
 
-def build_summarizer(settings: Any, *, summarizer: Any = "manifest", llm: LLMEngine | None = None,
+def build_summarizer(settings: ContextSettings, *, summarizer: Any = "manifest", llm: LLMEngine | None = None,
                      cache: Any = None, registry: Registry | None = None, allow_imports: Iterable[str] = ()) -> Any:
     from inspector.engine.summarizers.drop import DropSummarizer
     from inspector.engine.summarizers.standin import StandInSummarizer
@@ -198,32 +212,54 @@ def _precut(history: Sequence[Message], others: Sequence[Message], counter: Toke
 
 class ContextAssembler:
     """The default ``assembler`` plugin. Custom assemblers implement ``assemble(engine)`` and must
-    return a paired payload (they may call :func:`inspector.engine.pairing.sanitize_provider_messages`)."""
+    return a paired payload (they may call :func:`inspector.engine.pairing.sanitize_provider_messages`).
+
+    Two paths, one result. The **incremental** path (the default for the shipped managers) keeps a
+    :class:`~inspector.engine.incremental.RowIndex` over the committed log and over working memory,
+    so a call reads only what changed since the last one: the pre-cut and the working-memory cut by
+    bisection over running sums, the pairing repair and the final check over the dirty units and
+    the two ends of each range, bands from the sums, and the payload's long runs recorded as
+    :class:`~inspector.engine.types.Span` ranges. The **reference** path (``incremental = False``,
+    and whatever the incremental one does not cover: a custom manager, a resumed HITL turn, a
+    disabled trimmer) is the full-payload implementation; tests hold the two equal call by call.
+    """
 
     precut: bool = True
     """Cut history that can never fit before the trimmer runs (a speed-up with the identical result;
     tests switch it off on an instance to prove that)."""
+    incremental: bool = True
+    """Use the incremental path where it applies (tests switch it off to get the reference)."""
 
     def __init__(self, emit_segments: bool = True, always_reassemble: bool = False, token_budget: int | None = None):
-        self.emit_segments = emit_segments
-        self.always_reassemble = always_reassemble
-        self.token_budget = token_budget  # legacy hook path only: no effect on the engine path
+        """The three parameters are the reference runtime's legacy-hook options
+        (:data:`inspector.manifest.bindings.INERT_ASSEMBLER_PARAMS`): accepted so a reference
+        manifest builds, with no effect here; ``validate`` warns at their line."""
+        del emit_segments, always_reassemble, token_budget
+        self._indexes: dict[str, RowIndex] = {}
+        self._base: list[Message] = []  # every committed message, in commit order
+        self._base_pos: dict[int, int] = {}  # id(message) -> position in _base
+
+    def _index(self, name: str, counter: TokenCounter, rows: Sequence[Message]) -> RowIndex:
+        idx = self._indexes.get(name)
+        if idx is None or idx.counter is not counter:
+            idx = self._indexes[name] = RowIndex(counter)
+        return idx.sync(rows)
 
     def assemble(self, engine: ContextEngine) -> Assembly:
-        from inspector.engine.pairing import sanitize_provider_messages
-        from inspector.engine.trim import trim_messages_to_budget
-
         conv = engine.conversation
         counter = engine.counter
         tools = engine.tools
         system = engine.system_message()
         past = conv.committed_messages
-        wm = list(conv.working)
+        wm = conv.working
         user = conv.current_user if conv.current_user is not None else {"role": "user", "content": ""}
         has_user = bool(conv.last_user_text.strip())
-        tool_tokens = counter.count_tools(tools)
-        fixed = (counter.count([system]) if system else 0) + counter.count([user]) + counter.count(wm) + tool_tokens
         cm = engine.cm
+        fast = self.incremental and self.precut and type(cm) in _SHIPPED_MANAGERS
+        wmi = self._index("working", counter, wm) if fast else None
+        wm_tokens = counter.total(wmi.units(0, wmi.n), len(wm)) if wmi is not None else counter.count(wm)
+        tool_tokens = counter.count_tools(tools)
+        fixed = (counter.count([system]) if system else 0) + counter.count([user]) + wm_tokens + tool_tokens
         summarising = hasattr(cm, "hysteresis_ratio")
         budget = compute_budget(engine.limits, engine.settings.trimmer, fixed=fixed, tool_tokens=tool_tokens,
                                 summarising=summarising, hysteresis_ratio=getattr(cm, "hysteresis_ratio", 0.0),
@@ -232,17 +268,48 @@ class ContextAssembler:
                                 calibration_source=getattr(engine, "calibration_source", None))
         managed = cm.manage_history(past, budget.hint)
         decision = cm.last_decision or CMDecision("unchanged-under-budget")
+        # A committed ask answered from working memory (HITL) takes its answers with it when the
+        # trimmer drops it; only the trimmer knows how far that goes, so no pre-cut then.
+        hitl = bool(wm) and wm[0].get("role") == "tool"
+        call = _Call(engine, system, past, wm, user, has_user, tool_tokens, budget, managed, decision, hitl)
+        if wmi is not None and not hitl and budget.max_tokens > 0:
+            result = self._assemble_incremental(call, self._log_index(counter, past), wmi)
+            if result is not None:
+                return result
+        return self._assemble_reference(call)
+
+    def _log_index(self, counter: TokenCounter, past: Sequence[Message]) -> RowIndex:
+        """The index over every message ever committed, in commit order (an append-only list, so a
+        fold never re-indexes: the projection is ``[summary block?] + a suffix`` of it)."""
+        base, pos = self._base, self._base_pos
+        j = len(past)
+        while j > 0 and id(past[j - 1]) not in pos:  # the rows committed since the last call
+            j -= 1
+        if j > 0 and (pos[id(past[j - 1])] != len(base) - 1 or base[-1] is not past[j - 1]):
+            # not a continuation (a restored snapshot, a rewrite): start again from this projection
+            base, pos = self._base, self._base_pos = [], {}
+            j = 1 if past and is_summary_block(past[0]) else 0
+        for m in past[j:]:
+            pos[id(m)] = len(base)
+            base.append(m)
+        return self._index("log", counter, base)
+
+    def _assemble_reference(self, c: _Call) -> Assembly:
+        """The full-payload assembly: every row of the payload is read (the oracle of the tests)."""
+        from inspector.engine.pairing import sanitize_provider_messages
+        from inspector.engine.trim import trim_messages_to_budget
+
+        engine, system, managed, wm, user, budget = c.engine, c.system, c.managed, list(c.wm), c.user, c.budget
+        counter = engine.counter
+        has_user, tool_tokens = c.has_user, c.tool_tokens
         messages: list[Message] = [system] if system else []
         budget_tokens = max(0, budget.max_tokens - budget.trimmer_reserve - tool_tokens)
         others = ([system] if system else []) + ([user] if has_user else []) + wm
         # The trimmer never removes a leading system-role row (with no system band, a summary block
         # stands there): the pre-cut protects the same row (Q18), so pre-cut + trimmer == trimmer.
         head = 1 if system is None and managed and managed[0].get("role") == "system" else 0
-        # A committed ask answered from working memory (HITL) takes its answers with it when the
-        # trimmer drops it; only the trimmer knows how far that goes, so no pre-cut then.
-        hitl = bool(wm) and wm[0].get("role") == "tool"
         cut = 0
-        if self.precut and budget.max_tokens > 0 and not hitl:
+        if self.precut and budget.max_tokens > 0 and not c.hitl:
             cut = _precut(managed[head:], [*others, *managed[:head]], counter, budget_tokens)
         precut = managed[head:head + cut]
         messages.extend([*managed[:head], *managed[head + cut:]] if cut else managed)
@@ -254,47 +321,214 @@ class ContextAssembler:
         trimmed = trim_messages_to_budget(messages, max_tokens=budget.max_tokens, reserve=budget.trimmer_reserve,
                                           fixed=tool_tokens, pin_tail=wm, counter=counter)
         wm_ids = {id(m) for m in wm}
-        own_system = conv.system_message is system
-
-        def band_of(src: Message) -> tuple[str, str | None]:
-            if system is not None and src is system:
-                return "system", None if own_system else "system_band"
-            if src is HELLO and placeholder:
-                return "user", "placeholder"
-            if has_user and src is user:
-                return "user", None
-            if id(src) in wm_ids:
-                return "working_memory", None
-            if is_summary_block(src):
-                return "summary", "summary"
-            return "history", None
-
+        band_of = _band_rule(engine, system, user, has_user, placeholder)
         sanitized = sanitize_provider_messages(trimmed.messages)
-        rows: list[PayloadRow] = []
+        rows: list[PayloadRow | Span] = []
+        prev_band = "working_memory"
         for out, origin in zip(sanitized.messages, sanitized.origin):
             if origin is None:
-                prev_band = rows[-1].band if rows else "working_memory"
                 rows.append(PayloadRow(out, prev_band, "empty_result", None))
                 continue
             src = trimmed.messages[origin]
-            b, syn = band_of(src)
+            b, syn = band_of(src, id(src) in wm_ids)
             rows.append(PayloadRow(out, b, syn, src))
+            prev_band = b
         bands = {k: 0 for k in BANDS}
         per_band: dict[str, list[Message]] = {}
         for r in rows:
-            per_band.setdefault(r.band, []).append(r.message)
+            per_band.setdefault(r.band, []).append(r.message)  # type: ignore[union-attr]
         for k, msgs in per_band.items():
             bands[k] = counter.count(msgs)
         bands["tool_schemas"] = tool_tokens
         payload_tokens = counter.count(sanitized.messages) + tool_tokens
-        headroom = budget.max_tokens - payload_tokens - budget.reserve - budget.margin
-        warnings: list[str] = list(engine.limits.warnings)
-        if trimmed.over_budget:
-            warnings.append("pinned content alone exceeds the budget (system band, current user turn, newest "
-                            "working-memory group)")
-        return Assembly(sanitized.messages, list(tools) if tools else None, rows, budget, engine.limits, bands,
-                        payload_tokens, headroom, decision, trimmed.removed, sanitized.repairs, "ok",
-                        conv.turn_index, warnings, precut)
+        return _assembly(c, sanitized.messages, rows, bands, payload_tokens, trimmed, sanitized.repairs, precut)
+
+    def _assemble_incremental(self, c: _Call, log: RowIndex, wmi: RowIndex) -> Assembly | None:
+        """The same assembly from running sums and recorded boundaries (class docstring); None when
+        the manager's result is not ``[summary block?] + a suffix of the committed log``."""
+        from inspector.engine.incremental import clean_ranges
+        from inspector.engine.pairing import sanitize_provider_messages
+        from inspector.engine.trim import trim_with_sums
+
+        engine, system, managed, wm, user, budget = c.engine, c.system, c.managed, c.wm, c.user, c.budget
+        past = self._base  # every committed message in commit order (log indexes it); managed = [block?] + past[k:]
+        counter = engine.counter
+        has_user, tool_tokens = c.has_user, c.tool_tokens
+        n_log, n_man = len(past), len(managed)
+        pos = self._base_pos
+        # managed = [block?] + past[k:], checked at its two ends (the shipped managers' contract)
+        blk = 1 if n_man and id(managed[0]) not in pos else 0
+        if blk and not is_summary_block(managed[0]):
+            return None
+        k = pos[id(managed[blk])] if n_man > blk and id(managed[blk]) in pos else n_log
+        if n_man - blk != n_log - k or (n_man > blk and (managed[blk] is not past[k] or managed[-1] is not past[-1])):
+            return None
+        head = 1 if system is None and managed and managed[0].get("role") == "system" else 0
+        protected = managed[:head]
+        extra = [managed[0]] if blk and not head else []  # a summary block the cut may take
+        a0 = k + 1 if head and not blk else k  # history rows from the log: past[a0:]
+        budget_tokens = max(0, budget.max_tokens - budget.trimmer_reserve - tool_tokens)
+        wm_units = wmi.units(0, wmi.n)
+        outside = ([system] if system else []) + ([user] if has_user else []) + protected
+        u_other = sum(counter.unit(m) for m in outside) + wm_units
+        n_other = len(outside) + len(wm)
+
+        def group_start(p: int) -> int:  # start_of_tool_group over history = extra + past[a0:]
+            b = log.back[p]
+            return len(extra) + b - a0 if b >= a0 else 0
+
+        cut = 0
+        if n_log > a0 or extra:
+            p = log.fits_back(budget_tokens, n_other, u_other, a0) if n_log > a0 else a0 - 1
+            if p >= a0:
+                cut = group_start(p)
+            elif extra and counter.total(u_other + counter.unit(extra[0]) + log.units(a0, n_log),
+                                         n_other + 1 + n_log - a0) > budget_tokens:
+                cut = 0  # the block alone overflows: cut before it (at 0), which is no cut
+            if n_log > a0:
+                cut = min(cut, group_start(n_log - 1))
+        a = a0 + max(0, cut - len(extra))  # first log row after the pre-cut
+        precut = RowsView(extra if cut else [], past, a0, a)
+        messages: list[Message] = ([system] if system else []) + protected + (extra if not cut else [])
+        off = len(messages)
+        messages.extend(past[a:])
+        if has_user:
+            messages.append(user)
+        placeholder = not messages and not wm
+        if placeholder:
+            messages.append(HELLO)
+        end = off + n_log - a
+
+        def msg_unit(i: int) -> int:
+            return log.unit(a + i - off) if off <= i < end else counter.unit(messages[i])
+
+        msg_total = log.units(a, n_log) + sum(counter.unit(m) for m in messages[:off]) + \
+            sum(counter.unit(m) for m in messages[end:])
+        trimmed = trim_with_sums(messages, max_tokens=budget.max_tokens, reserve=budget.trimmer_reserve,
+                                 fixed=tool_tokens, pin_tail=wm, counter=counter, msg_units=msg_unit,
+                                 msg_total=msg_total, pin_units=wmi.unit, pin_sum=wmi.units,
+                                 pin_chain=wmi.chain)
+        out_in = trimmed.messages
+        # where the log range and working memory sit in the trimmer's output
+        t_head = 1 if messages and messages[0].get("role") == "system" else 0
+        dropped_hist = sum(1 for r in _explicit(trimmed.removed) if r.source == "history")
+        if any(r.source == "working_memory" and r.reason != "budget" for r in _explicit(trimmed.removed)):
+            return None  # answers of a dropped ask (HITL): the reference handles it
+        start = t_head + dropped_hist
+        la = a + max(0, start - off)  # first log row still in the payload
+        log_at = max(off, start) - start + t_head
+        wm_kept = len(out_in) - (len(messages) - dropped_hist)
+        cur = len(wm) - wm_kept
+        wm_at = len(out_in) - wm_kept
+        sources: list[tuple[RowIndex, int, int, int, str]] = []  # (index, lo, hi, payload offset, band)
+        for idx, lo, hi, at, band in ((log, la, n_log, log_at, "history"), (wmi, cur, len(wm), wm_at,
+                                                                             "working_memory")):
+            for s_lo, s_hi in clean_ranges(idx, lo, hi):
+                sources.append((idx, s_lo, s_hi, at + s_lo - lo, band))
+        skip = [(at, at + hi - lo) for _idx, lo, hi, at, _b in sources]
+
+        def declares(rid: str) -> bool:
+            return any(idx.declares(rid, lo, hi) for idx, lo, hi, _at, _b in sources)
+
+        sanitized = sanitize_provider_messages(out_in, skip=skip, skip_declares=declares)
+        band_of = _band_rule(engine, system, user, has_user, placeholder)
+        layout: list[PayloadRow | Span] = []
+        units = {k_: 0 for k_ in BANDS}
+        count = {k_: 0 for k_ in BANDS}
+        prev_band = "working_memory"
+        origin = sanitized.origin
+        spans = iter(zip(sanitized.clean, sources))
+        nxt = next(spans, None)
+        i, n_out = 0, len(sanitized.messages)
+        while i < n_out:
+            if nxt is not None and nxt[0][0] == i:
+                (o_lo, o_hi), (idx, lo, hi, _at, band) = nxt
+                layout.append(Span(idx.rows, lo, hi, band))  # type: ignore[arg-type]
+                units[band] += idx.units(lo, hi)
+                count[band] += hi - lo
+                prev_band = band
+                i = o_hi
+                nxt = next(spans, None)
+                continue
+            out = sanitized.messages[i]
+            org = origin[i]
+            if org is None:
+                row = PayloadRow(out, prev_band, "empty_result", None)
+            else:
+                src = out_in[org]
+                b, syn = band_of(src, org >= wm_at)
+                row = PayloadRow(out, b, syn, src)
+                prev_band = b
+            layout.append(row)
+            units[row.band] += counter.unit(out)
+            count[row.band] += 1
+            i += 1
+        bands = {k_: counter.total(units[k_], count[k_]) if count[k_] else 0 for k_ in BANDS}
+        bands["tool_schemas"] = tool_tokens
+        payload_tokens = counter.total(sum(units.values()), n_out) + tool_tokens
+        result = _assembly(c, sanitized.messages, layout, bands, payload_tokens, trimmed, sanitized.repairs,
+                           precut)
+        result.clean = sanitized.clean
+        result.skip_declares = declares
+        return result
+
+
+def _explicit(removed: Iterable[Any]) -> Iterator[Removal]:
+    """The explicitly recorded removals (a range of working memory is always a budget removal)."""
+    parts = removed.parts() if isinstance(removed, Removals) else removed
+    return (p for p in parts if isinstance(p, Removal))
+
+
+@dataclass(slots=True)
+class _Call:
+    """What one call's assembly starts from (shared by both paths)."""
+
+    engine: ContextEngine
+    system: Message | None
+    past: list[Message]
+    wm: list[Message]
+    user: Message
+    has_user: bool
+    tool_tokens: int
+    budget: Budget
+    managed: list[Message]
+    decision: CMDecision
+    hitl: bool
+
+
+def _band_rule(engine: ContextEngine, system: Message | None, user: Message, has_user: bool,
+               placeholder: bool) -> Callable[[Message, bool], tuple[str, str | None]]:
+    """The band (and synthetic kind) of a payload row from the row it came from (one rule, both paths)."""
+    own_system = engine.conversation.system_message is system
+
+    def band_of(src: Message, in_wm: bool) -> tuple[str, str | None]:
+        if system is not None and src is system:
+            return "system", None if own_system else "system_band"
+        if src is HELLO and placeholder:
+            return "user", "placeholder"
+        if has_user and src is user:
+            return "user", None
+        if in_wm:
+            return "working_memory", None
+        if is_summary_block(src):
+            return "summary", "summary"
+        return "history", None
+
+    return band_of
+
+
+def _assembly(c: _Call, messages: list[Message], layout: list[PayloadRow | Span], bands: dict[str, int],
+              payload_tokens: int, trimmed: TrimResult, repairs: list[Repair], precut: Sequence[Message]) -> Assembly:
+    budget = c.budget
+    headroom = budget.max_tokens - payload_tokens - budget.reserve - budget.margin
+    warnings: list[str] = list(c.engine.limits.warnings)
+    if trimmed.over_budget:
+        warnings.append("pinned content alone exceeds the budget (system band, current user turn, newest "
+                        "working-memory group)")
+    tools = c.engine.tools
+    return Assembly(messages, list(tools) if tools else None, layout, budget, c.engine.limits, bands,
+                    payload_tokens, headroom, c.decision, trimmed.removed, repairs, "ok",
+                    c.engine.conversation.turn_index, warnings, precut)
 
 
 class ContextEngine:
@@ -304,11 +538,11 @@ class ContextEngine:
     the token counter's per-message cache, and the conversation state.
     """
 
-    def __init__(self, settings: Any, *, counter: str | TokenCounter = "tiktoken", llm: LLMEngine | None = None,
+    def __init__(self, settings: ManifestSource, *, counter: str | TokenCounter = "tiktoken", llm: LLMEngine | None = None,
                  summarizer: Any = "manifest", summary_cache: Any = None, registry: Registry | None = None,
                  allow_imports: Iterable[str] = (), tools: Sequence[dict[str, Any]] | None = None,
                  calibration: Mapping[str, float] | None = None) -> None:
-        self.settings = _as_settings(settings, allow_imports)
+        self.settings = as_settings(settings, allow_imports)
         self.registry = registry or default_registry()
         self.limits = resolve_limits(self.settings)
         self.counter: TokenCounter = make_counter(counter, self.limits.effective_model) if isinstance(counter, str) \
@@ -375,7 +609,8 @@ class ContextEngine:
         if result.cm.summarizer_called:
             self.summarizer_calls["in_turn"] += 1
         try:
-            check_provider_payload(result.messages)
+            check_provider_payload(result.messages, skip=getattr(result, "clean", ()),
+                                   skip_declares=getattr(result, "skip_declares", None))
         except ProviderPayloadError as exc:
             result.check = str(exc)
             if strict:
@@ -389,8 +624,9 @@ class ContextEngine:
         rows = conv.commit_rows(text)
         return self._write_back(turn, len(rows))
 
-    def finalize_turn(self, text: str | None = None, *, awaiting_hitl: bool = False) -> CommitRecord | None:
-        """The session controller's finalize with the HITL fix: fold whenever there is something to fold."""
+    def finalize_turn(self, text: str | None = None) -> CommitRecord | None:
+        """The session controller's finalize with the HITL fix: fold whenever there is something to fold
+        (a turn paused for a human's answer commits its open ask, and the answer pairs across the boundary)."""
         if (text and text.strip()) or self.conversation.working:
             return self.commit(text)
         return None
@@ -413,8 +649,7 @@ class ContextEngine:
             # Deliberate: a failed summary at commit leaves the stored log as it was (the next commit
             # retries) instead of writing back the verbatim tail and losing the older turns.
             return CommitRecord(turn, d.action, True, 0, d.error, conv.archive.stats(), committed_rows)
-        kind = {"summarized": "summary", "reused": "summary", "window-slid": "window",
-                "stack-capped": "stack"}.get(d.action, "drop")
+        kind = fold_kind(d.action)
         text_ = d.summary_text if kind == "summary" else None
         conv.archive.apply_managed(managed, kind, text_)  # type: ignore[arg-type]
         return CommitRecord(turn, d.action, d.summarizer_called, d.compressed_turns + d.dropped_turns, d.error,

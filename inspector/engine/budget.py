@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from inspector.engine.limits import ModelLimits
+from inspector.errors import InspectorError
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +41,14 @@ class Budget:
     def trimmer_reserve(self) -> int:
         return self.reserve + self.margin
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+
+
+
+@lru_cache(maxsize=256)
+def _exact(text: str) -> Fraction:
+    """A ratio read exactly through its decimal text (parsed once per distinct value: a replay asks
+    for the same few ratios on every call)."""
+    return Fraction(text)
 
 
 def hysteresis_ceiling(hint: int, ratio: float) -> int:
@@ -49,7 +57,7 @@ def hysteresis_ceiling(hint: int, ratio: float) -> int:
     The one formula for the ceiling: the budget record and the summarising manager both call it, so
     they never disagree (a float product gives 114 for ``hint=100, r=0.15``; the exact one 115).
     ``r`` is clamped to [0, 1] and read through its decimal text (0.15 means 15/100)."""
-    r = Fraction(str(min(1.0, max(0.0, float(ratio)))))
+    r = _exact(str(min(1.0, max(0.0, float(ratio)))))
     return max(hint, math.floor(hint * (1 + r)))
 
 
@@ -63,7 +71,7 @@ def clamp_ratio(value: Any, default: float = 0.1, lo: float = 0.0, hi: float = 0
     return min(hi, max(lo, r))
 
 
-class CalibrationError(ValueError):
+class CalibrationError(InspectorError, ValueError):
     """A token calibration that names no model of the replay, or a factor that is not a positive number."""
 
 
@@ -114,10 +122,10 @@ def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens
     else:
         reserve, reserve_src = limits.completion, limits.completion_source
     ratio = clamp_ratio(getattr(trimmer, "safety_margin_ratio", 0.1))
-    margin = math.ceil(Fraction(max_tokens) * Fraction(str(ratio)))
+    margin = math.ceil(max_tokens * _exact(str(ratio)))
     hard = max(1, max_tokens - reserve - margin - fixed)
-    r = Fraction(str(min(1.0, max(0.0, float(hysteresis_ratio))))) if summarising else Fraction(0)
-    hint = max(1, math.floor(Fraction(hard) / (1 + r))) if summarising else hard
+    r = _exact(str(min(1.0, max(0.0, float(hysteresis_ratio))))) if summarising else Fraction(0)
+    hint = max(1, math.floor(hard / (1 + r))) if summarising else hard
     if isinstance(summary_threshold, int) and not isinstance(summary_threshold, bool) and summary_threshold > 0:
         hint = min(summary_threshold, hint)
     ceiling = hysteresis_ceiling(hint, hysteresis_ratio) if summarising else hint

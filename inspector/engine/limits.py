@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.errors import InspectorError
+
 FALLBACK_WINDOW = 128_000
 FALLBACK_COMPLETION = 2_000
 MAX_MAPPING_DEPTH = 10
@@ -22,7 +24,7 @@ MAX_MAPPING_DEPTH = 10
 _warned_models: set[str] = set()
 
 
-class ModelResolutionError(ValueError):
+class ModelResolutionError(InspectorError, ValueError):
     """Infra mappings form a cycle or a chain deeper than 10."""
 
 
@@ -70,11 +72,11 @@ def resolve_mapped_model(name: str | None, mappings: Mapping[str, str]) -> str |
 def litellm_model_info(model: str) -> dict[str, Any] | None:
     """litellm's bundled info for ``model`` (tried as given, then its last path segment); None if unknown.
 
-    Read from the model map litellm ships as data (:func:`inspector._env.model_map`), so litellm
+    Read from the model map litellm ships as data (:func:`inspector.offline.model_map`), so litellm
     stays the source of truth for windows and prices without being imported (seconds) here."""
     if model in ("any", "default", ""):
         return None
-    from inspector._env import model_map
+    from inspector.offline import model_map
 
     table = model_map()
     for candidate in dict.fromkeys((model, model.rsplit("/", 1)[-1])):

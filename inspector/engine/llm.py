@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.engine.types import Message
+from inspector.errors import InspectorError
 
 
-class LLMCallError(RuntimeError):
+class LLMCallError(InspectorError, RuntimeError):
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
@@ -40,7 +41,7 @@ class LLMEngine:
         return f"LLMEngine(model={self.model!r}, api_base={self.api_base!r}, api_key={'***' if self.api_key else None})"
 
     def complete(self, messages: list[Message], *, model: str | None = None, **kwargs: Any) -> Completion:
-        from inspector._env import litellm
+        from inspector.offline import litellm
 
         lm = litellm()
         call_model = model or self.model

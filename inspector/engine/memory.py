@@ -23,10 +23,6 @@ from inspector.engine.history import call_ids
 from inspector.engine.types import Message
 
 
-class WorkingMemoryError(ValueError):
-    """A tool result with no id and no open call to attach it to."""
-
-
 @dataclass
 class Conversation:
     """The per-agent conversation state the assembler reads (what the reference calls ctx)."""
@@ -39,7 +35,6 @@ class Conversation:
     current_user: Message | None = None
     turn_index: int = 0
     open_call_id: str | None = None
-    mutations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def last_user_text(self) -> str:
@@ -52,18 +47,13 @@ class Conversation:
     def committed_messages(self) -> list[Message]:
         return self.archive.projection()
 
-    def _log(self, action: str, **kw: Any) -> None:
-        self.mutations.append({"action": action, "turn_index": self.turn_index, **kw})
-
     # -- turn lifecycle -------------------------------------------------------------------------
     def note_user_input(self, user: str | Message) -> None:
         """Start a turn. A dict is kept as the exact user row (so a replay can map it back)."""
-        self._log("turn_start")
         self.current_user = dict(role="user", content=user) if isinstance(user, str) else user
         self.turn_index += 1
         self.working = []
         self.open_call_id = None
-        self._log("wm_clear")
 
     def record(self, msg: Message) -> None:
         """Append one in-flight row exactly as given (an assistant message or a tool result)."""
@@ -73,35 +63,6 @@ class Conversation:
         elif msg.get("role") == "tool" and msg.get("tool_call_id") == self.open_call_id:
             self.open_call_id = None
         self.working.append(msg)
-        self._log("wm_append", role=msg.get("role"), op="TOOL_CALL" if msg.get("role") == "tool" else "LLM_CALL")
-
-    def record_tool_calls(self, calls: list[tuple[str, str, Any]], text: str = "") -> Message:
-        """Record an ask: ``calls`` = [(id, name, arguments)], arguments JSON-encoded when not a string."""
-        msg: Message = {"role": "assistant", "content": text, "tool_calls": [
-            {"id": cid, "type": "function",
-             "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
-            for cid, name, args in calls]}
-        self.record(msg)
-        return msg
-
-    def record_tool_result(self, content: str, tool_call_id: str | None = None) -> Message | None:
-        cid = tool_call_id or self.open_call_id
-        if not cid:
-            raise WorkingMemoryError("tool result has no tool_call_id and no call is open")
-        last = self.working[-1] if self.working else None
-        if last is not None and last.get("role") == "tool" and last.get("tool_call_id") == cid \
-                and last.get("content") == content:
-            return None  # already synced
-        msg: Message = {"role": "tool", "tool_call_id": cid, "content": content}
-        self.record(msg)
-        return msg
-
-    def record_text(self, text: str) -> Message | None:
-        if not text or not text.strip():
-            return None
-        msg: Message = {"role": "assistant", "content": text}
-        self.record(msg)
-        return msg
 
     def commit_rows(self, text: str | None = None) -> list[Message]:
         """``note_agent_response`` minus the write-back: move the turn into the archive as one leaf."""
@@ -118,7 +79,6 @@ class Conversation:
                 rows.append({"role": "assistant", "content": text})
         if rows:
             self.archive.add_leaf(self.turn_index, rows)
-        self._log("turn_commit", committed_count=len(self.committed_messages), wm_count=len(self.working))
         self.working = []
         self.open_call_id = None
         return rows
@@ -136,28 +96,3 @@ class Conversation:
 
     def clear_committed(self) -> None:
         self.archive = Archive()
-
-
-class WorkingMemoryRegistry:
-    """In-process store for ``spec.working_memory.persistent``: (session or context id, agent id) → state.
-
-    A new bucket never inherits another bucket's state, even when the conversation object is reused.
-    """
-
-    def __init__(self) -> None:
-        self._store: dict[tuple[str, str], dict[str, Any]] = {}
-
-    def before_turn(self, conv: Conversation, key: str, agent_id: str, *, persistent: bool) -> None:
-        saved = self._store.get((key, agent_id)) if persistent else None
-        if saved is None:
-            conv.clear_committed()
-            conv.working = []
-        else:
-            conv.restore_state(saved)
-
-    def after_finalize(self, conv: Conversation, key: str, agent_id: str, *, persistent: bool) -> None:
-        if persistent:
-            self._store[(key, agent_id)] = conv.export_state()
-
-    def reset(self, key: str, agent_id: str) -> None:
-        self._store.pop((key, agent_id), None)

@@ -49,7 +49,7 @@ tolerated, never a crash.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,19 +151,64 @@ def _settle_run(messages: Sequence[Message], ask_at: int, end: int, ids: list[st
     return settled
 
 
-def sanitize_provider_messages(messages: Sequence[Message]) -> SanitizeResult:
+class _Declared:
+    """Membership in "ids some ask of the payload declares" when part of the payload is known clean:
+    the asks outside the clean ranges are read, those inside are asked of ``inside``."""
+
+    __slots__ = ("explicit", "inside")
+
+    def __init__(self, explicit: set[str], inside: Callable[[Any], bool]) -> None:
+        self.explicit, self.inside = explicit, inside
+
+    def __contains__(self, rid: object) -> bool:
+        return rid in self.explicit or (isinstance(rid, str) and self.inside(rid))
+
+
+def _outside(messages: Sequence[Any], skip: Sequence[tuple[int, int]]) -> Iterator[int]:
+    """Positions of ``messages`` not inside a ``skip`` range (ranges sorted, disjoint)."""
+    i = 0
+    for lo, hi in skip:
+        yield from range(i, lo)
+        i = hi
+    yield from range(i, len(messages))
+
+
+def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tuple[int, int]] = (),
+                               skip_declares: Callable[[str], bool] | None = None) -> SanitizeResult:
     """Repair tool-call pairing so the provider accepts the payload (rules in the module docstring).
 
     ``result.origin[i]`` is the input position of ``result.messages[i]`` (None for a synthesised
     empty result); origins are strictly increasing, so the output keeps the input's order.
+
+    ``skip`` (incremental assembly): sorted, disjoint input ranges each made of whole *clean* units —
+    a non-tool row with a valid role that is not a summary block, followed either by nothing or, for
+    an ask, by exactly one result per distinct call id in declaration order — and each followed by a
+    non-tool row. Such a unit passes unchanged with no repair under every rule above, so it is copied
+    without being read; ``skip_declares(id)`` says whether an ask inside the ranges declares ``id``
+    (rule 6's label). The result is the same as without ``skip`` (the tests hold this against the
+    full pass), and ``result.clean`` gives the skipped ranges' output positions for the final check.
     """
-    declared = _declared_ids(messages)
+    if skip:
+        declared: Any = _Declared({cid for p in _outside(messages, skip) if _is_ask(messages[p])
+                                   for cid in _ask_ids(messages[p])}, skip_declares or (lambda _rid: False))
+    else:
+        declared = _declared_ids(messages)
     out: list[Message] = []
     origin: list[int | None] = []
     repairs: list[Repair] = []
+    clean: list[tuple[int, int]] = []
     n = len(messages)
     i = 0
+    nxt = 0  # next skip range
     while i < n:
+        if nxt < len(skip) and skip[nxt][0] == i:
+            lo, hi = skip[nxt]
+            nxt += 1
+            clean.append((len(out), len(out) + hi - lo))
+            out.extend(messages[lo:hi])
+            origin.extend(range(lo, hi))
+            i = hi
+            continue
         msg = messages[i]
         if not _is_ask(msg):
             if _role(msg) == "tool":  # rule 6: not in the run right after an ask
@@ -202,33 +247,40 @@ def sanitize_provider_messages(messages: Sequence[Message]) -> SanitizeResult:
                 origin.append(None)
                 repairs.append(Repair("empty_result_synthesised", cid, i, f"no result for the ask at {i}"))
         i = end
-    return SanitizeResult(out, repairs, origin)
+    return SanitizeResult(out, repairs, origin, clean)
 
 
 def _fmt_ids(ids: set[Any]) -> str:
     return "{" + ", ".join(sorted(repr(x) for x in ids)) + "}"
 
 
-def check_provider_payload(messages: Sequence[Message]) -> None:
+def check_provider_payload(messages: Sequence[Message], *, skip: Sequence[tuple[int, int]] = (),
+                           skip_declares: Callable[[str], bool] | None = None) -> None:
     """Raise :class:`ProviderPayloadError` if a provider would reject the payload: a row whose role
     is not one of :data:`PROVIDER_ROLES` (:func:`check_roles`, Q19), or unpaired tool calls and
     results (:func:`check_pairing`). The pairing repair fixes pairing, never roles: a transcript row
-    with an invented role is sent as recorded and this check says so."""
-    check_roles(messages)
-    check_pairing(messages)
+    with an invented role is sent as recorded and this check says so.
+
+    ``skip`` / ``skip_declares``: ranges of whole clean units (as for
+    :func:`sanitize_provider_messages`, whose ``result.clean`` they usually are), which pass both
+    checks by construction and are not read; the verdict is the same as the full check's."""
+    check_roles(messages, skip=skip)
+    check_pairing(messages, skip=skip, skip_declares=skip_declares)
 
 
-def check_roles(messages: Sequence[Message]) -> None:
+def check_roles(messages: Sequence[Message], *, skip: Sequence[tuple[int, int]] = ()) -> None:
     """Raise :class:`ProviderPayloadError` naming the first row whose role is not system, user,
-    assistant or tool (Q19)."""
-    for i, msg in enumerate(messages):
+    assistant or tool (Q19). Rows inside ``skip`` ranges are known to be valid and not read."""
+    for i in _outside(messages, skip):
+        msg = messages[i]
         role = _role(msg)
         if not isinstance(role, str) or role not in PROVIDER_ROLES:
             raise ProviderPayloadError(f"messages[{i}] has role {role!r}: a provider accepts only "
                                        "system, user, assistant and tool rows")
 
 
-def check_pairing(messages: Sequence[Message]) -> None:
+def check_pairing(messages: Sequence[Message], *, skip: Sequence[tuple[int, int]] = (),
+                  skip_declares: Callable[[str], bool] | None = None) -> None:
     """Raise :class:`ProviderPayloadError` if a provider would reject the payload's pairing.
 
     The rules of docs/design.md §3.8 "Final check": no result for an undeclared id (a result with no
@@ -237,18 +289,26 @@ def check_pairing(messages: Sequence[Message]) -> None:
     never follows a text-only assistant. One rule is stricter than the reference, as real
     providers are: the k rows after an ask answer exactly its call ids (as a multiset), so
     ``[ask(a, b), tool a, tool a]`` fails even though the counts match. Result text is never read.
-    A real ``raise``, never ``assert``: it holds under ``python -O``.
+    A real ``raise``, never ``assert``: it holds under ``python -O``. Rows inside ``skip`` ranges
+    (whole clean units, see :func:`check_provider_payload`) pass every rule and are not read.
     """
-    declared = _declared_ids(messages)
+    if skip:
+        declared: Any = _Declared({cid for p in _outside(messages, skip) if _is_ask(messages[p])
+                                   for cid in _ask_ids(messages[p])}, skip_declares or (lambda _rid: False))
+        rows: Iterable[Any] = (messages[p] for p in _outside(messages, skip))
+    else:
+        declared = _declared_ids(messages)
+        rows = messages
     orphans = {
         _result_id(m)
-        for m in messages
+        for m in rows
         if _role(m) == "tool" and _result_id(m) not in declared
     }
     if orphans:
         raise ProviderPayloadError(f"orphan tool results: {_fmt_ids(orphans)}")
     n = len(messages)
-    for i, msg in enumerate(messages):
+    for i in _outside(messages, skip):
+        msg = messages[i]
         role = _role(msg)
         if _is_ask(msg):
             ids = _ask_ids(msg)

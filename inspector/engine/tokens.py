@@ -77,7 +77,10 @@ class _CachedCounter:
         if hit is not None and hit[0] is msg:
             return hit
         self._computed += 1
-        entry = (msg, self._measure(msg), self._measure_history(msg))
+        u = self._measure(msg)
+        # a counter whose trigger units are its payload units measures each message once, not twice
+        h = u if type(self)._measure_history is _CachedCounter._measure_history else self._measure_history(msg)
+        entry = (msg, u, h)
         self._cache[key] = entry
         return entry
 
@@ -157,7 +160,7 @@ def encoding_name_for(model: str | None) -> str:
 
 
 class TiktokenCounter(_CachedCounter):
-    """Real BPE counts, read offline from the files litellm's wheel ships (see ``inspector._env``)."""
+    """Real BPE counts, read offline from the files litellm's wheel ships (see ``inspector.offline``)."""
 
     name = "tiktoken"
     PER_MESSAGE = 3
@@ -165,7 +168,7 @@ class TiktokenCounter(_CachedCounter):
 
     def __init__(self, model: str | None = None, encoding: str | None = None) -> None:
         super().__init__()
-        from inspector._env import tiktoken_encoding
+        from inspector.offline import tiktoken_encoding
 
         self.encoding_name = encoding or encoding_name_for(model)
         self._enc = tiktoken_encoding(self.encoding_name)

@@ -27,13 +27,13 @@ The whole trim is O(len(messages) + len(pin_tail)).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from inspector.engine.history import call_ids, is_ask, leading_group_size
 from inspector.engine.tokens import TokenCounter
-from inspector.engine.types import Message, Removal, TrimResult
+from inspector.engine.types import Message, Removal, Removals, TrimResult
 
-__all__ = ["trim_budget", "trim_messages_to_budget"]
+__all__ = ["trim_budget", "trim_messages_to_budget", "trim_with_sums"]
 
 _log = logging.getLogger(__name__)
 
@@ -153,3 +153,115 @@ def _drop_answers_of(
         removed.append(Removal(pin_tail[pin_start], "working_memory", "answer_of_dropped_ask"))
         pin_start += 1
     return pin_start, units, count
+
+
+def trim_with_sums(
+    messages: Sequence[Message],
+    *,
+    max_tokens: int,
+    reserve: int,
+    fixed: int,
+    pin_tail: Sequence[Message],
+    counter: TokenCounter,
+    msg_units: Callable[[int], int],
+    msg_total: int,
+    pin_units: Callable[[int], int],
+    pin_sum: Callable[[int, int], int],
+    pin_chain: Sequence[int],
+) -> TrimResult:
+    """:func:`trim_messages_to_budget` for incremental assembly: the same result, without reading
+    every row.
+
+    The caller knows the unit sums already (running sums over the committed log and working
+    memory): ``msg_total`` is the units of ``messages``, ``msg_units(k)`` one row's, ``pin_sum(lo, hi)``
+    the units of ``pin_tail[lo:hi]`` and ``pin_units(k)`` one row's; ``pin_chain`` is the start of every
+    working-memory group as :func:`~inspector.engine.history.leading_group_size` chains them from row
+    0 (recorded when each row was appended). History groups are dropped one by one as in the
+    reference (after the pre-cut there are a handful); the working-memory cut — thousands of groups in
+    one enormous turn — is found by bisection over the group starts, and the rows it removes are
+    recorded as one range of ``pin_tail``. Cost: O(history groups dropped + log(groups)), plus
+    copying the kept rows into the result list.
+    """
+    units = msg_total + pin_sum(0, len(pin_tail))
+    count = len(messages) + len(pin_tail)
+    total = counter.total(units, count)
+    if max_tokens <= 0:
+        return TrimResult(list(messages) + list(pin_tail), [], False, total)
+    budget = trim_budget(max_tokens, reserve, fixed)
+    if total <= budget:
+        return TrimResult(list(messages) + list(pin_tail), [], False, total)
+
+    removed = Removals()
+    n_msgs, n_pin = len(messages), len(pin_tail)
+    head = 1 if n_msgs and messages[0].get("role") == "system" else 0
+    start = head
+    pin_start = 0
+    last_ask_ids = set(call_ids(messages[-1])) if n_msgs > head and is_ask(messages[-1]) else set()
+    while total > budget and n_msgs - start > 1:
+        size = leading_group_size(messages, start)
+        if size >= n_msgs - start:
+            break
+        first = messages[start]
+        for k in range(start, start + size):
+            units -= msg_units(k)
+            removed.append(Removal(messages[k], "history"))
+        count -= size
+        start += size
+        if is_ask(first):
+            owed = set(call_ids(first)) - {m.get("tool_call_id") for m in messages[start - size + 1:start]} \
+                - last_ask_ids
+            while pin_start < n_pin and pin_tail[pin_start].get("role") == "tool":
+                tid = pin_tail[pin_start].get("tool_call_id")
+                if tid not in owed:
+                    break
+                owed.discard(tid)
+                units -= pin_units(pin_start)
+                count -= 1
+                removed.append(Removal(pin_tail[pin_start], "working_memory", "answer_of_dropped_ask"))
+                pin_start += 1
+        total = counter.total(units, count)
+
+    held = pin_start
+    if n_msgs > head and is_ask(messages[-1]):
+        held = _answers_end(messages[-1], pin_tail, pin_start)
+    cur = held
+    if total > budget and n_pin - cur > 0:
+        if held == 0 and pin_chain:
+            # the groups from row 0 are pin_chain; the loop of the reference stops at the first group
+            # start g where the rest fits, or at the last group: the total only falls as g grows
+            lo, hi = 0, len(pin_chain) - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                g = pin_chain[mid]
+                if counter.total(units - pin_sum(0, g), count - g) <= budget:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            cur = pin_chain[lo]
+            units -= pin_sum(0, cur)
+            count -= cur
+            removed.add_range(pin_tail, 0, cur, "working_memory")
+            total = counter.total(units, count)
+        else:  # a resumed HITL turn: the reference's walk (rare, and short)
+            while total > budget and n_pin - cur > 0:
+                size = leading_group_size(pin_tail, cur)
+                if size >= n_pin - cur:
+                    break
+                for k in range(cur, cur + size):
+                    units -= pin_units(k)
+                    removed.append(Removal(pin_tail[k], "working_memory"))
+                count -= size
+                cur += size
+                total = counter.total(units, count)
+
+    result = list(messages[:head]) + list(messages[start:]) + list(pin_tail[pin_start:held]) + list(pin_tail[cur:])
+    over = total > budget
+    if over:
+        _log.warning(
+            "token budget %d exceeded by pinned content alone (~%d tokens: system band, last history "
+            "group, newest working-memory group of %d row(s)); raise the budget or inject less",
+            budget,
+            total,
+            n_pin - cur,
+        )
+    return TrimResult(result, removed, over, total)

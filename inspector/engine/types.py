@@ -7,13 +7,16 @@ unchanged, so callers (the replay) can map payload rows back to transcript rows 
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from inspector.errors import InspectorError
 
 Message = dict[str, Any]
 
 
-class ProviderPayloadError(ValueError):
+class ProviderPayloadError(InspectorError, ValueError):
     """The assembled payload would be rejected by the provider (tool calls and results unpaired).
 
     Raised by :func:`inspector.engine.pairing.check_provider_payload`; a real exception, never an
@@ -58,6 +61,7 @@ class SanitizeResult:
     messages: list[Message]
     repairs: list[Repair]
     origin: list[int | None]
+    clean: list[tuple[int, int]] = field(default_factory=list)  # output ranges copied unread (incremental)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +76,105 @@ class Removal:
 @dataclass(slots=True)
 class TrimResult:
     messages: list[Message]
-    removed: list[Removal] = field(default_factory=list)
+    removed: list[Removal] | Removals = field(default_factory=list)
     over_budget: bool = False  # pinned content alone exceeds the budget (warning, never silent deletion)
     tokens: int = 0  # counter total of ``messages`` after trimming
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Payload rows ``rows[lo:hi]`` of an append-only row list (the committed log or working memory),
+    sent as they are: no copy per row. ``band`` is the band of every one of them."""
+
+    rows: Sequence[Message]
+    lo: int
+    hi: int
+    band: str
+
+    def __len__(self) -> int:
+        return self.hi - self.lo
+
+
+class Removals(Sequence["Removal"]):
+    """What the trimmer removed, as explicit :class:`Removal` records and whole ranges of a row list.
+
+    A range stands for ``Removal(rows[i], source)`` for every ``i`` in it; it is expanded only when
+    iterated, so a call that trims thousands of rows records them in O(1). Iteration order is the
+    order the trimmer removed them in.
+    """
+
+    __slots__ = ("_parts", "_len")
+
+    def __init__(self) -> None:
+        self._parts: list[Removal | tuple[Sequence[Message], int, int, str]] = []
+        self._len = 0
+
+    def append(self, item: Removal) -> None:
+        self._parts.append(item)
+        self._len += 1
+
+    def add_range(self, rows: Sequence[Message], lo: int, hi: int, source: str) -> None:
+        if hi > lo:
+            self._parts.append((rows, lo, hi, source))
+            self._len += hi - lo
+
+    def parts(self) -> list[Removal | tuple[Sequence[Message], int, int, str]]:
+        """The records as stored: a :class:`Removal`, or ``(rows, lo, hi, source)`` for a range."""
+        return list(self._parts)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[Removal]:
+        for p in self._parts:
+            if isinstance(p, Removal):
+                yield p
+            else:
+                rows, lo, hi, source = p
+                for i in range(lo, hi):
+                    yield Removal(rows[i], source)  # type: ignore[arg-type]
+
+    def __getitem__(self, k: Any) -> Any:
+        items = list(self)
+        return items[k]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, tuple, Removals)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Removals({list(self)!r})"
+
+
+class RowsView(Sequence[Message]):
+    """``head + rows[lo:hi]`` without copying the slice (the pre-cut prefix of a long history)."""
+
+    __slots__ = ("_head", "_rows", "_lo", "_hi")
+
+    def __init__(self, head: Sequence[Message], rows: Sequence[Message], lo: int, hi: int) -> None:
+        self._head, self._rows, self._lo, self._hi = list(head), rows, lo, max(lo, hi)
+
+    def source(self) -> tuple[list[Message], Sequence[Message], int, int]:
+        """``(head, rows, lo, hi)``: what the view stands for."""
+        return self._head, self._rows, self._lo, self._hi
+
+    def __len__(self) -> int:
+        return len(self._head) + self._hi - self._lo
+
+    def __iter__(self) -> Iterator[Message]:
+        yield from self._head
+        for i in range(self._lo, self._hi):
+            yield self._rows[i]
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            start, stop, step = k.indices(len(self))
+            return [self[i] for i in range(start, stop, step)]
+        n = len(self)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(k)
+        h = len(self._head)
+        return self._head[k] if k < h else self._rows[self._lo + k - h]

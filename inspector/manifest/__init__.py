@@ -6,7 +6,8 @@ trimmer value to automatic; an unknown plugin name is still an error).
 """
 
 from inspector.manifest.bindings import compaction_to_context_manager, overlay_binding
-from inspector.manifest.load import load_manifest, load_manifest_text, settings_from_dict
+from inspector.manifest._yaml import MAX_BYTES, parse_value
+from inspector.manifest.load import ManifestSource, as_settings, load_manifest, load_manifest_text, settings_from_dict
 from inspector.manifest.overrides import apply_overrides, set_dotted
 from inspector.manifest.settings import (
     Binding,
@@ -24,11 +25,13 @@ from inspector.manifest.settings import (
 from inspector.manifest.validate import validate_file
 
 __all__ = [
+    "MAX_BYTES",
     "Binding",
     "ContextSettings",
     "InfraModels",
     "Issue",
     "LoadedManifest",
+    "ManifestSource",
     "ManifestError",
     "ManifestReadError",
     "ModelRow",
@@ -36,10 +39,12 @@ __all__ = [
     "TrimmerSettings",
     "UnknownPluginError",
     "apply_overrides",
+    "as_settings",
     "compaction_to_context_manager",
     "load_manifest",
     "load_manifest_text",
     "overlay_binding",
+    "parse_value",
     "set_dotted",
     "settings_from_dict",
     "validate_file",

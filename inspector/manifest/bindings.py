@@ -3,7 +3,7 @@
 
 Every binding is normalised *before* anything looks at it, so omitted, ``stack`` and
 ``{type: stack}`` are indistinguishable downstream (docs/design.md Q5). Plugin names go through
-:func:`inspector.engine.registry.default_registry` only: this module never knows a class, and an
+:func:`inspector.plugins.default_registry` only: this module never knows a class, and an
 import path in ``ref`` is honoured only through the caller's ``allow_imports``.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from inspector.engine.registry import SLOTS, PluginLookupError, PluginSpec, Slot, default_registry
+from inspector.plugins import SLOTS, PluginLookupError, PluginSpec, Slot, default_registry
 from inspector.manifest._collect import Collector, Path_, describe, dotted
 from inspector.manifest.models import param_error
 from inspector.manifest.settings import Binding, Issue, ManifestError
@@ -38,6 +38,12 @@ COMPACTION_STRATEGIES: dict[str, tuple[str, tuple[str, ...]]] = {
 """§2.4 translation: strategy → (context_manager type, compaction keys copied into params)."""
 
 _TRIMMER_HINT = {"token_budget", "max_tokens", "reserve_tokens", "safety_margin_ratio"}
+
+INERT_ASSEMBLER_PARAMS: tuple[str, ...] = ("emit_segments", "always_reassemble", "token_budget")
+"""``spec.assembler.params`` the reference runtime reads only on its legacy hook path (segment
+telemetry, re-injection, part eviction; docs/design.md §3.12). This engine accepts
+and type-checks them, so a reference manifest validates, but they change nothing: validate warns at
+the field's line instead of letting them look effective."""
 
 Form = Literal["omitted", "string", "object", "malformed"]
 
@@ -127,11 +133,16 @@ def checks_params(spec: PluginSpec) -> bool:
 
 
 def check_params(spec: PluginSpec, params: Mapping[Any, Any], path: Path_, col: Collector,
-                 *, skip: Iterable[str] = ()) -> None:
+                 *, skip: Iterable[str] = ()) -> set[str]:
     """docs/design.md Q9: a key the plugin does not accept is an error naming the field (the constructor
-    would reject it anyway, with a worse message); known values of built-ins are type-checked."""
+    would reject it anyway, with a worse message); known values of built-ins are type-checked.
+
+    Returns the keys whose value is invalid but tolerated in assemble mode (a warning there): the
+    caller leaves them out so the plugin's default applies, as the warning says, instead of handing
+    a wrong-typed value to the plugin."""
+    lenient: set[str] = set()
     if not checks_params(spec):
-        return
+        return lenient
     skipped = set(skip)
     accepted = sorted(set(spec.params))
     for key, value in params.items():
@@ -150,8 +161,14 @@ def check_params(spec: PluginSpec, params: Mapping[Any, Any], path: Path_, col: 
                 col.error(path + (key,), problem)  # the runtime would fail too: an error in every mode
             elif problem is not None:
                 col.invalid(path + (key,), problem)
+                lenient.add(key)
             elif key == "hysteresis_ratio" and not 0 <= value <= 1:
                 col.warn(path + (key,), f"{value} is outside [0, 1] and will be clamped", validate_only=True)
+            elif spec.slot == "assembler" and key in INERT_ASSEMBLER_PARAMS:
+                col.warn(path + (key,), "has no effect in this engine (the reference runtime reads it only "
+                                        "on its legacy hook path); accepted so reference manifests validate",
+                         validate_only=True)
+    return lenient
 
 
 def _constructor_rejects(spec: PluginSpec, key: str, value: Any) -> bool:
@@ -176,7 +193,7 @@ def make_binding(spec: PluginSpec | None, raw: RawBinding, params: Mapping[Any, 
 
 def build_summarizer(value: Any, path: Path_, col: Collector, source: str,
                      allow_imports: Iterable[str] = ()) -> Binding:
-    """docs/design.md §3.6a step 4: absent → registry default ``llm``; string → ``{type}``; missing type →
+    """docs/design.md §3.6a: absent → registry default ``llm``; string → ``{type}``; missing type →
     default; a binding-level ``model`` is shorthand for ``params.model`` on ``llm``."""
     raw = normalise_binding(value, "summarizer", path, col)
     if raw.form == "malformed":
@@ -198,7 +215,8 @@ def build_summarizer(value: Any, path: Path_, col: Collector, source: str,
         elif spec is not None:
             col.invalid(path + ("model",), f"the {spec.name} summarizer takes no model")
     if spec is not None:
-        check_params(spec, raw.params, path + ("params",), col)
+        for key in check_params(spec, raw.params, path + ("params",), col):
+            params.pop(key, None)
     return make_binding(spec, raw, params, source)
 
 

@@ -465,9 +465,11 @@ def _assembler(value: Any, col: Collector, allow_imports: tuple[str, ...]) -> Bi
     if raw.form == "malformed":
         raw = RawBinding("omitted")
     spec = resolve_plugin("assembler", raw, ASM_PATH, col, allow_imports)
+    params = dict(raw.params)
     if spec is not None:
-        check_params(spec, raw.params, ASM_PATH + ("params",), col)
-    return make_binding(spec, raw, raw.params, source)
+        for key in check_params(spec, raw.params, ASM_PATH + ("params",), col):
+            params.pop(key, None)
+    return make_binding(spec, raw, params, source)
 
 
 def _context_manager(spec_doc: Mapping[str, Any], compaction: tuple[Any, ...] | None, col: Collector,
@@ -508,7 +510,8 @@ def _context_manager(spec_doc: Mapping[str, Any], compaction: tuple[Any, ...] | 
 
     summarizer: Binding | None = None
     if spec is not None:
-        check_params(spec, params, params_path, col, skip=ASSEMBLY_KEYS)
+        for key in check_params(spec, params, params_path, col, skip=ASSEMBLY_KEYS):
+            strategy.pop(key, None)
         takes_summarizer = "summarizer" in spec.params or (not checks_params(spec) and "summarizer" in params)
         if takes_summarizer:
             sum_source = source if source == "spec.working_memory.compaction" else \

@@ -7,14 +7,14 @@ plugin name), never as a YAML, OS or pydantic exception, so callers need exactly
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from inspector.manifest._collect import Collector
 from inspector.manifest._yaml import MAX_BYTES, LineIndex, parse_documents
 from inspector.manifest.build import build
-from inspector.manifest.settings import Issue, LoadedManifest, ManifestError, ManifestReadError, Mode
+from inspector.manifest.settings import ContextSettings, Issue, LoadedManifest, ManifestError, ManifestReadError, Mode
 
 
 def load_manifest(path: str | Path, *, mode: Mode = "assemble", allow_imports: Iterable[str] = (),
@@ -38,6 +38,26 @@ def load_manifest(path: str | Path, *, mode: Mode = "assemble", allow_imports: I
         raise ManifestReadError([Issue("", f"cannot read: {exc}", None, file)]) from None
     return load_manifest_text(data, file=file, base_dir=p.parent, mode=mode, allow_imports=allow_imports,
                               overrides=overrides)
+
+
+ManifestSource = str | Path | Mapping[str, Any] | LoadedManifest | ContextSettings
+"""Every form a manifest can be handed to the engine in: a path, a parsed document, a loaded manifest
+or its settings."""
+
+
+def as_settings(manifest: ManifestSource, allow_imports: Iterable[str] = ()) -> ContextSettings:
+    """The :class:`ContextSettings` of any :data:`ManifestSource` (a path or a document is read in
+    assemble mode). The one conversion the engine, the replay and the observed mode share, so the
+    engine's entry takes typed settings instead of duck-typing its argument."""
+    if isinstance(manifest, ContextSettings):
+        return manifest
+    if isinstance(manifest, LoadedManifest):
+        return manifest.settings
+    if isinstance(manifest, (str, Path)):
+        return load_manifest(manifest, allow_imports=allow_imports).settings
+    if isinstance(manifest, Mapping):
+        return settings_from_dict(dict(manifest), allow_imports=allow_imports).settings
+    raise TypeError(f"expected a manifest path, dict, LoadedManifest or ContextSettings, got {type(manifest).__name__}")
 
 
 def load_manifest_text(text: str | bytes, *, file: str | None = None, base_dir: Path | None = None,

@@ -55,7 +55,7 @@ _FREE = None  # below this point any key is accepted (open mappings: metadata, t
 
 def _schema() -> dict[str, Any]:
     """The field tree overrides are checked against (built lazily: it reads the plugin registry)."""
-    from inspector.engine.registry import default_registry
+    from inspector.plugins import default_registry
     from inspector.manifest.bindings import ASSEMBLY_KEYS, BINDING_KEYS
     from inspector.manifest.models import (
         SPEC_KEYS,
@@ -94,7 +94,7 @@ def _custom_plugin_params(doc: Mapping[str, Any], parts: Sequence[str | int]) ->
     name = binding if isinstance(binding, str) else binding.get("type") if isinstance(binding, Mapping) else None
     if not isinstance(name, str) or not name.strip():
         return False
-    from inspector.engine.registry import default_registry
+    from inspector.plugins import default_registry
 
     found = default_registry().find(str(parts[1]), name)  # type: ignore[arg-type]
     return found is not None and not found.builtin

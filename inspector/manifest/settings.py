@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from inspector.engine.registry import PluginLookupError
+from inspector.errors import EXIT_USAGE, InspectorError, PluginLookupError
 
 Severity = Literal["error", "warning"]
 Mode = Literal["assemble", "validate"]
@@ -45,7 +45,7 @@ class Issue:
         return mask_text(text)
 
 
-class ManifestError(ValueError):
+class ManifestError(InspectorError, ValueError):
     """A manifest that cannot be used. ``issues`` holds every error found (validate mode collects
     them all); ``warnings`` the warnings gathered before giving up, so a caller that catches the
     error can still show them."""
@@ -64,6 +64,8 @@ class ManifestError(ValueError):
 class ManifestReadError(ManifestError):
     """The file itself is unusable: unreadable, too large, not UTF-8, or not well-formed YAML
     (syntax, alias bomb, recursion, nesting). The CLI maps it to exit status 2, content errors to 1."""
+
+    exit_status = EXIT_USAGE
 
 
 class UnknownPluginError(ManifestError, PluginLookupError):

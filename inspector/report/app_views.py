@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from inspector.manifest._yaml import MAX_BYTES as _MANIFEST_MAX
+from inspector.manifest import MAX_BYTES as _MANIFEST_MAX
 from inspector.policy import is_sample_manifest
 from inspector.redact import mask_secrets, mask_text
 from inspector.replay import Replay
@@ -60,6 +60,12 @@ SUMMARIZER_CHOICES = {
     "live": "Live model through litellm",
     "drop": "Drop (no summary at all)",
 }
+
+
+INTRO = ("What the model is sent on every LLM call of this conversation, and why. Each bar of the timeline is one "
+         "call (tokens by band, against the budget lines); step with ◀ ▶ or the ← → keys, or jump to the next "
+         "summary, trim, repair or forgotten reference; the views below explain the current call.")
+"""The one-line statement of what the app shows and how to read it (shown under the title)."""
 
 
 # --- inputs ---------------------------------------------------------------------------------------
@@ -213,6 +219,41 @@ def call_from_selection(selection: Any, n: int) -> int | None:
     return None
 
 
+def event_calls(rp: Replay) -> dict[str, list[int]]:
+    """For every kind of :data:`inspector.vocabulary.EVENT_WORDS`, the calls where it happens, in
+    order (a fold at a commit counts for the first call after it). Computed once per replay."""
+    cached = getattr(rp, "_app_events", None)
+    if cached is not None:
+        return cached
+    from inspector.report.figures import commit_positions, forgotten_per_call
+
+    df = frames_table(rp)
+    n = len(rp.frames)
+    out: dict[str, list[int]] = {
+        "summarized": [int(k) for k in df["call"][df["cm_action"] == "summarized"]],
+        "reused": [int(k) for k in df["call"][df["cm_action"] == "reused"]],
+        "fold": sorted({min(math.ceil(x), n - 1) for x, _ in commit_positions(rp)}),
+        "trimmed": [int(k) for k in df["call"][df["trimmed"] > 0]],
+        "repair": [int(k) for k in df["call"][df["repairs"] > 0]],
+        "over_budget": [k for k, f in enumerate(rp.frames) if f.headroom < 0],
+        "forgotten": [k for k, lost in enumerate(forgotten_per_call(rp)) if lost],
+    }
+    rp._app_events = out  # type: ignore[attr-defined]
+    return out
+
+
+def next_event(rp: Replay, call: int, kind: str, direction: int = 1) -> int | None:
+    """The nearest call after (``direction`` = 1) or before (-1) ``call`` where ``kind`` happens."""
+    import bisect
+
+    calls = event_calls(rp).get(kind, [])
+    if direction > 0:
+        i = bisect.bisect_right(calls, call)
+        return calls[i] if i < len(calls) else None
+    i = bisect.bisect_left(calls, call)
+    return calls[i - 1] if i > 0 else None
+
+
 # --- budget of one call ------------------------------------------------------------------------------
 
 def band_table(rp: Replay, call: int) -> pd.DataFrame:
@@ -352,6 +393,154 @@ def payload_view(rp: Replay, call: int) -> pd.DataFrame:
     return df
 
 
+CHAT_TEXT_MAX = 20_000
+"""Characters of one message shown in a chat row; longer texts say how much is left out (the
+Export view has every message whole)."""
+CHAT_ROWS_MAX = 400
+"""Chat rows drawn per view; beyond it the view says how many rows are left out."""
+
+
+@dataclass(frozen=True)
+class ChatRow:
+    """One message as a chat row: the line always shown, and what expanding it reveals."""
+
+    anchor: str  # HTML id, so other rows and tables can link to it ("msg-12", "row-3")
+    role: str
+    band: str  # a BAND_COLORS key, or "" for a message that is not sent
+    heading: str  # role · band · tokens · transcript # (plain text)
+    why: str  # why the message is where it is (plain text)
+    text: str  # the full text, masked
+    tool_calls: tuple[tuple[str, str, str], ...] = ()  # (id, name, arguments as pretty JSON), masked
+    links: tuple[str, ...] = ()  # anchors of related rows (a tool call's result, a result's ask)
+
+
+def _message_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: the text parts as text, anything else as JSON
+        parts = [p.get("text") if isinstance(p, dict) and isinstance(p.get("text"), str)
+                 else json.dumps(p, ensure_ascii=False, default=str) for p in content]
+        return "\n".join(str(p) for p in parts)
+    return json.dumps(content, ensure_ascii=False, default=str)
+
+
+def _tool_calls(msg: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
+    out = []
+    for c in msg.get("tool_calls") or []:
+        if not isinstance(c, Mapping):
+            continue
+        fn = c.get("function") or {}
+        args = fn.get("arguments")
+        try:
+            parsed = json.loads(args) if isinstance(args, str) else args
+            pretty = json.dumps(mask_secrets(parsed), ensure_ascii=False, indent=2, default=str)
+        except ValueError:
+            pretty = mask_text(str(args))
+        out.append((str(c.get("id") or ""), str(fn.get("name") or "?"), pretty))
+    return tuple(out)
+
+
+def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
+    """The exact payload of one call as chat rows, in the order sent (masked text, tool calls with
+    their arguments, why each row is there). Built from the same payload as :func:`payload_table`."""
+    from inspector.vocabulary import repair_words
+
+    f = rp.frames[call]
+    payload = f.payload(rp.messages)
+    table = payload_table(rp, call)
+    index = _tool_call_index(rp)
+    repairs = {r.get("index"): r for r in f.repairs}
+    rows = []
+    for k, msg in enumerate(payload):
+        ref = f.refs[k]
+        band = f.row_bands[k]
+        tokens = table["tokens"].iloc[k]
+        where = f"transcript #{ref}" if ref is not None else "synthesised"
+        heading = (f"{msg.get('role')} · {BAND_LABELS.get(band, band)} · "
+                   f"{'' if tokens is None else f'{int(tokens):,} tokens · '}{where}")
+        why = f"Sent in the {BAND_LABELS.get(band, band)} band"
+        if f.synthetic[k]:
+            why += f"; written by the engine ({f.synthetic[k]})"
+        if k in f.own:
+            rep = repairs.get(ref)
+            why += "; rewritten by the pairing repair" + (f" ({repair_words(rep['kind'])})" if rep is not None else "")
+        calls = _tool_calls(msg)
+        ids = [c[0] for c in calls] + ([str(msg["tool_call_id"])] if msg.get("tool_call_id") else [])
+        links = tuple(f"msg-{i}" for cid in ids for i in index.get(cid, ()) if i != ref)
+        rows.append(ChatRow(f"msg-{ref}" if ref is not None else f"row-{k}", str(msg.get("role")), band, heading,
+                            why + ".", mask_text(_message_text(msg.get("content"))), calls, links))
+    return rows
+
+
+def not_sent_rows(rp: Replay, call: int, not_sent: pd.DataFrame | None = None,
+                  limit: int | None = None) -> list[ChatRow]:
+    """Every earlier transcript message missing from this call as a chat row, with the reason
+    (the first ``limit`` of them when given: late in a long conversation that is most of it)."""
+    df = not_sent_table(rp, call) if not_sent is None else not_sent
+    if limit is not None:
+        df = df.head(limit)
+    index = _tool_call_index(rp)
+    rows = [ChatRow(f"not-sent-{k}", "system", "", "system · summary block computed for this call · not sent",
+                    f"Not sent: {reason}.", text) for k, (reason, text) in enumerate(summary_not_sent(rp, call))]
+    for ref, reason in zip(df["ref"], df["reason"], strict=True):
+        if pd.isna(ref):
+            continue  # the synthesised rows above
+        i = int(ref)
+        msg = rp.messages[i]
+        calls = _tool_calls(msg)
+        ids = [c[0] for c in calls] + ([str(msg["tool_call_id"])] if msg.get("tool_call_id") else [])
+        rows.append(ChatRow(f"msg-{i}", str(msg.get("role")), "", f"{msg.get('role')} · transcript #{i} · not sent",
+                            f"Not sent: {reason}.", mask_text(_message_text(msg.get("content"))), calls,
+                            tuple(f"msg-{j}" for cid in ids for j in index.get(cid, ()) if j != i)))
+    return rows
+
+
+CHAT_CSS = (".ci-chat details{border-left:4px solid #ccc;margin:3px 0;padding:3px 8px;background:rgba(0,0,0,.025)}"
+            ".ci-chat summary{cursor:pointer;font-size:.9rem;line-height:1.5}"
+            ".ci-chat .why{color:#555;font-size:.82rem;margin:2px 0}"
+            ".ci-chat pre{white-space:pre-wrap;word-break:break-word;max-height:26rem;overflow:auto;"
+            "font-size:.8rem;margin:4px 0;padding:6px;background:rgba(0,0,0,.04)}"
+            ".ci-chat .prev{color:#666}")
+
+
+def chat_html(rows: list[ChatRow], *, limit: int = CHAT_ROWS_MAX, total: int | None = None) -> str:
+    """Chat rows as one HTML block of ``<details>`` elements: the heading line always visible
+    (role, band, tokens, transcript #, a preview), the full text, the tool calls with their
+    arguments, why the message is there and links to related messages on expanding. Every text
+    is HTML-escaped: transcript content is shown as text, never interpreted."""
+    import html
+
+    out = [f"<style>{CHAT_CSS}</style><div class='ci-chat'>"]
+    for r in rows[:limit]:
+        color = BAND_COLORS.get(r.band, "#BBBBBB")
+        preview = " ".join(r.text.split())[:110]
+        if not preview and r.tool_calls:
+            preview = ", ".join(f"{name}(…)" for _, name, _ in r.tool_calls)
+        text = r.text if len(r.text) <= CHAT_TEXT_MAX else \
+            r.text[:CHAT_TEXT_MAX] + f"\n… {len(r.text) - CHAT_TEXT_MAX:,} more characters (see Export)"
+        body = [f"<div class='why'>{html.escape(r.why)}</div>"]
+        if text:
+            body.append(f"<pre>{html.escape(text)}</pre>")
+        for cid, name, args in r.tool_calls:
+            body.append(f"<div class='why'>tool call <b>{html.escape(name)}</b> · id {html.escape(cid)}</div>"
+                        f"<pre>{html.escape(args)}</pre>")
+        if r.links:
+            body.append("<div class='why'>related: " + ", ".join(
+                f"<a href='#{html.escape(a)}'>{html.escape(a.replace('msg-', 'transcript #'))}</a>"
+                for a in dict.fromkeys(r.links)) + "</div>")
+        out.append(f"<details id='{html.escape(r.anchor)}' style='border-left-color:{color}'>"
+                   f"<summary><b>{html.escape(r.heading)}</b> <span class='prev'>{html.escape(preview)}</span>"
+                   f"</summary>{''.join(body)}</details>")
+    total = len(rows) if total is None else total
+    if total > limit:
+        out.append(f"<p>… {total - limit:,} more rows are not drawn here (the table view and the Export view "
+                   "have all of them).</p>")
+    out.append("</div>")
+    return "".join(out)
+
+
 def band_style(band: Any) -> str:
     color = BAND_COLORS.get(str(band))
     return f"background-color: {color}; color: #111" if color else ""
@@ -454,6 +643,9 @@ def repairs_view(rp: Replay, call: int | None = None) -> pd.DataFrame:
         refs = sorted({i for cid in ids for i in index.get(cid, ())})
         links.append(", ".join(str(i) for i in refs))
     df.insert(len(df.columns) - 1, "messages", links)
+    from inspector.vocabulary import repair_words
+
+    df.insert(df.columns.get_loc("kind") + 1, "what", [repair_words(k) for k in df["kind"]])
     return df
 
 
@@ -463,6 +655,23 @@ def irregularities_table(rp: Replay) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=["kind", "message", "detail"])
     df["message"] = df["message"].astype("Int64")
     return df
+
+
+# --- manifest editor -----------------------------------------------------------------------------------------
+
+def error_excerpt(text: str, lines: Iterable[int], context: int = 2) -> str:
+    """The manifest's lines around each error line, numbered, the error lines marked ``▶``."""
+    src = text.splitlines()
+    marked = {n for n in lines if 1 <= n <= max(len(src), 1)}
+    keep = sorted({k for n in marked for k in range(max(1, n - context), min(len(src), n + context) + 1)})
+    width = len(str(max(keep, default=1)))
+    out, last = [], 0
+    for k in keep:
+        if last and k > last + 1:
+            out.append("   " + "·" * width)
+        out.append(f"{'▶' if k in marked else ' '} {k:>{width}} │ {src[k - 1]}")
+        last = k
+    return "\n".join(out)
 
 
 # --- side by side ---------------------------------------------------------------------------------------
@@ -496,7 +705,14 @@ def keep_table(replays: Mapping[str, Replay], call: int) -> pd.DataFrame:
                      **{name: sent[name].get(i, "—") for name in replays}})
     df = pd.DataFrame(rows, columns=["ref", "role", "content", *replays])
     df["ref"] = df["ref"].astype("Int64")
+    df.insert(2, "differs", [len({r[name] for name in replays}) > 1 for r in rows])
     return df
+
+
+def drop_reasons(rp: Replay, call: int) -> dict[str, int]:
+    """How many earlier messages this call leaves out, by reason (most frequent first)."""
+    counts = not_sent_table(rp, call)["reason"].value_counts()
+    return {str(k): int(v) for k, v in counts.items()}
 
 
 def kept_counts(replays: Mapping[str, Replay], call: int) -> dict[str, str]:
@@ -513,15 +729,59 @@ def kept_counts(replays: Mapping[str, Replay], call: int) -> dict[str, str]:
 def forgotten_view(rp: Replay, call: int) -> pd.DataFrame:
     """The identifiers this call needed and could no longer see, with the not-sent message holding
     each (``transcript #``) and why it was not sent. Computed once per replay."""
-    from inspector.forgetting import forgotten_references
+    from inspector.report.figures import forgotten_per_call
 
-    cache = getattr(rp, "_forgotten_cache", None)
-    if cache is None:
-        cache = forgotten_references(rp)
-        rp._forgotten_cache = cache  # type: ignore[attr-defined]
+    cache = forgotten_per_call(rp)
     rows = [{"identifier": mask_text(x.identifier), "kind": x.kind, "needed in": ", ".join(x.needed_in),
              "transcript #": x.message, "why not sent": x.reason} for x in cache[call]]
     return pd.DataFrame(rows, columns=["identifier", "kind", "needed in", "transcript #", "why not sent"])
+
+
+# --- fleet: many conversations under each strategy -----------------------------------------------------
+
+@dataclass(frozen=True)
+class FleetInput:
+    """One conversation of the fleet view: where it comes from (``label`` = file name, ``#N`` for
+    the N-th conversation of a multi-conversation file) and the transcript itself."""
+
+    label: str
+    conversation: int
+    transcript: Any
+
+
+def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.DataFrame:
+    """One row per (conversation, strategy): the totals the CLI's ``compare`` prints for a run
+    (:func:`~inspector.report.tables.totals_row`) plus the forgotten references, so the app's
+    fleet view and ``context-inspector compare A B C`` agree row for row."""
+    from inspector.forgetting import call_needs, forgetting_totals
+    from inspector.report.tables import totals_row
+
+    rows = []
+    for item, replays in runs:
+        for name, rp in replays.items():
+            row: dict[str, Any] = {"transcript": item.label, "conversation": item.conversation}
+            row.update(totals_row(rp, name))
+            row["forgotten"] = forgetting_totals(call_needs(rp))["forgotten"]
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def fleet_summary(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy over every conversation: :func:`inspector.report.fleet.fleet_table` (the CLI's
+    fleet summary) plus the forgotten references summed."""
+    from inspector.report.fleet import fleet_table
+
+    table = fleet_table(runs, ["strategy"])
+    if "forgotten" in runs.columns and not table.empty:
+        table["forgotten"] = [int(runs.loc[runs["strategy"] == s, "forgotten"].sum()) for s in table["strategy"]]
+    return table
+
+
+def worded(df: pd.DataFrame) -> pd.DataFrame:
+    """The same table with headings in words (:func:`inspector.vocabulary.column_words`)."""
+    from inspector.vocabulary import column_words
+
+    return df.rename(columns={c: column_words(c) for c in df.columns})
 
 
 # --- export ---------------------------------------------------------------------------------------------

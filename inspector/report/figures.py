@@ -24,13 +24,30 @@ BAND_LABELS = {
     "margin": "safety margin", "headroom": "headroom",
 }
 MARKERS = {
-    "summarized": ("summary computed", "star", "#6A3D9A"),
-    "reused": ("summary reused", "circle-open", "#6A3D9A"),
-    "dropped": ("turns dropped", "x", "#444444"),
-    "summarizer-failed": ("summarizer failed", "x-thin-open", "#D62728"),
-    "window-slid": ("window slid", "triangle-left", "#444444"),
-    "stack-capped": ("stack capped", "triangle-left", "#444444"),
+    "summarized": ("star", "#6A3D9A"),
+    "reused": ("circle-open", "#6A3D9A"),
+    "dropped": ("x", "#444444"),
+    "summarizer-failed": ("x-thin-open", "#D62728"),
+    "window-slid": ("triangle-left", "#444444"),
+    "stack-capped": ("triangle-left", "#444444"),
 }
+"""Context-manager actions marked on the timeline: symbol and colour (the words are the package's
+vocabulary: :data:`inspector.vocabulary.EVENT_WORDS`, else :func:`~inspector.vocabulary.action_words`)."""
+LINE_STYLES = {
+    "input_budget": dict(color="#222222", dash="solid", width=2.5),
+    "trigger": dict(color="#1F77B4", dash="dash", width=1.5),
+    "ceiling": dict(color="#9467BD", dash="dot", width=2),
+}
+"""The three budget lines get distinct colours and dashes, so two that almost coincide stay apart."""
+TIMELINE_BAR_MAX = 400
+"""Up to this many calls the timeline draws one bar per call; beyond it, stepped areas (one path per
+band instead of thousands of bars, so the browser redraws a long replay quickly)."""
+
+
+def marker_words(action: str) -> str:
+    from inspector.vocabulary import EVENT_WORDS, action_words
+
+    return EVENT_WORDS.get(action) or action_words(action)
 
 
 def band_segments(frame: Any) -> list[tuple[str, int]]:
@@ -42,26 +59,51 @@ def band_segments(frame: Any) -> list[tuple[str, int]]:
 
 
 def band_bar(rp: Replay, call: int) -> Any:
-    """One stacked horizontal bar: every band of this call against the model window."""
+    """One stacked horizontal bar: every band of this call against the model window.
+
+    The legend lists only the bands this call has, in the bar's order; the window (and the
+    trimmer cap when it differs) are labelled above the bar, never over a segment; hovering any
+    segment names it with its tokens and share of the window. Built in one piece (a figure
+    assembled trace by trace costs ~20x more to validate, on every step)."""
     import plotly.graph_objects as go
 
     f = rp.frames[call]
     window = f.budget["window"]
-    fig = go.Figure()
+    data = []
     for name, tokens in band_segments(f):
+        if tokens <= 0:
+            continue
         pct = 100.0 * tokens / window if window else 0.0
-        fig.add_bar(y=["payload"], x=[tokens], orientation="h", name=BAND_LABELS.get(name, name),
-                    marker_color=BAND_COLORS[name], text=[f"{tokens:,} ({pct:.1f}%)"] if pct >= 4 else None,
-                    textposition="inside",
-                    hovertemplate=f"{BAND_LABELS.get(name, name)}: {tokens:,} tokens ({pct:.1f}% of window)<extra></extra>")
-    fig.add_vline(x=window, line_dash="dash", line_color="#333",
-                  annotation_text=f"window {window:,} ({f.budget['window_source']})")
+        label = BAND_LABELS.get(name, name)
+        data.append(dict(type="bar", y=["payload"], x=[tokens], orientation="h", name=label,
+                         marker=dict(color=BAND_COLORS[name]), text=[f"{tokens:,} ({pct:.0f}%)"] if pct >= 6 else None,
+                         textposition="inside", insidetextanchor="middle", cliponaxis=False,
+                         hovertemplate=f"{label}: {tokens:,} tokens ({pct:.1f}% of window)<extra></extra>"))
+    shapes = [dict(type="line", xref="x", yref="paper", x0=window, x1=window, y0=0, y1=1,
+                   line=dict(color="#333", dash="dash", width=1.5))]
+    notes = [dict(x=window, y=1.0, xref="x", yref="paper", yanchor="bottom", xanchor="right", showarrow=False,
+                  text=f"window {window:,} ({f.budget['window_source']})", font=dict(size=11))]
     if f.budget["max_tokens"] != window:
-        fig.add_vline(x=f.budget["max_tokens"], line_dash="dot", annotation_text="trimmer cap")
-    fig.update_layout(barmode="stack", height=210, margin=dict(l=10, r=10, t=30, b=10),
-                      xaxis_title="tokens", legend=dict(orientation="h", y=-0.5), showlegend=True,
-                      title=f"turn {f.turn} · step {f.step} — {f.payload_tokens:,} tokens sent")
-    return fig
+        cap = f.budget["max_tokens"]
+        shapes.append(dict(type="line", xref="x", yref="paper", x0=cap, x1=cap, y0=0, y1=1,
+                           line=dict(color="#333", dash="dot", width=1.5)))
+        notes.append(dict(x=cap, y=1.0, xref="x", yref="paper", yanchor="bottom", xanchor="left", showarrow=False,
+                          text=f"calibrated cap {cap:,}", font=dict(size=11)))
+    over = f" — over budget by {-f.headroom:,}" if f.headroom < 0 else ""
+    layout = dict(barmode="stack", height=230, margin=dict(l=10, r=10, t=58, b=10), showlegend=True,
+                  xaxis=dict(title=dict(text="tokens"), tickformat=",d"), yaxis=dict(showticklabels=False),
+                  legend=dict(orientation="h", y=-0.45, traceorder="normal"), shapes=shapes, annotations=notes,
+                  title=dict(text=f"turn {f.turn} · step {f.step} — {f.payload_tokens:,} tokens sent{over}",
+                             x=0, xanchor="left", y=0.97, yanchor="top"))
+    return go.Figure(dict(data=data, layout=layout))
+
+
+def _tick_step(n: int) -> int:
+    """An integer tick step (1, 2, 5, 10, 20, 50, …) giving at most 14 ticks over ``n`` calls."""
+    step = 1
+    while n / step > 14:
+        step = step * 5 // 2 if str(step)[0] == "2" else step * 2
+    return step
 
 
 NOTEBOOK_RENDERER = "plotly_mimetype+notebook"
@@ -80,70 +122,126 @@ def use_notebook_renderer() -> str:
 
 def timeline(rp: Replay, *, selected: int | None = None, title: str | None = None, y_max: float | None = None,
              forgotten: bool = True) -> Any:
-    """Payload tokens per call stacked by band, budget lines, and decision markers; with
-    ``forgotten`` (default) a red marker on every call that needed an identifier it could no
-    longer see (:mod:`inspector.forgetting`), the identifiers in its hover text."""
+    """Payload tokens per call stacked by band, the budget lines, and decision markers; with
+    ``forgotten`` (default) a marker on every call that needed an identifier it could no longer
+    see (:mod:`inspector.forgetting`), the identifiers in its hover text.
+
+    Hovering a call shows all of it at once (every band, the lines, the events); ticks are whole
+    call numbers; calls over the input budget get their own marker. Up to
+    :data:`TIMELINE_BAR_MAX` calls are bars, longer replays stepped areas (same numbers)."""
     import plotly.graph_objects as go
 
+    from inspector.vocabulary import TIMELINE_WORDS
+
     df = frames_table(rp)
-    fig = go.Figure()
     if df.empty:
-        return fig
-    x = df["call"]
+        return go.Figure()
+    n = len(df)
+    bars = n <= TIMELINE_BAR_MAX
+    x = df["call"].to_numpy()
+    custom = df[["turn", "step"]].to_numpy()
+    data: list[dict[str, Any]] = []
+    first = True
     for band in ("system", "summary", "history", "user", "working_memory", "tool_schemas"):
         if not df[band].any():
             continue  # a band this strategy never sends gets no legend entry
-        fig.add_bar(x=x, y=df[band], name=BAND_LABELS[band], marker_color=BAND_COLORS[band],
-                    customdata=df[["turn", "step"]].to_numpy(),
-                    hovertemplate="call %{x} (turn %{customdata[0]}, step %{customdata[1]})<br>"
-                                  + BAND_LABELS[band] + ": %{y:,}<extra></extra>")
+        head = "call %{x} · turn %{customdata[0]} · step %{customdata[1]}<br>" if first else ""
+        trace: dict[str, Any] = dict(x=x, y=df[band].to_numpy(), name=BAND_LABELS[band], customdata=custom,
+                                     hovertemplate=head + BAND_LABELS[band] + ": %{y:,}<extra></extra>")
+        if bars:
+            trace.update(type="bar", marker=dict(color=BAND_COLORS[band]))
+        else:
+            trace.update(type="scatter", mode="lines", stackgroup="bands", line=dict(width=0, shape="hv"),
+                         fillcolor=BAND_COLORS[band])
+        data.append(trace)
+        first = False
     summarising = getattr(getattr(rp.settings, "context_manager", None), "type", None) == "summarising"
-    for col, label, dash in (("input_budget", "input budget", "solid"), ("trigger", "summary trigger", "dash"),
-                             ("ceiling", "hysteresis ceiling", "dot")):
+    for col in ("input_budget", "trigger", "ceiling"):
         if col != "input_budget" and not summarising:
             continue  # the trigger and ceiling are the summarising manager's: no line where they do not apply
-        fig.add_scatter(x=x, y=df[col], mode="lines", name=label, line=dict(color="#222", dash=dash, width=1.5),
-                        line_shape="hv")
+        data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), mode="lines", name=TIMELINE_WORDS[col],
+                         line=dict(shape="hv", **LINE_STYLES[col]),
+                         hovertemplate=TIMELINE_WORDS[col] + ": %{y:,}<extra></extra>"))
     top = df["payload_tokens"]
-    for action, (label, symbol, color) in MARKERS.items():
+    ymax = float(top.max() or 1)
+
+    def markers(sel: Any, name: str, symbol: str, color: str, lift: float, text: list[str] | None = None) -> None:
+        data.append(dict(type="scatter", x=df["call"][sel].tolist(), y=(top[sel] + ymax * lift).tolist(),
+                         mode="markers", name=name, marker=dict(symbol=symbol, size=10, color=color,
+                                                                line=dict(width=1.5, color=color)),
+                         text=text, hovertemplate=name + (": %{text}" if text else "") + "<extra></extra>"))
+
+    for action, (symbol, color) in MARKERS.items():
         sel = df["cm_action"] == action
         if sel.any():
-            fig.add_scatter(x=x[sel], y=top[sel] * 1.04, mode="markers", name=label,
-                            marker=dict(symbol=symbol, size=10, color=color))
-    for col, label, symbol, color in (("trimmed", "trimmed", "triangle-down", "#FF7F0E"),
-                                      ("repairs", "pairing repair", "diamond", "#17BECF")):
+            markers(sel, marker_words(action), symbol, color, 0.04)
+    for col, kind, symbol, color in (("trimmed", "trimmed", "triangle-down", "#FF7F0E"),
+                                     ("repairs", "repair", "diamond", "#17BECF")):
         sel = df[col] > 0
         if sel.any():
-            fig.add_scatter(x=x[sel], y=top[sel] * 1.08, mode="markers", name=label,
-                            marker=dict(symbol=symbol, size=9, color=color), customdata=df[col][sel],
-                            hovertemplate=f"{label}: %{{customdata}}<extra></extra>")
-    if forgotten:
-        from inspector.forgetting import forgotten_references
+            from inspector.vocabulary import EVENT_WORDS
 
-        lost = forgotten_references(rp)
+            markers(sel, EVENT_WORDS[kind], symbol, color, 0.08, [f"{v:,}" for v in df[col][sel]])
+    over = df["headroom"] < 0
+    if over.any():
+        markers(over, TIMELINE_WORDS["over_budget"], "triangle-up", "#D62728", 0.16,
+                [f"by {-v:,} tokens" for v in df["headroom"][over]])
+    if forgotten:
+        from inspector.vocabulary import EVENT_WORDS
+
+        lost = forgotten_per_call(rp)
         sel = [k for k, calls in enumerate(lost) if calls]
         if sel:
             words = ["<br>".join(f"{x.identifier} (in message {x.message})" for x in lost[k][:6])
                      + (f"<br>… {len(lost[k]) - 6} more" if len(lost[k]) > 6 else "") for k in sel]
-            fig.add_scatter(x=sel, y=[top[k] * 1.12 for k in sel], mode="markers", name="forgot a reference",
-                            marker=dict(symbol="x-thin-open", size=10, color="#D62728", line=dict(width=2)),
-                            text=words, hovertemplate="forgotten:<br>%{text}<extra></extra>")
-    commit_calls = _commit_positions(rp)
+            data.append(dict(type="scatter", x=sel, y=[float(top[k]) + ymax * 0.12 for k in sel], mode="markers",
+                             name=EVENT_WORDS["forgotten"], text=words,
+                             marker=dict(symbol="x-thin-open", size=10, color="#D62728", line=dict(width=2)),
+                             hovertemplate=EVENT_WORDS["forgotten"] + ":<br>%{text}<extra></extra>"))
+    commit_calls = commit_positions(rp)
     if commit_calls:
-        fig.add_scatter(x=[c for c, _ in commit_calls], y=[0] * len(commit_calls), mode="markers",
-                        name="commit-time fold", marker=dict(symbol="line-ns-open", size=14, color="#6A3D9A"),
-                        text=[a for _, a in commit_calls], hovertemplate="commit fold: %{text}<extra></extra>")
-    if selected is not None and 0 <= selected < len(df):
-        fig.add_vline(x=selected, line_color="#D62728", line_width=2)
-    fig.update_layout(barmode="stack", height=380, margin=dict(l=10, r=10, t=40 if title else 20, b=10),
-                      xaxis_title="LLM call", yaxis_title="tokens", legend=dict(orientation="h", y=-0.25),
-                      title=title, clickmode="event+select")
+        from inspector.vocabulary import EVENT_WORDS
+
+        data.append(dict(type="scatter", x=[c for c, _ in commit_calls], y=[0] * len(commit_calls), mode="markers",
+                         name=EVENT_WORDS["fold"], text=[a for _, a in commit_calls],
+                         marker=dict(symbol="line-ns-open", size=14, color="#6A3D9A", line=dict(width=2)),
+                         hovertemplate=EVENT_WORDS["fold"] + ": %{text}<extra></extra>"))
+    shapes = []
+    if selected is not None and 0 <= selected < n:
+        shapes.append(cursor_shape(selected))
+    layout: dict[str, Any] = dict(
+        barmode="stack", bargap=0.15, height=340, margin=dict(l=10, r=10, t=40 if title else 16, b=10),
+        xaxis=dict(title=dict(text="LLM call"), tickformat="d", dtick=_tick_step(n), tick0=0,
+                   range=[-0.6, n - 0.4]),
+        yaxis=dict(title=dict(text="tokens"), tickformat=",d", rangemode="tozero"),
+        legend=dict(orientation="h", y=-0.22, traceorder="normal"), hovermode="x unified",
+        clickmode="event+select", shapes=shapes)
+    if title:
+        layout["title"] = dict(text=title)
     if y_max:
-        fig.update_yaxes(range=[0, y_max])
-    return fig
+        layout["yaxis"]["range"] = [0, y_max]
+    return go.Figure(dict(data=data, layout=layout))
 
 
-def _commit_positions(rp: Replay) -> list[tuple[float, str]]:
+def cursor_shape(call: int) -> dict[str, Any]:
+    """The vertical line that marks the current call (the only thing that moves when stepping)."""
+    return dict(type="line", xref="x", yref="paper", x0=call, x1=call, y0=0, y1=1,
+                line=dict(color="#D62728", width=2))
+
+
+def forgotten_per_call(rp: Replay) -> list[list[Any]]:
+    """:func:`inspector.forgetting.forgotten_references` of this replay, computed once and kept on
+    it (the timeline, the stepper's jumps and the "This call" list all read the same lists)."""
+    cache = getattr(rp, "_forgotten_cache", None)
+    if cache is None:
+        from inspector.forgetting import forgotten_references
+
+        cache = forgotten_references(rp)
+        rp._forgotten_cache = cache  # type: ignore[attr-defined]
+    return cache
+
+
+def commit_positions(rp: Replay) -> list[tuple[float, str]]:
     """Commit folds placed between the last call of their turn and the next call."""
     last_call: dict[int, int] = {}
     for k, f in enumerate(rp.frames):

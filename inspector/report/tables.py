@@ -1,16 +1,23 @@
-"""pandas tables over a replay. Every number comes from the frames: nothing is recounted here."""
+"""pandas tables over a replay. Every number comes from the frames: nothing is recounted here.
+
+pandas is imported by the functions that build a DataFrame, not by this module: the CLI's terminal
+table is built from :func:`frame_rows` (plain dicts), so a replay shown as a table starts without
+paying for pandas (about half a second; ``benchmarks/cli_startup.py``).
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from inspector.replay import Frame, Replay
+from inspector.vocabulary import BANDS, DROP_ACTIONS
 
-BAND_ORDER = ("system", "summary", "history", "user", "working_memory", "tool_schemas")
+if TYPE_CHECKING:
+    import pandas as pd
+
+BAND_ORDER = BANDS  # the payload order, from inspector.vocabulary
 
 
 def _preview(content: Any, n: int = 160) -> str:
@@ -24,7 +31,15 @@ def _preview(content: Any, n: int = 160) -> str:
 
 
 def frames_table(rp: Replay) -> pd.DataFrame:
-    """One row per LLM call: position, bands, budget lines, manager decision, trims, repairs, cost."""
+    """One row per LLM call: position, bands, budget lines, manager decision, trims, repairs, cost
+    (the rows of :func:`frame_rows` as a DataFrame)."""
+    import pandas as pd
+
+    return pd.DataFrame(frame_rows(rp))
+
+
+def frame_rows(rp: Replay) -> list[dict[str, Any]]:
+    """The rows of :func:`frames_table` as plain dicts, in call order, without pandas."""
     rows = []
     for k, f in enumerate(rp.frames):
         b = f.budget
@@ -43,7 +58,7 @@ def frames_table(rp: Replay) -> pd.DataFrame:
             "summary_sent": f.summary_sent, "summary_not_sent": "; ".join(n["reason"] for n in f.not_sent),
         })
         rows.append(row)
-    return pd.DataFrame(rows)
+    return rows
 
 
 def totals_row(rp: Replay, name: str = "") -> dict[str, Any]:
@@ -57,11 +72,15 @@ def totals_row(rp: Replay, name: str = "") -> dict[str, Any]:
 
 
 def compare_table(replays: Mapping[str, Replay]) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame([totals_row(rp, name) for name, rp in replays.items()])
 
 
 def payload_table(rp: Replay, call: int) -> pd.DataFrame:
     """The exact messages of one call, in order, with band, transcript index and token count."""
+    import pandas as pd
+
     f: Frame = rp.frames[call]
     counter = _counter(rp)
     rows = []
@@ -87,6 +106,7 @@ def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
     """Transcript messages that exist at this call but are not in its payload, and why (reasons from
     :func:`inspector.forgetting.not_sent_reasons`); first, any synthesised row computed for the call
     but not sent (a trimmed summary block, ``ref`` empty)."""
+    import pandas as pd
     from inspector.forgetting import not_sent_reasons
 
     f = rp.frames[call]
@@ -113,6 +133,8 @@ def _cached_preview(rp: Replay, i: int) -> str:
 
 
 def repairs_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
+    import pandas as pd
+
     frames = [(call, rp.frames[call])] if call is not None else list(enumerate(rp.frames))
     rows = []
     for k, f in frames:
@@ -125,6 +147,7 @@ def repairs_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
 def forgotten_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
     """Forgotten references (:mod:`inspector.forgetting`) of one call, or of every call: the
     identifier, where the call needed it, the not-sent transcript message holding it and why."""
+    import pandas as pd
     from inspector.forgetting import forgotten_references
     from inspector.redact import mask_text
 
@@ -134,3 +157,66 @@ def forgotten_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
              "needed in": ", ".join(x.needed_in), "message": x.message, "why not sent": x.reason}
             for k in calls for x in lost[k]]
     return pd.DataFrame(rows, columns=["call", "turn", "identifier", "kind", "needed in", "message", "why not sent"])
+
+
+STEP_EVENTS: tuple[str, ...] = ("summary computed", "summary reused", "turns dropped", "trimmed",
+                                "pairing repair", "over budget", "forgot a reference")
+"""The kinds of call a stepper can jump to, in the order offered."""
+
+
+def step_events(rp: Replay) -> dict[str, list[int]]:
+    """For each of :data:`STEP_EVENTS`, the calls (ascending) where it happened, read from the
+    frames: the manager's action (``summarized``, ``reused``, a drop or slide), a trimmer cut, a
+    pairing repair, a payload over budget, a forgotten reference (:mod:`inspector.forgetting`)."""
+    from inspector.forgetting import forgotten_references
+
+    df = frames_table(rp)
+    lost = forgotten_references(rp)
+    dropped = df["cm_action"].isin(sorted(DROP_ACTIONS))
+    sel = {"summary computed": df["cm_action"] == "summarized", "summary reused": df["cm_action"] == "reused",
+           "turns dropped": dropped, "trimmed": df["trimmed"] > 0, "pairing repair": df["repairs"] > 0,
+           "over budget": df["over_budget"]}
+    out = {kind: [int(k) for k in df["call"][mask]] for kind, mask in sel.items()} if len(df) else \
+        {kind: [] for kind in sel}
+    out["forgot a reference"] = [k for k, x in enumerate(lost) if x]
+    return {kind: out[kind] for kind in STEP_EVENTS}
+
+
+def conversation_labels(df: pd.DataFrame, multi: Any = ()) -> pd.Series:
+    """``file#N`` for a run of conversation N of a multi-conversation file, the file alone otherwise.
+
+    ``df`` is a sweep table (``transcript`` = the file, ``conversation`` = N). A file counts as
+    multi-conversation when the table holds more than one of its conversations, when N > 0, or
+    when it is in ``multi`` (file labels known to hold several conversations even if one was swept),
+    so conversation 0 of such a file is ``file#0``, never the bare file name."""
+    import pandas as pd
+
+    files = df["transcript"].astype(str)
+    convs = df["conversation"].fillna(0).astype(int)
+    many = set(multi) | {f for f, n in convs.groupby(files).nunique().items() if n > 1} | set(files[convs > 0])
+    return pd.Series([f"{f}#{c}" if f in many else f for f, c in zip(files, convs, strict=True)], index=df.index,
+                     name="conversation")
+
+
+def sweep_view(df: pd.DataFrame, grid: Any, transcripts: Any = ()) -> pd.DataFrame:
+    """A sweep table that fits a page: the conversation (``file#N``, :func:`conversation_labels`),
+    the grid values, then user turns, LLM calls, input tokens, calls over budget, summarizer calls,
+    trimmed messages and forgotten references, with readable headings. Failed runs keep their row.
+
+    ``transcripts``: the loaded transcripts the sweep ran on, in order; a file that holds several
+    conversations is then labelled ``file#N`` even when only one of them was swept."""
+    import pandas as pd
+
+    from inspector.vocabulary import column_words
+
+    items = list(transcripts)
+    per = len(df) // len(items) if items and len(df) % len(items) == 0 else 0
+    multi = {df["transcript"].iloc[i * per] for i, t in enumerate(items)
+             if per and len(getattr(t, "conversations", None) or []) > 1}
+
+    out = pd.DataFrame({"conversation": conversation_labels(df, multi)})
+    for key in grid:
+        out[key] = df[key]
+    for col in ("user_turns", "frames", "tokens_sent", "over_budget", "summarizer_calls", "trimmed", "forgotten"):
+        out[column_words(col) if col != "user_turns" else "user turns"] = df[col]
+    return out

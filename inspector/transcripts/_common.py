@@ -382,6 +382,13 @@ def _id_text(value: Any) -> str | None:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
+def is_numeric_id(value: Any) -> bool:
+    """True for a number used as a tool-call id (not a bool). Importers accept such ids where they
+    accept a string id, so that :func:`stringify_tool_call_ids` converts and reports them the same
+    way in every format (Q19) instead of one importer refusing what another converts."""
+    return _id_text(value) is not None
+
+
 def stringify_tool_call_ids(messages: list[Message]) -> list[Irregularity]:
     """Convert integer (or other numeric) tool-call ids and ``tool_call_id`` values to strings in
     place, as the reference does (Q19), and report each converted row as ``tool_call_id_converted``.
@@ -423,7 +430,7 @@ def wire_tool_calls(calls: Any, where: str, name: str) -> list[dict[str, Any]]:
     for c, call in enumerate(calls):
         fn = call.get("function") if isinstance(call, dict) else None
         if (not isinstance(call, dict) or not isinstance(fn, dict)
-                or not (isinstance(call.get("id"), str) or _id_text(call.get("id")) is not None)
+                or not (isinstance(call.get("id"), str) or is_numeric_id(call.get("id")))
                 or not isinstance(fn.get("name"), str) or not isinstance(fn.get("arguments"), str)):
             raise TranscriptError(
                 name, f"{where}.tool_calls[{c}] must be {{id, function: {{name, arguments: string}}}}")

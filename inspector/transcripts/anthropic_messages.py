@@ -30,6 +30,7 @@ from inspector.transcripts._common import (
     conversation_info,
     describe_validation_error,
     dumps_arguments,
+    is_numeric_id,
     require_json,
     select,
 )
@@ -65,6 +66,13 @@ class _Message(BaseModel):
         return _check_content(value)
 
 
+def _tool_id(value: Any) -> Any:
+    """A string, or a number the Builder converts to a string and reports (Q19)."""
+    if isinstance(value, str) or is_numeric_id(value):
+        return value
+    raise ValueError("must be a string")
+
+
 class _Text(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore")
     text: str
@@ -72,16 +80,26 @@ class _Text(BaseModel):
 
 class _ToolUse(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore")
-    id: str
+    id: Any
     name: str
     input: dict[str, Any]
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: Any) -> Any:
+        return _tool_id(value)
 
 
 class _ToolResult(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore")
-    tool_use_id: str
+    tool_use_id: Any
     content: Any = None
     is_error: bool | None = None
+
+    @field_validator("tool_use_id")
+    @classmethod
+    def _id_shape(cls, value: Any) -> Any:
+        return _tool_id(value)
 
     @field_validator("content")
     @classmethod

@@ -37,6 +37,7 @@ from inspector.transcripts._common import (
     conversation_info,
     dumps_arguments,
     first_jsonl_value,
+    is_numeric_id,
     lines_or_document,
     select,
 )
@@ -110,10 +111,12 @@ def _check_blocks(content: Any, name: str, line: int) -> None:
         if kind == "text" and not isinstance(blk.get("text"), str):
             raise TranscriptError(name, f"{where}.text must be a string", line=line)
         if kind == "tool_use":
-            for key, typ, word in (("id", str, "a string"), ("name", str, "a string"), ("input", dict, "an object")):
+            if not (isinstance(blk.get("id"), str) or is_numeric_id(blk.get("id"))):  # a number: converted (Q19)
+                raise TranscriptError(name, f"{where}.id must be a string", line=line)
+            for key, typ, word in (("name", str, "a string"), ("input", dict, "an object")):
                 if not isinstance(blk.get(key), typ):
                     raise TranscriptError(name, f"{where}.{key} must be {word}", line=line)
-        if kind == "tool_result" and not isinstance(blk.get("tool_use_id"), str):
+        if kind == "tool_result" and not (isinstance(blk.get("tool_use_id"), str) or is_numeric_id(blk.get("tool_use_id"))):
             raise TranscriptError(name, f"{where}.tool_use_id must be a string", line=line)
 
 

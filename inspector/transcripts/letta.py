@@ -27,6 +27,7 @@ from inspector.transcripts._common import (
     blocks_to_content,
     object_with_role,
     count_user_turns,
+    is_numeric_id,
     require_json,
     select,
     wire_tool_calls,
@@ -75,7 +76,7 @@ def _row(m: Any, where: str, name: str) -> Message:
         msg["tool_calls"] = wire_tool_calls(calls, where, name)
     if role == "tool":
         cid = m.get("tool_call_id")
-        if not isinstance(cid, str) or not cid:
+        if not (isinstance(cid, str) and cid) and not is_numeric_id(cid):  # a number: converted (Q19)
             raise TranscriptError(name, f"{where}: tool result without tool_call_id")
         msg["tool_call_id"] = cid
     if isinstance(m.get("name"), str):

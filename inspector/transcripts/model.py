@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.errors import InspectorError
+
 Message = dict[str, Any]
 """OpenAI chat-completions dict: ``role``, ``content`` (str | list of parts | None), ``tool_calls``
 (``[{id, type: "function", function: {name, arguments: JSON string}}]``), ``tool_call_id``, ``name``.
@@ -101,7 +103,7 @@ class Transcript:
     """Compactions the source framework performed (observed, not replayed), in row order."""
 
 
-class TranscriptError(ValueError):
+class TranscriptError(InspectorError, ValueError):
     """Bad or unsupported input. ``str()`` names the file and, when known, the line or message
     index, e.g. ``demo.json: message 12: tool_calls[0].function.arguments must be a string``.
 

@@ -21,6 +21,7 @@ from inspector.transcripts._common import (
     Builder,
     JsonlText,
     count_user_turns,
+    is_numeric_id,
     object_with_role,
     plain_content,
     require_json,
@@ -86,9 +87,10 @@ def _row(m: Any, i: int, name: str, b: Builder) -> Message:
         msg["tool_calls"] = wire_tool_calls(calls, where, name)
     if role == "tool":
         ids = m.get("tool_call_ids")
-        if ids is None and isinstance(m.get("tool_call_id"), str):
+        if ids is None and (isinstance(m.get("tool_call_id"), str) or is_numeric_id(m.get("tool_call_id"))):
             ids = [m["tool_call_id"]]
-        if not isinstance(ids, list) or not ids or not all(isinstance(x, str) and x for x in ids):
+        if (not isinstance(ids, list) or not ids
+                or not all((isinstance(x, str) and x) or is_numeric_id(x) for x in ids)):  # numbers: converted (Q19)
             raise TranscriptError(name, f"{where}: tool result without tool_call_ids")
         msg["tool_call_id"] = ids[0]
         if len(ids) > 1:

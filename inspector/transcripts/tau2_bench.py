@@ -20,6 +20,7 @@ from inspector.transcripts._common import (
     Builder,
     JsonlText,
     dumps_arguments,
+    is_numeric_id,
     object_with_role,
     plain_content,
     require_json,
@@ -102,14 +103,15 @@ def _row(m: Any, where: str, name: str) -> Message:
             raise TranscriptError(name, f"{where}.tool_calls must be a list")
         out = []
         for c, call in enumerate(calls):
-            if not (isinstance(call, dict) and isinstance(call.get("id"), str) and isinstance(call.get("name"), str)):
+            if not (isinstance(call, dict) and (isinstance(call.get("id"), str) or is_numeric_id(call.get("id")))
+                    and isinstance(call.get("name"), str)):
                 raise TranscriptError(name, f"{where}.tool_calls[{c}] must be an object with string id and name")
             out.append({"id": call["id"], "type": "function",
                         "function": {"name": call["name"], "arguments": dumps_arguments(call.get("arguments", {}))}})
         msg["tool_calls"] = out
     if role == "tool":
         cid = m.get("id", m.get("tool_call_id"))
-        if not isinstance(cid, str) or not cid:
+        if not (isinstance(cid, str) and cid) and not is_numeric_id(cid):  # a number: converted (Q19)
             raise TranscriptError(name, f"{where}: tool result without id")
         msg["tool_call_id"] = cid
     return msg

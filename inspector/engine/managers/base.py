@@ -47,21 +47,6 @@ class CMDecision:
     error: str | None = None  # summarizer failure reason
     folded: list[Message] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "action": self.action,
-            "compressed_turns": self.compressed_turns,
-            "dropped_turns": self.dropped_turns,
-            "kept_turns": self.kept_turns,
-            "raw_tokens": self.raw_tokens,
-            "threshold": self.threshold,
-            "ceiling": self.ceiling,
-            "summarizer_called": self.summarizer_called,
-            "summary_model": self.summary_model,
-            "summary_model_source": self.summary_model_source,
-            "error": self.error,
-        }
-
 
 class ContextManager(ABC):
     """Base of every history strategy.

@@ -127,10 +127,6 @@ class LLMSummarizer:
         """Only with a live engine is a summary a model call; without one it folds like ``drop`` (Q20)."""
         return self.engine is not None
 
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any], **kw: Any) -> LLMSummarizer:
-        return cls(model=params.get("model"), instructions=params.get("instructions"), **kw)
-
     def summarize(self, messages: list[Message]) -> str | None:
         global _warned_no_engine
         if self.engine is None:

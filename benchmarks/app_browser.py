@@ -1,0 +1,176 @@
+"""How fast the app feels in a real browser: first meaningful render and Next-click settle time.
+
+Starts ``streamlit run app.py`` on 127.0.0.1, drives Debian's headless Chromium with playwright's
+Python client (never ``playwright install``) and prints, measured in this one run:
+
+* **first meaningful render** — from the moment the server answers ``/_stcore/health`` to the demo's
+  call 0 being on screen with its timeline drawn;
+* **Next-click settle** — from a click on "Next ▶" to the page showing the next call with nothing
+  stale left (no element greyed out as stale, no script running, the timeline cursor moved), median
+  and p90 over ``--steps`` clicks, on the bundled demo and on a generated 2 000-turn transcript
+  (the one of ``benchmarks/app_step.py``, uploaded through the sidebar).
+
+The clock runs inside the page (``performance.now()``, polled every animation frame), so the
+figures do not include playwright's round trips. Nothing is asserted; the numbers depend on the
+machine (say how busy it was when you quote them).
+
+    .venv/bin/python benchmarks/app_browser.py [--steps 20] [--turns 2000] [--width 1440 --height 900]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+CHROMIUM = "/usr/bin/chromium"
+
+# Clicks the button, then waits (one check per animation frame) until the stepper shows call
+# `target`, no element is stale, Streamlit's status widget says nothing runs, and the timeline's
+# cursor sits on the target; then two more frames so the paint is included. Returns milliseconds.
+SETTLE_JS = """async ([selector, target]) => {
+  const frame = () => new Promise(r => requestAnimationFrame(r));
+  const settled = () => {
+    if (document.querySelector('[data-stale="true"]')) return false;
+    const status = document.querySelector('[data-testid="stStatusWidget"]');
+    if (status && status.textContent.match(/Running|Stop/)) return false;
+    const pos = document.querySelector('.st-key-call_position');
+    if (!pos || !pos.textContent.includes(`call ${target} ·`)) return false;
+    const cursor = document.querySelector('.st-key-timeline .js-plotly-plot .shapelayer path');
+    return !!cursor;
+  };
+  const btn = [...document.querySelectorAll(selector)].find(b => b.offsetParent !== null);
+  const t0 = performance.now();
+  btn.click();
+  await frame();
+  while (!settled()) { await frame(); if (performance.now() - t0 > 60000) return -1; }
+  await frame(); await frame();
+  return performance.now() - t0;
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited early with status {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                if r.read().strip() == b"ok":
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError("streamlit did not come up")
+
+
+def wait_call(pg, k: int) -> None:  # noqa: ANN001
+    pg.wait_for_function("k => { const p = document.querySelector('.st-key-call_position');"
+                         " return p && p.textContent.includes(`call ${k} ·`); }", arg=k)
+
+
+def steps(pg, n: int) -> list[float]:  # noqa: ANN001
+    start = int(pg.evaluate("() => document.querySelector('.st-key-call_position').textContent"
+                            ".match(/call (\\d+) ·/)[1]"))
+    out = []
+    for k in range(n):
+        ms = pg.evaluate(SETTLE_JS, [".st-key-next button", start + k + 1])
+        if ms < 0:
+            raise TimeoutError(f"step {k + 1} did not settle within 60 s")
+        out.append(float(ms))
+    return out
+
+
+def line(label: str, xs: list[float]) -> str:
+    s = sorted(xs)
+    p90 = s[min(len(s) - 1, round(0.9 * (len(s) - 1)))]
+    return f"{label:<46} n={len(s):>3}  median {statistics.median(s):6.0f} ms  p90 {p90:6.0f} ms  max {s[-1]:6.0f} ms"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--turns", type=int, default=2000)
+    ap.add_argument("--width", type=int, default=1440)
+    ap.add_argument("--height", type=int, default=900)
+    ap.add_argument("--view", default="call", help="the view to step in (a key of inspector.vocabulary.VIEW_WORDS)")
+    ap.add_argument("--demo-only", action="store_true", help="skip the long generated transcript")
+    args = ap.parse_args(argv)
+
+    from playwright.sync_api import sync_playwright
+
+    from app_step import synthetic_transcript
+
+    port = free_port()
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    t_start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_healthy(port, proc)
+        t_up = time.perf_counter()
+        with sync_playwright() as pw, tempfile.TemporaryDirectory() as tmp:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                         args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+            pg = browser.new_page(viewport={"width": args.width, "height": args.height})
+            pg.set_default_timeout(180_000)
+            t_goto = time.perf_counter()
+            pg.goto(f"http://127.0.0.1:{port}/")
+            wait_call(pg, 0)
+            pg.wait_for_selector(".st-key-timeline .js-plotly-plot .barlayer")
+            t_first = time.perf_counter()
+            print(f"server up after {t_up - t_start:5.2f} s; first meaningful render (call 0 with its timeline) "
+                  f"{t_first - t_goto:5.2f} s after the page was opened")
+            if args.view != "call":
+                from inspector.vocabulary import VIEW_WORDS
+
+                pg.locator(".st-key-view button", has_text=VIEW_WORDS[args.view]).click()
+                pg.wait_for_timeout(1500)
+            steps(pg, 2)  # warm the caches of the first steps' views (a user's first clicks)
+            print(line(f"Next-click settle, demo (26 calls), view {args.view}", steps(pg, args.steps)))
+            if args.demo_only:
+                browser.close()
+                return 0
+
+            path = Path(tmp) / f"synthetic_{args.turns}.json"
+            path.write_bytes(synthetic_transcript(args.turns))
+            t0 = time.perf_counter()
+            pg.locator("[data-testid=stSidebar] input[type=file]").nth(1).set_input_files(str(path))
+            pg.get_by_text(f"{path.name}").first.wait_for()
+            wait_call(pg, 0)
+            pg.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
+            n = pg.evaluate("() => document.body.innerText.match(/([\\d,]+) LLM calls/)[1]")
+            print(f"upload of a {args.turns:,}-turn transcript ({n} calls) replayed and shown in "
+                  f"{time.perf_counter() - t0:5.2f} s")
+            steps(pg, 2)
+            print(line(f"Next-click settle, {args.turns:,} turns", steps(pg, args.steps)))
+            browser.close()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,89 @@
+"""The command line's floor: exit statuses, the parser class, the options and helpers every
+subcommand shares. :mod:`inspector.cli` (``validate``, the parser, ``main``) and
+:mod:`inspector.cli_commands` (the other subcommands) both build on it, so neither imports the other's
+module at load time (no cycle)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TextIO
+
+from inspector.errors import EXIT_INVALID, EXIT_USAGE
+from inspector.manifest import Issue, LoadedManifest, load_manifest
+
+__all__ = ["EXIT_INTERNAL", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "ArgumentParser", "Handler", "HelpFormatter",
+           "SubParsers", "add_manifest_options", "add_parser", "load_manifest_from_args", "print_issues"]
+
+EXIT_OK = 0
+EXIT_INTERNAL = 3
+
+Handler = Callable[[argparse.Namespace], int]
+SubParsers = Any  # argparse._SubParsersAction is private; typed loosely on purpose
+
+
+# --- shared helpers for subcommands ---------------------------------------------------------------
+
+def _override(text: str) -> str:
+    path, sep, _ = text.partition("=")
+    if not sep or not path.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} must look like PATH=VALUE")
+    return text
+
+
+def add_manifest_options(parser: argparse.ArgumentParser) -> None:
+    """Options every manifest-reading command accepts."""
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE", type=_override,
+                        help="override a field before reading, value parsed as YAML "
+                             "(e.g. --set spec.context_manager.params.keep_turns=3); repeatable")
+    parser.add_argument("--allow-import", dest="allow_imports", action="append", default=[], metavar="MODULE",
+                        help="allow a plugin 'ref: module:Class' from this module to be imported; repeatable")
+
+
+def load_manifest_from_args(args: argparse.Namespace, path: str, *, mode: str = "assemble") -> LoadedManifest:
+    """Load ``path`` with the command's ``--set`` / ``--allow-import`` options."""
+    return load_manifest(path, mode=mode,  # type: ignore[arg-type]
+                         allow_imports=getattr(args, "allow_imports", ()),
+                         overrides=getattr(args, "overrides", ()))
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and examples keep their line breaks; every option with a default shows it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS, []) or not action.option_strings:
+            return text
+        return text + " (default: %(default)s)"
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with the command line's error format: the usage, then one ``error:`` line (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        from inspector.redact import mask_text
+
+        self.exit(EXIT_USAGE, f"error: {mask_text(message)}\n")
+
+
+def add_parser(subparsers: SubParsers, name: str, summary: str, description: str,
+               examples: Sequence[str]) -> argparse.ArgumentParser:
+    """A subcommand with a one-line summary, a description and its examples (shown by ``--help``)."""
+    import textwrap
+
+    body = "\n".join(textwrap.fill(par, 96) for par in description.split("\n\n")[:1])
+    rest = description.split("\n\n", 1)[1:]
+    epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
+    return subparsers.add_parser(name, help=summary, description=body + ("\n\n" + rest[0] if rest else ""),
+                                 epilog=epilog, formatter_class=HelpFormatter)
+
+
+def print_issues(issues: Sequence[Issue], *, prefix: str = "error: ", stream: TextIO | None = None) -> None:
+    """One line per issue on stderr (``error: FILE:LINE: field.path: message``), secrets masked."""
+    from inspector.redact import mask_text
+
+    out = stream if stream is not None else sys.stderr
+    for issue in issues:  # an issue may quote the offending value, e.g. a key pasted into the wrong field
+        print(f"{prefix}{mask_text(str(issue))}", file=out)

@@ -1,0 +1,173 @@
+"""Plugin registry: three slots (``assembler``, ``context_manager``, ``summarizer``), names, aliases, URNs.
+
+Name resolution (docs/design.md §2.1), case-insensitive:
+  1. exact URN (``mas.cm.stack``);
+  2. canonical name or alias (``full-history`` → ``stack``);
+  3. any plugin of the slot whose URN ends in ``.<name with - → _>`` (``sliding-window`` →
+     ``mas.cm.sliding_window`` even without the alias).
+
+Built-ins are registered by import path and loaded lazily. Third-party packages register without
+editing this package, either by calling :func:`register` or through the Python entry-point group
+``context_inspector.plugins`` whose objects are :class:`PluginSpec` instances (or lists of them).
+
+A manifest ``ref`` that is not a known name/URN but looks like an import path (``pkg.mod:Class``)
+is imported **only** when the caller passes that module in ``allow_imports``: a manifest never runs
+code on its own.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from inspector.errors import PluginLookupError
+
+Slot = Literal["assembler", "context_manager", "summarizer"]
+SLOTS: tuple[Slot, ...] = ("assembler", "context_manager", "summarizer")
+
+DEFAULTS: dict[Slot, str] = {"assembler": "assembler", "context_manager": "summarising", "summarizer": "llm"}
+
+
+__all__ = ["DEFAULTS", "ENTRY_POINT_GROUP", "SLOTS", "PluginLookupError", "PluginSpec", "Registry", "Slot",
+           "default_registry", "register"]
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    slot: Slot
+    name: str  # canonical
+    urn: str
+    target: str | Callable[..., Any]  # "module:attr" (loaded lazily) or the factory itself
+    aliases: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()  # strategy params the constructor accepts (validation, docs/design.md Q9)
+    builtin: bool = False
+    meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def load(self) -> Callable[..., Any]:
+        if callable(self.target):
+            return self.target
+        module, _, attr = self.target.partition(":")
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+
+BUILTIN_SPECS: list[PluginSpec] = [  # the built-ins, by import path (loaded only when used)
+    PluginSpec("assembler", "assembler", "mas.ctx.assembler", "inspector.engine.assembler:ContextAssembler",
+               ("context-assembler", "ctx-assembler"), ("emit_segments", "always_reassemble", "token_budget"), True),
+    PluginSpec("context_manager", "summarising", "mas.cm.summarising",
+               "inspector.engine.managers.summarising:SummarizingConversation", ("summarizing",),
+               ("keep_turns", "summary_threshold", "hysteresis_ratio", "summarizer"), True),
+    PluginSpec("context_manager", "sliding-window", "mas.cm.sliding_window",
+               "inspector.engine.managers.sliding_window:SlidingWindowConversation", ("sliding_window",),
+               ("keep_turns", "window_size", "max_turns"), True),
+    PluginSpec("context_manager", "stack", "mas.cm.stack", "inspector.engine.managers.stack:StackConversation",
+               ("full-history", "full_history"), ("max_messages",), True),
+    PluginSpec("summarizer", "llm", "mas.summarizer.llm", "inspector.engine.summarizers.llm:LLMSummarizer",
+               (), ("model", "instructions"), True),
+    PluginSpec("summarizer", "drop", "mas.summarizer.drop", "inspector.engine.summarizers.drop:DropSummarizer",
+               (), (), True),
+]
+
+ENTRY_POINT_GROUP = "context_inspector.plugins"
+
+
+class Registry:
+    def __init__(self, specs: Iterable[PluginSpec] = ()) -> None:
+        self._specs: dict[Slot, dict[str, PluginSpec]] = {s: {} for s in SLOTS}
+        for spec in specs:
+            self.register(spec)
+        self._entry_points_loaded = False
+
+    def register(self, spec: PluginSpec, *, replace: bool = False) -> None:
+        table = self._specs[spec.slot]
+        key = spec.name.lower()
+        if key in table and not replace and table[key] != spec:
+            raise ValueError(f"{spec.slot} plugin {spec.name!r} is already registered")
+        table[key] = spec
+
+    def specs(self, slot: Slot) -> list[PluginSpec]:
+        self._load_entry_points()
+        return list(self._specs[slot].values())
+
+    def _load_entry_points(self) -> None:
+        if self._entry_points_loaded:
+            return
+        self._entry_points_loaded = True
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                obj = ep.load()
+            except Exception as exc:  # a broken third-party plugin must not break the built-ins
+                import warnings
+
+                warnings.warn(f"plugin entry point {ep.name!r} failed to load: {exc}", stacklevel=2)
+                continue
+            items = obj if isinstance(obj, (list, tuple)) else [obj]
+            for item in items:
+                if isinstance(item, PluginSpec):
+                    self.register(item, replace=True)
+
+    def find(self, slot: Slot, name: str) -> PluginSpec | None:
+        """Resolve a name/alias/URN for ``slot``; None when unknown."""
+        wanted = str(name).strip().lower()
+        if not wanted:
+            return None
+        specs = self.specs(slot)
+        for spec in specs:
+            if spec.urn.lower() == wanted:
+                return spec
+        for spec in specs:
+            if wanted == spec.name.lower() or wanted in (a.lower() for a in spec.aliases):
+                return spec
+        suffix = "." + wanted.replace("-", "_")
+        for spec in specs:
+            if spec.urn.lower().replace("-", "_").endswith(suffix):
+                return spec
+        return None
+
+    def resolve(self, slot: Slot, name: str | None, *, field_path: str | None = None) -> PluginSpec:
+        """Like :meth:`find` but an unknown name is an error naming the manifest field."""
+        if name is None or str(name).strip() == "":
+            name = DEFAULTS[slot]
+        spec = self.find(slot, name)
+        if spec is None:
+            known = sorted(s.name for s in self.specs(slot))
+            where = field_path or f"spec.{slot}"
+            raise PluginLookupError(f"{where}: unknown {slot} plugin {name!r} (known: {', '.join(known)})")
+        return spec
+
+    def resolve_ref(self, slot: Slot, ref: str, *, allow_imports: Iterable[str] = (),
+                    field_path: str | None = None) -> PluginSpec:
+        """A ``ref`` is a name/URN, or ``module:attr`` imported only when its module is allow-listed."""
+        spec = self.find(slot, ref)
+        if spec is not None:
+            return spec
+        where = field_path or f"spec.{slot}.ref"
+        if ":" in ref:
+            module = ref.split(":", 1)[0]
+            allowed = any(module == a or module.startswith(a + ".") for a in allow_imports)
+            if not allowed:
+                raise PluginLookupError(
+                    f"{where}: {ref!r} would import code; pass allow_imports=[{module!r}] to allow it")
+            return PluginSpec(slot, ref, ref, ref)
+        raise PluginLookupError(f"{where}: unknown {slot} plugin {ref!r}")
+
+
+_default: Registry | None = None
+
+
+def default_registry() -> Registry:
+    global _default
+    if _default is None:
+        _default = Registry(BUILTIN_SPECS)
+    return _default
+
+
+def register(spec: PluginSpec, *, replace: bool = False) -> None:
+    """Register a third-party plugin in the process-wide registry."""
+    default_registry().register(spec, replace=replace)

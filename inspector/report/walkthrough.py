@@ -1,0 +1,331 @@
+"""The words of the compaction walkthrough (``notebooks/compaction_demo.ipynb``), computed from a replay.
+
+Each function reads one :class:`~inspector.replay.Replay` (or the report tables built from it) and
+returns Markdown that states what *this* replay did, with every number taken from its frames and
+commits: the notebook's cells only call these and display the result, so the demo reads as a story
+when exported with ``--no-input`` and a change of parameters changes the sentences with the data.
+Nothing here recounts a token or decides anything the engine did not decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from inspector.replay import Replay
+from inspector.report.figures import timeline
+from inspector.report.tables import _preview, compare_table, forgotten_table, frames_table, repairs_table
+
+REPAIR_WORDS: dict[str, str] = {
+    "ask_stripped": "the assistant's unanswered tool call was removed and its text kept",
+    "ask_removed": "an assistant message with only unanswered tool calls was removed",
+    "empty_result_synthesised": "an empty result was added for a call left unanswered at the end",
+    "id_rebound": "a result under the wrong id was re-attached to the unanswered call",
+    "duplicate_dropped": "a second result for the same call was dropped",
+    "orphan_dropped": "a result answering no call was dropped",
+    "stray_result_dropped": "a result away from its call was dropped",
+}
+"""The pairing repair's kinds (``Frame.repairs[].kind``) in words."""
+
+_SUMMARY_ACTIONS = ("summarized", "reused")  # vocabulary.SUMMARY_ACTIONS in preference order (computed first)
+
+
+def _keep_turns(rp: Replay) -> Any:
+    cm = getattr(rp.settings, "context_manager", None)
+    return (getattr(cm, "params", None) or {}).get("keep_turns")
+
+
+def _ranges(ranges: Any) -> str:
+    return ", ".join(f"{a}–{b - 1}" for a, b in ranges)
+
+
+def conversation_table(rp: Replay, width: int = 110) -> pd.DataFrame:
+    """The transcript as read: one row per message, its role and a masked one-line preview."""
+    msgs = rp.messages
+    return pd.DataFrame({"role": [m.get("role") for m in msgs],
+                         "message": [_preview(m.get("content") or "(tool call)", width) for m in msgs]})
+
+
+def introduction(rp: Replay) -> str:
+    """The conversation, the agent's context manager and the budget of its calls, in one paragraph."""
+    calls = frames_table(rp)
+    msgs = rp.messages
+    cm = getattr(rp.settings, "context_manager", None)
+    first = calls.iloc[0]
+    return (f"**The conversation:** {len(msgs)} messages, {sum(m.get('role') == 'user' for m in msgs)} user turns, "
+            f"**{len(calls)} LLM calls**. **The agent:** `{getattr(cm, 'type', '?')}` context manager with "
+            f"{getattr(cm, 'params', {})}. **The budget:** a {first.window:,}-token window ({first.window_source}) "
+            f"− {first.reserve:,} reserved for the answer − {first.margin:,} safety margin = "
+            f"**{first.input_budget:,} tokens of input** per call.")
+
+
+def growth(rp: Replay) -> str:
+    """How the payload grows before the first summary, and where the manager waits for old turns."""
+    calls = frames_table(rp)
+    first = calls.iloc[0]
+    before = calls[calls.cm_action.isin(_SUMMARY_ACTIONS).cumsum() == 0]
+    grow = before.loc[before.payload_tokens.idxmax()] if len(before) else first
+    heavy = calls.loc[calls.working_memory.idxmax()]
+    text = (f"The first call sends **{first.payload_tokens:,}** tokens. Every turn adds its messages to the kept "
+            f"history, and every tool result adds to working memory until the turn ends: by call {grow.call} "
+            f"(turn {grow.turn}) the payload is **{grow.payload_tokens:,}** tokens, "
+            f"{100 * grow.payload_tokens / grow.input_budget:.0f} % of the budget. The biggest working memory is at "
+            f"call {heavy.call}: {heavy.working_memory:,} tokens of tool results in a single turn.")
+    waiting = calls[calls.cm_action == "unchanged-too-few-turns"]
+    if len(waiting):
+        trimmed = int(waiting.trimmed.sum())
+        text += (f"\n\nFrom call {waiting.call.iloc[0]} the history is over the summary trigger, yet nothing is "
+                 f"folded (`unchanged-too-few-turns`, {len(waiting)} call(s)): the manager keeps the last "
+                 f"{_keep_turns(rp)} turns word for word no matter what, and there is nothing older yet. If such a "
+                 "payload crossed the input budget, the token trimmer would cut the oldest messages instead"
+                 + (f" — here it did, {trimmed} message(s) in all." if trimmed else " — here it never had to."))
+    return text
+
+
+def commits_table(rp: Replay) -> pd.DataFrame:
+    """One row per committed turn: what the write-back did and which transcript messages it folded."""
+    return pd.DataFrame([{"after turn": c.turn, "action": c.action, "summarizer called": c.summarizer_called,
+                          "turns folded": c.folded_turns, "messages folded": _ranges(c.folded)}
+                         for c in rp.commits],
+                        columns=["after turn", "action", "summarizer called", "turns folded", "messages folded"])
+
+
+def commit_folds(rp: Replay) -> list[Any]:
+    """The commits that folded turns into a summary (computed or reused)."""
+    return [c for c in rp.commits if c.action in _SUMMARY_ACTIONS]
+
+
+def commit_fold(rp: Replay) -> str:
+    """The first commit-time fold and what the next call sends instead."""
+    folds = commit_folds(rp)
+    if not folds:
+        return ("No commit folded anything with these settings: the conversation never had more than "
+                f"{_keep_turns(rp)} stored turns.")
+    c0 = folds[0]
+    calls = frames_table(rp)
+    later = calls[calls.turn > c0.turn]
+    text = (f"The first fold happens at the commit of turn {c0.turn}: {c0.folded_turns} turn(s) "
+            f"(transcript messages {_ranges(c0.folded)}) become a summary. ")
+    if len(later):
+        after = later.iloc[0]
+        text += (f"The next call (call {after.call}) carries a summary band of {after.summary:,} tokens instead. "
+                 f"From then on the engine folds at every commit: {len(folds)} commit-time summaries in all.")
+    return text
+
+
+def trigger_call(rp: Replay) -> int | None:
+    """The first call whose history crossed the summary trigger during a turn (a summary computed,
+    else one reused), or None."""
+    calls = frames_table(rp)
+    for action in _SUMMARY_ACTIONS:
+        hits = calls[calls.cm_action == action]
+        if len(hits):
+            return int(hits.call.iloc[0])
+    return None
+
+
+def trigger(rp: Replay) -> str:
+    """What the manager did at :func:`trigger_call`, in words."""
+    k = trigger_call(rp)
+    if k is None:
+        return "With these settings the history in view never crossed the trigger during a turn."
+    f = rp.frames[k]
+    calls = frames_table(rp)
+    head = (f"**Call {k}** (turn {f.turn}, step {f.step}): the history in view had {f.cm['raw_tokens']:,} tokens "
+            f"against a trigger of {f.budget['hint']:,}")
+    if f.cm["action"] == "summarized":
+        return (head + f", with turns older than `keep_turns` not yet summarised: the manager folded "
+                f"{f.cm['compressed_turns']} older group(s) into a summary of {f.bands.get('summary', 0):,} tokens.")
+    reused = int((calls.cm_action == "reused").sum())
+    return (head + f". Everything older than the last {f.cm['kept_turns']} turn(s) is the summary written at a "
+            f"commit, so the manager reuses it (`reused`, no summarizer call); {reused} call(s) did so. Over the "
+            f"whole conversation the summarizer ran {rp.summarizer_calls['in_turn']} time(s) during turns and "
+            f"{rp.summarizer_calls['commit']} time(s) at commits.")
+
+
+def repair_call(rp: Replay) -> int | None:
+    """The first call whose payload needed a pairing repair, or None."""
+    return next((k for k, f in enumerate(rp.frames) if f.repairs), None)
+
+
+def repair(rp: Replay) -> str:
+    """The first pairing repair: what it did, the transcript gap behind it and how long it lasts."""
+    repairs = repairs_table(rp)
+    if not len(repairs):
+        return "No payload needed a pairing repair with these settings."
+    r = repairs.iloc[0]
+    gaps = list(getattr(rp.transcript, "irregularities", []))
+    cause = f" The transcript itself has the gap: {gaps[0].detail} (message {gaps[0].index})." if gaps else ""
+    gone = next((c for c in rp.commits if gaps and any(a <= gaps[0].index < b for a, b in c.folded)), None)
+    later = (f"; at the commit of turn {gone.turn} that turn was folded into the summary, so the broken round is "
+             "no longer sent" if gone else "")
+    all_ok = all(f.check == "ok" for f in rp.frames)
+    return (f"**Call {int(r.call)}** (turn {r.turn}) is the first payload that needed a repair: "
+            f"{REPAIR_WORDS.get(r.kind, r.kind)} (`{r.kind}`: {r.detail}).{cause} The same repair is applied on "
+            f"every call while that round is in view: {len(repairs)} time(s), up to call {int(repairs.call.max())}"
+            f"{later}. Every payload passed the provider check after repair: "
+            f"{'yes' if all_ok else 'no, see the check column'}.")
+
+
+def forgetting(rp: Replay) -> str:
+    """How many references the conversation forgot, and the first one with its cause."""
+    lost = forgotten_table(rp)
+    if not len(lost):
+        return ("No call needed an identifier it could no longer see: every id, email, time or path the agent used "
+                "was still in its payload or in the summary.")
+    x = lost.iloc[0]
+    return (f"**{len(lost)} forgotten reference(s)** over the conversation. The first: `{x.identifier}` at call "
+            f"{x.call}, needed in {x['needed in']}, held only by message {x.message} ({x['why not sent']}).")
+
+
+def strategy_columns(replays: Mapping[str, Replay], *, title: str = "Payload per LLM call, strategy by strategy"
+                     ) -> Any:
+    """The strategies' timelines side by side, one column each, on one y axis from zero.
+
+    Each column is :func:`~inspector.report.figures.timeline` of that strategy, unchanged; each has
+    its own legend under it, so a strategy lists only what applies to it (no summary trigger or
+    summary band where it never summarises)."""
+    from plotly.subplots import make_subplots
+
+    names = list(replays)
+    fig = make_subplots(rows=1, cols=max(1, len(names)), subplot_titles=names, shared_yaxes=True,
+                        horizontal_spacing=0.03)
+    top = max((f.payload_tokens for rp in replays.values() for f in rp.frames), default=0)
+    entries = 0
+    for col, name in enumerate(names, start=1):
+        legend = "legend" if col == 1 else f"legend{col}"
+        traces = timeline(replays[name]).data
+        entries = max(entries, sum(1 for t in traces if t.showlegend is not False))
+        for trace in traces:
+            trace.update(legend=legend, legendgroup=f"{col}-{trace.name}")
+            fig.add_trace(trace, row=1, col=col)
+        domain = fig.layout[f"xaxis{'' if col == 1 else col}"].domain
+        fig.update_layout({legend: dict(x=domain[0], xanchor="left", y=-0.14, yanchor="top", orientation="v",
+                                        font=dict(size=10), tracegroupgap=0, bgcolor="rgba(0,0,0,0)")})
+    below = 40 + 21 * entries  # room for the tallest legend under its column
+    fig.update_layout(barmode="stack", height=400 + below, title=title, margin=dict(l=10, r=10, t=70, b=below))
+    fig.update_xaxes(title_text="LLM call", dtick=5)
+    fig.update_yaxes(range=[0, top * 1.18 or 1], row=1, col=1, title_text="tokens")
+    return fig
+
+
+def strategies(replays: Mapping[str, Replay]) -> str:
+    """What the strategies cost, trim, pay the summarizer and forget, compared in words."""
+    table = compare_table(replays)
+    cheapest = table.loc[table.tokens_sent.idxmin()]
+    dearest = table.loc[table.tokens_sent.idxmax()]
+    most_trimmed = table.loc[table.trimmed.idxmax()]
+    lines = [f"**{cheapest.strategy}** sends the fewest input tokens ({cheapest.tokens_sent:,}), "
+             f"{100 * (1 - cheapest.tokens_sent / dearest.tokens_sent):.0f} % less than **{dearest.strategy}** "
+             f"({dearest.tokens_sent:,})."]
+    if most_trimmed.trimmed:
+        lines.append(f"**{most_trimmed.strategy}** leans on the token trimmer the most: {most_trimmed.trimmed:,} "
+                     "message removal(s) over the conversation, cutting whatever is oldest regardless of what it was.")
+    for _, row in table[(table.summarizer_in_turn + table.summarizer_commit) > 0].iterrows():
+        lines.append(f"**{row.strategy}** pays for {row.summarizer_in_turn + row.summarizer_commit} summarizer "
+                     "call(s) and in exchange keeps a summary of what it folds away.")
+    forgot = {name: len(forgotten_table(r)) for name, r in replays.items()}
+    lines.append("Forgotten references (identifiers a call needed but could no longer see): "
+                 + ", ".join(f"**{name}** {n}" for name, n in forgot.items()) + ".")
+    over = table[table.over_budget > 0]
+    lines.append("No strategy ever went over the input budget." if over.empty else
+                 "Over budget: " + ", ".join(f"{r.strategy} ({r.over_budget} call(s))" for r in over.itertuples())
+                 + ".")
+    return " ".join(lines)
+
+
+def calibration(cal: Any, *, name: str = "") -> str:
+    """One transcript's calibration (:func:`inspector.calibration.calibrate`) in words: per model,
+    the provider's input count against ours, the correction factor and, when the log leaves out a
+    fixed part of every payload, the fitted offset and per-token slope."""
+    if not len(cal.factors):
+        return " ".join(cal.notes) or "No provider usage recorded: nothing to calibrate against."
+    parts = []
+    for _, f in cal.factors.iterrows():
+        text = (f"Over {int(f.calls)} logged call(s) of `{f.model}`{' in ' + name if name else ''}, the provider "
+                f"counted {int(f.provider_tokens):,} input tokens; `tiktoken` counted {int(f.tiktoken):,} (factor "
+                f"**×{f.factor_tiktoken}**, mean error {f.mean_abs_error_pct_tiktoken} %) and `estimate` "
+                f"{int(f.estimate):,} (factor **×{f.factor_estimate}**).")
+        if not pd.isna(f.slope_tiktoken) and not pd.isna(f.offset_tiktoken) and abs(int(f.offset_tiktoken)) >= 100:
+            text += (f" The fitted line provider ≈ {int(f.offset_tiktoken):,} + {f.slope_tiktoken} × ours separates "
+                     f"what the log leaves out ({int(f.offset_tiktoken):,} tokens per call) from the per-token "
+                     f"factor (×{f.slope_tiktoken}).")
+        parts.append(text)
+    return " ".join([*parts, *cal.notes])
+
+
+def calibration_table(cal: Any) -> pd.DataFrame:
+    """Per logged call: the provider's input tokens beside ours, with the error (a few columns)."""
+    cols = ["call", "turn", "provider_tokens", "tiktoken", "tiktoken_error", "estimate", "estimate_error"]
+    return cal.calls[cols].rename(columns={"provider_tokens": "provider", "tiktoken_error": "tiktoken error",
+                                           "estimate_error": "estimate error"})
+
+
+def ratios(rp: Replay) -> list[float]:
+    """The hysteresis ratios the walkthrough compares: none, 0.1, 0.3 and the replay's own."""
+    cm = getattr(rp.settings, "context_manager", None)
+    own = (getattr(cm, "params", None) or {}).get("hysteresis_ratio", 0.1)
+    return sorted({0.0, 0.1, 0.3, float(own)})
+
+
+def three_strategies(loaded: Any) -> dict[str, Any]:
+    """The manifest's own context manager, a sliding window with the same ``keep_turns`` and the
+    stack (full history), as :func:`inspector.compare.compare` strategies, named for a heading."""
+    keep = (getattr(loaded.settings.context_manager, "params", None) or {}).get("keep_turns", 10)
+    own = loaded.raw["spec"].get("context_manager") or {"type": "summarising"}
+    return {str(getattr(loaded.settings.context_manager, "type", "summarising")): own,
+            f"sliding window (keep {keep})": {"type": "sliding-window", "params": {"keep_turns": keep}},
+            "stack (full history)": {"type": "stack"}}
+
+
+def strategy_table(replays: Mapping[str, Replay]) -> pd.DataFrame:
+    """One row per strategy, the columns a comparison needs, with readable headings."""
+    t = compare_table(replays)
+    out = pd.DataFrame({"strategy": t["strategy"], "calls": t["frames"], "tokens sent": t["tokens_sent"],
+                        "peak payload": t["peak_payload"], "over budget": t["over_budget"],
+                        "summarizer calls": t["summarizer_in_turn"] + t["summarizer_commit"],
+                        "trimmed": t["trimmed"],
+                        "forgotten": [len(forgotten_table(rp)) for rp in replays.values()]})
+    return out
+
+
+def fleet(fleet_df: pd.DataFrame, recommended: Mapping[str, Any] | None = None) -> str:
+    """A fleet summary (:func:`inspector.report.fleet.fleet_table`, one row per setting) in words:
+    how many conversations, and for the recommended setting and the worst one, how many went over
+    budget, the largest payload, the summarizer calls and the trimmer's cuts."""
+    from inspector.report.fleet import FLEET_COLUMNS
+
+    if fleet_df.empty:
+        return "No run to summarise."
+    params = [c for c in fleet_df.columns if c not in (*FLEET_COLUMNS, "errors")]
+
+    def value(v: Any) -> Any:
+        return int(v) if isinstance(v, float) and v.is_integer() else v
+
+    def name(row: Any) -> str:
+        return ", ".join(f"{p} = {value(row[p])}" for p in params) or "the manifest as written"
+
+    def words(row: Any) -> str:
+        return (f"{int(row.conversations_over_budget)} of {int(row.conversations)} conversation(s) over budget at "
+                f"least once ({int(row.over_budget)} call(s)), largest payload {int(row.peak_payload):,} tokens, "
+                f"{int(row.summaries)} summarizer call(s), {int(row.trimmed)} message(s) trimmed")
+
+    n = int(fleet_df["conversations"].max())
+    text = f"**Fleet summary** over {n} conversation(s), one row per setting below."
+    pick = None
+    if recommended:
+        mask = pd.Series(True, index=fleet_df.index)
+        for k, v in recommended.items():
+            mask &= fleet_df[k] == v
+        pick = fleet_df[mask].iloc[0] if mask.any() else None
+    if pick is not None:
+        text += f" The recommendation ({name(pick)}): {words(pick)}."
+    worst = fleet_df.sort_values(["conversations_over_budget", "peak_payload"], ascending=False,
+                                 kind="mergesort").iloc[0]
+    if int(worst.conversations_over_budget) == 0:
+        text += " No setting sent any conversation over the input budget."
+    elif pick is None or worst.name != pick.name:
+        text += f" The setting with the most conversations over budget ({name(worst)}): {words(worst)}."
+    return text

@@ -1,0 +1,193 @@
+"""Incremental assembly equals the full-payload reference at every call (issue 13).
+
+The incremental path (running sums over the committed log and working memory, cuts by bisection,
+pairing repair and final check over the dirty units only, bands from sums) must give exactly what
+the reference path gives: the same payload rows with the same bands and synthetic kinds, the same
+token bands, trims, pre-cut, repairs, check verdict and manager decision — for random
+conversations (with broken pairing, unknown roles, HITL-shaped turns, fat rows), random manifests
+of every shipped strategy, random budgets and both counters.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import event as hevent
+from hypothesis import strategies as st
+
+from inspector.engine.assembler import Assembly, ContextEngine
+from inspector.engine.incremental import RowIndex, clean_ranges
+from inspector.engine.pairing import check_provider_payload, sanitize_provider_messages
+from inspector.engine.tokens import make_counter
+from inspector.engine.types import Span
+from inspector.manifest import settings_from_dict
+
+
+class Echo:
+    """Deterministic summarizer, so summary blocks appear without a model."""
+
+    def summarize(self, msgs: list[dict]) -> str:
+        return f"summary of {len(msgs)} messages"
+
+
+managers = st.one_of(
+    st.builds(lambda cap: {"type": "stack", "params": {"max_messages": cap}} if cap else {"type": "stack"},
+              st.one_of(st.none(), st.none(), st.integers(1, 12))),
+    st.builds(lambda k: {"type": "sliding-window", "params": {"keep_turns": k}}, st.integers(1, 4)),
+    st.builds(lambda k, t, r: {"type": "summarising", "params": {"keep_turns": k, "summary_threshold": t,
+                                                                  "hysteresis_ratio": r}},
+              st.integers(1, 3), st.integers(0, 300), st.sampled_from([0.0, 0.1, 0.3])),
+)
+trimmers = st.fixed_dictionaries({
+    "max_tokens": st.one_of(st.integers(40, 2500), st.integers(200, 700)), "reserve_tokens": st.integers(0, 200),
+    "safety_margin_ratio": st.sampled_from([0.0, 0.1, 0.25]),
+})
+text = st.text(alphabet="abcdefghij ", min_size=0, max_size=80)
+body = st.one_of(text, text, st.integers(100, 700).map(lambda n: "k" * n))
+
+
+@st.composite
+def tool_round(draw, n: int):  # noqa: ANN001, ANN201
+    ids = [f"c{n}_{k}" for k in range(draw(st.integers(1, 3)))]
+    if draw(st.integers(0, 9)) == 0:
+        ids.append(ids[0])  # an id declared twice
+    calls: object = [{"id": i, "type": "function", "function": {"name": "f", "arguments": draw(text)}} for i in ids]
+    if draw(st.integers(0, 19)) == 0:
+        calls = {"id": ids[0]}  # a tool_calls that is not a list
+    rows: list[dict] = [{"role": "assistant", "content": draw(st.sampled_from(["", "thinking"])), "tool_calls": calls}]
+    for i in ids:
+        fate = draw(st.sampled_from(["ok", "ok", "ok", "ok", "missing", "dup", "wrong", "orphan", "noid"]))
+        if fate == "missing":
+            continue
+        rid = {"wrong": f"zz{n}", "orphan": "ghost", "noid": None}.get(fate, i)
+        rows.append({"role": "tool", "tool_call_id": rid, "content": draw(body)})
+        if fate == "dup":
+            rows.append({"role": "tool", "tool_call_id": i, "content": "again"})
+    if draw(st.integers(0, 14)) == 0:
+        rows.insert(draw(st.integers(0, len(rows))), {"role": draw(st.sampled_from(["narrator", "tool", "assistant"])),
+                                                       "content": draw(text), "tool_call_id": "stray"})
+    return rows
+
+
+@st.composite
+def conversations(draw):  # noqa: ANN001, ANN201
+    turns = []
+    for t in range(draw(st.integers(1, 8))):
+        steps = [draw(tool_round(t * 10 + s)) for s in range(draw(st.integers(0, 4)))]
+        if steps and draw(st.integers(0, 6)) == 0:
+            steps[0] = steps[0][1:]  # a turn whose working memory opens with results (HITL shape)
+        final = draw(st.one_of(st.none(), text))
+        user = draw(st.one_of(body, st.just(""), st.just("[Conversation summary — 2 earlier exchange(s)]\nold")))
+        turns.append((user, steps, final, draw(st.integers(0, 4)) > 0))
+    return turns
+
+
+def _sig(call: Assembly) -> dict:
+    """Everything a face reads from an assembly, in a form two engines can be compared by."""
+    return {
+        "messages": call.messages,
+        "rows": [(r.message, r.band, r.synthetic, r.source) for r in call.rows],
+        "bands": call.bands, "payload_tokens": call.payload_tokens, "headroom": call.headroom,
+        "budget": call.budget, "cm": (call.cm.action, call.cm.summary_text, call.cm.kept_turns, len(call.cm.folded)),
+        "trimmed": [(r.message, r.source, r.reason) for r in call.trimmed],
+        "trimmer_removed": [(r.message, r.source, r.reason) for r in call.trimmer_removed],
+        "precut": list(call.precut), "repairs": call.repairs, "check": call.check, "warnings": call.warnings,
+    }
+
+
+def drive(cm: dict, trimmer: dict, convo: list, system: str, counter: str) -> int:
+    """Replay ``convo`` through an incremental and a reference engine in lockstep; return the calls compared."""
+    cm = {**cm, "params": {**cm.get("params", {}), "trimmer": trimmer}}
+    s = settings_from_dict({"kind": "Agent", "spec": {"system_prompt": system or None, "context_manager": cm}}).settings
+    fast = ContextEngine(s, counter=counter, summarizer=Echo())
+    ref = ContextEngine(s, counter=counter, summarizer=Echo())
+    ref.assembler.incremental = False
+    calls = 0
+
+    def compare() -> None:
+        nonlocal calls
+        a, b = fast.assemble(strict=False), ref.assemble(strict=False)
+        assert _sig(a) == _sig(b)
+        calls += 1
+        spans = sum(1 for part in a.layout if isinstance(part, Span))
+        hevent("incremental path" if a.skip_declares is not None else "reference path")
+        if spans:
+            hevent("clean units skipped")
+
+    for user_text, steps, final, commit in convo:
+        user = {"role": "user", "content": user_text}
+        fast.user(user)
+        ref.user(user)
+        for rows in steps:
+            compare()
+            for r in rows:
+                fast.record(r)
+                ref.record(r)
+        if final is not None and final.strip():
+            msg = {"role": "assistant", "content": final}
+            fast.record(msg)
+            ref.record(msg)
+        compare()
+        if commit:
+            ra, rb = fast.finalize_turn(None), ref.finalize_turn(None)
+            assert (ra is None) == (rb is None)
+            if ra is not None and rb is not None:
+                assert (ra.action, ra.folded_turns, ra.archive) == (rb.action, rb.folded_turns, rb.archive)
+    return calls
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cm=managers, trimmer=trimmers, convo=conversations(), system=text,
+       counter=st.sampled_from(["estimate", "estimate", "tiktoken"]))
+def test_incremental_assembly_equals_the_reference_at_every_call(cm: dict, trimmer: dict, convo: list, system: str,
+                                                                 counter: str) -> None:
+    assert drive(cm, trimmer, convo, system, counter) >= 1
+
+
+@st.composite
+def payloads(draw):  # noqa: ANN001, ANN201
+    rows: list[dict] = []
+    for n in range(draw(st.integers(0, 8))):
+        kind = draw(st.sampled_from(["user", "text", "round", "round", "round"]))
+        if kind == "user":
+            rows.append({"role": "user", "content": draw(text)})
+        elif kind == "text":
+            rows.append({"role": "assistant", "content": draw(text)})
+        else:
+            rows.extend(draw(tool_round(n)))
+    return rows
+
+
+@settings(max_examples=400, deadline=None)
+@given(rows=payloads(), cut=st.integers(0, 60))
+def test_repair_and_check_skipping_clean_units_equal_the_full_pass(rows: list[dict], cut: int) -> None:
+    """The pairing repair and the final check given the clean ranges of a suffix of a log (as the
+    assembler passes them) give the full pass's result: same rows, origins and repairs, same verdict."""
+    idx = RowIndex(make_counter("estimate")).sync(rows)
+    lo = min(cut, len(rows))
+    payload = [{"role": "system", "content": "band"}, *rows[lo:], {"role": "user", "content": "now"}]
+    skip = [(a - lo + 1, b - lo + 1) for a, b in clean_ranges(idx, lo, len(rows))]
+
+    def declares(rid: str) -> bool:
+        return any(idx.declares(rid, a + lo - 1, b + lo - 1) for a, b in skip)
+
+    full = sanitize_provider_messages(payload)
+    part = sanitize_provider_messages(payload, skip=skip, skip_declares=declares)
+    assert (part.messages, part.origin, part.repairs) == (full.messages, full.origin, full.repairs)
+    assert [part.messages[a:b] for a, b in part.clean] == [payload[a:b] for a, b in skip]
+    verdicts = []
+    for kw in ({}, {"skip": part.clean, "skip_declares": declares}):
+        try:
+            check_provider_payload(part.messages, **kw)
+            verdicts.append("ok")
+        except ValueError as exc:
+            verdicts.append(str(exc))
+    assert verdicts[0] == verdicts[1]
+    # the unrepaired payload too: a check that skips clean units fails exactly when the full one does
+    verdicts = []
+    for kw in ({}, {"skip": skip, "skip_declares": declares}):
+        try:
+            check_provider_payload(payload, **kw)
+            verdicts.append("ok")
+        except ValueError as exc:
+            verdicts.append(str(exc))
+    assert verdicts[0] == verdicts[1]
