@@ -110,6 +110,13 @@ def trim_messages_to_budget(
         total = counter.total(units, count)
 
     result = list(messages[:head]) + list(messages[start:]) + list(pin_tail[pin_start:held]) + list(pin_tail[cur:])
+    return _result(result, removed, total, budget, n_pin - cur)
+
+
+
+def _result(result: list[Message], removed: list[Removal] | Removals, total: int, budget: int, newest_rows: int) -> TrimResult:
+    """The trim's outcome, shared by the reference and the incremental trimmer: over budget only when
+    what is pinned alone does not fit, which is said once on the log."""
     over = total > budget
     if over:
         _log.warning(
@@ -117,10 +124,9 @@ def trim_messages_to_budget(
             "group, newest working-memory group of %d row(s)); raise the budget or inject less",
             budget,
             total,
-            n_pin - cur,
+            newest_rows,
         )
     return TrimResult(result, removed, over, total)
-
 
 def _answers_end(ask: Message, pin_tail: Sequence[Message], pin_start: int) -> int:
     """End of the run of rows at ``pin_tail[pin_start:]`` answering ``ask`` (each id once)."""
@@ -255,13 +261,4 @@ def trim_with_sums(
                 total = counter.total(units, count)
 
     result = list(messages[:head]) + list(messages[start:]) + list(pin_tail[pin_start:held]) + list(pin_tail[cur:])
-    over = total > budget
-    if over:
-        _log.warning(
-            "token budget %d exceeded by pinned content alone (~%d tokens: system band, last history "
-            "group, newest working-memory group of %d row(s)); raise the budget or inject less",
-            budget,
-            total,
-            n_pin - cur,
-        )
-    return TrimResult(result, removed, over, total)
+    return _result(result, removed, total, budget, n_pin - cur)
