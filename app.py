@@ -176,7 +176,7 @@ def manifest_sidebar() -> None:
     st.sidebar.checkbox("Lenient reading (like the runtime)", key="manifest_lenient",
                         help="Off: strict validation, every error with its field path. On: malformed "
                              "bindings fall back to defaults, as the reference runtime does.")
-    st.sidebar.caption("Edit the YAML in the Manifest tab; it re-validates on every change.")
+    st.sidebar.caption("Edit the YAML in the Manifest view; it re-validates on every change.")
 
 
 def resolve_manifest() -> tuple[av.ManifestInput | None, LoadedManifest | None, list[str]]:
@@ -327,28 +327,29 @@ def stepper(rp: Replay) -> int:
     ss.call = av.clamp_call(ss.get("call", 0), n)
     ss._stepped_replay = rp
     with st.container(key="stepper"):
-        c = st.columns([1.1, 1.1, 3.2, 2.4, 0.75, 0.75], vertical_alignment="center", gap="small")
+        c = st.columns([1.25, 1.25, 2.4, 0.6, 0.6], vertical_alignment="center", gap="small")
         # Never disabled: a disabled button's keyboard shortcut is not bound again when it is enabled.
         c[0].button("◀ Prev", key="prev", on_click=step, args=(-1,), width="stretch",
                     shortcut="Left", help="Previous call (← key)")
         c[1].button("Next ▶", key="next", on_click=step, args=(1,), width="stretch",
                     shortcut="Right", help="Next call (→ key)")
-        with c[2].container(key="call_position"):
-            st.markdown(f"**{av.call_label(rp, ss.call)}** of {n:,}")
         events = av.event_calls(rp)
         if ss.get("jump_kind") not in events:  # first visit: the first kind this replay has
             ss.jump_kind = next((k for k in EVENT_WORDS if events[k]), next(iter(EVENT_WORDS)))
-        c[3].selectbox("Jump to", list(EVENT_WORDS), key="jump_kind", label_visibility="collapsed", persist_state="page",
+        c[2].selectbox("Jump to", list(EVENT_WORDS), key="jump_kind", label_visibility="collapsed", persist_state="page",
                        format_func=lambda k: f"{EVENT_WORDS[k]} ({len(events[k])})",
-                       help="The kind of call the ◀ / ▶ buttons jump to (how many calls have it).")
+                       help="The kind of call the ◀ / ▶ buttons beside it jump to (how many calls have it).")
         kind = ss.jump_kind
-        c[4].button("◀", key="jump_prev", on_click=jump, args=(-1,), width="stretch",
+        c[3].button("◀", key="jump_prev", on_click=jump, args=(-1,), width="stretch",
                     disabled=av.next_event(rp, ss.call, kind, -1) is None, help="Previous call with this event")
-        c[5].button("▶", key="jump_next", on_click=jump, args=(1,), width="stretch",
+        c[4].button("▶", key="jump_next", on_click=jump, args=(1,), width="stretch",
                     disabled=av.next_event(rp, ss.call, kind, 1) is None, help="Next call with this event")
+        pos, slider = st.columns([1.5, 4], vertical_alignment="center", gap="small")
+        with pos.container(key="call_position"):
+            st.markdown(f"**{av.call_label(rp, ss.call)}** of {n:,}")
         if n > 1:
-            st.select_slider("LLM call", options=list(range(n)), key="call", label_visibility="collapsed", persist_state="page",
-                             format_func=lambda k: av.call_label(rp, k))
+            slider.select_slider("LLM call", options=list(range(n)), key="call", label_visibility="collapsed",
+                                 persist_state="page", format_func=lambda k: av.call_label(rp, k))
     return int(ss.call)
 
 
@@ -362,7 +363,7 @@ def timeline_view(rp: Replay, rkey: tuple[Any, ...], call: int) -> None:
 
 def budget_view(rp: Replay, call: int) -> None:
     facts = av.budget_facts(rp, call)
-    cols = st.columns(6)
+    cols = [*st.columns(3), *st.columns(3)]  # two rows of three: no number is cut at 1024 px
     cols[0].metric("Payload tokens", f"{facts['payload_tokens']:,}")
     cols[1].metric("Model window", f"{facts['window']:,}", help=f"source: {facts['window_source']}")
     cols[2].metric("Headroom", f"{facts['headroom']:,}")
@@ -395,7 +396,7 @@ ROWS_AS = {"rows": "Chat rows", "table": "Table"}
 
 def rows_switch(key: str) -> bool:
     """Chat rows (default) or a table; True for the table."""
-    st.segmented_control("Show as", list(ROWS_AS), key=key, format_func=ROWS_AS.get, required=True,
+    st.segmented_control("Show as", list(ROWS_AS), key=key, format_func=lambda k: ROWS_AS[k], required=True,
                          label_visibility="collapsed", persist_state="page")
     return ss.get(key) == "table"
 
@@ -486,7 +487,7 @@ def not_sent_tab(rp: Replay, call: int) -> None:
     if as_table:
         st.dataframe(df, hide_index=True, width="stretch", key="not_sent_table")
     elif len(df):
-        st.html(av.chat_html(av.not_sent_rows(rp, call, df)))
+        st.html(av.chat_html(av.not_sent_rows(rp, call, df, limit=av.CHAT_ROWS_MAX), total=len(df)))
     st.markdown("**Why did my message disappear?**")
     n = len(rp.messages)
     ss.why_index = av.clamp_call(ss.get("why_index", 0), n)
@@ -727,7 +728,7 @@ def main() -> None:
         manifest_tab(loaded, manifest_problems)
         return
     rkey = (m, tkey, counter, choice, live_id, agent)
-    st.segmented_control("View", list(VIEW_WORDS), key="view", format_func=VIEW_WORDS.get, required=True,
+    st.segmented_control("View", list(VIEW_WORDS), key="view", format_func=lambda k: VIEW_WORDS[k], required=True,
                          label_visibility="collapsed")
     view = ss.get("view") or next(iter(VIEW_WORDS))
     if view == "manifest":  # outside the fragment: an edit re-validates and replays the whole page

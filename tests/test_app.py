@@ -144,7 +144,7 @@ def test_next_and_previous_move_the_call_and_change_the_views() -> None:
     assert at.session_state["call"] == 2
     assert band_title(at) != title0
     assert not payload(at).equals(payload0)
-    assert "call 2 · turn 2 · step 0" in at.subheader[0].value  # the position is shown in the tab
+    assert "call 2 · turn 2 · step 0" in at.subheader[0].value  # the position is shown in the view
     at.button(key="prev").click().run()
     assert at.session_state["call"] == 1
     at.button(key="prev").click().run()

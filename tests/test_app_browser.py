@@ -294,7 +294,7 @@ def test_1024x768_nothing_is_cut_off(browser: Any, server: str) -> None:
         for key in ("prev", "next", "jump_prev", "jump_next"):
             b = pg.locator(f".st-key-{key} button:visible").bounding_box()
             assert b is not None and b["x"] >= 0 and b["x"] + b["width"] <= 1024
-        cut = pg.evaluate("""() => [...document.querySelectorAll('.st-key-stepper button, [data-testid=stMetricValue]')]
+        cut = pg.evaluate("""() => [...document.querySelectorAll('.st-key-stepper button, .st-key-stepper button *, [data-testid=stMetricValue], [data-testid=stMetricValue] *')]
             .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)""")
         assert cut == []
         shot(pg, "screenshot_1024.png")

@@ -215,3 +215,23 @@ def test_a_row_without_an_id_is_named_main() -> None:
     assert resolve_calibration(row, limits, "estimate") == (1.5, "manifest (spec.models[main].token_calibration.estimate)")
     assert resolve_calibration(_Row({"token_calibration": {"estimate": 1.5}}), limits, "estimate") == (
         1.5, "manifest (spec.models[r1].token_calibration.estimate)")
+
+
+def test_a_factor_below_one_is_a_valid_calibration() -> None:
+    s = _settings({"models": [{"model": "gpt-4o"}]})
+    assert resolve_calibration(s.primary_model(), resolve_limits(s), "estimate", {"gpt-4o": 0.5})[0] == 0.5
+    assert resolve_calibration(s.primary_model(), resolve_limits(s), "estimate", {"gpt-4o": 1})[0] == 1.0
+
+
+def test_a_row_whose_extra_is_not_a_mapping_has_no_calibration() -> None:
+    limits = resolve_limits(_settings({"models": [{"model": "gpt-4o"}]}))
+    assert resolve_calibration(_Row("token_calibration"), limits, "estimate") == (None, None)
+    assert resolve_calibration(_Row(["token_calibration"]), limits, "estimate") == (None, None)
+
+
+def test_budget_record_as_a_dict_has_every_field() -> None:
+    b = budget_for({"context_manager": {"type": "summarising", "params": {"trimmer": {"max_tokens": 12_000,
+                                                                                       "reserve_tokens": 512}}}})
+    d = b.as_dict()
+    assert (d["max_tokens"], d["reserve"], d["margin"], d["hard"], d["hint"]) == (12_000, 512, 1_200, 10_288, 9_352)
+    assert d["calibration"] is None and len(d) == 15

@@ -9,7 +9,6 @@ Also: masking stays linear on hostile text (no regex backtracking blow-up) and i
 from __future__ import annotations
 
 import copy
-import time
 
 import pytest
 
@@ -190,13 +189,15 @@ HOSTILE = {
 }
 
 
-def test_masking_stays_linear_on_hostile_text() -> None:
-    """Each input is ~200 KB; a quadratic pattern takes minutes here (it did: 149 s on 40 KB of
-    ``a-a-a-…`` before the key pattern was anchored). The bound is generous on purpose."""
-    started = time.perf_counter()
+def test_masking_hostile_text_finishes_and_masks_nothing_that_is_no_secret() -> None:
+    """Each input is ~200 KB of repeated near-matches; none holds a secret value, so nothing changes.
+    A quadratic pattern would not finish here in minutes (it did not: 149 s on 40 KB of ``a-a-a-…``
+    before the key pattern was anchored); ``benchmarks/hostile_text.py`` prints how the time grows
+    with the input (tests never assert wall-clock times)."""
+    for name in ("hyphen-runs", "underscore-runs", "colon-runs", "long-url", "one-long-word"):
+        assert mask_text(HOSTILE[name]) == HOSTILE[name], name
     for text in HOSTILE.values():
-        mask_text(text)
-    assert time.perf_counter() - started < 20
+        assert isinstance(mask_text(text), str)
 
 
 def test_a_secret_inside_a_huge_text_is_still_found() -> None:

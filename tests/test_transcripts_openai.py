@@ -8,7 +8,6 @@ make a 100 000-message transcript take minutes.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -193,7 +192,9 @@ def test_detection_prefers_openai_for_role_lists() -> None:
     assert detect_format(json.dumps(user("one line of JSONL"))) == "openai"
 
 
-def test_hundred_thousand_message_jsonl_imports_in_seconds() -> None:
+def test_hundred_thousand_message_jsonl_imports_whole_and_clean() -> None:
+    """A 100 000-message log imports every row with its line origin and no irregularity (its speed is a
+    benchmark concern: tests never assert wall-clock times)."""
     rows: list[str] = []
     for i in range(25_000):
         rows.append(json.dumps(user(f"question {i}")))
@@ -201,9 +202,6 @@ def test_hundred_thousand_message_jsonl_imports_in_seconds() -> None:
         rows.append(json.dumps(result(f"call_{i}", "result text " * 8)))
         rows.append(json.dumps(say(f"answer {i}")))
     data = ("\n".join(rows) + "\n").encode()
-    start = time.perf_counter()
     t = parse_transcript(data, name="big.jsonl")
-    elapsed = time.perf_counter() - start
     assert len(t.messages) == 100_000 and t.origins[-1] == "line 100000"
     assert t.irregularities == []
-    assert elapsed < 10, f"100 000 messages took {elapsed:.1f}s"

@@ -82,7 +82,7 @@ class RowIndex:
         self.dirty: list[int] = []  # starts of completed units that are not clean (sorted)
         self.asks: dict[str, list[int]] = {}  # call id -> positions of the asks declaring it
         self.chain: list[int] = []  # trimmer group starts from row 0
-        self._open: set[str] | None = None  # ids of the last trimmer group while results may extend it
+        self._open = False  # the last trimmer group is an ask whose run of tool rows may still grow
 
     def sync(self, rows: Sequence[Message]) -> RowIndex:
         n = self.n
@@ -108,10 +108,10 @@ class RowIndex:
         if isinstance(m, dict) and is_ask(m):
             for cid in call_ids(m):
                 self.asks.setdefault(cid, []).append(p)
-        if self._open is not None and is_tool and m.get("tool_call_id") in self._open:
+        if self._open and is_tool:  # leading_group_size: an ask takes the whole run of tool rows after it
             return
         self.chain.append(p)
-        self._open = set(call_ids(m)) if isinstance(m, dict) and is_ask(m) else None
+        self._open = isinstance(m, dict) and is_ask(m)
 
     # -- reading ------------------------------------------------------------------------------
     def units(self, lo: int, hi: int) -> int:

@@ -110,6 +110,13 @@ def trim_messages_to_budget(
         total = counter.total(units, count)
 
     result = list(messages[:head]) + list(messages[start:]) + list(pin_tail[pin_start:held]) + list(pin_tail[cur:])
+    return _result(result, removed, total, budget, n_pin - cur)
+
+
+
+def _result(result: list[Message], removed: list[Removal] | Removals, total: int, budget: int, newest_rows: int) -> TrimResult:
+    """The trim's outcome, shared by the reference and the incremental trimmer: over budget only when
+    what is pinned alone does not fit, which is said once on the log."""
     over = total > budget
     if over:
         _log.warning(
@@ -117,10 +124,9 @@ def trim_messages_to_budget(
             "group, newest working-memory group of %d row(s)); raise the budget or inject less",
             budget,
             total,
-            n_pin - cur,
+            newest_rows,
         )
     return TrimResult(result, removed, over, total)
-
 
 def _answers_end(ask: Message, pin_tail: Sequence[Message], pin_start: int) -> int:
     """End of the run of rows at ``pin_tail[pin_start:]`` answering ``ask`` (each id once)."""
@@ -196,6 +202,7 @@ def trim_with_sums(
     head = 1 if n_msgs and messages[0].get("role") == "system" else 0
     start = head
     pin_start = 0
+    last_ask_ids = set(call_ids(messages[-1])) if n_msgs > head and is_ask(messages[-1]) else set()
     while total > budget and n_msgs - start > 1:
         size = leading_group_size(messages, start)
         if size >= n_msgs - start:
@@ -207,7 +214,8 @@ def trim_with_sums(
         count -= size
         start += size
         if is_ask(first):
-            owed = set(call_ids(first)) - {m.get("tool_call_id") for m in messages[start - size + 1:start]}
+            owed = set(call_ids(first)) - {m.get("tool_call_id") for m in messages[start - size + 1:start]} \
+                - last_ask_ids
             while pin_start < n_pin and pin_tail[pin_start].get("role") == "tool":
                 tid = pin_tail[pin_start].get("tool_call_id")
                 if tid not in owed:
@@ -253,13 +261,4 @@ def trim_with_sums(
                 total = counter.total(units, count)
 
     result = list(messages[:head]) + list(messages[start:]) + list(pin_tail[pin_start:held]) + list(pin_tail[cur:])
-    over = total > budget
-    if over:
-        _log.warning(
-            "token budget %d exceeded by pinned content alone (~%d tokens: system band, last history "
-            "group, newest working-memory group of %d row(s)); raise the budget or inject less",
-            budget,
-            total,
-            n_pin - cur,
-        )
-    return TrimResult(result, removed, over, total)
+    return _result(result, removed, total, budget, n_pin - cur)

@@ -474,9 +474,13 @@ def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
     return rows
 
 
-def not_sent_rows(rp: Replay, call: int, not_sent: pd.DataFrame | None = None) -> list[ChatRow]:
-    """Every earlier transcript message missing from this call as a chat row, with the reason."""
+def not_sent_rows(rp: Replay, call: int, not_sent: pd.DataFrame | None = None,
+                  limit: int | None = None) -> list[ChatRow]:
+    """Every earlier transcript message missing from this call as a chat row, with the reason
+    (the first ``limit`` of them when given: late in a long conversation that is most of it)."""
     df = not_sent_table(rp, call) if not_sent is None else not_sent
+    if limit is not None:
+        df = df.head(limit)
     index = _tool_call_index(rp)
     rows = [ChatRow(f"not-sent-{k}", "system", "", "system · summary block computed for this call · not sent",
                     f"Not sent: {reason}.", text) for k, (reason, text) in enumerate(summary_not_sent(rp, call))]
@@ -501,7 +505,7 @@ CHAT_CSS = (".ci-chat details{border-left:4px solid #ccc;margin:3px 0;padding:3p
             ".ci-chat .prev{color:#666}")
 
 
-def chat_html(rows: list[ChatRow], *, limit: int = CHAT_ROWS_MAX) -> str:
+def chat_html(rows: list[ChatRow], *, limit: int = CHAT_ROWS_MAX, total: int | None = None) -> str:
     """Chat rows as one HTML block of ``<details>`` elements: the heading line always visible
     (role, band, tokens, transcript #, a preview), the full text, the tool calls with their
     arguments, why the message is there and links to related messages on expanding. Every text
@@ -529,8 +533,10 @@ def chat_html(rows: list[ChatRow], *, limit: int = CHAT_ROWS_MAX) -> str:
         out.append(f"<details id='{html.escape(r.anchor)}' style='border-left-color:{color}'>"
                    f"<summary><b>{html.escape(r.heading)}</b> <span class='prev'>{html.escape(preview)}</span>"
                    f"</summary>{''.join(body)}</details>")
-    if len(rows) > limit:
-        out.append(f"<p>… {len(rows) - limit:,} more rows are not drawn here; the Export view has all of them.</p>")
+    total = len(rows) if total is None else total
+    if total > limit:
+        out.append(f"<p>… {total - limit:,} more rows are not drawn here (the table view and the Export view "
+                   "have all of them).</p>")
     out.append("</div>")
     return "".join(out)
 

@@ -35,6 +35,8 @@ class StackConversation(ContextManager):
         n = len(past)
         if memo is not None and memo[0] is past and memo[1] <= n and (memo[1] == 0 or past[memo[1] - 1] is memo[2]):
             count = memo[3] + sum(1 for m in past[memo[1]:] if m.get("role") == "user")
+            if memo[1] == 0 and past and past[0].get("role") != "user":
+                count += 1  # grown from empty: a leading non-user row is a preamble turn
         else:
             count = sum(1 for m in past if m.get("role") == "user") + (1 if past and past[0].get("role") != "user" else 0)
         self._memo = (past, n, past[-1] if past else None, count)
