@@ -34,7 +34,7 @@ from inspector.engine.history import split_user_turns, start_of_tool_group
 from inspector.engine.incremental import RowIndex
 from inspector.engine.limits import ModelLimits, resolve_limits
 from inspector.engine.llm import LLMEngine
-from inspector.engine.managers.base import CMDecision, ContextManager
+from inspector.engine.managers.base import CMDecision, ContextManager, budget_terms, manage
 from inspector.engine.managers.sliding_window import SlidingWindowConversation
 from inspector.engine.managers.stack import StackConversation
 from inspector.engine.managers.summarising import SummarizingConversation, is_summary_block
@@ -260,14 +260,14 @@ class ContextAssembler:
         wm_tokens = counter.total(wmi.units(0, wmi.n), len(wm)) if wmi is not None else counter.count(wm)
         tool_tokens = counter.count_tools(tools)
         fixed = (counter.count([system]) if system else 0) + counter.count([user]) + wm_tokens + tool_tokens
-        summarising = hasattr(cm, "hysteresis_ratio")
+        terms = budget_terms(cm)
         budget = compute_budget(engine.limits, engine.settings.trimmer, fixed=fixed, tool_tokens=tool_tokens,
-                                summarising=summarising, hysteresis_ratio=getattr(cm, "hysteresis_ratio", 0.0),
-                                summary_threshold=getattr(cm, "summary_threshold", 0),
+                                summarising=terms.summarising, hysteresis_ratio=terms.hysteresis_ratio,
+                                summary_threshold=terms.summary_threshold,
                                 calibration=getattr(engine, "calibration", None),
                                 calibration_source=getattr(engine, "calibration_source", None))
-        managed = cm.manage_history(past, budget.hint)
-        decision = cm.last_decision or CMDecision("unchanged-under-budget")
+        outcome = manage(cm, past, budget.hint)
+        managed, decision = outcome.messages, outcome.decision
         # A committed ask answered from working memory (HITL) takes its answers with it when the
         # trimmer drops it; only the trimmer knows how far that goes, so no pre-cut then.
         hitl = bool(wm) and wm[0].get("role") == "tool"
@@ -641,8 +641,8 @@ class ContextEngine:
                (msg_cap is not None and len(past) > msg_cap)
         if not over:
             return CommitRecord(turn, "unchanged", False, 0, None, conv.archive.stats(), committed_rows)
-        managed = cm.manage_history(past, 1)
-        d = cm.last_decision or CMDecision("unchanged-under-budget")
+        result = manage(cm, past, 1)
+        managed, d = result.messages, result.decision
         if d.summarizer_called:
             self.summarizer_calls["commit"] += 1
         if d.action == "summarizer-failed":

@@ -4,6 +4,10 @@ A manager receives the committed history (``past``) and a token hint, and return
 history this LLM call should see. It never sees working memory (the live tool round) and never
 repairs pairing: assembly runs one pairing pass on the whole payload afterwards (docs/design.md §3.8).
 Every call leaves a :class:`CMDecision` in ``last_decision`` so the inspector can say *why*.
+
+The engine calls a manager through two functions only: :func:`budget_terms` (what the manager adds
+to the call's budget) and :func:`manage` (the history and the decision as one :class:`Managed`
+result), so it never probes a manager's attributes or patches a missing decision itself.
 """
 
 from __future__ import annotations
@@ -48,6 +52,25 @@ class CMDecision:
     folded: list[Message] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class BudgetTerms:
+    """What a manager contributes to a call's budget: a summarising manager gets a hysteresis
+    ceiling (``hint × (1 + hysteresis_ratio)``) and a summary trigger (``summary_threshold``, 0 = the
+    hint); any other manager neither."""
+
+    summarising: bool = False
+    hysteresis_ratio: float = 0.0
+    summary_threshold: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Managed:
+    """One call's result from a manager: the history to send and why."""
+
+    messages: list[Message]
+    decision: CMDecision
+
+
 class ContextManager(ABC):
     """Base of every history strategy.
 
@@ -67,6 +90,10 @@ class ContextManager(ABC):
     def manage_history(self, past: Sequence[Message], hint: int) -> list[Message]:
         """Return the history this call should see; set ``last_decision``."""
 
+    def budget_terms(self) -> BudgetTerms:
+        """What this manager adds to the budget; read on every call (a test may retune a manager)."""
+        return BudgetTerms()
+
     # Recency caps used by the commit-time write-back (docs/design.md §3.11); None = no cap of that kind.
     @property
     def turn_cap(self) -> int | None:
@@ -78,3 +105,17 @@ class ContextManager(ABC):
 
     def bind_summarizer(self, summarizer: Any) -> None:  # pragma: no cover - only summarising overrides
         raise TypeError(f"{type(self).__name__} takes no summarizer")
+
+
+def budget_terms(cm: object) -> BudgetTerms:
+    """:meth:`ContextManager.budget_terms`; a third-party manager that does not subclass
+    :class:`ContextManager` adds nothing to the budget."""
+    return cm.budget_terms() if isinstance(cm, ContextManager) else BudgetTerms()
+
+
+def manage(cm: Any, past: Sequence[Message], hint: int) -> Managed:
+    """The engine's one call into a manager: its history and its decision. A manager that records
+    no decision (a third-party one may not) is read as ``unchanged-under-budget``, here only."""
+    messages = cm.manage_history(past, hint)
+    decision = getattr(cm, "last_decision", None) or CMDecision("unchanged-under-budget")
+    return Managed(messages, decision)

@@ -17,7 +17,7 @@ from typing import Any
 
 from inspector.engine.budget import hysteresis_ceiling
 from inspector.engine.history import flatten, split_user_turns
-from inspector.engine.managers.base import CMDecision, ContextManager
+from inspector.engine.managers.base import BudgetTerms, CMDecision, ContextManager
 from inspector.engine.summarizers import calls_a_model
 from inspector.engine.types import Message
 
@@ -106,6 +106,9 @@ class SummarizingConversation(ContextManager):
     @property
     def turn_cap(self) -> int | None:
         return self.keep_turns
+
+    def budget_terms(self) -> BudgetTerms:
+        return BudgetTerms(True, self.hysteresis_ratio, self.summary_threshold)
 
     def bind_summarizer(self, summarizer: Any) -> None:
         """None → drop; an object with ``summarize(msgs)``; or a plain callable."""
