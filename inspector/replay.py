@@ -23,7 +23,9 @@ from typing import Any
 from inspector.engine.assembler import Assembly, CommitRecord, ContextEngine
 from inspector.engine.llm import LLMEngine
 from inspector.engine.managers.summarising import is_summary_block
+from inspector.engine.summarizers import Summarizer, as_summarizer, calls_a_model
 from inspector.engine.summarizers.llm import SummaryCache
+from inspector.engine.summarizers.standin import StandInSummarizer
 from inspector.engine.types import Message, Removal, Removals, RowsView, Span
 from inspector.manifest import as_settings
 from inspector.policy import (
@@ -444,17 +446,18 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     engine = ContextEngine(settings, counter=pol.counter, llm=llm, summarizer=mode, summary_cache=cache,
                            allow_imports=allow_imports, calibration=calibration)
     agent = dataclasses.replace(agent, window=engine.limits.window, window_source=engine.limits.window_source)
-    summ = getattr(engine.cm, "summarizer", None)
-    label = getattr(summ, "label", None) or ("none" if summ is None else type(summ).__name__)
-    if label == "llm" and getattr(summ, "engine", None) is None:
+    bound = getattr(engine.cm, "summarizer", None)  # only a summarising manager holds one
+    summ = None if bound is None else as_summarizer(bound)
+    label = "none" if summ is None else summ.label
+    if label == "llm" and not calls_a_model(summ):
         label = "llm without a live model (folds like drop: no call, no cost)"
-    if label == "stand-in":
+    if isinstance(summ, StandInSummarizer):
         label = "offline stand-in (not a model)"
-        if summ is not None and getattr(summ, "price_model", "") is None:  # priced at the summary model's rates
+        if summ.price_model is None:  # priced at the summary model's rates
             summ.price_model = _summary_model(settings, engine.limits.effective_model)
     rp = Replay(transcript, settings, engine.counter.name, pol.summarizer if custom is None else "custom",
                 label, limits=engine.limits.as_dict(), policy=pol, agent=agent)
-    rp.summary_price_model = getattr(summ, "price_model", None)
+    rp.summary_price_model = None if summ is None else summ.price_model
     msgs: list[Message] = transcript.messages
     refs = _Refs(msgs)
     usage_by_index: dict[int, Any] = dict(getattr(transcript, "usage", {}) or {})
@@ -463,17 +466,13 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     transcript_system = agent.system == "transcript"
     turn, step, open_turn = 0, 0, False
 
-    usage_log = getattr(summ, "usage", None)
-
     def summary_cost_since(n: int) -> float | None:
-        """Cost of the live summarizer calls made since ``usage_log`` had ``n`` entries (0 when none)."""
-        if usage_log is None or len(usage_log) == n:
-            return 0.0 if usage_log is not None or getattr(summ, "label", "") == "drop" else None
-        return _usage_cost(summ, usage_log[n:])
+        """Cost of the summarizer calls logged since its usage log had ``n`` entries (0 when none)."""
+        return None if summ is None else summ.cost(summ.usage[n:])
 
     def call(next_index: int | None) -> None:
         nonlocal step
-        n = len(usage_log) if usage_log is not None else 0
+        n = 0 if summ is None else len(summ.usage)
         asm = engine.assemble(strict=False)
         usage = usage_by_index.get(next_index) if next_index is not None else None
         frame = _frame(asm, turn, step, len(msgs) if next_index is None else next_index, refs, price, usage)
@@ -484,7 +483,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
         step += 1
 
     def commit() -> None:
-        n = len(usage_log) if usage_log is not None else 0
+        n = 0 if summ is None else len(summ.usage)
         rec: CommitRecord = engine.commit()
         rp.commits.append(Commit(rec.turn, rec.action, rec.summarizer_called, rec.folded_turns, rec.error, rec.archive,
                                  _ranges(r for r in (refs.get(m) for m in rec.folded) if r is not None),
@@ -523,12 +522,9 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     return rp
 
 
-def _summary_cost(summ: Any) -> float | None:
-    """USD of the live summarizer calls from their reported usage at the summary model's price."""
-    usage = getattr(summ, "usage", None)
-    if not usage:
-        return 0.0 if getattr(summ, "label", "") in ("drop", "llm", "stand-in") else (None if summ is not None else 0.0)
-    return _usage_cost(summ, usage)
+def _summary_cost(summ: Summarizer | None) -> float | None:
+    """USD of all the summarizer's logged calls at the summary model's price (0 without a summarizer)."""
+    return 0.0 if summ is None else summ.cost(summ.usage)
 
 
 def _summary_model(settings: Any, agent_model: str | None) -> str | None:
@@ -540,11 +536,3 @@ def _summary_model(settings: Any, agent_model: str | None) -> str | None:
     return resolve_summary_model(requested, settings.models, agent_model)[0]
 
 
-def _usage_cost(summ: Any, usage: Sequence[dict[str, Any]]) -> float | None:
-    from inspector.engine.limits import litellm_model_info
-
-    info = litellm_model_info(str(getattr(summ, "price_model", None) or getattr(summ, "model", "") or "")) or {}
-    pin, pout = info.get("input_cost_per_token"), info.get("output_cost_per_token")
-    if pin is None:
-        return None
-    return round(sum(u.get("prompt_tokens", 0) * pin + u.get("completion_tokens", 0) * (pout or 0) for u in usage), 10)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from inspector.engine.summarizers import PricedUsage
 from inspector.engine.types import Message
 
 
-class DropSummarizer:
+class DropSummarizer(PricedUsage):
     model: str | None = None
     model_source: str | None = None
     label = "drop"
@@ -15,6 +16,7 @@ class DropSummarizer:
 
     def __init__(self, **_: Any) -> None:
         self.calls = 0
+        self.usage = []  # a drop never calls a model
 
     def summarize(self, messages: list[Message]) -> None:
         return None

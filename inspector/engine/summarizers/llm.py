@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.engine.llm import LLMEngine
+from inspector.engine.summarizers import PricedUsage
 from inspector.engine.types import Message
 
 DEFAULT_INSTRUCTIONS = (
@@ -109,7 +110,7 @@ class SummaryCache:
             raise
 
 
-class LLMSummarizer:
+class LLMSummarizer(PricedUsage):
     label = "llm"
 
     def __init__(self, model: str | None = None, instructions: str | None = None, *,

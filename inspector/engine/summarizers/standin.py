@@ -22,6 +22,7 @@ from typing import Any
 
 from inspector.engine.identifiers import extract_identifiers, message_text
 from inspector.engine.managers.summarising import is_summary_block, summary_body
+from inspector.engine.summarizers import PricedUsage
 from inspector.engine.types import Message
 
 STANDIN_MODEL = "offline-stand-in"
@@ -66,7 +67,7 @@ def _who(msg: Message) -> str:
     return {"user": "user", "assistant": "agent", "tool": "tool result"}.get(str(role), str(role))
 
 
-class StandInSummarizer:
+class StandInSummarizer(PricedUsage):
     model = STANDIN_MODEL
     model_source = "stand-in"
     label = "stand-in"
