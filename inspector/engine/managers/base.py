@@ -3,7 +3,8 @@
 A manager receives the committed history (``past``) and a token hint, and returns the slice of
 history this LLM call should see. It never sees working memory (the live tool round) and never
 repairs pairing: assembly runs one pairing pass on the whole payload afterwards (docs/design.md §3.8).
-Every call leaves a :class:`CMDecision` in ``last_decision`` so the inspector can say *why*.
+A manager's :meth:`ContextManager.decide` returns the history and a :class:`CMDecision` together
+(:class:`Managed`), so the inspector can say *why* without reading state the manager left behind.
 
 The engine calls a manager through two functions only: :func:`budget_terms` (what the manager adds
 to the call's budget) and :func:`manage` (the history and the decision as one :class:`Managed`
@@ -87,8 +88,15 @@ class ContextManager(ABC):
         self.last_decision: CMDecision | None = None
 
     @abstractmethod
+    def decide(self, past: Sequence[Message], hint: int) -> Managed:
+        """The history this call should see and the decision that produced it, as one result."""
+
     def manage_history(self, past: Sequence[Message], hint: int) -> list[Message]:
-        """Return the history this call should see; set ``last_decision``."""
+        """:meth:`decide`'s messages, keeping its decision in ``last_decision`` for callers that
+        step a manager by hand (tests, notebooks); the engine never reads it."""
+        managed = self.decide(past, hint)
+        self.last_decision = managed.decision
+        return managed.messages
 
     def budget_terms(self) -> BudgetTerms:
         """What this manager adds to the budget; read on every call (a test may retune a manager)."""
@@ -114,8 +122,11 @@ def budget_terms(cm: object) -> BudgetTerms:
 
 
 def manage(cm: Any, past: Sequence[Message], hint: int) -> Managed:
-    """The engine's one call into a manager: its history and its decision. A manager that records
-    no decision (a third-party one may not) is read as ``unchanged-under-budget``, here only."""
+    """The engine's one call into a manager: its history and its decision. A :class:`ContextManager`
+    returns both itself; a third-party manager with only ``manage_history`` is read through its
+    ``last_decision``, and one that records none as ``unchanged-under-budget``, here only."""
+    if isinstance(cm, ContextManager):
+        return cm.decide(past, hint)
     messages = cm.manage_history(past, hint)
     decision = getattr(cm, "last_decision", None) or CMDecision("unchanged-under-budget")
     return Managed(messages, decision)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from inspector.engine.history import turn_starts
-from inspector.engine.managers.base import CMDecision, ContextManager
+from inspector.engine.managers.base import CMDecision, ContextManager, Managed
 from inspector.engine.types import Message
 
 
@@ -36,14 +36,14 @@ class SlidingWindowConversation(ContextManager):
     def turn_cap(self) -> int | None:
         return self.keep_turns
 
-    def manage_history(self, past: Sequence[Message], hint: int) -> list[Message]:
+    def decide(self, past: Sequence[Message], hint: int) -> Managed:
         starts = turn_starts(past)
         if len(starts) <= self.keep_turns:
-            self.last_decision = CMDecision("unchanged-too-few-turns", kept_turns=len(starts))
-            return list(past)
+            decision = CMDecision("unchanged-too-few-turns", kept_turns=len(starts))
+            return Managed(list(past), decision)
         cut = starts[len(starts) - self.keep_turns]
-        self.last_decision = CMDecision(
+        decision = CMDecision(
             "window-slid", kept_turns=self.keep_turns, dropped_turns=len(starts) - self.keep_turns,
             folded=list(past[:cut]),
         )
-        return list(past[cut:])
+        return Managed(list(past[cut:]), decision)

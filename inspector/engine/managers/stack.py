@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from inspector.engine.history import split_user_turns, start_of_tool_group
-from inspector.engine.managers.base import CMDecision, ContextManager
+from inspector.engine.managers.base import CMDecision, ContextManager, Managed
 from inspector.engine.types import Message
 
 
@@ -42,15 +42,15 @@ class StackConversation(ContextManager):
         self._memo = (past, n, past[-1] if past else None, count)
         return count
 
-    def manage_history(self, past: Sequence[Message], hint: int) -> list[Message]:
+    def decide(self, past: Sequence[Message], hint: int) -> Managed:
         cap = self.max_messages
         if not past or cap is None or len(past) <= cap:
-            self.last_decision = CMDecision("unchanged-under-budget", kept_turns=self._turns(past))
-            return list(past)
+            decision = CMDecision("unchanged-under-budget", kept_turns=self._turns(past))
+            return Managed(list(past), decision)
         start = start_of_tool_group(past, len(past) - cap)
         kept = list(past[start:])
-        self.last_decision = CMDecision(
+        decision = CMDecision(
             "stack-capped", kept_turns=len(split_user_turns(kept)), folded=list(past[:start]),
             dropped_turns=len(split_user_turns(past)) - len(split_user_turns(kept)),
         )
-        return kept
+        return Managed(kept, decision)

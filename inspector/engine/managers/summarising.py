@@ -17,7 +17,7 @@ from typing import Any
 
 from inspector.engine.budget import hysteresis_ceiling
 from inspector.engine.history import flatten, split_user_turns
-from inspector.engine.managers.base import BudgetTerms, CMDecision, ContextManager
+from inspector.engine.managers.base import BudgetTerms, CMDecision, ContextManager, Managed
 from inspector.engine.summarizers import calls_a_model
 from inspector.engine.types import Message
 
@@ -122,18 +122,18 @@ class SummarizingConversation(ContextManager):
     def _identity(self, groups: Sequence[Sequence[Message]], n: int) -> tuple[int, int, int]:
         return (n, id(groups[0][0]), id(groups[n - 1][-1]))
 
-    def manage_history(self, past: Sequence[Message], hint: int) -> list[Message]:
+    def decide(self, past: Sequence[Message], hint: int) -> Managed:
         if not past:
             self._cache = None
-            self.last_decision = CMDecision("unchanged-under-budget")
-            return []
+            decision = CMDecision("unchanged-under-budget")
+            return Managed([], decision)
         high = hint if hint > 0 else self.summary_threshold
         raw = self.counter.count_history(past)
         if high <= 0 or raw <= high:
             self._cache = None
-            self.last_decision = CMDecision("unchanged-under-budget", kept_turns=len(split_user_turns(past)),
-                                            raw_tokens=raw, threshold=high)
-            return list(past)
+            decision = CMDecision("unchanged-under-budget", kept_turns=len(split_user_turns(past)),
+                                  raw_tokens=raw, threshold=high)
+            return Managed(list(past), decision)
         groups = split_user_turns(past)
         ceiling = hysteresis_ceiling(high, self.hysteresis_ratio)
         cache = self._cache
@@ -150,7 +150,7 @@ class SummarizingConversation(ContextManager):
                 view = ([cache.block] if cache.block is not None else []) + tail
                 if self.counter.count_history(view) <= ceiling:
                     folded = flatten(groups[: cache.n])
-                    self.last_decision = CMDecision(
+                    decision = CMDecision(
                         "reused" if cache.block is not None else "dropped",
                         compressed_turns=cache.n if cache.block is not None else 0,
                         dropped_turns=0 if cache.block is not None else cache.n,
@@ -159,11 +159,11 @@ class SummarizingConversation(ContextManager):
                         summary_model=getattr(self.summarizer, "model", None),
                         summary_model_source=getattr(self.summarizer, "model_source", None),
                     )
-                    return view
+                    return Managed(view, decision)
         if len(groups) <= self.keep_turns:
-            self.last_decision = CMDecision("unchanged-too-few-turns", kept_turns=len(groups), raw_tokens=raw,
-                                            threshold=high, ceiling=ceiling)
-            return list(past)
+            decision = CMDecision("unchanged-too-few-turns", kept_turns=len(groups), raw_tokens=raw,
+                                  threshold=high, ceiling=ceiling)
+            return Managed(list(past), decision)
         keep = self.keep_turns
         compress, verbatim_groups = groups[:-keep], groups[-keep:]
         m = len(compress)
@@ -176,12 +176,12 @@ class SummarizingConversation(ContextManager):
             # Q23: the only thing older than keep_turns is the previous summary: nothing new to fold,
             # so no summary is computed; it is reused as is and the decision records that.
             prev = older[-1]
-            self.last_decision = CMDecision(
+            decision = CMDecision(
                 "reused", compressed_turns=summary_turns(prev), kept_turns=len(verbatim_groups), raw_tokens=raw,
                 threshold=high, ceiling=ceiling, summary_text=summary_body(prev), summary_model=model,
                 summary_model_source=source,
             )
-            return list(past)
+            return Managed(list(past), decision)
         text: str | None = None
         called = False
         if self.summarizer is not None:
@@ -189,27 +189,27 @@ class SummarizingConversation(ContextManager):
             try:
                 result = self._summarize(folded)
             except Exception as exc:  # noqa: BLE001 - any summarizer failure: verbatim tail, cache untouched
-                self.last_decision = CMDecision(
+                decision = CMDecision(
                     "summarizer-failed", dropped_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high,
                     ceiling=ceiling, summarizer_called=called, error=f"{type(exc).__name__}: {exc}",
                     folded=folded, summary_model=model, summary_model_source=source,
                 )
-                return verbatim
+                return Managed(verbatim, decision)
             text = result.strip() if isinstance(result, str) and result.strip() else None
         ident = self._identity(groups, m)
         digest = fingerprint(compress)
         if text is None:
             self._cache = _Cache(None, m, ident, digest, None)
-            self.last_decision = CMDecision(
+            decision = CMDecision(
                 "dropped", dropped_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high, ceiling=ceiling,
                 summarizer_called=called, folded=folded, summary_model=model, summary_model_source=source,
             )
-            return verbatim
+            return Managed(verbatim, decision)
         block = summary_block(m, text)
         self._cache = _Cache(text, m, ident, digest, block)
-        self.last_decision = CMDecision(
+        decision = CMDecision(
             "summarized", compressed_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high, ceiling=ceiling,
             summarizer_called=called, summary_text=text, folded=folded, summary_model=model,
             summary_model_source=source,
         )
-        return [block, *verbatim]
+        return Managed([block, *verbatim], decision)
