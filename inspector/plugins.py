@@ -52,7 +52,8 @@ class PluginSpec:
         obj: Any = importlib.import_module(module)
         for part in attr.split("."):
             obj = getattr(obj, part)
-        return obj
+        loaded: Callable[..., Any] = obj
+        return loaded
 
 
 BUILTIN_SPECS: list[PluginSpec] = [  # the built-ins, by import path (loaded only when used)

@@ -146,7 +146,7 @@ def build_context_manager(settings: ContextSettings, counter: TokenCounter, *, r
         spec = reg.resolve("context_manager", binding.type, field_path="spec.context_manager")
     cls = spec.load()
     try:
-        cm = cls(**dict(binding.params))
+        cm: ContextManager = cls(**dict(binding.params))  # or a duck-typed third-party one (read by manage())
     except TypeError as exc:
         raise TypeError(f"spec.context_manager.params: {cls.__name__} rejected {sorted(binding.params)}: {exc}") from exc
     if not isinstance(cm, ContextManager) and not hasattr(cm, "manage_history"):

@@ -13,7 +13,7 @@ def _as_int(value: object) -> int | None:
     if value is None or isinstance(value, bool):
         return None
     try:
-        return int(value)  # type: ignore[call-overload]
+        return int(value)  # type: ignore[call-overload,no-any-return]
     except (TypeError, ValueError):
         return None
 

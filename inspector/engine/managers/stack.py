@@ -40,7 +40,8 @@ class StackConversation(ContextManager):
         else:
             count = sum(1 for m in past if m.get("role") == "user") + (1 if past and past[0].get("role") != "user" else 0)
         self._memo = (past, n, past[-1] if past else None, count)
-        return count
+        turns: int = count
+        return turns
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         cap = self.max_messages

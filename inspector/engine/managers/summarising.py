@@ -117,7 +117,8 @@ class SummarizingConversation(ContextManager):
     def _summarize(self, msgs: list[Message]) -> str | None:
         s = self.summarizer
         fn = getattr(s, "summarize", None) or s
-        return fn(msgs)
+        result: str | None = fn(msgs)
+        return result
 
     def _identity(self, groups: Sequence[Sequence[Message]], n: int) -> tuple[int, int, int]:
         return (n, id(groups[0][0]), id(groups[n - 1][-1]))

@@ -43,7 +43,9 @@ def price_usage(model: str, entries: Sequence[Usage]) -> float | None:
     pin, pout = info.get("input_cost_per_token"), info.get("output_cost_per_token")
     if pin is None:
         return None
-    return round(sum(u.get("prompt_tokens", 0) * pin + u.get("completion_tokens", 0) * (pout or 0) for u in entries), 10)
+    total: float = round(sum(u.get("prompt_tokens", 0) * pin + u.get("completion_tokens", 0) * (pout or 0)
+                             for u in entries), 10)
+    return total
 
 
 class PricedUsage:

@@ -96,7 +96,8 @@ class SummaryCache:
             self.misses += 1
             return None
         self.hits += 1
-        return data["text"]
+        text: str = data["text"]
+        return text
 
     def put(self, key: str, text: str, model: str | None) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
