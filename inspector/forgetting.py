@@ -23,6 +23,7 @@ survives, and a fact with no identifier is not seen at all).
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -35,7 +36,7 @@ from inspector.engine.identifiers import (
     message_text,
     tool_call_texts,
 )
-from inspector.replay import Replay, expand_ranges
+from inspector.replay import Frame, Replay, expand_ranges
 
 NEEDED_IN = ("user", "working_memory", "next_reply", "next_tool_call")
 """Where an identifier can be needed: the current user message, the working memory, the text of the
@@ -70,6 +71,35 @@ class CallNeeds:
     forgotten: list[Forgotten]
 
 
+class _Runs:
+    """Membership in sorted, disjoint half-open ``[start, end)`` ranges by bisection: O(log runs) per
+    question and O(runs) to build, so a frame's long history run is never expanded to a set."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self, ranges: Sequence[tuple[int, int]]) -> None:
+        merged: list[tuple[int, int]] = []
+        for lo, hi in sorted(ranges):
+            if merged and lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+            else:
+                merged.append((lo, hi))
+        self.starts = [a for a, _ in merged]
+        self.ends = [b for _, b in merged]
+
+    def __contains__(self, i: object) -> bool:
+        if not isinstance(i, int):
+            return False
+        k = bisect_right(self.starts, i) - 1
+        return k >= 0 and i < self.ends[k]
+
+
+def _sent_runs(f: Frame) -> _Runs:
+    """The transcript indices a frame's payload shows, read from its segments (never ``refs``)."""
+    return _Runs([(ref, ref + (n if own is None else 1)) for ref, n, _b, _s, own in f.segments
+                  if ref is not None])
+
+
 # --- why a message is not sent (one source for the tables, the app and the detector) ---------------
 
 _IN_CALL_REASONS = {
@@ -85,9 +115,9 @@ def not_sent_reasons(rp: Replay, call: int) -> dict[int, str]:
     """Every transcript message that exists at ``call`` (index < the call's reply) but is not in its
     payload, mapped to the reason, in transcript order."""
     f = rp.frames[call]
-    sent = {r for r in f.refs if r is not None}
-    trimmed = set(expand_ranges(f.trimmed))
-    folded_now = set(expand_ranges(f.folded))
+    sent = _sent_runs(f)
+    trimmed = _Runs(f.trimmed)
+    folded_now = _Runs(f.folded)
     folded_at: dict[int, tuple[int, str]] = {}
     for c in rp.commits:
         if c.turn >= f.turn:
@@ -182,7 +212,7 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
             u += 1
         user_at = users[u - 1] if u and f.turn > 0 else None
         needs = _needs(rp, k, user_at, extractor)
-        sent = {r for r in f.refs if r is not None}
+        sent = _sent_runs(f)
         turn_start = user_at if user_at is not None else 0
         payload_text: str | None = None
         reasons: dict[int, str] | None = None

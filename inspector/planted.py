@@ -190,9 +190,12 @@ def truth(rp: Any, conv: PlantedConversation) -> set[tuple[int, str]]:
         if k is None:
             continue
         frame = rp.frames[k]
-        if any(i in frame.refs for i in fact.mentions):
+        refs = frame.refs  # a property that rebuilds the list: read it once per fact
+        sent = {r for r in refs if r is not None}
+        if any(i in sent for i in fact.mentions):
             continue
-        own = [frame.own[j] for j, r in enumerate(frame.refs) if r is None and j in frame.own]
+        frame_own = frame.own
+        own = [frame_own[j] for j, r in enumerate(refs) if r is None and j in frame_own]
         if any(fact.text.casefold() in str(m.get("content") or "").casefold() for m in own):
             continue
         out.add((k, fact.text.casefold()))

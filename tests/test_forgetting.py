@@ -219,3 +219,48 @@ def test_bundled_planted_sample_is_the_generator_output() -> None:
 
     doc = json.loads(sample_path("planted_facts.json").read_text(encoding="utf-8"))
     assert doc["messages"] == planted_conversation(7, turns=30, facts=9).transcript.messages
+
+
+# --- cost: the detector reads frames' runs, never expands them (issue 13) ---------------------------
+
+def _reference_not_sent(rp: object, call: int) -> set[int]:
+    """Independent expectation: messages before the reply that the expanded payload does not show."""
+    f = rp.frames[call]  # type: ignore[attr-defined]
+    sent = {r for r in f.refs if r is not None}
+    return {i for i in range(min(f.at, len(rp.messages))) if i not in sent}  # type: ignore[attr-defined]
+
+
+def test_not_sent_reasons_cover_exactly_the_messages_the_expanded_payload_omits(manifest: object) -> None:
+    from inspector.forgetting import not_sent_reasons
+
+    conv = planted_conversation(1, turns=30)
+    for name, rp in compare(manifest, conv.transcript, strategies(), counter="estimate",
+                            summarizer="stand-in").items():
+        for k in range(len(rp.frames)):
+            assert set(not_sent_reasons(rp, k)) == _reference_not_sent(rp, k), (name, k)
+
+
+def test_forgetting_never_expands_a_frames_payload_runs(manifest: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Operation count, not time: expanding ``Frame.refs`` per call is what made the analysis
+    quadratic (every frame holds the whole history run). The detector must answer from the runs."""
+    from inspector.replay import Frame
+
+    conv = planted_conversation(2, turns=30)
+    replays = compare(manifest, conv.transcript, strategies(), counter="estimate", summarizer="stand-in")
+    expected = {name: [c.forgotten for c in call_needs(rp)] for name, rp in replays.items()}
+    expanded = [0]
+    original = Frame.refs
+
+    def counting(self: Frame) -> list[int | None]:
+        out = original.fget(self)  # type: ignore[attr-defined]
+        expanded[0] += len(out)
+        return out
+
+    monkeypatch.setattr(Frame, "refs", property(counting))
+    # the counter itself works: one expansion of a long frame counts its rows
+    rp = replays["stack"]
+    assert len(rp.frames[-1].refs) == expanded[0] > 0
+    expanded[0] = 0
+    for name, rp in replays.items():
+        assert [c.forgotten for c in call_needs(rp)] == expected[name]
+    assert expanded[0] == 0
