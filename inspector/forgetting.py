@@ -213,6 +213,8 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
         user_at = users[u - 1] if u and f.turn > 0 else None
         needs = _needs(rp, k, user_at, extractor)
         sent = _sent_runs(f)
+        plain = _Runs([(ref, ref + n) for ref, n, _b, _s, own in f.segments if ref is not None and own is None])
+        own_rows = [own for _r, _n, _b, _s, own in f.segments if own is not None]
         turn_start = user_at if user_at is not None else 0
         payload_text: str | None = None
         reasons: dict[int, str] | None = None
@@ -224,8 +226,12 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
             if not older:
                 continue
             earlier += 1
+            # visible: a transcript row sent as is holds it (read from the runs), or a synthesised /
+            # rebound row or the tool schemas do — never a join of the whole payload per call
+            if any(i in plain for i in texts.holders(key)):
+                continue
             if payload_text is None:
-                payload_text = "\n".join(message_text(m).casefold() for m in f.payload(msgs)) + "\n" + texts.tools
+                payload_text = "\n".join([message_text(m).casefold() for m in own_rows] + [texts.tools])
             if key in payload_text:
                 continue
             # a system message replaced by the band (Q21) is not a message this setting left out
