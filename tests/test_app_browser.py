@@ -144,10 +144,21 @@ def chat_text(pg: Any) -> str:
     return str(pg.locator(".ci-chat").first.text_content())
 
 
+# The page is settled when no element is stale and the script is not running: a key pressed or a
+# field filled while a rerun is still under way can be overwritten by that rerun (seen on a loaded
+# CI machine), which would test the machine's speed rather than the app.
+IDLE = ("!document.querySelector('[data-stale=\"true\"]')"
+        " && !document.querySelector('[data-testid=stStatusWidgetRunningIcon]')")
+
+
+def wait_idle(pg: Any) -> None:
+    pg.wait_for_function(f"() => {IDLE}")
+
+
 def wait_for_call(pg: Any, k: int) -> None:
     pg.wait_for_function("k => { const p = document.querySelector('.st-key-call_position');"
-                         " return p && p.textContent.includes(`call ${k} ·`)"
-                         " && !document.querySelector('[data-stale=\"true\"]'); }", arg=k)
+                         f" return p && p.textContent.includes(`call ${{k}} ·`) && {IDLE}; }}", arg=k)
+    wait_idle(pg)
 
 
 def current_call(pg: Any) -> int:
@@ -159,7 +170,8 @@ def choose_view(pg: Any, view: str) -> None:
     from inspector.vocabulary import VIEW_WORDS
 
     pg.locator(".st-key-view button", has_text=VIEW_WORDS[view]).click()
-    pg.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
+    pg.wait_for_timeout(300)  # the rerun starts
+    wait_idle(pg)
 
 
 def shot(pg: Any, name: str) -> Path:
@@ -223,7 +235,8 @@ def test_jump_to_next_event_lands_on_that_event(page: Any) -> None:
     assert reused and len(trimmed) >= 2
     pg.locator(".st-key-jump_kind").click()
     pg.get_by_role("option", name=re.compile(r"^trim \(")).click()
-    pg.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
+    pg.wait_for_timeout(300)  # the rerun starts
+    wait_idle(pg)
     pg.locator(".st-key-jump_next button:visible").click()
     wait_for_call(pg, trimmed[0])
     pg.locator(".st-key-jump_next button:visible").click()
@@ -265,6 +278,7 @@ def test_the_editor_stays_on_screen_through_an_error_and_its_fix(page: Any) -> N
     pg.get_by_text("spec.context_manager.params.keep_turns").first.wait_for()
     assert box.is_visible()
     assert "▶" in str(pg.locator("[data-testid=stCode]").last.text_content())  # the error line marked
+    wait_idle(pg)
     box.fill(good)
     box.press("Control+Enter")
     pg.get_by_text("Valid manifest.").wait_for()
