@@ -357,27 +357,28 @@ def _removed_ranges(asm: Assembly, refs: _Refs) -> tuple[list[tuple[int, int]], 
     ranges: list[tuple[int, int]] = []
     synth = 0
 
-    def add_run(rows: Sequence[Message], lo: int, hi: int) -> None:
-        nonlocal synth
+    def add_run(rows: Sequence[Message], lo: int, hi: int) -> int:
+        """Record the run's transcript ranges; return how many of its rows are synthesised."""
+        extra = 0
         for ref, n in refs.runs(rows, lo, hi):
             if ref is None:
-                synth += n
+                extra += n
             else:
                 ranges.append((ref, ref + n))
+        return extra
 
     pre = asm.precut
     if isinstance(pre, RowsView):
         head, rows, lo, hi = pre.source()
-        add_run(head, 0, len(head))
-        add_run(rows, lo, hi)
+        synth += add_run(head, 0, len(head)) + add_run(rows, lo, hi)
     else:
-        add_run(pre, 0, len(pre))
+        synth += add_run(pre, 0, len(pre))
     removed = asm.trimmer_removed
     for part in (removed.parts() if isinstance(removed, Removals) else removed):
         if isinstance(part, tuple):
-            add_run(part[0], part[1], part[2])
+            synth += add_run(part[0], part[1], part[2])
         else:
-            add_run([part.message], 0, 1)
+            synth += add_run([part.message], 0, 1)
     return _merge([], ranges), synth
 
 
@@ -459,38 +460,9 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
                 label, limits=engine.limits.as_dict(), policy=pol, agent=agent)
     rp.summary_price_model = None if summ is None else summ.price_model
     msgs: list[Message] = transcript.messages
-    refs = _Refs(msgs)
-    usage_by_index: dict[int, Any] = dict(getattr(transcript, "usage", {}) or {})
-    price = engine.limits.input_cost_per_token
+    rec = _Recorder(rp, engine, summ, msgs, dict(getattr(transcript, "usage", {}) or {}))
     conv = engine.conversation
     transcript_system = agent.system == "transcript"
-    turn, step, open_turn = 0, 0, False
-
-    def summary_cost_since(n: int) -> float | None:
-        """Cost of the summarizer calls logged since its usage log had ``n`` entries (0 when none)."""
-        return None if summ is None else summ.cost(summ.usage[n:])
-
-    def call(next_index: int | None) -> None:
-        nonlocal step
-        n = 0 if summ is None else len(summ.usage)
-        asm = engine.assemble(strict=False)
-        usage = usage_by_index.get(next_index) if next_index is not None else None
-        frame = _frame(asm, turn, step, len(msgs) if next_index is None else next_index, refs, price, usage)
-        frame.summary_cost_usd = summary_cost_since(n) if asm.cm.summarizer_called else 0.0
-        rp.frames.append(frame)
-        if asm.cm.action == "summarizer-failed":
-            rp.summarizer_failures += 1
-        step += 1
-
-    def commit() -> None:
-        n = 0 if summ is None else len(summ.usage)
-        rec: CommitRecord = engine.commit()
-        rp.commits.append(Commit(rec.turn, rec.action, rec.summarizer_called, rec.folded_turns, rec.error, rec.archive,
-                                 _ranges(r for r in (refs.get(m) for m in rec.folded) if r is not None),
-                                 summary_cost_since(n) if rec.summarizer_called else 0.0))
-        if rec.action == "summarizer-failed":
-            rp.summarizer_failures += 1
-
     for i, m in enumerate(msgs):
         role = m.get("role")
         if role == "system":
@@ -498,21 +470,15 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
                 conv.system_message = m  # a mid-transcript system message replaces the band from here on
             continue
         if role == "user":
-            if open_turn:
-                commit()
-            engine.user(m)
-            turn, step, open_turn = conv.turn_index, 0, True
+            rec.user(m)
             continue
-        if not open_turn:  # preamble: rows before the first user message
-            open_turn, turn, step = True, 0, 0
         if role == "assistant":
-            call(i)
+            rec.call(i)
+        else:
+            rec.open_preamble()
         engine.record(m)
     last_role = next((m.get("role") for m in reversed(msgs) if m.get("role") != "system"), None)
-    if open_turn and last_role != "assistant":
-        call(None)  # what would be sent next
-    elif open_turn:
-        commit()
+    rec.finish(pending=last_role != "assistant")
     rp.summarizer_calls = dict(engine.summarizer_calls)
     rp.tokens_computed = engine.counter.computed
     rp.token_counter = engine.counter
@@ -520,6 +486,75 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
         rp.summary_cache_hits = cache.hits
     rp.summary_cost_usd = _summary_cost(summ)
     return rp
+
+
+class _Recorder:
+    """What a replay records as it drives the engine: the turn and the step within it, one
+    :class:`Frame` per LLM call and one :class:`Commit` per turn boundary, with the summarizer's
+    cost attributed to the call or commit that incurred it.
+
+    Stages, in transcript order: :meth:`user` (commit the open turn, start the next), :meth:`call`
+    (assemble and record a frame; the rows before the first user message form the preamble turn
+    0), :meth:`finish` (the pending call of a transcript that does not end with a reply, else the
+    last commit). Guarantee: the same calls in the same order give the same frames and commits.
+    """
+
+    def __init__(self, rp: Replay, engine: ContextEngine, summ: Summarizer | None, msgs: Sequence[Message],
+                 usage_by_index: dict[int, Any]) -> None:
+        self.rp, self.engine, self.summ, self.msgs = rp, engine, summ, msgs
+        self.refs = _Refs(msgs)
+        self.usage_by_index = usage_by_index
+        self.price = engine.limits.input_cost_per_token
+        self.turn, self.step, self.open_turn = 0, 0, False
+
+    def _usage_mark(self) -> int:
+        return 0 if self.summ is None else len(self.summ.usage)
+
+    def _summary_cost_since(self, n: int) -> float | None:
+        """Cost of the summarizer calls logged since its usage log had ``n`` entries (0 when none)."""
+        return None if self.summ is None else self.summ.cost(self.summ.usage[n:])
+
+    def open_preamble(self) -> None:
+        """Rows before the first user message form the preamble turn (0)."""
+        if not self.open_turn:
+            self.open_turn, self.turn, self.step = True, 0, 0
+
+    def user(self, m: Message) -> None:
+        if self.open_turn:
+            self.commit()
+        self.engine.user(m)
+        self.turn, self.step, self.open_turn = self.engine.conversation.turn_index, 0, True
+
+    def call(self, next_index: int | None) -> None:
+        """One LLM call: the payload assembled before the reply at ``next_index`` (None: the next call)."""
+        self.open_preamble()
+        n = self._usage_mark()
+        asm = self.engine.assemble(strict=False)
+        usage = self.usage_by_index.get(next_index) if next_index is not None else None
+        at = len(self.msgs) if next_index is None else next_index
+        frame = _frame(asm, self.turn, self.step, at, self.refs, self.price, usage)
+        frame.summary_cost_usd = self._summary_cost_since(n) if asm.cm.summarizer_called else 0.0
+        self.rp.frames.append(frame)
+        if asm.cm.action == "summarizer-failed":
+            self.rp.summarizer_failures += 1
+        self.step += 1
+
+    def commit(self) -> None:
+        n = self._usage_mark()
+        rec: CommitRecord = self.engine.commit()
+        refs = self.refs
+        self.rp.commits.append(Commit(rec.turn, rec.action, rec.summarizer_called, rec.folded_turns, rec.error,
+                                      rec.archive, _ranges(r for r in (refs.get(m) for m in rec.folded) if r is not None),
+                                      self._summary_cost_since(n) if rec.summarizer_called else 0.0))
+        if rec.action == "summarizer-failed":
+            self.rp.summarizer_failures += 1
+
+    def finish(self, *, pending: bool) -> None:
+        """End of transcript: the call that would be sent next when no reply ends it, else the last commit."""
+        if self.open_turn and pending:
+            self.call(None)
+        elif self.open_turn:
+            self.commit()
 
 
 def _summary_cost(summ: Summarizer | None) -> float | None:

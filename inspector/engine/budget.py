@@ -45,10 +45,17 @@ class Budget:
 
 
 @lru_cache(maxsize=256)
-def _exact(text: str) -> Fraction:
-    """A ratio read exactly through its decimal text (parsed once per distinct value: a replay asks
-    for the same few ratios on every call)."""
-    return Fraction(text)
+def _exact(text: str) -> tuple[int, int]:
+    """A ratio read exactly through its decimal text, as ``(numerator, denominator)`` (parsed once
+    per distinct value: a replay asks for the same few ratios on every call, and integer floor and
+    ceiling divisions on the pair are exact without building a Fraction per call)."""
+    f = Fraction(text)
+    return f.numerator, f.denominator
+
+
+def _unit_ratio(ratio: float) -> tuple[int, int]:
+    """``r`` clamped to [0, 1], exactly, through its decimal text (0.15 means 15/100)."""
+    return _exact(str(min(1.0, max(0.0, float(ratio)))))
 
 
 def hysteresis_ceiling(hint: int, ratio: float) -> int:
@@ -57,8 +64,8 @@ def hysteresis_ceiling(hint: int, ratio: float) -> int:
     The one formula for the ceiling: the budget record and the summarising manager both call it, so
     they never disagree (a float product gives 114 for ``hint=100, r=0.15``; the exact one 115).
     ``r`` is clamped to [0, 1] and read through its decimal text (0.15 means 15/100)."""
-    r = _exact(str(min(1.0, max(0.0, float(ratio)))))
-    return max(hint, math.floor(hint * (1 + r)))
+    p, q = _unit_ratio(ratio)
+    return max(hint, hint * (q + p) // q)
 
 
 def clamp_ratio(value: Any, default: float = 0.1, lo: float = 0.0, hi: float = 0.5) -> float:
@@ -115,17 +122,22 @@ def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens
     else:
         max_tokens, max_src = limits.window, "window"
     if calibration is not None:
-        max_tokens = max(1, math.floor(Fraction(max_tokens) / Fraction(str(calibration))))
+        cp, cq = _exact(str(calibration))
+        max_tokens = max(1, max_tokens * cq // cp)
     res = getattr(trimmer, "reserve_tokens", None)
     if isinstance(res, int) and not isinstance(res, bool):
         reserve, reserve_src = max(0, res), "trimmer"
     else:
         reserve, reserve_src = limits.completion, limits.completion_source
     ratio = clamp_ratio(getattr(trimmer, "safety_margin_ratio", 0.1))
-    margin = math.ceil(max_tokens * _exact(str(ratio)))
+    mp, mq = _exact(str(ratio))
+    margin = -(-max_tokens * mp // mq)  # ceil, exactly
     hard = max(1, max_tokens - reserve - margin - fixed)
-    r = _exact(str(min(1.0, max(0.0, float(hysteresis_ratio))))) if summarising else Fraction(0)
-    hint = max(1, math.floor(hard / (1 + r))) if summarising else hard
+    if summarising:
+        rp, rq = _unit_ratio(hysteresis_ratio)
+        hint = max(1, hard * rq // (rq + rp))  # floor(hard / (1 + r)), exactly
+    else:
+        hint = hard
     if isinstance(summary_threshold, int) and not isinstance(summary_threshold, bool) and summary_threshold > 0:
         hint = min(summary_threshold, hint)
     ceiling = hysteresis_ceiling(hint, hysteresis_ratio) if summarising else hint

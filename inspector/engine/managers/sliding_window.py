@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from inspector.engine.history import turn_starts
+from inspector.engine.history import LogRuns
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed
 from inspector.engine.types import Message
 
@@ -37,7 +37,10 @@ class SlidingWindowConversation(ContextManager):
         return self.keep_turns
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
-        starts = turn_starts(past)
+        runs = getattr(self, "_log_runs", None)
+        if runs is None:
+            runs = self._log_runs = LogRuns()
+        starts = runs.sync(past).starts  # turn_starts(past), each row read once while the log grows
         if len(starts) <= self.keep_turns:
             decision = CMDecision("unchanged-too-few-turns", kept_turns=len(starts))
             return Managed(list(past), decision)

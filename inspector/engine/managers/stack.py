@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from inspector.engine.history import split_user_turns, start_of_tool_group
+from inspector.engine.history import LogRuns, split_user_turns, start_of_tool_group
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed
 from inspector.engine.types import Message
 
@@ -30,18 +30,11 @@ class StackConversation(ContextManager):
         return self.max_messages
 
     def _turns(self, past: Sequence[Message]) -> int:
-        """User-turn count, updated incrementally while the committed log only grows (uncapped stack)."""
-        memo = getattr(self, "_memo", None)
-        n = len(past)
-        if memo is not None and memo[0] is past and memo[1] <= n and (memo[1] == 0 or past[memo[1] - 1] is memo[2]):
-            count = memo[3] + sum(1 for m in past[memo[1]:] if m.get("role") == "user")
-            if memo[1] == 0 and past and past[0].get("role") != "user":
-                count += 1  # grown from empty: a leading non-user row is a preamble turn
-        else:
-            count = sum(1 for m in past if m.get("role") == "user") + (1 if past and past[0].get("role") != "user" else 0)
-        self._memo = (past, n, past[-1] if past else None, count)
-        turns: int = count
-        return turns
+        """User-turn count (a preamble counts), read from running turn starts while the log grows."""
+        runs = getattr(self, "_log_runs", None)
+        if runs is None:
+            runs = self._log_runs = LogRuns()
+        return len(runs.sync(past).starts)
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         cap = self.max_messages
