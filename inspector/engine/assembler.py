@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.engine.budget import Budget, compute_budget, resolve_calibration
-from inspector.engine.history import split_user_turns, start_of_tool_group
+from inspector.engine.history import LogRuns, start_of_tool_group
 from inspector.engine.incremental import RowIndex
 from inspector.engine.limits import ModelLimits, resolve_limits
 from inspector.engine.llm import LLMEngine
@@ -560,6 +560,7 @@ class ContextEngine:
                                          memory_seeds=list(self.settings.memory_seeds))
         self.summarizer_calls = {"in_turn": 0, "commit": 0}
         self._system_cache: tuple[str, Message] | None = None
+        self._log_runs = LogRuns()  # the committed log's turn starts, for the write-back's recency cap
 
     @classmethod
     def from_manifest(cls, path: str | Path, **kw: Any) -> ContextEngine:
@@ -637,7 +638,8 @@ class ContextEngine:
         cm = self.cm
         turn_cap = getattr(cm, "turn_cap", None)
         msg_cap = getattr(cm, "message_cap", None)
-        over = (turn_cap is not None and len(split_user_turns(past)) > turn_cap) or \
+        # the turn count from running starts (each committed row read once), not a split per commit
+        over = (turn_cap is not None and len(self._log_runs.sync(past).starts) > turn_cap) or \
                (msg_cap is not None and len(past) > msg_cap)
         if not over:
             return CommitRecord(turn, "unchanged", False, 0, None, conv.archive.stats(), committed_rows)
