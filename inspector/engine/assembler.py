@@ -389,9 +389,10 @@ class ContextAssembler:
                 cut = min(cut, group_start(n_log - 1))
         a = a0 + max(0, cut - len(extra))  # first log row after the pre-cut
         precut = RowsView(extra if cut else [], past, a0, a)
-        messages: list[Message] = ([system] if system else []) + protected + (extra if not cut else [])
-        off = len(messages)
-        messages.extend(past[a:])
+        front: list[Message] = ([system] if system else []) + protected + (extra if not cut else [])
+        off = len(front)
+        messages = past[a:]  # the long run of log rows, copied once
+        messages[:0] = front
         if has_user:
             messages.append(user)
         placeholder = not messages and not wm
