@@ -51,6 +51,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from inspector.engine.history import call_ids, is_ask
@@ -164,6 +165,18 @@ class _Declared:
         return rid in self.explicit or (isinstance(rid, str) and self.inside(rid))
 
 
+@lru_cache(maxsize=8)
+def _positions_upto(size: int) -> tuple[int, ...]:
+    return tuple(range(size))
+
+
+def _positions(hi: int) -> tuple[int, ...]:
+    """``0 .. ≥ hi − 1`` as shared int objects: a clean range's origins are a slice of it, not
+    thousands of new ints per call (an uncapped stack copies ~1 500 a call). Sizes are powers of
+    two, so a replay builds a handful of these tuples in all."""
+    return _positions_upto(1 << max(0, hi - 1).bit_length())
+
+
 def _outside(messages: Sequence[Any], skip: Sequence[tuple[int, int]]) -> list[int]:
     """Positions of ``messages`` not inside a ``skip`` range (ranges sorted, disjoint), as one list
     (each check reads them several times; with ``skip`` they are a handful)."""
@@ -209,7 +222,7 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
             nxt += 1
             clean.append((len(out), len(out) + hi - lo))
             out.extend(messages[lo:hi])
-            origin.extend(range(lo, hi))
+            origin += _positions(hi)[lo:hi]
             i = hi
             continue
         msg = messages[i]
