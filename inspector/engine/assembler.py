@@ -51,6 +51,7 @@ from inspector.engine.types import (
     TrimResult,
 )
 from inspector.manifest import ContextSettings, ManifestSource, as_settings
+from inspector.params import ASSEMBLER
 from inspector.plugins import Registry, default_registry
 from inspector.vocabulary import BANDS, fold_kind
 
@@ -230,10 +231,11 @@ class ContextAssembler:
     incremental: bool = True
     """Use the incremental path where it applies (tests switch it off to get the reference)."""
 
-    def __init__(self, emit_segments: bool = True, always_reassemble: bool = False, token_budget: int | None = None):
-        """The three parameters are the reference runtime's legacy-hook options
-        (:data:`inspector.manifest.bindings.INERT_ASSEMBLER_PARAMS`): accepted so a reference
-        manifest builds, with no effect here; ``validate`` warns at their line."""
+    def __init__(self, emit_segments: bool = ASSEMBLER.emit_segments,
+                 always_reassemble: bool = ASSEMBLER.always_reassemble, token_budget: int | None = ASSEMBLER.token_budget):
+        """The three parameters are the reference runtime's legacy-hook options, marked
+        :class:`~inspector.params.Inert` on :class:`~inspector.params.AssemblerParams`: accepted so a
+        reference manifest builds, with no effect here; ``validate`` warns at their line."""
         del emit_segments, always_reassemble, token_budget
         self._indexes: dict[str, RowIndex] = {}
         self._base: list[Message] = []  # every committed message, in commit order
