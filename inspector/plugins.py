@@ -17,6 +17,7 @@ code on its own.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -194,14 +195,11 @@ class Registry:
         raise PluginLookupError(f"{where}: unknown {slot} plugin {ref!r}")
 
 
-_default: Registry | None = None
-
-
+@functools.cache
 def default_registry() -> Registry:
-    global _default
-    if _default is None:
-        _default = Registry(BUILTIN_SPECS)
-    return _default
+    """The process-wide registry (built-ins plus entry points), made on first use; one instance that
+    :func:`register` adds to and a caller may pass around (``ContextEngine(registry=...)``)."""
+    return Registry(BUILTIN_SPECS)
 
 
 def register(spec: PluginSpec, *, replace: bool = False) -> None:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from inspector.engine.assembler import Assembly, CommitRecord, ContextEngine
 from inspector.engine.llm import LLMEngine
@@ -28,6 +28,8 @@ from inspector.engine.summarizers.llm import SummaryCache
 from inspector.engine.summarizers.standin import StandInSummarizer
 from inspector.engine.types import Message, Removal, Removals, RowsView, Span
 from inspector.manifest import as_settings
+
+T = TypeVar("T")
 from inspector.policy import (
     DEFAULT_POLICY,
     NO_MANIFEST,
@@ -222,6 +224,17 @@ class Replay:
     policy: ReplayPolicy = DEFAULT_POLICY
     summary_price_model: str | None = None  # the stand-in's estimated summaries are priced at this model's rates
     agent: AgentInForce | None = None  # the system text, tools, model and window in force, with sources (Q21)
+    views: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Views the report layer derives from this replay once (masked previews, per-call indexes),
+    by name; read through :meth:`view`. Never serialised: a view is a function of the replay."""
+
+    def view(self, name: str, make: Callable[[], T]) -> T:
+        """The derived view ``name``, made by ``make()`` on first use and kept on this replay (so a
+        face stepping through a long conversation computes it once, and two replays never share it)."""
+        if name not in self.views:
+            self.views[name] = make()
+        made: T = self.views[name]
+        return made
 
     def stated(self) -> list[str]:
         """What every face prints above a replay: the policy, the agent, the summarizer (Q21, Q22)."""

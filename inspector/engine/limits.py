@@ -21,9 +21,6 @@ FALLBACK_WINDOW = 128_000
 FALLBACK_COMPLETION = 2_000
 MAX_MAPPING_DEPTH = 10
 
-_warned_models: set[str] = set()
-
-
 class ModelResolutionError(InspectorError, ValueError):
     """Infra mappings form a cycle or a chain deeper than 10."""
 
@@ -123,8 +120,9 @@ def resolve_limits(settings: Any, *, warn: bool = True) -> ModelLimits:
         name = str(lookup or model or "<no model>")
         msg = f"no context window known for model {name!r}: using {FALLBACK_WINDOW}"
         notes.append(msg)
-        if warn and (lookup or model) and name not in _warned_models:
-            _warned_models.add(name)
+        if warn and (lookup or model):
+            # once per model and process by the warnings filter itself (its "default" action keys
+            # on the text, which names the model); no flag of ours to reset
             warnings.warn(msg, stacklevel=2)
 
     completion = _positive_int(primary.max_tokens) if primary is not None else None

@@ -122,10 +122,7 @@ def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
 
 def _cached_preview(rp: Replay, i: int) -> str:
     """Masked previews are computed once per replay: stepping late in a long conversation stays fast."""
-    cache: dict[int, str] | None = getattr(rp, "_preview_cache", None)
-    if cache is None:
-        cache = {}
-        rp._preview_cache = cache  # type: ignore[attr-defined]
+    cache: dict[int, str] = rp.view("previews", dict)
     text = cache.get(i)
     if text is None:
         text = cache[i] = _preview(rp.messages[i].get("content"))
