@@ -454,6 +454,13 @@ def _working_memory(value: Any, col: Collector) -> tuple[bool, tuple[Any, ...] |
         return True, None
     wm = check_block(WorkingMemoryModel, value, WM_PATH, col)
     persistent = wm.persistent if wm is not None else True
+    if not persistent:
+        # A replay, and a ContextEngine, is one conversation of one agent: there is no later delegate
+        # call for the committed history to be kept for or cleared before, so false changes nothing.
+        # Said at the field (every mode), and listed as deprecated, instead of being silently inert.
+        col.deprecate(WM_PATH + ("persistent",), "false has no effect here: a replay (and an engine) is one "
+                                                 "conversation of one agent, so its committed history always "
+                                                 "carries from turn to turn; accepted so reference manifests load")
     compaction = value.get("compaction") if isinstance(value, dict) else None
     return persistent, (compaction,) if isinstance(compaction, dict) else None
 
