@@ -21,12 +21,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from inspector.engine.assembler import Assembly, CommitRecord, ContextEngine
+from inspector.engine.budget import Budget
 from inspector.engine.llm import LLMEngine
+from inspector.engine.managers.base import CMAction, CMDecision
 from inspector.engine.managers.summarising import is_summary_block
 from inspector.engine.summarizers import Summarizer, as_summarizer, calls_a_model
 from inspector.engine.summarizers.llm import SummaryCache
 from inspector.engine.summarizers.standin import StandInSummarizer
-from inspector.engine.types import Message, Removal, Removals, RowsView, Span
+from inspector.engine.types import Message, Removal, Removals, Repair, RowsView, Span
 from inspector.manifest import as_settings
 
 T = TypeVar("T")
@@ -89,16 +91,16 @@ class Frame:
     turn: int  # 1-based; 0 = preamble
     step: int  # 0-based LLM call within the turn
     at: int  # transcript index of the reply this call produced (len(messages) for the pending call)
-    budget: dict[str, Any]
+    budget: Budget  # the engine's own record of this call's budget
     bands: dict[str, int]
     payload_tokens: int
     headroom: int
-    cm: dict[str, Any]
+    decision: CallDecision  # what the context manager did on this call (JSON key "cm")
     segments: list[Segment]
     trimmed: list[tuple[int, int]]  # transcript index ranges removed by the trimmer
     trimmed_synthetic: int  # synthesised rows (e.g. a summary block) removed by the trimmer
     folded: list[tuple[int, int]]  # transcript index ranges folded by the manager this call
-    repairs: list[dict[str, Any]]
+    repairs: list[FrameRepair]
     check: str
     cost_usd: float | None
     usage: dict[str, Any] | None  # provider-reported usage of this call, when the transcript has it
@@ -151,7 +153,7 @@ class Frame:
     @property
     def input_budget(self) -> int:
         """The trimmer's ceiling for the payload: max_tokens − completion reserve − safety margin."""
-        return int(self.budget["max_tokens"] - self.budget["reserve"] - self.budget["margin"])
+        return self.budget.max_tokens - self.budget.trimmer_reserve
 
     def payload(self, transcript_messages: Sequence[Message]) -> list[Message]:
         out: list[Message] = []
@@ -164,11 +166,13 @@ class Frame:
 
     def to_json(self, transcript_messages: Sequence[Message] | None = None) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "turn": self.turn, "step": self.step, "at": self.at, "budget": self.budget, "bands": self.bands,
-            "payload_tokens": self.payload_tokens, "headroom": self.headroom, "cm": self.cm,
+            "turn": self.turn, "step": self.step, "at": self.at, "budget": record_json(self.budget, BUDGET_FIELDS),
+            "bands": self.bands, "payload_tokens": self.payload_tokens, "headroom": self.headroom,
+            "cm": record_json(self.decision, DECISION_FIELDS),
             "messages": self.message_count, "trimmed": [list(r) for r in self.trimmed],
             "trimmed_synthetic": self.trimmed_synthetic,
-            "folded": [list(r) for r in self.folded], "repairs": self.repairs, "check": self.check,
+            "folded": [list(r) for r in self.folded], "repairs": [r.to_json() for r in self.repairs],
+            "check": self.check,
             "cost_usd": self.cost_usd, "summary_cost_usd": self.summary_cost_usd, "usage": self.usage,
             "summary": self.summary_text, "summary_sent": self.summary_sent, "not_sent": self.not_sent,
             "warnings": self.warnings,
@@ -186,6 +190,52 @@ class Frame:
                 rows.append(row)
             d["payload"] = rows
         return d
+
+
+@dataclass(frozen=True, slots=True)
+class CallDecision:
+    """What the context manager did on one call, as kept on a :class:`Frame`: the engine's
+    :class:`~inspector.engine.managers.base.CMDecision` without the rows it folded (those are the
+    frame's ``folded`` ranges) or the summary text (``Frame.summary_text``), so a frame stays small."""
+
+    action: CMAction
+    compressed_turns: int
+    kept_turns: int
+    dropped_turns: int
+    summarizer_called: bool
+    error: str | None
+    raw_tokens: int | None
+
+    @classmethod
+    def of(cls, d: CMDecision) -> CallDecision:
+        return cls(d.action, d.compressed_turns, d.kept_turns, d.dropped_turns, d.summarizer_called, d.error,
+                   d.raw_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class FrameRepair:
+    """One pairing repair of a call: the engine's :class:`~inspector.engine.types.Repair` and the
+    transcript index of the message it concerned (``ref``; None when the row was synthesised, e.g.
+    an empty result the repair added, or the repair names no single row)."""
+
+    repair: Repair
+    ref: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.repair.as_dict(), "ref": self.ref}
+
+
+BUDGET_FIELDS: tuple[str, ...] = ("window", "window_source", "reserve", "reserve_source", "margin", "max_tokens",
+                                  "fixed", "hard", "hint", "ceiling", "calibration", "calibration_source")
+"""The :class:`~inspector.engine.budget.Budget` fields a frame's JSON shows, in their order (a
+replay file's ``budget`` object; the record holds a few more the JSON never carried)."""
+DECISION_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(CallDecision))
+"""A frame's ``cm`` object: every :class:`CallDecision` field, in declaration order."""
+
+
+def record_json(record: Any, names: Sequence[str]) -> dict[str, Any]:
+    """The one serializer of a frame's typed records: the named fields, in order."""
+    return {name: getattr(record, name) for name in names}
 
 
 @dataclass(slots=True)
@@ -275,7 +325,7 @@ class Replay:
     def folds(self) -> dict[str, int]:
         """Older turns left out without a model call (Q20): ``drop``, or ``llm`` with no live model.
         Shown beside, never inside, the summarizer calls."""
-        return {"in_turn": sum(1 for f in self.frames if f.cm["action"] == "dropped"),
+        return {"in_turn": sum(1 for f in self.frames if f.decision.action == "dropped"),
                 "commit": sum(1 for c in self.commits if c.action == "dropped")}
 
     def to_json(self, *, payloads: bool = False) -> dict[str, Any]:
@@ -406,22 +456,17 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: flo
     cut_rows = [*pre[:3], *(rm.message for rm in few if isinstance(rm, Removal))]
     not_sent = [{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
                 for m in cut_rows if refs.get(m) is None and is_summary_block(m)]
-    b = asm.budget
     return Frame(
-        turn=turn, step=step, at=at,
-        budget={"window": b.window, "window_source": b.window_source, "reserve": b.reserve,
-                "reserve_source": b.reserve_source, "margin": b.margin, "max_tokens": b.max_tokens,
-                "fixed": b.fixed, "hard": b.hard, "hint": b.hint, "ceiling": b.ceiling,
-                "calibration": b.calibration, "calibration_source": b.calibration_source},
+        turn=turn, step=step, at=at, budget=asm.budget,
         bands=dict(asm.bands), payload_tokens=asm.payload_tokens, headroom=asm.headroom,
-        cm={"action": asm.cm.action, "compressed_turns": asm.cm.compressed_turns, "kept_turns": asm.cm.kept_turns,
-            "dropped_turns": asm.cm.dropped_turns, "summarizer_called": asm.cm.summarizer_called,
-            "error": asm.cm.error, "raw_tokens": asm.cm.raw_tokens},
+        decision=CallDecision.of(asm.cm),
         segments=_segments(asm, refs),
         trimmed=trimmed,
         trimmed_synthetic=trimmed_synth,
         folded=_ranges(folded_refs),
-        repairs=[{**rp.as_dict(), "ref": None} for rp in asm.repairs], check=asm.check,
+        repairs=[FrameRepair(r, refs.get(row) if row is not None else None)
+                 for r, row in zip(asm.repairs, asm.repaired_rows or [None] * len(asm.repairs))],
+        check=asm.check,
         cost_usd=None if price is None else round(asm.payload_tokens * price, 10),
         usage=usage, summary_text=asm.cm.summary_text, warnings=list(asm.warnings), not_sent=not_sent,
     )

@@ -226,7 +226,7 @@ def _folded_messages(rp: Any) -> tuple[set[int], set[int]]:
 
     summarised: set[int] = set()
     dropped: set[int] = set()
-    for action, ranges in [(f.cm["action"], f.folded) for f in rp.frames] + [(c.action, c.folded) for c in rp.commits]:
+    for action, ranges in [(f.decision.action, f.folded) for f in rp.frames] + [(c.action, c.folded) for c in rp.commits]:
         if action in SUMMARY_ACTIONS:
             summarised.update(expand_ranges(ranges))
         elif action in DROP_ACTIONS:

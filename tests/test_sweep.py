@@ -83,11 +83,11 @@ def test_every_row_equals_an_individual_replay(inline: pd.DataFrame) -> None:
         assert (row.repairs, row.trimmed, row.folded) == (t["repairs"], t["trimmed"], t["folded"])
         assert row.payload_cost_usd == pytest.approx(t["payload_cost_usd"])
         assert row.summarizer == rp.summarizer_label == "offline stand-in (not a model)"
-        budgets = {f.budget["max_tokens"] - f.budget["reserve"] - f.budget["margin"] for f in rp.frames}
+        budgets = {f.budget.max_tokens - f.budget.reserve - f.budget.margin for f in rp.frames}
         assert row.input_budget == min(budgets)
         assert row.min_headroom == min(f.headroom for f in rp.frames)
         summarised = {i for c in rp.commits if c.action in ("summarized", "reused") for i in expand_ranges(c.folded)}
-        summarised |= {i for f in rp.frames if f.cm["action"] in ("summarized", "reused") for i in expand_ranges(f.folded)}
+        summarised |= {i for f in rp.frames if f.decision.action in ("summarized", "reused") for i in expand_ranges(f.folded)}
         assert row.messages_summarised == len(summarised)
 
 

@@ -93,6 +93,9 @@ class Assembly:
     precut: Sequence[Message] = ()  # oldest history rows cut before the trimmer ran (they could never fit)
     clean: list[tuple[int, int]] = field(default_factory=list)  # payload ranges of clean units (final check skips)
     skip_declares: Callable[[str], bool] | None = None  # whether an ask inside ``clean`` declares an id
+    repaired_rows: list[Message | None] = field(default_factory=list)
+    """Per repair, the row it concerned (``repairs[i].index`` in the pairing pass's input, by
+    identity), so a replay can name the transcript message; None for a repair of no single row."""
 
     @property
     def ok(self) -> bool:
@@ -528,9 +531,11 @@ def _assembly(c: _Call, messages: list[Message], layout: list[PayloadRow | Span]
         warnings.append("pinned content alone exceeds the budget (system band, current user turn, newest "
                         "working-memory group)")
     tools = c.engine.tools
+    given = trimmed.messages
+    repaired = [given[r.index] if r.index is not None and 0 <= r.index < len(given) else None for r in repairs]
     return Assembly(messages, list(tools) if tools else None, layout, budget, c.engine.limits, bands,
                     payload_tokens, headroom, c.decision, trimmed.removed, repairs, "ok",
-                    c.engine.conversation.turn_index, warnings, precut)
+                    c.engine.conversation.turn_index, warnings, precut, repaired_rows=repaired)
 
 
 class ContextEngine:
