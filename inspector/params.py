@@ -7,7 +7,7 @@ once, as the fields of a :class:`PluginParams` subclass, and everything else is 
 * the manifest's value checks and their messages (:meth:`PluginParams.problem`), and whether an
   invalid value is an error in every mode or falls back to the default (``on_invalid``);
 * the resolved defaults ``validate --show`` prints (:meth:`PluginParams.resolve`);
-* the constructors' defaults and checks (:meth:`PluginParams.build`, :data:`SUMMARISING` & co.);
+* the constructors' defaults and checks (:meth:`PluginParams.build`, :data:`SUMMARIZING` & co.);
 * the strategy presets of the compare view (:meth:`PluginParams.preset`);
 * the parameter table in the README (:func:`params_table`, held equal by tests/test_params_model.py).
 
@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from pydantic.fields import FieldInfo
 
 __all__ = ["AssemblerParams", "Clamp", "DropParams", "HYSTERESIS_RATIO", "Inert", "LLMSummarizerParams",
-           "PluginParams", "SAFETY_MARGIN_RATIO", "SlidingWindowParams", "StackParams", "SummarisingParams",
+           "PluginParams", "SAFETY_MARGIN_RATIO", "SlidingWindowParams", "StackParams", "SummarizingParams",
            "TrimmerParams", "describe", "params_table"]
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
@@ -230,7 +230,7 @@ class AssemblerParams(PluginParams):
                             Doc("reference runtime: part eviction budget")] = None
 
 
-class SummarisingParams(PluginParams):
+class SummarizingParams(PluginParams):
     """``summarising`` (the default manager): fold older turns into one summary block."""
 
     sub_plugins: ClassVar[tuple[str, ...]] = ("summarizer",)
@@ -282,7 +282,7 @@ class TrimmerParams(PluginParams):
 
 
 ASSEMBLER = AssemblerParams()
-SUMMARISING = SummarisingParams()
+SUMMARIZING = SummarizingParams()
 SLIDING_WINDOW = SlidingWindowParams()
 STACK = StackParams()
 TRIMMER = TrimmerParams()

@@ -31,7 +31,7 @@ from inspector.params import (
     PluginParams,
     SlidingWindowParams,
     StackParams,
-    SummarisingParams,
+    SummarizingParams,
     TrimmerParams,
     params_table,
 )
@@ -81,7 +81,7 @@ BUILTIN_SPECS: list[PluginSpec] = [  # the built-ins, by import path (loaded onl
                ("context-assembler", "ctx-assembler"), builtin=True, params_model=AssemblerParams),
     PluginSpec("context_manager", "summarising", "mas.cm.summarising",
                "inspector.engine.managers.summarising:SummarizingConversation", ("summarizing",),
-               builtin=True, params_model=SummarisingParams),
+               builtin=True, params_model=SummarizingParams),
     PluginSpec("context_manager", "sliding-window", "mas.cm.sliding_window",
                "inspector.engine.managers.sliding_window:SlidingWindowConversation", ("sliding_window",),
                builtin=True, params_model=SlidingWindowParams),

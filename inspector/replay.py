@@ -447,7 +447,7 @@ def _removed_ranges(asm: Assembly, refs: _Refs) -> tuple[list[tuple[int, int]], 
 def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: float | None,
            usage: dict[str, Any] | None) -> Frame:
     trimmed, trimmed_synth = _removed_ranges(asm, refs)
-    folded_refs = [r for r in (refs.get(m) for m in asm.cm.folded) if r is not None]
+    folded_refs = [r for r in (refs.get(m) for m in asm.decision.folded) if r is not None]
     # a summary block can only stand at the head of the pre-cut prefix (a stack replay pre-cuts thousands of
     # rows per call: never walk all of them), or among the trimmer's own few removals
     pre = asm.precut
@@ -459,7 +459,7 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: flo
     return Frame(
         turn=turn, step=step, at=at, budget=asm.budget,
         bands=dict(asm.bands), payload_tokens=asm.payload_tokens, headroom=asm.headroom,
-        decision=CallDecision.of(asm.cm),
+        decision=CallDecision.of(asm.decision),
         segments=_segments(asm, refs),
         trimmed=trimmed,
         trimmed_synthetic=trimmed_synth,
@@ -468,7 +468,7 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: flo
                  for r, row in zip(asm.repairs, asm.repaired_rows or [None] * len(asm.repairs))],
         check=asm.check,
         cost_usd=None if price is None else round(asm.payload_tokens * price, 10),
-        usage=usage, summary_text=asm.cm.summary_text, warnings=list(asm.warnings), not_sent=not_sent,
+        usage=usage, summary_text=asm.decision.summary_text, warnings=list(asm.warnings), not_sent=not_sent,
     )
 
 
@@ -534,9 +534,9 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
         asm = engine.assemble(strict=False)
         usage = usage_by_index.get(next_index) if next_index is not None else None
         frame = _frame(asm, turn, step, len(msgs) if next_index is None else next_index, refs, price, usage)
-        frame.summary_cost_usd = summary_cost_since(n) if asm.cm.summarizer_called else 0.0
+        frame.summary_cost_usd = summary_cost_since(n) if asm.decision.summarizer_called else 0.0
         rp.frames.append(frame)
-        if asm.cm.action == "summarizer-failed":
+        if asm.decision.action == "summarizer-failed":
             rp.summarizer_failures += 1
         step += 1
 

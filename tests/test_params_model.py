@@ -28,7 +28,7 @@ from inspector.engine.limits import ModelLimits
 from inspector.engine.managers.summarising import SummarizingConversation
 from inspector.manifest import ManifestError, load_manifest_text, settings_from_dict
 from inspector.manifest.settings import TrimmerSettings
-from inspector.params import SAFETY_MARGIN_RATIO, PluginParams, SummarisingParams
+from inspector.params import SAFETY_MARGIN_RATIO, PluginParams, SummarizingParams
 from inspector.plugins import BUILTIN_SPECS, PluginSpec, builtin_params_table, default_registry, register
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +48,7 @@ def validate(text: str) -> tuple[list[Any], list[Any]]:
 
 # --- a model changed in one place: every derived place follows -----------------------------------
 
-class NarrowParams(SummarisingParams):
+class NarrowParams(SummarizingParams):
     """The summarising model with another default and a narrower range for ``keep_turns``."""
 
     keep_turns: Annotated[StrictInt, Field(ge=3)] = Field(7, description="at least three turns")

@@ -84,7 +84,7 @@ class Assembly:
     bands: dict[str, int]
     payload_tokens: int
     headroom: int
-    cm: CMDecision
+    decision: CMDecision  # what the context manager did (the manager itself is ContextEngine.cm)
     trimmer_removed: list[Removal] | Removals
     repairs: list[Repair]
     check: str
@@ -613,7 +613,7 @@ class ContextEngine:
         from inspector.engine.pairing import check_provider_payload
 
         result: Assembly = self.assembler.assemble(self)
-        if result.cm.summarizer_called:
+        if result.decision.summarizer_called:
             self.summarizer_calls["in_turn"] += 1
         try:
             check_provider_payload(result.messages, skip=getattr(result, "clean", ()),

@@ -17,7 +17,7 @@ from typing import Any
 
 from inspector.engine.limits import ModelLimits
 from inspector.errors import InspectorError
-from inspector.params import HYSTERESIS_RATIO, SAFETY_MARGIN_RATIO, SUMMARISING, TRIMMER, Clamp
+from inspector.params import HYSTERESIS_RATIO, SAFETY_MARGIN_RATIO, SUMMARIZING, TRIMMER, Clamp
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +107,8 @@ def resolve_calibration(primary: Any, limits: ModelLimits, counter: str,
 
 
 def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens: int,
-                   summarising: bool, hysteresis_ratio: float = SUMMARISING.hysteresis_ratio,
-                   summary_threshold: int = SUMMARISING.summary_threshold,
+                   summarising: bool, hysteresis_ratio: float = SUMMARIZING.hysteresis_ratio,
+                   summary_threshold: int = SUMMARIZING.summary_threshold,
                    calibration: float | None = None, calibration_source: str | None = None) -> Budget:
     """``trimmer`` is a TrimmerSettings (max_tokens, reserve_tokens, safety_margin_ratio).
 

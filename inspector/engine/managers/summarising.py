@@ -20,7 +20,7 @@ from inspector.engine.history import flatten, split_user_turns
 from inspector.engine.managers.base import BudgetTerms, CMDecision, ContextManager, Managed
 from inspector.engine.summarizers import calls_a_model
 from inspector.engine.types import Message
-from inspector.params import SUMMARISING, SummarisingParams
+from inspector.params import SUMMARIZING, SummarizingParams
 
 SUMMARY_PREFIX = "[Conversation summary — "
 
@@ -89,13 +89,13 @@ class SummarizingConversation(ContextManager):
     name = "summarising"
     accepts_summarizer = True
 
-    def __init__(self, keep_turns: int = SUMMARISING.keep_turns,
-                 summary_threshold: int = SUMMARISING.summary_threshold,
-                 hysteresis_ratio: float = SUMMARISING.hysteresis_ratio, summarizer: Any = None) -> None:
-        """Defaults, checks and the hysteresis clamp come from :class:`~inspector.params.SummarisingParams`
+    def __init__(self, keep_turns: int = SUMMARIZING.keep_turns,
+                 summary_threshold: int = SUMMARIZING.summary_threshold,
+                 hysteresis_ratio: float = SUMMARIZING.hysteresis_ratio, summarizer: Any = None) -> None:
+        """Defaults, checks and the hysteresis clamp come from :class:`~inspector.params.SummarizingParams`
         (a value it refuses raises ``ValueError`` naming the parameter)."""
         super().__init__()
-        params = SummarisingParams.build(self.name, keep_turns=keep_turns, summary_threshold=summary_threshold,
+        params = SummarizingParams.build(self.name, keep_turns=keep_turns, summary_threshold=summary_threshold,
                                          hysteresis_ratio=hysteresis_ratio)
         self.keep_turns = params.keep_turns
         self.summary_threshold = params.summary_threshold
