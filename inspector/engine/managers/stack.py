@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from inspector.engine.history import LogRuns, split_user_turns, start_of_tool_group
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed
 from inspector.engine.types import Message
+from inspector.params import STACK, StackParams
 
 
 class StackConversation(ContextManager):
@@ -18,12 +19,10 @@ class StackConversation(ContextManager):
 
     name = "stack"
 
-    def __init__(self, max_messages: int | None = None) -> None:
+    def __init__(self, max_messages: int | None = STACK.max_messages) -> None:
+        """The default and the check come from :class:`~inspector.params.StackParams`."""
         super().__init__()
-        if max_messages is not None:
-            if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1:
-                raise ValueError(f"stack: max_messages must be an integer >= 1 (got {max_messages!r})")
-        self.max_messages = max_messages
+        self.max_messages = StackParams.build(self.name, max_messages=max_messages).max_messages
 
     @property
     def message_cap(self) -> int | None:

@@ -20,6 +20,7 @@ from inspector.engine.history import LogRuns, row_digest_bytes
 from inspector.engine.managers.base import BudgetTerms, CMDecision, ContextManager, Managed
 from inspector.engine.summarizers import calls_a_model
 from inspector.engine.types import Message
+from inspector.params import SUMMARIZING, SummarizingParams
 
 SUMMARY_PREFIX = "[Conversation summary — "
 
@@ -81,16 +82,17 @@ class SummarizingConversation(ContextManager):
     name = "summarising"
     accepts_summarizer = True
 
-    def __init__(self, keep_turns: int = 10, summary_threshold: int = 0, hysteresis_ratio: float = 0.1,
-                 summarizer: Any = None) -> None:
+    def __init__(self, keep_turns: int = SUMMARIZING.keep_turns,
+                 summary_threshold: int = SUMMARIZING.summary_threshold,
+                 hysteresis_ratio: float = SUMMARIZING.hysteresis_ratio, summarizer: Any = None) -> None:
+        """Defaults, checks and the hysteresis clamp come from :class:`~inspector.params.SummarizingParams`
+        (a value it refuses raises ``ValueError`` naming the parameter)."""
         super().__init__()
-        if isinstance(keep_turns, bool) or not isinstance(keep_turns, int) or keep_turns < 1:
-            raise ValueError(f"summarising: keep_turns must be an integer >= 1 (got {keep_turns!r})")
-        if isinstance(summary_threshold, bool) or not isinstance(summary_threshold, int) or summary_threshold < 0:
-            raise ValueError(f"summarising: summary_threshold must be an integer >= 0 (got {summary_threshold!r})")
-        self.keep_turns = keep_turns
-        self.summary_threshold = summary_threshold
-        self.hysteresis_ratio = min(1.0, max(0.0, float(hysteresis_ratio)))
+        params = SummarizingParams.build(self.name, keep_turns=keep_turns, summary_threshold=summary_threshold,
+                                         hysteresis_ratio=hysteresis_ratio)
+        self.keep_turns = params.keep_turns
+        self.summary_threshold = params.summary_threshold
+        self.hysteresis_ratio = params.hysteresis_ratio
         self.summarizer: Any = None
         self._cache: _Cache | None = None
         if summarizer is not None:
