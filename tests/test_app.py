@@ -645,3 +645,24 @@ def test_side_by_side_puts_strategies_in_columns_and_shows_only_differences() ->
     for _, row in diff.iterrows():  # each shown row really is treated differently
         assert len({row["summarising"], row["sliding-window"], row["stack"]}) > 1
     assert any("not sent:" in c.value for c in at.caption)  # each strategy's reason for what it left out
+
+
+def timeline_spec(at: AppTest) -> dict[str, Any]:
+    return next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "timeline" in c.proto.id)
+
+
+def test_a_step_tells_plotly_the_timeline_data_is_unchanged_and_moves_only_the_cursor() -> None:
+    """plotly.js redraws every trace unless ``layout.datarevision`` says the data is the same; the
+    digest must stay put while stepping and change with the data (another counter, other numbers)."""
+    at = start()
+    before = timeline_spec(at)
+    at.button(key="next").click().run()
+    after = timeline_spec(at)
+    assert after["data"] == before["data"]
+    assert after["layout"]["datarevision"] == before["layout"]["datarevision"]
+    assert after["layout"]["uirevision"] == before["layout"]["uirevision"]  # a zoom survives the step
+    assert [s["x0"] for s in before["layout"]["shapes"]] == [0] and [s["x0"] for s in after["layout"]["shapes"]] == [1]
+    at.radio(key="counter").set_value("estimate").run()
+    other = timeline_spec(at)
+    assert other["data"] != before["data"]
+    assert other["layout"]["datarevision"] != before["layout"]["datarevision"]

@@ -7,6 +7,7 @@ parts + ceiling; so a payload bar crossing a line means exactly what the engine 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -215,12 +216,29 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
                    range=[-0.6, n - 0.4]),
         yaxis=dict(title=dict(text="tokens"), tickformat=",d", rangemode="tozero"),
         legend=dict(orientation="h", y=-0.22, traceorder="normal"), hovermode="x unified",
-        clickmode="event+select", shapes=shapes)
+        clickmode="event+select", shapes=shapes, datarevision=data_revision(data), uirevision="timeline")
     if title:
         layout["title"] = dict(text=title)
     if y_max:
         layout["yaxis"]["range"] = [0, y_max]
     return go.Figure(dict(data=data, layout=layout))
+
+
+def data_revision(data: list[dict[str, Any]]) -> str:
+    """A digest of a figure's traces, set as ``layout.datarevision``.
+
+    plotly.js's ``react`` compares data arrays by identity unless ``datarevision`` is given; the
+    browser parses a fresh copy of the figure on every step, so without it every step recomputed
+    and redrew every trace although only the cursor moved. With it, an unchanged digest tells
+    plotly.js the traces are the same (only the shapes are redrawn), and different data always
+    gets a different digest, so a new replay is never drawn with the old traces."""
+    h = hashlib.blake2b(digest_size=12)
+    for trace in data:
+        for key in sorted(trace):
+            value = trace[key]
+            h.update(key.encode())
+            h.update(value.tobytes() if hasattr(value, "tobytes") else repr(value).encode())
+    return h.hexdigest()
 
 
 def cursor_shape(call: int) -> dict[str, Any]:
