@@ -14,13 +14,16 @@ from typing import Any
 
 import yaml
 
+from inspector.plugins import BUILTIN_SPECS, PluginSpec
 from inspector.replay import Replay, replay
 
-PRESETS: dict[str, Any] = {
-    "summarising": {"type": "summarising", "params": {"keep_turns": 10}},
-    "sliding-window": {"type": "sliding-window", "params": {"keep_turns": 10}},
-    "stack": {"type": "stack"},
-}
+def _preset(spec: PluginSpec) -> dict[str, Any]:
+    params = spec.params_model.preset_params() if spec.params_model is not None else {}
+    return {"type": spec.name, **({"params": params} if params else {})}
+
+
+PRESETS: dict[str, Any] = {spec.name: _preset(spec) for spec in BUILTIN_SPECS if spec.slot == "context_manager"}
+"""One preset per built-in manager, written from its params model (the fields it names as its preset)."""
 
 
 def infra_docs(loaded: Any) -> list[dict[str, Any]]:

@@ -124,7 +124,7 @@ def not_sent_reasons(rp: Replay, call: int) -> dict[int, str]:
             break
         for i in expand_ranges(c.folded):
             folded_at.setdefault(i, (c.turn, c.action))
-    in_call = _IN_CALL_REASONS.get(f.cm["action"], "dropped by the context manager (no summary)")
+    in_call = _IN_CALL_REASONS.get(f.decision.action, "dropped by the context manager (no summary)")
     out: dict[int, str] = {}
     for i in range(min(f.at, len(rp.messages))):
         if i in sent:

@@ -224,7 +224,7 @@ def band_bar_html(rp: Replay, call: int) -> str:
     f = rp.frames[call]
     segs = [(name, tokens) for name, tokens in band_segments(f) if tokens > 0]
     total = sum(t for _, t in segs) or 1
-    window = f.budget["window"] or total
+    window = f.budget.window or total
     cells, keys = [], []
     for name, tokens in segs:
         label = BAND_LABELS.get(name, name)
@@ -239,7 +239,7 @@ def band_bar_html(rp: Replay, call: int) -> str:
                     f"{html.escape(label)} {tokens:,}</span>")
     over = f" — <b style='color:#D62728'>over budget by {-f.headroom:,}</b>" if f.headroom < 0 else ""
     head = (f"<div style='font-size:12px;margin:2px 0'>{f.payload_tokens:,} tokens sent of an input budget of "
-            f"{f.input_budget:,}; window {window:,} ({html.escape(str(f.budget['window_source']))}){over}</div>")
+            f"{f.input_budget:,}; window {window:,} ({html.escape(str(f.budget.window_source))}){over}</div>")
     return (head + "<div style='display:flex;width:100%;height:22px;border:1px solid #999'>" + "".join(cells)
             + "</div><div style='font-size:11px;margin-top:3px'>" + "".join(keys) + "</div>")
 
@@ -318,7 +318,7 @@ def call_heading_html(rp: Replay, call: int) -> str:
     from inspector.vocabulary import action_words
 
     f = rp.frames[call]
-    parts = [f"context manager: {action_words(f.cm['action'])}"]
+    parts = [f"context manager: {action_words(f.decision.action)}"]
     trimmed = sum(b - a for a, b in f.trimmed) + f.trimmed_synthetic
     if trimmed:
         parts.append(f"trimmer cut {trimmed} message(s)")

@@ -150,7 +150,7 @@ def compare_observed(manifest: Any, transcript: Any, *, counter: str | None = No
             "identical": identical,
             "differs": "nothing" if identical else ", ".join(p for p in ("system", "tools", "rows") if diff[p]),
             "system": diff["system"], "tools": diff["tools"], "rows": diff["rows"],
-            "cm_action": call.cm.action, "trimmed": call.trimmed_count, "repairs": len(call.repairs),
+            "cm_action": call.decision.action, "trimmed": call.trimmed_count, "repairs": len(call.repairs),
             "repair_kinds": ", ".join(sorted({r.kind for r in call.repairs})), "check": call.check,
         })
     return pd.DataFrame(rows, columns=["payload", "label", "turn", "observed_messages", "engine_messages",

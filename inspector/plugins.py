@@ -17,12 +17,24 @@ code on its own.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from inspector.errors import PluginLookupError
+from inspector.params import (
+    AssemblerParams,
+    DropParams,
+    LLMSummarizerParams,
+    PluginParams,
+    SlidingWindowParams,
+    StackParams,
+    SummarizingParams,
+    TrimmerParams,
+    params_table,
+)
 
 Slot = Literal["assembler", "context_manager", "summarizer"]
 SLOTS: tuple[Slot, ...] = ("assembler", "context_manager", "summarizer")
@@ -31,7 +43,7 @@ DEFAULTS: dict[Slot, str] = {"assembler": "assembler", "context_manager": "summa
 
 
 __all__ = ["DEFAULTS", "ENTRY_POINT_GROUP", "SLOTS", "PluginLookupError", "PluginSpec", "Registry", "Slot",
-           "default_registry", "register"]
+           "builtin_params_table", "default_registry", "register"]
 
 
 @dataclass(frozen=True)
@@ -41,9 +53,17 @@ class PluginSpec:
     urn: str
     target: str | Callable[..., Any]  # "module:attr" (loaded lazily) or the factory itself
     aliases: tuple[str, ...] = ()
-    params: tuple[str, ...] = ()  # strategy params the constructor accepts (validation, docs/design.md Q9)
+    params: tuple[str, ...] = ()
+    """The names the plugin accepts under ``params`` (validation, docs/design.md Q9); derived from
+    ``params_model`` when one is given, written by hand only by a third-party plugin without one."""
     builtin: bool = False
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    params_model: type[PluginParams] | None = None
+    """The plugin's one params model (:mod:`inspector.params`): names, types, ranges, defaults, docs."""
+
+    def __post_init__(self) -> None:
+        if self.params_model is not None:
+            object.__setattr__(self, "params", self.params_model.names())
 
     def load(self) -> Callable[..., Any]:
         if callable(self.target):
@@ -58,22 +78,34 @@ class PluginSpec:
 
 BUILTIN_SPECS: list[PluginSpec] = [  # the built-ins, by import path (loaded only when used)
     PluginSpec("assembler", "assembler", "mas.ctx.assembler", "inspector.engine.assembler:ContextAssembler",
-               ("context-assembler", "ctx-assembler"), ("emit_segments", "always_reassemble", "token_budget"), True),
+               ("context-assembler", "ctx-assembler"), builtin=True, params_model=AssemblerParams),
     PluginSpec("context_manager", "summarising", "mas.cm.summarising",
                "inspector.engine.managers.summarising:SummarizingConversation", ("summarizing",),
-               ("keep_turns", "summary_threshold", "hysteresis_ratio", "summarizer"), True),
+               builtin=True, params_model=SummarizingParams),
     PluginSpec("context_manager", "sliding-window", "mas.cm.sliding_window",
                "inspector.engine.managers.sliding_window:SlidingWindowConversation", ("sliding_window",),
-               ("keep_turns", "window_size", "max_turns"), True),
+               builtin=True, params_model=SlidingWindowParams),
     PluginSpec("context_manager", "stack", "mas.cm.stack", "inspector.engine.managers.stack:StackConversation",
-               ("full-history", "full_history"), ("max_messages",), True),
+               ("full-history", "full_history"), builtin=True, params_model=StackParams),
     PluginSpec("summarizer", "llm", "mas.summarizer.llm", "inspector.engine.summarizers.llm:LLMSummarizer",
-               (), ("model", "instructions"), True),
+               builtin=True, params_model=LLMSummarizerParams),
     PluginSpec("summarizer", "drop", "mas.summarizer.drop", "inspector.engine.summarizers.drop:DropSummarizer",
-               (), (), True),
+               builtin=True, params_model=DropParams),
 ]
 
 ENTRY_POINT_GROUP = "context_inspector.plugins"
+
+
+def builtin_params_table() -> str:
+    """The README's table of every built-in plugin's parameters (and the trimmer's), written from
+    their params models; tests/test_params_model.py holds the README equal to it."""
+    rows: list[tuple[str, type[PluginParams]]] = []
+    for slot in SLOTS:
+        rows += [(f"{slot} `{spec.name}`", spec.params_model) for spec in BUILTIN_SPECS
+                 if spec.slot == slot and spec.params_model is not None and spec.params_model.model_fields]
+        if slot == "context_manager":
+            rows.append(("context_manager `params.trimmer`", TrimmerParams))
+    return params_table(rows)
 
 
 class Registry:
@@ -89,6 +121,10 @@ class Registry:
         if key in table and not replace and table[key] != spec:
             raise ValueError(f"{spec.slot} plugin {spec.name!r} is already registered")
         table[key] = spec
+
+    def unregister(self, slot: Slot, name: str) -> None:
+        """Forget a plugin (a test's temporary plugin, a host that swaps one out); unknown names are ignored."""
+        self._specs[slot].pop(name.lower(), None)
 
     def specs(self, slot: Slot) -> list[PluginSpec]:
         self._load_entry_points()
@@ -159,14 +195,11 @@ class Registry:
         raise PluginLookupError(f"{where}: unknown {slot} plugin {ref!r}")
 
 
-_default: Registry | None = None
-
-
+@functools.cache
 def default_registry() -> Registry:
-    global _default
-    if _default is None:
-        _default = Registry(BUILTIN_SPECS)
-    return _default
+    """The process-wide registry (built-ins plus entry points), made on first use; one instance that
+    :func:`register` adds to and a caller may pass around (``ContextEngine(registry=...)``)."""
+    return Registry(BUILTIN_SPECS)
 
 
 def register(spec: PluginSpec, *, replace: bool = False) -> None:

@@ -15,19 +15,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from inspector.engine.assembler import Assembly, CommitRecord, ContextEngine
+from inspector.engine.budget import Budget
 from inspector.engine.llm import LLMEngine
+from inspector.engine.managers.base import CMAction, CMDecision
 from inspector.engine.managers.summarising import is_summary_block
 from inspector.engine.summarizers import Summarizer, as_summarizer, calls_a_model
 from inspector.engine.summarizers.llm import SummaryCache
 from inspector.engine.summarizers.standin import StandInSummarizer
-from inspector.engine.types import Message, Removal, Removals, RowsView, Span
+from inspector.engine.types import Message, Removal, Removals, Repair, RowsView, Span
 from inspector.manifest import as_settings
+
+T = TypeVar("T")
 from inspector.policy import (
     DEFAULT_POLICY,
     NO_MANIFEST,
@@ -87,16 +91,16 @@ class Frame:
     turn: int  # 1-based; 0 = preamble
     step: int  # 0-based LLM call within the turn
     at: int  # transcript index of the reply this call produced (len(messages) for the pending call)
-    budget: dict[str, Any]
+    budget: Budget  # the engine's own record of this call's budget
     bands: dict[str, int]
     payload_tokens: int
     headroom: int
-    cm: dict[str, Any]
+    decision: CallDecision  # what the context manager did on this call (JSON key "cm")
     segments: list[Segment]
     trimmed: list[tuple[int, int]]  # transcript index ranges removed by the trimmer
     trimmed_synthetic: int  # synthesised rows (e.g. a summary block) removed by the trimmer
     folded: list[tuple[int, int]]  # transcript index ranges folded by the manager this call
-    repairs: list[dict[str, Any]]
+    repairs: list[FrameRepair]
     check: str
     cost_usd: float | None
     usage: dict[str, Any] | None  # provider-reported usage of this call, when the transcript has it
@@ -149,7 +153,7 @@ class Frame:
     @property
     def input_budget(self) -> int:
         """The trimmer's ceiling for the payload: max_tokens − completion reserve − safety margin."""
-        return int(self.budget["max_tokens"] - self.budget["reserve"] - self.budget["margin"])
+        return self.budget.max_tokens - self.budget.trimmer_reserve
 
     def payload(self, transcript_messages: Sequence[Message]) -> list[Message]:
         out: list[Message] = []
@@ -162,11 +166,13 @@ class Frame:
 
     def to_json(self, transcript_messages: Sequence[Message] | None = None) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "turn": self.turn, "step": self.step, "at": self.at, "budget": self.budget, "bands": self.bands,
-            "payload_tokens": self.payload_tokens, "headroom": self.headroom, "cm": self.cm,
+            "turn": self.turn, "step": self.step, "at": self.at, "budget": record_json(self.budget, BUDGET_FIELDS),
+            "bands": self.bands, "payload_tokens": self.payload_tokens, "headroom": self.headroom,
+            "cm": record_json(self.decision, DECISION_FIELDS),
             "messages": self.message_count, "trimmed": [list(r) for r in self.trimmed],
             "trimmed_synthetic": self.trimmed_synthetic,
-            "folded": [list(r) for r in self.folded], "repairs": self.repairs, "check": self.check,
+            "folded": [list(r) for r in self.folded], "repairs": [r.to_json() for r in self.repairs],
+            "check": self.check,
             "cost_usd": self.cost_usd, "summary_cost_usd": self.summary_cost_usd, "usage": self.usage,
             "summary": self.summary_text, "summary_sent": self.summary_sent, "not_sent": self.not_sent,
             "warnings": self.warnings,
@@ -184,6 +190,52 @@ class Frame:
                 rows.append(row)
             d["payload"] = rows
         return d
+
+
+@dataclass(frozen=True, slots=True)
+class CallDecision:
+    """What the context manager did on one call, as kept on a :class:`Frame`: the engine's
+    :class:`~inspector.engine.managers.base.CMDecision` without the rows it folded (those are the
+    frame's ``folded`` ranges) or the summary text (``Frame.summary_text``), so a frame stays small."""
+
+    action: CMAction
+    compressed_turns: int
+    kept_turns: int
+    dropped_turns: int
+    summarizer_called: bool
+    error: str | None
+    raw_tokens: int | None
+
+    @classmethod
+    def of(cls, d: CMDecision) -> CallDecision:
+        return cls(d.action, d.compressed_turns, d.kept_turns, d.dropped_turns, d.summarizer_called, d.error,
+                   d.raw_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class FrameRepair:
+    """One pairing repair of a call: the engine's :class:`~inspector.engine.types.Repair` and the
+    transcript index of the message it concerned (``ref``; None when the row was synthesised, e.g.
+    an empty result the repair added, or the repair names no single row)."""
+
+    repair: Repair
+    ref: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.repair.as_dict(), "ref": self.ref}
+
+
+BUDGET_FIELDS: tuple[str, ...] = ("window", "window_source", "reserve", "reserve_source", "margin", "max_tokens",
+                                  "fixed", "hard", "hint", "ceiling", "calibration", "calibration_source")
+"""The :class:`~inspector.engine.budget.Budget` fields a frame's JSON shows, in their order (a
+replay file's ``budget`` object; the record holds a few more the JSON never carried)."""
+DECISION_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(CallDecision))
+"""A frame's ``cm`` object: every :class:`CallDecision` field, in declaration order."""
+
+
+def record_json(record: Any, names: Sequence[str]) -> dict[str, Any]:
+    """The one serializer of a frame's typed records: the named fields, in order."""
+    return {name: getattr(record, name) for name in names}
 
 
 @dataclass(slots=True)
@@ -222,6 +274,17 @@ class Replay:
     policy: ReplayPolicy = DEFAULT_POLICY
     summary_price_model: str | None = None  # the stand-in's estimated summaries are priced at this model's rates
     agent: AgentInForce | None = None  # the system text, tools, model and window in force, with sources (Q21)
+    views: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Views the report layer derives from this replay once (masked previews, per-call indexes),
+    by name; read through :meth:`view`. Never serialised: a view is a function of the replay."""
+
+    def view(self, name: str, make: Callable[[], T]) -> T:
+        """The derived view ``name``, made by ``make()`` on first use and kept on this replay (so a
+        face stepping through a long conversation computes it once, and two replays never share it)."""
+        if name not in self.views:
+            self.views[name] = make()
+        made: T = self.views[name]
+        return made
 
     def stated(self) -> list[str]:
         """What every face prints above a replay: the policy, the agent, the summarizer (Q21, Q22)."""
@@ -262,7 +325,7 @@ class Replay:
     def folds(self) -> dict[str, int]:
         """Older turns left out without a model call (Q20): ``drop``, or ``llm`` with no live model.
         Shown beside, never inside, the summarizer calls."""
-        return {"in_turn": sum(1 for f in self.frames if f.cm["action"] == "dropped"),
+        return {"in_turn": sum(1 for f in self.frames if f.decision.action == "dropped"),
                 "commit": sum(1 for c in self.commits if c.action == "dropped")}
 
     def to_json(self, *, payloads: bool = False) -> dict[str, Any]:
@@ -357,34 +420,35 @@ def _removed_ranges(asm: Assembly, refs: _Refs) -> tuple[list[tuple[int, int]], 
     ranges: list[tuple[int, int]] = []
     synth = 0
 
-    def add_run(rows: Sequence[Message], lo: int, hi: int) -> None:
-        nonlocal synth
+    def add_run(rows: Sequence[Message], lo: int, hi: int) -> int:
+        """Record the run's transcript ranges; return how many of its rows are synthesised."""
+        extra = 0
         for ref, n in refs.runs(rows, lo, hi):
             if ref is None:
-                synth += n
+                extra += n
             else:
                 ranges.append((ref, ref + n))
+        return extra
 
     pre = asm.precut
     if isinstance(pre, RowsView):
         head, rows, lo, hi = pre.source()
-        add_run(head, 0, len(head))
-        add_run(rows, lo, hi)
+        synth += add_run(head, 0, len(head)) + add_run(rows, lo, hi)
     else:
-        add_run(pre, 0, len(pre))
+        synth += add_run(pre, 0, len(pre))
     removed = asm.trimmer_removed
     for part in (removed.parts() if isinstance(removed, Removals) else removed):
         if isinstance(part, tuple):
-            add_run(part[0], part[1], part[2])
+            synth += add_run(part[0], part[1], part[2])
         else:
-            add_run([part.message], 0, 1)
+            synth += add_run([part.message], 0, 1)
     return _merge([], ranges), synth
 
 
 def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: float | None,
            usage: dict[str, Any] | None) -> Frame:
     trimmed, trimmed_synth = _removed_ranges(asm, refs)
-    folded_refs = [r for r in (refs.get(m) for m in asm.cm.folded) if r is not None]
+    folded_refs = [r for r in (refs.get(m) for m in asm.decision.folded) if r is not None]
     # a summary block can only stand at the head of the pre-cut prefix (a stack replay pre-cuts thousands of
     # rows per call: never walk all of them), or among the trimmer's own few removals
     pre = asm.precut
@@ -393,24 +457,19 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: flo
     cut_rows = [*pre[:3], *(rm.message for rm in few if isinstance(rm, Removal))]
     not_sent = [{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
                 for m in cut_rows if refs.get(m) is None and is_summary_block(m)]
-    b = asm.budget
     return Frame(
-        turn=turn, step=step, at=at,
-        budget={"window": b.window, "window_source": b.window_source, "reserve": b.reserve,
-                "reserve_source": b.reserve_source, "margin": b.margin, "max_tokens": b.max_tokens,
-                "fixed": b.fixed, "hard": b.hard, "hint": b.hint, "ceiling": b.ceiling,
-                "calibration": b.calibration, "calibration_source": b.calibration_source},
+        turn=turn, step=step, at=at, budget=asm.budget,
         bands=dict(asm.bands), payload_tokens=asm.payload_tokens, headroom=asm.headroom,
-        cm={"action": asm.cm.action, "compressed_turns": asm.cm.compressed_turns, "kept_turns": asm.cm.kept_turns,
-            "dropped_turns": asm.cm.dropped_turns, "summarizer_called": asm.cm.summarizer_called,
-            "error": asm.cm.error, "raw_tokens": asm.cm.raw_tokens},
+        decision=CallDecision.of(asm.decision),
         segments=_segments(asm, refs),
         trimmed=trimmed,
         trimmed_synthetic=trimmed_synth,
         folded=_ranges(folded_refs),
-        repairs=[{**rp.as_dict(), "ref": None} for rp in asm.repairs], check=asm.check,
+        repairs=[FrameRepair(r, refs.get(row) if row is not None else None)
+                 for r, row in zip(asm.repairs, asm.repaired_rows or [None] * len(asm.repairs))],
+        check=asm.check,
         cost_usd=None if price is None else round(asm.payload_tokens * price, 10),
-        usage=usage, summary_text=asm.cm.summary_text, warnings=list(asm.warnings), not_sent=not_sent,
+        usage=usage, summary_text=asm.decision.summary_text, warnings=list(asm.warnings), not_sent=not_sent,
     )
 
 
@@ -459,38 +518,9 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
                 label, limits=engine.limits.as_dict(), policy=pol, agent=agent)
     rp.summary_price_model = None if summ is None else summ.price_model
     msgs: list[Message] = transcript.messages
-    refs = _Refs(msgs)
-    usage_by_index: dict[int, Any] = dict(getattr(transcript, "usage", {}) or {})
-    price = engine.limits.input_cost_per_token
+    rec = _Recorder(rp, engine, summ, msgs, dict(getattr(transcript, "usage", {}) or {}))
     conv = engine.conversation
     transcript_system = agent.system == "transcript"
-    turn, step, open_turn = 0, 0, False
-
-    def summary_cost_since(n: int) -> float | None:
-        """Cost of the summarizer calls logged since its usage log had ``n`` entries (0 when none)."""
-        return None if summ is None else summ.cost(summ.usage[n:])
-
-    def call(next_index: int | None) -> None:
-        nonlocal step
-        n = 0 if summ is None else len(summ.usage)
-        asm = engine.assemble(strict=False)
-        usage = usage_by_index.get(next_index) if next_index is not None else None
-        frame = _frame(asm, turn, step, len(msgs) if next_index is None else next_index, refs, price, usage)
-        frame.summary_cost_usd = summary_cost_since(n) if asm.cm.summarizer_called else 0.0
-        rp.frames.append(frame)
-        if asm.cm.action == "summarizer-failed":
-            rp.summarizer_failures += 1
-        step += 1
-
-    def commit() -> None:
-        n = 0 if summ is None else len(summ.usage)
-        rec: CommitRecord = engine.commit()
-        rp.commits.append(Commit(rec.turn, rec.action, rec.summarizer_called, rec.folded_turns, rec.error, rec.archive,
-                                 _ranges(r for r in (refs.get(m) for m in rec.folded) if r is not None),
-                                 summary_cost_since(n) if rec.summarizer_called else 0.0))
-        if rec.action == "summarizer-failed":
-            rp.summarizer_failures += 1
-
     for i, m in enumerate(msgs):
         role = m.get("role")
         if role == "system":
@@ -498,21 +528,15 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
                 conv.system_message = m  # a mid-transcript system message replaces the band from here on
             continue
         if role == "user":
-            if open_turn:
-                commit()
-            engine.user(m)
-            turn, step, open_turn = conv.turn_index, 0, True
+            rec.user(m)
             continue
-        if not open_turn:  # preamble: rows before the first user message
-            open_turn, turn, step = True, 0, 0
         if role == "assistant":
-            call(i)
+            rec.call(i)
+        else:
+            rec.open_preamble()
         engine.record(m)
     last_role = next((m.get("role") for m in reversed(msgs) if m.get("role") != "system"), None)
-    if open_turn and last_role != "assistant":
-        call(None)  # what would be sent next
-    elif open_turn:
-        commit()
+    rec.finish(pending=last_role != "assistant")
     rp.summarizer_calls = dict(engine.summarizer_calls)
     rp.tokens_computed = engine.counter.computed
     rp.token_counter = engine.counter
@@ -520,6 +544,75 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
         rp.summary_cache_hits = cache.hits
     rp.summary_cost_usd = _summary_cost(summ)
     return rp
+
+
+class _Recorder:
+    """What a replay records as it drives the engine: the turn and the step within it, one
+    :class:`Frame` per LLM call and one :class:`Commit` per turn boundary, with the summarizer's
+    cost attributed to the call or commit that incurred it.
+
+    Stages, in transcript order: :meth:`user` (commit the open turn, start the next), :meth:`call`
+    (assemble and record a frame; the rows before the first user message form the preamble turn
+    0), :meth:`finish` (the pending call of a transcript that does not end with a reply, else the
+    last commit). Guarantee: the same calls in the same order give the same frames and commits.
+    """
+
+    def __init__(self, rp: Replay, engine: ContextEngine, summ: Summarizer | None, msgs: Sequence[Message],
+                 usage_by_index: dict[int, Any]) -> None:
+        self.rp, self.engine, self.summ, self.msgs = rp, engine, summ, msgs
+        self.refs = _Refs(msgs)
+        self.usage_by_index = usage_by_index
+        self.price = engine.limits.input_cost_per_token
+        self.turn, self.step, self.open_turn = 0, 0, False
+
+    def _usage_mark(self) -> int:
+        return 0 if self.summ is None else len(self.summ.usage)
+
+    def _summary_cost_since(self, n: int) -> float | None:
+        """Cost of the summarizer calls logged since its usage log had ``n`` entries (0 when none)."""
+        return None if self.summ is None else self.summ.cost(self.summ.usage[n:])
+
+    def open_preamble(self) -> None:
+        """Rows before the first user message form the preamble turn (0)."""
+        if not self.open_turn:
+            self.open_turn, self.turn, self.step = True, 0, 0
+
+    def user(self, m: Message) -> None:
+        if self.open_turn:
+            self.commit()
+        self.engine.user(m)
+        self.turn, self.step, self.open_turn = self.engine.conversation.turn_index, 0, True
+
+    def call(self, next_index: int | None) -> None:
+        """One LLM call: the payload assembled before the reply at ``next_index`` (None: the next call)."""
+        self.open_preamble()
+        n = self._usage_mark()
+        asm = self.engine.assemble(strict=False)
+        usage = self.usage_by_index.get(next_index) if next_index is not None else None
+        at = len(self.msgs) if next_index is None else next_index
+        frame = _frame(asm, self.turn, self.step, at, self.refs, self.price, usage)
+        frame.summary_cost_usd = self._summary_cost_since(n) if asm.decision.summarizer_called else 0.0
+        self.rp.frames.append(frame)
+        if asm.decision.action == "summarizer-failed":
+            self.rp.summarizer_failures += 1
+        self.step += 1
+
+    def commit(self) -> None:
+        n = self._usage_mark()
+        rec: CommitRecord = self.engine.commit()
+        refs = self.refs
+        self.rp.commits.append(Commit(rec.turn, rec.action, rec.summarizer_called, rec.folded_turns, rec.error,
+                                      rec.archive, _ranges(r for r in (refs.get(m) for m in rec.folded) if r is not None),
+                                      self._summary_cost_since(n) if rec.summarizer_called else 0.0))
+        if rec.action == "summarizer-failed":
+            self.rp.summarizer_failures += 1
+
+    def finish(self, *, pending: bool) -> None:
+        """End of transcript: the call that would be sent next when no reply ends it, else the last commit."""
+        if self.open_turn and pending:
+            self.call(None)
+        elif self.open_turn:
+            self.commit()
 
 
 def _summary_cost(summ: Summarizer | None) -> float | None:

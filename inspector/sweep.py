@@ -226,7 +226,7 @@ def _folded_messages(rp: Any) -> tuple[set[int], set[int]]:
 
     summarised: set[int] = set()
     dropped: set[int] = set()
-    for action, ranges in [(f.cm["action"], f.folded) for f in rp.frames] + [(c.action, c.folded) for c in rp.commits]:
+    for action, ranges in [(f.decision.action, f.folded) for f in rp.frames] + [(c.action, c.folded) for c in rp.commits]:
         if action in SUMMARY_ACTIONS:
             summarised.update(expand_ranges(ranges))
         elif action in DROP_ACTIONS:
@@ -500,71 +500,3 @@ def by_setting(df: Any) -> Any:
     if not params:
         out = out.drop(columns="_all")
     return out
-
-
-# --- command line -------------------------------------------------------------------------------
-
-def run_sweep_command(manifest: str | None, transcripts: Sequence[str], grids: Sequence[str], fmt: str = "table",
-                      out: str | None = None, *, counter: str | None = None, summarizer: str | None = None,
-                      policy: Any = None,
-                      processes: int | None = None, overrides: Iterable[str] = (),
-                      allow_imports: Iterable[str] = (), stderr: TextIO | None = None,
-                      dask: str | None = None, ship: str = "bytes") -> int:
-    """``context-inspector sweep MANIFEST TRANSCRIPT... --grid keep_turns=2,4,6 [--format table|csv|json]``.
-
-    ``dask`` (``local``, ``local:N`` or ``tcp://HOST:PORT``) runs the same sweep on a Dask cluster
-    (:mod:`inspector.fleet`) and adds one line on stderr saying how the cluster run went.
-
-    Writes the sweep table to ``out`` (or stdout) and a progress counter to stderr. Exit status:
-    0 ok, 1 some runs failed (their ``error`` column says why; the table is still written), 2 usage
-    error (a malformed ``--grid``, an unknown format). An unreadable or invalid manifest raises
-    the manifest errors the CLI already reports."""
-    err = stderr if stderr is not None else sys.stderr
-    if fmt not in ("table", "csv", "json"):
-        print(f"error: unknown format {fmt!r} (table, csv or json)", file=err)
-        return 2
-    try:
-        grid = parse_grid(grids)
-    except ValueError as exc:
-        print(f"error: {exc}", file=err)
-        return 2
-    counter_line = _StderrCounter(len(transcripts) * len(combinations(grid)), err)
-    from inspector.policy import DEFAULT_POLICY
-
-    print((policy or DEFAULT_POLICY).with_(counter=counter, summarizer=summarizer).describe(), file=err)
-
-    def run(client: Any = None) -> Any:
-        return sweep(manifest, list(transcripts), grid, counter=counter, summarizer=summarizer, policy=policy,
-                     processes=processes, overrides=overrides, allow_imports=allow_imports, client=client, ship=ship,
-                     progress=(lambda done, total: counter_line(done)) if transcripts else False)
-
-    if dask is None:
-        df = run()
-    else:
-        from inspector.fleet import FleetError, FleetReport, connect, parse_dask
-
-        try:
-            target = parse_dask(dask)
-            with connect(target) as client:
-                df = run(client)
-        except (ValueError, FleetError) as exc:
-            print(f"error: {exc}", file=err)
-            return 2
-        print(f"dask: {FleetReport(**df.attrs['fleet']).words()}", file=err)
-    if fmt == "json":
-        text = json.dumps({"grid": grid, "rows": json.loads(df.to_json(orient="records"))}, ensure_ascii=False,
-                          indent=1)
-    elif fmt == "csv":
-        text = df.to_csv(index=False)
-    else:
-        text = df.to_string(index=False)
-    text = text if text.endswith("\n") else text + "\n"
-    if out:
-        Path(out).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    failed = df[df["error"].notna()]
-    for _, row in failed.iterrows():
-        combo = ", ".join(f"{k}={row[k]}" for k in grid)
-        print(f"error: {row['transcript']} [{combo}]: {row['error']}", file=err)
-    return 1 if len(failed) else 0

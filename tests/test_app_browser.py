@@ -230,7 +230,7 @@ def test_keyboard_steps_forward_and_back(page: Any) -> None:
 def test_jump_to_next_event_lands_on_that_event(page: Any) -> None:
     pg = page
     rp = demo_replay()
-    reused = [k for k, f in enumerate(rp.frames) if f.cm["action"] == "reused"]
+    reused = [k for k, f in enumerate(rp.frames) if f.decision.action == "reused"]
     trimmed = [k for k, f in enumerate(rp.frames) if f.trimmed]
     assert reused and len(trimmed) >= 2
     pg.locator(".st-key-jump_kind").click()

@@ -106,12 +106,12 @@ def test_budget_divides_the_input_ceiling_by_the_factor() -> None:
     t = load_transcript(OAI)
     plain = replay(load_manifest(SMALL), t, counter="estimate", summarizer="drop")
     cal = replay(load_manifest(SMALL), t, counter="estimate", summarizer="drop", calibration={"gpt-4o": 1.25})
-    window = plain.frames[0].budget["window"]
-    assert all(f.budget["calibration"] is None and f.budget["max_tokens"] == window for f in plain.frames)
+    window = plain.frames[0].budget.window
+    assert all(f.budget.calibration is None and f.budget.max_tokens == window for f in plain.frames)
     for f in cal.frames:
-        assert f.budget["max_tokens"] == math.floor(window / 1.25)
-        assert f.budget["calibration"] == 1.25 and "command line" in f.budget["calibration_source"]
-        assert f.input_budget == math.floor(window / 1.25) - f.budget["reserve"] - f.budget["margin"]
+        assert f.budget.max_tokens == math.floor(window / 1.25)
+        assert f.budget.calibration == 1.25 and "command line" in f.budget.calibration_source
+        assert f.input_budget == math.floor(window / 1.25) - f.budget.reserve - f.budget.margin
 
 
 def test_manifest_token_calibration_applies_to_its_counter_only() -> None:
@@ -119,10 +119,10 @@ def test_manifest_token_calibration_applies_to_its_counter_only() -> None:
     t = load_transcript(OAI)
     tik = replay(loaded, t, counter="tiktoken", summarizer="drop")
     est = replay(loaded, t, counter="estimate", summarizer="drop")
-    window = tik.frames[0].budget["window"]
-    assert tik.frames[0].budget["max_tokens"] == window // 2
-    assert "token_calibration.tiktoken" in tik.frames[0].budget["calibration_source"]
-    assert est.frames[0].budget["max_tokens"] == window and est.frames[0].budget["calibration"] is None
+    window = tik.frames[0].budget.window
+    assert tik.frames[0].budget.max_tokens == window // 2
+    assert "token_calibration.tiktoken" in tik.frames[0].budget.calibration_source
+    assert est.frames[0].budget.max_tokens == window and est.frames[0].budget.calibration is None
 
 
 def test_calibration_that_names_no_model_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:

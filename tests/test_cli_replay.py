@@ -131,4 +131,4 @@ def test_compare_keeps_the_infra_document_of_a_multi_document_manifest(tmp_path:
     out = compare(str(manifest), load_transcript(DEMO), {"win": "sliding-window", "stack": "stack"},
                   counter="estimate")
     for rp in out.values():
-        assert rp.frames[0].budget["window"] == 3000 and rp.frames[0].budget["window_source"] == "infra"
+        assert rp.frames[0].budget.window == 3000 and rp.frames[0].budget.window_source == "infra"

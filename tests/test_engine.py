@@ -124,7 +124,7 @@ def test_two_calls_on_one_engine_summarise_once_scenario_49() -> None:
     first = e.assemble()
     second = e.assemble()
     assert len(rec.inputs) == before + 1
-    assert (first.cm.action, second.cm.action) == ("summarized", "reused")
+    assert (first.decision.action, second.decision.action) == ("summarized", "reused")
     assert first.messages == second.messages and first.messages[0] is second.messages[0]
 
 

@@ -211,7 +211,7 @@ def check_engine(cm: dict, trimmer: dict, convo: list, system: str, summarizer: 
             check_provider_payload(call.messages)
             again = sanitize_provider_messages(call.messages)
             assert again.repairs == [] and again.messages == call.messages
-            hevent(f"in-turn action: {call.cm.action}")
+            hevent(f"in-turn action: {call.decision.action}")
             # the trimmer's budget from the drawn settings (no tools): max − reserve − ceil(max × ratio)
             margin = math.ceil(Fraction(trimmer["max_tokens"]) * Fraction(str(trimmer["safety_margin_ratio"])))
             budget = trimmer["max_tokens"] - trimmer["reserve_tokens"] - margin

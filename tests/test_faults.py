@@ -95,10 +95,10 @@ def test_summarizer_fault_is_recorded_with_its_reason_and_the_turn_proceeds(
     rp = replay(summarising(), tr, counter="estimate", llm=engine, summary_cache=cache_dir)
 
     failed_commits = [c for c in rp.commits if c.action == "summarizer-failed"]
-    failed_frames = [f for f in rp.frames if f.cm["action"] == "summarizer-failed"]
+    failed_frames = [f for f in rp.frames if f.decision.action == "summarizer-failed"]
     assert len(failed_commits) == 1 and len(failed_frames) == 1
     # the reason, not just "an error"
-    for err in [c.error for c in failed_commits] + [f.cm["error"] for f in failed_frames]:
+    for err in [c.error for c in failed_commits] + [f.decision.error for f in failed_frames]:
         assert err is not None and err.startswith(f"LLMCallError: {reason}"), err
     # a failed commit leaves the stored log as it was (nothing folded, nothing lost)
     commit = failed_commits[0]
@@ -107,7 +107,7 @@ def test_summarizer_fault_is_recorded_with_its_reason_and_the_turn_proceeds(
     # the next call retried (a second request), then proceeded with the verbatim tail
     assert len(llm.requests) == 2
     frame = failed_frames[0]
-    assert frame.cm["summarizer_called"] and frame.cm["kept_turns"] == KEEP and frame.check == "ok"
+    assert frame.decision.summarizer_called and frame.decision.kept_turns == KEEP and frame.check == "ok"
     payload = frame.payload(tr.messages)
     assert not any(str(m.get("content", "")).startswith("[Conversation summary") for m in payload)
     assert any(str(m.get("content", "")).startswith("question 3 ") for m in payload)

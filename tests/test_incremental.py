@@ -87,7 +87,7 @@ def _sig(call: Assembly) -> dict:
         "messages": call.messages,
         "rows": [(r.message, r.band, r.synthetic, r.source) for r in call.rows],
         "bands": call.bands, "payload_tokens": call.payload_tokens, "headroom": call.headroom,
-        "budget": call.budget, "cm": (call.cm.action, call.cm.summary_text, call.cm.kept_turns, len(call.cm.folded)),
+        "budget": call.budget, "cm": (call.decision.action, call.decision.summary_text, call.decision.kept_turns, len(call.decision.folded)),
         "trimmed": [(r.message, r.source, r.reason) for r in call.trimmed],
         "trimmer_removed": [(r.message, r.source, r.reason) for r in call.trimmer_removed],
         "precut": list(call.precut), "repairs": call.repairs, "check": call.check, "warnings": call.warnings,

@@ -174,9 +174,6 @@ def test_drop_keeps_exactly_the_last_turn_scenario_25(summarizer: object) -> Non
 
 
 def test_llm_without_engine_drops_and_warns_once_scenario_26() -> None:
-    import inspector.engine.summarizers.llm as llm_mod
-
-    llm_mod._warned_no_engine = False
     cm = SummarizingConversation(keep_turns=1, summarizer=LLMSummarizer())
     past = [m for i in range(4) for m in fat_turn(i)]
     with warnings.catch_warnings(record=True) as caught:

@@ -343,3 +343,20 @@ def test_lines_point_to_nearest_written_ancestor_for_missing_fields() -> None:
             - description: no name here
         """)
     assert [(e.path, e.line) for e in errors] == [("spec.skills[0].name", 3)]
+
+
+def test_persistent_false_is_a_located_deprecation_because_it_changes_nothing_here() -> None:
+    """README "The manifest surface": one replay is one conversation, so ``persistent`` cannot clear
+    history between delegate calls; ``false`` is accepted (reference manifests load) and said to do nothing."""
+    text = """\
+        spec:
+          working_memory:
+            persistent: false
+        """
+    errors, warnings = validate(text)
+    assert errors == []
+    assert [(w.path, w.line) for w in warnings] == [("spec.working_memory.persistent", 3)]
+    assert "no effect" in warnings[0].message
+    settings = load_manifest_text(textwrap.dedent(text)).settings
+    assert settings.deprecated == ("spec.working_memory.persistent is accepted and ignored (deprecated)",)
+    assert validate("spec:\n  working_memory: {persistent: true}\n") == ([], [])

@@ -147,7 +147,7 @@ def test_tune_keep_turns_runs_offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_compaction_demo_runs_offline_and_shows_every_mechanism(monkeypatch: pytest.MonkeyPatch) -> None:
     nb = _execute("compaction_demo.ipynb", monkeypatch, probe=(
-        '{"actions": sorted({f.cm["action"] for f in rp.frames}), "commit_folds": len(story.commit_folds(rp)), '
+        '{"actions": sorted({f.decision.action for f in rp.frames}), "commit_folds": len(story.commit_folds(rp)), '
         '"repairs": sum(len(f.repairs) for f in rp.frames), "strategies": table.strategy.tolist(), '
         '"label": rp.summarizer_label, "calls": len(rp.frames), "start": story.trigger_call(rp)}'))
     assert not [o for o in _outputs(nb) if o.output_type == "error"]
@@ -367,7 +367,7 @@ def test_walkthrough_sentences_name_the_calls_and_commits_the_replay_recorded(de
     assert f"{len(folds)} commit-time summaries in all" in text
     after = next(k for k, f in enumerate(rp.frames) if f.turn > first.turn)
     assert f"(call {after}) carries a summary band of {rp.frames[after].bands['summary']:,} tokens" in text
-    over = [k for k, f in enumerate(rp.frames) if f.cm["action"] in ("summarized", "reused")]
+    over = [k for k, f in enumerate(rp.frames) if f.decision.action in ("summarized", "reused")]
     assert story.trigger_call(rp) == (over[0] if over else None)
     if over:
         assert story.trigger(rp).startswith(f"**Call {over[0]}** (turn {rp.frames[over[0]].turn}")

@@ -81,8 +81,8 @@ def test_sent_rows_are_in_the_payload_and_computed_summaries_are_sent_or_listed(
         missing = set(not_sent_table(rp, k)["ref"].dropna().astype(int))
         sent = {r for r in f.refs if r is not None}
         assert missing.isdisjoint(sent) and missing | sent >= set(range(min(f.at, len(msgs))))
-        if f.cm["action"] in ("summarized", "reused") and f.summary_text:
+        if f.decision.action in ("summarized", "reused") and f.summary_text:
             in_payload = any(b == "summary" and str(m.get("content", "")).endswith(f.summary_text)
                              for m, b in zip(payload, f.row_bands, strict=True))
             listed = any(str(n.get("content", "")).endswith(f.summary_text) and n["reason"] for n in f.not_sent)
-            assert in_payload != listed, (k, f.cm, f.not_sent)
+            assert in_payload != listed, (k, f.decision, f.not_sent)

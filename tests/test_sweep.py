@@ -8,7 +8,6 @@ went over budget or states numbers that are not in the table.
 
 from __future__ import annotations
 
-import io
 import json
 import pickle
 from pathlib import Path
@@ -26,12 +25,13 @@ from inspector.sweep import (
     combinations,
     cost_column,
     parse_grid,
-    run_sweep_command,
     sweep,
     sweep_one,
 )
 from inspector.report.recommend import recommend
 from inspector.transcripts import load_transcript, sample_path
+
+from cli_run import run
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "sample_manifests" / "small-window.yaml"
@@ -83,11 +83,11 @@ def test_every_row_equals_an_individual_replay(inline: pd.DataFrame) -> None:
         assert (row.repairs, row.trimmed, row.folded) == (t["repairs"], t["trimmed"], t["folded"])
         assert row.payload_cost_usd == pytest.approx(t["payload_cost_usd"])
         assert row.summarizer == rp.summarizer_label == "offline stand-in (not a model)"
-        budgets = {f.budget["max_tokens"] - f.budget["reserve"] - f.budget["margin"] for f in rp.frames}
+        budgets = {f.budget.max_tokens - f.budget.reserve - f.budget.margin for f in rp.frames}
         assert row.input_budget == min(budgets)
         assert row.min_headroom == min(f.headroom for f in rp.frames)
         summarised = {i for c in rp.commits if c.action in ("summarized", "reused") for i in expand_ranges(c.folded)}
-        summarised |= {i for f in rp.frames if f.cm["action"] in ("summarized", "reused") for i in expand_ranges(f.folded)}
+        summarised |= {i for f in rp.frames if f.decision.action in ("summarized", "reused") for i in expand_ranges(f.folded)}
         assert row.messages_summarised == len(summarised)
 
 
@@ -243,30 +243,31 @@ def test_default_progress_is_one_line_on_a_non_terminal(capsys: pytest.CaptureFi
     assert capsys.readouterr().err.strip().splitlines()[-1] == "sweep: 2/2 runs"
 
 
-def test_run_sweep_command_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_sweep_command_writes_each_format(tmp_path: Path) -> None:
+    """The CLI is the one writer of a sweep (inspector/cli_commands.py); the analysis layer returns a table."""
+    common = ["sweep", str(MANIFEST), str(T1), "--set", SET[0], "--counter", "estimate"]
     out = tmp_path / "sweep.csv"
-    code = run_sweep_command(str(MANIFEST), [str(T1)], ["keep_turns=2,3"], fmt="csv", out=str(out), overrides=SET)
-    assert code == 0
+    proc = run(*common, "--grid", "keep_turns=2,3", "--format", "csv", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
     csv = pd.read_csv(out)
     assert csv["keep_turns"].tolist() == [2, 3] and "tokens_sent" in csv.columns
-    assert run_sweep_command(str(MANIFEST), [str(T1)], ["keep_turns=2"], fmt="json", overrides=SET) == 0
-    doc = json.loads(capsys.readouterr().out)
+    proc = run(*common, "--grid", "keep_turns=2", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
     assert doc["grid"] == {"keep_turns": [2]} and doc["rows"][0]["keep_turns"] == 2
-    assert run_sweep_command(str(MANIFEST), [str(T1)], ["keep_turns=2"], overrides=SET) == 0
-    assert "tokens_sent" in capsys.readouterr().out
+    proc = run(*common, "--grid", "keep_turns=2")
+    assert proc.returncode == 0 and "keep" in proc.stdout and "total" in proc.stdout  # the table, for people
 
 
-def test_run_sweep_command_errors(capsys: pytest.CaptureFixture[str]) -> None:
-    err = io.StringIO()
-    assert run_sweep_command(str(MANIFEST), [str(T1)], ["keep_turns"], stderr=err) == 2
-    assert "NAME=V1,V2" in err.getvalue()
-    assert run_sweep_command(str(MANIFEST), [str(T1)], ["keep_turns=2"], fmt="xml", stderr=io.StringIO()) == 2
-    err = io.StringIO()
-    code = run_sweep_command(str(MANIFEST), [str(T1)], ["context_manager=[stack, sliding-window]", "keep_turns=2"],
-                             stderr=err)
-    assert code == 1  # the stack row is invalid; the table is still written
-    assert "context_manager=stack" in err.getvalue() and "keep_turns" in err.getvalue()
-    assert "sliding-window" in capsys.readouterr().out
+def test_the_sweep_command_errors() -> None:
+    common = ["sweep", str(MANIFEST), str(T1), "--set", SET[0], "--counter", "estimate"]
+    proc = run(*common, "--grid", "keep_turns")
+    assert proc.returncode == 2 and "NAME=V1,V2" in proc.stderr
+    assert run(*common, "--grid", "keep_turns=2", "--format", "xml").returncode == 2
+    proc = run(*common, "--grid", "context_manager=[stack, sliding-window]", "--grid", "keep_turns=2")
+    assert proc.returncode == 1  # the stack row is invalid; the table is still written
+    assert "context_manager=stack" in proc.stderr and "keep_turns" in proc.stderr
+    assert "sliding-window" in proc.stdout
 
 
 # --- reading a sweep: aggregate and recommendation ------------------------------------------------

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -233,53 +233,83 @@ def _ids(value: Any, what: str) -> list[str]:
 
 
 def _check_tree(body: dict[str, Any], arch: Archive) -> None:
-    """Fill ``arch`` from a checksummed snapshot body, raising on any structural inconsistency."""
-    seq = body["seq"]
-    if type(seq) is not int or seq < 0:
-        raise ValueError(f"seq must be a non-negative integer, got {seq!r}")
-    nodes = body["nodes"]
-    if not isinstance(nodes, list):
-        raise TypeError("nodes must be a list")
-    for k, nd in enumerate(nodes):
-        if not isinstance(nd, dict):
-            raise TypeError(f"nodes[{k}] must be an object")
-        nid, kind = nd.get("id"), nd.get("kind")
-        if not isinstance(nid, str) or not _ID.match(nid):
-            raise ValueError(f"nodes[{k}].id {nid!r} is not a node id")
-        if nid in arch.nodes:
-            raise ValueError(f"node id {nid!r} appears twice")
-        if int(nid[1:]) > seq:
-            raise ValueError(f"node id {nid!r} is beyond seq {seq}")
-        if kind not in ("leaf", "fold", "split"):
-            raise ValueError(f"node {nid!r} has unknown kind {kind!r}")
-        turn = nd.get("turn")
-        if turn is not None and type(turn) is not int:
-            raise TypeError(f"node {nid!r}: turn must be an integer")
-        messages = nd.get("messages", [])
-        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-            raise TypeError(f"node {nid!r}: messages must be a list of message objects")
-        children = _ids(nd.get("children", []), f"node {nid!r}: children")
-        if kind == "leaf" and (children or not messages):
-            raise ValueError(f"leaf {nid!r} must hold messages and no children")
-        if kind == "split" and (not children or messages):
-            raise ValueError(f"split node {nid!r} must have children and no messages")
-        text = nd.get("text")
-        if text is not None and not isinstance(text, str):
-            raise TypeError(f"node {nid!r}: text must be a string")
-        arch.nodes[nid] = Node(nid, kind, turn=turn, messages=list(messages), children=children,
-                               fold_kind=nd.get("fold_kind"), text=text)
+    """Fill ``arch`` from a checksummed snapshot body, raising on any structural inconsistency.
+
+    Five named checks, in the order each one's precondition is established: the sequence number,
+    every node on its own, references between nodes, no cycle, then the committed record (leaves,
+    orphans, the covering set)."""
+    seq = _check_seq(body["seq"])
+    for k, nd in enumerate(_check_list(body["nodes"], "nodes")):
+        node = _check_node(k, nd, seq, arch.nodes)
+        arch.nodes[node.id] = node
     arch.covering = _ids(body["covering"], "covering")
     arch.leaves = _ids(body["leaves"], "leaves")
     arch._seq = seq
+    _check_references(arch)
+    _check_acyclic(arch)
+    _check_committed_record(arch)
+    base_nodes = arch.base_leaves()
+    arch._counts = {"leaves": len(base_nodes), "folds": sum(1 for n in arch.nodes.values() if n.kind == "fold"),
+                    "archived_messages": sum(len(n.messages) for n in base_nodes)}
+
+
+def _check_seq(seq: Any) -> int:
+    if type(seq) is not int or seq < 0:
+        raise ValueError(f"seq must be a non-negative integer, got {seq!r}")
+    return seq
+
+
+def _check_list(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise TypeError(f"{what} must be a list")
+    return value
+
+
+def _check_node(k: int, nd: Any, seq: int, known: Mapping[str, Node]) -> Node:
+    """One node object on its own: id form and uniqueness, kind, turn, messages, children, text."""
+    if not isinstance(nd, dict):
+        raise TypeError(f"nodes[{k}] must be an object")
+    nid, kind = nd.get("id"), nd.get("kind")
+    if not isinstance(nid, str) or not _ID.match(nid):
+        raise ValueError(f"nodes[{k}].id {nid!r} is not a node id")
+    if nid in known:
+        raise ValueError(f"node id {nid!r} appears twice")
+    if int(nid[1:]) > seq:
+        raise ValueError(f"node id {nid!r} is beyond seq {seq}")
+    if kind not in ("leaf", "fold", "split"):
+        raise ValueError(f"node {nid!r} has unknown kind {kind!r}")
+    turn = nd.get("turn")
+    if turn is not None and type(turn) is not int:
+        raise TypeError(f"node {nid!r}: turn must be an integer")
+    messages = nd.get("messages", [])
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise TypeError(f"node {nid!r}: messages must be a list of message objects")
+    children = _ids(nd.get("children", []), f"node {nid!r}: children")
+    if kind == "leaf" and (children or not messages):
+        raise ValueError(f"leaf {nid!r} must hold messages and no children")
+    if kind == "split" and (not children or messages):
+        raise ValueError(f"split node {nid!r} must have children and no messages")
+    text = nd.get("text")
+    if text is not None and not isinstance(text, str):
+        raise TypeError(f"node {nid!r}: text must be a string")
+    return Node(nid, kind, turn=turn, messages=list(messages), children=children, fold_kind=nd.get("fold_kind"),
+                text=text)
+
+
+def _check_references(arch: Archive) -> None:
+    """Every id the covering set, the leaves list and the children name is a node."""
     for nid in [*arch.covering, *arch.leaves, *(c for n in arch.nodes.values() for c in n.children)]:
         if nid not in arch.nodes:
             raise ValueError(f"unknown node id {nid!r}")
-    # no cycles: every node's descendants are finite
-    state: dict[str, int] = {}
+
+
+def _check_acyclic(arch: Archive) -> None:
+    """No node is its own descendant (so every walk down the tree ends)."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
     for root in arch.nodes:
-        stack = [(root, iter(arch.nodes[root].children))]
         if state.get(root):
             continue
+        stack = [(root, iter(arch.nodes[root].children))]
         state[root] = 1
         while stack:
             nid, it = stack[-1]
@@ -292,6 +322,11 @@ def _check_tree(body: dict[str, Any], arch: Archive) -> None:
             elif not state.get(child):
                 state[child] = 1
                 stack.append((child, iter(arch.nodes[child].children)))
+
+
+def _check_committed_record(arch: Archive) -> None:
+    """The leaves list names no fold; each committed leaf appears once, no leaf is outside the
+    record, and every committed leaf is covered exactly once (nothing lost or doubled)."""
     for nid in arch.leaves:
         if arch.nodes[nid].kind == "fold":
             raise ValueError(f"leaves lists the fold node {nid!r}")
@@ -301,7 +336,6 @@ def _check_tree(body: dict[str, Any], arch: Archive) -> None:
     orphans = sorted({n.id for n in arch.nodes.values() if n.kind == "leaf"} - set(base))
     if orphans:
         raise ValueError(f"leaves outside the committed record: {', '.join(orphans)}")
-    # every base leaf is in the covering set or under exactly one covering node (nothing lost or doubled)
     seen: list[str] = []
     for nid in arch.covering:
         todo = [nid]
@@ -313,9 +347,6 @@ def _check_tree(body: dict[str, Any], arch: Archive) -> None:
                 todo.extend(node.children)
     if sorted(seen) != sorted(base):
         raise ValueError("the covering set does not cover every committed leaf exactly once")
-    base_nodes = arch.base_leaves()
-    arch._counts = {"leaves": len(base_nodes), "folds": sum(1 for n in arch.nodes.values() if n.kind == "fold"),
-                    "archived_messages": sum(len(n.messages) for n in base_nodes)}
 
 
 def _checksum(body: dict[str, Any]) -> str:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.engine.budget import Budget, compute_budget, resolve_calibration
-from inspector.engine.history import split_user_turns, start_of_tool_group
+from inspector.engine.history import LogRuns, start_of_tool_group
 from inspector.engine.incremental import RowIndex
 from inspector.engine.limits import ModelLimits, resolve_limits
 from inspector.engine.llm import LLMEngine
@@ -51,6 +51,7 @@ from inspector.engine.types import (
     TrimResult,
 )
 from inspector.manifest import ContextSettings, ManifestSource, as_settings
+from inspector.params import ASSEMBLER
 from inspector.plugins import Registry, default_registry
 from inspector.vocabulary import BANDS, fold_kind
 
@@ -83,7 +84,7 @@ class Assembly:
     bands: dict[str, int]
     payload_tokens: int
     headroom: int
-    cm: CMDecision
+    decision: CMDecision  # what the context manager did (the manager itself is ContextEngine.cm)
     trimmer_removed: list[Removal] | Removals
     repairs: list[Repair]
     check: str
@@ -92,6 +93,9 @@ class Assembly:
     precut: Sequence[Message] = ()  # oldest history rows cut before the trimmer ran (they could never fit)
     clean: list[tuple[int, int]] = field(default_factory=list)  # payload ranges of clean units (final check skips)
     skip_declares: Callable[[str], bool] | None = None  # whether an ask inside ``clean`` declares an id
+    repaired_rows: list[Message | None] = field(default_factory=list)
+    """Per repair, the row it concerned (``repairs[i].index`` in the pairing pass's input, by
+    identity), so a replay can name the transcript message; None for a repair of no single row."""
 
     @property
     def ok(self) -> bool:
@@ -230,10 +234,11 @@ class ContextAssembler:
     incremental: bool = True
     """Use the incremental path where it applies (tests switch it off to get the reference)."""
 
-    def __init__(self, emit_segments: bool = True, always_reassemble: bool = False, token_budget: int | None = None):
-        """The three parameters are the reference runtime's legacy-hook options
-        (:data:`inspector.manifest.bindings.INERT_ASSEMBLER_PARAMS`): accepted so a reference
-        manifest builds, with no effect here; ``validate`` warns at their line."""
+    def __init__(self, emit_segments: bool = ASSEMBLER.emit_segments,
+                 always_reassemble: bool = ASSEMBLER.always_reassemble, token_budget: int | None = ASSEMBLER.token_budget):
+        """The three parameters are the reference runtime's legacy-hook options, marked
+        :class:`~inspector.params.Inert` on :class:`~inspector.params.AssemblerParams`: accepted so a
+        reference manifest builds, with no effect here; ``validate`` warns at their line."""
         del emit_segments, always_reassemble, token_budget
         self._indexes: dict[str, RowIndex] = {}
         self._base: list[Message] = []  # every committed message, in commit order
@@ -389,9 +394,10 @@ class ContextAssembler:
                 cut = min(cut, group_start(n_log - 1))
         a = a0 + max(0, cut - len(extra))  # first log row after the pre-cut
         precut = RowsView(extra if cut else [], past, a0, a)
-        messages: list[Message] = ([system] if system else []) + protected + (extra if not cut else [])
-        off = len(messages)
-        messages.extend(past[a:])
+        front: list[Message] = ([system] if system else []) + protected + (extra if not cut else [])
+        off = len(front)
+        messages = past[a:]  # the long run of log rows, copied once
+        messages[:0] = front
         if has_user:
             messages.append(user)
         placeholder = not messages and not wm
@@ -526,9 +532,11 @@ def _assembly(c: _Call, messages: list[Message], layout: list[PayloadRow | Span]
         warnings.append("pinned content alone exceeds the budget (system band, current user turn, newest "
                         "working-memory group)")
     tools = c.engine.tools
+    given = trimmed.messages
+    repaired = [given[r.index] if r.index is not None and 0 <= r.index < len(given) else None for r in repairs]
     return Assembly(messages, list(tools) if tools else None, layout, budget, c.engine.limits, bands,
                     payload_tokens, headroom, c.decision, trimmed.removed, repairs, "ok",
-                    c.engine.conversation.turn_index, warnings, precut)
+                    c.engine.conversation.turn_index, warnings, precut, repaired_rows=repaired)
 
 
 class ContextEngine:
@@ -560,6 +568,7 @@ class ContextEngine:
                                          memory_seeds=list(self.settings.memory_seeds))
         self.summarizer_calls = {"in_turn": 0, "commit": 0}
         self._system_cache: tuple[str, Message] | None = None
+        self._log_runs = LogRuns()  # the committed log's turn starts, for the write-back's recency cap
 
     @classmethod
     def from_manifest(cls, path: str | Path, **kw: Any) -> ContextEngine:
@@ -606,7 +615,7 @@ class ContextEngine:
         from inspector.engine.pairing import check_provider_payload
 
         result: Assembly = self.assembler.assemble(self)
-        if result.cm.summarizer_called:
+        if result.decision.summarizer_called:
             self.summarizer_calls["in_turn"] += 1
         try:
             check_provider_payload(result.messages, skip=getattr(result, "clean", ()),
@@ -637,7 +646,8 @@ class ContextEngine:
         cm = self.cm
         turn_cap = getattr(cm, "turn_cap", None)
         msg_cap = getattr(cm, "message_cap", None)
-        over = (turn_cap is not None and len(split_user_turns(past)) > turn_cap) or \
+        # the turn count from running starts (each committed row read once), not a split per commit
+        over = (turn_cap is not None and len(self._log_runs.sync(past).starts) > turn_cap) or \
                (msg_cap is not None and len(past) > msg_cap)
         if not over:
             return CommitRecord(turn, "unchanged", False, 0, None, conv.archive.stats(), committed_rows)

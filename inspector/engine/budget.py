@@ -17,6 +17,7 @@ from typing import Any
 
 from inspector.engine.limits import ModelLimits
 from inspector.errors import InspectorError
+from inspector.params import HYSTERESIS_RATIO, SAFETY_MARGIN_RATIO, SUMMARIZING, TRIMMER, Clamp
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +46,18 @@ class Budget:
 
 
 @lru_cache(maxsize=256)
-def _exact(text: str) -> Fraction:
-    """A ratio read exactly through its decimal text (parsed once per distinct value: a replay asks
-    for the same few ratios on every call)."""
-    return Fraction(text)
+def _exact(text: str) -> tuple[int, int]:
+    """A ratio read exactly through its decimal text, as ``(numerator, denominator)`` (parsed once
+    per distinct value: a replay asks for the same few ratios on every call, and integer floor and
+    ceiling divisions on the pair are exact without building a Fraction per call)."""
+    f = Fraction(text)
+    return f.numerator, f.denominator
+
+
+def _unit_ratio(ratio: float) -> tuple[int, int]:
+    """``r`` clamped into :data:`~inspector.params.HYSTERESIS_RATIO`, exactly, through its decimal
+    text (0.15 means 15/100)."""
+    return _exact(str(HYSTERESIS_RATIO(float(ratio))))
 
 
 def hysteresis_ceiling(hint: int, ratio: float) -> int:
@@ -56,19 +65,22 @@ def hysteresis_ceiling(hint: int, ratio: float) -> int:
 
     The one formula for the ceiling: the budget record and the summarising manager both call it, so
     they never disagree (a float product gives 114 for ``hint=100, r=0.15``; the exact one 115).
-    ``r`` is clamped to [0, 1] and read through its decimal text (0.15 means 15/100)."""
-    r = _exact(str(min(1.0, max(0.0, float(ratio)))))
-    return max(hint, math.floor(hint * (1 + r)))
+    ``r`` is clamped into :data:`~inspector.params.HYSTERESIS_RATIO` and read through its decimal
+    text (0.15 means 15/100)."""
+    p, q = _unit_ratio(ratio)
+    return max(hint, hint * (q + p) // q)
 
 
-def clamp_ratio(value: Any, default: float = 0.1, lo: float = 0.0, hi: float = 0.5) -> float:
+def clamp_ratio(value: Any, default: float = TRIMMER.safety_margin_ratio, clamp: Clamp = SAFETY_MARGIN_RATIO) -> float:
+    """``value`` as a ratio inside ``clamp`` (the trimmer's safety margin by default); ``default``
+    when it is no number or NaN."""
     try:
         r = float(value)
     except (TypeError, ValueError):
         return default
     if r != r:  # NaN
         return default
-    return min(hi, max(lo, r))
+    return clamp(r)
 
 
 class CalibrationError(InspectorError, ValueError):
@@ -103,7 +115,8 @@ def resolve_calibration(primary: Any, limits: ModelLimits, counter: str,
 
 
 def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens: int,
-                   summarising: bool, hysteresis_ratio: float = 0.1, summary_threshold: int = 0,
+                   summarising: bool, hysteresis_ratio: float = SUMMARIZING.hysteresis_ratio,
+                   summary_threshold: int = SUMMARIZING.summary_threshold,
                    calibration: float | None = None, calibration_source: str | None = None) -> Budget:
     """``trimmer`` is a TrimmerSettings (max_tokens, reserve_tokens, safety_margin_ratio).
 
@@ -115,17 +128,22 @@ def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens
     else:
         max_tokens, max_src = limits.window, "window"
     if calibration is not None:
-        max_tokens = max(1, math.floor(Fraction(max_tokens) / Fraction(str(calibration))))
+        cp, cq = _exact(str(calibration))
+        max_tokens = max(1, max_tokens * cq // cp)
     res = getattr(trimmer, "reserve_tokens", None)
     if isinstance(res, int) and not isinstance(res, bool):
         reserve, reserve_src = max(0, res), "trimmer"
     else:
         reserve, reserve_src = limits.completion, limits.completion_source
-    ratio = clamp_ratio(getattr(trimmer, "safety_margin_ratio", 0.1))
-    margin = math.ceil(max_tokens * _exact(str(ratio)))
+    ratio = clamp_ratio(getattr(trimmer, "safety_margin_ratio", TRIMMER.safety_margin_ratio))
+    mp, mq = _exact(str(ratio))
+    margin = -(-max_tokens * mp // mq)  # ceil, exactly
     hard = max(1, max_tokens - reserve - margin - fixed)
-    r = _exact(str(min(1.0, max(0.0, float(hysteresis_ratio))))) if summarising else Fraction(0)
-    hint = max(1, math.floor(hard / (1 + r))) if summarising else hard
+    if summarising:
+        rp, rq = _unit_ratio(hysteresis_ratio)
+        hint = max(1, hard * rq // (rq + rp))  # floor(hard / (1 + r)), exactly
+    else:
+        hint = hard
     if isinstance(summary_threshold, int) and not isinstance(summary_threshold, bool) and summary_threshold > 0:
         hint = min(summary_threshold, hint)
     ceiling = hysteresis_ceiling(hint, hysteresis_ratio) if summarising else hint

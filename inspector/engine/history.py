@@ -7,6 +7,7 @@ the contiguous results answering it) is the atomic unit for the trimmer and for 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from inspector.engine.types import Message
 
@@ -75,3 +76,106 @@ def leading_group_size(messages: Sequence[Message], start: int = 0) -> int:
 
 def flatten(groups: Sequence[Sequence[Message]]) -> list[Message]:
     return [m for g in groups for m in g]
+
+
+class LogRuns:
+    """Running facts of one append-only row list — the committed log a manager reads on every call.
+
+    Why: a manager is asked about the committed log before *every* LLM call, and between folds that
+    log only grows (the archive extends its projection in place; a fold replaces it with a new list).
+    Recounting it per call makes a replay quadratic in the history it keeps, so each row is read
+    **once, when it is first seen**: its user-turn start (the grouping of :func:`turn_starts`) and
+    its trigger units (``counter.history_unit``, prefix sums). Guarantees: after ``sync(rows,
+    counter)`` :attr:`starts` equals ``turn_starts(rows)`` and ``history(lo, hi)`` equals the units
+    of ``rows[lo:hi]``; a different list object, a different counter, or a list that shrank or
+    changed under its last recorded row is re-read from scratch. ``read`` counts rows read (tests
+    use it to show a replay reads each row a bounded number of times).
+    """
+
+    __slots__ = ("rows", "counter", "n", "last", "starts", "pre", "read", "_hash", "_hashed", "_marks")
+
+    def __init__(self) -> None:
+        self.read = 0
+        self._reset(None, None)
+
+    def _reset(self, rows: Sequence[Message] | None, counter: object) -> None:
+        self.rows = rows
+        self.counter = counter
+        self.n = 0
+        self.last: Message | None = None
+        self.starts: list[int] = []
+        self.pre: list[int] = [0]
+        self._hash: object = None  # the fingerprint's running state, built only when asked for
+        self._hashed = 0
+        self._marks: list[object] = []
+
+    def sync(self, rows: Sequence[Message], counter: object = None) -> LogRuns:
+        """Bring the facts up to date with ``rows`` (units only when ``counter`` is given)."""
+        n = self.n
+        if rows is not self.rows or counter is not self.counter or len(rows) < n or \
+                (n and rows[n - 1] is not self.last):
+            self._reset(rows, counter)
+            n = 0
+        if n == len(rows):
+            return self
+        starts, pre = self.starts, self.pre
+        unit = getattr(counter, "history_unit", None)
+        for p in range(n, len(rows)):
+            m = rows[p]
+            if p == 0 or m.get("role") == "user":
+                starts.append(p)
+            if unit is not None:
+                pre.append(pre[-1] + unit(m))
+        self.read += len(rows) - n
+        self.n = len(rows)
+        self.last = rows[-1]
+        return self
+
+    def history(self, lo: int, hi: int) -> int:
+        """Trigger units of ``rows[lo:hi]`` (``sync`` was given a counter)."""
+        return self.pre[hi] - self.pre[lo]
+
+    def turn_start(self, g: int) -> int:
+        """Row index where user turn ``g`` starts (``n`` for ``g`` = the number of turns)."""
+        return self.starts[g] if g < len(self.starts) else self.n
+
+    def fingerprint(self, g: int) -> str:
+        """:func:`inspector.engine.managers.summarising.fingerprint`'s digest of the first ``g``
+        turns, from a running SHA-256 state: rows are hashed once, on the first request that reaches
+        them, and the state at each turn start is kept, so asking again costs O(1)."""
+        import hashlib
+
+        if g < len(self._marks):
+            return self._marks[g].hexdigest()  # type: ignore[attr-defined,no-any-return]
+        if self._hash is None:
+            self._hash = hashlib.sha256()
+        h: Any = self._hash
+        rows = self.rows
+        assert rows is not None
+        end = self.turn_start(g)
+        marks, starts = self._marks, self.starts
+        for p in range(self._hashed, end):
+            if len(marks) < len(starts) and starts[len(marks)] == p:
+                marks.append(h.copy())
+                h.update(b"\x1e")
+            h.update(row_digest_bytes(rows[p]))
+        self._hashed = max(self._hashed, end)
+        if g < len(marks):
+            return marks[g].hexdigest()  # type: ignore[attr-defined,no-any-return]
+        return h.copy().hexdigest()  # type: ignore[no-any-return]
+
+
+def row_digest_bytes(m: Message) -> bytes:
+    """What the summary-reuse fingerprint hashes for one row (docs/design.md Q13): role, content,
+    tool-call ids/names/arguments and tool_call_id, with separators (written once, used by both the
+    one-shot and the running fingerprint)."""
+    parts = [str(m.get("role")).encode("utf-8", "replace") + b"\x1f"]
+    c = m.get("content")
+    parts.append((c if isinstance(c, str) else repr(c)).encode("utf-8", "replace") + b"\x1f")
+    for call in m.get("tool_calls") or ():
+        fn = call.get("function", {}) if isinstance(call, dict) else {}
+        fn = fn if isinstance(fn, dict) else {}
+        parts.append(f"{call.get('id') if isinstance(call, dict) else None}\x1d{fn.get('name')}\x1d"
+                     f"{fn.get('arguments')}".encode("utf-8", "replace") + b"\x1f")
+    parts.append(str(m.get("tool_call_id")).encode("utf-8", "replace") + b"\x1c")
+    return b"".join(parts)

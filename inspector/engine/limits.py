@@ -21,7 +21,23 @@ FALLBACK_WINDOW = 128_000
 FALLBACK_COMPLETION = 2_000
 MAX_MAPPING_DEPTH = 10
 
-_warned_models: set[str] = set()
+class OncePerKey:
+    """Which keys have been seen: ``first(key)`` is True once per key. An explicit, named object
+    instead of a bare module flag, so the state a warning depends on is visible where it is used."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+
+    def first(self, key: str) -> bool:
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        return True
+
+
+UNKNOWN_WINDOW_WARNED = OncePerKey()
+"""Scenario 13: one "no context window known" warning per model name and process, however many
+engines resolve it (a sweep builds one per run)."""
 
 
 class ModelResolutionError(InspectorError, ValueError):
@@ -123,8 +139,7 @@ def resolve_limits(settings: Any, *, warn: bool = True) -> ModelLimits:
         name = str(lookup or model or "<no model>")
         msg = f"no context window known for model {name!r}: using {FALLBACK_WINDOW}"
         notes.append(msg)
-        if warn and (lookup or model) and name not in _warned_models:
-            _warned_models.add(name)
+        if warn and (lookup or model) and UNKNOWN_WINDOW_WARNED.first(name):
             warnings.warn(msg, stacklevel=2)
 
     completion = _positive_int(primary.max_tokens) if primary is not None else None

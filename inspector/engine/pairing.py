@@ -49,8 +49,9 @@ tolerated, never a crash.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from inspector.engine.history import call_ids, is_ask
@@ -88,7 +89,7 @@ def _has_text(content: Any) -> bool:
     return isinstance(content, list) and bool(content)
 
 
-def _declared_ids(messages: Sequence[Any]) -> set[str]:
+def _declared_ids(messages: Iterable[Any]) -> set[str]:
     return {cid for m in messages if _is_ask(m) for cid in _ask_ids(m)}
 
 
@@ -164,13 +165,28 @@ class _Declared:
         return rid in self.explicit or (isinstance(rid, str) and self.inside(rid))
 
 
-def _outside(messages: Sequence[Any], skip: Sequence[tuple[int, int]]) -> Iterator[int]:
-    """Positions of ``messages`` not inside a ``skip`` range (ranges sorted, disjoint)."""
+@lru_cache(maxsize=8)
+def _positions_upto(size: int) -> tuple[int, ...]:
+    return tuple(range(size))
+
+
+def _positions(hi: int) -> tuple[int, ...]:
+    """``0 .. ≥ hi − 1`` as shared int objects: a clean range's origins are a slice of it, not
+    thousands of new ints per call (an uncapped stack copies ~1 500 a call). Sizes are powers of
+    two, so a replay builds a handful of these tuples in all."""
+    return _positions_upto(1 << max(0, hi - 1).bit_length())
+
+
+def _outside(messages: Sequence[Any], skip: Sequence[tuple[int, int]]) -> list[int]:
+    """Positions of ``messages`` not inside a ``skip`` range (ranges sorted, disjoint), as one list
+    (each check reads them several times; with ``skip`` they are a handful)."""
+    out: list[int] = []
     i = 0
     for lo, hi in skip:
-        yield from range(i, lo)
+        out.extend(range(i, lo))
         i = hi
-    yield from range(i, len(messages))
+    out.extend(range(i, len(messages)))
+    return out
 
 
 def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tuple[int, int]] = (),
@@ -189,8 +205,8 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
     full pass), and ``result.clean`` gives the skipped ranges' output positions for the final check.
     """
     if skip:
-        declared: Any = _Declared({cid for p in _outside(messages, skip) if _is_ask(messages[p])
-                                   for cid in _ask_ids(messages[p])}, skip_declares or (lambda _rid: False))
+        declared: Any = _Declared(_declared_ids(messages[p] for p in _outside(messages, skip)),
+                                  skip_declares or (lambda _rid: False))
     else:
         declared = _declared_ids(messages)
     out: list[Message] = []
@@ -206,7 +222,7 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
             nxt += 1
             clean.append((len(out), len(out) + hi - lo))
             out.extend(messages[lo:hi])
-            origin.extend(range(lo, hi))
+            origin += _positions(hi)[lo:hi]
             i = hi
             continue
         msg = messages[i]
@@ -264,14 +280,19 @@ def check_provider_payload(messages: Sequence[Message], *, skip: Sequence[tuple[
     ``skip`` / ``skip_declares``: ranges of whole clean units (as for
     :func:`sanitize_provider_messages`, whose ``result.clean`` they usually are), which pass both
     checks by construction and are not read; the verdict is the same as the full check's."""
-    check_roles(messages, skip=skip)
-    check_pairing(messages, skip=skip, skip_declares=skip_declares)
+    at = _outside(messages, skip) if skip else None  # the rows both checks read, listed once
+    _check_roles_at(messages, range(len(messages)) if at is None else at)
+    _check_pairing_at(messages, at, skip_declares)
 
 
 def check_roles(messages: Sequence[Message], *, skip: Sequence[tuple[int, int]] = ()) -> None:
     """Raise :class:`ProviderPayloadError` naming the first row whose role is not system, user,
     assistant or tool (Q19). Rows inside ``skip`` ranges are known to be valid and not read."""
-    for i in _outside(messages, skip):
+    _check_roles_at(messages, _outside(messages, skip) if skip else range(len(messages)))
+
+
+def _check_roles_at(messages: Sequence[Message], at: Iterable[int]) -> None:
+    for i in at:
         msg = messages[i]
         role = _role(msg)
         if not isinstance(role, str) or role not in PROVIDER_ROLES:
@@ -292,10 +313,16 @@ def check_pairing(messages: Sequence[Message], *, skip: Sequence[tuple[int, int]
     A real ``raise``, never ``assert``: it holds under ``python -O``. Rows inside ``skip`` ranges
     (whole clean units, see :func:`check_provider_payload`) pass every rule and are not read.
     """
-    if skip:
-        declared: Any = _Declared({cid for p in _outside(messages, skip) if _is_ask(messages[p])
-                                   for cid in _ask_ids(messages[p])}, skip_declares or (lambda _rid: False))
-        rows: Iterable[Any] = (messages[p] for p in _outside(messages, skip))
+    _check_pairing_at(messages, _outside(messages, skip) if skip else None, skip_declares)
+
+
+def _check_pairing_at(messages: Sequence[Message], at: list[int] | None,
+                      skip_declares: Callable[[str], bool] | None) -> None:
+    """:func:`check_pairing` over the positions ``at`` (None: every row); rows not listed are
+    whole clean units whose asks ``skip_declares`` answers for."""
+    if at is not None:
+        declared: Any = _Declared(_declared_ids(messages[p] for p in at), skip_declares or (lambda _rid: False))
+        rows: Iterable[Any] = [messages[p] for p in at]
     else:
         declared = _declared_ids(messages)
         rows = messages
@@ -307,7 +334,7 @@ def check_pairing(messages: Sequence[Message], *, skip: Sequence[tuple[int, int]
     if orphans:
         raise ProviderPayloadError(f"orphan tool results: {_fmt_ids(orphans)}")
     n = len(messages)
-    for i in _outside(messages, skip):
+    for i in (range(n) if at is None else at):
         msg = messages[i]
         role = _role(msg)
         if _is_ask(msg):

@@ -192,10 +192,10 @@ def trim_with_sums(
     count = len(messages) + len(pin_tail)
     total = counter.total(units, count)
     if max_tokens <= 0:
-        return TrimResult(list(messages) + list(pin_tail), [], False, total)
+        return TrimResult(_joined(messages, 0, pin_tail), [], False, total)
     budget = trim_budget(max_tokens, reserve, fixed)
     if total <= budget:
-        return TrimResult(list(messages) + list(pin_tail), [], False, total)
+        return TrimResult(_joined(messages, 0, pin_tail), [], False, total)
 
     removed = Removals()
     n_msgs, n_pin = len(messages), len(pin_tail)
@@ -260,5 +260,17 @@ def trim_with_sums(
                 cur += size
                 total = counter.total(units, count)
 
-    result = list(messages[:head]) + list(messages[start:]) + list(pin_tail[pin_start:held]) + list(pin_tail[cur:])
+    result = _joined(messages, start, pin_tail[pin_start:held], pin_tail[cur:] if cur else pin_tail, head=head)
     return _result(result, removed, total, budget, n_pin - cur)
+
+
+def _joined(messages: Sequence[Message], start: int, *tails: Sequence[Message], head: int = 0) -> list[Message]:
+    """``messages[:head] + messages[start:] + tails…`` as one new list, copying the long middle
+    (thousands of history rows for an uncapped stack) once rather than three times."""
+    part = messages[start:] if start else messages
+    out = part if isinstance(part, list) and part is not messages else list(part)  # a slice is already new
+    if head:
+        out[:0] = messages[:head]
+    for t in tails:
+        out += t
+    return out

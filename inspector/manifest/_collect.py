@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from inspector.manifest.settings import Issue, ManifestError, Mode, UnknownPluginError
+from inspector.params import describe
+
+__all__ = ["Collector", "Locator", "Path_", "PathPart", "describe", "dotted"]
 
 PathPart = str | int
 Path_ = tuple[PathPart, ...]
@@ -27,16 +30,6 @@ def dotted(parts: Sequence[PathPart]) -> str:
         else:
             out += ("." if out else "") + str(p)
     return out
-
-
-def describe(value: object) -> str:
-    """Short type-and-value description for messages (never dumps a huge value)."""
-    kind = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list",
-            dict: "mapping", type(None): "null"}.get(type(value), type(value).__name__)
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{kind} {text}" if kind not in ("list", "mapping", "null") else kind
 
 
 @dataclass

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from inspector.params import AssemblerParams
 from inspector.plugins import SLOTS, PluginLookupError, PluginSpec, Slot, default_registry
 from inspector.manifest._collect import Collector, Path_, describe, dotted
-from inspector.manifest.models import param_error
 from inspector.manifest.settings import Binding, Issue, ManifestError
 
 ASSEMBLY_KEYS: tuple[str, ...] = ("trimmer", "working_memory_messages", "max_in_turn_messages", "working_memory_ref")
@@ -39,11 +39,11 @@ COMPACTION_STRATEGIES: dict[str, tuple[str, tuple[str, ...]]] = {
 
 _TRIMMER_HINT = {"token_budget", "max_tokens", "reserve_tokens", "safety_margin_ratio"}
 
-INERT_ASSEMBLER_PARAMS: tuple[str, ...] = ("emit_segments", "always_reassemble", "token_budget")
+INERT_ASSEMBLER_PARAMS: tuple[str, ...] = tuple(AssemblerParams.inert())
 """``spec.assembler.params`` the reference runtime reads only on its legacy hook path (segment
-telemetry, re-injection, part eviction; docs/design.md §3.12). This engine accepts
-and type-checks them, so a reference manifest validates, but they change nothing: validate warns at
-the field's line instead of letting them look effective."""
+telemetry, re-injection, part eviction; docs/design.md §3.12), read off the fields the assembler's
+params model marks :class:`~inspector.params.Inert`. This engine accepts and type-checks them, so a
+reference manifest validates, but they change nothing: validate warns at the field's line."""
 
 Form = Literal["omitted", "string", "object", "malformed"]
 
@@ -135,11 +135,12 @@ def checks_params(spec: PluginSpec) -> bool:
 def check_params(spec: PluginSpec, params: Mapping[Any, Any], path: Path_, col: Collector,
                  *, skip: Iterable[str] = ()) -> set[str]:
     """docs/design.md Q9: a key the plugin does not accept is an error naming the field (the constructor
-    would reject it anyway, with a worse message); known values of built-ins are type-checked.
+    would reject it anyway, with a worse message); values are checked by the plugin's params model.
 
-    Returns the keys whose value is invalid but tolerated in assemble mode (a warning there): the
-    caller leaves them out so the plugin's default applies, as the warning says, instead of handing
-    a wrong-typed value to the plugin."""
+    A wrong value is an error in every mode when the model's ``on_invalid`` is ``error`` (the plugin
+    cannot run with it: ``keep_turns: 0``, ``max_messages: -1``); otherwise it is tolerated in
+    assemble mode (a warning there) and its key is returned, so the caller leaves it out and the
+    plugin's default applies, as the warning says, instead of handing a wrong-typed value on."""
     lenient: set[str] = set()
     if not checks_params(spec):
         return lenient
@@ -155,40 +156,29 @@ def check_params(spec: PluginSpec, params: Mapping[Any, Any], path: Path_, col: 
                 message += f"; did you mean params.trimmer.{'max_tokens' if key == 'token_budget' else key}?"
             col.error(path + (key,), message)
             continue
-        if spec.builtin and isinstance(key, str):
-            problem = param_error(key, value)
-            if problem is not None and _constructor_rejects(spec, key, value):
-                col.error(path + (key,), problem)  # the runtime would fail too: an error in every mode
-            elif problem is not None:
-                col.invalid(path + (key,), problem)
-                lenient.add(key)
-            elif key == "hysteresis_ratio" and not 0 <= value <= 1:
-                col.warn(path + (key,), f"{value} is outside [0, 1] and will be clamped", validate_only=True)
-            elif spec.slot == "assembler" and key in INERT_ASSEMBLER_PARAMS:
-                col.warn(path + (key,), "has no effect in this engine (the reference runtime reads it only "
-                                        "on its legacy hook path); accepted so reference manifests validate",
-                         validate_only=True)
+        model = spec.params_model
+        if model is None or not isinstance(key, str):
+            continue
+        problem = model.problem(key, value)
+        clamp = model.clamp_of(key)
+        if problem is not None and model.on_invalid == "error":
+            col.error(path + (key,), problem)  # the plugin cannot run with it: an error in every mode
+        elif problem is not None:
+            col.invalid(path + (key,), problem)
+            lenient.add(key)
+        elif clamp is not None and clamp(value) != value:
+            col.warn(path + (key,), f"{value} is outside {clamp} and will be clamped", validate_only=True)
+        elif key in model.inert():
+            col.warn(path + (key,), model.inert()[key], validate_only=True)
     return lenient
-
-
-def _constructor_rejects(spec: PluginSpec, key: str, value: Any) -> bool:
-    """Whether the built-in manager's constructor refuses this value (``keep_turns: 0`` on
-    summarising, ``max_messages: -1`` on stack, ``window_size: .inf``): assemble mode cannot fall
-    back for those, so they are errors naming the field instead of a crash when the engine is built."""
-    if spec.slot != "context_manager" or not spec.builtin:
-        return False
-    try:
-        spec.load()(**{key: value})
-    except (TypeError, ValueError, ArithmeticError):
-        return True
-    return False
 
 
 def make_binding(spec: PluginSpec | None, raw: RawBinding, params: Mapping[Any, Any], source: str) -> Binding:
     if spec is None:  # unknown plugin: an error is already recorded; keep the name as written
         name = raw.locator or ""
         return Binding(type=name, urn=name, params=copy.deepcopy(dict(params)), source=source, ref=raw.ref)
-    return Binding(type=spec.name, urn=spec.urn, params=copy.deepcopy(dict(params)), source=source, ref=raw.ref)
+    return Binding(type=spec.name, urn=spec.urn, params=copy.deepcopy(dict(params)), source=source, ref=raw.ref,
+                   slot=spec.slot)
 
 
 def build_summarizer(value: Any, path: Path_, col: Collector, source: str,
@@ -204,8 +194,8 @@ def build_summarizer(value: Any, path: Path_, col: Collector, source: str,
     spec = resolve_plugin("summarizer", raw, path, col, allow_imports)
     params = dict(raw.params)
     if raw.has_model:
-        if spec is not None and spec.name == "llm":
-            problem = param_error("model", raw.model)
+        if spec is not None and spec.params_model is not None and "model" in spec.params_model.model_fields:
+            problem = spec.params_model.problem("model", raw.model)
             if problem is not None:
                 col.invalid(path + ("model",), problem)
             elif "model" in params and params["model"] != raw.model:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,6 +46,7 @@ from inspector.manifest.models import (
     check_block,
 )
 from inspector.manifest.overrides import apply_overrides
+from inspector.params import SAFETY_MARGIN_RATIO
 from inspector.manifest.settings import (
     Binding,
     ContextSettings,
@@ -454,6 +454,13 @@ def _working_memory(value: Any, col: Collector) -> tuple[bool, tuple[Any, ...] |
         return True, None
     wm = check_block(WorkingMemoryModel, value, WM_PATH, col)
     persistent = wm.persistent if wm is not None else True
+    if not persistent:
+        # A replay, and a ContextEngine, is one conversation of one agent: there is no later delegate
+        # call for the committed history to be kept for or cleared before, so false changes nothing.
+        # Said at the field (every mode), and listed as deprecated, instead of being silently inert.
+        col.deprecate(WM_PATH + ("persistent",), "false has no effect here: a replay (and an engine) is one "
+                                                 "conversation of one agent, so its committed history always "
+                                                 "carries from turn to turn; accepted so reference manifests load")
     compaction = value.get("compaction") if isinstance(value, dict) else None
     return persistent, (compaction,) if isinstance(compaction, dict) else None
 
@@ -544,7 +551,8 @@ def _from_compaction(value: Any, col: Collector) -> RawBinding:
 
 def _trimmer(value: Any, path: Path_, col: Collector) -> TrimmerSettings:
     """docs/design.md §2.1/§3.2. Invalid values are errors in validate mode and silently automatic at
-    runtime; the reserve is floored at 0 and the margin ratio clamped to [0, 0.5]."""
+    runtime; the reserve is floored at 0 and the margin ratio clamped (its range is declared once,
+    on :class:`inspector.params.TrimmerParams`)."""
     if value is None:
         return TrimmerSettings()
     block = check_block(TrimmerModel, value, path, col, lenient="silent")
@@ -557,11 +565,10 @@ def _trimmer(value: Any, path: Path_, col: Collector) -> TrimmerSettings:
     if reserve is not None and reserve < 0:
         col.invalid(path + ("reserve_tokens",), f"must be >= 0 (got {reserve}); floored at 0", lenient="silent")
         reserve = 0
-    ratio = 0.1 if block.safety_margin_ratio is None else float(block.safety_margin_ratio)
-    if not math.isfinite(ratio):
-        ratio = 0.1
-    if not 0 <= ratio <= 0.5:
-        col.warn(path + ("safety_margin_ratio",), f"{ratio} is outside [0, 0.5] and is clamped", validate_only=True)
-        ratio = min(0.5, max(0.0, ratio))
+    ratio = float(block.safety_margin_ratio)  # finite: the model refuses NaN and infinities
+    clamp = TrimmerModel.clamp_of("safety_margin_ratio") or SAFETY_MARGIN_RATIO
+    if clamp(ratio) != ratio:
+        col.warn(path + ("safety_margin_ratio",), f"{ratio} is outside {clamp} and is clamped", validate_only=True)
+        ratio = clamp(ratio)
     return TrimmerSettings(max_tokens=max_tokens, reserve_tokens=reserve, safety_margin_ratio=ratio)
 

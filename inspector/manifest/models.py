@@ -6,7 +6,7 @@ not a number, unknown keys are rejected. :func:`check_block` validates a block, 
 problem with its full field path, and then *repairs* the block by removing the offending values,
 so assemble mode falls back to defaults field by field instead of dropping the whole block. The
 open-ended parts (plugin bindings and their params) depend on the registry and live in
-``bindings.py``; their per-key value types are the :data:`PARAM_TYPES` table below.
+``bindings.py``; each plugin's params are checked by its own model (:mod:`inspector.params`).
 """
 
 from __future__ import annotations
@@ -15,15 +15,10 @@ import copy
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from inspector.manifest._collect import Collector, Path_, describe
-
-PositiveInt = Annotated[StrictInt, Field(ge=1)]
-NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
-FiniteFloat = Annotated[float, Field(strict=True, allow_inf_nan=False)]
-NonNegativeFloat = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
-PositiveFloat = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
+from inspector.params import FiniteFloat, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, TrimmerParams
 
 
 TOP_LEVEL_KEYS: tuple[str, ...] = ("apiVersion", "kind", "metadata", "spec")
@@ -43,13 +38,8 @@ class _Open(BaseModel):
     model_config = ConfigDict(strict=True, extra="allow", frozen=True)
 
 
-class TrimmerModel(_Closed):
-    """``spec.context_manager.params.trimmer`` (docs/design.md §2.1)."""
-
-    max_tokens: PositiveInt | None = None
-    token_budget: PositiveInt | None = None
-    reserve_tokens: StrictInt | None = None  # negative: error in validate, floored at 0 otherwise
-    safety_margin_ratio: FiniteFloat | None = None  # outside [0, 0.5]: clamped (warning)
+TrimmerModel = TrimmerParams
+"""``spec.context_manager.params.trimmer``: the trimmer's params model is the block's schema."""
 
 
 class CompactionModel(_Closed):
@@ -139,36 +129,6 @@ class InfraModelsModel(_Open):
 
 class InfraModel(_Open):
     models: dict[Any, Any] | None = None
-
-
-# Value types of the plugin params we know, by key (registry-driven code decides which keys a
-# plugin accepts; this table only says what a *valid value* of a known key is).
-PARAM_TYPES: dict[str, TypeAdapter[Any]] = {
-    "keep_turns": TypeAdapter(PositiveInt),
-    "window_size": TypeAdapter(PositiveInt),
-    "max_turns": TypeAdapter(PositiveInt),
-    "max_messages": TypeAdapter(PositiveInt | None),
-    "hysteresis_ratio": TypeAdapter(FiniteFloat),
-    "summary_threshold": TypeAdapter(NonNegativeInt),
-    "emit_segments": TypeAdapter(StrictBool),
-    "always_reassemble": TypeAdapter(StrictBool),
-    "token_budget": TypeAdapter(NonNegativeInt | None),
-    "model": TypeAdapter(StrictStr | None),
-    "instructions": TypeAdapter(StrictStr | None),
-}
-
-
-def param_error(key: str, value: Any) -> str | None:
-    """The problem with a known param value, or None when it is valid (or the key is unknown)."""
-    adapter = PARAM_TYPES.get(key)
-    if adapter is None:
-        return None
-    try:
-        adapter.validate_python(value)
-    except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        return f"{err['msg']} (got {describe(value)})"
-    return None
 
 
 M = TypeVar("M", bound=BaseModel)

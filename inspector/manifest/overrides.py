@@ -19,6 +19,7 @@ from typing import Any
 from inspector.manifest._collect import describe, dotted as _dotted
 from inspector.manifest._yaml import parse_value
 from inspector.manifest.settings import Issue, ManifestError, ManifestReadError
+from inspector.plugins import Slot, default_registry
 
 BINDING_SLOTS = frozenset({"assembler", "context_manager", "summarizer"})
 """Keys whose string value is shorthand for ``{type: <string>}`` and may be promoted."""
@@ -55,7 +56,6 @@ _FREE = None  # below this point any key is accepted (open mappings: metadata, t
 
 def _schema() -> dict[str, Any]:
     """The field tree overrides are checked against (built lazily: it reads the plugin registry)."""
-    from inspector.plugins import default_registry
     from inspector.manifest.bindings import ASSEMBLY_KEYS, BINDING_KEYS
     from inspector.manifest.models import (
         SPEC_KEYS,
@@ -94,9 +94,9 @@ def _custom_plugin_params(doc: Mapping[str, Any], parts: Sequence[str | int]) ->
     name = binding if isinstance(binding, str) else binding.get("type") if isinstance(binding, Mapping) else None
     if not isinstance(name, str) or not name.strip():
         return False
-    from inspector.plugins import default_registry
 
-    found = default_registry().find(str(parts[1]), name)  # type: ignore[arg-type]
+    slot: Slot = "context_manager" if parts[1] == "context_manager" else "assembler"
+    found = default_registry().find(slot, name)
     return found is not None and not found.builtin
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from inspector.errors import EXIT_USAGE, InspectorError, PluginLookupError
+from inspector.params import TRIMMER
+from inspector.plugins import Slot, default_registry
 
 Severity = Literal["error", "warning"]
 Mode = Literal["assemble", "validate"]
@@ -115,6 +117,8 @@ class Binding:
     """Where it came from: ``default``, ``spec.context_manager``, ``spec.working_memory.compaction``,
     ``default (malformed spec.context_manager ignored)``, ..."""
     ref: str | None = None
+    slot: Slot | None = None
+    """The registry slot the binding fills (how its params model is found); None for a hand-made binding."""
 
 
 @dataclass(frozen=True)
@@ -125,8 +129,8 @@ class TrimmerSettings:
     """Input ceiling (alias ``token_budget``); None = the resolved model window."""
     reserve_tokens: int | None = None
     """Completion reserve, floored at 0; None = the effective completion budget."""
-    safety_margin_ratio: float = 0.1
-    """Fraction of ``max_tokens`` held back, clamped to [0, 0.5]."""
+    safety_margin_ratio: float = TRIMMER.safety_margin_ratio
+    """Fraction of ``max_tokens`` held back, clamped to :data:`~inspector.params.SAFETY_MARGIN_RATIO`."""
 
 
 @dataclass(frozen=True)
@@ -142,39 +146,16 @@ class PartSpec:
     source: str
 
 
-# Compile defaults made visible (docs/design.md §2.5) for the built-in strategies; used only by to_dict.
-STRATEGY_DEFAULTS: dict[str, dict[str, Any]] = {
-    "summarising": {"keep_turns": 10, "summary_threshold": 0, "hysteresis_ratio": 0.1},
-    "sliding-window": {"keep_turns": 10},
-    "stack": {"max_messages": None},
-    "assembler": {"emit_segments": True, "always_reassemble": False, "token_budget": None},
-    "llm": {"model": None, "instructions": None},
-    "drop": {},
-}
-
-
 def resolved_params(binding: Binding) -> dict[str, Any]:
-    """The parameters a built-in plugin will actually run with (defaults filled, sliding-window
-    aliases folded into ``keep_turns`` with precedence keep_turns > window_size > max_turns).
-    Third-party plugins: the params as written."""
+    """The parameters a plugin will actually run with (docs/design.md §2.5), from its params model
+    (:meth:`inspector.params.PluginParams.resolve`: defaults filled, sliding-window aliases folded
+    into ``keep_turns`` with precedence keep_turns > window_size > max_turns, clamps applied).
+    A plugin without a params model: the params as written."""
     written = dict(binding.params)
-    if binding.type not in STRATEGY_DEFAULTS:
+    spec = default_registry().find(binding.slot, binding.type) if binding.slot is not None else None
+    if spec is None or spec.params_model is None:
         return written
-    out = dict(STRATEGY_DEFAULTS[binding.type])
-    if binding.type == "sliding-window":
-        for key in ("keep_turns", "window_size", "max_turns"):
-            value = written.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                out["keep_turns"] = max(1, value)
-                break
-        return out
-    for key in out:
-        if written.get(key) is not None:
-            out[key] = written[key]
-    if binding.type == "summarising" and isinstance(out["hysteresis_ratio"], (int, float)) \
-            and not isinstance(out["hysteresis_ratio"], bool):
-        out["hysteresis_ratio"] = min(1.0, max(0.0, float(out["hysteresis_ratio"])))
-    return out
+    return spec.params_model.resolve(written)
 
 
 @dataclass(frozen=True)

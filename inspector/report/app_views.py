@@ -259,7 +259,7 @@ def next_event(rp: Replay, call: int, kind: str, direction: int = 1) -> int | No
 def band_table(rp: Replay, call: int) -> pd.DataFrame:
     """Every band of the call with tokens and share of the window (the bar's numbers, as a table)."""
     f = rp.frames[call]
-    window = f.budget["window"] or 0
+    window = f.budget.window or 0
     rows = []
     for name, tokens in band_segments(f):
         rows.append({"band": BAND_LABELS.get(name, name), "tokens": tokens,
@@ -272,12 +272,12 @@ def budget_facts(rp: Replay, call: int) -> dict[str, Any]:
     f = rp.frames[call]
     b = f.budget
     return {
-        "window": b["window"], "window_source": b["window_source"], "reserve": b["reserve"],
-        "reserve_source": b.get("reserve_source"), "margin": b["margin"], "max_tokens": b["max_tokens"],
+        "window": b.window, "window_source": b.window_source, "reserve": b.reserve,
+        "reserve_source": b.reserve_source, "margin": b.margin, "max_tokens": b.max_tokens,
         "input_budget": f.input_budget, "payload_tokens": f.payload_tokens,
-        "headroom": f.headroom, "over_budget": f.headroom < 0, "cm_action": f.cm["action"], "check": f.check,
+        "headroom": f.headroom, "over_budget": f.headroom < 0, "cm_action": f.decision.action, "check": f.check,
         "cost_usd": f.cost_usd, "model": rp.limits.get("effective_model") or rp.limits.get("model"),
-        "calibration": b.get("calibration"), "calibration_source": b.get("calibration_source"),
+        "calibration": b.calibration, "calibration_source": b.calibration_source,
     }
 
 
@@ -374,9 +374,9 @@ def estimate_check(rp: Replay, call: int) -> tuple[str, str] | None:
     pct = 100.0 * (real - est) / est if est else 100.0
     text = (f"The estimate counter under-counts this call: {est:,} estimated vs {real:,} by the model's "
             f"tokenizer (+{real - est:,}, +{pct:.0f}%).")
-    if real + b["reserve"] > b["window"]:
-        return "error", text + f" The real payload plus the completion reserve ({b['reserve']:,}) exceeds the " \
-                               f"{b['window']:,}-token window: the provider would reject or truncate it."
+    if real + b.reserve > b.window:
+        return "error", text + f" The real payload plus the completion reserve ({b.reserve:,}) exceeds the " \
+                               f"{b.window:,}-token window: the provider would reject or truncate it."
     if real > f.input_budget:
         return "warning", text + " It would eat into the safety margin."
     return "info", text
@@ -451,7 +451,7 @@ def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
     payload = f.payload(rp.messages)
     table = payload_table(rp, call)
     index = _tool_call_index(rp)
-    repairs = {r.get("index"): r for r in f.repairs}
+    repairs = {r.ref: r.repair for r in f.repairs if r.ref is not None}
     rows = []
     for k, msg in enumerate(payload):
         ref = f.refs[k]
@@ -464,8 +464,8 @@ def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
         if f.synthetic[k]:
             why += f"; written by the engine ({f.synthetic[k]})"
         if k in f.own:
-            rep = repairs.get(ref)
-            why += "; rewritten by the pairing repair" + (f" ({repair_words(rep['kind'])})" if rep is not None else "")
+            rep = repairs.get(ref) if ref is not None else None
+            why += "; rewritten by the pairing repair" + (f" ({repair_words(rep.kind)})" if rep is not None else "")
         calls = _tool_calls(msg)
         ids = [c[0] for c in calls] + ([str(msg["tool_call_id"])] if msg.get("tool_call_id") else [])
         links = tuple(f"msg-{i}" for cid in ids for i in index.get(cid, ()) if i != ref)
@@ -632,15 +632,15 @@ def _tool_call_index(rp: Replay) -> dict[str, list[int]]:
 
 
 def repairs_view(rp: Replay, call: int | None = None) -> pd.DataFrame:
-    """:func:`repairs_table` plus ``messages``: the transcript indices of every ask and result that
-    carries an id the repair names (in its fields or its detail text)."""
+    """:func:`repairs_table` plus ``messages``: the transcript message the repair concerned (its
+    ``ref``) and every ask and result that carries an id the repair names (read from the record's
+    fields, never from its prose)."""
     df = repairs_table(rp, call)
     index = _tool_call_index(rp)
     links = []
     for row in df.itertuples(index=False):
         ids = {x for x in (row.tool_call_id, row.new_id) if isinstance(x, str)}
-        ids.update(tok for tok in re.findall(r"[\w.:\-]+", str(row.detail or "")) if tok in index)
-        refs = sorted({i for cid in ids for i in index.get(cid, ())})
+        refs = sorted({i for cid in ids for i in index.get(cid, ())} | ({int(row.ref)} if pd.notna(row.ref) else set()))
         links.append(", ".join(str(i) for i in refs))
     df.insert(len(df.columns) - 1, "messages", links)
     from inspector.vocabulary import repair_words

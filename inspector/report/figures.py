@@ -67,7 +67,7 @@ def marker_words(action: str) -> str:
 def band_segments(frame: Any) -> list[tuple[str, int]]:
     b = frame.budget
     segs = [(k, frame.bands.get(k, 0)) for k in ("system", "summary", "history", "user", "working_memory", "tool_schemas")]
-    segs += [("reserve", b["reserve"]), ("margin", b["margin"])]
+    segs += [("reserve", b.reserve), ("margin", b.margin)]
     segs.append(("headroom", frame.headroom) if frame.headroom >= 0 else ("over budget", -frame.headroom))
     return segs
 
@@ -82,7 +82,7 @@ def band_bar(rp: Replay, call: int) -> Any:
     import plotly.graph_objects as go
 
     f = rp.frames[call]
-    window = f.budget["window"]
+    window = f.budget.window
     data = []
     for name, tokens in band_segments(f):
         if tokens <= 0:
@@ -96,9 +96,9 @@ def band_bar(rp: Replay, call: int) -> Any:
     shapes = [dict(type="line", xref="x", yref="paper", x0=window, x1=window, y0=0, y1=1,
                    line=dict(color="#333", dash="dash", width=1.5))]
     notes = [dict(x=window, y=1.0, xref="x", yref="paper", yanchor="bottom", xanchor="right", showarrow=False,
-                  text=f"window {window:,} ({f.budget['window_source']})", font=dict(size=11))]
-    if f.budget["max_tokens"] != window:
-        cap = f.budget["max_tokens"]
+                  text=f"window {window:,} ({f.budget.window_source})", font=dict(size=11))]
+    if f.budget.max_tokens != window:
+        cap = f.budget.max_tokens
         shapes.append(dict(type="line", xref="x", yref="paper", x0=cap, x1=cap, y0=0, y1=1,
                            line=dict(color="#333", dash="dot", width=1.5)))
         notes.append(dict(x=cap, y=1.0, xref="x", yref="paper", yanchor="bottom", xanchor="left", showarrow=False,

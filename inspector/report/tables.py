@@ -47,12 +47,12 @@ def frame_rows(rp: Replay) -> list[dict[str, Any]]:
                                "payload_tokens": f.payload_tokens}
         row.update({band: f.bands.get(band, 0) for band in BAND_ORDER})
         row.update({
-            "reserve": b["reserve"], "margin": b["margin"], "headroom": f.headroom, "window": b["window"],
-            "window_source": b["window_source"], "max_tokens": b["max_tokens"], "input_budget": f.input_budget,
-            "calibration": b.get("calibration"),
-            "trigger": b["fixed"] + b["hint"], "ceiling": b["fixed"] + b["ceiling"],
-            "cm_action": f.cm["action"], "compressed_turns": f.cm["compressed_turns"],
-            "kept_turns": f.cm["kept_turns"], "summarizer_called": f.cm["summarizer_called"],
+            "reserve": b.reserve, "margin": b.margin, "headroom": f.headroom, "window": b.window,
+            "window_source": b.window_source, "max_tokens": b.max_tokens, "input_budget": f.input_budget,
+            "calibration": b.calibration,
+            "trigger": b.fixed + b.hint, "ceiling": b.fixed + b.ceiling,
+            "cm_action": f.decision.action, "compressed_turns": f.decision.compressed_turns,
+            "kept_turns": f.decision.kept_turns, "summarizer_called": f.decision.summarizer_called,
             "trimmed": sum(b_ - a for a, b_ in f.trimmed) + f.trimmed_synthetic, "repairs": len(f.repairs),
             "check": f.check, "cost_usd": f.cost_usd, "over_budget": f.headroom < 0,
             "summary_sent": f.summary_sent, "summary_not_sent": "; ".join(n["reason"] for n in f.not_sent),
@@ -122,10 +122,7 @@ def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
 
 def _cached_preview(rp: Replay, i: int) -> str:
     """Masked previews are computed once per replay: stepping late in a long conversation stays fast."""
-    cache: dict[int, str] | None = getattr(rp, "_preview_cache", None)
-    if cache is None:
-        cache = {}
-        rp._preview_cache = cache  # type: ignore[attr-defined]
+    cache: dict[int, str] = rp.view("previews", dict)
     text = cache.get(i)
     if text is None:
         text = cache[i] = _preview(rp.messages[i].get("content"))
@@ -138,10 +135,13 @@ def repairs_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
     frames = [(call, rp.frames[call])] if call is not None else list(enumerate(rp.frames))
     rows = []
     for k, f in frames:
-        for r in f.repairs:
-            rows.append({"call": k, "turn": f.turn, "step": f.step, "kind": r["kind"],
-                         "tool_call_id": r.get("tool_call_id"), "new_id": r.get("new_id"), "detail": r.get("detail", "")})
-    return pd.DataFrame(rows, columns=["call", "turn", "step", "kind", "tool_call_id", "new_id", "detail"])
+        for fr in f.repairs:
+            r = fr.repair
+            rows.append({"call": k, "turn": f.turn, "step": f.step, "kind": r.kind, "ref": fr.ref,
+                         "tool_call_id": r.tool_call_id, "new_id": r.new_id, "detail": r.detail})
+    df = pd.DataFrame(rows, columns=["call", "turn", "step", "kind", "ref", "tool_call_id", "new_id", "detail"])
+    df["ref"] = df["ref"].astype("Int64")  # the transcript message repaired; empty for a synthesised row
+    return df
 
 
 def forgotten_table(rp: Replay, call: int | None = None) -> pd.DataFrame:

@@ -133,13 +133,13 @@ def trigger(rp: Replay) -> str:
         return "With these settings the history in view never crossed the trigger during a turn."
     f = rp.frames[k]
     calls = frames_table(rp)
-    head = (f"**Call {k}** (turn {f.turn}, step {f.step}): the history in view had {f.cm['raw_tokens']:,} tokens "
-            f"against a trigger of {f.budget['hint']:,}")
-    if f.cm["action"] == "summarized":
+    head = (f"**Call {k}** (turn {f.turn}, step {f.step}): the history in view had {f.decision.raw_tokens:,} tokens "
+            f"against a trigger of {f.budget.hint:,}")
+    if f.decision.action == "summarized":
         return (head + f", with turns older than `keep_turns` not yet summarised: the manager folded "
-                f"{f.cm['compressed_turns']} older group(s) into a summary of {f.bands.get('summary', 0):,} tokens.")
+                f"{f.decision.compressed_turns} older group(s) into a summary of {f.bands.get('summary', 0):,} tokens.")
     reused = int((calls.cm_action == "reused").sum())
-    return (head + f". Everything older than the last {f.cm['kept_turns']} turn(s) is the summary written at a "
+    return (head + f". Everything older than the last {f.decision.kept_turns} turn(s) is the summary written at a "
             f"commit, so the manager reuses it (`reused`, no summarizer call); {reused} call(s) did so. Over the "
             f"whole conversation the summarizer ran {rp.summarizer_calls['in_turn']} time(s) during turns and "
             f"{rp.summarizer_calls['commit']} time(s) at commits.")

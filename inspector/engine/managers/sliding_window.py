@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from inspector.engine.history import turn_starts
+from inspector.engine.history import LogRuns
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed
 from inspector.engine.types import Message
+from inspector.params import SLIDING_WINDOW
 
 
 def _as_int(value: object) -> int | None:
@@ -21,6 +22,10 @@ def _as_int(value: object) -> int | None:
 class SlidingWindowConversation(ContextManager):
     """The last N user turns verbatim, whole (a turn's tool rounds travel with it); hint ignored.
 
+    The default N is :class:`~inspector.params.SlidingWindowParams`' ``keep_turns``. The constructor
+    stays lenient on purpose (a bool or a text that is no number is skipped, 0 is floored at 1), as
+    it always was for code that builds a manager by hand; a manifest's values are checked by the model.
+
     A leading preamble group (e.g. a summary block) counts as a turn and slides out like any other.
     """
 
@@ -29,7 +34,8 @@ class SlidingWindowConversation(ContextManager):
     def __init__(self, keep_turns: int | None = None, window_size: int | None = None,
                  max_turns: int | None = None) -> None:
         super().__init__()
-        n = next((v for v in (_as_int(keep_turns), _as_int(window_size), _as_int(max_turns)) if v is not None), 10)
+        n = next((v for v in (_as_int(keep_turns), _as_int(window_size), _as_int(max_turns)) if v is not None),
+                 SLIDING_WINDOW.keep_turns)
         self.keep_turns = max(1, n)
 
     @property
@@ -37,7 +43,10 @@ class SlidingWindowConversation(ContextManager):
         return self.keep_turns
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
-        starts = turn_starts(past)
+        runs = getattr(self, "_log_runs", None)
+        if runs is None:
+            runs = self._log_runs = LogRuns()
+        starts = runs.sync(past).starts  # turn_starts(past), each row read once while the log grows
         if len(starts) <= self.keep_turns:
             decision = CMDecision("unchanged-too-few-turns", kept_turns=len(starts))
             return Managed(list(past), decision)

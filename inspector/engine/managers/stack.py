@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from inspector.engine.history import split_user_turns, start_of_tool_group
+from inspector.engine.history import LogRuns, split_user_turns, start_of_tool_group
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed
 from inspector.engine.types import Message
+from inspector.params import STACK, StackParams
 
 
 class StackConversation(ContextManager):
@@ -18,30 +19,21 @@ class StackConversation(ContextManager):
 
     name = "stack"
 
-    def __init__(self, max_messages: int | None = None) -> None:
+    def __init__(self, max_messages: int | None = STACK.max_messages) -> None:
+        """The default and the check come from :class:`~inspector.params.StackParams`."""
         super().__init__()
-        if max_messages is not None:
-            if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1:
-                raise ValueError(f"stack: max_messages must be an integer >= 1 (got {max_messages!r})")
-        self.max_messages = max_messages
+        self.max_messages = StackParams.build(self.name, max_messages=max_messages).max_messages
 
     @property
     def message_cap(self) -> int | None:
         return self.max_messages
 
     def _turns(self, past: Sequence[Message]) -> int:
-        """User-turn count, updated incrementally while the committed log only grows (uncapped stack)."""
-        memo = getattr(self, "_memo", None)
-        n = len(past)
-        if memo is not None and memo[0] is past and memo[1] <= n and (memo[1] == 0 or past[memo[1] - 1] is memo[2]):
-            count = memo[3] + sum(1 for m in past[memo[1]:] if m.get("role") == "user")
-            if memo[1] == 0 and past and past[0].get("role") != "user":
-                count += 1  # grown from empty: a leading non-user row is a preamble turn
-        else:
-            count = sum(1 for m in past if m.get("role") == "user") + (1 if past and past[0].get("role") != "user" else 0)
-        self._memo = (past, n, past[-1] if past else None, count)
-        turns: int = count
-        return turns
+        """User-turn count (a preamble counts), read from running turn starts while the log grows."""
+        runs = getattr(self, "_log_runs", None)
+        if runs is None:
+            runs = self._log_runs = LogRuns()
+        return len(runs.sync(past).starts)
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         cap = self.max_messages

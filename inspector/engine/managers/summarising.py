@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.engine.budget import hysteresis_ceiling
-from inspector.engine.history import flatten, split_user_turns
+from inspector.engine.history import LogRuns, row_digest_bytes
 from inspector.engine.managers.base import BudgetTerms, CMDecision, ContextManager, Managed
 from inspector.engine.summarizers import calls_a_model
 from inspector.engine.types import Message
+from inspector.params import SUMMARIZING, SummarizingParams
 
 SUMMARY_PREFIX = "[Conversation summary — "
 
@@ -48,20 +49,13 @@ def summary_turns(msg: Message) -> int:
 
 def fingerprint(groups: Sequence[Sequence[Message]]) -> str:
     """SHA-256 over roles, contents, tool-call ids/names/arguments and tool_call_ids (docs/design.md Q13):
-    two prefixes that differ only in tool ids must not share a summary."""
+    two prefixes that differ only in tool ids must not share a summary. The manager keeps the same
+    digest running over its log (:meth:`~inspector.engine.history.LogRuns.fingerprint`)."""
     h = hashlib.sha256()
     for group in groups:
         h.update(b"\x1e")
         for m in group:
-            h.update(str(m.get("role")).encode("utf-8", "replace") + b"\x1f")
-            c = m.get("content")
-            h.update((c if isinstance(c, str) else repr(c)).encode("utf-8", "replace") + b"\x1f")
-            for call in m.get("tool_calls") or ():
-                fn = call.get("function", {}) if isinstance(call, dict) else {}
-                fn = fn if isinstance(fn, dict) else {}
-                h.update(f"{call.get('id') if isinstance(call, dict) else None}\x1d{fn.get('name')}\x1d"
-                         f"{fn.get('arguments')}".encode("utf-8", "replace") + b"\x1f")
-            h.update(str(m.get("tool_call_id")).encode("utf-8", "replace") + b"\x1c")
+            h.update(row_digest_bytes(m))
     return h.hexdigest()
 
 
@@ -88,16 +82,17 @@ class SummarizingConversation(ContextManager):
     name = "summarising"
     accepts_summarizer = True
 
-    def __init__(self, keep_turns: int = 10, summary_threshold: int = 0, hysteresis_ratio: float = 0.1,
-                 summarizer: Any = None) -> None:
+    def __init__(self, keep_turns: int = SUMMARIZING.keep_turns,
+                 summary_threshold: int = SUMMARIZING.summary_threshold,
+                 hysteresis_ratio: float = SUMMARIZING.hysteresis_ratio, summarizer: Any = None) -> None:
+        """Defaults, checks and the hysteresis clamp come from :class:`~inspector.params.SummarizingParams`
+        (a value it refuses raises ``ValueError`` naming the parameter)."""
         super().__init__()
-        if isinstance(keep_turns, bool) or not isinstance(keep_turns, int) or keep_turns < 1:
-            raise ValueError(f"summarising: keep_turns must be an integer >= 1 (got {keep_turns!r})")
-        if isinstance(summary_threshold, bool) or not isinstance(summary_threshold, int) or summary_threshold < 0:
-            raise ValueError(f"summarising: summary_threshold must be an integer >= 0 (got {summary_threshold!r})")
-        self.keep_turns = keep_turns
-        self.summary_threshold = summary_threshold
-        self.hysteresis_ratio = min(1.0, max(0.0, float(hysteresis_ratio)))
+        params = SummarizingParams.build(self.name, keep_turns=keep_turns, summary_threshold=summary_threshold,
+                                         hysteresis_ratio=hysteresis_ratio)
+        self.keep_turns = params.keep_turns
+        self.summary_threshold = params.summary_threshold
+        self.hysteresis_ratio = params.hysteresis_ratio
         self.summarizer: Any = None
         self._cache: _Cache | None = None
         if summarizer is not None:
@@ -120,65 +115,77 @@ class SummarizingConversation(ContextManager):
         result: str | None = fn(msgs)
         return result
 
-    def _identity(self, groups: Sequence[Sequence[Message]], n: int) -> tuple[int, int, int]:
-        return (n, id(groups[0][0]), id(groups[n - 1][-1]))
+    def _runs(self, past: Sequence[Message]) -> LogRuns:
+        """The log's running turn starts, trigger sums and fingerprint (each row read once while the
+        log only grows; a fold's new list is read once): what keeps ``decide`` O(new rows)."""
+        runs = getattr(self, "_log_runs", None)
+        if runs is None:
+            runs = self._log_runs = LogRuns()
+        return runs.sync(past, self.counter)
+
+    @staticmethod
+    def _identity(past: Sequence[Message], runs: LogRuns, n: int) -> tuple[int, int, int]:
+        """(n, first row, last row of turn n) by identity: the cheap test before the fingerprint."""
+        return (n, id(past[0]), id(past[runs.turn_start(n) - 1]))
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         if not past:
             self._cache = None
             decision = CMDecision("unchanged-under-budget")
             return Managed([], decision)
+        counter = self.counter
+        runs = self._runs(past)
+        n_rows = len(past)
+        turns = len(runs.starts)
         high = hint if hint > 0 else self.summary_threshold
-        raw = self.counter.count_history(past)
+        raw = counter.total(runs.history(0, n_rows), n_rows)
         if high <= 0 or raw <= high:
             self._cache = None
-            decision = CMDecision("unchanged-under-budget", kept_turns=len(split_user_turns(past)),
-                                  raw_tokens=raw, threshold=high)
+            decision = CMDecision("unchanged-under-budget", kept_turns=turns, raw_tokens=raw, threshold=high)
             return Managed(list(past), decision)
-        groups = split_user_turns(past)
         ceiling = hysteresis_ceiling(high, self.hysteresis_ratio)
         cache = self._cache
-        if cache is not None and cache.n >= len(groups):
+        if cache is not None and cache.n >= turns:
             self._cache = cache = None
-        if cache is not None and 0 < cache.n < len(groups):
-            ident = self._identity(groups, cache.n)
+        if cache is not None and 0 < cache.n < turns:
+            ident = self._identity(past, runs, cache.n)
             same = ident == cache.identity
-            if not same and fingerprint(groups[: cache.n]) == cache.digest:
+            if not same and runs.fingerprint(cache.n) == cache.digest:
                 cache.identity = ident
                 same = True
             if same:
-                tail = flatten(groups[cache.n:])
-                view = ([cache.block] if cache.block is not None else []) + tail
-                if self.counter.count_history(view) <= ceiling:
-                    folded = flatten(groups[: cache.n])
+                s = runs.turn_start(cache.n)
+                head = [cache.block] if cache.block is not None else []
+                units = runs.history(s, n_rows) + sum(counter.history_unit(b) for b in head)
+                if counter.total(units, len(head) + n_rows - s) <= ceiling:
+                    view = head + list(past[s:])
                     decision = CMDecision(
                         "reused" if cache.block is not None else "dropped",
                         compressed_turns=cache.n if cache.block is not None else 0,
                         dropped_turns=0 if cache.block is not None else cache.n,
-                        kept_turns=len(groups) - cache.n, raw_tokens=raw, threshold=high, ceiling=ceiling,
-                        summary_text=cache.text, folded=folded,
+                        kept_turns=turns - cache.n, raw_tokens=raw, threshold=high, ceiling=ceiling,
+                        summary_text=cache.text, folded=list(past[:s]),
                         summary_model=getattr(self.summarizer, "model", None),
                         summary_model_source=getattr(self.summarizer, "model_source", None),
                     )
                     return Managed(view, decision)
-        if len(groups) <= self.keep_turns:
-            decision = CMDecision("unchanged-too-few-turns", kept_turns=len(groups), raw_tokens=raw,
+        if turns <= self.keep_turns:
+            decision = CMDecision("unchanged-too-few-turns", kept_turns=turns, raw_tokens=raw,
                                   threshold=high, ceiling=ceiling)
             return Managed(list(past), decision)
         keep = self.keep_turns
-        compress, verbatim_groups = groups[:-keep], groups[-keep:]
-        m = len(compress)
-        verbatim = flatten(verbatim_groups)
-        folded = flatten(compress)
+        m = turns - keep  # the older turns: folded into a summary or dropped
+        cut = runs.turn_start(m)
+        verbatim = list(past[cut:])
+        folded = list(past[:cut])
         model = getattr(self.summarizer, "model", None)
         source = getattr(self.summarizer, "model_source", None)
-        older = flatten(compress)
-        if older and all(is_summary_block(x) for x in older):
+        if folded and all(is_summary_block(x) for x in folded):
             # Q23: the only thing older than keep_turns is the previous summary: nothing new to fold,
             # so no summary is computed; it is reused as is and the decision records that.
-            prev = older[-1]
+            prev = folded[-1]
             decision = CMDecision(
-                "reused", compressed_turns=summary_turns(prev), kept_turns=len(verbatim_groups), raw_tokens=raw,
+                "reused", compressed_turns=summary_turns(prev), kept_turns=keep, raw_tokens=raw,
                 threshold=high, ceiling=ceiling, summary_text=summary_body(prev), summary_model=model,
                 summary_model_source=source,
             )
@@ -197,8 +204,8 @@ class SummarizingConversation(ContextManager):
                 )
                 return Managed(verbatim, decision)
             text = result.strip() if isinstance(result, str) and result.strip() else None
-        ident = self._identity(groups, m)
-        digest = fingerprint(compress)
+        ident = self._identity(past, runs, m)
+        digest = runs.fingerprint(m)
         if text is None:
             self._cache = _Cache(None, m, ident, digest, None)
             decision = CMDecision(

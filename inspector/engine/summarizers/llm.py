@@ -38,8 +38,6 @@ DEFAULT_INSTRUCTIONS = (
     "that later steps rely on. Do not invent anything."
 )
 
-_warned_no_engine = False
-
 
 def resolve_summary_model(requested: str | None, models: Sequence[Any], engine_model: str | None) -> tuple[str | None, str]:
     """(model, source) per docs/design.md §3.6, Q16. ``models`` rows need ``id`` and ``model``."""
@@ -123,6 +121,7 @@ class LLMSummarizer(PricedUsage):
         self.cache = cache
         self.calls = 0  # live model calls made (cache hits excluded)
         self.usage: list[dict[str, Any]] = []
+        self.warned_no_engine = False  # once per summarizer (one per replay), not once per process
 
     @property
     def calls_model(self) -> bool:
@@ -130,10 +129,9 @@ class LLMSummarizer(PricedUsage):
         return self.engine is not None
 
     def summarize(self, messages: list[Message]) -> str | None:
-        global _warned_no_engine
         if self.engine is None:
-            if not _warned_no_engine:
-                _warned_no_engine = True
+            if not self.warned_no_engine:
+                self.warned_no_engine = True
                 warnings.warn("summarizer 'llm' has no live engine: older turns are dropped", stacklevel=2)
             return None
         prompt = build_prompt(messages, self.instructions)

@@ -1,0 +1,301 @@
+"""One frozen params model per built-in plugin: the single written source of its parameters.
+
+A plugin's parameters (names, value types, ranges, defaults, clamps, one-line docs) are declared
+once, as the fields of a :class:`PluginParams` subclass, and everything else is derived from it:
+
+* the registry's accepted names (``PluginSpec.params``, :mod:`inspector.plugins`);
+* the manifest's value checks and their messages (:meth:`PluginParams.problem`), and whether an
+  invalid value is an error in every mode or falls back to the default (``on_invalid``);
+* the resolved defaults ``validate --show`` prints (:meth:`PluginParams.resolve`);
+* the constructors' defaults and checks (:meth:`PluginParams.build`, :data:`SUMMARIZING` & co.);
+* the strategy presets of the compare view (:meth:`PluginParams.preset`);
+* the parameter table in the README (:func:`params_table`, held equal by tests/test_params_model.py).
+
+A clamp (the hysteresis ratio into [0, 1], the safety margin into [0, 0.5]) is a :class:`Clamp`
+marker on its field: validation warns with its range, and the engine reads the same object.
+
+This module sits on the floor (it imports only pydantic), so the manifest and the engine both
+build on it without importing each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args
+
+import annotated_types
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic.fields import FieldInfo
+
+__all__ = ["AssemblerParams", "Clamp", "DropParams", "HYSTERESIS_RATIO", "Inert", "LLMSummarizerParams",
+           "PluginParams", "SAFETY_MARGIN_RATIO", "SlidingWindowParams", "StackParams", "SummarizingParams",
+           "TrimmerParams", "describe", "params_table"]
+
+PositiveInt = Annotated[StrictInt, Field(ge=1)]
+NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+FiniteFloat = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+NonNegativeFloat = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
+PositiveFloat = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0)]
+
+
+@dataclass(frozen=True)
+class Clamp:
+    """A valid value outside ``[lo, hi]`` is moved to the nearest end (validate warns, naming the range)."""
+
+    lo: float
+    hi: float
+
+    def __call__(self, value: float) -> float:
+        """``value`` moved into the range; a NaN reads as ``lo`` (never propagates into a budget)."""
+        return min(self.hi, max(self.lo, value)) if value == value else self.lo
+
+    def __str__(self) -> str:
+        return f"[{_num(self.lo)}, {_num(self.hi)}]"
+
+
+@dataclass(frozen=True)
+class Inert:
+    """A parameter accepted (so reference manifests validate) that changes nothing here; ``why`` is
+    the reason validate gives at its line."""
+
+    why: str
+
+
+def Doc(text: str) -> Any:  # noqa: N802 - reads as a marker, like Field
+    """A field's one-line doc (kept as its ``description``, shown in the README table)."""
+    return Field(description=text)
+
+
+HYSTERESIS_RATIO = Clamp(0.0, 1.0)
+"""The hysteresis ratio's range (docs/design.md §3.5); the budget and the summarising manager clamp with it."""
+SAFETY_MARGIN_RATIO = Clamp(0.0, 0.5)
+"""The trimmer's safety-margin ratio range (docs/design.md §3.2)."""
+
+P = TypeVar("P", bound="PluginParams")
+
+
+def describe(value: object) -> str:
+    """Short type-and-value description for messages (never dumps a huge value)."""
+    kind = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list",
+            dict: "mapping", type(None): "null"}.get(type(value), type(value).__name__)
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{kind} {text}" if kind not in ("list", "mapping", "null") else kind
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+class PluginParams(BaseModel):
+    """Base of every params model: strict (YAML ``true`` is no integer, ``"3"`` no number), closed
+    (an unknown name is rejected) and frozen (an instance is a resolved, read-only configuration)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    on_invalid: ClassVar[Literal["error", "default"]] = "error"
+    """What assemble mode does with a written value of the wrong type or range: ``error`` (the
+    plugin cannot run with it, so every mode refuses it) or ``default`` (a warning; the default applies)."""
+    sub_plugins: ClassVar[tuple[str, ...]] = ()
+    """Accepted names that hold another plugin's binding (checked by that plugin's model)."""
+    folds: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    """``{field: (alias, ...)}``: the first written of field, then its aliases, sets the field."""
+    preset: ClassVar[tuple[str, ...]] = ()
+    """The fields the compare view's preset of this plugin writes out (with their defaults)."""
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """Every name the plugin accepts under ``params``."""
+        return (*cls.model_fields, *cls.sub_plugins)
+
+    @classmethod
+    def problem(cls, key: str, value: Any) -> str | None:
+        """What is wrong with ``value`` for the field ``key`` (the validator's words, then the value),
+        or None when it is valid or ``key`` is no field of this model."""
+        if key not in cls.model_fields:
+            return None
+        try:
+            cls.model_validate({key: value})
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            return f"{err['msg']} (got {describe(value)})"
+        return None
+
+    @classmethod
+    def clamp_of(cls, key: str) -> Clamp | None:
+        fld = cls.model_fields.get(key)
+        return next((m for m in fld.metadata if isinstance(m, Clamp)), None) if fld is not None else None
+
+    @classmethod
+    def inert(cls) -> dict[str, str]:
+        """``{name: why}`` of the parameters accepted with no effect here."""
+        return {name: m.why for name, fld in cls.model_fields.items() for m in fld.metadata if isinstance(m, Inert)}
+
+    @classmethod
+    def build(cls: type[P], owner: str, **values: Any) -> P:
+        """The checked, clamped configuration a constructor runs with. A value of the wrong type or
+        range raises ``ValueError("<owner>: <name> must be <kind> <range> (got <value>)")``."""
+        for key, value in values.items():
+            if key in cls.model_fields and cls.problem(key, value) is not None:
+                raise ValueError(f"{owner}: {key} must be {_kind(cls, key, nullable=value is None)} (got {value!r})")
+        made = cls.model_validate(values)
+        clamped = {k: c(getattr(made, k)) for k in cls.model_fields if (c := cls.clamp_of(k)) is not None}
+        return made.model_copy(update=clamped) if clamped else made
+
+    @classmethod
+    def resolve(cls, written: Mapping[Any, Any]) -> dict[str, Any]:
+        """The values the plugin will run with: defaults, overridden by each valid written value,
+        aliases folded into their field (the aliases then leave the view), clamps applied."""
+        values: dict[str, Any] = {}
+        for key in cls.model_fields:
+            if isinstance(key, str) and written.get(key) is not None and cls.problem(key, written[key]) is None:
+                values[key] = written[key]
+        for target, aliases in cls.folds.items():
+            chosen = next((values[k] for k in (target, *aliases) if k in values), None)
+            for k in (target, *aliases):
+                values.pop(k, None)
+            if chosen is not None:
+                values[target] = chosen
+        dumped = cls.build(cls.__name__, **values).model_dump()
+        hidden = {a for aliases in cls.folds.values() for a in aliases}
+        return {k: v for k, v in dumped.items() if k not in hidden}
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        return cls.resolve({})
+
+    @classmethod
+    def preset_params(cls) -> dict[str, Any]:
+        defaults = cls.defaults()
+        return {k: defaults[k] for k in cls.preset}
+
+
+def _kind(model: type[PluginParams], key: str, *, nullable: bool = True) -> str:
+    """``an integer >= 1``, ``a number``, ``true or false``, ``a string`` (``or null`` when optional
+    and ``nullable``: a constructor's message about a number does not offer null)."""
+    fld = model.model_fields[key]
+    text = str(fld.annotation)
+    kind = "an integer" if "int" in text else "a number" if "float" in text else \
+        "true or false" if "bool" in text else "a string" if "str" in text else "a value"
+    for meta in _constraints(fld.annotation, fld.metadata):
+        for op, attr in ((">=", "ge"), (">", "gt"), ("<=", "le"), ("<", "lt")):
+            bound = getattr(meta, attr, None)
+            if bound is not None:
+                kind += f" {op} {_num(bound)}"
+    clamp = model.clamp_of(key)
+    if clamp is not None:
+        kind += f", clamped into {clamp}"
+    if nullable and type(None) in get_args(fld.annotation):
+        kind += " or null"
+    return kind
+
+
+def _constraints(annotation: Any, metadata: list[Any]) -> list[Any]:
+    """The annotated-types bounds (``Ge(1)``…) of a field, wherever pydantic keeps them: the field's
+    own metadata, an ``Annotated`` alias, or an alias inside ``X | None`` (there as a ``FieldInfo``)."""
+    found: list[Any] = []
+
+    def take(items: Any) -> None:
+        for m in items or ():
+            if isinstance(m, FieldInfo):
+                take(m.metadata)
+            elif isinstance(m, annotated_types.GroupedMetadata):
+                take(list(m))
+            elif isinstance(m, annotated_types.BaseMetadata):
+                found.append(m)
+
+    take(metadata)
+    take(getattr(annotation, "__metadata__", ()))
+    for arg in get_args(annotation):
+        take(getattr(arg, "__metadata__", ()))
+    return found
+
+
+# --- the built-in plugins' models ----------------------------------------------------------------
+
+_LEGACY_HOOK = ("has no effect in this engine (the reference runtime reads it only on its legacy hook path); "
+                "accepted so reference manifests validate")
+
+
+class AssemblerParams(PluginParams):
+    """``spec.assembler.params`` of the default ``assembler``."""
+
+    on_invalid: ClassVar[Literal["error", "default"]] = "default"
+    emit_segments: Annotated[StrictBool, Inert(_LEGACY_HOOK), Doc("reference runtime: emit segment telemetry")] = True
+    always_reassemble: Annotated[StrictBool, Inert(_LEGACY_HOOK),
+                                 Doc("reference runtime: re-inject parts on every call")] = False
+    token_budget: Annotated[NonNegativeInt | None, Inert(_LEGACY_HOOK),
+                            Doc("reference runtime: part eviction budget")] = None
+
+
+class SummarizingParams(PluginParams):
+    """``summarising`` (the default manager): fold older turns into one summary block."""
+
+    sub_plugins: ClassVar[tuple[str, ...]] = ("summarizer",)
+    preset: ClassVar[tuple[str, ...]] = ("keep_turns",)
+    keep_turns: Annotated[PositiveInt, Doc("last N user turns kept verbatim")] = 10
+    summary_threshold: Annotated[NonNegativeInt, Doc("> 0: an earlier absolute trigger in tokens "
+                                                     "(capped by the automatic one)")] = 0
+    hysteresis_ratio: Annotated[FiniteFloat, HYSTERESIS_RATIO,
+                                Doc("reuse the summary until the view passes hint × (1 + ratio)")] = 0.1
+
+
+class SlidingWindowParams(PluginParams):
+    """``sliding-window``: the last N user turns verbatim (``keep_turns`` > ``window_size`` > ``max_turns``)."""
+
+    folds: ClassVar[Mapping[str, tuple[str, ...]]] = {"keep_turns": ("window_size", "max_turns")}
+    preset: ClassVar[tuple[str, ...]] = ("keep_turns",)
+    keep_turns: Annotated[PositiveInt, Doc("last N user turns kept verbatim")] = 10
+    window_size: Annotated[PositiveInt | None, Doc("alias of keep_turns (the reference's name)")] = None
+    max_turns: Annotated[PositiveInt | None, Doc("alias of keep_turns")] = None
+
+
+class StackParams(PluginParams):
+    """``stack`` (alias ``full-history``): everything, optionally capped."""
+
+    max_messages: Annotated[PositiveInt | None, Doc("keep the last N rows (null = no cap)")] = None
+
+
+class LLMSummarizerParams(PluginParams):
+    """``llm`` summarizer: compress older turns with a model."""
+
+    on_invalid: ClassVar[Literal["error", "default"]] = "default"
+    model: Annotated[StrictStr | None, Doc("a spec.models[] id or a LiteLLM id "
+                                           "(null = the summarizer row, else the agent's)")] = None
+    instructions: Annotated[StrictStr | None, Doc("the system prompt of the summary call (null = the package's)")] = None
+
+
+class DropParams(PluginParams):
+    """``drop`` summarizer: discard older turns, no parameters."""
+
+
+class TrimmerParams(PluginParams):
+    """``spec.context_manager.params.trimmer`` (docs/design.md §2.1, §3.2): null = automatic."""
+
+    max_tokens: Annotated[PositiveInt | None, Doc("input ceiling (null = the model window)")] = None
+    token_budget: Annotated[PositiveInt | None, Doc("alias of max_tokens (max_tokens wins)")] = None
+    reserve_tokens: Annotated[StrictInt | None, Doc("completion reserve, floored at 0 "
+                                                    "(null = the completion budget)")] = None
+    safety_margin_ratio: Annotated[FiniteFloat, SAFETY_MARGIN_RATIO, Doc("fraction of max_tokens held back")] = 0.1
+
+
+ASSEMBLER = AssemblerParams()
+SUMMARIZING = SummarizingParams()
+SLIDING_WINDOW = SlidingWindowParams()
+STACK = StackParams()
+TRIMMER = TrimmerParams()
+"""Default instances: the constructors' keyword defaults read these (one place for each number)."""
+
+
+def params_table(rows: list[tuple[str, type[PluginParams]]]) -> str:
+    """A Markdown table of ``(where, model)`` rows: parameter, kind, default, what it does."""
+    out = ["| plugin | parameter | value | default | meaning |", "|---|---|---|---|---|"]
+    for where, model in rows:
+        for name, fld in model.model_fields.items():
+            default = "null" if fld.default is None else str(fld.default).lower() \
+                if isinstance(fld.default, bool) else str(fld.default)
+            doc = (fld.description or "") + (" — no effect here" if name in model.inert() else "")
+            out.append(f"| {where} | `{name}` | {_kind(model, name)} | `{default}` | {doc} |")
+    return "\n".join(out)
