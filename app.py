@@ -23,7 +23,7 @@ from inspector.policy import DEFAULT_POLICY
 from inspector.redact import mask_secrets, mask_text
 from inspector.replay import Replay, replay
 from inspector.report import app_views as av
-from inspector.report.figures import band_bar, compare_timelines, cursor_shape, timeline
+from inspector.report.figures import TIMELINE_BAR_MAX, band_bar, compare_timelines, cursor_shape, timeline
 from inspector.report.tables import compare_table, not_sent_table
 from inspector.vocabulary import EVENT_WORDS, VIEW_WORDS
 from inspector.transcripts import (
@@ -309,13 +309,12 @@ def show_problems(title: str, problems: list[str]) -> None:
         st.error(f"**{title}**\n\n{av.issue_list(problems)}")
 
 
-# The stepper stays at the top of the page while the call's details scroll under it; the manifest
-# editor is monospace. Presentation only: no element is hidden or changed. (A comment, not a
-# docstring: Streamlit would print a bare string.)
+# The stepper stays at the top of the page while the call's details scroll under it (the manifest
+# editor's look comes with its line numbers: app_views.editor_css). Presentation only: no element is
+# hidden or changed. (A comment, not a docstring: Streamlit would print a bare string.)
 STEPPER_CSS = """<style>
 .st-key-stepper {position: sticky; top: 3.75rem; z-index: 990; background: var(--background-color, #fff);
                  padding: 0.25rem 0 0.35rem; border-bottom: 1px solid rgba(49, 51, 63, 0.15);}
-.st-key-manifest_yaml textarea {font-family: "Source Code Pro", ui-monospace, monospace; font-size: 0.85rem;}
 </style>"""
 
 
@@ -357,7 +356,10 @@ def timeline_view(rp: Replay, rkey: tuple[Any, ...], call: int) -> None:
     fig = session_figure(("timeline", rkey), lambda: timeline(rp))
     st.plotly_chart(mark_call(fig, call), key="timeline", on_select=on_timeline_select, selection_mode="points",
                     width="stretch")
-    st.caption("Click a bar or marker to jump to that call. Lines: input budget, summary trigger, "
+    zoom = ("Drag the range slider's handles under the chart (or drag a box on it) to zoom in, then click "
+            "a call to jump there. " if len(rp.frames) > TIMELINE_BAR_MAX else "Click a bar or marker to jump to "
+            "that call. ")
+    st.caption(zoom + "Lines: input budget, summary trigger, "
                "hysteresis ceiling; markers: summaries, commit folds, trims, pairing repairs, forgotten references.")
 
 
@@ -656,8 +658,10 @@ def manifest_tab(loaded: LoadedManifest | None, problems: list[str]) -> None:
         show_problems("This manifest is not valid — the views show the last valid one", problems)
     else:
         st.success("Valid manifest.")
-    st.text_area("Manifest YAML (edits re-validate live)", key="manifest_yaml", height=480, persist_state="page")
     lines = ss.get("manifest_error_lines") or []
+    st.html(av.editor_css("manifest_yaml", str(ss.manifest_yaml), lines if problems else []))
+    st.text_area("Manifest YAML (edits re-validate live; error lines marked ▶ in the margin)", key="manifest_yaml",
+                 height=480, persist_state="page")
     if problems and lines:
         st.caption("The error line(s), marked ▶:")
         st.code(av.error_excerpt(str(ss.manifest_yaml), lines), language=None)

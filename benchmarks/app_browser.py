@@ -20,6 +20,7 @@ machine (say how busy it was when you quote them).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import socket
@@ -29,6 +30,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +40,7 @@ CHROMIUM = "/usr/bin/chromium"
 # Clicks the button, then waits (one check per animation frame) until the stepper shows call
 # `target`, no element is stale, Streamlit's status widget says nothing runs, and the timeline's
 # cursor sits on the target; then two more frames so the paint is included. Returns milliseconds.
-SETTLE_JS = """async ([selector, target]) => {
+SETTLE_JS = """async ([selector, target, cursor]) => {
   const frame = () => new Promise(r => requestAnimationFrame(r));
   const settled = () => {
     if (document.querySelector('[data-stale="true"]')) return false;
@@ -46,8 +48,7 @@ SETTLE_JS = """async ([selector, target]) => {
     if (status && status.textContent.match(/Running|Stop/)) return false;
     const pos = document.querySelector('.st-key-call_position');
     if (!pos || !pos.textContent.includes(`call ${target} ·`)) return false;
-    const cursor = document.querySelector('.st-key-timeline .js-plotly-plot .shapelayer path');
-    return !!cursor;
+    return !cursor || !!document.querySelector(cursor);
   };
   const btn = [...document.querySelectorAll(selector)].find(b => b.offsetParent !== null);
   const t0 = performance.now();
@@ -84,12 +85,15 @@ def wait_call(pg, k: int) -> None:  # noqa: ANN001
                          " return p && p.textContent.includes(`call ${k} ·`); }", arg=k)
 
 
-def steps(pg, n: int) -> list[float]:  # noqa: ANN001
+CURSOR = ".st-key-timeline .js-plotly-plot .shapelayer path"
+
+
+def steps(pg, n: int, cursor: str | None = CURSOR) -> list[float]:  # noqa: ANN001
     start = int(pg.evaluate("() => document.querySelector('.st-key-call_position').textContent"
                             ".match(/call (\\d+) ·/)[1]"))
     out = []
     for k in range(n):
-        ms = pg.evaluate(SETTLE_JS, [".st-key-next button", start + k + 1])
+        ms = pg.evaluate(SETTLE_JS, [".st-key-next button", start + k + 1, cursor])
         if ms < 0:
             raise TimeoutError(f"step {k + 1} did not settle within 60 s")
         out.append(float(ms))
@@ -102,6 +106,43 @@ def line(label: str, xs: list[float]) -> str:
     return f"{label:<46} n={len(s):>3}  median {statistics.median(s):6.0f} ms  p90 {p90:6.0f} ms  max {s[-1]:6.0f} ms"
 
 
+@contextlib.contextmanager
+def serve(script: Path) -> Iterator[tuple[int, float]]:
+    """``streamlit run script`` on a free port; yields (port, seconds until /_stcore/health answered)."""
+    port = free_port()
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    t_start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_healthy(port, proc)
+        yield port, time.perf_counter() - t_start
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def floor(browser, args: argparse.Namespace) -> None:  # noqa: ANN001
+    """The same clicks on ``benchmarks/app_floor.py`` (one button, one line): the best any
+    Streamlit app can do here, printed beside the inspector's figures."""
+    with serve(ROOT / "benchmarks" / "app_floor.py") as (port, _):
+        pg = browser.new_page(viewport={"width": args.width, "height": args.height})
+        pg.set_default_timeout(180_000)
+        t_goto = time.perf_counter()
+        pg.goto(f"http://127.0.0.1:{port}/")
+        wait_call(pg, 0)
+        t_first = time.perf_counter()
+        steps(pg, 2, cursor=None)
+        print(line("reference: trivial Streamlit app, Next-click", steps(pg, args.steps, cursor=None))
+              + f"  (first render {t_first - t_goto:4.2f} s)")
+        pg.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=20)
@@ -110,25 +151,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--height", type=int, default=900)
     ap.add_argument("--view", default="call", help="the view to step in (a key of inspector.vocabulary.VIEW_WORDS)")
     ap.add_argument("--demo-only", action="store_true", help="skip the long generated transcript")
+    ap.add_argument("--no-floor", action="store_true", help="skip the trivial reference app")
     args = ap.parse_args(argv)
 
     from playwright.sync_api import sync_playwright
 
     from app_step import synthetic_transcript
 
-    port = free_port()
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    t_start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_healthy(port, proc)
-        t_up = time.perf_counter()
-        with sync_playwright() as pw, tempfile.TemporaryDirectory() as tmp:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                         args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
+    with sync_playwright() as pw, tempfile.TemporaryDirectory() as tmp:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        if not args.no_floor:
+            floor(browser, args)
+        with serve(ROOT / "app.py") as (port, t_up):
             pg = browser.new_page(viewport={"width": args.width, "height": args.height})
             pg.set_default_timeout(180_000)
             t_goto = time.perf_counter()
@@ -136,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             wait_call(pg, 0)
             pg.wait_for_selector(".st-key-timeline .js-plotly-plot .barlayer")
             t_first = time.perf_counter()
-            print(f"server up after {t_up - t_start:5.2f} s; first meaningful render (call 0 with its timeline) "
+            print(f"server up after {t_up:5.2f} s; first meaningful render (call 0 with its timeline) "
                   f"{t_first - t_goto:5.2f} s after the page was opened")
             if args.view != "call":
                 from inspector.vocabulary import VIEW_WORDS
@@ -145,29 +181,20 @@ def main(argv: list[str] | None = None) -> int:
                 pg.wait_for_timeout(1500)
             steps(pg, 2)  # warm the caches of the first steps' views (a user's first clicks)
             print(line(f"Next-click settle, demo (26 calls), view {args.view}", steps(pg, args.steps)))
-            if args.demo_only:
-                browser.close()
-                return 0
-
-            path = Path(tmp) / f"synthetic_{args.turns}.json"
-            path.write_bytes(synthetic_transcript(args.turns))
-            t0 = time.perf_counter()
-            pg.locator("[data-testid=stSidebar] input[type=file]").nth(1).set_input_files(str(path))
-            pg.get_by_text(f"{path.name}").first.wait_for()
-            wait_call(pg, 0)
-            pg.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
-            n = pg.evaluate("() => document.body.innerText.match(/([\\d,]+) LLM calls/)[1]")
-            print(f"upload of a {args.turns:,}-turn transcript ({n} calls) replayed and shown in "
-                  f"{time.perf_counter() - t0:5.2f} s")
-            steps(pg, 2)
-            print(line(f"Next-click settle, {args.turns:,} turns", steps(pg, args.steps)))
-            browser.close()
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+            if not args.demo_only:
+                path = Path(tmp) / f"synthetic_{args.turns}.json"
+                path.write_bytes(synthetic_transcript(args.turns))
+                t0 = time.perf_counter()
+                pg.locator("[data-testid=stSidebar] input[type=file]").nth(1).set_input_files(str(path))
+                pg.get_by_text(f"{path.name}").first.wait_for()
+                wait_call(pg, 0)
+                pg.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
+                n = pg.evaluate("() => document.body.innerText.match(/([\\d,]+) LLM calls/)[1]")
+                print(f"upload of a {args.turns:,}-turn transcript ({n} calls) replayed and shown in "
+                      f"{time.perf_counter() - t0:5.2f} s")
+                steps(pg, 2)
+                print(line(f"Next-click settle, {args.turns:,} turns", steps(pg, args.steps)))
+        browser.close()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end")
     return 0
 

@@ -645,3 +645,41 @@ def test_side_by_side_puts_strategies_in_columns_and_shows_only_differences() ->
     for _, row in diff.iterrows():  # each shown row really is treated differently
         assert len({row["summarising"], row["sliding-window"], row["stack"]}) > 1
     assert any("not sent:" in c.value for c in at.caption)  # each strategy's reason for what it left out
+
+
+def timeline_spec(at: AppTest) -> dict[str, Any]:
+    return next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "timeline" in c.proto.id)
+
+
+def test_a_step_tells_plotly_the_timeline_data_is_unchanged_and_moves_only_the_cursor() -> None:
+    """plotly.js redraws every trace unless ``layout.datarevision`` says the data is the same; the
+    digest must stay put while stepping and change with the data (another counter, other numbers)."""
+    at = start()
+    before = timeline_spec(at)
+    at.button(key="next").click().run()
+    after = timeline_spec(at)
+    assert after["data"] == before["data"]
+    assert after["layout"]["datarevision"] == before["layout"]["datarevision"]
+    assert [s["x0"] for s in before["layout"]["shapes"]] == [0] and [s["x0"] for s in after["layout"]["shapes"]] == [1]
+    at.radio(key="counter").set_value("estimate").run()
+    other = timeline_spec(at)
+    assert other["data"] != before["data"]
+    assert other["layout"]["datarevision"] != before["layout"]["datarevision"]
+
+
+def test_editor_gutter_numbers_every_line_and_marks_only_the_error_lines() -> None:
+    import re
+    from urllib.parse import unquote
+
+    text = "kind: Agent\nspec:\n  context_manager:\n    params: {keep_turns: -2}\n"
+    svg = av.editor_gutter_svg(text, [4, 99])  # 99: past the end, ignored
+    labels = re.findall(r">(▶ )?(\d+)</text>", svg)
+    assert [int(n) for _, n in labels] == list(range(1, text.count("\n") + 2))  # the empty last line too
+    assert [int(n) for mark, n in labels if mark] == [4]
+    assert svg.count('class="error"') == 1
+    tops = [int(y) for y in re.findall(r'class="error" x="0" y="(\d+)"', svg)]
+    assert tops == [av.EDITOR_PAD_PX + 3 * av.EDITOR_LINE_PX]  # the band sits on line 4 of the grid
+    assert "keep_turns" not in svg  # numbers only, never the text
+    css = av.editor_css("manifest_yaml", text, [4])
+    assert ".st-key-manifest_yaml textarea" in css and f"line-height: {av.EDITOR_LINE_PX}px" in css
+    assert unquote(css.split("data:image/svg+xml,", 1)[1].split('")', 1)[0]) == svg

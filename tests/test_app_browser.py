@@ -278,11 +278,26 @@ def test_the_editor_stays_on_screen_through_an_error_and_its_fix(page: Any) -> N
     pg.get_by_text("spec.context_manager.params.keep_turns").first.wait_for()
     assert box.is_visible()
     assert "▶" in str(pg.locator("[data-testid=stCode]").last.text_content())  # the error line marked
+    bad_line = next(k for k, text in enumerate(good.split("\n"), 1) if "keep_turns: 3" in text)
+    gutter = gutter_svg(pg)  # the editor itself: every line numbered, the error line marked
+    assert f">▶ {bad_line}</text>" in gutter and f">{len(good.split(chr(10)))}</text>" in gutter
     wait_idle(pg)
     box.fill(good)
     box.press("Control+Enter")
     pg.get_by_text("Valid manifest.").wait_for()
     assert box.is_visible() and box.input_value() == good  # still on the editor
+    pg.wait_for_function("() => !decodeURIComponent(getComputedStyle(document.querySelector("
+                         "'.st-key-manifest_yaml textarea')).backgroundImage).includes('▶')")
+    assert f">{bad_line}</text>" in gutter_svg(pg)  # fixed: numbered, no mark
+    shot(pg, "screenshot_editor.png")
+
+
+def gutter_svg(pg: Any) -> str:
+    """The line-number gutter the manifest editor shows (its background image), decoded."""
+    from urllib.parse import unquote
+
+    bg = pg.evaluate("() => getComputedStyle(document.querySelector('.st-key-manifest_yaml textarea')).backgroundImage")
+    return unquote(str(bg))
 
 
 def test_side_by_side_three_strategies_in_columns(page: Any) -> None:
@@ -314,3 +329,59 @@ def test_1024x768_nothing_is_cut_off(browser: Any, server: str) -> None:
         shot(pg, "screenshot_1024.png")
     finally:
         pg.context.close()
+
+
+def long_transcript(turns: int) -> bytes:
+    """An OpenAI-format conversation of ``turns`` user turns with a tool round every third turn
+    (4 LLM calls per 3 turns)."""
+    msgs: list[dict[str, Any]] = [{"role": "system", "content": "You are a support assistant."}]
+    for i in range(turns):
+        msgs.append({"role": "user", "content": f"Turn {i}: where is order A-{i}?"})
+        if i % 3 == 0:
+            cid = f"call_{i}"
+            msgs.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": cid, "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"id": i})}}]})
+            msgs.append({"role": "tool", "tool_call_id": cid, "content": json.dumps({"order": i, "status": "late"})})
+        msgs.append({"role": "assistant", "content": f"Order A-{i} is in transit."})
+    return json.dumps({"messages": msgs}).encode()
+
+
+def test_a_timeline_click_at_over_1000_calls_lands_on_the_call_clicked(page: Any, tmp_path: Path) -> None:
+    pg = page
+    path = tmp_path / "long_1200.json"
+    path.write_bytes(long_transcript(900))
+    wait_idle(pg)
+    pg.locator("[data-testid=stSidebar] input[type=file]").nth(1).set_input_files(str(path))
+    pg.get_by_text(path.name).first.wait_for()
+    wait_for_call(pg, 0)
+    pg.wait_for_selector(".st-key-timeline .js-plotly-plot .rangeslider-container")
+    n = int(pg.evaluate("() => document.body.innerText.match(/([\\d,]+) LLM calls/)[1].replace(/,/g, '')"))
+    assert n >= 1000
+    plot = ".st-key-timeline .js-plotly-plot"
+    geo = "() => { const g = document.querySelector('%s'); const r = g.querySelector('.nsewdrag').getBoundingClientRect();" \
+          " return {range: g._fullLayout.xaxis.range, x: r.x, y: r.y, w: r.width, h: r.height}; }" % plot
+    g = pg.evaluate(geo)
+    assert g["range"][1] - g["range"][0] > n * 0.9  # the whole conversation at first
+
+    # Zoom as a user does: drag a box over roughly calls 600-640 of the main plot.
+    def px(call: float, g: dict[str, Any]) -> float:
+        r0, r1 = g["range"]
+        return float(g["x"] + (call - r0) / (r1 - r0) * g["w"])
+
+    y = g["y"] + g["h"] * 0.9  # low in the plot: inside the stacked areas of every call
+    pg.mouse.move(px(600, g), y)
+    pg.mouse.down()
+    pg.mouse.move(px(620, g), y, steps=5)
+    pg.mouse.move(px(640, g), y, steps=5)
+    pg.mouse.up()
+    pg.wait_for_function("() => { const r = document.querySelector('%s')._fullLayout.xaxis.range;"
+                         " return r[1] - r[0] < 100; }" % plot)
+    wait_idle(pg)
+    g = pg.evaluate(geo)
+    lo, hi = g["range"]
+    target = round(lo + (hi - lo) * 0.6)  # a call in the zoomed window, read from plotly's own axis
+    pg.mouse.move(px(target, g), y)
+    pg.wait_for_timeout(200)
+    pg.mouse.click(px(target, g), y)
+    wait_for_call(pg, target)
+    assert current_call(pg) == target

@@ -7,6 +7,7 @@ parts + ceiling; so a payload bar crossing a line means exactly what the engine 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,7 +42,20 @@ LINE_STYLES = {
 """The three budget lines get distinct colours and dashes, so two that almost coincide stay apart."""
 TIMELINE_BAR_MAX = 400
 """Up to this many calls the timeline draws one bar per call; beyond it, stepped areas (one path per
-band instead of thousands of bars, so the browser redraws a long replay quickly)."""
+band instead of thousands of bars, so the browser redraws a long replay quickly) under a range slider:
+at that density one call is narrower than a pixel, so a click can only land on the call meant once
+the user has zoomed in (drag the slider's handles, or drag a box on the chart)."""
+
+
+STEP_SHAPE = "hvh"
+"""Steps change half-way between two calls, so call k's value spans k ± 0.5 like its bar would,
+and a click anywhere on that step picks call k (plotly picks the nearest point)."""
+
+
+CLICKABLE = dict(mode="lines+markers", marker=dict(size=6, opacity=0))
+"""Lines and areas cannot be selected, and a click selects the first point plotly lists under the
+pointer: invisible markers on every call of the long timeline's areas and lines make any of them
+carry the click to the call under the pointer."""
 
 
 def marker_words(action: str) -> str:
@@ -151,16 +165,17 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         if bars:
             trace.update(type="bar", marker=dict(color=BAND_COLORS[band]))
         else:
-            trace.update(type="scatter", mode="lines", stackgroup="bands", line=dict(width=0, shape="hv"),
-                         fillcolor=BAND_COLORS[band])
+            trace.update(type="scatter", stackgroup="bands", line=dict(width=0, shape=STEP_SHAPE),
+                         fillcolor=BAND_COLORS[band], **CLICKABLE)
         data.append(trace)
         first = False
     summarising = getattr(getattr(rp.settings, "context_manager", None), "type", None) == "summarising"
     for col in ("input_budget", "trigger", "ceiling"):
         if col != "input_budget" and not summarising:
             continue  # the trigger and ceiling are the summarising manager's: no line where they do not apply
-        data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), mode="lines", name=TIMELINE_WORDS[col],
-                         line=dict(shape="hv", **LINE_STYLES[col]),
+        data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col],
+                         **(CLICKABLE if not bars else dict(mode="lines")),
+                         line=dict(shape=STEP_SHAPE, **LINE_STYLES[col]),
                          hovertemplate=TIMELINE_WORDS[col] + ": %{y:,}<extra></extra>"))
     top = df["payload_tokens"]
     ymax = float(top.max() or 1)
@@ -214,13 +229,34 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         xaxis=dict(title=dict(text="LLM call"), tickformat="d", dtick=_tick_step(n), tick0=0,
                    range=[-0.6, n - 0.4]),
         yaxis=dict(title=dict(text="tokens"), tickformat=",d", rangemode="tozero"),
-        legend=dict(orientation="h", y=-0.22, traceorder="normal"), hovermode="x unified",
-        clickmode="event+select", shapes=shapes)
+        legend=dict(orientation="h", y=-0.22 if bars else -0.5, traceorder="normal"), hovermode="x unified",
+        clickmode="event+select", shapes=shapes, datarevision=data_revision(data))
+    if not bars:
+        layout["xaxis"]["rangeslider"] = dict(visible=True, thickness=0.1)
+        layout["dragmode"] = "zoom"  # a dragged box zooms (Streamlit would pan)
+        layout["height"] = 400
     if title:
         layout["title"] = dict(text=title)
     if y_max:
         layout["yaxis"]["range"] = [0, y_max]
     return go.Figure(dict(data=data, layout=layout))
+
+
+def data_revision(data: list[dict[str, Any]]) -> str:
+    """A digest of a figure's traces, set as ``layout.datarevision``.
+
+    plotly.js's ``react`` compares data arrays by identity unless ``datarevision`` is given; the
+    browser parses a fresh copy of the figure on every step, so without it every step recomputed
+    and redrew every trace although only the cursor moved. With it, an unchanged digest tells
+    plotly.js the traces are the same (only the shapes are redrawn), and different data always
+    gets a different digest, so a new replay is never drawn with the old traces."""
+    h = hashlib.blake2b(digest_size=12)
+    for trace in data:
+        for key in sorted(trace):
+            value = trace[key]
+            h.update(key.encode())
+            h.update(value.tobytes() if hasattr(value, "tobytes") else repr(value).encode())
+    return h.hexdigest()
 
 
 def cursor_shape(call: int) -> dict[str, Any]:
