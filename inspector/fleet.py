@@ -200,25 +200,31 @@ def _killed_worker_type() -> type[BaseException]:
 
 # --- shipping transcripts ------------------------------------------------------------------------------
 
-_local = threading.Lock()
-_worker_files: dict[str, str] = {}
-_worker_dir: tempfile.TemporaryDirectory[str] | None = None
+class _WorkerFiles:
+    """The files a worker process writes for shipped transcripts, once per key, in one temporary
+    folder made on first use (one instance per process: a worker keeps them for its lifetime)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.paths: dict[str, str] = {}
+        self.folder: tempfile.TemporaryDirectory[str] | None = None
+
+    def path(self, key: str, name: str, data: bytes) -> str:
+        """A worker-local file holding ``data`` under the base name ``name`` (written once per key)."""
+        with self.lock:
+            path = self.paths.get(key)
+            if path is None:
+                if self.folder is None:
+                    self.folder = tempfile.TemporaryDirectory(prefix="context-inspector-fleet-")
+                folder = Path(self.folder.name) / str(len(self.paths))
+                folder.mkdir()
+                target = folder / name
+                target.write_bytes(data)
+                path = self.paths[key] = str(target)
+            return path
 
 
-def _worker_path(key: str, name: str, data: bytes) -> str:
-    """A worker-local file holding ``data`` under the base name ``name`` (written once per key)."""
-    global _worker_dir
-    with _local:
-        path = _worker_files.get(key)
-        if path is None:
-            if _worker_dir is None:
-                _worker_dir = tempfile.TemporaryDirectory(prefix="context-inspector-fleet-")
-            folder = Path(_worker_dir.name) / str(len(_worker_files))
-            folder.mkdir()
-            target = folder / name
-            target.write_bytes(data)
-            path = _worker_files[key] = str(target)
-        return path
+_WORKER_FILES = _WorkerFiles()
 
 
 SweepRow = Callable[..., dict[str, Any]]
@@ -230,7 +236,7 @@ def _sweep_task(sweep_one: SweepRow, doc: Any, transcript: Any, data: bytes | No
                 combos: Sequence[Mapping[str, Any]], counter: str, summarizer: str,
                 kw: Mapping[str, Any]) -> list[dict[str, Any]]:
     if data is not None and data_key is not None:
-        transcript = _worker_path(data_key, Path(os.fspath(transcript)).name or "transcript", data)
+        transcript = _WORKER_FILES.path(data_key, Path(os.fspath(transcript)).name or "transcript", data)
     return [sweep_one(doc, transcript, combo, counter, summarizer, **kw) for combo in combos]
 
 

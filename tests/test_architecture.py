@@ -215,3 +215,23 @@ def test_fold_kinds_are_the_archives_kinds() -> None:
     from inspector.vocabulary import FOLD_KINDS
 
     assert set(FOLD_KINDS.values()) <= set(get_args(FoldKind))
+
+
+# --- state lives on instances (issue 12, point 8) -------------------------------------------------
+
+def test_no_module_rebinds_a_global_and_nothing_is_bolted_onto_an_object() -> None:
+    """No ``global`` statement (a warned-once flag, a lazily made singleton) and no attribute set on
+    an object that does not declare it (``# type: ignore[attr-defined]``): such state belongs to an
+    instance (``Replay.views``, a summarizer's own flag, a named ``OncePerKey``)."""
+    found = []
+    for name, path in package_modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [f"{name}:{node.lineno} global" for node in ast.walk(tree) if isinstance(node, ast.Global)]
+        found += [f"{name}:{k} attr-defined" for k, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                  if "type: ignore[attr-defined]" in line]
+    assert found == []
+
+
+def test_the_check_finds_a_planted_global() -> None:
+    tree = ast.parse("_flag = False\ndef f():\n    global _flag\n    _flag = True\n")
+    assert any(isinstance(node, ast.Global) for node in ast.walk(tree))

@@ -74,3 +74,19 @@ def test_repairs_name_the_transcript_message_they_concern(tmp_path: Path) -> Non
             assert f.to_json()["repairs"][f.repairs.index(r)]["ref"] == r.ref
     assert seen, "the transcript was built to need repairs"
     assert all(r.ref is not None for f in rp.frames for r in f.repairs if r.repair.kind != "empty_result_synthesised")
+
+
+def test_a_derived_view_is_kept_on_its_own_replay() -> None:
+    """``Replay.view``: made once per replay (the second read makes nothing), never shared between two."""
+    first = _replay(load_transcript(sample_path("demo_support.json")))
+    second = _replay(load_transcript(sample_path("demo_support.json")))
+    made: list[int] = []
+
+    def make() -> list[int]:
+        made.append(1)
+        return [len(made)]
+
+    a = first.view("probe", make)
+    assert first.view("probe", make) is a and len(made) == 1
+    b = second.view("probe", make)
+    assert b is not a and len(made) == 2

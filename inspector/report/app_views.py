@@ -222,7 +222,7 @@ def call_from_selection(selection: Any, n: int) -> int | None:
 def event_calls(rp: Replay) -> dict[str, list[int]]:
     """For every kind of :data:`inspector.vocabulary.EVENT_WORDS`, the calls where it happens, in
     order (a fold at a commit counts for the first call after it). Computed once per replay."""
-    cached = getattr(rp, "_app_events", None)
+    cached: dict[str, list[int]] | None = rp.views.get("app_events")
     if cached is not None:
         return cached
     from inspector.report.figures import commit_positions, forgotten_per_call
@@ -238,7 +238,7 @@ def event_calls(rp: Replay) -> dict[str, list[int]]:
         "over_budget": [k for k, f in enumerate(rp.frames) if f.headroom < 0],
         "forgotten": [k for k, lost in enumerate(forgotten_per_call(rp)) if lost],
     }
-    rp._app_events = out  # type: ignore[attr-defined]
+    rp.views["app_events"] = out
     return out
 
 
@@ -286,11 +286,7 @@ def budget_facts(rp: Replay, call: int) -> dict[str, Any]:
 def _calibration(rp: Replay) -> Any:
     from inspector.calibration import calibrate
 
-    cal = getattr(rp, "_app_calibration", None)
-    if cal is None:
-        cal = calibrate(rp.transcript)
-        rp._app_calibration = cal  # type: ignore[attr-defined]
-    return cal
+    return rp.view("app_calibration", lambda: calibrate(rp.transcript))
 
 
 def call_calibration(rp: Replay, call: int) -> pd.DataFrame | None:
@@ -362,10 +358,7 @@ def estimate_check(rp: Replay, call: int) -> tuple[str, str] | None:
     from inspector.engine.tokens import make_counter
 
     f = rp.frames[call]
-    tk = getattr(rp, "_app_tiktoken", None)
-    if tk is None:
-        tk = make_counter("tiktoken", rp.limits.get("effective_model"))
-        rp._app_tiktoken = tk  # type: ignore[attr-defined]
+    tk = rp.view("app_tiktoken", lambda: make_counter("tiktoken", rp.limits.get("effective_model")))
     real = tk.count(f.payload(rp.messages)) + (tk.count_tools(_engine_tools(rp)) if f.bands.get("tool_schemas") else 0)
     est = f.payload_tokens
     if real <= est:
@@ -616,7 +609,7 @@ def summary_caption(rp: Replay, call: int) -> str:
 
 def _tool_call_index(rp: Replay) -> dict[str, list[int]]:
     """Tool call id → transcript indices of the ask(s) and result(s) that carry it (cached on the replay)."""
-    cached = getattr(rp, "_app_call_index", None)
+    cached: dict[str, list[int]] | None = rp.views.get("app_call_index")
     if cached is not None:
         return cached
     out: dict[str, list[int]] = {}
@@ -627,7 +620,7 @@ def _tool_call_index(rp: Replay) -> dict[str, list[int]]:
         for cid in ids:
             if isinstance(cid, str) and cid:
                 out.setdefault(cid, []).append(i)
-    rp._app_call_index = out  # type: ignore[attr-defined]
+    rp.views["app_call_index"] = out
     return out
 
 
@@ -724,11 +717,7 @@ def editor_css(key: str, text: str, error_lines: Iterable[int] = ()) -> str:
 
 def _message_previews(rp: Replay) -> list[str]:
     """A (masked) one-line preview of every transcript message, made once per replay."""
-    cached = getattr(rp, "_app_previews", None)
-    if cached is None:
-        cached = [_preview(m.get("content"), 100) for m in rp.messages]
-        rp._app_previews = cached  # type: ignore[attr-defined]
-    return cached
+    return rp.view("app_previews", lambda: [_preview(m.get("content"), 100) for m in rp.messages])
 
 
 def keep_table(replays: Mapping[str, Replay], call: int) -> pd.DataFrame:

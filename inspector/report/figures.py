@@ -268,13 +268,9 @@ def cursor_shape(call: int) -> dict[str, Any]:
 def forgotten_per_call(rp: Replay) -> list[list[Any]]:
     """:func:`inspector.forgetting.forgotten_references` of this replay, computed once and kept on
     it (the timeline, the stepper's jumps and the "This call" list all read the same lists)."""
-    cache = getattr(rp, "_forgotten_cache", None)
-    if cache is None:
-        from inspector.forgetting import forgotten_references
+    from inspector.forgetting import forgotten_references
 
-        cache = forgotten_references(rp)
-        rp._forgotten_cache = cache  # type: ignore[attr-defined]
-    return cache
+    return rp.view("forgotten", lambda: forgotten_references(rp))
 
 
 def commit_positions(rp: Replay) -> list[tuple[float, str]]:
