@@ -210,7 +210,7 @@ def test_llm_summarizer_prompt_is_two_messages_scenario_28(llm) -> None:  # noqa
     from inspector.engine.llm import LLMEngine
 
     engine = LLMEngine(model="openai/test-model", api_base=llm.api_base, api_key="x", timeout=10)
-    s = LLMSummarizer(instructions="Summarise tersely.", engine=engine)
+    s = LLMSummarizer(instructions="Summarise tersely.", llm=engine)
     msgs = fat_turn(0, 10)
     assert s.summarize(msgs) == llm.reply
     sent = llm.requests[-1]["messages"]

@@ -186,9 +186,9 @@ def build_summarizer(settings: ContextSettings, *, summarizer: Any = "manifest",
     if spec.name == "drop":
         return cls()
     if spec.name == "llm":
-        return cls(model=params.get("model"), instructions=params.get("instructions"), engine=llm,
+        return cls(model=params.get("model"), instructions=params.get("instructions"), llm=llm,
                    models=settings.models, cache=cache)
-    kwargs = {"engine": llm} if "engine" in inspect.signature(cls).parameters else {}
+    kwargs = {"llm": llm} if "llm" in inspect.signature(cls).parameters else {}
     return cls(**params, **kwargs)
 
 

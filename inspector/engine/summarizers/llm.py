@@ -39,7 +39,7 @@ DEFAULT_INSTRUCTIONS = (
 )
 
 
-def resolve_summary_model(requested: str | None, models: Sequence[Any], engine_model: str | None) -> tuple[str | None, str]:
+def resolve_summary_model(requested: str | None, models: Sequence[Any], agent_model: str | None) -> tuple[str | None, str]:
     """(model, source) per docs/design.md §3.6, Q16. ``models`` rows need ``id`` and ``model``."""
 
     def concrete(row: Any) -> str | None:
@@ -51,12 +51,12 @@ def resolve_summary_model(requested: str | None, models: Sequence[Any], engine_m
         row = rows.get("summarizer")
         if row is not None and concrete(row):
             return concrete(row), "spec.models[id=summarizer]"
-        return engine_model, "agent"
+        return agent_model, "agent"
     if requested in rows:
         m = concrete(rows[requested])
-        return (m, f"spec.models[id={requested}]") if m else (engine_model, "agent")
-    if requested == engine_model:
-        return engine_model, "agent"
+        return (m, f"spec.models[id={requested}]") if m else (agent_model, "agent")
+    if requested == agent_model:
+        return agent_model, "agent"
     return requested, "override"
 
 
@@ -113,25 +113,25 @@ class LLMSummarizer(PricedUsage):
     label = "llm"
 
     def __init__(self, model: str | None = None, instructions: str | None = None, *,
-                 engine: LLMEngine | None = None, models: Sequence[Any] = (),
+                 llm: LLMEngine | None = None, models: Sequence[Any] = (),
                  cache: SummaryCache | None = None, **_: Any) -> None:
-        self.engine = engine
+        self.llm = llm
         self.instructions = instructions or DEFAULT_INSTRUCTIONS
-        self.model, self.model_source = resolve_summary_model(model, models, engine.model if engine else None)
+        self.model, self.model_source = resolve_summary_model(model, models, llm.model if llm else None)
         self.cache = cache
         self.calls = 0  # live model calls made (cache hits excluded)
         self.usage: list[dict[str, Any]] = []
-        self.warned_no_engine = False  # once per summarizer (one per replay), not once per process
+        self.warned_no_llm = False  # once per summarizer (one per replay), not once per process
 
     @property
     def calls_model(self) -> bool:
         """Only with a live engine is a summary a model call; without one it folds like ``drop`` (Q20)."""
-        return self.engine is not None
+        return self.llm is not None
 
     def summarize(self, messages: list[Message]) -> str | None:
-        if self.engine is None:
-            if not self.warned_no_engine:
-                self.warned_no_engine = True
+        if self.llm is None:
+            if not self.warned_no_llm:
+                self.warned_no_llm = True
                 warnings.warn("summarizer 'llm' has no live engine: older turns are dropped", stacklevel=2)
             return None
         prompt = build_prompt(messages, self.instructions)
@@ -142,7 +142,7 @@ class LLMSummarizer(PricedUsage):
             if hit is not None:
                 return hit
         self.calls += 1
-        result = self.engine.complete(prompt, model=self.model)
+        result = self.llm.complete(prompt, model=self.model)
         self.usage.append(result.usage)
         text = result.text.strip()
         if self.cache is not None and key is not None:
