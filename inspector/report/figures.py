@@ -53,9 +53,9 @@ and a click anywhere on that step picks call k (plotly picks the nearest point).
 
 
 CLICKABLE = dict(mode="lines+markers", marker=dict(size=6, opacity=0))
-"""Lines and areas cannot be selected, and a click selects the first point plotly lists under the
-pointer: invisible markers on every call of the long timeline's areas and lines make any of them
-carry the click to the call under the pointer."""
+"""Lines and areas cannot be selected, and a click selects only the first point plotly lists under
+the pointer, which over the long timeline's areas is the last budget line's: invisible markers on
+that one line (one per call, not one per call and band) carry the click to the call under it."""
 
 
 def marker_words(action: str) -> str:
@@ -165,18 +165,19 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         if bars:
             trace.update(type="bar", marker=dict(color=BAND_COLORS[band]))
         else:
-            trace.update(type="scatter", stackgroup="bands", line=dict(width=0, shape=STEP_SHAPE),
-                         fillcolor=BAND_COLORS[band], **CLICKABLE)
+            trace.update(type="scatter", mode="lines", stackgroup="bands", line=dict(width=0, shape=STEP_SHAPE),
+                         fillcolor=BAND_COLORS[band])
         data.append(trace)
         first = False
     summarising = getattr(getattr(rp.settings, "context_manager", None), "type", None) == "summarising"
     for col in ("input_budget", "trigger", "ceiling"):
         if col != "input_budget" and not summarising:
             continue  # the trigger and ceiling are the summarising manager's: no line where they do not apply
-        data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col],
-                         **(CLICKABLE if not bars else dict(mode="lines")),
+        data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col], mode="lines",
                          line=dict(shape=STEP_SHAPE, **LINE_STYLES[col]),
                          hovertemplate=TIMELINE_WORDS[col] + ": %{y:,}<extra></extra>"))
+    if not bars:
+        data[-1].update(CLICKABLE)
     top = df["payload_tokens"]
     ymax = float(top.max() or 1)
 
