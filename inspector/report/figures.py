@@ -42,20 +42,14 @@ LINE_STYLES = {
 """The three budget lines get distinct colours and dashes, so two that almost coincide stay apart."""
 TIMELINE_BAR_MAX = 400
 """Up to this many calls the timeline draws one bar per call; beyond it, stepped areas (one path per
-band instead of thousands of bars, so the browser redraws a long replay quickly) under a range slider:
-at that density one call is narrower than a pixel, so a click can only land on the call meant once
-the user has zoomed in (drag the slider's handles, or drag a box on the chart)."""
+band instead of thousands of bars, so the browser redraws a long replay quickly) with box zoom. Areas
+cannot be selected by a click (only their event markers can); a range slider, or invisible per-call
+markers that would make a click land, cost 4 s and 0.5 s more per step on 2 000 turns."""
 
 
 STEP_SHAPE = "hvh"
 """Steps change half-way between two calls, so call k's value spans k ± 0.5 like its bar would,
 and a click anywhere on that step picks call k (plotly picks the nearest point)."""
-
-
-CLICKABLE = dict(mode="lines+markers", marker=dict(size=6, opacity=0))
-"""Lines and areas cannot be selected, and a click selects only the first point plotly lists under
-the pointer, which over the long timeline's areas is the last budget line's: invisible markers on
-that one line (one per call, not one per call and band) carry the click to the call under it."""
 
 
 def marker_words(action: str) -> str:
@@ -176,8 +170,6 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col], mode="lines",
                          line=dict(shape=STEP_SHAPE, **LINE_STYLES[col]),
                          hovertemplate=TIMELINE_WORDS[col] + ": %{y:,}<extra></extra>"))
-    if not bars:
-        data[-1].update(CLICKABLE)
     top = df["payload_tokens"]
     ymax = float(top.max() or 1)
 
@@ -230,12 +222,10 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         xaxis=dict(title=dict(text="LLM call"), tickformat="d", dtick=_tick_step(n), tick0=0,
                    range=[-0.6, n - 0.4]),
         yaxis=dict(title=dict(text="tokens"), tickformat=",d", rangemode="tozero"),
-        legend=dict(orientation="h", y=-0.22 if bars else -0.5, traceorder="normal"), hovermode="x unified",
+        legend=dict(orientation="h", y=-0.22, traceorder="normal"), hovermode="x unified",
         clickmode="event+select", shapes=shapes, datarevision=data_revision(data))
     if not bars:
-        layout["xaxis"]["rangeslider"] = dict(visible=True, thickness=0.1)
-        layout["dragmode"] = "zoom"  # a dragged box zooms (Streamlit would pan)
-        layout["height"] = 400
+        layout["dragmode"] = "zoom"  # a dragged box zooms in (Streamlit would pan); a double click zooms out
     if title:
         layout["title"] = dict(text=title)
     if y_max:
