@@ -356,9 +356,9 @@ def timeline_view(rp: Replay, rkey: tuple[Any, ...], call: int) -> None:
     fig = session_figure(("timeline", rkey), lambda: timeline(rp))
     st.plotly_chart(mark_call(fig, call), key="timeline", on_select=on_timeline_select, selection_mode="points",
                     width="stretch")
-    zoom = ("Drag the range slider's handles under the chart (or drag a box on it) to zoom in, then click "
-            "a call to jump there. " if len(rp.frames) > TIMELINE_BAR_MAX else "Click a bar or marker to jump to "
-            "that call. ")
+    zoom = ("Drag a box over some calls to zoom in (double-click zooms out); click a marker, or use the "
+            "slider, to jump to a call. " if len(rp.frames) > TIMELINE_BAR_MAX else "Click a bar or marker to "
+            "jump to that call. ")
     st.caption(zoom + "Lines: input budget, summary trigger, "
                "hysteresis ceiling; markers: summaries, commit folds, trims, pairing repairs, forgotten references.")
 

@@ -42,15 +42,21 @@ CHROMIUM = "/usr/bin/chromium"
 # cursor sits on the target; then two more frames so the paint is included. Returns milliseconds.
 SETTLE_JS = """async ([selector, target, cursor]) => {
   const frame = () => new Promise(r => requestAnimationFrame(r));
-  const settled = () => {
+  const idle = () => {
     if (document.querySelector('[data-stale="true"]')) return false;
     const status = document.querySelector('[data-testid="stStatusWidget"]');
-    if (status && status.textContent.match(/Running|Stop/)) return false;
+    return !(status && status.textContent.match(/Running|Stop/));
+  };
+  const settled = () => {
+    if (!idle()) return false;
     const pos = document.querySelector('.st-key-call_position');
     if (!pos || !pos.textContent.includes(`call ${target} ·`)) return false;
     return !cursor || !!document.querySelector(cursor);
   };
-  const btn = [...document.querySelectorAll(selector)].find(b => b.offsetParent !== null);
+  const visible = () => [...document.querySelectorAll(selector)].find(b => b.offsetParent !== null);
+  const w0 = performance.now();  // the previous rerun may still be replacing the button: wait for it
+  while ((!visible() || !idle()) && performance.now() - w0 < 20000) await frame();
+  const btn = visible();
   const t0 = performance.now();
   btn.click();
   await frame();

@@ -42,20 +42,14 @@ LINE_STYLES = {
 """The three budget lines get distinct colours and dashes, so two that almost coincide stay apart."""
 TIMELINE_BAR_MAX = 400
 """Up to this many calls the timeline draws one bar per call; beyond it, stepped areas (one path per
-band instead of thousands of bars, so the browser redraws a long replay quickly) under a range slider:
-at that density one call is narrower than a pixel, so a click can only land on the call meant once
-the user has zoomed in (drag the slider's handles, or drag a box on the chart)."""
+band instead of thousands of bars, so the browser redraws a long replay quickly) with box zoom. Areas
+cannot be selected by a click (only their event markers can); a range slider, or invisible per-call
+markers that would make a click land, cost 4 s and 0.5 s more per step on 2 000 turns."""
 
 
 STEP_SHAPE = "hvh"
 """Steps change half-way between two calls, so call k's value spans k ± 0.5 like its bar would,
 and a click anywhere on that step picks call k (plotly picks the nearest point)."""
-
-
-CLICKABLE = dict(mode="lines+markers", marker=dict(size=6, opacity=0))
-"""Lines and areas cannot be selected, and a click selects the first point plotly lists under the
-pointer: invisible markers on every call of the long timeline's areas and lines make any of them
-carry the click to the call under the pointer."""
 
 
 def marker_words(action: str) -> str:
@@ -165,16 +159,15 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         if bars:
             trace.update(type="bar", marker=dict(color=BAND_COLORS[band]))
         else:
-            trace.update(type="scatter", stackgroup="bands", line=dict(width=0, shape=STEP_SHAPE),
-                         fillcolor=BAND_COLORS[band], **CLICKABLE)
+            trace.update(type="scatter", mode="lines", stackgroup="bands", line=dict(width=0, shape=STEP_SHAPE),
+                         fillcolor=BAND_COLORS[band])
         data.append(trace)
         first = False
     summarising = getattr(getattr(rp.settings, "context_manager", None), "type", None) == "summarising"
     for col in ("input_budget", "trigger", "ceiling"):
         if col != "input_budget" and not summarising:
             continue  # the trigger and ceiling are the summarising manager's: no line where they do not apply
-        data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col],
-                         **(CLICKABLE if not bars else dict(mode="lines")),
+        data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col], mode="lines",
                          line=dict(shape=STEP_SHAPE, **LINE_STYLES[col]),
                          hovertemplate=TIMELINE_WORDS[col] + ": %{y:,}<extra></extra>"))
     top = df["payload_tokens"]
@@ -229,12 +222,10 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         xaxis=dict(title=dict(text="LLM call"), tickformat="d", dtick=_tick_step(n), tick0=0,
                    range=[-0.6, n - 0.4]),
         yaxis=dict(title=dict(text="tokens"), tickformat=",d", rangemode="tozero"),
-        legend=dict(orientation="h", y=-0.22 if bars else -0.5, traceorder="normal"), hovermode="x unified",
+        legend=dict(orientation="h", y=-0.22, traceorder="normal"), hovermode="x unified",
         clickmode="event+select", shapes=shapes, datarevision=data_revision(data))
     if not bars:
-        layout["xaxis"]["rangeslider"] = dict(visible=True, thickness=0.1)
-        layout["dragmode"] = "zoom"  # a dragged box zooms (Streamlit would pan)
-        layout["height"] = 400
+        layout["dragmode"] = "zoom"  # a dragged box zooms in (Streamlit would pan); a double click zooms out
     if title:
         layout["title"] = dict(text=title)
     if y_max:
