@@ -169,9 +169,14 @@ def current_call(pg: Any) -> int:
 def choose_view(pg: Any, view: str) -> None:
     from inspector.vocabulary import VIEW_WORDS
 
-    pg.locator(".st-key-view button", has_text=VIEW_WORDS[view]).click()
-    pg.wait_for_timeout(300)  # the rerun starts
-    wait_idle(pg)
+    button = pg.locator(".st-key-view button", has_text=VIEW_WORDS[view])
+    button.click()
+    # The click is registered when its button turns active; the view is drawn when the rerun has
+    # ended. Idle is checked twice, apart, because a loaded machine may start the rerun late.
+    pg.wait_for_function("e => e.getAttribute('aria-checked') === 'true'", arg=button.element_handle())
+    for _ in range(2):
+        pg.wait_for_timeout(400)
+        wait_idle(pg)
 
 
 def shot(pg: Any, name: str) -> Path:

@@ -12,12 +12,12 @@ from inspector.engine.summarizers.llm import resolve_summary_model
 from inspector.manifest import settings_from_dict
 
 
-def budget_for(spec: dict, *, fixed: int = 0, summarising: bool | None = None):
+def budget_for(spec: dict, *, fixed: int = 0, summarizing: bool | None = None):
     settings = settings_from_dict({"kind": "Agent", "spec": spec}).settings
     limits = resolve_limits(settings)
     params = settings.context_manager.params
-    is_sum = settings.context_manager.type == "summarising" if summarising is None else summarising
-    return compute_budget(limits, settings.trimmer, fixed=fixed, tool_tokens=0, summarising=is_sum,
+    is_sum = settings.context_manager.type == "summarising" if summarizing is None else summarizing
+    return compute_budget(limits, settings.trimmer, fixed=fixed, tool_tokens=0, summarizing=is_sum,
                           hysteresis_ratio=params.get("hysteresis_ratio", 0.1),
                           summary_threshold=params.get("summary_threshold", 0))
 

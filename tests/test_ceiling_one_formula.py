@@ -32,7 +32,7 @@ def manager_ceiling(hint: int, ratio: float) -> int:
 def budget_for_hint(hint: int, ratio: float) -> int:
     """A budget whose hint is exactly ``hint`` (summary_threshold caps it) and its ceiling."""
     limits = ModelLimits("m", "m", 10**7, "manifest", 0, "manifest", None, None, None)
-    b = compute_budget(limits, TrimmerSettings(None, 0, 0.0), fixed=0, tool_tokens=0, summarising=True,
+    b = compute_budget(limits, TrimmerSettings(None, 0, 0.0), fixed=0, tool_tokens=0, summarizing=True,
                        hysteresis_ratio=ratio, summary_threshold=hint)
     assert b.hint == hint
     return b.ceiling

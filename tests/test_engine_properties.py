@@ -124,7 +124,7 @@ def _res(i: str, content: str) -> dict:
 
 # Summarising managers that must act inside a turn: a small threshold, few kept turns, and every turn
 # committed (so a summary block opens the log and the next turn's history is over the hint).
-summarising_busy = st.builds(
+summarizing_busy = st.builds(
     lambda k, t, r: {"type": "summarising", "params": {"keep_turns": k, "summary_threshold": t, "hysteresis_ratio": r}},
     st.integers(1, 2), st.integers(1, 120), st.sampled_from([0.1, 0.3, 1.0]))
 
@@ -136,7 +136,7 @@ def test_engine_invariants(cm: dict, trimmer: dict, convo: list, system: str, su
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cm=summarising_busy, trimmer=trimmers, convo=conversations(always_commit=True), system=text,
+@given(cm=summarizing_busy, trimmer=trimmers, convo=conversations(always_commit=True), system=text,
        summarizer=st.sampled_from(["echo", "echo", "drop"]))
 @example(  # found by this property: no system band, so the summary block leads and Q18 protects it
     cm={"type": "summarising", "params": {"keep_turns": 1, "summary_threshold": 1, "hysteresis_ratio": 0.1}},
@@ -182,7 +182,7 @@ def prior_logs(draw):  # noqa: ANN001, ANN201
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cm=st.one_of(managers, summarising_busy), trimmer=trimmers, prior=prior_logs(),
+@given(cm=st.one_of(managers, summarizing_busy), trimmer=trimmers, prior=prior_logs(),
        convo=conversations(always_commit=True), system=text,
        summarizer=st.one_of(st.sampled_from(["echo", "drop"]),
                             st.frozensets(st.integers(1, 6), max_size=3).map(Flaky)))

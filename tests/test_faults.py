@@ -35,7 +35,7 @@ EXE = Path(sys.executable).with_name("context-inspector")
 KEEP = 2
 
 
-def summarising(keep_turns: int = KEEP, window: int = 2000):  # noqa: ANN201
+def summarizing(keep_turns: int = KEEP, window: int = 2000):  # noqa: ANN201
     return settings_from_dict({"kind": "Agent", "spec": {
         "context_manager": {"type": "summarising", "params": {"keep_turns": keep_turns, "summarizer": "llm"}},
         "models": [{"model": "acme/model", "context_window": window, "max_tokens": 200}]}})
@@ -92,7 +92,7 @@ def test_summarizer_fault_is_recorded_with_its_reason_and_the_turn_proceeds(
     engine = live(llm, timeout=1 if mode == "stall" else 5)
     cache_dir = tmp_path / "cache"
     tr = three_turns_and_a_question()
-    rp = replay(summarising(), tr, counter="estimate", llm=engine, summary_cache=cache_dir)
+    rp = replay(summarizing(), tr, counter="estimate", llm=engine, summary_cache=cache_dir)
 
     failed_commits = [c for c in rp.commits if c.action == "summarizer-failed"]
     failed_frames = [f for f in rp.frames if f.decision.action == "summarizer-failed"]
@@ -128,7 +128,7 @@ def test_summarizer_fault_is_recorded_with_its_reason_and_the_turn_proceeds(
 def test_a_failed_summary_is_retried_on_the_next_call_and_leaves_both_caches_untouched(
         llm: Any, tmp_path: Path) -> None:
     cache = SummaryCache(tmp_path / "cache")
-    e = ContextEngine(summarising(window=100_000), counter="estimate", llm=live(llm), summary_cache=cache)
+    e = ContextEngine(summarizing(window=100_000), counter="estimate", llm=live(llm), summary_cache=cache)
 
     def turn(i: int) -> Any:
         e.user(user(f"q{i}"))
@@ -213,13 +213,13 @@ CORRUPTIONS = {
 def test_a_corrupt_cache_file_is_a_miss_and_is_rebuilt(llm: Any, tmp_path: Path, kind: str) -> None:
     cache_dir = tmp_path / "cache"
     tr = four_turns_and_a_question()
-    first = replay(summarising(), tr, counter="estimate", llm=live(llm), summary_cache=cache_dir)
+    first = replay(summarizing(), tr, counter="estimate", llm=live(llm), summary_cache=cache_dir)
     files = sorted(cache_dir.glob("*.json"))
     assert len(llm.requests) == len(files) == 2
     victim = files[0]
     victim.write_bytes(CORRUPTIONS[kind](victim.read_bytes()))
 
-    second = replay(summarising(), tr, counter="estimate", llm=live(llm), summary_cache=cache_dir)
+    second = replay(summarizing(), tr, counter="estimate", llm=live(llm), summary_cache=cache_dir)
     assert len(llm.requests) == 3, "exactly one new model call, for the corrupt entry only"
     assert second.summary_cache_hits == 1
     data = json.loads(victim.read_text(encoding="utf-8"))
@@ -227,7 +227,7 @@ def test_a_corrupt_cache_file_is_a_miss_and_is_rebuilt(llm: Any, tmp_path: Path,
     same = lambda rp: [(f["payload"], f["cm"]) for f in rp.to_json(payloads=True)["frames"]]  # noqa: E731
     assert same(second) == same(first), "the rebuilt entry gives the same payloads"
 
-    replay(summarising(), tr, counter="estimate", llm=live(llm), summary_cache=cache_dir)
+    replay(summarizing(), tr, counter="estimate", llm=live(llm), summary_cache=cache_dir)
     assert len(llm.requests) == 3, "the rebuilt file is a hit"
     assert not list(cache_dir.glob(".tmp-*")), "no temp files left behind"
 
@@ -288,7 +288,7 @@ def test_an_unwritable_cache_never_costs_the_summary(llm: Any, tmp_path: Path) -
     not_a_dir = tmp_path / "cache"
     not_a_dir.write_text("a file where the cache folder should be")
     with pytest.warns(UserWarning, match="summary cache not written"):
-        rp = replay(summarising(), four_turns_and_a_question(), counter="estimate", llm=live(llm),
+        rp = replay(summarizing(), four_turns_and_a_question(), counter="estimate", llm=live(llm),
                     summary_cache=not_a_dir)
     assert rp.totals()["summarizer_failures"] == 0
     assert [c.action for c in rp.commits][-1] == "summarized"

@@ -92,7 +92,7 @@ def test_the_budget_by_integer_division_equals_the_exact_fraction_formulas(
 
     limits = SimpleNamespace(window=max_tokens, window_source="test", completion=100, completion_source="test")
     trimmer = SimpleNamespace(max_tokens=None, reserve_tokens=None, safety_margin_ratio=margin_ratio)
-    b = compute_budget(limits, trimmer, fixed=fixed, tool_tokens=0, summarising=True,  # type: ignore[arg-type]
+    b = compute_budget(limits, trimmer, fixed=fixed, tool_tokens=0, summarizing=True,  # type: ignore[arg-type]
                        hysteresis_ratio=hysteresis, calibration=calibration)
     cap = max(1, math.floor(Fraction(max_tokens) / Fraction(str(calibration)))) if calibration else max_tokens
     margin = math.ceil(cap * Fraction(str(margin_ratio)))

@@ -166,9 +166,9 @@ def test_the_hysteresis_clamp_is_the_same_everywhere(ratio: float) -> None:
                                                              "params": {"hysteresis_ratio": ratio}}}})
     assert shown.settings.to_dict()["context_manager"]["resolved_params"]["hysteresis_ratio"] == expected
     assert SummarizingConversation(hysteresis_ratio=ratio).hysteresis_ratio == expected
-    budget = compute_budget(LIMITS, TrimmerSettings(), fixed=0, tool_tokens=0, summarising=True,
+    budget = compute_budget(LIMITS, TrimmerSettings(), fixed=0, tool_tokens=0, summarizing=True,
                             hysteresis_ratio=ratio)
-    clamped = compute_budget(LIMITS, TrimmerSettings(), fixed=0, tool_tokens=0, summarising=True,
+    clamped = compute_budget(LIMITS, TrimmerSettings(), fixed=0, tool_tokens=0, summarizing=True,
                              hysteresis_ratio=expected)
     assert (budget.hint, budget.ceiling) == (clamped.hint, clamped.ceiling)
 
@@ -179,7 +179,7 @@ def test_the_safety_margin_clamp_is_the_same_in_the_manifest_and_the_budget(rati
     loaded = settings_from_dict({"spec": {"context_manager": {"params": {"trimmer": {"safety_margin_ratio": ratio}}}}})
     assert loaded.settings.trimmer.safety_margin_ratio == expected
     raw = compute_budget(LIMITS, TrimmerSettings(safety_margin_ratio=ratio), fixed=0, tool_tokens=0,
-                         summarising=False)
+                         summarizing=False)
     assert raw.safety_margin_ratio == expected == SAFETY_MARGIN_RATIO(ratio)
     assert raw.margin == math.ceil(100_000 * Fraction(str(expected)))
 

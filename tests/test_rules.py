@@ -100,7 +100,7 @@ def test_safety_margin_rounds_up(max_tokens: int, ratio: float, margin: int) -> 
     spec = {"context_manager": {"type": "sliding-window", "params": {
         "trimmer": {"max_tokens": max_tokens, "reserve_tokens": 100, "safety_margin_ratio": ratio}}}}
     settings = settings_from_dict({"kind": "Agent", "spec": spec}).settings
-    b = compute_budget(resolve_limits(settings), settings.trimmer, fixed=7, tool_tokens=0, summarising=False)
+    b = compute_budget(resolve_limits(settings), settings.trimmer, fixed=7, tool_tokens=0, summarizing=False)
     assert b.margin == margin
     assert b.trimmer_reserve == 100 + margin
     assert b.hard == b.hint == max_tokens - 100 - margin - 7
@@ -112,7 +112,7 @@ def test_summarising_hint_and_ceiling_from_an_odd_max_tokens() -> None:
     spec = {"context_manager": {"type": "summarising", "params": {
         "trimmer": {"max_tokens": 12_345, "reserve_tokens": 0}}}}
     settings = settings_from_dict({"kind": "Agent", "spec": spec}).settings
-    b = compute_budget(resolve_limits(settings), settings.trimmer, fixed=0, tool_tokens=0, summarising=True,
+    b = compute_budget(resolve_limits(settings), settings.trimmer, fixed=0, tool_tokens=0, summarizing=True,
                        hysteresis_ratio=0.1)
     assert (b.margin, b.hard, b.hint, b.ceiling) == (1_235, 11_110, 10_100, 11_110)
 

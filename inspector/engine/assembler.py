@@ -267,7 +267,7 @@ class ContextAssembler:
         fixed = (counter.count([system]) if system else 0) + counter.count([user]) + wm_tokens + tool_tokens
         terms = budget_terms(cm)
         budget = compute_budget(engine.limits, engine.settings.trimmer, fixed=fixed, tool_tokens=tool_tokens,
-                                summarising=terms.summarising, hysteresis_ratio=terms.hysteresis_ratio,
+                                summarizing=terms.summarizing, hysteresis_ratio=terms.hysteresis_ratio,
                                 summary_threshold=terms.summary_threshold,
                                 calibration=getattr(engine, "calibration", None),
                                 calibration_source=getattr(engine, "calibration_source", None))

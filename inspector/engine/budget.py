@@ -115,7 +115,7 @@ def resolve_calibration(primary: Any, limits: ModelLimits, counter: str,
 
 
 def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens: int,
-                   summarising: bool, hysteresis_ratio: float = SUMMARIZING.hysteresis_ratio,
+                   summarizing: bool, hysteresis_ratio: float = SUMMARIZING.hysteresis_ratio,
                    summary_threshold: int = SUMMARIZING.summary_threshold,
                    calibration: float | None = None, calibration_source: str | None = None) -> Budget:
     """``trimmer`` is a TrimmerSettings (max_tokens, reserve_tokens, safety_margin_ratio).
@@ -139,13 +139,13 @@ def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens
     mp, mq = _exact(str(ratio))
     margin = -(-max_tokens * mp // mq)  # ceil, exactly
     hard = max(1, max_tokens - reserve - margin - fixed)
-    if summarising:
+    if summarizing:
         rp, rq = _unit_ratio(hysteresis_ratio)
         hint = max(1, hard * rq // (rq + rp))  # floor(hard / (1 + r)), exactly
     else:
         hint = hard
     if isinstance(summary_threshold, int) and not isinstance(summary_threshold, bool) and summary_threshold > 0:
         hint = min(summary_threshold, hint)
-    ceiling = hysteresis_ceiling(hint, hysteresis_ratio) if summarising else hint
+    ceiling = hysteresis_ceiling(hint, hysteresis_ratio) if summarizing else hint
     return Budget(limits.window, limits.window_source, max_tokens, max_src, reserve, reserve_src, margin, ratio,
                   tool_tokens, fixed, hard, hint, ceiling, calibration, calibration_source if calibration else None)

@@ -163,9 +163,9 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
                          fillcolor=BAND_COLORS[band])
         data.append(trace)
         first = False
-    summarising = getattr(getattr(rp.settings, "context_manager", None), "type", None) == "summarising"
+    summarizing = getattr(getattr(rp.settings, "context_manager", None), "type", None) == "summarising"
     for col in ("input_budget", "trigger", "ceiling"):
-        if col != "input_budget" and not summarising:
+        if col != "input_budget" and not summarizing:
             continue  # the trigger and ceiling are the summarising manager's: no line where they do not apply
         data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col], mode="lines",
                          line=dict(shape=STEP_SHAPE, **LINE_STYLES[col]),

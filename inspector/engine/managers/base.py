@@ -59,7 +59,7 @@ class BudgetTerms:
     ceiling (``hint × (1 + hysteresis_ratio)``) and a summary trigger (``summary_threshold``, 0 = the
     hint); any other manager neither."""
 
-    summarising: bool = False
+    summarizing: bool = False
     hysteresis_ratio: float = 0.0
     summary_threshold: int = 0
 
