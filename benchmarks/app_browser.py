@@ -22,19 +22,22 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from streamlit_server import free_port, served  # noqa: E402  (the tests' server helper)
+
+from inspector.bundled import STREAMLIT_FLAGS  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
 
 # Clicks the button, then waits (one check per animation frame) until the stepper shows call
@@ -66,26 +69,6 @@ SETTLE_JS = """async ([selector, target, cursor]) => {
 }"""
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited early with status {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.read().strip() == b"ok":
-                    return
-        except OSError:
-            time.sleep(0.1)
-    raise TimeoutError("streamlit did not come up")
-
-
 def wait_call(pg, k: int) -> None:  # noqa: ANN001
     pg.wait_for_function("k => { const p = document.querySelector('.st-key-call_position');"
                          " return p && p.textContent.includes(`call ${k} ·`); }", arg=k)
@@ -114,23 +97,14 @@ def line(label: str, xs: list[float]) -> str:
 
 @contextlib.contextmanager
 def serve(script: Path) -> Iterator[tuple[int, float]]:
-    """``streamlit run script`` on a free port; yields (port, seconds until /_stcore/health answered)."""
+    """``streamlit run script`` on a free port, served as ``context-inspector app`` serves the app;
+    yields (port, seconds until /_stcore/health answered)."""
     port = free_port()
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    t_start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_healthy(port, proc)
-        yield port, time.perf_counter() - t_start
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    cmd = [sys.executable, "-m", "streamlit", "run", str(script), *STREAMLIT_FLAGS, "--server.port", str(port),
+           "--server.fileWatcherType", "none"]
+    with served(cmd, port, cwd=ROOT, env=env, out=subprocess.DEVNULL, timeout=120.0) as t_up:
+        yield port, t_up
 
 
 def floor(browser, args: argparse.Namespace) -> None:  # noqa: ANN001

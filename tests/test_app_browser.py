@@ -15,17 +15,12 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from streamlit_server import free_port, served
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -40,48 +35,17 @@ pytestmark = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_healthy(port: int, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited early with status {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.read().strip() == b"ok":
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise TimeoutError(f"streamlit did not answer /_stcore/health on port {port} within {timeout:.0f} s")
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
+    """The app served the way ``context-inspector app`` serves it (:func:`inspector.bundled.app_command`)."""
+    from inspector.bundled import app_command
+
     port = free_port()
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    log = (ARTIFACTS / "streamlit.log")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            wait_healthy(port, proc)
-            yield f"http://127.0.0.1:{port}/"
-        finally:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=15)
+    with (ARTIFACTS / "streamlit.log").open("wb") as out, \
+            served([*app_command(port=port), "--server.fileWatcherType", "none"], port, cwd=ROOT, env=env, out=out):
+        yield f"http://127.0.0.1:{port}/"
 
 
 @pytest.fixture(scope="module")

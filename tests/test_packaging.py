@@ -9,10 +9,8 @@ import fnmatch
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 import tomllib
 import urllib.request
 from pathlib import Path
@@ -21,6 +19,7 @@ import pytest
 
 from cli_run import DEMO, EXE, SMALL, run, tau_bench_file
 from conftest import ROOT
+from streamlit_server import free_port, wait_healthy
 from inspector.bundled import STREAMLIT_FLAGS, app_launch, app_script, sample_manifest, sample_manifest_dir
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -123,12 +122,6 @@ def test_app_refuses_a_missing_file_like_every_command(tmp_path: Path) -> None:
     assert out.returncode == 2 and out.stderr.startswith("error: ") and "nope.json" in out.stderr
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_app_serves_the_inspector(tmp_path: Path) -> None:
     port = free_port()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -136,17 +129,10 @@ def test_app_serves_the_inspector(tmp_path: Path) -> None:
     proc = subprocess.Popen([*cmd, "app", str(DEMO), "--port", str(port)], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
     try:
-        health = None
-        for _ in range(240):
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                    health = r.read().decode()
-                    break
-            except OSError:
-                if proc.poll() is not None:
-                    break
-                time.sleep(0.5)
-        assert health == "ok", proc.stdout.read().decode() if proc.poll() is not None and proc.stdout else health
+        try:
+            wait_healthy(port, proc, timeout=120)
+        except (RuntimeError, TimeoutError) as e:
+            pytest.fail(f"{e}\n{proc.stdout.read().decode() if proc.poll() is not None and proc.stdout else ''}")
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
             assert r.status == 200 and b"<html" in r.read().lower()
     finally:
