@@ -23,7 +23,14 @@ from inspector.policy import DEFAULT_POLICY
 from inspector.redact import mask_secrets, mask_text
 from inspector.replay import Replay, replay
 from inspector.report import app_views as av
-from inspector.report.figures import TIMELINE_BAR_MAX, band_bar, compare_timelines, cursor_shape, timeline
+from inspector.report.figures import (
+    TIMELINE_BAR_MAX,
+    band_bar_html,
+    call_strip_html,
+    compare_timelines,
+    cursor_shape,
+    timeline,
+)
 from inspector.report.tables import compare_table, not_sent_table
 from inspector.vocabulary import EVENT_WORDS, VIEW_WORDS
 from inspector.transcripts import (
@@ -352,15 +359,16 @@ def stepper(rp: Replay) -> int:
     return int(ss.call)
 
 
-def timeline_view(rp: Replay, rkey: tuple[Any, ...], call: int) -> None:
+def timeline_view(rp: Replay, rkey: tuple[Any, ...]) -> None:
+    """The timeline, drawn once per replay outside the per-call fragment: a step never resends it
+    (the fragment's :func:`call_strip_html` under it marks the current call); a click on it moves
+    to the clicked call and reruns the page."""
+    zoom = ("Drag a box over some calls to zoom in (double-click zooms out), then click the call. "
+            if len(rp.frames) > TIMELINE_BAR_MAX else "Click a bar or marker to jump to that call. ")
+    st.caption(zoom + "Lines: input budget, summary trigger, hysteresis ceiling; markers: summaries, commit folds, "
+               "trims, pairing repairs, forgotten references. The current call is marked ▲ under the chart.")
     fig = session_figure(("timeline", rkey), lambda: timeline(rp))
-    st.plotly_chart(mark_call(fig, call), key="timeline", on_select=on_timeline_select, selection_mode="points",
-                    width="stretch")
-    zoom = ("Drag a box over some calls to zoom in (double-click zooms out); click a marker, or use the "
-            "slider, to jump to a call. " if len(rp.frames) > TIMELINE_BAR_MAX else "Click a bar or marker to "
-            "jump to that call. ")
-    st.caption(zoom + "Lines: input budget, summary trigger, "
-               "hysteresis ceiling; markers: summaries, commit folds, trims, pairing repairs, forgotten references.")
+    st.plotly_chart(fig, key="timeline", on_select=on_timeline_select, selection_mode="points", width="stretch")
 
 
 def budget_view(rp: Replay, call: int) -> None:
@@ -389,7 +397,8 @@ def budget_view(rp: Replay, call: int) -> None:
         st.warning(f"Pairing check: {av.code_span(facts['check'])}")
     for w in rp.frames[call].warnings:
         st.warning(av.code_span(mask_text(w)))
-    st.plotly_chart(band_bar(rp, call), key="band_bar", width="stretch")
+    with st.container(key="band_bar"):
+        st.html(band_bar_html(rp, call))
     st.dataframe(av.band_table(rp, call), hide_index=True, width="content")
 
 
@@ -740,6 +749,8 @@ def main() -> None:
     elif view == "fleet":
         fleet_tab(m, src, fmt, counter, choice, agent)
     else:
+        ss.n_calls = len(rp.frames)
+        timeline_view(rp, rkey)
         stepped_view(rp, rkey, m, tkey, t, counter, choice, live, agent)
 
 
@@ -751,8 +762,8 @@ def stepped_view(rp: Replay, rkey: tuple[Any, ...], m: av.ManifestInput, tkey: t
     the inputs and the replay are not touched) and draws only the view that is on screen."""
     if ss.pop("_rerun_page", False):
         st.rerun()  # a link switched the view: redraw the switch too
+    st.html(call_strip_html(len(rp.frames), int(av.clamp_call(ss.get("call", 0), len(rp.frames)))))
     call = stepper(rp)
-    timeline_view(rp, rkey, call)
     view = ss.get("view")
     if view == "not_sent":
         not_sent_tab(rp, call)

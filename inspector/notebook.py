@@ -217,31 +217,11 @@ def replay_command(manifest: str, transcript: Any, overrides: Iterable[str], set
 
 def band_bar_html(rp: Replay, call: int) -> str:
     """The call's bands against the model window as one stacked HTML bar (no script: it renders in
-    a widget, a static export and a GitHub preview alike), then a legend of the non-empty bands in
-    the bar's order. Segments are :func:`~inspector.report.figures.band_segments`."""
-    from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_segments
+    a widget, a static export and a GitHub preview alike): the app's own bar,
+    :func:`inspector.report.figures.band_bar_html`, so both faces draw the same thing."""
+    from inspector.report.figures import band_bar_html as bar
 
-    f = rp.frames[call]
-    segs = [(name, tokens) for name, tokens in band_segments(f) if tokens > 0]
-    total = sum(t for _, t in segs) or 1
-    window = f.budget.window or total
-    cells, keys = [], []
-    for name, tokens in segs:
-        label = BAND_LABELS.get(name, name)
-        pct = 100.0 * tokens / total
-        tip = html.escape(f"{label}: {tokens:,} tokens ({100.0 * tokens / window:.1f} % of the window)")
-        text = html.escape(f"{tokens:,}") if pct >= 7 else ""
-        cells.append(f'<div title="{tip}" style="width:{pct:.3f}%;background:{BAND_COLORS[name]};color:#111;'
-                     f'font-size:11px;text-align:center;overflow:hidden;white-space:nowrap;line-height:22px">'
-                     f"{text}</div>")
-        keys.append(f'<span style="white-space:nowrap;margin-right:10px"><span style="display:inline-block;'
-                    f'width:10px;height:10px;background:{BAND_COLORS[name]};margin-right:3px"></span>'
-                    f"{html.escape(label)} {tokens:,}</span>")
-    over = f" — <b style='color:#D62728'>over budget by {-f.headroom:,}</b>" if f.headroom < 0 else ""
-    head = (f"<div style='font-size:12px;margin:2px 0'>{f.payload_tokens:,} tokens sent of an input budget of "
-            f"{f.input_budget:,}; window {window:,} ({html.escape(str(f.budget.window_source))}){over}</div>")
-    return (head + "<div style='display:flex;width:100%;height:22px;border:1px solid #999'>" + "".join(cells)
-            + "</div><div style='font-size:11px;margin-top:3px'>" + "".join(keys) + "</div>")
+    return bar(rp, call)
 
 
 def _tool_names(rp: Replay, ref: Any) -> str:

@@ -50,10 +50,20 @@ def chart_ids(at: AppTest) -> list[str]:
     return [c.proto.id for c in at.get("plotly_chart")]
 
 
+def band_bar(at: AppTest) -> str:
+    """The band bar's HTML (an ``st.html`` block, not a figure)."""
+    return next(h.proto.body for h in at.html if "ci-band-bar" in h.proto.body)
+
+
 def band_title(at: AppTest) -> str:
     """The band bar's title: 'turn T · step S — N tokens sent'."""
-    titles = [c["layout"].get("title", {}).get("text", "") for c in charts(at)]
-    return next(t for t in titles if "tokens sent" in t)
+    return html.unescape(band_bar(at).split("class='ci-band-title", 1)[1].split(">", 1)[1].split("</div>", 1)[0])
+
+
+def strip_call(at: AppTest) -> int:
+    """The call the strip under the timeline marks."""
+    body = next(h.proto.body for h in at.html if "ci-cursor" in h.proto.body)
+    return int(body.split("data-call='", 1)[1].split("'", 1)[0])
 
 
 def frame_by_columns(at: AppTest, *cols: str) -> pd.DataFrame:
@@ -111,7 +121,7 @@ def test_default_view_is_populated() -> None:
     assert at.session_state["manifest_sample"] == av.DEFAULT_MANIFEST
     assert at.session_state["n_calls"] == DEMO_CALLS and at.session_state["call"] == 0
     ids = chart_ids(at)
-    assert any("timeline" in i for i in ids) and any("band_bar" in i for i in ids)
+    assert any("timeline" in i for i in ids) and "tokens sent" in band_title(at)
     assert len(payload(at)) > 0
     assert len(compare_totals(at)) == 3  # summarising, sliding-window, stack
     # The summarizer is labelled as the offline stand-in, never passed off as a model.
@@ -651,16 +661,17 @@ def timeline_spec(at: AppTest) -> dict[str, Any]:
     return next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "timeline" in c.proto.id)
 
 
-def test_a_step_tells_plotly_the_timeline_data_is_unchanged_and_moves_only_the_cursor() -> None:
-    """plotly.js redraws every trace unless ``layout.datarevision`` says the data is the same; the
-    digest must stay put while stepping and change with the data (another counter, other numbers)."""
+def test_a_step_leaves_the_timeline_figure_as_it_was_and_moves_only_the_strip_under_it() -> None:
+    """The timeline carries no cursor: a step sends the same figure (the browser test checks it is not
+    even redrawn) and the strip under it marks the new call. ``layout.datarevision`` still changes
+    with the data (another counter, other numbers), so plotly.js never keeps stale traces."""
     at = start()
     before = timeline_spec(at)
+    assert strip_call(at) == 0
     at.button(key="next").click().run()
     after = timeline_spec(at)
-    assert after["data"] == before["data"]
-    assert after["layout"]["datarevision"] == before["layout"]["datarevision"]
-    assert [s["x0"] for s in before["layout"]["shapes"]] == [0] and [s["x0"] for s in after["layout"]["shapes"]] == [1]
+    assert after == before and not before["layout"].get("shapes")
+    assert strip_call(at) == 1 and at.session_state["call"] == 1
     at.radio(key="counter").set_value("estimate").run()
     other = timeline_spec(at)
     assert other["data"] != before["data"]

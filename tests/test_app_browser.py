@@ -94,13 +94,19 @@ def demo_replay() -> Any:
 
 def band_title(pg: Any) -> str:
     """The band bar's title ('turn T · step S — N tokens sent')."""
-    titles = pg.locator(".js-plotly-plot .gtitle").all_text_contents()
-    return next(t for t in titles if "tokens sent" in t)
+    return str(pg.locator(".st-key-band_bar .ci-band-title").text_content())
 
 
 def band_labels(pg: Any) -> list[str]:
     """The numbers printed inside the band bar's segments."""
-    return pg.locator(".st-key-band_bar .bartext").all_text_contents()
+    return pg.locator(".st-key-band_bar .ci-seg").all_text_contents()
+
+
+# Counts every change under the timeline's chart from now on (window.__timelineMutations).
+WATCH_TIMELINE = """() => { window.__timelineMutations = 0;
+  new MutationObserver(ms => { window.__timelineMutations += ms.length; })
+    .observe(document.querySelector('.st-key-timeline'), {subtree: true, childList: true, attributes: true,
+                                                           characterData: true}); }"""
 
 
 def chat_text(pg: Any) -> str:
@@ -158,17 +164,22 @@ def shot(pg: Any, name: str) -> Path:
 
 def test_step_and_select_in_a_real_browser(page: Any) -> None:
     pg = page
-    assert pg.locator(".js-plotly-plot").count() >= 2  # timeline + band bar at least
+    assert pg.locator(".st-key-timeline .js-plotly-plot").count() == 1
     title0, labels0, chat0 = band_title(pg), band_labels(pg), chat_text(pg)
     assert title0.startswith("turn 1 · step 0")
+    assert pg.locator(".ci-cursor").get_attribute("data-call") == "0"
 
+    pg.evaluate(WATCH_TIMELINE)
     pg.locator(".st-key-next button:visible").click()
     wait_for_call(pg, 1)
-    pg.wait_for_function("t => ![...document.querySelectorAll('.js-plotly-plot .gtitle')]"
-                         ".some(e => e.textContent === t)", arg=title0)
+    pg.wait_for_function("t => document.querySelector('.st-key-band_bar .ci-band-title').textContent !== t",
+                         arg=title0)
     assert band_title(pg).startswith("turn 1 · step 1")
     assert band_labels(pg) != labels0
     assert chat_text(pg) != chat0
+    assert pg.locator(".ci-cursor").get_attribute("data-call") == "1"  # the strip under the timeline moved
+    pg.wait_for_timeout(300)
+    assert pg.evaluate("() => window.__timelineMutations") == 0  # the timeline itself was not touched
 
     # Select a bar of call 15 on the timeline: the app jumps there.
     bar = pg.locator(".st-key-timeline .barlayer .trace.bars").nth(2).locator(".point path").nth(15)
@@ -298,3 +309,62 @@ def test_1024x768_nothing_is_cut_off(browser: Any, server: str) -> None:
         shot(pg, "screenshot_1024.png")
     finally:
         pg.context.close()
+
+
+def long_transcript(turns: int) -> bytes:
+    """An OpenAI-format conversation of ``turns`` user turns with a tool round every third turn
+    (4 LLM calls per 3 turns)."""
+    msgs: list[dict[str, Any]] = [{"role": "system", "content": "You are a support assistant."}]
+    for i in range(turns):
+        msgs.append({"role": "user", "content": f"Turn {i}: where is order A-{i}?"})
+        if i % 3 == 0:
+            cid = f"call_{i}"
+            msgs.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": cid, "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"id": i})}}]})
+            msgs.append({"role": "tool", "tool_call_id": cid, "content": json.dumps({"order": i, "status": "late"})})
+        msgs.append({"role": "assistant", "content": f"Order A-{i} is in transit."})
+    return json.dumps({"messages": msgs}).encode()
+
+
+def test_a_timeline_click_at_over_1000_calls_lands_on_the_call_clicked(page: Any, tmp_path: Path) -> None:
+    pg = page
+    path = tmp_path / "long_1200.json"
+    path.write_bytes(long_transcript(900))
+    wait_idle(pg)
+    pg.locator("[data-testid=stSidebar] input[type=file]").nth(1).set_input_files(str(path))
+    pg.get_by_text(path.name).first.wait_for()
+    calls = "() => +((document.body.innerText.match(/([\\d,]+) LLM calls/) || [0, '0'])[1].replace(/,/g, ''))"
+    pg.wait_for_function(f"() => ({calls})() >= 1000")  # the upload replayed (the demo has 26 calls)
+    wait_for_call(pg, 0)
+    n = int(pg.evaluate(calls))
+    plot = ".st-key-timeline .js-plotly-plot"
+    pg.wait_for_function("n => { const g = document.querySelector('%s');"
+                         " return g && g._fullLayout && g._fullLayout.xaxis.range[1] > n - 1; }" % plot, arg=n)
+    geo = "() => { const g = document.querySelector('%s'); const r = g.querySelector('.nsewdrag').getBoundingClientRect();" \
+          " return {range: g._fullLayout.xaxis.range, x: r.x, y: r.y, w: r.width, h: r.height}; }" % plot
+    g = pg.evaluate(geo)
+    assert g["range"][1] - g["range"][0] > n * 0.9  # the whole conversation at first
+
+    def px(call: float, g: dict[str, Any]) -> float:
+        r0, r1 = g["range"]
+        return float(g["x"] + (call - r0) / (r1 - r0) * g["w"])
+
+    # Zoom as a user does: drag a box over roughly calls 600-640 of the plot.
+    y = g["y"] + g["h"] * 0.9  # low in the plot: inside the stacked areas of every call
+    pg.mouse.move(px(600, g), y)
+    pg.mouse.down()
+    pg.mouse.move(px(620, g), y, steps=5)
+    pg.mouse.move(px(640, g), y, steps=5)
+    pg.mouse.up()
+    pg.wait_for_function("() => { const r = document.querySelector('%s')._fullLayout.xaxis.range;"
+                         " return r[1] - r[0] < 100; }" % plot)
+    wait_idle(pg)
+    g = pg.evaluate(geo)
+    lo, hi = g["range"]
+    target = round(lo + (hi - lo) * 0.6)  # a call in the zoomed window, read from plotly's own axis
+    pg.mouse.move(px(target, g), y)
+    pg.wait_for_timeout(300)
+    pg.mouse.click(px(target, g), y)
+    wait_for_call(pg, target)
+    assert current_call(pg) == target
+    assert pg.locator(".ci-cursor").get_attribute("data-call") == str(target)

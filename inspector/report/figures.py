@@ -42,9 +42,19 @@ LINE_STYLES = {
 """The three budget lines get distinct colours and dashes, so two that almost coincide stay apart."""
 TIMELINE_BAR_MAX = 400
 """Up to this many calls the timeline draws one bar per call; beyond it, stepped areas (one path per
-band instead of thousands of bars, so the browser redraws a long replay quickly) with box zoom. Areas
-cannot be selected by a click (only their event markers can); a range slider, or invisible per-call
-markers that would make a click land, cost 4 s and 0.5 s more per step on 2 000 turns."""
+band instead of thousands of bars, so the browser draws a long replay quickly) with box zoom, and
+invisible markers on the top line (:data:`CLICKABLE`) so a click lands on the call under it. The app
+draws the timeline once per replay (a step moves only :func:`call_strip_html`), so these extra
+markers cost once, not on every step."""
+
+CLICKABLE = dict(mode="lines+markers", marker=dict(size=6, opacity=0))
+"""Lines and areas cannot be selected, and a click selects only the first point plotly lists under
+the pointer, which over the long timeline's areas is the last budget line's: invisible markers on
+that one line (one per call, not one per call and band) carry the click to the call under it."""
+
+TIMELINE_MARGIN = dict(l=72, r=12)
+"""The timeline's left and right margins in pixels, fixed (no automatic margin), so the plot area
+sits at a known place and :func:`call_strip_html` under it lines up with the calls."""
 
 
 STEP_SHAPE = "hvh"
@@ -104,6 +114,72 @@ def band_bar(rp: Replay, call: int) -> Any:
                   title=dict(text=f"turn {f.turn} · step {f.step} — {f.payload_tokens:,} tokens sent{over}",
                              x=0, xanchor="left", y=0.97, yanchor="top"))
     return go.Figure(dict(data=data, layout=layout))
+
+
+BAR_TEXT_MIN_PCT = 6.0
+"""A band bar segment narrower than this share of the bar prints no number inside (its hover title
+and the legend still give it), so numbers never spill over a neighbour."""
+
+
+def band_bar_html(rp: Replay, call: int) -> str:
+    """The call's bands against the model window as one stacked HTML bar (flex segments, no script).
+
+    The same numbers as :func:`band_bar` (segments are :func:`band_segments`; the bar's scale is the
+    window, or the payload when it is over budget), drawn by the browser as plain boxes: a step in
+    the app replaces a few ``<div>`` instead of re-laying out a plotly figure, and the notebook, a
+    static export and a GitHub preview show the same bar. Guarantees: the window (and a calibrated
+    cap that differs from it) are marked by a line across the bar with their label in a row *above*
+    the bar, so a label never overlaps a segment; every segment has a hover title with its tokens
+    and share of the window; the legend lists the non-empty bands in the bar's order. Every text is
+    HTML-escaped."""
+    import html
+
+    f = rp.frames[call]
+    window = f.budget.window
+    segs = [(name, tokens) for name, tokens in band_segments(f) if tokens > 0]
+    scale = max(window, sum(t for _, t in segs), 1)
+    cells, keys = [], []
+    for name, tokens in segs:
+        label = BAND_LABELS.get(name, name)
+        width = 100.0 * tokens / scale
+        share = 100.0 * tokens / window if window else 0.0
+        tip = html.escape(f"{label}: {tokens:,} tokens ({share:.1f}% of the window)")
+        text = f"{tokens:,} ({share:.0f}%)" if width >= BAR_TEXT_MIN_PCT else ""
+        cells.append(f"<div class='ci-seg' data-band='{html.escape(name)}' title=\"{tip}\" "
+                     f"style='width:{width:.3f}%;background:{BAND_COLORS[name]}'>{html.escape(text)}</div>")
+        keys.append(f"<span class='ci-key'><i style='background:{BAND_COLORS[name]}'></i>{html.escape(label)}</span>")
+    marks = [(window, f"window {window:,} ({f.budget.window_source})", "dash")]
+    if f.budget.max_tokens != window:
+        marks.append((f.budget.max_tokens, f"calibrated cap {f.budget.max_tokens:,}", "dot"))
+    labels, lines = [], []
+    for row, (tokens, text, style) in enumerate(marks):
+        pos = 100.0 * tokens / scale
+        side = f"right:{100.0 - pos:.3f}%" if pos > 50 else f"left:{pos:.3f}%"  # grows away from the line's far side
+        labels.append(f"<div class='ci-mark-label' style='top:{row * 16}px;{side}'>{html.escape(text)}</div>")
+        lines.append(f"<div class='ci-mark' style='left:{pos:.3f}%;border-left-style:{'dashed' if style == 'dash' else 'dotted'}'>"
+                     "</div>")
+    over = f" — over budget by {-f.headroom:,}" if f.headroom < 0 else ""
+    title = f"turn {f.turn} · step {f.step} — {f.payload_tokens:,} tokens sent{over}"
+    return (f"<style>{BAND_BAR_CSS}</style><div class='ci-band-bar'>"
+            f"<div class='ci-band-title{' ci-over' if over else ''}'>{html.escape(title)}</div>"
+            f"<div class='ci-mark-labels' style='height:{16 * len(marks)}px'>{''.join(labels)}</div>"
+            f"<div class='ci-bar'>{''.join(cells)}{''.join(lines)}</div>"
+            f"<div class='ci-legend'>{''.join(keys)}</div></div>")
+
+
+BAND_BAR_CSS = (
+    ".ci-band-bar{font-family:inherit;margin:4px 0 10px}"
+    ".ci-band-title{font-size:.95rem;font-weight:600;margin-bottom:4px}.ci-band-title.ci-over{color:#D62728}"
+    ".ci-mark-labels{position:relative;font-size:.75rem;color:#333}"
+    ".ci-mark-label{position:absolute;white-space:nowrap;padding:0 3px}"
+    ".ci-bar{position:relative;display:flex;height:30px;border:1px solid #888;background:#fff}"
+    ".ci-seg{height:100%;overflow:hidden;white-space:nowrap;text-align:center;font-size:.75rem;line-height:30px;"
+    "color:#111;box-sizing:border-box;border-right:1px solid rgba(255,255,255,.6)}"
+    ".ci-mark{position:absolute;top:-6px;bottom:-4px;width:0;border-left:2px dashed #333}"
+    ".ci-legend{font-size:.78rem;margin-top:5px;line-height:1.5}"
+    ".ci-key{white-space:nowrap;margin-right:12px}"
+    ".ci-key i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px;"
+    "border:1px solid rgba(0,0,0,.2)}")
 
 
 def _tick_step(n: int) -> int:
@@ -170,6 +246,8 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col], mode="lines",
                          line=dict(shape=STEP_SHAPE, **LINE_STYLES[col]),
                          hovertemplate=TIMELINE_WORDS[col] + ": %{y:,}<extra></extra>"))
+    if not bars:
+        data[-1].update(CLICKABLE)  # the last budget line carries the click (see CLICKABLE)
     top = df["payload_tokens"]
     ymax = float(top.max() or 1)
 
@@ -218,11 +296,14 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
     if selected is not None and 0 <= selected < n:
         shapes.append(cursor_shape(selected))
     layout: dict[str, Any] = dict(
-        barmode="stack", bargap=0.15, height=340, margin=dict(l=10, r=10, t=40 if title else 16, b=10),
+        barmode="stack", bargap=0.15, height=340, margin=dict(**TIMELINE_MARGIN, t=40 if title else 16, b=10),
         xaxis=dict(title=dict(text="LLM call"), tickformat="d", dtick=_tick_step(n), tick0=0,
-                   range=[-0.6, n - 0.4]),
-        yaxis=dict(title=dict(text="tokens"), tickformat=",d", rangemode="tozero"),
-        legend=dict(orientation="h", y=-0.22, traceorder="normal"), hovermode="x unified",
+                   range=list(timeline_range(n))),
+        yaxis=dict(title=dict(text="tokens"), tickformat=",d", rangemode="tozero", automargin=False),
+        # Untitled (the app's own timeline): the legend on top, so the strip under the chart sits
+        # right under the call axis; a titled one (side by side) keeps its legend below.
+        legend=dict(orientation="h", y=-0.22, traceorder="normal") if title else
+        dict(orientation="h", x=0, y=1.02, yanchor="bottom", traceorder="normal"), hovermode="x unified",
         clickmode="event+select", shapes=shapes, datarevision=data_revision(data))
     if not bars:
         layout["dragmode"] = "zoom"  # a dragged box zooms in (Streamlit would pan); a double click zooms out
@@ -231,6 +312,31 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
     if y_max:
         layout["yaxis"]["range"] = [0, y_max]
     return go.Figure(dict(data=data, layout=layout))
+
+
+def timeline_range(n: int) -> tuple[float, float]:
+    """The timeline's x range over ``n`` calls: every call's bar (or step) whole, k ± 0.5, with a
+    little air at both ends. One source for the figure and :func:`call_strip_html`."""
+    return (-0.6, n - 0.4)
+
+
+def call_strip_html(n: int, call: int) -> str:
+    """A thin strip under the timeline marking the current call ("▲ call k of N").
+
+    It spans the timeline's plot area (the same fixed margins, the same x range as the unzoomed
+    figure), so the marker sits under call ``k``'s bar. In the app a step redraws this strip
+    instead of the figure: moving a cursor drawn into the figure resent and re-laid-out the whole
+    timeline on every step. A zoomed timeline keeps the strip on the whole conversation (it is then
+    an overview: where the current call lies in all N)."""
+    lo, hi = timeline_range(n)
+    pos = 100.0 * (call - lo) / (hi - lo) if hi > lo else 0.0
+    text = f"▲ call {call:,} of {n:,}"
+    side = f"right:{100.0 - pos:.3f}%;text-align:right" if pos > 70 else f"left:{pos:.3f}%"
+    return (f"<div class='ci-strip' style='position:relative;height:20px;margin:-6px {TIMELINE_MARGIN['r']}px 0 "
+            f"{TIMELINE_MARGIN['l']}px;border-top:1px solid #ccc;font-size:.75rem;color:#D62728'>"
+            f"<div class='ci-cursor' data-call='{call}' style='position:absolute;left:{pos:.3f}%;top:-7px;"
+            f"height:10px;border-left:2px solid #D62728'></div>"
+            f"<div style='position:absolute;top:2px;{side};white-space:nowrap;padding:0 4px'>{text}</div></div>")
 
 
 def data_revision(data: list[dict[str, Any]]) -> str:

@@ -1,0 +1,75 @@
+"""The band bar and the call strip the app draws as HTML (no plotly figure on a step).
+
+Bug classes: a segment whose width is not its share of the bar, a legend in another order than the
+bar, a window label drawn over a segment, a strip whose marker is not under the current call, and
+transcript-derived text interpreted as HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_bar_html, call_strip_html
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def demo() -> Any:
+    from inspector.manifest import load_manifest
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript, sample_path
+
+    return replay(load_manifest(ROOT / "sample_manifests" / "small-window.yaml"), load_transcript(sample_path()),
+                  summarizer="stand-in")
+
+
+def segments(bar: str) -> list[tuple[str, float, str]]:
+    """(band, width %, hover title) of every segment, left to right."""
+    return [(band, float(width), html.unescape(title)) for band, title, width in
+            re.findall(r"<div class='ci-seg' data-band='([^']+)' title=\"([^\"]*)\" style='width:([\d.]+)%", bar)]
+
+
+def test_every_segment_is_its_share_of_the_window_with_a_title_and_the_legend_follows_the_bar(demo: Any) -> None:
+    for k, f in enumerate(demo.frames):
+        bar = band_bar_html(demo, k)
+        b = f.budget
+        # Independent expectation: the frame's own bands, then reserve, margin, headroom or the excess.
+        expected = {name: f.bands.get(name, 0) for name in
+                    ("system", "summary", "history", "user", "working_memory", "tool_schemas")}
+        expected.update(reserve=b.reserve, margin=b.margin)
+        expected["headroom" if f.headroom >= 0 else "over budget"] = abs(f.headroom)
+        expected = {name: t for name, t in expected.items() if t > 0}
+        segs = segments(bar)
+        assert [s[0] for s in segs] == list(expected)
+        scale = max(b.window, sum(expected.values()))
+        for band, width, title in segs:
+            assert width == pytest.approx(100 * expected[band] / scale, abs=1e-3)
+            assert title.startswith(f"{BAND_LABELS.get(band, band)}: {expected[band]:,} tokens")
+        legend = re.findall(r"<span class='ci-key'><i style='background:(#[0-9A-Fa-f]{6})'></i>([^<]*)</span>", bar)
+        assert legend == [(BAND_COLORS[n], html.escape(BAND_LABELS.get(n, n))) for n in expected]
+        assert f"{f.payload_tokens:,} tokens sent" in bar
+        assert ("over budget by" in bar) == (f.headroom < 0)
+        # The window label sits in its own row above the bar, never inside it.
+        labels, body = bar.split("class='ci-mark-labels'", 1)[1].split("class='ci-bar'", 1)
+        assert f"window {b.window:,}" in labels and "window " not in body.split("class='ci-legend'")[0]
+
+
+@given(n=st.integers(min_value=1, max_value=5000), data=st.data())
+def test_the_strip_marks_the_call_at_its_place_on_the_unzoomed_call_axis(n: int, data: Any) -> None:
+    call = data.draw(st.integers(min_value=0, max_value=n - 1))
+    strip = call_strip_html(n, call)
+    pos = float(strip.split("class='ci-cursor'", 1)[1].split("left:", 1)[1].split("%", 1)[0])
+    # Plotly's axis over [-0.6, n - 0.4]: call k's centre is at (k + 0.6) / (n + 0.2) of the plot width.
+    assert pos == pytest.approx(100 * (call + 0.6) / (n + 0.2), abs=1e-3)
+    assert f"call {call:,} of {n:,}" in strip and f"data-call='{call}'" in strip
+    if call + 1 < n:
+        assert pos < float(call_strip_html(n, call + 1).split("class='ci-cursor'", 1)[1].split("left:", 1)[1]
+                           .split("%", 1)[0])
