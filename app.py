@@ -104,9 +104,12 @@ def mark_call(fig: Any, call: int) -> Any:
 # --- callbacks ---------------------------------------------------------------------------------------
 
 def on_manifest_sample() -> None:
-    path = av.sample_manifests()[ss.manifest_sample]
-    ss.manifest_yaml = path.read_text(encoding="utf-8")
-    ss.manifest_name, ss.manifest_base = path.name, str(path.parent)
+    if ss.manifest_sample == av.OWN_AGENT:  # no manifest: the transcript's own agent (like `replay TRANSCRIPT`)
+        ss.manifest_yaml, ss.manifest_name, ss.manifest_base = av.own_agent_yaml(), av.OWN_AGENT, None
+    else:
+        path = av.sample_manifests()[ss.manifest_sample]
+        ss.manifest_yaml = path.read_text(encoding="utf-8")
+        ss.manifest_name, ss.manifest_base = path.name, str(path.parent)
     ss.pop("manifest_notice", None)
 
 
@@ -174,8 +177,9 @@ def init_state() -> None:
 
 def manifest_sidebar() -> None:
     st.sidebar.header("Manifest")
-    samples = av.sample_manifests()
-    st.sidebar.selectbox("Sample manifest", list(samples), key="manifest_sample", on_change=on_manifest_sample)
+    st.sidebar.selectbox("Sample manifest", av.manifest_choices(), key="manifest_sample", on_change=on_manifest_sample,
+                         help=f"“{av.OWN_AGENT}”: no manifest, the transcript replayed with its own system text, "
+                              "tools and model (as `context-inspector replay TRANSCRIPT`).")
     st.sidebar.button("Reload this sample", key="manifest_reload", on_click=on_manifest_sample,
                       help="Discard edits and uploads, and show the selected sample again.")
     st.sidebar.file_uploader("…or upload a manifest", type=["yaml", "yml"], key="manifest_upload",

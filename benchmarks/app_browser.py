@@ -42,7 +42,8 @@ CHROMIUM = "/usr/bin/chromium"
 
 # Clicks the button, then waits (one check per animation frame) until the stepper shows call
 # `target`, no element is stale, Streamlit's status widget says nothing runs, and the timeline's
-# cursor sits on the target; then two more frames so the paint is included. Returns milliseconds.
+# strip under it marks the target (when the app has that strip); then two more frames so the paint is
+# included. Returns milliseconds.
 SETTLE_JS = """async ([selector, target, cursor]) => {
   const frame = () => new Promise(r => requestAnimationFrame(r));
   const idle = () => {
@@ -54,7 +55,8 @@ SETTLE_JS = """async ([selector, target, cursor]) => {
     if (!idle()) return false;
     const pos = document.querySelector('.st-key-call_position');
     if (!pos || !pos.textContent.includes(`call ${target} ·`)) return false;
-    return !cursor || !!document.querySelector(cursor);
+    const mark = cursor && document.querySelector(cursor);  // an app without the strip: no such check
+    return !mark || mark.getAttribute('data-call') === String(target);
   };
   const visible = () => [...document.querySelectorAll(selector)].find(b => b.offsetParent !== null);
   const w0 = performance.now();  // the previous rerun may still be replacing the button: wait for it
@@ -74,7 +76,7 @@ def wait_call(pg, k: int) -> None:  # noqa: ANN001
                          " return p && p.textContent.includes(`call ${k} ·`); }", arg=k)
 
 
-CURSOR = ".st-key-timeline .js-plotly-plot .shapelayer path"
+CURSOR = ".ci-cursor"
 
 
 def steps(pg, n: int, cursor: str | None = CURSOR) -> list[float]:  # noqa: ANN001
@@ -132,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--view", default="call", help="the view to step in (a key of inspector.vocabulary.VIEW_WORDS)")
     ap.add_argument("--demo-only", action="store_true", help="skip the long generated transcript")
     ap.add_argument("--no-floor", action="store_true", help="skip the trivial reference app")
+    ap.add_argument("--app", action="append", type=Path, default=None, metavar="SCRIPT",
+                    help="the app script(s) to measure, one after the other in this run (default: this "
+                         "checkout's app.py); e.g. another checkout's app.py to compare two versions")
     args = ap.parse_args(argv)
 
     from playwright.sync_api import sync_playwright
@@ -144,39 +149,49 @@ def main(argv: list[str] | None = None) -> int:
                                      args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
         if not args.no_floor:
             floor(browser, args)
-        with serve(ROOT / "app.py") as (port, t_up):
-            pg = browser.new_page(viewport={"width": args.width, "height": args.height})
-            pg.set_default_timeout(180_000)
-            t_goto = time.perf_counter()
-            pg.goto(f"http://127.0.0.1:{port}/")
-            wait_call(pg, 0)
-            pg.wait_for_selector(".st-key-timeline .js-plotly-plot .barlayer")
-            t_first = time.perf_counter()
-            print(f"server up after {t_up:5.2f} s; first meaningful render (call 0 with its timeline) "
-                  f"{t_first - t_goto:5.2f} s after the page was opened")
-            if args.view != "call":
-                from inspector.vocabulary import VIEW_WORDS
-
-                pg.locator(".st-key-view button", has_text=VIEW_WORDS[args.view]).click()
-                pg.wait_for_timeout(1500)
-            steps(pg, 2)  # warm the caches of the first steps' views (a user's first clicks)
-            print(line(f"Next-click settle, demo (26 calls), view {args.view}", steps(pg, args.steps)))
-            if not args.demo_only:
-                path = Path(tmp) / f"synthetic_{args.turns}.json"
-                path.write_bytes(synthetic_transcript(args.turns))
-                t0 = time.perf_counter()
-                pg.locator("[data-testid=stSidebar] input[type=file]").nth(1).set_input_files(str(path))
-                pg.get_by_text(f"{path.name}").first.wait_for()
-                wait_call(pg, 0)
-                pg.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
-                n = pg.evaluate("() => document.body.innerText.match(/([\\d,]+) LLM calls/)[1]")
-                print(f"upload of a {args.turns:,}-turn transcript ({n} calls) replayed and shown in "
-                      f"{time.perf_counter() - t0:5.2f} s")
-                steps(pg, 2)
-                print(line(f"Next-click settle, {args.turns:,} turns", steps(pg, args.steps)))
+        for script in args.app or [ROOT / "app.py"]:
+            measure(browser, script, args, Path(tmp), synthetic_transcript)
         browser.close()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end")
     return 0
+
+
+def measure(browser, script: Path, args: argparse.Namespace, tmp: Path, synthetic_transcript) -> None:  # noqa: ANN001
+    """First render, then Next-click settle on the demo and on the long generated transcript."""
+    print(f"app: {script}")
+    with serve(script) as (port, t_up):
+        pg = browser.new_page(viewport={"width": args.width, "height": args.height})
+        pg.set_default_timeout(180_000)
+        t_goto = time.perf_counter()
+        pg.goto(f"http://127.0.0.1:{port}/")
+        wait_call(pg, 0)
+        pg.wait_for_selector(".st-key-timeline .js-plotly-plot .barlayer")
+        pg.wait_for_selector(".st-key-band_bar")
+        t_first = time.perf_counter()
+        print(f"server up after {t_up:5.2f} s; first meaningful render (call 0 with its timeline and band bar) "
+              f"{t_first - t_goto:5.2f} s after the page was opened")
+        if args.view != "call":
+            from inspector.vocabulary import VIEW_WORDS
+
+            pg.locator(".st-key-view button", has_text=VIEW_WORDS[args.view]).click()
+            pg.wait_for_timeout(1500)
+        steps(pg, 2)  # warm the caches of the first steps' views (a user's first clicks)
+        print(line(f"Next-click settle, demo (26 calls), view {args.view}", steps(pg, args.steps)))
+        if not args.demo_only:
+            path = tmp / f"synthetic_{args.turns}.json"
+            path.write_bytes(synthetic_transcript(args.turns))
+            t0 = time.perf_counter()
+            pg.locator("[data-testid=stSidebar] input[type=file]").nth(1).set_input_files(str(path))
+            pg.get_by_text(f"{path.name}").first.wait_for()
+            pg.wait_for_function("() => (document.body.innerText.match(/([\\d,]+) LLM calls/) || [0, '26'])[1] !== '26'")
+            wait_call(pg, 0)
+            pg.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')")
+            n = pg.evaluate("() => document.body.innerText.match(/([\\d,]+) LLM calls/)[1]")
+            print(f"upload of a {args.turns:,}-turn transcript ({n} calls) replayed and shown in "
+                  f"{time.perf_counter() - t0:5.2f} s")
+            steps(pg, 2)
+            print(line(f"Next-click settle, {args.turns:,} turns", steps(pg, args.steps)))
+        pg.close()
 
 
 if __name__ == "__main__":

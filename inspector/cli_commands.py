@@ -751,14 +751,16 @@ def add_app(sub: SubParsers) -> None:
     p = add_parser(
         sub, "app", "start the inspector app (Streamlit) in your browser",
         "Start the Streamlit inspector app with the same settings as `make run`: bound to 127.0.0.1, "
-        "no usage statistics, headless. Opens on TRANSCRIPT under --manifest when given, else on the "
-        "bundled demo under the bundled small-window sample.",
+        "no usage statistics, headless. Opens on TRANSCRIPT under --manifest when given; TRANSCRIPT alone "
+        "opens as its own agent (its system text, tools, model and window, as `replay TRANSCRIPT` does); "
+        "with neither, the bundled demo under the bundled small-window sample.",
         ["context-inspector app",
          "context-inspector app my_run.json --manifest agent.yaml",
          "context-inspector app --port 8600"])
     p.add_argument("transcript", nargs="?", default=None, metavar="TRANSCRIPT",
                    help="open this transcript (default: the bundled demo)")
-    p.add_argument("--manifest", default=None, metavar="FILE", help="open this manifest (default: a bundled sample)")
+    p.add_argument("--manifest", default=None, metavar="FILE", help="open this manifest (default: none for a TRANSCRIPT, "
+                        "which then runs as its own agent; the bundled small-window sample for the demo)")
     p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8501")), help="port to serve on")
     p.add_argument("--dry-run", action="store_true", help="print the streamlit command instead of running it")
     p.set_defaults(handler=_guard(cmd_app))

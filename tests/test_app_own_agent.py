@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from streamlit.testing.v1 import AppTest
 
 from inspector.replay import SUMMARY_TRIMMED
@@ -70,3 +72,45 @@ def test_a_trimmed_summary_is_shown_as_not_sent() -> None:
     assert any("Not sent" in w.value and SUMMARY_TRIMMED in w.value for w in at.warning)
     assert any("computed but not sent" in e.label for e in at.expander)  # its text sits under "not sent" only
     assert "summary block: 0 tokens" in captions(at)
+
+
+def test_launched_on_a_transcript_alone_the_app_replays_it_as_its_own_agent_like_the_cli(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`context-inspector app TRANSCRIPT` (no --manifest) opens what `context-inspector replay
+    TRANSCRIPT` replays: the transcript's own prompt, tools, model and window, not a sample's."""
+    import subprocess
+    import sys
+
+    from inspector.report import app_views as av
+
+    path = tmp_path / "my_run.json"
+    path.write_bytes((ROOT / "inspector" / "samples" / "demo_support.json").read_bytes())
+    cli = subprocess.run([sys.executable, "-m", "inspector", "replay", str(path), "--format", "csv"],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert cli.returncode == 0, cli.stderr
+    cli_agent = next(line.split("agent: ", 1)[1] for line in cli.stderr.splitlines() if line.startswith("agent: "))
+    cli_calls = len(cli.stdout.strip().splitlines()) - 1  # one CSV row per call under the header
+
+    monkeypatch.setattr(sys, "argv", ["app.py", "--transcript", str(path)])
+    at = start()
+    assert at.session_state["manifest_sample"] == av.OWN_AGENT
+    assert at.session_state["transcript_sample"] == "opened: my_run.json"
+    assert at.session_state["n_calls"] == cli_calls
+    text = captions(at)
+    assert cli_agent in text  # the header states the same sources as the CLI
+    assert "(transcript)" in cli_agent and "4,000" not in cli_agent  # not the small-window sample's window
+
+
+def test_started_without_a_transcript_the_demo_keeps_its_sample_manifest(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from inspector.report import app_views as av
+
+    monkeypatch.setattr(sys, "argv", ["app.py"])
+    at = start()
+    assert at.session_state["manifest_sample"] == av.DEFAULT_MANIFEST
+    assert "window 4,000 tokens (manifest)" in captions(at)
+    # The own-agent entry is there to pick, and picking it shows the transcript's own model and window.
+    at.selectbox(key="manifest_sample").select(av.OWN_AGENT).run()
+    assert not at.exception
+    assert "(transcript) · window" in captions(at) and "window 4,000 tokens" not in captions(at)

@@ -75,6 +75,25 @@ def launch_label(path: Path) -> str:
     return f"opened: {path.name}"
 
 
+OWN_AGENT = "none: the transcript's own agent"
+"""The manifest picker's entry for no manifest at all: the transcript replayed as its own agent
+(its system text, tools and recorded model, the default strategy), as ``context-inspector replay
+TRANSCRIPT`` does without a manifest. Its editor text is :func:`own_agent_yaml`."""
+
+
+def own_agent_yaml() -> str:
+    """The editor text of :data:`OWN_AGENT`: the policy's no-manifest document
+    (:data:`inspector.policy.NO_MANIFEST`) as YAML, so what runs is what the editor shows and an
+    edit (a strategy, a window) turns it into the user's own manifest."""
+    import yaml
+
+    from inspector.policy import NO_MANIFEST
+
+    return ("# No manifest: the transcript's own system text, tools and recorded model, the default strategy.\n"
+            "# Add spec.context_manager, spec.models, ... here to try other settings on this agent.\n"
+            + yaml.safe_dump(dict(NO_MANIFEST), sort_keys=False))
+
+
 def sample_manifests(folder: Path = SAMPLE_MANIFEST_DIR, launch: AppLaunch | None = None) -> dict[str, Path]:
     """The manifest named at launch (if any), then the bundled ones by file name, sorted."""
     launch = app_launch() if launch is None else launch
@@ -84,11 +103,25 @@ def sample_manifests(folder: Path = SAMPLE_MANIFEST_DIR, launch: AppLaunch | Non
     return out
 
 
+def manifest_choices(launch: AppLaunch | None = None) -> list[str]:
+    """The manifest picker's entries: :func:`sample_manifests`' names, with :data:`OWN_AGENT` after
+    a manifest named at launch (first when the app was launched on a transcript alone)."""
+    names = list(sample_manifests(launch=launch))
+    launched = app_launch() if launch is None else launch
+    at = 1 if launched.manifest is not None else 0
+    return [*names[:at], OWN_AGENT, *names[at:]]
+
+
 def default_choices(launch: AppLaunch | None = None) -> tuple[str, str]:
-    """The manifest and transcript the app opens on: those named at launch, else the bundled defaults."""
+    """The manifest and transcript the app opens on: those named at launch; a transcript named
+    without a manifest opens as its own agent (:data:`OWN_AGENT`, like ``context-inspector replay
+    TRANSCRIPT``); with neither, the bundled demo under the bundled small-window sample."""
     launch = app_launch() if launch is None else launch
-    return (launch_label(launch.manifest) if launch.manifest is not None else DEFAULT_MANIFEST,
-            launch_label(launch.transcript) if launch.transcript is not None else DEFAULT_TRANSCRIPT)
+    if launch.manifest is not None:
+        manifest = launch_label(launch.manifest)
+    else:
+        manifest = OWN_AGENT if launch.transcript is not None else DEFAULT_MANIFEST
+    return (manifest, launch_label(launch.transcript) if launch.transcript is not None else DEFAULT_TRANSCRIPT)
 
 
 def sample_transcripts(shared: Path = SHARED_TRANSCRIPT_DIR, launch: AppLaunch | None = None) -> dict[str, Path]:
