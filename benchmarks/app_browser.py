@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import statistics
 import subprocess
@@ -69,6 +70,22 @@ SETTLE_JS = """async ([selector, target, cursor]) => {
   await frame(); await frame();
   return performance.now() - t0;
 }"""
+
+
+# Installed before the page loads: records, per animation frame, when each milestone of the first
+# render first appears (milliseconds since the navigation started, the page's own clock).
+MILESTONES = {
+    "title": "h1",
+    "stepper on call 0": ".st-key-call_position",
+    "band bar": ".st-key-band_bar .ci-seg, .st-key-band_bar .js-plotly-plot .barlayer",
+    "payload rows": ".ci-chat",
+    "timeline drawn": ".st-key-timeline .js-plotly-plot .barlayer",
+}
+RECORD_JS = """(() => { const marks = %s; window.__firstSeen = {};
+  const poll = () => { for (const [name, sel] of Object.entries(marks))
+      if (!(name in window.__firstSeen) && document.querySelector(sel)) window.__firstSeen[name] = performance.now();
+    if (Object.keys(window.__firstSeen).length < Object.keys(marks).length) requestAnimationFrame(poll); };
+  requestAnimationFrame(poll); })()"""
 
 
 def wait_call(pg, k: int) -> None:  # noqa: ANN001
@@ -162,6 +179,7 @@ def measure(browser, script: Path, args: argparse.Namespace, tmp: Path, syntheti
     with serve(script) as (port, t_up):
         pg = browser.new_page(viewport={"width": args.width, "height": args.height})
         pg.set_default_timeout(180_000)
+        pg.add_init_script(RECORD_JS % json.dumps(MILESTONES))
         t_goto = time.perf_counter()
         pg.goto(f"http://127.0.0.1:{port}/")
         wait_call(pg, 0)
@@ -170,6 +188,10 @@ def measure(browser, script: Path, args: argparse.Namespace, tmp: Path, syntheti
         t_first = time.perf_counter()
         print(f"server up after {t_up:5.2f} s; first meaningful render (call 0 with its timeline and band bar) "
               f"{t_first - t_goto:5.2f} s after the page was opened")
+        pg.wait_for_function(f"() => Object.keys(window.__firstSeen).length === {len(MILESTONES)}")
+        seen = pg.evaluate("() => window.__firstSeen")
+        print("  first seen (s after navigation start): "
+              + ", ".join(f"{name} {seen[name] / 1000:.2f}" for name in sorted(seen, key=seen.get)))
         if args.view != "call":
             from inspector.vocabulary import VIEW_WORDS
 
