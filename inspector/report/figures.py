@@ -148,16 +148,15 @@ def band_bar_html(rp: Replay, call: int) -> str:
         cells.append(f"<div class='ci-seg' data-band='{html.escape(name)}' title=\"{tip}\" "
                      f"style='width:{width:.3f}%;background:{BAND_COLORS[name]}'>{html.escape(text)}</div>")
         keys.append(f"<span class='ci-key'><i style='background:{BAND_COLORS[name]}'></i>{html.escape(label)}</span>")
-    marks = [(window, f"window {window:,} ({f.budget.window_source})", "dash")]
+    marks = [(window, f"window {window:,} ({f.budget.window_source})", "dashed")]
     if f.budget.max_tokens != window:
-        marks.append((f.budget.max_tokens, f"calibrated cap {f.budget.max_tokens:,}", "dot"))
+        marks.append((f.budget.max_tokens, f"calibrated cap {f.budget.max_tokens:,}", "dotted"))
     labels, lines = [], []
     for row, (tokens, text, style) in enumerate(marks):
         pos = 100.0 * tokens / scale
         side = f"right:{100.0 - pos:.3f}%" if pos > 50 else f"left:{pos:.3f}%"  # grows away from the line's far side
         labels.append(f"<div class='ci-mark-label' style='top:{row * 16}px;{side}'>{html.escape(text)}</div>")
-        lines.append(f"<div class='ci-mark' style='left:{pos:.3f}%;border-left-style:{'dashed' if style == 'dash' else 'dotted'}'>"
-                     "</div>")
+        lines.append(f"<div class='ci-mark' style='left:{pos:.3f}%;border-left-style:{style}'></div>")
     over = f" — over budget by {-f.headroom:,}" if f.headroom < 0 else ""
     title = f"turn {f.turn} · step {f.step} — {f.payload_tokens:,} tokens sent{over}"
     return (f"<style>{BAND_BAR_CSS}</style><div class='ci-band-bar'>"
@@ -296,7 +295,8 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
     if selected is not None and 0 <= selected < n:
         shapes.append(cursor_shape(selected))
     layout: dict[str, Any] = dict(
-        barmode="stack", bargap=0.15, height=340, margin=dict(**TIMELINE_MARGIN, t=40 if title else 16, b=10),
+        barmode="stack", bargap=0.15, height=340 if title else 420,  # 420: the legend on top takes ~80 px
+        margin=dict(**TIMELINE_MARGIN, t=40 if title else 16, b=10),
         xaxis=dict(title=dict(text="LLM call"), tickformat="d", dtick=_tick_step(n), tick0=0,
                    range=list(timeline_range(n))),
         yaxis=dict(title=dict(text="tokens"), tickformat=",d", rangemode="tozero", automargin=False),
