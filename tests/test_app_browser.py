@@ -241,6 +241,8 @@ def test_drill_down_into_a_tool_call_message(page: Any) -> None:
     # Away from the top edge, where the sticky stepper covers the page.
     row.evaluate("e => e.scrollIntoView({block: 'center'})")
     row.locator("summary").click()
+    stepper = pg.locator(".st-key-stepper").bounding_box()  # scrolled down to the row, the stepper stays on screen
+    assert stepper is not None and 0 <= stepper["y"] < 200
     args_block = row.locator("pre").last
     args_block.wait_for(state="visible")
     shown = json.loads(str(args_block.text_content()))
@@ -292,6 +294,8 @@ def test_side_by_side_three_strategies_in_columns(page: Any) -> None:
     assert boxes[0]["x"] < boxes[1]["x"] < boxes[2]["x"]
     pg.locator(".st-key-next button:visible").click()
     wait_for_call(pg, 1)
+    # The columns sit under the main timeline: bring them up to the sticky stepper for the picture.
+    charts[0].evaluate("e => e.scrollIntoView({block: 'center'})")
     shot(pg, "screenshot_side_by_side.png")
 
 

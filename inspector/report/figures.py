@@ -295,15 +295,12 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
     if selected is not None and 0 <= selected < n:
         shapes.append(cursor_shape(selected))
     layout: dict[str, Any] = dict(
-        barmode="stack", bargap=0.15, height=340 if title else 420,  # 420: the legend on top takes ~80 px
+        barmode="stack", bargap=0.15, height=340,
         margin=dict(**TIMELINE_MARGIN, t=40 if title else 16, b=10),
         xaxis=dict(title=dict(text="LLM call"), tickformat="d", dtick=_tick_step(n), tick0=0,
                    range=list(timeline_range(n))),
         yaxis=dict(title=dict(text="tokens"), tickformat=",d", rangemode="tozero", automargin=False),
-        # Untitled (the app's own timeline): the legend on top, so the strip under the chart sits
-        # right under the call axis; a titled one (side by side) keeps its legend below.
-        legend=dict(orientation="h", y=-0.22, traceorder="normal") if title else
-        dict(orientation="h", x=0, y=1.02, yanchor="bottom", traceorder="normal"), hovermode="x unified",
+        legend=dict(orientation="h", y=-0.22, traceorder="normal"), hovermode="x unified",
         clickmode="event+select", shapes=shapes, datarevision=data_revision(data))
     if not bars:
         layout["dragmode"] = "zoom"  # a dragged box zooms in (Streamlit would pan); a double click zooms out
@@ -324,7 +321,8 @@ def call_strip_html(n: int, call: int) -> str:
     """A thin strip under the timeline marking the current call ("▲ call k of N").
 
     It spans the timeline's plot area (the same fixed margins, the same x range as the unzoomed
-    figure), so the marker sits under call ``k``'s bar. In the app a step redraws this strip
+    figure; below the legend), so the marker sits under call ``k``'s bar. (A legend on top put the
+    strip right under the axis, but at 1024 px it took most of the chart's height.) In the app a step redraws this strip
     instead of the figure: moving a cursor drawn into the figure resent and re-laid-out the whole
     timeline on every step. A zoomed timeline keeps the strip on the whole conversation (it is then
     an overview: where the current call lies in all N)."""
