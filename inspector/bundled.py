@@ -67,9 +67,12 @@ def app_script() -> Path:
 
 def app_command(*, transcript: str | None = None, manifest: str | None = None, port: int = 8501,
                 python: str | None = None) -> list[str]:
-    """The command that serves the app: ``python -m streamlit run <app> <flags> -- [options]``."""
-    cmd = [python or sys.executable, "-m", "streamlit", "run", str(app_script()), *STREAMLIT_FLAGS,
-           "--server.port", str(port)]
+    """The command that serves the app:
+    ``python -m inspector.cli_commands run <app> <flags> -- [options]``
+    (:func:`inspector.cli_commands.serve`: ``streamlit run`` with the app's imports and a first
+    replay done before the server listens)."""
+    cmd = [python or sys.executable, "-m", "inspector.cli_commands", "run", str(app_script()),
+           *STREAMLIT_FLAGS, "--server.port", str(port)]
     extra: list[str] = []
     if transcript:
         extra += ["--transcript", str(Path(transcript).resolve())]
