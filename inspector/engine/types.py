@@ -170,7 +170,11 @@ class RowsView(Sequence[Message]):
     def __getitem__(self, k: Any) -> Any:
         if isinstance(k, slice):
             start, stop, step = k.indices(len(self))
-            return [self[i] for i in range(start, stop, step)]
+            if step != 1:
+                return [self[i] for i in range(start, stop, step)]
+            h = self._head
+            lo = self._lo
+            return h[start:stop] + list(self._rows[lo + max(0, start - len(h)):lo + max(0, stop - len(h))])
         n = len(self)
         if k < 0:
             k += n
