@@ -371,7 +371,7 @@ class ContextAssembler:
         if n_man - blk != n_log - k or (n_man > blk and (managed[blk] is not past[k] or managed[-1] is not past[-1])):
             return None
         head = 1 if system is None and managed and managed[0].get("role") == "system" else 0
-        protected = managed[:head]
+        protected = list(managed[:head])
         extra = [managed[0]] if blk and not head else []  # a summary block the cut may take
         a0 = k + 1 if head and not blk else k  # history rows from the log: past[a0:]
         budget_tokens = max(0, budget.max_tokens - budget.trimmer_reserve - tool_tokens)
@@ -509,7 +509,7 @@ class _Call:
     has_user: bool
     tool_tokens: int
     budget: Budget
-    managed: list[Message]
+    managed: Sequence[Message]
     decision: CMDecision
     hitl: bool
 
