@@ -382,41 +382,57 @@ class _Refs:
 
 
 def _segments(asm: Assembly, refs: _Refs) -> list[Segment]:
-    """The payload as :data:`Segment` runs: spans by their ends, single rows by identity."""
+    """The payload as :data:`Segment` runs: spans by their ends, single rows by identity.
+
+    O(layout parts + breaks in the spans), never O(payload rows): a long history is one span."""
     out: list[Segment] = []
+    ref_of, msgs = refs.ref, refs.msgs
 
-    def add(ref: int | None, n: int, band: str, syn: str | None, own: Message | None) -> None:
-        if own is None and ref is not None and out:
-            pref, pn, pband, psyn, pown = out[-1]
-            if pown is None and pref is not None and psyn is None and syn is None and pband == band \
-                    and pref + pn == ref:
-                out[-1] = (pref, pn + n, band, None, None)
-                return
-        out.append((ref, n, band, syn, own))
+    def get(m: Message | None) -> int | None:  # _Refs.get, inline: a frame asks it for every single row
+        r = ref_of.get(id(m))
+        return r if r is not None and msgs[r] is m else None
 
+    prev: Segment | None = None  # the last segment when it is a plain transcript run (it may grow)
     for part in asm.layout:
-        if isinstance(part, Span):
-            for ref, n in refs.runs(part.rows, part.lo, part.hi):
+        if type(part) is Span:
+            rows, band = part.rows, part.band
+            for ref, n in refs.runs(rows, part.lo, part.hi):
                 if ref is None:
-                    for m in part.rows[part.lo:part.lo + n]:  # not a transcript message: kept as its own row
-                        add(None, 1, part.band, None, m)
+                    for m in rows[part.lo:part.lo + n]:  # not a transcript message: kept as its own row
+                        out.append((None, 1, band, None, m))
+                    prev = None
+                elif prev is not None and prev[2] == band and prev[0] + prev[1] == ref:  # type: ignore[operator]
+                    prev = out[-1] = (prev[0], prev[1] + n, band, None, None)
                 else:
-                    add(ref, n, part.band, None, None)
+                    prev = (ref, n, band, None, None)
+                    out.append(prev)
             continue
-        r = refs.get(part.message)
-        if r is None and part.source is not None:
-            r = refs.get(part.source)
-        own = part.message if r is None or part.message is not part.source or refs.get(part.message) is None else None
-        kind = part.synthetic
+        msg, src, band = part.message, part.source, part.band  # type: ignore[union-attr]
+        r = get(msg)
+        if r is not None and msg is src:
+            own = None  # a transcript message as is
+        else:
+            own = msg
+            if r is None and src is not None:
+                r = get(src)
+        kind = part.synthetic  # type: ignore[union-attr]
         if kind is None and r is None:
-            kind = "system_band" if part.band == "system" else ("summary" if part.band == "summary" else None)
-        add(r, 1, part.band, kind, own)
+            kind = "system_band" if band == "system" else ("summary" if band == "summary" else None)
+        if own is None and r is not None and kind is None:
+            if prev is not None and prev[2] == band and prev[0] + prev[1] == r:  # type: ignore[operator]
+                prev = out[-1] = (prev[0], prev[1] + 1, band, None, None)
+            else:
+                prev = (r, 1, band, None, None)
+                out.append(prev)
+        else:
+            out.append((r, 1, band, kind, own))
+            prev = None
     return out
 
 
 def _removed_ranges(asm: Assembly, refs: _Refs) -> tuple[list[tuple[int, int]], int]:
     """Transcript ranges the budget removed (pre-cut, then the trimmer) and how many removed rows
-    were synthesised (no transcript index)."""
+    were synthesised (no transcript index). O(recorded parts + breaks), not O(removed rows)."""
     ranges: list[tuple[int, int]] = []
     synth = 0
 
@@ -433,8 +449,11 @@ def _removed_ranges(asm: Assembly, refs: _Refs) -> tuple[list[tuple[int, int]], 
     pre = asm.precut
     if isinstance(pre, RowsView):
         head, rows, lo, hi = pre.source()
-        synth += add_run(head, 0, len(head)) + add_run(rows, lo, hi)
-    else:
+        if head:
+            synth += add_run(head, 0, len(head))
+        if hi > lo:
+            synth += add_run(rows, lo, hi)
+    elif pre:
         synth += add_run(pre, 0, len(pre))
     removed = asm.trimmer_removed
     for part in (removed.parts() if isinstance(removed, Removals) else removed):
@@ -442,31 +461,45 @@ def _removed_ranges(asm: Assembly, refs: _Refs) -> tuple[list[tuple[int, int]], 
             synth += add_run(part[0], part[1], part[2])
         else:
             synth += add_run([part.message], 0, 1)
+    if len(ranges) < 2:
+        return ranges, synth
     return _merge([], ranges), synth
 
 
+def _call_decision(d: CMDecision, seen: dict[tuple[Any, ...], CallDecision]) -> CallDecision:
+    """``CallDecision.of(d)``, shared with an equal earlier one from ``seen`` (a replay's own
+    table): the record is frozen, and most calls of a replay repeat a handful of decisions."""
+    key = (d.action, d.compressed_turns, d.kept_turns, d.dropped_turns, d.summarizer_called, d.error, d.raw_tokens)
+    hit = seen.get(key)
+    if hit is None:
+        hit = seen[key] = CallDecision(*key)
+    return hit
+
+
 def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: float | None,
-           usage: dict[str, Any] | None) -> Frame:
+           usage: dict[str, Any] | None, decisions: dict[tuple[Any, ...], CallDecision] | None = None) -> Frame:
     trimmed, trimmed_synth = _removed_ranges(asm, refs)
-    folded_refs = [r for r in (refs.get(m) for m in asm.decision.folded) if r is not None]
+    folded = asm.decision.folded
+    folded_refs = [r for r in (refs.get(m) for m in folded) if r is not None] if folded else []
     # a summary block can only stand at the head of the pre-cut prefix (a stack replay pre-cuts thousands of
     # rows per call: never walk all of them), or among the trimmer's own few removals
     pre = asm.precut
     removed = asm.trimmer_removed
     few = removed.parts() if isinstance(removed, Removals) else removed
-    cut_rows = [*pre[:3], *(rm.message for rm in few if isinstance(rm, Removal))]
+    cut_rows = [*pre[:3], *(rm.message for rm in few if isinstance(rm, Removal))] if pre or few else []
     not_sent = [{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
                 for m in cut_rows if refs.get(m) is None and is_summary_block(m)]
+    repairs = asm.repairs
     return Frame(
         turn=turn, step=step, at=at, budget=asm.budget,
         bands=dict(asm.bands), payload_tokens=asm.payload_tokens, headroom=asm.headroom,
-        decision=CallDecision.of(asm.decision),
+        decision=_call_decision(asm.decision, {} if decisions is None else decisions),
         segments=_segments(asm, refs),
         trimmed=trimmed,
         trimmed_synthetic=trimmed_synth,
-        folded=_ranges(folded_refs),
+        folded=_ranges(folded_refs) if folded_refs else [],
         repairs=[FrameRepair(r, refs.get(row) if row is not None else None)
-                 for r, row in zip(asm.repairs, asm.repaired_rows or [None] * len(asm.repairs))],
+                 for r, row in zip(repairs, asm.repaired_rows or [None] * len(repairs))] if repairs else [],
         check=asm.check,
         cost_usd=None if price is None else round(asm.payload_tokens * price, 10),
         usage=usage, summary_text=asm.decision.summary_text, warnings=list(asm.warnings), not_sent=not_sent,
@@ -561,6 +594,7 @@ class _Recorder:
                  usage_by_index: dict[int, Any]) -> None:
         self.rp, self.engine, self.summ, self.msgs = rp, engine, summ, msgs
         self.refs = _Refs(msgs)
+        self.decisions: dict[tuple[Any, ...], CallDecision] = {}  # equal call decisions shared (frozen records)
         self.usage_by_index = usage_by_index
         self.price = engine.limits.input_cost_per_token
         self.turn, self.step, self.open_turn = 0, 0, False
@@ -590,7 +624,7 @@ class _Recorder:
         asm = self.engine.assemble(strict=False)
         usage = self.usage_by_index.get(next_index) if next_index is not None else None
         at = len(self.msgs) if next_index is None else next_index
-        frame = _frame(asm, self.turn, self.step, at, self.refs, self.price, usage)
+        frame = _frame(asm, self.turn, self.step, at, self.refs, self.price, usage, self.decisions)
         frame.summary_cost_usd = self._summary_cost_since(n) if asm.decision.summarizer_called else 0.0
         self.rp.frames.append(frame)
         if asm.decision.action == "summarizer-failed":

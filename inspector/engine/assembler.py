@@ -264,7 +264,9 @@ class ContextAssembler:
         wmi = self._index("working", counter, wm) if fast else None
         wm_tokens = counter.total(wmi.units(0, wmi.n), len(wm)) if wmi is not None else counter.count(wm)
         tool_tokens = counter.count_tools(tools)
-        fixed = (counter.count([system]) if system else 0) + counter.count([user]) + wm_tokens + tool_tokens
+        # count([row]) of one row is total(unit(row), 1): no list per call
+        fixed = (counter.total(counter.unit(system), 1) if system else 0) + counter.total(counter.unit(user), 1) + \
+            wm_tokens + tool_tokens
         terms = budget_terms(cm)
         budget = compute_budget(engine.limits, engine.settings.trimmer, fixed=fixed, tool_tokens=tool_tokens,
                                 summarizing=terms.summarizing, hysteresis_ratio=terms.hysteresis_ratio,
@@ -369,14 +371,17 @@ class ContextAssembler:
         if n_man - blk != n_log - k or (n_man > blk and (managed[blk] is not past[k] or managed[-1] is not past[-1])):
             return None
         head = 1 if system is None and managed and managed[0].get("role") == "system" else 0
-        protected = managed[:head]
+        protected = list(managed[:head])
         extra = [managed[0]] if blk and not head else []  # a summary block the cut may take
         a0 = k + 1 if head and not blk else k  # history rows from the log: past[a0:]
         budget_tokens = max(0, budget.max_tokens - budget.trimmer_reserve - tool_tokens)
         wm_units = wmi.units(0, wmi.n)
-        outside = ([system] if system else []) + ([user] if has_user else []) + protected
-        u_other = sum(counter.unit(m) for m in outside) + wm_units
-        n_other = len(outside) + len(wm)
+        unit = counter.unit
+        u_system = unit(system) if system else 0
+        u_user = unit(user) if has_user else 0
+        u_protected = unit(protected[0]) if protected else 0  # head is 0 or 1 row
+        u_other = u_system + u_user + u_protected + wm_units
+        n_other = (1 if system else 0) + (1 if has_user else 0) + len(protected) + len(wm)
 
         def group_start(p: int) -> int:  # start_of_tool_group over history = extra + past[a0:]
             b = log.back[p]
@@ -408,22 +413,29 @@ class ContextAssembler:
         def msg_unit(i: int) -> int:
             return log.unit(a + i - off) if off <= i < end else counter.unit(messages[i])
 
-        msg_total = log.units(a, n_log) + sum(counter.unit(m) for m in messages[:off]) + \
-            sum(counter.unit(m) for m in messages[end:])
+        # the rows around the log range: the front (system, protected head, an uncut block) and the tail
+        msg_total = log.units(a, n_log) + u_system + u_protected + (unit(extra[0]) if extra and not cut else 0) + \
+            (u_user if has_user else 0) + (unit(HELLO) if placeholder else 0)
+        n_msgs = len(messages)
+        t_head = 1 if messages and messages[0].get("role") == "system" else 0
         trimmed = trim_with_sums(messages, max_tokens=budget.max_tokens, reserve=budget.trimmer_reserve,
                                  fixed=tool_tokens, pin_tail=wm, counter=counter, msg_units=msg_unit,
                                  msg_total=msg_total, pin_units=wmi.unit, pin_sum=wmi.units,
-                                 pin_chain=wmi.chain)
+                                 pin_chain=wmi.chain, owned=True)
+        # ``messages`` was handed over (owned): the trimmer's result may be that very list, so it is not read again
         out_in = trimmed.messages
         # where the log range and working memory sit in the trimmer's output
-        t_head = 1 if messages and messages[0].get("role") == "system" else 0
-        dropped_hist = sum(1 for r in _explicit(trimmed.removed) if r.source == "history")
-        if any(r.source == "working_memory" and r.reason != "budget" for r in _explicit(trimmed.removed)):
-            return None  # answers of a dropped ask (HITL): the reference handles it
+        dropped_hist = 0
+        if trimmed.removed:
+            for r in _explicit(trimmed.removed):
+                if r.source == "history":
+                    dropped_hist += 1
+                elif r.reason != "budget":
+                    return None  # answers of a dropped ask (HITL): the reference handles it
         start = t_head + dropped_hist
         la = a + max(0, start - off)  # first log row still in the payload
         log_at = max(off, start) - start + t_head
-        wm_kept = len(out_in) - (len(messages) - dropped_hist)
+        wm_kept = len(out_in) - (n_msgs - dropped_hist)
         cur = len(wm) - wm_kept
         wm_at = len(out_in) - wm_kept
         sources: list[tuple[RowIndex, int, int, int, str]] = []  # (index, lo, hi, payload offset, band)
@@ -439,8 +451,8 @@ class ContextAssembler:
         sanitized = sanitize_provider_messages(out_in, skip=skip, skip_declares=declares)
         band_of = _band_rule(engine, system, user, has_user, placeholder)
         layout: list[PayloadRow | Span] = []
-        units = {k_: 0 for k_ in BANDS}
-        count = {k_: 0 for k_ in BANDS}
+        units = dict.fromkeys(BANDS, 0)
+        count = dict.fromkeys(BANDS, 0)
         prev_band = "working_memory"
         origin = sanitized.origin
         spans = iter(zip(sanitized.clean, sources))
@@ -497,7 +509,7 @@ class _Call:
     has_user: bool
     tool_tokens: int
     budget: Budget
-    managed: list[Message]
+    managed: Sequence[Message]
     decision: CMDecision
     hitl: bool
 

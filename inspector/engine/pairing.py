@@ -189,6 +189,49 @@ def _outside(messages: Sequence[Any], skip: Sequence[tuple[int, int]]) -> list[i
     return out
 
 
+def _untouched(messages: Sequence[Any], at: Iterable[int], roles: bool) -> bool:
+    """Whether the rows at positions ``at`` (and the results right after each ask among them) are
+    already well paired: every ask declares distinct string ids and is followed by exactly one
+    result per id, in declaration order, then by a non-tool row or the end; no other ``tool`` row.
+    With ``roles``, every row read also has a provider role.
+
+    Why: that is what nearly every call's payload looks like, and such rows pass the repair
+    unchanged with no repair (rules 1 and 5) and pass the final check (every rule), so one cheap
+    read answers both; anything else — including a payload that is fine for a rarer reason — goes
+    to the full rules, which decide (and word any error) exactly as before. False is never wrong."""
+    n = len(messages)
+    done = 0  # positions below this were read as an ask's results
+    for i in at:
+        if i < done:
+            continue
+        m = messages[i]
+        if type(m) is not dict:
+            if roles:
+                return False
+            continue
+        role = m.get("role")
+        if role == "tool":
+            return False
+        if roles and role not in PROVIDER_ROLES:
+            return False
+        if role != "assistant" or not m.get("tool_calls"):
+            continue
+        ids = _ask_ids(m)
+        k = len(ids)
+        if not k or i + k >= n or len(set(ids)) != k:
+            return False
+        for j in range(k):
+            r = messages[i + 1 + j]
+            if type(r) is not dict or r.get("role") != "tool" or r.get("tool_call_id") != ids[j]:
+                return False
+        done = i + 1 + k
+        if done < n:
+            nxt = messages[done]
+            if type(nxt) is dict and nxt.get("role") == "tool":
+                return False
+    return True
+
+
 def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tuple[int, int]] = (),
                                skip_declares: Callable[[str], bool] | None = None) -> SanitizeResult:
     """Repair tool-call pairing so the provider accepts the payload (rules in the module docstring).
@@ -204,9 +247,12 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
     (rule 6's label). The result is the same as without ``skip`` (the tests hold this against the
     full pass), and ``result.clean`` gives the skipped ranges' output positions for the final check.
     """
+    at = _outside(messages, skip) if skip else range(len(messages))
+    if _untouched(messages, at, roles=False):  # the common case: nothing to repair
+        return SanitizeResult(list(messages), [], list(_positions(len(messages))[:len(messages)]),
+                              [(lo, hi) for lo, hi in skip])
     if skip:
-        declared: Any = _Declared(_declared_ids(messages[p] for p in _outside(messages, skip)),
-                                  skip_declares or (lambda _rid: False))
+        declared: Any = _Declared(_declared_ids(messages[p] for p in at), skip_declares or (lambda _rid: False))
     else:
         declared = _declared_ids(messages)
     out: list[Message] = []
@@ -281,6 +327,8 @@ def check_provider_payload(messages: Sequence[Message], *, skip: Sequence[tuple[
     :func:`sanitize_provider_messages`, whose ``result.clean`` they usually are), which pass both
     checks by construction and are not read; the verdict is the same as the full check's."""
     at = _outside(messages, skip) if skip else None  # the rows both checks read, listed once
+    if _untouched(messages, range(len(messages)) if at is None else at, roles=True):
+        return  # well paired with provider roles: every rule below holds (see _untouched)
     _check_roles_at(messages, range(len(messages)) if at is None else at)
     _check_pairing_at(messages, at, skip_declares)
 

@@ -174,6 +174,7 @@ def trim_with_sums(
     pin_units: Callable[[int], int],
     pin_sum: Callable[[int, int], int],
     pin_chain: Sequence[int],
+    owned: bool = False,
 ) -> TrimResult:
     """:func:`trim_messages_to_budget` for incremental assembly: the same result, without reading
     every row.
@@ -186,16 +187,17 @@ def trim_with_sums(
     reference (after the pre-cut there are a handful); the working-memory cut — thousands of groups in
     one enormous turn — is found by bisection over the group starts, and the rows it removes are
     recorded as one range of ``pin_tail``. Cost: O(history groups dropped + log(groups)), plus
-    copying the kept rows into the result list.
+    copying the kept rows into the result list. ``owned``: the caller hands ``messages`` (a list)
+    over — it may become the result's list instead of being copied once more.
     """
     units = msg_total + pin_sum(0, len(pin_tail))
     count = len(messages) + len(pin_tail)
     total = counter.total(units, count)
     if max_tokens <= 0:
-        return TrimResult(_joined(messages, 0, pin_tail), [], False, total)
+        return TrimResult(_joined(messages, 0, pin_tail, owned=owned), [], False, total)
     budget = trim_budget(max_tokens, reserve, fixed)
     if total <= budget:
-        return TrimResult(_joined(messages, 0, pin_tail), [], False, total)
+        return TrimResult(_joined(messages, 0, pin_tail, owned=owned), [], False, total)
 
     removed = Removals()
     n_msgs, n_pin = len(messages), len(pin_tail)
@@ -260,15 +262,18 @@ def trim_with_sums(
                 cur += size
                 total = counter.total(units, count)
 
-    result = _joined(messages, start, pin_tail[pin_start:held], pin_tail[cur:] if cur else pin_tail, head=head)
+    result = _joined(messages, start, pin_tail[pin_start:held], pin_tail[cur:] if cur else pin_tail, head=head,
+                     owned=owned)
     return _result(result, removed, total, budget, n_pin - cur)
 
 
-def _joined(messages: Sequence[Message], start: int, *tails: Sequence[Message], head: int = 0) -> list[Message]:
+def _joined(messages: Sequence[Message], start: int, *tails: Sequence[Message], head: int = 0,
+            owned: bool = False) -> list[Message]:
     """``messages[:head] + messages[start:] + tails…`` as one new list, copying the long middle
-    (thousands of history rows for an uncapped stack) once rather than three times."""
+    (thousands of history rows for an uncapped stack) once rather than three times; with ``owned``
+    (the caller gave ``messages`` up) not even once."""
     part = messages[start:] if start else messages
-    out = part if isinstance(part, list) and part is not messages else list(part)  # a slice is already new
+    out = part if isinstance(part, list) and (owned or part is not messages) else list(part)  # a slice is already new
     if head:
         out[:0] = messages[:head]
     for t in tails:

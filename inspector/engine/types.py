@@ -155,6 +155,14 @@ class RowsView(Sequence[Message]):
     def __init__(self, head: Sequence[Message], rows: Sequence[Message], lo: int, hi: int) -> None:
         self._head, self._rows, self._lo, self._hi = list(head), rows, lo, max(lo, hi)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to a list, tuple or view holding the same rows (it stands for a list)."""
+        if isinstance(other, (list, tuple, RowsView)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the list it stands for
+
     def source(self) -> tuple[list[Message], Sequence[Message], int, int]:
         """``(head, rows, lo, hi)``: what the view stands for."""
         return self._head, self._rows, self._lo, self._hi
@@ -170,7 +178,10 @@ class RowsView(Sequence[Message]):
     def __getitem__(self, k: Any) -> Any:
         if isinstance(k, slice):
             start, stop, step = k.indices(len(self))
-            return [self[i] for i in range(start, stop, step)]
+            if step != 1:
+                return [self[i] for i in range(start, stop, step)]
+            hd, lo = self._head, self._lo
+            return hd[start:stop] + list(self._rows[lo + max(0, start - len(hd)):lo + max(0, stop - len(hd))])
         n = len(self)
         if k < 0:
             k += n

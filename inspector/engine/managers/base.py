@@ -66,9 +66,12 @@ class BudgetTerms:
 
 @dataclass(frozen=True, slots=True)
 class Managed:
-    """One call's result from a manager: the history to send and why."""
+    """One call's result from a manager: the history to send and why.
 
-    messages: list[Message]
+    ``messages`` is a sequence the engine only reads: a manager that keeps the whole log may return a
+    read-only view of it (:class:`~inspector.engine.types.RowsView`) rather than a copy per call."""
+
+    messages: Sequence[Message]
     decision: CMDecision
 
 
@@ -96,7 +99,8 @@ class ContextManager(ABC):
         step a manager by hand (tests, notebooks); the engine never reads it."""
         managed = self.decide(past, hint)
         self.last_decision = managed.decision
-        return managed.messages
+        rows = managed.messages
+        return rows if isinstance(rows, list) else list(rows)  # the caller's own list, as always
 
     def budget_terms(self) -> BudgetTerms:
         """What this manager adds to the budget; read on every call (a test may retune a manager)."""

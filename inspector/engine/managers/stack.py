@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from inspector.engine.history import LogRuns, split_user_turns, start_of_tool_group
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed
-from inspector.engine.types import Message
+from inspector.engine.types import Message, RowsView
 from inspector.params import STACK, StackParams
 
 
@@ -39,7 +39,8 @@ class StackConversation(ContextManager):
         cap = self.max_messages
         if not past or cap is None or len(past) <= cap:
             decision = CMDecision("unchanged-under-budget", kept_turns=self._turns(past))
-            return Managed(list(past), decision)
+            # the whole log, as a read-only view: no copy of thousands of rows per call
+            return Managed(RowsView((), past, 0, len(past)), decision)
         start = start_of_tool_group(past, len(past) - cap)
         kept = list(past[start:])
         decision = CMDecision(
