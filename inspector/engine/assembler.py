@@ -244,6 +244,13 @@ class ContextAssembler:
         self._base: list[Message] = []  # every committed message, in commit order
         self._base_pos: dict[int, int] = {}  # id(message) -> position in _base
 
+    @property
+    def rows_indexed(self) -> int:
+        """How many rows had their facts derived (units, role, ask, call ids, group and unit
+        boundaries) over this assembler's life. Each row is derived once when it enters working
+        memory and once when it is committed, never per call: tests hold this at O(rows)."""
+        return sum(idx.measured for idx in self._indexes.values())
+
     def _index(self, name: str, counter: TokenCounter, rows: Sequence[Message]) -> RowIndex:
         idx = self._indexes.get(name)
         if idx is None or idx.counter is not counter:
