@@ -367,16 +367,19 @@ class ContextAssembler:
         has_user, tool_tokens = c.has_user, c.tool_tokens
         n_log, n_man = len(past), len(managed)
         pos = self._base_pos
-        # managed = [block?] + past[k:], checked at its two ends (the shipped managers' contract)
-        blk = 1 if n_man and id(managed[0]) not in pos else 0
-        if blk and not is_summary_block(managed[0]):
+        # managed = [block?] + past[k:], checked at its two ends (the shipped managers' contract);
+        # each end is read once (``managed`` may be a view whose reads are not free)
+        m0 = managed[0] if n_man else None
+        blk = 1 if m0 is not None and id(m0) not in pos else 0
+        if blk and not is_summary_block(m0):  # type: ignore[arg-type]
             return None
-        k = pos[id(managed[blk])] if n_man > blk and id(managed[blk]) in pos else n_log
-        if n_man - blk != n_log - k or (n_man > blk and (managed[blk] is not past[k] or managed[-1] is not past[-1])):
+        mb = (managed[1] if blk else m0) if n_man > blk else None
+        k = pos[id(mb)] if mb is not None and id(mb) in pos else n_log
+        if n_man - blk != n_log - k or (mb is not None and (mb is not past[k] or managed[-1] is not past[-1])):
             return None
-        head = 1 if system is None and managed and managed[0].get("role") == "system" else 0
-        protected = list(managed[:head])
-        extra = [managed[0]] if blk and not head else []  # a summary block the cut may take
+        head = 1 if system is None and m0 is not None and m0.get("role") == "system" else 0
+        protected: list[Message] = [m0] if head and m0 is not None else []
+        extra: list[Message] = [m0] if blk and not head and m0 is not None else []  # a summary block the cut may take
         a0 = k + 1 if head and not blk else k  # history rows from the log: past[a0:]
         budget_tokens = max(0, budget.max_tokens - budget.trimmer_reserve - tool_tokens)
         wm_units = wmi.units(0, wmi.n)

@@ -106,7 +106,7 @@ class RowIndex:
     def _open_unit(self, m: Message, role: object, ask: bool, ids: list[str] | None) -> None:
         """Start a pairing unit at ``m``: whether its head can be clean, and the results it wants."""
         self._u_seen = 0
-        self._u_ids: list[str] | None = None
+        self._u_ids = None
         if role not in PROVIDER_ROLES or role == "tool" or is_summary_block(m):
             self._u_ok = False
         elif ask:
