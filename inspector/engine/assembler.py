@@ -455,7 +455,7 @@ class ContextAssembler:
         def declares(rid: str) -> bool:
             return any(idx.declares(rid, lo, hi) for idx, lo, hi, _at, _b in sources)
 
-        sanitized = sanitize_provider_messages(out_in, skip=skip, skip_declares=declares)
+        sanitized = sanitize_provider_messages(out_in, skip=skip, skip_declares=declares, owned=True)
         band_of = _band_rule(engine, system, user, has_user, placeholder)
         layout: list[PayloadRow | Span] = []
         units = dict.fromkeys(BANDS, 0)
