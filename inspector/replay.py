@@ -459,8 +459,12 @@ def _removed_ranges(asm: Assembly, refs: _Refs) -> tuple[list[tuple[int, int]], 
     for part in (removed.parts() if isinstance(removed, Removals) else removed):
         if isinstance(part, tuple):
             synth += add_run(part[0], part[1], part[2])
-        else:
-            synth += add_run([part.message], 0, 1)
+        else:  # one row: its own index, or a synthesised row
+            r = refs.get(part.message)
+            if r is None:
+                synth += 1
+            else:
+                ranges.append((r, r + 1))
     if len(ranges) < 2:
         return ranges, synth
     return _merge([], ranges), synth

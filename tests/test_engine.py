@@ -252,3 +252,26 @@ def test_archive_stats_match_the_tree_after_folds_and_splits() -> None:
     assert st["archived_messages"] == len(arch.archived_messages()) == 20
     assert st["folds"] == sum(1 for n in arch.nodes.values() if n.kind == "fold") > 0
     assert Archive.load(arch.snapshot()).stats() == st
+
+
+def test_tool_schemas_are_tokenised_once_while_they_stay_the_same() -> None:
+    """The schemas go out with every call; the tiktoken counter keeps the last text's count, so a
+    replay tokenises them once — and a changed schema list is counted afresh, as a new counter would."""
+    from inspector.engine.tokens import TiktokenCounter
+
+    class Counting(TiktokenCounter):
+        texts = 0
+
+        def text_tokens(self, text: str) -> int:
+            Counting.texts += 1
+            return super().text_tokens(text)
+
+    tools = [{"type": "function", "function": {"name": "lookup", "description": "find an order",
+                                               "parameters": {"type": "object", "properties": {}}}}]
+    c = Counting(model="gpt-4o")
+    first = c.count_tools(tools)
+    assert [c.count_tools(tools) for _ in range(5)] == [first] * 5
+    assert Counting.texts == 1
+    more = [*tools, {"type": "function", "function": {"name": "refund", "parameters": {}}}]
+    assert c.count_tools(more) == TiktokenCounter(model="gpt-4o").count_tools(more) != first
+    assert Counting.texts == 2

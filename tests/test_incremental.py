@@ -191,3 +191,20 @@ def test_repair_and_check_skipping_clean_units_equal_the_full_pass(rows: list[di
         except ValueError as exc:
             verdicts.append(str(exc))
     assert verdicts[0] == verdicts[1]
+
+
+def test_an_owned_payload_that_needs_no_repair_is_the_result_and_one_that_does_is_left_alone() -> None:
+    """``owned``: a well-paired list handed over is the result's list (no copy of a long payload per
+    call); a list that needs repair is never changed — the repaired rows go to a new list."""
+    ok = [{"role": "user", "content": "hi"},
+          {"role": "assistant", "content": "", "tool_calls": [{"id": "a", "type": "function",
+                                                               "function": {"name": "f", "arguments": "{}"}}]},
+          {"role": "tool", "tool_call_id": "a", "content": "r"}, {"role": "assistant", "content": "done"}]
+    same = sanitize_provider_messages(ok, owned=True)
+    assert same.messages is ok and same.repairs == [] and same.origin == [0, 1, 2, 3]
+    assert sanitize_provider_messages(ok).messages is not ok  # not owned: a copy, as always
+    broken = [ok[0], {"role": "tool", "tool_call_id": "ghost", "content": "?"}, ok[3]]
+    before = list(broken)
+    fixed = sanitize_provider_messages(broken, owned=True)
+    assert fixed.messages is not broken and broken == before
+    assert fixed.messages == [ok[0], ok[3]] and [r.kind for r in fixed.repairs] == ["orphan_dropped"]

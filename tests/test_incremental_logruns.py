@@ -32,15 +32,22 @@ ROW = st.one_of(
 
 @settings(max_examples=150, deadline=None)
 @given(chunks=st.lists(st.lists(ROW, max_size=6), max_size=8), fold_at=st.integers(0, 8),
-       asks=st.lists(st.integers(0, 12), max_size=6))
+       asks=st.lists(st.integers(0, 12), max_size=6), keep=st.integers(0, 9), block=st.booleans(),
+       grown=st.lists(ROW, max_size=3))
 def test_running_facts_equal_a_fresh_walk_after_every_append(chunks: list[list[dict[str, Any]]], fold_at: int,
-                                                             asks: list[int]) -> None:
+                                                             asks: list[int], keep: int, block: bool,
+                                                             grown: list[dict[str, Any]]) -> None:
+    """Also across a fold: the old list grows in place (a commit), then the projection becomes a new
+    list, ``[summary block?] + a suffix`` of it, whose facts are taken over rather than re-read."""
     counter = EstimateCounter()
     runs = LogRuns()
     log: list[dict[str, Any]] = []
     for k, chunk in enumerate(chunks):
         if k == fold_at and log:
-            log = log[len(log) // 2:]  # a fold: the projection becomes a new list
+            log.extend(grown)  # committed rows the facts have not seen yet
+            cut = len(log) * keep // 9
+            head = [{"role": "system", "content": "[summary of earlier turns]"}] if block else []
+            log = head + log[cut:]  # a fold: the projection becomes a new list
         log.extend(chunk)
         runs.sync(log, counter)
         assert runs.starts == turn_starts(log)

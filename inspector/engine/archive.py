@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, Literal
 
 from inspector.engine.types import Message
@@ -97,15 +99,17 @@ class Archive:
         anything else becomes a ``rewrite`` fold over the whole covering set.
         """
         proj = self.projection()
-        if len(managed) == len(proj) and all(a is b for a, b in zip(managed, proj)):
+        if len(managed) == len(proj) and all(map(operator.is_, managed, proj)):
             return []
-        pos = {id(m): i for i, m in enumerate(proj)}
         block: Message | None = None
         rest = list(managed)
-        if rest and id(rest[0]) not in pos:
-            block, rest = rest[0], rest[1:]
+        if rest:
+            j = len(proj) - len(rest)  # where rest[0] stands if ``managed`` is a plain suffix
+            if not (0 <= j < len(proj) and rest[0] is proj[j]) and not any(map(operator.is_, proj, repeat(rest[0]))):
+                block, rest = rest[0], rest[1:]  # a row the projection does not hold: the summary block
         k = len(proj) - len(rest)
-        shape_ok = k >= 0 and all(a is b for a, b in zip(rest, proj[k:])) and all(id(m) in pos for m in rest)
+        # identity with proj[k:] row by row (C-level map): every kept row is a projection row, in place
+        shape_ok = k >= 0 and all(map(operator.is_, rest, proj[k:]))
         if not shape_ok:
             return self._fold(list(self.covering), "rewrite", None, list(managed))
         # locate the covering node holding position k

@@ -31,7 +31,7 @@ from typing import Any
 
 from inspector.engine.budget import Budget, compute_budget, resolve_calibration
 from inspector.engine.history import LogRuns, start_of_tool_group
-from inspector.engine.incremental import RowIndex
+from inspector.engine.incremental import RowIndex, clean_ranges
 from inspector.engine.limits import ModelLimits, resolve_limits
 from inspector.engine.llm import LLMEngine
 from inspector.engine.managers.base import CMDecision, ContextManager, budget_terms, manage
@@ -39,7 +39,9 @@ from inspector.engine.managers.sliding_window import SlidingWindowConversation
 from inspector.engine.managers.stack import StackConversation
 from inspector.engine.managers.summarising import SummarizingConversation, is_summary_block
 from inspector.engine.memory import Conversation
+from inspector.engine.pairing import check_provider_payload, sanitize_provider_messages
 from inspector.engine.tokens import TokenCounter, make_counter
+from inspector.engine.trim import trim_messages_to_budget, trim_with_sums
 from inspector.engine.types import (
     Message,
     ProviderPayloadError,
@@ -244,6 +246,13 @@ class ContextAssembler:
         self._base: list[Message] = []  # every committed message, in commit order
         self._base_pos: dict[int, int] = {}  # id(message) -> position in _base
 
+    @property
+    def rows_indexed(self) -> int:
+        """How many rows had their facts derived (units, role, ask, call ids, group and unit
+        boundaries) over this assembler's life. Each row is derived once when it enters working
+        memory and once when it is committed, never per call: tests hold this at O(rows)."""
+        return sum(idx.measured for idx in self._indexes.values())
+
     def _index(self, name: str, counter: TokenCounter, rows: Sequence[Message]) -> RowIndex:
         idx = self._indexes.get(name)
         if idx is None or idx.counter is not counter:
@@ -303,8 +312,6 @@ class ContextAssembler:
 
     def _assemble_reference(self, c: _Call) -> Assembly:
         """The full-payload assembly: every row of the payload is read (the oracle of the tests)."""
-        from inspector.engine.pairing import sanitize_provider_messages
-        from inspector.engine.trim import trim_messages_to_budget
 
         engine, system, managed, wm, user, budget = c.engine, c.system, c.managed, list(c.wm), c.user, c.budget
         counter = engine.counter
@@ -353,9 +360,6 @@ class ContextAssembler:
     def _assemble_incremental(self, c: _Call, log: RowIndex, wmi: RowIndex) -> Assembly | None:
         """The same assembly from running sums and recorded boundaries (class docstring); None when
         the manager's result is not ``[summary block?] + a suffix of the committed log``."""
-        from inspector.engine.incremental import clean_ranges
-        from inspector.engine.pairing import sanitize_provider_messages
-        from inspector.engine.trim import trim_with_sums
 
         engine, system, managed, wm, user, budget = c.engine, c.system, c.managed, c.wm, c.user, c.budget
         past = self._base  # every committed message in commit order (log indexes it); managed = [block?] + past[k:]
@@ -363,16 +367,19 @@ class ContextAssembler:
         has_user, tool_tokens = c.has_user, c.tool_tokens
         n_log, n_man = len(past), len(managed)
         pos = self._base_pos
-        # managed = [block?] + past[k:], checked at its two ends (the shipped managers' contract)
-        blk = 1 if n_man and id(managed[0]) not in pos else 0
-        if blk and not is_summary_block(managed[0]):
+        # managed = [block?] + past[k:], checked at its two ends (the shipped managers' contract);
+        # each end is read once (``managed`` may be a view whose reads are not free)
+        m0 = managed[0] if n_man else None
+        blk = 1 if m0 is not None and id(m0) not in pos else 0
+        if blk and not is_summary_block(m0):  # type: ignore[arg-type]
             return None
-        k = pos[id(managed[blk])] if n_man > blk and id(managed[blk]) in pos else n_log
-        if n_man - blk != n_log - k or (n_man > blk and (managed[blk] is not past[k] or managed[-1] is not past[-1])):
+        mb = (managed[1] if blk else m0) if n_man > blk else None
+        k = pos[id(mb)] if mb is not None and id(mb) in pos else n_log
+        if n_man - blk != n_log - k or (mb is not None and (mb is not past[k] or managed[-1] is not past[-1])):
             return None
-        head = 1 if system is None and managed and managed[0].get("role") == "system" else 0
-        protected = list(managed[:head])
-        extra = [managed[0]] if blk and not head else []  # a summary block the cut may take
+        head = 1 if system is None and m0 is not None and m0.get("role") == "system" else 0
+        protected: list[Message] = [m0] if head and m0 is not None else []
+        extra: list[Message] = [m0] if blk and not head and m0 is not None else []  # a summary block the cut may take
         a0 = k + 1 if head and not blk else k  # history rows from the log: past[a0:]
         budget_tokens = max(0, budget.max_tokens - budget.trimmer_reserve - tool_tokens)
         wm_units = wmi.units(0, wmi.n)
@@ -448,38 +455,42 @@ class ContextAssembler:
         def declares(rid: str) -> bool:
             return any(idx.declares(rid, lo, hi) for idx, lo, hi, _at, _b in sources)
 
-        sanitized = sanitize_provider_messages(out_in, skip=skip, skip_declares=declares)
+        sanitized = sanitize_provider_messages(out_in, skip=skip, skip_declares=declares, owned=True)
         band_of = _band_rule(engine, system, user, has_user, placeholder)
         layout: list[PayloadRow | Span] = []
         units = dict.fromkeys(BANDS, 0)
         count = dict.fromkeys(BANDS, 0)
         prev_band = "working_memory"
         origin = sanitized.origin
+        sent = sanitized.messages
+        add = layout.append
         spans = iter(zip(sanitized.clean, sources))
         nxt = next(spans, None)
-        i, n_out = 0, len(sanitized.messages)
-        while i < n_out:
-            if nxt is not None and nxt[0][0] == i:
-                (o_lo, o_hi), (idx, lo, hi, _at, band) = nxt
-                layout.append(Span(idx.rows, lo, hi, band))  # type: ignore[arg-type]
+        at_span = nxt[0][0] if nxt is not None else -1
+        i, n_out = 0, len(sent)
+        while i < n_out:  # the spans in one step each; only the rows between them one by one
+            if i == at_span:
+                (o_lo, o_hi), (idx, lo, hi, _at, band) = nxt  # type: ignore[misc]
+                add(Span(idx.rows, lo, hi, band))  # type: ignore[arg-type]
                 units[band] += idx.units(lo, hi)
                 count[band] += hi - lo
                 prev_band = band
                 i = o_hi
                 nxt = next(spans, None)
+                at_span = nxt[0][0] if nxt is not None else -1
                 continue
-            out = sanitized.messages[i]
+            out = sent[i]
             org = origin[i]
             if org is None:
-                row = PayloadRow(out, prev_band, "empty_result", None)
+                b = prev_band
+                add(PayloadRow(out, b, "empty_result", None))
             else:
                 src = out_in[org]
                 b, syn = band_of(src, org >= wm_at)
-                row = PayloadRow(out, b, syn, src)
+                add(PayloadRow(out, b, syn, src))
                 prev_band = b
-            layout.append(row)
-            units[row.band] += counter.unit(out)
-            count[row.band] += 1
+            units[b] += unit(out)
+            count[b] += 1
             i += 1
         bands = {k_: counter.total(units[k_], count[k_]) if count[k_] else 0 for k_ in BANDS}
         bands["tool_schemas"] = tool_tokens
@@ -624,7 +635,6 @@ class ContextEngine:
     def assemble(self, *, strict: bool = True) -> Assembly:
         """Build this call's payload. ``strict`` raises :class:`ProviderPayloadError` when the final
         check fails (as the kernel does); otherwise the verdict is recorded in ``check``."""
-        from inspector.engine.pairing import check_provider_payload
 
         result: Assembly = self.assembler.assemble(self)
         if result.decision.summarizer_called:

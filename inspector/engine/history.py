@@ -6,6 +6,7 @@ the contiguous results answering it) is the atomic unit for the trimmer and for 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
@@ -114,8 +115,9 @@ class LogRuns:
         n = self.n
         if rows is not self.rows or counter is not self.counter or len(rows) < n or \
                 (n and rows[n - 1] is not self.last):
-            self._reset(rows, counter)
-            n = 0
+            if not (rows is not self.rows and counter is self.counter and self._refold(rows)):
+                self._reset(rows, counter)
+            n = self.n
         if n == len(rows):
             return self
         starts, pre = self.starts, self.pre
@@ -130,6 +132,37 @@ class LogRuns:
         self.n = len(rows)
         self.last = rows[-1]
         return self
+
+    def _refold(self, rows: Sequence[Message]) -> bool:
+        """Take over the facts of a fold's new list ``[block?] + old[k:]`` (the old list as it
+        grew in place up to the fold): the rows already read keep their facts, shifted, instead of
+        being read again; only a leading block is new. False (read from scratch) for anything else."""
+        import operator
+
+        old, n = self.rows, self.n
+        if old is None or not n or len(old) < n or old[n - 1] is not self.last or not rows:
+            return False
+        for blk in (0, 1):
+            k = len(old) - len(rows) + blk
+            if 0 <= k < n and len(rows) > blk and rows[-1] is old[-1] and \
+                    all(map(operator.is_, rows[blk:blk + n - k], old[k:n])):
+                break
+        else:
+            return False
+        unit = getattr(self.counter, "history_unit", None)
+        if unit is not None:
+            base = unit(rows[0]) if blk else 0
+            drop = self.pre[k] - base
+            self.pre = [0] + ([base] if blk else []) + [p - drop for p in self.pre[k + 1:n + 1]]
+        starts = self.starts
+        first = 0 if not blk else (1 if old[k].get("role") == "user" else None)  # old[k]'s new start, if any
+        kept = [s - k + blk for s in starts[bisect_right(starts, k):]]
+        self.starts = ([0] if blk else []) + ([first] if first is not None else []) + kept
+        self.rows, self.n = rows, n - k + blk
+        self.last = rows[self.n - 1]
+        self.read += blk
+        self._hash, self._hashed, self._marks = None, 0, []  # the fingerprint is rebuilt when asked
+        return True
 
     def history(self, lo: int, hi: int) -> int:
         """Trigger units of ``rows[lo:hi]`` (``sync`` was given a counter)."""

@@ -25,37 +25,13 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
-from inspector.engine.history import call_ids, is_ask
+from inspector.engine.history import call_ids
 from inspector.engine.managers.summarising import is_summary_block
 from inspector.engine.pairing import PROVIDER_ROLES
 from inspector.engine.tokens import TokenCounter
 from inspector.engine.types import Message
 
 __all__ = ["RowIndex", "clean_ranges"]
-
-
-def _unit_is_clean(rows: Sequence[Message], s: int, e: int) -> bool:
-    """Whether the unit ``rows[s:e]`` passes repair and check unchanged wherever it stands, as long
-    as a non-tool row follows it (the contract of ``skip`` in the pairing pass)."""
-    m = rows[s]
-    if not isinstance(m, dict):
-        return False
-    role = m.get("role")
-    if role not in PROVIDER_ROLES or role == "tool" or is_summary_block(m):
-        return False
-    if role == "assistant" and m.get("tool_calls"):
-        calls = m.get("tool_calls")
-        if not isinstance(calls, (list, tuple)):
-            return False
-        ids = call_ids(m)
-        if not ids or len(set(ids)) != len(ids) or e - s - 1 != len(ids):
-            return False
-        for k, cid in enumerate(ids):
-            r = rows[s + 1 + k]
-            if not isinstance(r, dict) or r.get("tool_call_id") != cid:
-                return False
-        return True
-    return e == s + 1
 
 
 class RowIndex:
@@ -83,6 +59,9 @@ class RowIndex:
         self.asks: dict[str, list[int]] = {}  # call id -> positions of the asks declaring it
         self.chain: list[int] = []  # trimmer group starts from row 0
         self._open = False  # the last trimmer group is an ask whose run of tool rows may still grow
+        self._u_ok = False  # the open pairing unit is clean so far
+        self._u_ids: list[str] | None = None  # the call ids its head asks for (None: not an ask)
+        self._u_seen = 0  # results seen after its head
 
     def sync(self, rows: Sequence[Message]) -> RowIndex:
         n = self.n
@@ -96,22 +75,55 @@ class RowIndex:
         return self
 
     def _append(self, rows: Sequence[Message], p: int) -> None:
+        """Record row ``p``'s facts, reading that row only: its role, ask-ness and call ids are
+        derived here once and kept with its open pairing unit, so closing the unit re-reads nothing."""
         m = rows[p]
         self.measured += 1
         self.pre.append(self.pre[-1] + self.counter.unit(m))
-        is_tool = isinstance(m, dict) and m.get("role") == "tool"
+        role = m.get("role") if isinstance(m, dict) else None
+        is_tool = role == "tool"
         self.back.append(self.back[p - 1] if is_tool and p > 0 else p)
+        ask = role == "assistant" and bool(m.get("tool_calls"))  # is_ask, for a dict
+        ids = call_ids(m) if ask else None
         if not is_tool or p == 0:
-            if self.starts and not _unit_is_clean(rows, self.starts[-1], p):
+            if self.starts and not self._unit_ok():
                 self.dirty.append(self.starts[-1])
             self.starts.append(p)
-        if isinstance(m, dict) and is_ask(m):
-            for cid in call_ids(m):
+            self._open_unit(m, role, ask, ids)
+        elif self._u_ok:  # one more result of the open unit: it must answer the next call id
+            want = self._u_ids
+            k = self._u_seen
+            self._u_ok = want is not None and k < len(want) and m.get("tool_call_id") == want[k]
+            self._u_seen = k + 1
+        if ids:
+            for cid in ids:
                 self.asks.setdefault(cid, []).append(p)
         if self._open and is_tool:  # leading_group_size: an ask takes the whole run of tool rows after it
             return
         self.chain.append(p)
-        self._open = isinstance(m, dict) and is_ask(m)
+        self._open = ask
+
+    def _open_unit(self, m: Message, role: object, ask: bool, ids: list[str] | None) -> None:
+        """Start a pairing unit at ``m``: whether its head can be clean, and the results it wants."""
+        self._u_seen = 0
+        self._u_ids = None
+        if role not in PROVIDER_ROLES or role == "tool" or is_summary_block(m):
+            self._u_ok = False
+        elif ask:
+            self._u_ids = ids
+            self._u_ok = isinstance(m.get("tool_calls"), (list, tuple)) and bool(ids) and \
+                len(set(ids)) == len(ids)  # type: ignore[arg-type]
+        else:
+            self._u_ok = True
+
+    def _unit_ok(self) -> bool:
+        """Whether the open unit, closed here (a non-tool row follows it), is *clean*: it passes the
+        pairing repair and the final check unchanged wherever it stands (the contract of ``skip`` in
+        the pairing pass). That is a dict head with a provider role, not ``tool``, not a summary
+        block, and either alone, or an ask whose ``tool_calls`` is a list of distinct string ids
+        followed by exactly one result per id, in declaration order."""
+        want = self._u_ids
+        return self._u_ok and (self._u_seen == 0 if want is None else self._u_seen == len(want))
 
     # -- reading ------------------------------------------------------------------------------
     def units(self, lo: int, hi: int) -> int:

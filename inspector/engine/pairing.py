@@ -233,7 +233,8 @@ def _untouched(messages: Sequence[Any], at: Iterable[int], roles: bool) -> bool:
 
 
 def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tuple[int, int]] = (),
-                               skip_declares: Callable[[str], bool] | None = None) -> SanitizeResult:
+                               skip_declares: Callable[[str], bool] | None = None,
+                               owned: bool = False) -> SanitizeResult:
     """Repair tool-call pairing so the provider accepts the payload (rules in the module docstring).
 
     ``result.origin[i]`` is the input position of ``result.messages[i]`` (None for a synthesised
@@ -246,10 +247,15 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
     without being read; ``skip_declares(id)`` says whether an ask inside the ranges declares ``id``
     (rule 6's label). The result is the same as without ``skip`` (the tests hold this against the
     full pass), and ``result.clean`` gives the skipped ranges' output positions for the final check.
+
+    ``owned``: the caller hands ``messages`` (a list) over and will not change it; when nothing
+    needs repair it is the result's list itself rather than a copy (an uncapped stack's payload is
+    thousands of rows, on every call).
     """
     at = _outside(messages, skip) if skip else range(len(messages))
     if _untouched(messages, at, roles=False):  # the common case: nothing to repair
-        return SanitizeResult(list(messages), [], list(_positions(len(messages))[:len(messages)]),
+        kept = messages if owned and isinstance(messages, list) else list(messages)
+        return SanitizeResult(kept, [], list(_positions(len(messages))[:len(messages)]),
                               [(lo, hi) for lo, hi in skip])
     if skip:
         declared: Any = _Declared(_declared_ids(messages[p] for p in at), skip_declares or (lambda _rid: False))

@@ -178,6 +178,7 @@ class TiktokenCounter(_CachedCounter):
 
         self.encoding_name = encoding or encoding_name_for(model)
         self._enc = tiktoken_encoding(self.encoding_name)
+        self._tools_last: tuple[str, int] | None = None  # the last tool-schema text and its count
 
     def text_tokens(self, text: str) -> int:
         if not text:
@@ -198,9 +199,17 @@ class TiktokenCounter(_CachedCounter):
         return units
 
     def count_tools(self, tools: Sequence[dict[str, Any]] | None) -> int:
+        """Tokens of the tool schemas; the last text's count is kept (an agent sends the same schemas
+        on every call, and tokenising them per call would cost more than the call's new rows)."""
         if not tools:
             return 0
-        return self.text_tokens(json.dumps(list(tools), ensure_ascii=False)) + 4 * len(tools)
+        text = json.dumps(list(tools), ensure_ascii=False)
+        last = self._tools_last
+        if last is not None and last[0] == text:
+            return last[1]
+        n = self.text_tokens(text) + 4 * len(tools)
+        self._tools_last = (text, n)
+        return n
 
 
 def make_counter(kind: str = "tiktoken", model: str | None = None) -> TokenCounter:

@@ -182,10 +182,10 @@ class RowsView(Sequence[Message]):
                 return [self[i] for i in range(start, stop, step)]
             hd, lo = self._head, self._lo
             return hd[start:stop] + list(self._rows[lo + max(0, start - len(hd)):lo + max(0, stop - len(hd))])
-        n = len(self)
+        h = len(self._head)
+        n = h + self._hi - self._lo
         if k < 0:
             k += n
         if not 0 <= k < n:
             raise IndexError(k)
-        h = len(self._head)
         return self._head[k] if k < h else self._rows[self._lo + k - h]
