@@ -96,6 +96,11 @@ def session_figure(key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
     return figs[key]
 
 
+def grouped(df: Any) -> dict[str, Any]:
+    """Whole-number columns with thousands separators (62,192, not 62192), as the CLI's tables show them."""
+    return {str(c): st.column_config.NumberColumn(format="localized") for c in df.select_dtypes("integer").columns}
+
+
 def mark_call(fig: Any, call: int) -> Any:
     fig.layout.shapes = [cursor_shape(call)]
     return fig
@@ -579,13 +584,13 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
     if len(replays) < 2:
         return
     agent_caption(next(iter(replays.values())))
-    st.dataframe(compare_table(replays), hide_index=True, width="stretch", key="compare_totals")
     rkey = (m, tkey, counter, choice, live.fingerprint if live else None, tuple(specs.items()), agent)
     figs = session_figure(("compare", rkey), lambda: compare_timelines(replays))
     aligned = len({len(rp.frames) for rp in replays.values()}) == 1
     if aligned:
         st.markdown(f"**At {av.call_label(next(iter(replays.values())), call)}** — what each strategy sends, "
                     "and why it left the rest out")
+    st.caption("Colours and markers as in the timeline above; hover a call for its numbers.")
     cols = st.columns(len(replays), gap="small")
     for k, ((name, rp), fig) in enumerate(zip(replays.items(), figs, strict=True)):
         with cols[k]:
@@ -594,7 +599,8 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
                 st.markdown(f"**{av.code_span(name)}** · {av.kept_counts({name: rp}, call)[name]}")
                 for reason, count in av.drop_reasons(rp, call).items():
                     st.caption(f"{count:,} not sent: {av.code_span(reason)}")
-    st.dataframe(av.worded(compare_table(replays)), hide_index=True, width="stretch", key="compare_totals")
+    totals = av.worded(compare_table(replays))
+    st.dataframe(totals, hide_index=True, width="stretch", key="compare_totals", column_config=grouped(totals))
     if not aligned:
         st.warning("The strategies produced different numbers of calls; the per-call view is not aligned.")
         return
@@ -663,9 +669,11 @@ def fleet_tab(m: av.ManifestInput, src: av.TranscriptSource, fmt: str | None, co
         return
     st.markdown("**Per strategy, over every conversation** (the same summary as `context-inspector compare` "
                 "on these files)")
-    st.dataframe(av.worded(av.fleet_summary(runs)), hide_index=True, width="stretch", key="fleet_summary")
+    summary = av.worded(av.fleet_summary(runs))
+    st.dataframe(summary, hide_index=True, width="stretch", key="fleet_summary", column_config=grouped(summary))
     with st.expander("Every conversation under every strategy"):
-        st.dataframe(av.worded(runs), hide_index=True, width="stretch", key="fleet_runs")
+        table = av.worded(runs)
+        st.dataframe(table, hide_index=True, width="stretch", key="fleet_runs", column_config=grouped(table))
 
 
 def manifest_tab(loaded: LoadedManifest | None, problems: list[str]) -> None:

@@ -239,6 +239,13 @@ def test_compare_two_to_four_strategies() -> None:
         totals.set_index("strategy").loc["stack", "peak payload"]
     compare_charts = [c for c in chart_ids(at) if "compare_timeline" in c]
     assert len(compare_charts) == 4
+    # One totals table, headed in words; the narrow charts leave their legend to the main timeline's.
+    tables = [d.value for d in at.dataframe if "strategy" in d.value.columns]
+    assert len(tables) == 1 and not [c for c in tables[0].columns if "_" in c]
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if "compare_timeline" in c.proto.id]
+    assert [s["layout"]["showlegend"] for s in specs] == [False] * 4
+    assert next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                if c.proto.id.endswith("timeline") or "-timeline" in c.proto.id)["layout"].get("showlegend", True)
     # Same y axis on every aligned timeline.
     ranges = {tuple(c["layout"]["yaxis"]["range"]) for c in charts(at) if c["layout"].get("yaxis", {}).get("range")}
     assert len(ranges) == 1

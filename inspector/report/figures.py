@@ -382,6 +382,13 @@ def commit_positions(rp: Replay) -> list[tuple[float, str]]:
 
 
 def compare_timelines(replays: Mapping[str, Replay]) -> list[Any]:
-    """One timeline per strategy with the same y axis, so heights compare at a glance."""
+    """One timeline per strategy with the same y axis, so heights compare at a glance.
+
+    They carry no legend: in two to four narrow columns a legend of ten entries covered the axis
+    and scrolled inside the chart. Colours and markers are those of the main timeline (whose legend
+    the app shows above them), and hovering a call still names every band, line and event."""
     y_max = max((f.payload_tokens for rp in replays.values() for f in rp.frames), default=0) * 1.15 or None
-    return [timeline(rp, title=name, y_max=y_max) for name, rp in replays.items()]
+    figs = [timeline(rp, title=name, y_max=y_max) for name, rp in replays.items()]
+    for fig in figs:
+        fig.update_layout(showlegend=False, height=300)
+    return figs
