@@ -12,13 +12,16 @@ tiktoken counter and a 120 000-token window (issue 13's setting), and prints per
   (f) the full-payload reference path at 1 000 turns ÷ the incremental one (what issue 13 bought);
 
 Replay times are the best of three runs, like the floor: on a shared machine one unlucky run of
-either side would otherwise move the ratio more than the code does. And for "one enormous turn" (one user message, then 2 500 / 5 000 tool rounds, uncapped stack, a
+either side would otherwise move the ratio more than the code does. Each timed run starts from a
+collected heap with no earlier replay alive; the collector stays on during the run (its cost for
+the replay's own objects is part of the replay). And for "one enormous turn" (one user message, then 2 500 / 5 000 tool rounds, uncapped stack, a
 32 000-token window): time(5 000) / time(2 500) — linear is ~2.
 Run: .venv/bin/python benchmarks/replay_scaling.py [--quick]   (--quick: 250/500 turns, no reference)
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 import sys
@@ -79,15 +82,23 @@ STRATEGIES = {
 def run(tr: Transcript, cm: dict[str, Any], window: int = WINDOW) -> tuple[float, Replay]:
     s = settings_from_dict({"kind": "Agent", "spec": {"context_manager": cm,
                                                        "models": [{"model": "gpt-4o", "context_window": window}]}})
+    gc.collect()  # start from a collected heap: an earlier run's garbage is not this replay's cost
     t0 = time.perf_counter()
     rp = replay(s, tr, counter="tiktoken")
     return time.perf_counter() - t0, rp
 
 
 def best(tr: Transcript, cm: dict[str, Any], window: int = WINDOW, times: int = 3) -> tuple[float, Replay]:
-    """The fastest of ``times`` replays (each from scratch: a fresh engine and token cache)."""
-    runs = [run(tr, cm, window) for _ in range(times)]
-    return min(t for t, _ in runs), runs[-1][1]
+    """The fastest of ``times`` replays (each from scratch: a fresh engine and token cache, and only
+    one replay alive at a time — holding the earlier ones would make every garbage collection in
+    the later ones walk them too)."""
+    fastest, last = float("inf"), None
+    for _ in range(times):
+        last = None  # drop the previous replay before the next one runs
+        t, last = run(tr, cm, window)
+        fastest = min(fastest, t)
+    assert last is not None
+    return fastest, last
 
 
 def peak_mb(tr: Transcript, cm: dict[str, Any]) -> float:
