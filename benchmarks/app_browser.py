@@ -1,12 +1,12 @@
 """How fast the app feels in a real browser: first meaningful render and Next-click settle time.
 
-Starts ``streamlit run app.py`` on 127.0.0.1, drives Debian's headless Chromium with playwright's
+Serves app.py on 127.0.0.1 as ``context-inspector app`` does, drives Debian's headless Chromium with playwright's
 Python client (never ``playwright install``) and prints, measured in this one run:
 
 * **first meaningful render** — from the moment the server answers ``/_stcore/health`` to the demo's
   call 0 being on screen with its timeline drawn;
 * **Next-click settle** — from a click on "Next ▶" to the page showing the next call with nothing
-  stale left (no element greyed out as stale, no script running, the timeline cursor moved), median
+  stale left (no element greyed out as stale, no script running, the strip under the timeline moved), median
   and p90 over ``--steps`` clicks, on the bundled demo and on a generated 2 000-turn transcript
   (the one of ``benchmarks/app_step.py``, uploaded through the sidebar).
 
@@ -142,6 +142,16 @@ def floor(browser, args: argparse.Namespace) -> None:  # noqa: ANN001
         steps(pg, 2, cursor=None)
         print(line("reference: trivial Streamlit app, Next-click", steps(pg, args.steps, cursor=None))
               + f"  (first render {t_first - t_goto:4.2f} s)")
+        pg.close()
+        pg = browser.new_page(viewport={"width": args.width, "height": args.height})
+        pg.set_default_timeout(180_000)
+        t_goto = time.perf_counter()
+        pg.goto(f"http://127.0.0.1:{port}/?plotly=1")
+        wait_call(pg, 0)
+        t_text = time.perf_counter()
+        pg.wait_for_selector(".st-key-floor_chart .js-plotly-plot .barlayer")
+        print(f"reference: the same page with one three-bar Plotly chart: text {t_text - t_goto:4.2f} s, "
+              f"chart drawn {time.perf_counter() - t_goto:4.2f} s after the page was opened")
         pg.close()
 
 
