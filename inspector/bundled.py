@@ -15,11 +15,20 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+MAX_UPLOAD_MB = 50
+"""The largest file the app accepts, in MB (transcripts, manifests, fleet files alike)."""
+
 STREAMLIT_FLAGS: tuple[str, ...] = (
     "--server.headless", "true", "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+    "--server.maxUploadSize", str(MAX_UPLOAD_MB), "--server.fileWatcherType", "none",
+    "--client.toolbarMode", "minimal",
 )
 """How the app is served (``make run`` and ``context-inspector app`` alike): local only, headless,
-no usage statistics. The port is added separately."""
+no usage statistics, uploads capped, no file watcher (watching a checkout with its ``.venv``
+overflows inotify and keeps a core busy; the app needs no reloads), no deploy button. Given as
+flags because ``.streamlit/config.toml`` is only read when the server starts in the checkout; that
+file repeats them for a plain ``streamlit run app.py`` there (a test holds the two equal). The port
+is added separately."""
 
 
 def _package_path(*parts: str) -> Path:

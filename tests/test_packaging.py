@@ -117,6 +117,19 @@ def test_app_runs_streamlit_with_the_make_run_flags(tmp_path: Path) -> None:
     assert "context-inspector app" in make_run
 
 
+def test_the_served_flags_equal_the_checkout_config_so_the_app_runs_the_same_from_any_directory() -> None:
+    """``.streamlit/config.toml`` is read only when Streamlit starts in the checkout; ``context-inspector
+    app`` started anywhere else must still cap uploads, skip the file watcher and hide the deploy button."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    from_file = {f"--{section}.{key}": str(value).lower() if isinstance(value, bool) else str(value)
+                 for section, values in config.items() for key, value in values.items()}
+    from_flags = dict(zip(STREAMLIT_FLAGS[::2], STREAMLIT_FLAGS[1::2], strict=True))
+    assert from_flags == from_file
+    assert from_flags["--server.maxUploadSize"] == "50" and from_flags["--client.toolbarMode"] == "minimal"
+
+
 def test_app_refuses_a_missing_file_like_every_command(tmp_path: Path) -> None:
     out = run("app", str(tmp_path / "nope.json"), "--dry-run")
     assert out.returncode == 2 and out.stderr.startswith("error: ") and "nope.json" in out.stderr

@@ -27,14 +27,14 @@ from inspector.replay import Replay
 from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_segments
 from inspector.report.tables import _preview, frames_table, not_sent_table, payload_table, repairs_table
 
-from inspector.bundled import AppLaunch, app_launch, sample_manifest_dir  # noqa: E402
+from inspector.bundled import MAX_UPLOAD_MB, AppLaunch, app_launch, sample_manifest_dir  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_MANIFEST_DIR = sample_manifest_dir()
 SHARED_TRANSCRIPT_DIR = ROOT.parent / "shared" / "data" / "transcripts"
 DEFAULT_MANIFEST = "small-window.yaml"
 DEFAULT_TRANSCRIPT = "demo_support.json"
-MAX_TRANSCRIPT_BYTES = 50_000_000
+MAX_TRANSCRIPT_BYTES = MAX_UPLOAD_MB * 1_000_000
 """Uploads and samples above this size are refused with a message (the server also caps uploads)."""
 MANIFEST_MAX_BYTES = _MANIFEST_MAX
 """Manifest uploads above the reader's own limit are refused before they reach the editor."""
