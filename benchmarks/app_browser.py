@@ -30,6 +30,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -133,24 +134,23 @@ def floor(browser, args: argparse.Namespace) -> None:  # noqa: ANN001
     """The same clicks on ``benchmarks/app_floor.py`` (one button, one line): the best any
     Streamlit app can do here, printed beside the inspector's figures."""
     with serve(ROOT / "benchmarks" / "app_floor.py") as (port, _):
-        pg = browser.new_page(viewport={"width": args.width, "height": args.height})
-        pg.set_default_timeout(180_000)
-        t_goto = time.perf_counter()
-        pg.goto(f"http://127.0.0.1:{port}/")
-        wait_call(pg, 0)
-        t_first = time.perf_counter()
+        def opened(query: str = "") -> tuple[Any, float, float]:
+            """A fresh page on the floor app: (page, seconds from goto to call 0 shown, goto's clock)."""
+            pg = browser.new_page(viewport={"width": args.width, "height": args.height})
+            pg.set_default_timeout(180_000)
+            t_goto = time.perf_counter()
+            pg.goto(f"http://127.0.0.1:{port}/{query}")
+            wait_call(pg, 0)
+            return pg, time.perf_counter() - t_goto, t_goto
+
+        pg, first, _ = opened()
         steps(pg, 2, cursor=None)
         print(line("reference: trivial Streamlit app, Next-click", steps(pg, args.steps, cursor=None))
-              + f"  (first render {t_first - t_goto:4.2f} s)")
+              + f"  (first render {first:4.2f} s)")
         pg.close()
-        pg = browser.new_page(viewport={"width": args.width, "height": args.height})
-        pg.set_default_timeout(180_000)
-        t_goto = time.perf_counter()
-        pg.goto(f"http://127.0.0.1:{port}/?plotly=1")
-        wait_call(pg, 0)
-        t_text = time.perf_counter()
+        pg, text, t_goto = opened("?plotly=1")
         pg.wait_for_selector(".st-key-floor_chart .js-plotly-plot .barlayer")
-        print(f"reference: the same page with one three-bar Plotly chart: text {t_text - t_goto:4.2f} s, "
+        print(f"reference: the same page with one three-bar Plotly chart: text {text:4.2f} s, "
               f"chart drawn {time.perf_counter() - t_goto:4.2f} s after the page was opened")
         pg.close()
 
