@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.engine.budget import hysteresis_ceiling
-from inspector.engine.history import LogRuns, row_digest_bytes
+from inspector.engine.history import LogRuns, row_digest_bytes, split_user_turns
 from inspector.engine.managers.base import BudgetTerms, CMDecision, ContextManager, Managed
 from inspector.engine.summarizers import calls_a_model
 from inspector.engine.types import Message
@@ -61,11 +61,24 @@ def fingerprint(groups: Sequence[Sequence[Message]]) -> str:
 
 @dataclass(slots=True)
 class _Cache:
+    """The last fold. Its fingerprint is computed only when a later call needs it (the log's first
+    ``n`` turns are other row objects than the folded ones): a write-back folds on every commit and
+    the next call under budget clears the cache, so hashing at fold time was mostly wasted."""
+
     text: str | None  # None = a drop (no block)
     n: int  # compressed groups
     identity: tuple[int, int, int]
-    digest: str
+    folded: Sequence[Message]  # the rows of the first ``n`` turns when folded (the fingerprint's input)
     block: Message | None
+    _digest: str | None = None
+
+    @property
+    def digest(self) -> str:
+        """:func:`fingerprint` of the folded turns, the same digest ``LogRuns.fingerprint(n)`` gave
+        for them when they were the log's first ``n`` turns (computed once, on first use)."""
+        if self._digest is None:
+            self._digest = fingerprint(split_user_turns(self.folded))
+        return self._digest
 
 
 class SummarizingConversation(ContextManager):
@@ -205,16 +218,15 @@ class SummarizingConversation(ContextManager):
                 return Managed(verbatim, decision)
             text = result.strip() if isinstance(result, str) and result.strip() else None
         ident = self._identity(past, runs, m)
-        digest = runs.fingerprint(m)
         if text is None:
-            self._cache = _Cache(None, m, ident, digest, None)
+            self._cache = _Cache(None, m, ident, tuple(folded), None)
             decision = CMDecision(
                 "dropped", dropped_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high, ceiling=ceiling,
                 summarizer_called=called, folded=folded, summary_model=model, summary_model_source=source,
             )
             return Managed(verbatim, decision)
         block = summary_block(m, text)
-        self._cache = _Cache(text, m, ident, digest, block)
+        self._cache = _Cache(text, m, ident, tuple(folded), block)
         decision = CMDecision(
             "summarized", compressed_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high, ceiling=ceiling,
             summarizer_called=called, summary_text=text, folded=folded, summary_model=model,
