@@ -6,8 +6,11 @@ the contiguous results answering it) is the atomic unit for the trimmer and for 
 
 from __future__ import annotations
 
+import hashlib
+import operator
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import compress, count, islice, repeat
 from typing import Any
 
 from inspector.engine.types import Message
@@ -140,9 +143,6 @@ class LogRuns:
         instead of being read again; a leading block and the later rows are read by ``sync``.
         ``k`` is where ``rows[blk]`` stands in the old list (an identity scan, C-level), and the
         whole overlap is checked by identity. False (read from scratch) for anything else."""
-        import operator
-        from itertools import compress, count, islice, repeat
-
         old, n = self.rows, self.n
         if old is None or not n or len(old) < n or old[n - 1] is not self.last or not rows:
             return False
@@ -184,8 +184,6 @@ class LogRuns:
         """:func:`inspector.engine.managers.summarising.fingerprint`'s digest of the first ``g``
         turns, from a running SHA-256 state: rows are hashed once, on the first request that reaches
         them, and the state at each turn start is kept, so asking again costs O(1)."""
-        import hashlib
-
         if g < len(self._marks):
             return self._marks[g].hexdigest()  # type: ignore[attr-defined,no-any-return]
         if self._hash is None:

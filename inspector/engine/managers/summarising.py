@@ -128,6 +128,16 @@ class SummarizingConversation(ContextManager):
         result: str | None = fn(msgs)
         return result
 
+    def _ceiling(self, high: int) -> int:
+        """:func:`~inspector.engine.budget.hysteresis_ceiling` of ``high``, remembered for the last
+        (high, ratio) pair: every write-back asks with the same hint, and the exact formula reads
+        the ratio through its decimal text each time."""
+        key = (high, self.hysteresis_ratio)
+        last = getattr(self, "_last_ceiling", None)
+        if last is None or last[0] != key:
+            last = self._last_ceiling = (key, hysteresis_ceiling(high, self.hysteresis_ratio))
+        return last[1]
+
     def _runs(self, past: Sequence[Message]) -> LogRuns:
         """The log's running turn starts, trigger sums and fingerprint (each row read once while the
         log only grows; a fold's new list is read once): what keeps ``decide`` O(new rows)."""
@@ -156,7 +166,7 @@ class SummarizingConversation(ContextManager):
             self._cache = None
             decision = CMDecision("unchanged-under-budget", kept_turns=turns, raw_tokens=raw, threshold=high)
             return Managed(list(past), decision)
-        ceiling = hysteresis_ceiling(high, self.hysteresis_ratio)
+        ceiling = self._ceiling(high)
         cache = self._cache
         if cache is not None and cache.n >= turns:
             self._cache = cache = None
