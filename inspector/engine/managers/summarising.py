@@ -116,7 +116,12 @@ class SummarizingConversation(ContextManager):
         return self.keep_turns
 
     def budget_terms(self) -> BudgetTerms:
-        return BudgetTerms(True, self.hysteresis_ratio, self.summary_threshold)
+        """Read on every call: the (frozen) record is rebuilt only when a parameter was retuned."""
+        terms = getattr(self, "_terms", None)
+        if terms is None or terms.hysteresis_ratio != self.hysteresis_ratio or \
+                terms.summary_threshold != self.summary_threshold:
+            terms = self._terms = BudgetTerms(True, self.hysteresis_ratio, self.summary_threshold)
+        return terms
 
     def bind_summarizer(self, summarizer: Any) -> None:
         """None → drop; an object with ``summarize(msgs)``; or a plain callable."""
