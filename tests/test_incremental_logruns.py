@@ -38,18 +38,26 @@ def test_running_facts_equal_a_fresh_walk_after_every_append(chunks: list[list[d
                                                              asks: list[int], keep: int, block: bool,
                                                              grown: list[dict[str, Any]]) -> None:
     """Also across a fold: the old list grows in place (a commit), then the projection becomes a new
-    list, ``[summary block?] + a suffix`` of it, whose facts are taken over rather than re-read."""
+    list, ``[summary block?] + a suffix`` of it, which grows again before it is read; the facts of
+    the rows it keeps are taken over rather than re-read (``read`` counts exactly the new rows)."""
     counter = EstimateCounter()
     runs = LogRuns()
     log: list[dict[str, Any]] = []
     for k, chunk in enumerate(chunks):
+        unseen = len(chunk)  # rows the facts have not read: a fold that keeps some read rows adds its own
         if k == fold_at and log:
+            seen = len(log)
             log.extend(grown)  # committed rows the facts have not seen yet
             cut = len(log) * keep // 9
             head = [{"role": "system", "content": "[summary of earlier turns]"}] if block else []
             log = head + log[cut:]  # a fold: the projection becomes a new list
+            # rows read before the fold and kept by it are taken over, even once the new list has
+            # grown past the fold (the committed log when the assembler next looks); else a re-read
+            unseen += len(head) + len(grown) if cut < seen else len(log)
+        read = runs.read
         log.extend(chunk)
         runs.sync(log, counter)
+        assert runs.read - read == unseen
         assert runs.starts == turn_starts(log)
         assert runs.history(0, len(log)) == sum(counter.history_unit(m) for m in log)
         groups = split_user_turns(log)

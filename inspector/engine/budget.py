@@ -54,9 +54,10 @@ def _exact(text: str) -> tuple[int, int]:
     return f.numerator, f.denominator
 
 
+@lru_cache(maxsize=256)
 def _unit_ratio(ratio: float) -> tuple[int, int]:
     """``r`` clamped into :data:`~inspector.params.HYSTERESIS_RATIO`, exactly, through its decimal
-    text (0.15 means 15/100)."""
+    text (0.15 means 15/100). Remembered per value: every call's budget asks for it twice."""
     return _exact(str(HYSTERESIS_RATIO(float(ratio))))
 
 

@@ -6,8 +6,11 @@ the contiguous results answering it) is the atomic unit for the trimmer and for 
 
 from __future__ import annotations
 
+import hashlib
+import operator
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import compress, count, islice, repeat
 from typing import Any
 
 from inspector.engine.types import Message
@@ -134,20 +137,25 @@ class LogRuns:
         return self
 
     def _refold(self, rows: Sequence[Message]) -> bool:
-        """Take over the facts of a fold's new list ``[block?] + old[k:]`` (the old list as it
-        grew in place up to the fold): the rows already read keep their facts, shifted, instead of
-        being read again; only a leading block is new. False (read from scratch) for anything else."""
-        import operator
-
+        """Take over the facts of a fold's new list ``[block?] + old[k:n] + later rows`` (``n`` = the
+        rows read so far; the new list may already have grown since the fold, as the committed log
+        has when the assembler next looks at it): the rows already read keep their facts, shifted,
+        instead of being read again; a leading block and the later rows are read by ``sync``.
+        ``k`` is where ``rows[blk]`` stands in the old list (an identity scan, C-level), and the
+        whole overlap is checked by identity. False (read from scratch) for anything else."""
         old, n = self.rows, self.n
         if old is None or not n or len(old) < n or old[n - 1] is not self.last or not rows:
             return False
         for blk in (0, 1):
-            k = len(old) - len(rows) + blk
-            if 0 <= k < n and len(rows) > blk and rows[-1] is old[-1] and \
-                    all(map(operator.is_, rows[blk:blk + n - k], old[k:n])):
+            if len(rows) <= blk:
+                break
+            k = next(compress(count(), map(operator.is_, islice(old, n), repeat(rows[blk]))), n)
+            if k < n and len(rows) >= blk + n - k and \
+                    all(map(operator.is_, islice(rows, blk, blk + n - k), islice(old, k, n))):
                 break
         else:
+            return False
+        if len(rows) <= blk:
             return False
         unit = getattr(self.counter, "history_unit", None)
         if unit is not None:
@@ -176,8 +184,6 @@ class LogRuns:
         """:func:`inspector.engine.managers.summarising.fingerprint`'s digest of the first ``g``
         turns, from a running SHA-256 state: rows are hashed once, on the first request that reaches
         them, and the state at each turn start is kept, so asking again costs O(1)."""
-        import hashlib
-
         if g < len(self._marks):
             return self._marks[g].hexdigest()  # type: ignore[attr-defined,no-any-return]
         if self._hash is None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.engine.budget import hysteresis_ceiling
-from inspector.engine.history import LogRuns, row_digest_bytes
+from inspector.engine.history import LogRuns, row_digest_bytes, split_user_turns
 from inspector.engine.managers.base import BudgetTerms, CMDecision, ContextManager, Managed
 from inspector.engine.summarizers import calls_a_model
 from inspector.engine.types import Message
@@ -61,11 +61,24 @@ def fingerprint(groups: Sequence[Sequence[Message]]) -> str:
 
 @dataclass(slots=True)
 class _Cache:
+    """The last fold. Its fingerprint is computed only when a later call needs it (the log's first
+    ``n`` turns are other row objects than the folded ones): a write-back folds on every commit and
+    the next call under budget clears the cache, so hashing at fold time was mostly wasted."""
+
     text: str | None  # None = a drop (no block)
     n: int  # compressed groups
     identity: tuple[int, int, int]
-    digest: str
+    folded: Sequence[Message]  # the rows of the first ``n`` turns when folded (the fingerprint's input)
     block: Message | None
+    _digest: str | None = None
+
+    @property
+    def digest(self) -> str:
+        """:func:`fingerprint` of the folded turns, the same digest ``LogRuns.fingerprint(n)`` gave
+        for them when they were the log's first ``n`` turns (computed once, on first use)."""
+        if self._digest is None:
+            self._digest = fingerprint(split_user_turns(self.folded))
+        return self._digest
 
 
 class SummarizingConversation(ContextManager):
@@ -103,7 +116,12 @@ class SummarizingConversation(ContextManager):
         return self.keep_turns
 
     def budget_terms(self) -> BudgetTerms:
-        return BudgetTerms(True, self.hysteresis_ratio, self.summary_threshold)
+        """Read on every call: the (frozen) record is rebuilt only when a parameter was retuned."""
+        terms = getattr(self, "_terms", None)
+        if terms is None or terms.hysteresis_ratio != self.hysteresis_ratio or \
+                terms.summary_threshold != self.summary_threshold:
+            terms = self._terms = BudgetTerms(True, self.hysteresis_ratio, self.summary_threshold)
+        return terms
 
     def bind_summarizer(self, summarizer: Any) -> None:
         """None → drop; an object with ``summarize(msgs)``; or a plain callable."""
@@ -114,6 +132,16 @@ class SummarizingConversation(ContextManager):
         fn = getattr(s, "summarize", None) or s
         result: str | None = fn(msgs)
         return result
+
+    def _ceiling(self, high: int) -> int:
+        """:func:`~inspector.engine.budget.hysteresis_ceiling` of ``high``, remembered for the last
+        (high, ratio) pair: every write-back asks with the same hint, and the exact formula reads
+        the ratio through its decimal text each time."""
+        key = (high, self.hysteresis_ratio)
+        last = getattr(self, "_last_ceiling", None)
+        if last is None or last[0] != key:
+            last = self._last_ceiling = (key, hysteresis_ceiling(high, self.hysteresis_ratio))
+        return last[1]
 
     def _runs(self, past: Sequence[Message]) -> LogRuns:
         """The log's running turn starts, trigger sums and fingerprint (each row read once while the
@@ -143,7 +171,7 @@ class SummarizingConversation(ContextManager):
             self._cache = None
             decision = CMDecision("unchanged-under-budget", kept_turns=turns, raw_tokens=raw, threshold=high)
             return Managed(list(past), decision)
-        ceiling = hysteresis_ceiling(high, self.hysteresis_ratio)
+        ceiling = self._ceiling(high)
         cache = self._cache
         if cache is not None and cache.n >= turns:
             self._cache = cache = None
@@ -205,16 +233,15 @@ class SummarizingConversation(ContextManager):
                 return Managed(verbatim, decision)
             text = result.strip() if isinstance(result, str) and result.strip() else None
         ident = self._identity(past, runs, m)
-        digest = runs.fingerprint(m)
         if text is None:
-            self._cache = _Cache(None, m, ident, digest, None)
+            self._cache = _Cache(None, m, ident, tuple(folded), None)
             decision = CMDecision(
                 "dropped", dropped_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high, ceiling=ceiling,
                 summarizer_called=called, folded=folded, summary_model=model, summary_model_source=source,
             )
             return Managed(verbatim, decision)
         block = summary_block(m, text)
-        self._cache = _Cache(text, m, ident, digest, block)
+        self._cache = _Cache(text, m, ident, tuple(folded), block)
         decision = CMDecision(
             "summarized", compressed_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high, ceiling=ceiling,
             summarizer_called=called, summary_text=text, folded=folded, summary_model=model,
