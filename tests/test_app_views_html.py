@@ -73,3 +73,26 @@ def test_the_strip_marks_the_call_at_its_place_on_the_unzoomed_call_axis(n: int,
     if call + 1 < n:
         assert pos < float(call_strip_html(n, call + 1).split("class='ci-cursor'", 1)[1].split("left:", 1)[1]
                            .split("%", 1)[0])
+
+
+@pytest.mark.parametrize("turns", [6, 450])  # bars, and the long timeline's areas with invisible click markers
+def test_a_click_on_the_timeline_dims_nothing_and_shows_no_hidden_marker(turns: int) -> None:
+    """The timeline is drawn once per replay: a selection's dimming would outlast the step away from it."""
+    from inspector.manifest import settings_from_dict
+    from inspector.replay import replay
+    from inspector.report.figures import timeline
+    from inspector.transcripts.model import Transcript
+
+    msgs: list[dict[str, Any]] = [{"role": "system", "content": "s"}]
+    for t in range(turns):
+        msgs += [{"role": "user", "content": f"q{t}"}, {"role": "assistant", "content": f"a{t}"}]
+    tr = Transcript(format="synthetic", path=None, messages=msgs, origins=[str(i) for i in range(len(msgs))],
+                    tools=None, model="gpt-4o", usage={}, irregularities=[])
+    rp = replay(settings_from_dict({"kind": "Agent", "spec": {}}), tr, counter="estimate")
+    fig = timeline(rp).to_dict()
+    for trace in fig["data"]:
+        drawn = trace.get("marker", {}).get("opacity", 1)
+        assert trace["selected"]["marker"]["opacity"] == drawn
+        assert trace["unselected"]["marker"]["opacity"] == drawn
+    assert any(t.get("marker", {}).get("opacity") == 0 for t in fig["data"]) == (turns > 400)
+

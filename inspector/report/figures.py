@@ -291,6 +291,12 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
                          name=EVENT_WORDS["fold"], text=[a for _, a in commit_calls],
                          marker=dict(symbol="line-ns-open", size=14, color="#6A3D9A", line=dict(width=2)),
                          hovertemplate=EVENT_WORDS["fold"] + ": %{text}<extra></extra>"))
+    for trace in data:
+        # A click selects a call, and plotly would then dim every other call for good: the app never
+        # redraws this figure on a step, so the dimmed bars would keep pointing at the clicked call
+        # after the user stepped away. Selection changes nothing on screen; the strip marks the call.
+        shown = dict(marker=dict(opacity=trace.get("marker", {}).get("opacity", 1)))
+        trace.update(selected=shown, unselected=shown)
     shapes = []
     if selected is not None and 0 <= selected < n:
         shapes.append(cursor_shape(selected))
