@@ -255,9 +255,10 @@ def call_from_selection(selection: Any, n: int) -> int | None:
 def event_calls(rp: Replay) -> dict[str, list[int]]:
     """For every kind of :data:`inspector.vocabulary.EVENT_WORDS`, the calls where it happens, in
     order (a fold at a commit counts for the first call after it). Computed once per replay."""
-    cached: dict[str, list[int]] | None = rp.views.get("app_events")
-    if cached is not None:
-        return cached
+    return rp.view("app_events", lambda: _event_calls(rp))
+
+
+def _event_calls(rp: Replay) -> dict[str, list[int]]:
     from inspector.report.figures import commit_positions, forgotten_per_call
 
     df = frames_table(rp)
@@ -271,7 +272,6 @@ def event_calls(rp: Replay) -> dict[str, list[int]]:
         "over_budget": [k for k, f in enumerate(rp.frames) if f.headroom < 0],
         "forgotten": [k for k, lost in enumerate(forgotten_per_call(rp)) if lost],
     }
-    rp.views["app_events"] = out
     return out
 
 
@@ -642,9 +642,10 @@ def summary_caption(rp: Replay, call: int) -> str:
 
 def _tool_call_index(rp: Replay) -> dict[str, list[int]]:
     """Tool call id → transcript indices of the ask(s) and result(s) that carry it (cached on the replay)."""
-    cached: dict[str, list[int]] | None = rp.views.get("app_call_index")
-    if cached is not None:
-        return cached
+    return rp.view("app_call_index", lambda: _call_index(rp))
+
+
+def _call_index(rp: Replay) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for i, m in enumerate(rp.messages):
         ids = [c.get("id") for c in (m.get("tool_calls") or []) if isinstance(c, dict)]
@@ -653,7 +654,6 @@ def _tool_call_index(rp: Replay) -> dict[str, list[int]]:
         for cid in ids:
             if isinstance(cid, str) and cid:
                 out.setdefault(cid, []).append(i)
-    rp.views["app_call_index"] = out
     return out
 
 

@@ -76,46 +76,6 @@ def band_segments(frame: Any) -> list[tuple[str, int]]:
     return segs
 
 
-def band_bar(rp: Replay, call: int) -> Any:
-    """One stacked horizontal bar: every band of this call against the model window.
-
-    The legend lists only the bands this call has, in the bar's order; the window (and the
-    trimmer cap when it differs) are labelled above the bar, never over a segment; hovering any
-    segment names it with its tokens and share of the window. Built in one piece (a figure
-    assembled trace by trace costs ~20x more to validate, on every step)."""
-    import plotly.graph_objects as go
-
-    f = rp.frames[call]
-    window = f.budget.window
-    data = []
-    for name, tokens in band_segments(f):
-        if tokens <= 0:
-            continue
-        pct = 100.0 * tokens / window if window else 0.0
-        label = BAND_LABELS.get(name, name)
-        data.append(dict(type="bar", y=["payload"], x=[tokens], orientation="h", name=label,
-                         marker=dict(color=BAND_COLORS[name]), text=[f"{tokens:,} ({pct:.0f}%)"] if pct >= 6 else None,
-                         textposition="inside", insidetextanchor="middle", cliponaxis=False,
-                         hovertemplate=f"{label}: {tokens:,} tokens ({pct:.1f}% of window)<extra></extra>"))
-    shapes = [dict(type="line", xref="x", yref="paper", x0=window, x1=window, y0=0, y1=1,
-                   line=dict(color="#333", dash="dash", width=1.5))]
-    notes = [dict(x=window, y=1.0, xref="x", yref="paper", yanchor="bottom", xanchor="right", showarrow=False,
-                  text=f"window {window:,} ({f.budget.window_source})", font=dict(size=11))]
-    if f.budget.max_tokens != window:
-        cap = f.budget.max_tokens
-        shapes.append(dict(type="line", xref="x", yref="paper", x0=cap, x1=cap, y0=0, y1=1,
-                           line=dict(color="#333", dash="dot", width=1.5)))
-        notes.append(dict(x=cap, y=1.0, xref="x", yref="paper", yanchor="bottom", xanchor="left", showarrow=False,
-                          text=f"calibrated cap {cap:,}", font=dict(size=11)))
-    over = f" — over budget by {-f.headroom:,}" if f.headroom < 0 else ""
-    layout = dict(barmode="stack", height=230, margin=dict(l=10, r=10, t=58, b=10), showlegend=True,
-                  xaxis=dict(title=dict(text="tokens"), tickformat=",d"), yaxis=dict(showticklabels=False),
-                  legend=dict(orientation="h", y=-0.45, traceorder="normal"), shapes=shapes, annotations=notes,
-                  title=dict(text=f"turn {f.turn} · step {f.step} — {f.payload_tokens:,} tokens sent{over}",
-                             x=0, xanchor="left", y=0.97, yanchor="top"))
-    return go.Figure(dict(data=data, layout=layout))
-
-
 BAR_TEXT_MIN_PCT = 6.0
 """A band bar segment narrower than this share of the bar prints no number inside (its hover title
 and the legend still give it), so numbers never spill over a neighbour."""
@@ -124,7 +84,7 @@ and the legend still give it), so numbers never spill over a neighbour."""
 def band_bar_html(rp: Replay, call: int) -> str:
     """The call's bands against the model window as one stacked HTML bar (flex segments, no script).
 
-    The same numbers as :func:`band_bar` (segments are :func:`band_segments`; the bar's scale is the
+    Its segments are :func:`band_segments` (the bar's scale is the
     window, or the payload when it is over budget), drawn by the browser as plain boxes: a step in
     the app replaces a few ``<div>`` instead of re-laying out a plotly figure, and the notebook, a
     static export and a GitHub preview show the same bar. Guarantees: the window (and a calibrated
