@@ -120,5 +120,6 @@ TIMELINE_WORDS: dict[str, str] = {
     "ceiling": "hysteresis ceiling (summary reused below it)",
     "over_budget": "over budget",
     "cursor": "this call",
+    "off_scale": "above the chart",
 }
 """The budget lines and markers of the timeline, in words."""

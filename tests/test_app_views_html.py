@@ -96,3 +96,61 @@ def test_a_click_on_the_timeline_dims_nothing_and_shows_no_hidden_marker(turns: 
         assert trace["unselected"]["marker"]["opacity"] == drawn
     assert any(t.get("marker", {}).get("opacity") == 0 for t in fig["data"]) == (turns > 400)
 
+
+
+def _chat(turns: int, window: int) -> Any:
+    from inspector.manifest import settings_from_dict
+    from inspector.replay import replay
+    from inspector.transcripts.model import Transcript
+
+    msgs: list[dict[str, Any]] = [{"role": "system", "content": "s"}]
+    for t in range(turns):
+        msgs += [{"role": "user", "content": f"question {t} " * 20}, {"role": "assistant", "content": f"a{t} " * 30}]
+    tr = Transcript(format="synthetic", path=None, messages=msgs, origins=[str(i) for i in range(len(msgs))],
+                    tools=None, model="gpt-4o", usage={}, irregularities=[])
+    spec = {"models": [{"model": "gpt-4o", "context_window": window}]}
+    return replay(settings_from_dict({"kind": "Agent", "spec": spec}), tr, counter="estimate")
+
+
+def test_a_million_token_window_leaves_the_budget_line_off_the_scale_and_says_where_it_is() -> None:
+    """Payloads of a few thousand tokens under a ~1M budget were flat lines at the bottom of the chart."""
+    from inspector.report.figures import timeline
+    from inspector.vocabulary import TIMELINE_WORDS
+
+    rp = _chat(12, 1_000_000)
+    tallest = max(f.payload_tokens for f in rp.frames)
+    budgets = {f.input_budget for f in rp.frames}
+    assert min(budgets) > 100 * tallest  # the shape of the bug
+    fig = timeline(rp).to_dict()
+    lo, hi = fig["layout"]["yaxis"]["range"]
+    assert lo == 0 and tallest < hi < 2 * tallest  # the bars fill the chart
+    notes = [a["text"] for a in fig["layout"].get("annotations", [])]
+    assert len(notes) == 1 and TIMELINE_WORDS["off_scale"] in notes[0]
+    words = f"{TIMELINE_WORDS['input_budget']} {min(budgets):,}" + (
+        f"–{max(budgets):,}" if len(budgets) > 1 else "")
+    assert words in notes[0]
+
+
+def test_a_budget_line_near_the_payloads_stays_on_the_scale_with_no_note() -> None:
+    from inspector.report.figures import OFF_SCALE, timeline
+
+    rp = _chat(12, 4_000)
+    tallest = max(f.payload_tokens for f in rp.frames)
+    assert max(f.input_budget for f in rp.frames) <= OFF_SCALE * tallest
+    fig = timeline(rp).to_dict()
+    assert not fig["layout"].get("annotations")
+    assert "range" not in fig["layout"]["yaxis"]  # plotly's own range: it reaches the budget line
+
+
+def test_side_by_side_timelines_share_one_scale_and_each_names_the_lines_above_it() -> None:
+    from inspector.report.figures import compare_timelines
+
+    small, huge = _chat(12, 4_000), _chat(12, 1_000_000)
+    figs = [f.to_dict() for f in compare_timelines({"small": small, "huge": huge})]
+    ranges = {tuple(f["layout"]["yaxis"]["range"]) for f in figs}
+    assert len(ranges) == 1
+    top = ranges.pop()[1]
+    assert top >= max(f.input_budget for f in small.frames)  # the small window's line is on the scale
+    assert top >= max(f.payload_tokens for rp in (small, huge) for f in rp.frames)
+    assert not figs[0]["layout"].get("annotations")
+    assert "input budget" in figs[1]["layout"]["annotations"][0]["text"]

@@ -8,7 +8,7 @@ parts + ceiling; so a payload bar crossing a line means exactly what the engine 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inspector.replay import Replay
@@ -198,10 +198,8 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
                          fillcolor=BAND_COLORS[band])
         data.append(trace)
         first = False
-    summarizing = getattr(getattr(rp.settings, "context_manager", None), "type", None) == "summarising"
-    for col in ("input_budget", "trigger", "ceiling"):
-        if col != "input_budget" and not summarizing:
-            continue  # the trigger and ceiling are the summarising manager's: no line where they do not apply
+    lines = _budget_lines(rp)
+    for col in lines:
         data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col], mode="lines",
                          line=dict(shape=STEP_SHAPE, **LINE_STYLES[col]),
                          hovertemplate=TIMELINE_WORDS[col] + ": %{y:,}<extra></extra>"))
@@ -209,6 +207,7 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         data[-1].update(CLICKABLE)  # the last budget line carries the click (see CLICKABLE)
     top = df["payload_tokens"]
     ymax = float(top.max() or 1)
+    y_top, off_scale = _y_scale(df, lines, y_max)
 
     def markers(sel: Any, name: str, symbol: str, color: str, lift: float, text: list[str] | None = None) -> None:
         data.append(dict(type="scatter", x=df["call"][sel].tolist(), y=(top[sel] + ymax * lift).tolist(),
@@ -272,9 +271,59 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         layout["dragmode"] = "zoom"  # a dragged box zooms in (Streamlit would pan); a double click zooms out
     if title:
         layout["title"] = dict(text=title)
-    if y_max:
-        layout["yaxis"]["range"] = [0, y_max]
+    if y_top:
+        layout["yaxis"]["range"] = [0, y_top]
+    if off_scale:
+        layout["annotations"] = [dict(
+            xref="paper", yref="paper", x=1, y=1, xanchor="right", yanchor="top", showarrow=False,
+            align="right", font=dict(size=11, color="#555"), bgcolor="rgba(255,255,255,0.8)",
+            text="↑ " + TIMELINE_WORDS["off_scale"] + ": " + " · ".join(off_scale))]
     return go.Figure(dict(data=data, layout=layout))
+
+
+OFF_SCALE = 3.0
+"""A budget line more than this many times the tallest payload is left off the timeline's scale
+(and named with its value at the top of the chart) instead of stretching the axis to it."""
+
+
+def _y_scale(df: Any, lines: Sequence[str], y_max: float | None) -> tuple[float | None, list[str]]:
+    """The timeline's y range top (None: plotly's own, which reaches every trace) and the budget
+    lines drawn above it, in words with their values.
+
+    Why: with a million-token window (gpt-4.1, Claude with 1M context) the input budget is ~950 000
+    tokens while a conversation's payloads stay under 20 000; an axis reaching the budget draws
+    every bar as a flat line at the bottom and the chart says nothing. The axis then follows the
+    payloads (room for the markers above them) and says which lines are above it and where. A line
+    within :data:`OFF_SCALE` × the tallest payload keeps the axis reaching it, as before."""
+    from inspector.vocabulary import TIMELINE_WORDS
+
+    top = y_max
+    if top is None:
+        top, needed = _y_top(df, lines)
+        if not needed:
+            return None, []
+    off = []
+    for col in lines:
+        lo, hi = int(df[col].min()), int(df[col].max())
+        if hi > top:
+            off.append(f"{TIMELINE_WORDS[col]} {lo:,}" + (f"–{hi:,}" if hi != lo else "") + " tokens")
+    return top, off
+
+
+def _y_top(df: Any, lines: Sequence[str]) -> tuple[float, bool]:
+    """The top of a timeline's y axis that shows every payload with its markers and every budget
+    line within :data:`OFF_SCALE` × the tallest payload, and whether a line is beyond that."""
+    tallest = float(df["payload_tokens"].max() or 1)
+    highs = [float(df[col].max()) for col in lines]
+    near = [h for h in highs if h <= OFF_SCALE * tallest]
+    return max([tallest * 1.22, *(h * 1.05 for h in near)]), len(near) < len(highs)
+
+
+def _budget_lines(rp: Replay) -> list[str]:
+    """The budget lines a replay's timeline draws: the input budget, and the summarising manager's
+    trigger and ceiling (no line where they do not apply)."""
+    summarizing = getattr(getattr(rp.settings, "context_manager", None), "type", None) == "summarising"
+    return [col for col in ("input_budget", "trigger", "ceiling") if col == "input_budget" or summarizing]
 
 
 def timeline_range(n: int) -> tuple[float, float]:
@@ -353,7 +402,8 @@ def compare_timelines(replays: Mapping[str, Replay]) -> list[Any]:
     They carry no legend: in two to four narrow columns a legend of ten entries covered the axis
     and scrolled inside the chart. Colours and markers are those of the main timeline (whose legend
     the app shows above them), and hovering a call still names every band, line and event."""
-    y_max = max((f.payload_tokens for rp in replays.values() for f in rp.frames), default=0) * 1.15 or None
+    tops = [_y_top(df, _budget_lines(rp))[0] for rp in replays.values() if not (df := frames_table(rp)).empty]
+    y_max = max(tops, default=None)
     figs = [timeline(rp, title=name, y_max=y_max) for name, rp in replays.items()]
     for fig in figs:
         fig.update_layout(showlegend=False, height=300)
