@@ -384,60 +384,87 @@ class _Refs:
 def _segments(asm: Assembly, refs: _Refs) -> list[Segment]:
     """The payload as :data:`Segment` runs: spans by their ends, single rows by identity.
 
-    O(layout parts + breaks in the spans), never O(payload rows): a long history is one span."""
+    O(layout parts + breaks in the spans), never O(payload rows): a long history is one span. The
+    plain transcript run being extended is kept in locals and written once, when it ends (a call's
+    layout is a handful of parts, each read once, so the per-part work is what a frame costs)."""
     out: list[Segment] = []
+    add = out.append
     ref_of, msgs = refs.ref, refs.msgs
-
-    def get(m: Message | None) -> int | None:  # _Refs.get, inline: a frame asks it for every single row
-        r = ref_of.get(id(m))
-        return r if r is not None and msgs[r] is m else None
-
-    prev: Segment | None = None  # the last segment when it is a plain transcript run (it may grow)
+    # the open plain transcript run (it may grow): first ref, length, band; band None = no open run
+    o_ref, o_n, o_band = 0, 0, None
     for part in asm.layout:
         if type(part) is Span:
-            rows, band = part.rows, part.band
-            for ref, n in refs.runs(rows, part.lo, part.hi):
+            rows, band, lo, hi = part.rows, part.band, part.lo, part.hi
+            if hi <= lo:
+                continue
+            m0, m1 = rows[lo], rows[hi - 1]
+            a, b = ref_of.get(id(m0)), ref_of.get(id(m1))
+            if a is not None and b is not None and b - a == hi - lo - 1 and msgs[a] is m0 and msgs[b] is m1:
+                pieces: Iterable[tuple[int | None, int]] = ((a, hi - lo),)  # one run: the usual case
+            else:
+                pieces = refs.runs(rows, lo, hi)
+            for ref, n in pieces:
                 if ref is None:
-                    for m in rows[part.lo:part.lo + n]:  # not a transcript message: kept as its own row
-                        out.append((None, 1, band, None, m))
-                    prev = None
-                elif prev is not None and prev[2] == band and prev[0] + prev[1] == ref:  # type: ignore[operator]
-                    prev = out[-1] = (prev[0], prev[1] + n, band, None, None)
+                    if o_band is not None:
+                        add((o_ref, o_n, o_band, None, None))
+                        o_band = None
+                    for m in rows[lo:lo + n]:  # not a transcript message: kept as its own row
+                        add((None, 1, band, None, m))
+                elif o_band == band and o_ref + o_n == ref:
+                    o_n += n
                 else:
-                    prev = (ref, n, band, None, None)
-                    out.append(prev)
+                    if o_band is not None:
+                        add((o_ref, o_n, o_band, None, None))
+                    o_ref, o_n, o_band = ref, n, band
             continue
         msg, src, band = part.message, part.source, part.band  # type: ignore[union-attr]
-        r = get(msg)
+        r = ref_of.get(id(msg))
+        if r is not None and msgs[r] is not msg:
+            r = None
         if r is not None and msg is src:
             own = None  # a transcript message as is
         else:
             own = msg
             if r is None and src is not None:
-                r = get(src)
+                r = refs.get(src)
         kind = part.synthetic  # type: ignore[union-attr]
         if kind is None and r is None:
             kind = "system_band" if band == "system" else ("summary" if band == "summary" else None)
         if own is None and r is not None and kind is None:
-            if prev is not None and prev[2] == band and prev[0] + prev[1] == r:  # type: ignore[operator]
-                prev = out[-1] = (prev[0], prev[1] + 1, band, None, None)
+            if o_band == band and o_ref + o_n == r:
+                o_n += 1
             else:
-                prev = (r, 1, band, None, None)
-                out.append(prev)
+                if o_band is not None:
+                    add((o_ref, o_n, o_band, None, None))
+                o_ref, o_n, o_band = r, 1, band
         else:
-            out.append((r, 1, band, kind, own))
-            prev = None
+            if o_band is not None:
+                add((o_ref, o_n, o_band, None, None))
+                o_band = None
+            add((r, 1, band, kind, own))
+    if o_band is not None:
+        add((o_ref, o_n, o_band, None, None))
     return out
 
 
-def _removed_ranges(asm: Assembly, refs: _Refs) -> tuple[list[tuple[int, int]], int]:
-    """Transcript ranges the budget removed (pre-cut, then the trimmer) and how many removed rows
-    were synthesised (no transcript index). O(recorded parts + breaks), not O(removed rows)."""
+def _removed_ranges(pre: Sequence[Message], few: Sequence[Any], refs: _Refs) -> tuple[list[tuple[int, int]], int]:
+    """Transcript ranges the budget removed (the pre-cut ``pre``, then the trimmer's removals
+    ``few``: :meth:`~inspector.engine.types.Removals.parts` or a list of
+    :class:`~inspector.engine.types.Removal`) and how many removed rows were synthesised (no
+    transcript index). O(recorded parts + breaks), not O(removed rows)."""
     ranges: list[tuple[int, int]] = []
     synth = 0
+    ref_of, msgs = refs.ref, refs.msgs
 
     def add_run(rows: Sequence[Message], lo: int, hi: int) -> int:
         """Record the run's transcript ranges; return how many of its rows are synthesised."""
+        if hi <= lo:
+            return 0
+        m0, m1 = rows[lo], rows[hi - 1]
+        a, b = ref_of.get(id(m0)), ref_of.get(id(m1))
+        if a is not None and b is not None and b - a == hi - lo - 1 and msgs[a] is m0 and msgs[b] is m1:
+            ranges.append((a, b + 1))  # one run: the usual case
+            return 0
         extra = 0
         for ref, n in refs.runs(rows, lo, hi):
             if ref is None:
@@ -446,8 +473,7 @@ def _removed_ranges(asm: Assembly, refs: _Refs) -> tuple[list[tuple[int, int]], 
                 ranges.append((ref, ref + n))
         return extra
 
-    pre = asm.precut
-    if isinstance(pre, RowsView):
+    if type(pre) is RowsView:
         head, rows, lo, hi = pre.source()
         if head:
             synth += add_run(head, 0, len(head))
@@ -455,9 +481,8 @@ def _removed_ranges(asm: Assembly, refs: _Refs) -> tuple[list[tuple[int, int]], 
             synth += add_run(rows, lo, hi)
     elif pre:
         synth += add_run(pre, 0, len(pre))
-    removed = asm.trimmer_removed
-    for part in (removed.parts() if isinstance(removed, Removals) else removed):
-        if isinstance(part, tuple):
+    for part in few:
+        if type(part) is tuple:
             synth += add_run(part[0], part[1], part[2])
         else:  # one row: its own index, or a synthesised row
             r = refs.get(part.message)
@@ -482,17 +507,22 @@ def _call_decision(d: CMDecision, seen: dict[tuple[Any, ...], CallDecision]) -> 
 
 def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: float | None,
            usage: dict[str, Any] | None, decisions: dict[tuple[Any, ...], CallDecision] | None = None) -> Frame:
-    trimmed, trimmed_synth = _removed_ranges(asm, refs)
+    pre = asm.precut
+    removed = asm.trimmer_removed
+    few = removed.parts() if isinstance(removed, Removals) else removed
+    trimmed, trimmed_synth = _removed_ranges(pre, few, refs)
     folded = asm.decision.folded
     folded_refs = [r for r in (refs.get(m) for m in folded) if r is not None] if folded else []
     # a summary block can only stand at the head of the pre-cut prefix (a stack replay pre-cuts thousands of
     # rows per call: never walk all of them), or among the trimmer's own few removals
-    pre = asm.precut
-    removed = asm.trimmer_removed
-    few = removed.parts() if isinstance(removed, Removals) else removed
-    cut_rows = [*pre[:3], *(rm.message for rm in few if isinstance(rm, Removal))] if pre or few else []
+    if type(pre) is RowsView:
+        head, rows, lo, hi = pre.source()
+        first = [*head[:3], *rows[lo:min(hi, lo + 3)]][:3] if head or hi > lo else []
+    else:
+        first = list(pre[:3]) if pre else []
+    cut_rows = [*first, *(rm.message for rm in few if isinstance(rm, Removal))] if few else first
     not_sent = [{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
-                for m in cut_rows if refs.get(m) is None and is_summary_block(m)]
+                for m in cut_rows if refs.get(m) is None and is_summary_block(m)] if cut_rows else []
     repairs = asm.repairs
     return Frame(
         turn=turn, step=step, at=at, budget=asm.budget,

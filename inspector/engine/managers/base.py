@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from inspector.engine.history import LogRuns
 from inspector.engine.tokens import EstimateCounter, TokenCounter
 from inspector.engine.types import Message
 
@@ -64,6 +65,11 @@ class BudgetTerms:
     summary_threshold: int = 0
 
 
+NO_TERMS = BudgetTerms()
+"""What a manager that is not summarising adds to the budget: nothing (one shared frozen record,
+since the engine asks on every call)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Managed:
     """One call's result from a manager: the history to send and why.
@@ -86,9 +92,22 @@ class ContextManager(ABC):
     name: ClassVar[str] = "base"
     accepts_summarizer: ClassVar[bool] = False
 
+    counts_log: ClassVar[bool] = False
+    """Whether :meth:`log_runs` keeps the log's trigger units too (a manager whose decision counts tokens)."""
+
     def __init__(self) -> None:
         self.counter: TokenCounter = EstimateCounter()
         self.last_decision: CMDecision | None = None
+
+    def log_runs(self, past: Sequence[Message]) -> LogRuns:
+        """The running facts of the committed log ``past`` (its user-turn starts; with
+        :attr:`counts_log`, its trigger units), brought up to date: each row is read once while the
+        log grows. One object per manager, which the engine's write-back reads too (its recency
+        check needs the turn count), so a commit reads its new rows, or takes over a fold, once."""
+        runs: LogRuns | None = getattr(self, "_log_runs", None)
+        if runs is None:
+            runs = self._log_runs = LogRuns()
+        return runs.sync(past, self.counter if self.counts_log else None)
 
     @abstractmethod
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
@@ -104,7 +123,7 @@ class ContextManager(ABC):
 
     def budget_terms(self) -> BudgetTerms:
         """What this manager adds to the budget; read on every call (a test may retune a manager)."""
-        return BudgetTerms()
+        return NO_TERMS
 
     # Recency caps used by the commit-time write-back (docs/design.md §3.11); None = no cap of that kind.
     @property
@@ -122,7 +141,7 @@ class ContextManager(ABC):
 def budget_terms(cm: object) -> BudgetTerms:
     """:meth:`ContextManager.budget_terms`; a third-party manager that does not subclass
     :class:`ContextManager` adds nothing to the budget."""
-    return cm.budget_terms() if isinstance(cm, ContextManager) else BudgetTerms()
+    return cm.budget_terms() if isinstance(cm, ContextManager) else NO_TERMS
 
 
 def manage(cm: Any, past: Sequence[Message], hint: int) -> Managed:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from inspector.engine.history import LogRuns
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed
 from inspector.engine.types import Message
 from inspector.params import SLIDING_WINDOW
@@ -43,10 +42,7 @@ class SlidingWindowConversation(ContextManager):
         return self.keep_turns
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
-        runs = getattr(self, "_log_runs", None)
-        if runs is None:
-            runs = self._log_runs = LogRuns()
-        starts = runs.sync(past).starts  # turn_starts(past), each row read once while the log grows
+        starts = self.log_runs(past).starts  # turn_starts(past), each row read once while the log grows
         if len(starts) <= self.keep_turns:
             decision = CMDecision("unchanged-too-few-turns", kept_turns=len(starts))
             return Managed(list(past), decision)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from inspector.engine.history import LogRuns, split_user_turns, start_of_tool_group
+from inspector.engine.history import split_user_turns, start_of_tool_group
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed
 from inspector.engine.types import Message, RowsView
 from inspector.params import STACK, StackParams
@@ -30,10 +30,7 @@ class StackConversation(ContextManager):
 
     def _turns(self, past: Sequence[Message]) -> int:
         """User-turn count (a preamble counts), read from running turn starts while the log grows."""
-        runs = getattr(self, "_log_runs", None)
-        if runs is None:
-            runs = self._log_runs = LogRuns()
-        return len(runs.sync(past).starts)
+        return len(self.log_runs(past).starts)
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         cap = self.max_messages

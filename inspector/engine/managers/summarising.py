@@ -143,13 +143,7 @@ class SummarizingConversation(ContextManager):
             last = self._last_ceiling = (key, hysteresis_ceiling(high, self.hysteresis_ratio))
         return last[1]
 
-    def _runs(self, past: Sequence[Message]) -> LogRuns:
-        """The log's running turn starts, trigger sums and fingerprint (each row read once while the
-        log only grows; a fold's new list is read once): what keeps ``decide`` O(new rows)."""
-        runs = getattr(self, "_log_runs", None)
-        if runs is None:
-            runs = self._log_runs = LogRuns()
-        return runs.sync(past, self.counter)
+    counts_log = True  # the trigger sums the log's units: :meth:`log_runs` keeps them (and the fingerprint)
 
     @staticmethod
     def _identity(past: Sequence[Message], runs: LogRuns, n: int) -> tuple[int, int, int]:
@@ -162,7 +156,7 @@ class SummarizingConversation(ContextManager):
             decision = CMDecision("unchanged-under-budget")
             return Managed([], decision)
         counter = self.counter
-        runs = self._runs(past)
+        runs = self.log_runs(past)  # each row read once while the log grows; a fold's new list once
         n_rows = len(past)
         turns = len(runs.starts)
         high = hint if hint > 0 else self.summary_threshold
