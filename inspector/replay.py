@@ -61,6 +61,20 @@ def _ranges(indices: Iterable[int]) -> list[tuple[int, int]]:
     return out
 
 
+def _row_ranges(rows: Sequence[Message], refs: _Refs) -> tuple[tuple[int, int], ...]:
+    """``_ranges`` of the rows' transcript indices (rows of none left out): what a fold removed.
+
+    The rows of a fold are a prefix of the committed log, which holds transcript messages in
+    transcript order (the premise :meth:`_Refs.runs` rests on too), so when the two ends are
+    ``len − 1`` apart the rows are that one range, read from the ends; otherwise every row is looked up."""
+    if not rows:
+        return ()
+    a, b = refs.get(rows[0]), refs.get(rows[-1])
+    if a is not None and b is not None and b - a == len(rows) - 1:
+        return ((a, b + 1),)
+    return tuple(_ranges(r for r in (refs.get(m) for m in rows) if r is not None))
+
+
 def expand_ranges(ranges: Sequence[tuple[int, int]]) -> list[int]:
     """Every transcript index in ``[start, end)`` ranges, in order (frames record runs, not lists)."""
     return [i for a, b in ranges for i in range(a, b)]
@@ -86,7 +100,12 @@ transcript message as is (synthesised, or a rebound copy of message ``ref``)."""
 class Frame:
     """One LLM call. The payload is kept as :data:`Segment` runs of transcript indices (a long
     history is one run), so a frame's size does not grow with the history; ``refs``, ``row_bands``,
-    ``synthetic``, ``own`` and :meth:`payload` expand it on demand."""
+    ``synthetic``, ``own`` and :meth:`payload` expand it on demand.
+
+    The record is read-only once made: its sequences are tuples (an empty one is the shared ``()``).
+    A replay keeps thousands of frames alive, and every list a frame held was one more object each
+    garbage collection walked for the rest of the replay (most of them empty: no fold, no repair,
+    no warning on most calls); a tuple of plain values is dropped from the collector's tracking."""
 
     turn: int  # 1-based; 0 = preamble
     step: int  # 0-based LLM call within the turn
@@ -96,18 +115,18 @@ class Frame:
     payload_tokens: int
     headroom: int
     decision: CallDecision  # what the context manager did on this call (JSON key "cm")
-    segments: list[Segment]
-    trimmed: list[tuple[int, int]]  # transcript index ranges removed by the trimmer
+    segments: Sequence[Segment]
+    trimmed: Sequence[tuple[int, int]]  # transcript index ranges removed by the trimmer
     trimmed_synthetic: int  # synthesised rows (e.g. a summary block) removed by the trimmer
-    folded: list[tuple[int, int]]  # transcript index ranges folded by the manager this call
-    repairs: list[FrameRepair]
+    folded: Sequence[tuple[int, int]]  # transcript index ranges folded by the manager this call
+    repairs: Sequence[FrameRepair]
     check: str
     cost_usd: float | None
     usage: dict[str, Any] | None  # provider-reported usage of this call, when the transcript has it
     summary_text: str | None
-    warnings: list[str]
+    warnings: Sequence[str]
     summary_cost_usd: float | None = 0.0  # live summarizer calls made for this call (None = price unknown)
-    not_sent: list[dict[str, Any]] = field(default_factory=list)
+    not_sent: Sequence[dict[str, Any]] = ()
     """Synthesised rows computed for this call but not sent, each ``{kind, reason, tokens, content}``
     (Q18: a summary block the trimmer removed is listed here, never shown as sent)."""
 
@@ -246,7 +265,7 @@ class Commit:
     folded_turns: int
     error: str | None
     archive: dict[str, int]
-    folded: list[tuple[int, int]] = field(default_factory=list)  # transcript ranges that left the stored log
+    folded: Sequence[tuple[int, int]] = ()  # transcript ranges that left the stored log (a tuple: see Frame)
     summary_cost_usd: float | None = 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -511,8 +530,6 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: flo
     removed = asm.trimmer_removed
     few = removed.parts() if isinstance(removed, Removals) else removed
     trimmed, trimmed_synth = _removed_ranges(pre, few, refs)
-    folded = asm.decision.folded
-    folded_refs = [r for r in (refs.get(m) for m in folded) if r is not None] if folded else []
     # a summary block can only stand at the head of the pre-cut prefix (a stack replay pre-cuts thousands of
     # rows per call: never walk all of them), or among the trimmer's own few removals
     if type(pre) is RowsView:
@@ -521,22 +538,19 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: flo
     else:
         first = list(pre[:3]) if pre else []
     cut_rows = [*first, *(rm.message for rm in few if isinstance(rm, Removal))] if few else first
-    not_sent = [{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
-                for m in cut_rows if refs.get(m) is None and is_summary_block(m)] if cut_rows else []
+    not_sent = tuple([{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
+                      for m in cut_rows if refs.get(m) is None and is_summary_block(m)]) if cut_rows else ()
     repairs = asm.repairs
+    decision = asm.decision
+    # positional, in Frame's field order (keywords cost a frame more than half a microsecond each)
     return Frame(
-        turn=turn, step=step, at=at, budget=asm.budget,
-        bands=dict(asm.bands), payload_tokens=asm.payload_tokens, headroom=asm.headroom,
-        decision=_call_decision(asm.decision, {} if decisions is None else decisions),
-        segments=_segments(asm, refs),
-        trimmed=trimmed,
-        trimmed_synthetic=trimmed_synth,
-        folded=_ranges(folded_refs) if folded_refs else [],
-        repairs=[FrameRepair(r, refs.get(row) if row is not None else None)
-                 for r, row in zip(repairs, asm.repaired_rows or [None] * len(repairs))] if repairs else [],
-        check=asm.check,
-        cost_usd=None if price is None else round(asm.payload_tokens * price, 10),
-        usage=usage, summary_text=asm.decision.summary_text, warnings=list(asm.warnings), not_sent=not_sent,
+        turn, step, at, asm.budget, dict(asm.bands), asm.payload_tokens, asm.headroom,
+        _call_decision(decision, {} if decisions is None else decisions),
+        tuple(_segments(asm, refs)), tuple(trimmed), trimmed_synth, _row_ranges(decision.folded, refs),
+        tuple([FrameRepair(r, refs.get(row) if row is not None else None)
+               for r, row in zip(repairs, asm.repaired_rows or [None] * len(repairs))]) if repairs else (),
+        asm.check, None if price is None else round(asm.payload_tokens * price, 10), usage, decision.summary_text,
+        tuple(asm.warnings), 0.0, not_sent,
     )
 
 
@@ -659,7 +673,8 @@ class _Recorder:
         usage = self.usage_by_index.get(next_index) if next_index is not None else None
         at = len(self.msgs) if next_index is None else next_index
         frame = _frame(asm, self.turn, self.step, at, self.refs, self.price, usage, self.decisions)
-        frame.summary_cost_usd = self._summary_cost_since(n) if asm.decision.summarizer_called else 0.0
+        if asm.decision.summarizer_called:  # else the frame's own 0.0
+            frame.summary_cost_usd = self._summary_cost_since(n)
         self.rp.frames.append(frame)
         if asm.decision.action == "summarizer-failed":
             self.rp.summarizer_failures += 1
@@ -670,7 +685,7 @@ class _Recorder:
         rec: CommitRecord = self.engine.commit()
         refs = self.refs
         self.rp.commits.append(Commit(rec.turn, rec.action, rec.summarizer_called, rec.folded_turns, rec.error,
-                                      rec.archive, _ranges(r for r in (refs.get(m) for m in rec.folded) if r is not None),
+                                      rec.archive, _row_ranges(rec.folded, refs),
                                       self._summary_cost_since(n) if rec.summarizer_called else 0.0))
         if rec.action == "summarizer-failed":
             self.rp.summarizer_failures += 1

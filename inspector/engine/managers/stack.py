@@ -34,10 +34,20 @@ class StackConversation(ContextManager):
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         cap = self.max_messages
-        if not past or cap is None or len(past) <= cap:
+        n = len(past)
+        if not n or cap is None or n <= cap:
+            # Calls within one turn see the same log (the same list, length and last row, which is
+            # what LogRuns checks too): the same result, made once per turn. Both records are
+            # read-only to the engine.
+            last = getattr(self, "_whole", None)
+            if last is not None and last[0] is past and last[1] == n and (not n or last[2] is past[-1]):
+                managed: Managed = last[3]
+                return managed
             decision = CMDecision("unchanged-under-budget", kept_turns=self._turns(past))
             # the whole log, as a read-only view: no copy of thousands of rows per call
-            return Managed(RowsView((), past, 0, len(past)), decision)
+            managed = Managed(RowsView((), past, 0, n), decision)
+            self._whole = (past, n, past[-1] if n else None, managed)
+            return managed
         start = start_of_tool_group(past, len(past) - cap)
         kept = list(past[start:])
         decision = CMDecision(
