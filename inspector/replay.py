@@ -193,8 +193,8 @@ class Frame:
             "folded": [list(r) for r in self.folded], "repairs": [r.to_json() for r in self.repairs],
             "check": self.check,
             "cost_usd": self.cost_usd, "summary_cost_usd": self.summary_cost_usd, "usage": self.usage,
-            "summary": self.summary_text, "summary_sent": self.summary_sent, "not_sent": self.not_sent,
-            "warnings": self.warnings,
+            "summary": self.summary_text, "summary_sent": self.summary_sent, "not_sent": list(self.not_sent),
+            "warnings": list(self.warnings),
         }
         if transcript_messages is not None:
             rows = []

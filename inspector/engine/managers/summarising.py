@@ -198,11 +198,12 @@ class SummarizingConversation(ContextManager):
         keep = self.keep_turns
         m = turns - keep  # the older turns: folded into a summary or dropped
         cut = runs.turn_start(m)
-        verbatim = list(past[cut:])
-        folded = list(past[:cut])
+        whole = type(past) is list  # a list's slice is already a new list: no second copy
+        verbatim = past[cut:] if whole else list(past[cut:])
+        folded = past[:cut] if whole else list(past[:cut])
         model = getattr(self.summarizer, "model", None)
         source = getattr(self.summarizer, "model_source", None)
-        if folded and all(is_summary_block(x) for x in folded):
+        if folded and is_summary_block(folded[0]) and all(is_summary_block(x) for x in folded):
             # Q23: the only thing older than keep_turns is the previous summary: nothing new to fold,
             # so no summary is computed; it is reused as is and the decision records that.
             prev = folded[-1]
