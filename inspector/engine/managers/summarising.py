@@ -198,9 +198,12 @@ class SummarizingConversation(ContextManager):
         keep = self.keep_turns
         m = turns - keep  # the older turns: folded into a summary or dropped
         cut = runs.turn_start(m)
-        whole = type(past) is list  # a list's slice is already a new list: no second copy
-        verbatim = past[cut:] if whole else list(past[cut:])
-        folded = past[:cut] if whole else list(past[:cut])
+        verbatim: list[Message]
+        folded: list[Message]
+        if isinstance(past, list):  # a list's slice is already a new list: no second copy
+            verbatim, folded = past[cut:], past[:cut]
+        else:
+            verbatim, folded = list(past[cut:]), list(past[:cut])
         model = getattr(self.summarizer, "model", None)
         source = getattr(self.summarizer, "model_source", None)
         if folded and is_summary_block(folded[0]) and all(is_summary_block(x) for x in folded):
