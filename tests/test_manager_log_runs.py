@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from builders import ask, asst, tool, user
 from inspector.engine.assembler import ContextEngine
 from inspector.engine.history import LogRuns, split_user_turns
+from inspector.engine.managers.sliding_window import SlidingWindowConversation
 from inspector.engine.managers.stack import StackConversation
 from inspector.manifest import settings_from_dict
 
@@ -85,3 +86,22 @@ def test_stack_gives_the_whole_log_on_every_call(steps: list[tuple[int, int, boo
                 first = got
             assert got is first
         assert cm.decide(log + [user("more")], 1) is not first
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3), st.integers(1, 4)), min_size=1, max_size=12))
+def test_sliding_window_answers_as_a_fresh_manager_on_every_call(steps: list[tuple[int, int, int]]) -> None:
+    """Property: one sliding-window manager asked repeatedly over a growing log, with ``keep_turns``
+    sometimes retuned between two calls over the same log, answers exactly as a new manager with that
+    setting asked once (what it remembers per turn never outlives the log or the setting)."""
+    cm = SlidingWindowConversation(keep_turns=2)
+    log: list[dict[str, Any]] = []
+    for k, (rounds, calls, keep) in enumerate(steps):
+        log.extend(turn(k, rounds))
+        for c in range(calls):
+            if c == 1:
+                cm.keep_turns = keep  # retuned between two calls of one turn
+            got = cm.decide(log, 1)
+            fresh = SlidingWindowConversation(keep_turns=cm.keep_turns).decide(list(log), 1)
+            assert list(got.messages) == list(fresh.messages)
+            assert got.decision == fresh.decision

@@ -36,18 +36,12 @@ class StackConversation(ContextManager):
         cap = self.max_messages
         n = len(past)
         if not n or cap is None or n <= cap:
-            # Calls within one turn see the same log (the same list, length and last row, which is
-            # what LogRuns checks too): the same result, made once per turn. Both records are
-            # read-only to the engine.
-            last = getattr(self, "_whole", None)
-            if last is not None and last[0] is past and last[1] == n and (not n or last[2] is past[-1]):
-                managed: Managed = last[3]
-                return managed
+            same = self.same_log(past, cap)  # every call of a turn sees the same log: one result per turn
+            if same is not None:
+                return same
             decision = CMDecision("unchanged-under-budget", kept_turns=self._turns(past))
             # the whole log, as a read-only view: no copy of thousands of rows per call
-            managed = Managed(RowsView((), past, 0, n), decision)
-            self._whole = (past, n, past[-1] if n else None, managed)
-            return managed
+            return self.remember(past, Managed(RowsView((), past, 0, n), decision), cap)
         start = start_of_tool_group(past, len(past) - cap)
         kept = list(past[start:])
         decision = CMDecision(
