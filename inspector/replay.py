@@ -61,6 +61,20 @@ def _ranges(indices: Iterable[int]) -> list[tuple[int, int]]:
     return out
 
 
+def _row_ranges(rows: Sequence[Message], refs: _Refs) -> tuple[tuple[int, int], ...]:
+    """``_ranges`` of the rows' transcript indices (rows of none left out): what a fold removed.
+
+    The rows of a fold are a prefix of the committed log, which holds transcript messages in
+    transcript order (the premise :meth:`_Refs.runs` rests on too), so when the two ends are
+    ``len − 1`` apart the rows are that one range, read from the ends; otherwise every row is looked up."""
+    if not rows:
+        return ()
+    a, b = refs.get(rows[0]), refs.get(rows[-1])
+    if a is not None and b is not None and b - a == len(rows) - 1:
+        return ((a, b + 1),)
+    return tuple(_ranges(r for r in (refs.get(m) for m in rows) if r is not None))
+
+
 def expand_ranges(ranges: Sequence[tuple[int, int]]) -> list[int]:
     """Every transcript index in ``[start, end)`` ranges, in order (frames record runs, not lists)."""
     return [i for a, b in ranges for i in range(a, b)]
@@ -86,7 +100,12 @@ transcript message as is (synthesised, or a rebound copy of message ``ref``)."""
 class Frame:
     """One LLM call. The payload is kept as :data:`Segment` runs of transcript indices (a long
     history is one run), so a frame's size does not grow with the history; ``refs``, ``row_bands``,
-    ``synthetic``, ``own`` and :meth:`payload` expand it on demand."""
+    ``synthetic``, ``own`` and :meth:`payload` expand it on demand.
+
+    The record is read-only once made: its sequences are tuples (an empty one is the shared ``()``).
+    A replay keeps thousands of frames alive, and every list a frame held was one more object each
+    garbage collection walked for the rest of the replay (most of them empty: no fold, no repair,
+    no warning on most calls); a tuple of plain values is dropped from the collector's tracking."""
 
     turn: int  # 1-based; 0 = preamble
     step: int  # 0-based LLM call within the turn
@@ -96,18 +115,18 @@ class Frame:
     payload_tokens: int
     headroom: int
     decision: CallDecision  # what the context manager did on this call (JSON key "cm")
-    segments: list[Segment]
-    trimmed: list[tuple[int, int]]  # transcript index ranges removed by the trimmer
+    segments: Sequence[Segment]
+    trimmed: Sequence[tuple[int, int]]  # transcript index ranges removed by the trimmer
     trimmed_synthetic: int  # synthesised rows (e.g. a summary block) removed by the trimmer
-    folded: list[tuple[int, int]]  # transcript index ranges folded by the manager this call
-    repairs: list[FrameRepair]
+    folded: Sequence[tuple[int, int]]  # transcript index ranges folded by the manager this call
+    repairs: Sequence[FrameRepair]
     check: str
     cost_usd: float | None
     usage: dict[str, Any] | None  # provider-reported usage of this call, when the transcript has it
     summary_text: str | None
-    warnings: list[str]
+    warnings: Sequence[str]
     summary_cost_usd: float | None = 0.0  # live summarizer calls made for this call (None = price unknown)
-    not_sent: list[dict[str, Any]] = field(default_factory=list)
+    not_sent: Sequence[dict[str, Any]] = ()
     """Synthesised rows computed for this call but not sent, each ``{kind, reason, tokens, content}``
     (Q18: a summary block the trimmer removed is listed here, never shown as sent)."""
 
@@ -174,8 +193,8 @@ class Frame:
             "folded": [list(r) for r in self.folded], "repairs": [r.to_json() for r in self.repairs],
             "check": self.check,
             "cost_usd": self.cost_usd, "summary_cost_usd": self.summary_cost_usd, "usage": self.usage,
-            "summary": self.summary_text, "summary_sent": self.summary_sent, "not_sent": self.not_sent,
-            "warnings": self.warnings,
+            "summary": self.summary_text, "summary_sent": self.summary_sent, "not_sent": list(self.not_sent),
+            "warnings": list(self.warnings),
         }
         if transcript_messages is not None:
             rows = []
@@ -246,7 +265,7 @@ class Commit:
     folded_turns: int
     error: str | None
     archive: dict[str, int]
-    folded: list[tuple[int, int]] = field(default_factory=list)  # transcript ranges that left the stored log
+    folded: Sequence[tuple[int, int]] = ()  # transcript ranges that left the stored log (a tuple: see Frame)
     summary_cost_usd: float | None = 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -384,60 +403,87 @@ class _Refs:
 def _segments(asm: Assembly, refs: _Refs) -> list[Segment]:
     """The payload as :data:`Segment` runs: spans by their ends, single rows by identity.
 
-    O(layout parts + breaks in the spans), never O(payload rows): a long history is one span."""
+    O(layout parts + breaks in the spans), never O(payload rows): a long history is one span. The
+    plain transcript run being extended is kept in locals and written once, when it ends (a call's
+    layout is a handful of parts, each read once, so the per-part work is what a frame costs)."""
     out: list[Segment] = []
+    add = out.append
     ref_of, msgs = refs.ref, refs.msgs
-
-    def get(m: Message | None) -> int | None:  # _Refs.get, inline: a frame asks it for every single row
-        r = ref_of.get(id(m))
-        return r if r is not None and msgs[r] is m else None
-
-    prev: Segment | None = None  # the last segment when it is a plain transcript run (it may grow)
+    # the open plain transcript run (it may grow): first ref, length, band; band None = no open run
+    o_ref, o_n, o_band = 0, 0, None
     for part in asm.layout:
         if type(part) is Span:
-            rows, band = part.rows, part.band
-            for ref, n in refs.runs(rows, part.lo, part.hi):
+            rows, band, lo, hi = part.rows, part.band, part.lo, part.hi
+            if hi <= lo:
+                continue
+            m0, m1 = rows[lo], rows[hi - 1]
+            a, b = ref_of.get(id(m0)), ref_of.get(id(m1))
+            if a is not None and b is not None and b - a == hi - lo - 1 and msgs[a] is m0 and msgs[b] is m1:
+                pieces: Iterable[tuple[int | None, int]] = ((a, hi - lo),)  # one run: the usual case
+            else:
+                pieces = refs.runs(rows, lo, hi)
+            for ref, n in pieces:
                 if ref is None:
-                    for m in rows[part.lo:part.lo + n]:  # not a transcript message: kept as its own row
-                        out.append((None, 1, band, None, m))
-                    prev = None
-                elif prev is not None and prev[2] == band and prev[0] + prev[1] == ref:  # type: ignore[operator]
-                    prev = out[-1] = (prev[0], prev[1] + n, band, None, None)
+                    if o_band is not None:
+                        add((o_ref, o_n, o_band, None, None))
+                        o_band = None
+                    for m in rows[lo:lo + n]:  # not a transcript message: kept as its own row
+                        add((None, 1, band, None, m))
+                elif o_band == band and o_ref + o_n == ref:
+                    o_n += n
                 else:
-                    prev = (ref, n, band, None, None)
-                    out.append(prev)
+                    if o_band is not None:
+                        add((o_ref, o_n, o_band, None, None))
+                    o_ref, o_n, o_band = ref, n, band
             continue
         msg, src, band = part.message, part.source, part.band  # type: ignore[union-attr]
-        r = get(msg)
+        r = ref_of.get(id(msg))
+        if r is not None and msgs[r] is not msg:
+            r = None
         if r is not None and msg is src:
             own = None  # a transcript message as is
         else:
             own = msg
             if r is None and src is not None:
-                r = get(src)
+                r = refs.get(src)
         kind = part.synthetic  # type: ignore[union-attr]
         if kind is None and r is None:
             kind = "system_band" if band == "system" else ("summary" if band == "summary" else None)
         if own is None and r is not None and kind is None:
-            if prev is not None and prev[2] == band and prev[0] + prev[1] == r:  # type: ignore[operator]
-                prev = out[-1] = (prev[0], prev[1] + 1, band, None, None)
+            if o_band == band and o_ref + o_n == r:
+                o_n += 1
             else:
-                prev = (r, 1, band, None, None)
-                out.append(prev)
+                if o_band is not None:
+                    add((o_ref, o_n, o_band, None, None))
+                o_ref, o_n, o_band = r, 1, band
         else:
-            out.append((r, 1, band, kind, own))
-            prev = None
+            if o_band is not None:
+                add((o_ref, o_n, o_band, None, None))
+                o_band = None
+            add((r, 1, band, kind, own))
+    if o_band is not None:
+        add((o_ref, o_n, o_band, None, None))
     return out
 
 
-def _removed_ranges(asm: Assembly, refs: _Refs) -> tuple[list[tuple[int, int]], int]:
-    """Transcript ranges the budget removed (pre-cut, then the trimmer) and how many removed rows
-    were synthesised (no transcript index). O(recorded parts + breaks), not O(removed rows)."""
+def _removed_ranges(pre: Sequence[Message], few: Sequence[Any], refs: _Refs) -> tuple[list[tuple[int, int]], int]:
+    """Transcript ranges the budget removed (the pre-cut ``pre``, then the trimmer's removals
+    ``few``: :meth:`~inspector.engine.types.Removals.parts` or a list of
+    :class:`~inspector.engine.types.Removal`) and how many removed rows were synthesised (no
+    transcript index). O(recorded parts + breaks), not O(removed rows)."""
     ranges: list[tuple[int, int]] = []
     synth = 0
+    ref_of, msgs = refs.ref, refs.msgs
 
     def add_run(rows: Sequence[Message], lo: int, hi: int) -> int:
         """Record the run's transcript ranges; return how many of its rows are synthesised."""
+        if hi <= lo:
+            return 0
+        m0, m1 = rows[lo], rows[hi - 1]
+        a, b = ref_of.get(id(m0)), ref_of.get(id(m1))
+        if a is not None and b is not None and b - a == hi - lo - 1 and msgs[a] is m0 and msgs[b] is m1:
+            ranges.append((a, b + 1))  # one run: the usual case
+            return 0
         extra = 0
         for ref, n in refs.runs(rows, lo, hi):
             if ref is None:
@@ -446,8 +492,7 @@ def _removed_ranges(asm: Assembly, refs: _Refs) -> tuple[list[tuple[int, int]], 
                 ranges.append((ref, ref + n))
         return extra
 
-    pre = asm.precut
-    if isinstance(pre, RowsView):
+    if type(pre) is RowsView:
         head, rows, lo, hi = pre.source()
         if head:
             synth += add_run(head, 0, len(head))
@@ -455,9 +500,8 @@ def _removed_ranges(asm: Assembly, refs: _Refs) -> tuple[list[tuple[int, int]], 
             synth += add_run(rows, lo, hi)
     elif pre:
         synth += add_run(pre, 0, len(pre))
-    removed = asm.trimmer_removed
-    for part in (removed.parts() if isinstance(removed, Removals) else removed):
-        if isinstance(part, tuple):
+    for part in few:
+        if type(part) is tuple:
             synth += add_run(part[0], part[1], part[2])
         else:  # one row: its own index, or a synthesised row
             r = refs.get(part.message)
@@ -482,31 +526,31 @@ def _call_decision(d: CMDecision, seen: dict[tuple[Any, ...], CallDecision]) -> 
 
 def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: float | None,
            usage: dict[str, Any] | None, decisions: dict[tuple[Any, ...], CallDecision] | None = None) -> Frame:
-    trimmed, trimmed_synth = _removed_ranges(asm, refs)
-    folded = asm.decision.folded
-    folded_refs = [r for r in (refs.get(m) for m in folded) if r is not None] if folded else []
-    # a summary block can only stand at the head of the pre-cut prefix (a stack replay pre-cuts thousands of
-    # rows per call: never walk all of them), or among the trimmer's own few removals
     pre = asm.precut
     removed = asm.trimmer_removed
     few = removed.parts() if isinstance(removed, Removals) else removed
-    cut_rows = [*pre[:3], *(rm.message for rm in few if isinstance(rm, Removal))] if pre or few else []
-    not_sent = [{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
-                for m in cut_rows if refs.get(m) is None and is_summary_block(m)]
+    trimmed, trimmed_synth = _removed_ranges(pre, few, refs)
+    # a summary block can only stand at the head of the pre-cut prefix (a stack replay pre-cuts thousands of
+    # rows per call: never walk all of them), or among the trimmer's own few removals
+    if type(pre) is RowsView:
+        head, rows, lo, hi = pre.source()
+        first = [*head[:3], *rows[lo:min(hi, lo + 3)]][:3] if head or hi > lo else []
+    else:
+        first = list(pre[:3]) if pre else []
+    cut_rows = [*first, *(rm.message for rm in few if isinstance(rm, Removal))] if few else first
+    not_sent = tuple([{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
+                      for m in cut_rows if refs.get(m) is None and is_summary_block(m)]) if cut_rows else ()
     repairs = asm.repairs
+    decision = asm.decision
+    # positional, in Frame's field order (keywords cost a frame more than half a microsecond each)
     return Frame(
-        turn=turn, step=step, at=at, budget=asm.budget,
-        bands=dict(asm.bands), payload_tokens=asm.payload_tokens, headroom=asm.headroom,
-        decision=_call_decision(asm.decision, {} if decisions is None else decisions),
-        segments=_segments(asm, refs),
-        trimmed=trimmed,
-        trimmed_synthetic=trimmed_synth,
-        folded=_ranges(folded_refs) if folded_refs else [],
-        repairs=[FrameRepair(r, refs.get(row) if row is not None else None)
-                 for r, row in zip(repairs, asm.repaired_rows or [None] * len(repairs))] if repairs else [],
-        check=asm.check,
-        cost_usd=None if price is None else round(asm.payload_tokens * price, 10),
-        usage=usage, summary_text=asm.decision.summary_text, warnings=list(asm.warnings), not_sent=not_sent,
+        turn, step, at, asm.budget, dict(asm.bands), asm.payload_tokens, asm.headroom,
+        _call_decision(decision, {} if decisions is None else decisions),
+        tuple(_segments(asm, refs)), tuple(trimmed), trimmed_synth, _row_ranges(decision.folded, refs),
+        tuple([FrameRepair(r, refs.get(row) if row is not None else None)
+               for r, row in zip(repairs, asm.repaired_rows or [None] * len(repairs))]) if repairs else (),
+        asm.check, None if price is None else round(asm.payload_tokens * price, 10), usage, decision.summary_text,
+        tuple(asm.warnings), 0.0, not_sent,
     )
 
 
@@ -629,7 +673,8 @@ class _Recorder:
         usage = self.usage_by_index.get(next_index) if next_index is not None else None
         at = len(self.msgs) if next_index is None else next_index
         frame = _frame(asm, self.turn, self.step, at, self.refs, self.price, usage, self.decisions)
-        frame.summary_cost_usd = self._summary_cost_since(n) if asm.decision.summarizer_called else 0.0
+        if asm.decision.summarizer_called:  # else the frame's own 0.0
+            frame.summary_cost_usd = self._summary_cost_since(n)
         self.rp.frames.append(frame)
         if asm.decision.action == "summarizer-failed":
             self.rp.summarizer_failures += 1
@@ -640,7 +685,7 @@ class _Recorder:
         rec: CommitRecord = self.engine.commit()
         refs = self.refs
         self.rp.commits.append(Commit(rec.turn, rec.action, rec.summarizer_called, rec.folded_turns, rec.error,
-                                      rec.archive, _ranges(r for r in (refs.get(m) for m in rec.folded) if r is not None),
+                                      rec.archive, _row_ranges(rec.folded, refs),
                                       self._summary_cost_since(n) if rec.summarizer_called else 0.0))
         if rec.action == "summarizer-failed":
             self.rp.summarizer_failures += 1

@@ -90,3 +90,17 @@ def test_a_derived_view_is_kept_on_its_own_replay() -> None:
     assert first.view("probe", make) is a and len(made) == 1
     b = second.view("probe", make)
     assert b is not a and len(made) == 2
+
+
+def test_frames_and_commits_keep_no_list() -> None:
+    """A replay keeps every frame alive; a frame's sequences are tuples (read-only, and no object per
+    empty field for the garbage collector to walk), and they serialise as the same JSON arrays."""
+    rp = _replay(load_transcript(sample_path("demo_support.json")))
+    assert any(f.folded for f in rp.frames) or any(c.folded for c in rp.commits), "the sample folds"
+    for f in rp.frames:
+        for name in ("segments", "trimmed", "folded", "repairs", "warnings", "not_sent"):
+            assert type(getattr(f, name)) is tuple, name
+        shown = f.to_json()
+        assert shown["trimmed"] == [list(r) for r in f.trimmed] and shown["warnings"] == list(f.warnings)
+    assert all(type(c.folded) is tuple for c in rp.commits)
+    assert '"warnings": []' in rp.dumps()

@@ -21,7 +21,7 @@ import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import islice, repeat
 from typing import Any, Literal
 
 from inspector.engine.types import Message
@@ -109,7 +109,7 @@ class Archive:
                 block, rest = rest[0], rest[1:]  # a row the projection does not hold: the summary block
         k = len(proj) - len(rest)
         # identity with proj[k:] row by row (C-level map): every kept row is a projection row, in place
-        shape_ok = k >= 0 and all(map(operator.is_, rest, proj[k:]))
+        shape_ok = k >= 0 and all(map(operator.is_, rest, islice(proj, k, None)))
         if not shape_ok:
             return self._fold(list(self.covering), "rewrite", None, list(managed))
         # locate the covering node holding position k

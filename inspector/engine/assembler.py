@@ -668,8 +668,10 @@ class ContextEngine:
         cm = self.cm
         turn_cap = getattr(cm, "turn_cap", None)
         msg_cap = getattr(cm, "message_cap", None)
-        # the turn count from running starts (each committed row read once), not a split per commit
-        over = (turn_cap is not None and len(self._log_runs.sync(past).starts) > turn_cap) or \
+        # the turn count from running starts (each committed row read once), not a split per commit: a
+        # shipped manager's own, which its decision reads next (one reader of the log, not two)
+        runs = cm.log_runs if isinstance(cm, ContextManager) else self._log_runs.sync
+        over = (turn_cap is not None and len(runs(past).starts) > turn_cap) or \
                (msg_cap is not None and len(past) > msg_cap)
         if not over:
             return CommitRecord(turn, "unchanged", False, 0, None, conv.archive.stats(), committed_rows)

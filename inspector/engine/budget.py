@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspector.engine.limits import ModelLimits
 from inspector.errors import InspectorError
 from inspector.params import HYSTERESIS_RATIO, SAFETY_MARGIN_RATIO, SUMMARIZING, TRIMMER, Clamp
 
 
-@dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(NamedTuple):
+    """One call's budget, as the engine computed it (every face shows these numbers, never its own).
+
+    Immutable, and a :class:`~typing.NamedTuple` rather than a frozen dataclass because one is built
+    per LLM call: a frozen dataclass sets each of its 15 fields through ``object.__setattr__``
+    (about 4 µs a call here, a few per cent of a whole replay), a tuple is built in one step."""
+
     window: int
     window_source: str
     max_tokens: int  # trimmer cap (input ceiling)
@@ -115,6 +119,30 @@ def resolve_calibration(primary: Any, limits: ModelLimits, counter: str,
     return None, None
 
 
+@lru_cache(maxsize=64, typed=True)
+def _call_independent(window: int, window_source: str, completion: int, completion_source: str, tmax: Any, res: Any,
+                      ratio_value: Any, calibration: float | None) -> tuple[int, str, int, str, int, float]:
+    """The part of a budget no call changes: ``(max_tokens, its source, reserve, its source, margin,
+    safety ratio)`` from the window, the trimmer settings and the calibration. Remembered per
+    distinct input (``typed``: ``True`` is not the integer 1 here), because every call of a replay
+    asks with the same inputs and only ``fixed`` moves."""
+    if isinstance(tmax, int) and not isinstance(tmax, bool) and tmax >= 1:
+        max_tokens, max_src = tmax, "trimmer"
+    else:
+        max_tokens, max_src = window, "window"
+    if calibration is not None:
+        cp, cq = _exact(str(calibration))
+        max_tokens = max(1, max_tokens * cq // cp)
+    if isinstance(res, int) and not isinstance(res, bool):
+        reserve, reserve_src = max(0, res), "trimmer"
+    else:
+        reserve, reserve_src = completion, completion_source
+    ratio = clamp_ratio(ratio_value)
+    mp, mq = _exact(str(ratio))
+    margin = -(-max_tokens * mp // mq)  # ceil, exactly
+    return max_tokens, max_src, reserve, reserve_src, margin, ratio
+
+
 def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens: int,
                    summarizing: bool, hysteresis_ratio: float = SUMMARIZING.hysteresis_ratio,
                    summary_threshold: int = SUMMARIZING.summary_threshold,
@@ -122,23 +150,16 @@ def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens
     """``trimmer`` is a TrimmerSettings (max_tokens, reserve_tokens, safety_margin_ratio).
 
     ``calibration`` (provider tokens per one of ours) converts the input ceiling into our counter's
-    units: ``max_tokens = floor(ceiling / calibration)``; everything else follows from it as usual."""
-    tmax = getattr(trimmer, "max_tokens", None)
-    if isinstance(tmax, int) and not isinstance(tmax, bool) and tmax >= 1:
-        max_tokens, max_src = tmax, "trimmer"
-    else:
-        max_tokens, max_src = limits.window, "window"
-    if calibration is not None:
-        cp, cq = _exact(str(calibration))
-        max_tokens = max(1, max_tokens * cq // cp)
-    res = getattr(trimmer, "reserve_tokens", None)
-    if isinstance(res, int) and not isinstance(res, bool):
-        reserve, reserve_src = max(0, res), "trimmer"
-    else:
-        reserve, reserve_src = limits.completion, limits.completion_source
-    ratio = clamp_ratio(getattr(trimmer, "safety_margin_ratio", TRIMMER.safety_margin_ratio))
-    mp, mq = _exact(str(ratio))
-    margin = -(-max_tokens * mp // mq)  # ceil, exactly
+    units: ``max_tokens = floor(ceiling / calibration)``; everything else follows from it as usual.
+    The settings are read on every call (a test may retune them); what follows from them alone is
+    computed once per distinct value, the rest (``fixed`` and what depends on it) per call."""
+    key = (limits.window, limits.window_source, limits.completion, limits.completion_source,
+           getattr(trimmer, "max_tokens", None), getattr(trimmer, "reserve_tokens", None),
+           getattr(trimmer, "safety_margin_ratio", TRIMMER.safety_margin_ratio), calibration)
+    try:
+        max_tokens, max_src, reserve, reserve_src, margin, ratio = _call_independent(*key)
+    except TypeError:  # an unhashable setting (a custom trimmer object's own value): computed, not remembered
+        max_tokens, max_src, reserve, reserve_src, margin, ratio = _call_independent.__wrapped__(*key)
     hard = max(1, max_tokens - reserve - margin - fixed)
     if summarizing:
         rp, rq = _unit_ratio(hysteresis_ratio)

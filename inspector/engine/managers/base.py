@@ -16,8 +16,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeGuard
 
+from inspector.engine.history import LogRuns
 from inspector.engine.tokens import EstimateCounter, TokenCounter
 from inspector.engine.types import Message
 
@@ -64,6 +65,11 @@ class BudgetTerms:
     summary_threshold: int = 0
 
 
+NO_TERMS = BudgetTerms()
+"""What a manager that is not summarising adds to the budget: nothing (one shared frozen record,
+since the engine asks on every call)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Managed:
     """One call's result from a manager: the history to send and why.
@@ -86,9 +92,41 @@ class ContextManager(ABC):
     name: ClassVar[str] = "base"
     accepts_summarizer: ClassVar[bool] = False
 
+    counts_log: ClassVar[bool] = False
+    """Whether :meth:`log_runs` keeps the log's trigger units too (a manager whose decision counts tokens)."""
+
     def __init__(self) -> None:
         self.counter: TokenCounter = EstimateCounter()
         self.last_decision: CMDecision | None = None
+
+    def log_runs(self, past: Sequence[Message]) -> LogRuns:
+        """The running facts of the committed log ``past`` (its user-turn starts; with
+        :attr:`counts_log`, its trigger units), brought up to date: each row is read once while the
+        log grows. One object per manager, which the engine's write-back reads too (its recency
+        check needs the turn count), so a commit reads its new rows, or takes over a fold, once."""
+        runs: LogRuns | None = getattr(self, "_log_runs", None)
+        if runs is None:
+            runs = self._log_runs = LogRuns()
+        return runs.sync(past, self.counter if self.counts_log else None)
+
+    def same_log(self, past: Sequence[Message], key: object = None) -> Managed | None:
+        """The result :meth:`remember` kept for this very log (the same list object, length and last
+        row: what :class:`~inspector.engine.history.LogRuns` checks too) and an equal ``key`` (the
+        parameters it was made with: a test may retune a manager), else None. For a manager whose
+        result depends on the log and its parameters alone, not the hint: every call of a turn sees
+        the same log."""
+        last = getattr(self, "_same_log", None)
+        if last is not None and last[0] is past and last[1] == len(past) and last[3] == key and \
+                (not last[1] or last[2] is past[-1]):
+            managed: Managed = last[4]
+            return managed
+        return None
+
+    def remember(self, past: Sequence[Message], managed: Managed, key: object = None) -> Managed:
+        """Keep ``managed`` as the result for ``past`` and ``key`` (see :meth:`same_log`); returns it.
+        The engine only reads a result, and :meth:`manage_history` hands out its own copy of the rows."""
+        self._same_log = (past, len(past), past[-1] if past else None, key, managed)
+        return managed
 
     @abstractmethod
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
@@ -99,12 +137,11 @@ class ContextManager(ABC):
         step a manager by hand (tests, notebooks); the engine never reads it."""
         managed = self.decide(past, hint)
         self.last_decision = managed.decision
-        rows = managed.messages
-        return rows if isinstance(rows, list) else list(rows)  # the caller's own list, as always
+        return list(managed.messages)  # the caller's own list, as always (a result may be remembered)
 
     def budget_terms(self) -> BudgetTerms:
         """What this manager adds to the budget; read on every call (a test may retune a manager)."""
-        return BudgetTerms()
+        return NO_TERMS
 
     # Recency caps used by the commit-time write-back (docs/design.md §3.11); None = no cap of that kind.
     @property
@@ -119,17 +156,23 @@ class ContextManager(ABC):
         raise TypeError(f"{type(self).__name__} takes no summarizer")
 
 
+def is_manager(cm: object) -> TypeGuard[ContextManager]:
+    """``isinstance(cm, ContextManager)``, with a subclass found in its class's MRO first (the ABC
+    check is a Python-level call, and the engine asks two or three times per LLM call)."""
+    return ContextManager in type(cm).__mro__ or isinstance(cm, ContextManager)
+
+
 def budget_terms(cm: object) -> BudgetTerms:
     """:meth:`ContextManager.budget_terms`; a third-party manager that does not subclass
     :class:`ContextManager` adds nothing to the budget."""
-    return cm.budget_terms() if isinstance(cm, ContextManager) else BudgetTerms()
+    return cm.budget_terms() if is_manager(cm) else NO_TERMS
 
 
 def manage(cm: Any, past: Sequence[Message], hint: int) -> Managed:
     """The engine's one call into a manager: its history and its decision. A :class:`ContextManager`
     returns both itself; a third-party manager with only ``manage_history`` is read through its
     ``last_decision``, and one that records none as ``unchanged-under-budget``, here only."""
-    if isinstance(cm, ContextManager):
+    if is_manager(cm):
         return cm.decide(past, hint)
     messages = cm.manage_history(past, hint)
     decision = getattr(cm, "last_decision", None) or CMDecision("unchanged-under-budget")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from inspector.engine.history import LogRuns
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed
 from inspector.engine.types import Message
 from inspector.params import SLIDING_WINDOW
@@ -43,16 +42,17 @@ class SlidingWindowConversation(ContextManager):
         return self.keep_turns
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
-        runs = getattr(self, "_log_runs", None)
-        if runs is None:
-            runs = self._log_runs = LogRuns()
-        starts = runs.sync(past).starts  # turn_starts(past), each row read once while the log grows
+        keep = self.keep_turns
+        same = self.same_log(past, keep)  # the hint is ignored: every call of a turn gets the same result
+        if same is not None:
+            return same
+        starts = self.log_runs(past).starts  # turn_starts(past), each row read once while the log grows
         if len(starts) <= self.keep_turns:
             decision = CMDecision("unchanged-too-few-turns", kept_turns=len(starts))
-            return Managed(list(past), decision)
+            return self.remember(past, Managed(list(past), decision), keep)
         cut = starts[len(starts) - self.keep_turns]
         decision = CMDecision(
             "window-slid", kept_turns=self.keep_turns, dropped_turns=len(starts) - self.keep_turns,
             folded=list(past[:cut]),
         )
-        return Managed(list(past[cut:]), decision)
+        return self.remember(past, Managed(list(past[cut:]), decision), keep)

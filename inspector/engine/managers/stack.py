@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from inspector.engine.history import LogRuns, split_user_turns, start_of_tool_group
+from inspector.engine.history import split_user_turns, start_of_tool_group
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed
 from inspector.engine.types import Message, RowsView
 from inspector.params import STACK, StackParams
@@ -30,17 +30,18 @@ class StackConversation(ContextManager):
 
     def _turns(self, past: Sequence[Message]) -> int:
         """User-turn count (a preamble counts), read from running turn starts while the log grows."""
-        runs = getattr(self, "_log_runs", None)
-        if runs is None:
-            runs = self._log_runs = LogRuns()
-        return len(runs.sync(past).starts)
+        return len(self.log_runs(past).starts)
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         cap = self.max_messages
-        if not past or cap is None or len(past) <= cap:
+        n = len(past)
+        if not n or cap is None or n <= cap:
+            same = self.same_log(past, cap)  # every call of a turn sees the same log: one result per turn
+            if same is not None:
+                return same
             decision = CMDecision("unchanged-under-budget", kept_turns=self._turns(past))
             # the whole log, as a read-only view: no copy of thousands of rows per call
-            return Managed(RowsView((), past, 0, len(past)), decision)
+            return self.remember(past, Managed(RowsView((), past, 0, n), decision), cap)
         start = start_of_tool_group(past, len(past) - cap)
         kept = list(past[start:])
         decision = CMDecision(

@@ -143,13 +143,7 @@ class SummarizingConversation(ContextManager):
             last = self._last_ceiling = (key, hysteresis_ceiling(high, self.hysteresis_ratio))
         return last[1]
 
-    def _runs(self, past: Sequence[Message]) -> LogRuns:
-        """The log's running turn starts, trigger sums and fingerprint (each row read once while the
-        log only grows; a fold's new list is read once): what keeps ``decide`` O(new rows)."""
-        runs = getattr(self, "_log_runs", None)
-        if runs is None:
-            runs = self._log_runs = LogRuns()
-        return runs.sync(past, self.counter)
+    counts_log = True  # the trigger sums the log's units: :meth:`log_runs` keeps them (and the fingerprint)
 
     @staticmethod
     def _identity(past: Sequence[Message], runs: LogRuns, n: int) -> tuple[int, int, int]:
@@ -162,7 +156,7 @@ class SummarizingConversation(ContextManager):
             decision = CMDecision("unchanged-under-budget")
             return Managed([], decision)
         counter = self.counter
-        runs = self._runs(past)
+        runs = self.log_runs(past)  # each row read once while the log grows; a fold's new list once
         n_rows = len(past)
         turns = len(runs.starts)
         high = hint if hint > 0 else self.summary_threshold
@@ -204,11 +198,15 @@ class SummarizingConversation(ContextManager):
         keep = self.keep_turns
         m = turns - keep  # the older turns: folded into a summary or dropped
         cut = runs.turn_start(m)
-        verbatim = list(past[cut:])
-        folded = list(past[:cut])
+        verbatim: list[Message]
+        folded: list[Message]
+        if isinstance(past, list):  # a list's slice is already a new list: no second copy
+            verbatim, folded = past[cut:], past[:cut]
+        else:
+            verbatim, folded = list(past[cut:]), list(past[:cut])
         model = getattr(self.summarizer, "model", None)
         source = getattr(self.summarizer, "model_source", None)
-        if folded and all(is_summary_block(x) for x in folded):
+        if folded and is_summary_block(folded[0]) and all(is_summary_block(x) for x in folded):
             # Q23: the only thing older than keep_turns is the previous summary: nothing new to fold,
             # so no summary is computed; it is reused as is and the decision records that.
             prev = folded[-1]
