@@ -250,14 +250,16 @@ class ContextAssembler:
     def rows_indexed(self) -> int:
         """How many rows had their facts derived (units, role, ask, call ids, group and unit
         boundaries) over this assembler's life. Each row is derived once when it enters working
-        memory and once when it is committed, never per call: tests hold this at O(rows)."""
+        memory; at commit the log takes working memory's facts over (only the user row, the first
+        row of the turn and a final reply are derived again), never per call: tests hold this at O(rows)."""
         return sum(idx.measured for idx in self._indexes.values())
 
-    def _index(self, name: str, counter: TokenCounter, rows: Sequence[Message]) -> RowIndex:
+    def _index(self, name: str, counter: TokenCounter, rows: Sequence[Message],
+               carry: RowIndex | None = None) -> RowIndex:
         idx = self._indexes.get(name)
         if idx is None or idx.counter is not counter:
             idx = self._indexes[name] = RowIndex(counter)
-        return idx.sync(rows)
+        return idx.sync(rows, carry)
 
     def assemble(self, engine: ContextEngine) -> Assembly:
         conv = engine.conversation
@@ -270,6 +272,9 @@ class ContextAssembler:
         has_user = bool(conv.last_user_text.strip())
         cm = engine.cm
         fast = self.incremental and self.precut and type(cm) in _SHIPPED_MANAGERS
+        # the log first: rows committed since the last call are mostly working memory's, whose facts
+        # the working index still holds until it moves on to this turn's list below
+        log = self._log_index(counter, past) if fast else None
         wmi = self._index("working", counter, wm) if fast else None
         wm_tokens = counter.total(wmi.units(0, wmi.n), len(wm)) if wmi is not None else counter.count(wm)
         tool_tokens = counter.count_tools(tools)
@@ -288,8 +293,8 @@ class ContextAssembler:
         # trimmer drops it; only the trimmer knows how far that goes, so no pre-cut then.
         hitl = bool(wm) and wm[0].get("role") == "tool"
         call = _Call(engine, system, past, wm, user, has_user, tool_tokens, budget, managed, decision, hitl)
-        if wmi is not None and not hitl and budget.max_tokens > 0:
-            result = self._assemble_incremental(call, self._log_index(counter, past), wmi)
+        if wmi is not None and log is not None and not hitl and budget.max_tokens > 0:
+            result = self._assemble_incremental(call, log, wmi)
             if result is not None:
                 return result
         return self._assemble_reference(call)
@@ -305,10 +310,11 @@ class ContextAssembler:
             # not a continuation (a restored snapshot, a rewrite): start again from this projection
             base, pos = self._base, self._base_pos = [], {}
             j = 1 if past and is_summary_block(past[0]) else 0
-        for m in past[j:]:
-            pos[id(m)] = len(base)
-            base.append(m)
-        return self._index("log", counter, base)
+        if j < len(past):
+            new = past[j:]
+            pos.update(zip(map(id, new), range(len(base), len(base) + len(new))))
+            base.extend(new)
+        return self._index("log", counter, base, carry=self._indexes.get("working"))
 
     def _assemble_reference(self, c: _Call) -> Assembly:
         """The full-payload assembly: every row of the payload is read (the oracle of the tests)."""
@@ -464,6 +470,19 @@ class ContextAssembler:
         origin = sanitized.origin
         sent = sanitized.messages
         add = layout.append
+        log_end = log_at + n_log - la  # out_in[log_at:log_end] is past[la:], out_in[wm_at:] is wm[cur:]
+        # A run of rows sent as they are, in their own band, from one index grows as one Span: the
+        # clean ranges and the rows between them alike (a face sees the same rows and bands)
+        run_idx: RowIndex | None = None
+        run_lo = run_hi = 0
+        run_band = ""
+
+        def flush() -> None:  # the run so far becomes a Span (callers check there is one)
+            assert run_idx is not None
+            add(Span(run_idx.rows, run_lo, run_hi, run_band))  # type: ignore[arg-type]
+            units[run_band] += run_idx.pre[run_hi] - run_idx.pre[run_lo]
+            count[run_band] += run_hi - run_lo
+
         spans = iter(zip(sanitized.clean, sources))
         nxt = next(spans, None)
         at_span = nxt[0][0] if nxt is not None else -1
@@ -471,9 +490,12 @@ class ContextAssembler:
         while i < n_out:  # the spans in one step each; only the rows between them one by one
             if i == at_span:
                 (o_lo, o_hi), (idx, lo, hi, _at, band) = nxt  # type: ignore[misc]
-                add(Span(idx.rows, lo, hi, band))  # type: ignore[arg-type]
-                units[band] += idx.units(lo, hi)
-                count[band] += hi - lo
+                if run_idx is idx and run_hi == lo:
+                    run_hi = hi
+                else:
+                    if run_idx is not None:
+                        flush()
+                    run_idx, run_lo, run_hi, run_band = idx, lo, hi, band
                 prev_band = band
                 i = o_hi
                 nxt = next(spans, None)
@@ -481,18 +503,45 @@ class ContextAssembler:
                 continue
             out = sent[i]
             org = origin[i]
+            i += 1
             if org is None:
-                b = prev_band
-                add(PayloadRow(out, b, "empty_result", None))
-            else:
-                src = out_in[org]
-                b, syn = band_of(src, org >= wm_at)
-                add(PayloadRow(out, b, syn, src))
-                prev_band = b
+                if run_idx is not None:
+                    flush()
+                    run_idx = None
+                add(PayloadRow(out, prev_band, "empty_result", None))
+                units[prev_band] += unit(out)
+                count[prev_band] += 1
+                continue
+            src = out_in[org]
+            in_wm = org >= wm_at
+            b, syn = band_of(src, in_wm)
+            prev_band = b
+            if out is src and syn is None:
+                row_idx: RowIndex | None = None
+                if in_wm and b == "working_memory":
+                    row_idx, q = wmi, cur + org - wm_at
+                elif log_at <= org < log_end and b == "history":
+                    row_idx, q = log, la + org - log_at
+                if row_idx is not None:
+                    if run_idx is row_idx and run_hi == q:
+                        run_hi += 1
+                    else:
+                        if run_idx is not None:
+                            flush()
+                        run_idx, run_lo, run_hi, run_band = row_idx, q, q + 1, b
+                    continue
+            if run_idx is not None:
+                flush()
+                run_idx = None
+            add(PayloadRow(out, b, syn, src))
             units[b] += unit(out)
             count[b] += 1
-            i += 1
-        bands = {k_: counter.total(units[k_], count[k_]) if count[k_] else 0 for k_ in BANDS}
+        if run_idx is not None:
+            flush()
+        bands = dict.fromkeys(BANDS, 0)
+        for k_, n_ in count.items():
+            if n_:
+                bands[k_] = counter.total(units[k_], n_)
         bands["tool_schemas"] = tool_tokens
         payload_tokens = counter.total(sum(units.values()), n_out) + tool_tokens
         result = _assembly(c, sanitized.messages, layout, bands, payload_tokens, trimmed, sanitized.repairs,

@@ -238,7 +238,8 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
     """Repair tool-call pairing so the provider accepts the payload (rules in the module docstring).
 
     ``result.origin[i]`` is the input position of ``result.messages[i]`` (None for a synthesised
-    empty result); origins are strictly increasing, so the output keeps the input's order.
+    empty result); origins are strictly increasing, so the output keeps the input's order. When
+    nothing needed repair it is ``range(len(messages))`` (a sequence, compare it as ``list(origin)``).
 
     ``skip`` (incremental assembly): sorted, disjoint input ranges each made of whole *clean* units —
     a non-tool row with a valid role that is not a summary block, followed either by nothing or, for
@@ -255,8 +256,8 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
     at = _outside(messages, skip) if skip else range(len(messages))
     if _untouched(messages, at, roles=False):  # the common case: nothing to repair
         kept = messages if owned and isinstance(messages, list) else list(messages)
-        return SanitizeResult(kept, [], list(_positions(len(messages))[:len(messages)]),
-                              [(lo, hi) for lo, hi in skip])
+        # origin is the identity: a range, not a list of thousands of ints (an uncapped stack, every call)
+        return SanitizeResult(kept, [], range(len(messages)), list(skip))
     if skip:
         declared: Any = _Declared(_declared_ids(messages[p] for p in at), skip_declares or (lambda _rid: False))
     else:

@@ -66,6 +66,9 @@ def _tool_calls(msg: Message) -> list[Any]:
 
 class _CachedCounter:
     name = "base"
+    additive = False
+    """Whether ``total(units, n) == units`` for every ``n`` (the per-message overhead is inside each
+    unit): callers may then compare running unit sums with a budget directly, e.g. bisect them."""
 
     def __init__(self) -> None:
         self._cache: dict[int, tuple[Message, int, int]] = {}
@@ -171,6 +174,7 @@ class TiktokenCounter(_CachedCounter):
     name = "tiktoken"
     PER_MESSAGE = 3
     PER_NAME = 1
+    additive = True  # total() below: the 3 tokens a message are already in its unit
 
     def __init__(self, model: str | None = None, encoding: str | None = None) -> None:
         super().__init__()

@@ -272,10 +272,14 @@ def _joined(messages: Sequence[Message], start: int, *tails: Sequence[Message], 
     """``messages[:head] + messages[start:] + tails…`` as one new list, copying the long middle
     (thousands of history rows for an uncapped stack) once rather than three times; with ``owned``
     (the caller gave ``messages`` up) not even once."""
-    part = messages[start:] if start else messages
-    out = part if isinstance(part, list) and (owned or part is not messages) else list(part)  # a slice is already new
-    if head:
-        out[:0] = messages[:head]
+    if owned and isinstance(messages, list):
+        out = messages
+        del out[head:start]  # a move of the kept rows, not a copy of them (no-op when start <= head)
+    else:
+        part = messages[start:] if start else messages
+        out = part if isinstance(part, list) and part is not messages else list(part)  # a slice is already new
+        if head:
+            out[:0] = messages[:head]
     for t in tails:
         out += t
     return out

@@ -60,7 +60,7 @@ class SanitizeResult:
 
     messages: list[Message]
     repairs: list[Repair]
-    origin: list[int | None]
+    origin: Sequence[int | None]  # a range when nothing was repaired (the identity, not a list of ints)
     clean: list[tuple[int, int]] = field(default_factory=list)  # output ranges copied unread (incremental)
 
 
