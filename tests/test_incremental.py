@@ -107,6 +107,9 @@ def drive(cm: dict, trimmer: dict, convo: list, system: str, counter: str) -> in
         nonlocal calls
         a, b = fast.assemble(strict=False), ref.assemble(strict=False)
         assert _sig(a) == _sig(b)
+        for call in (a, b):  # a payload the pairing pass verified skips the final check: it would pass
+            if call.verified:
+                check_provider_payload(call.messages)
         calls += 1
         spans = sum(1 for part in a.layout if isinstance(part, Span))
         hevent("incremental path" if a.skip_declares is not None else "reference path")
@@ -143,6 +146,36 @@ def test_incremental_assembly_equals_the_reference_at_every_call(cm: dict, trimm
     assert drive(cm, trimmer, convo, system, counter) >= 1
 
 
+def test_rows_the_band_rule_singles_out_inside_a_range_keep_their_band() -> None:
+    """A row of the committed log or of working memory that is the current user row, the system
+    band's row or a summary block gets that band, not the range's (the incremental path reads the
+    two ranges as whole Spans only when no such row stands in them)."""
+    s = settings_from_dict({"kind": "Agent", "spec": {"system_prompt": "be brief",
+                                                      "context_manager": {"type": "stack"}}}).settings
+    fast, ref = ContextEngine(s, counter="estimate"), ContextEngine(s, counter="estimate")
+    ref.assembler.incremental = False
+    block = {"role": "system", "content": "[Conversation summary — 2 earlier exchange(s)]\nold"}
+    seen = set()
+    for turn in range(3):
+        user = {"role": "user", "content": f"question {turn}"}
+        for e in (fast, ref):
+            e.user(user)
+            e.record({"role": "assistant", "content": "", "tool_calls": [
+                {"id": f"c{turn}", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
+            e.record({"role": "tool", "tool_call_id": f"c{turn}", "content": "r"})
+            e.record(block if turn == 0 else user)  # a summary block committed; the user row itself in working memory
+            e.record({"role": "assistant", "content": "ok"})
+        a, b = fast.assemble(strict=False), ref.assemble(strict=False)
+        assert _sig(a) == _sig(b)
+        for call in (a, b):  # a payload the pairing pass verified skips the final check: it would pass
+            if call.verified:
+                check_provider_payload(call.messages)
+        seen |= {r.band for r in a.rows}
+        for e in (fast, ref):
+            e.commit()
+    assert {"summary", "user", "history", "working_memory"} <= seen
+
+
 @st.composite
 def payloads(draw):  # noqa: ANN001, ANN201
     rows: list[dict] = []
@@ -172,6 +205,9 @@ def test_repair_and_check_skipping_clean_units_equal_the_full_pass(rows: list[di
 
     full = sanitize_provider_messages(payload)
     part = sanitize_provider_messages(payload, skip=skip, skip_declares=declares)
+    assert part.verified == full.verified
+    if full.verified:  # verified: the final check, full or skipping the clean ranges, passes
+        check_provider_payload(full.messages)
     assert (part.messages, list(part.origin), part.repairs) == (full.messages, list(full.origin), full.repairs)
     assert [part.messages[a:b] for a, b in part.clean] == [payload[a:b] for a, b in skip]
     verdicts = []
@@ -194,7 +230,7 @@ def test_repair_and_check_skipping_clean_units_equal_the_full_pass(rows: list[di
 
 
 def _facts(idx: RowIndex) -> tuple:
-    return idx.n, idx.pre, idx.back, idx.starts, idx.dirty, idx.asks, idx.chain
+    return idx.n, idx.pre, idx.back, idx.starts, idx.dirty, idx.asks, idx.chain, idx.blocks, idx.others
 
 
 @settings(max_examples=300, deadline=None)

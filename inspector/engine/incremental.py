@@ -60,6 +60,8 @@ class RowIndex:
         self.dirty: list[int] = []  # starts of completed units that are not clean (sorted)
         self.asks: dict[str, list[int]] = {}  # call id -> positions of the asks declaring it
         self.chain: list[int] = []  # trimmer group starts from row 0
+        self.blocks: list[int] = []  # summary blocks
+        self.others: list[int] = []  # rows that are neither assistant nor tool rows (user, system, odd)
         self._open = False  # the last trimmer group is an ask whose run of tool rows may still grow
         self._u_ok = False  # the open pairing unit is clean so far
         self._u_ids: list[str] | None = None  # the call ids its head asks for (None: not an ask)
@@ -106,6 +108,8 @@ class RowIndex:
         self.starts.extend(map(add, carry.starts[1:], repeat(s)))
         self.dirty.extend(map(add, carry.dirty, repeat(s)))  # carry judged row s's unit too
         self.chain.extend(map(add, carry.chain[1:], repeat(s)))
+        self.blocks.extend(p + s for p in carry.blocks if p)  # row s's own were recorded by _extend
+        self.others.extend(p + s for p in carry.others if p)
         asks = self.asks
         for cid, at in carry.asks.items():
             for p in at:
@@ -127,6 +131,7 @@ class RowIndex:
         enters working memory or the committed log, so its per-row cost is a replay's."""
         unit = self.counter.unit
         pre, back, starts, dirty, asks, chain = self.pre, self.back, self.starts, self.dirty, self.asks, self.chain
+        others = self.others
         total = pre[-1]
         grp_open, u_ok, u_ids, u_seen = self._open, self._u_ok, self._u_ids, self._u_seen
         for p in range(lo, hi):
@@ -146,6 +151,8 @@ class RowIndex:
                 continue
             # a unit head: every non-tool row, and row 0 whatever it is
             back.append(p)
+            if role != "assistant" and role != "tool":
+                others.append(p)
             ask = role == "assistant" and bool(m.get("tool_calls"))  # is_ask, for a dict
             # it closes the open unit, which is *clean* — passes the pairing repair and the final check
             # unchanged wherever it stands (the contract of ``skip`` in the pairing pass) — when its head
@@ -157,8 +164,11 @@ class RowIndex:
             starts.append(p)
             u_seen = 0
             u_ids = None
-            if role not in PROVIDER_ROLES or role == "tool" or (role == "system" and is_summary_block(m)):
+            if role not in PROVIDER_ROLES or role == "tool":
                 u_ok = False
+            elif role == "system" and is_summary_block(m):
+                u_ok = False
+                self.blocks.append(p)
             elif ask:
                 u_ids = ids = call_ids(m)
                 u_ok = isinstance(m.get("tool_calls"), (list, tuple)) and bool(ids) and \
@@ -193,6 +203,15 @@ class RowIndex:
             return False
         k = bisect_left(at, lo)
         return k < len(at) and at[k] < hi
+
+    def has_block(self, lo: int, hi: int) -> bool:
+        """Whether a summary block stands in ``rows[lo:hi]``."""
+        k = bisect_left(self.blocks, lo)
+        return k < len(self.blocks) and self.blocks[k] < hi
+
+    def others_in(self, lo: int, hi: int) -> list[int]:
+        """Positions in ``[lo, hi)`` of the rows that are neither assistant nor tool rows."""
+        return self.others[bisect_left(self.others, lo):bisect_left(self.others, hi)]
 
     def chain_from(self, lo: int) -> list[int]:
         """The trimmer's group starts within ``rows[lo:]`` when ``lo`` is one of them, else []."""

@@ -205,6 +205,8 @@ def trim_with_sums(
     start = head
     pin_start = 0
     last_ask_ids = set(call_ids(messages[-1])) if n_msgs > head and is_ask(messages[-1]) else set()
+    # answers of a dropped ask can only stand at the front of pin_tail: with none there, none is owed
+    answers_first = n_pin > 0 and pin_tail[0].get("role") == "tool"
     while total > budget and n_msgs - start > 1:
         size = leading_group_size(messages, start)
         if size >= n_msgs - start:
@@ -215,7 +217,7 @@ def trim_with_sums(
             removed.append(Removal(messages[k], "history"))
         count -= size
         start += size
-        if is_ask(first):
+        if answers_first and is_ask(first):
             owed = set(call_ids(first)) - {m.get("tool_call_id") for m in messages[start - size + 1:start]} \
                 - last_ask_ids
             while pin_start < n_pin and pin_tail[pin_start].get("role") == "tool":

@@ -62,6 +62,7 @@ class SanitizeResult:
     repairs: list[Repair]
     origin: Sequence[int | None]  # a range when nothing was repaired (the identity, not a list of ints)
     clean: list[tuple[int, int]] = field(default_factory=list)  # output ranges copied unread (incremental)
+    verified: bool = False  # the output passes check_provider_payload (read once for both: the common case)
 
 
 @dataclass(frozen=True, slots=True)
