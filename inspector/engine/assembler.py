@@ -618,10 +618,12 @@ def _singled_out(idx: RowIndex, lo: int, hi: int, pos: Mapping[int, int] | None,
     for obj in (system, user):
         if obj is not None and obj.get("role") in ("assistant", "tool"):
             return True
+    odd = idx.others_in(lo, hi)
+    if not odd:
+        return False
     rows = idx.rows
     assert rows is not None
-    return any((system is not None and rows[p] is system) or (user is not None and rows[p] is user)
-               for p in idx.others_in(lo, hi))
+    return any((system is not None and rows[p] is system) or (user is not None and rows[p] is user) for p in odd)
 
 
 def _explicit(removed: Iterable[Any]) -> Iterator[Removal]:
@@ -678,7 +680,8 @@ def _assembly(c: _Call, messages: list[Message], layout: list[PayloadRow | Span]
                         "working-memory group)")
     tools = c.engine.tools
     given = trimmed.messages
-    repaired = [given[r.index] if r.index is not None and 0 <= r.index < len(given) else None for r in repairs]
+    repaired = [given[r.index] if r.index is not None and 0 <= r.index < len(given) else None
+                for r in repairs] if repairs else []
     return Assembly(messages, list(tools) if tools else None, layout, budget, c.engine.limits, bands,
                     payload_tokens, headroom, c.decision, trimmed.removed, repairs, "ok",
                     c.engine.conversation.turn_index, warnings, precut, repaired_rows=repaired)
