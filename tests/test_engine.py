@@ -275,3 +275,24 @@ def test_tool_schemas_are_tokenised_once_while_they_stay_the_same() -> None:
     more = [*tools, {"type": "function", "function": {"name": "refund", "parameters": {}}}]
     assert c.count_tools(more) == TiktokenCounter(model="gpt-4o").count_tools(more) != first
     assert Counting.texts == 2
+
+
+def test_a_tool_call_name_is_tokenised_once_per_counter_and_every_count_is_unchanged() -> None:
+    """An agent calls the same few tools over and over: the tiktoken counter encodes each name once
+    (its arguments, which differ, every time), and every message's count equals a fresh counter's."""
+    from inspector.engine.tokens import TiktokenCounter
+
+    class Counting(TiktokenCounter):
+        texts: list[str] = []
+
+        def text_tokens(self, text: str) -> int:
+            Counting.texts.append(text)
+            return super().text_tokens(text)
+
+    asks = [{"role": "assistant", "content": "", "tool_calls": [
+        {"id": f"c{i}_{k}", "type": "function", "function": {"name": name, "arguments": f'{{"q": {i}}}'}}
+        for k, name in enumerate(("lookup", "bash")[: 1 + i % 2])]} for i in range(6)]
+    c = Counting(model="gpt-4o")
+    assert [c.unit(m) for m in asks] == [TiktokenCounter(model="gpt-4o").unit(m) for m in asks]
+    assert Counting.texts.count("lookup") == 1 and Counting.texts.count("bash") == 1
+    assert sum(t.startswith('{"q"') for t in Counting.texts) == sum(len(m["tool_calls"]) for m in asks)

@@ -107,6 +107,9 @@ def drive(cm: dict, trimmer: dict, convo: list, system: str, counter: str) -> in
         nonlocal calls
         a, b = fast.assemble(strict=False), ref.assemble(strict=False)
         assert _sig(a) == _sig(b)
+        for call in (a, b):  # a payload the pairing pass verified skips the final check: it would pass
+            if call.verified:
+                check_provider_payload(call.messages)
         calls += 1
         spans = sum(1 for part in a.layout if isinstance(part, Span))
         hevent("incremental path" if a.skip_declares is not None else "reference path")
@@ -143,6 +146,36 @@ def test_incremental_assembly_equals_the_reference_at_every_call(cm: dict, trimm
     assert drive(cm, trimmer, convo, system, counter) >= 1
 
 
+def test_rows_the_band_rule_singles_out_inside_a_range_keep_their_band() -> None:
+    """A row of the committed log or of working memory that is the current user row, the system
+    band's row or a summary block gets that band, not the range's (the incremental path reads the
+    two ranges as whole Spans only when no such row stands in them)."""
+    s = settings_from_dict({"kind": "Agent", "spec": {"system_prompt": "be brief",
+                                                      "context_manager": {"type": "stack"}}}).settings
+    fast, ref = ContextEngine(s, counter="estimate"), ContextEngine(s, counter="estimate")
+    ref.assembler.incremental = False
+    block = {"role": "system", "content": "[Conversation summary — 2 earlier exchange(s)]\nold"}
+    seen = set()
+    for turn in range(3):
+        user = {"role": "user", "content": f"question {turn}"}
+        for e in (fast, ref):
+            e.user(user)
+            e.record({"role": "assistant", "content": "", "tool_calls": [
+                {"id": f"c{turn}", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
+            e.record({"role": "tool", "tool_call_id": f"c{turn}", "content": "r"})
+            e.record(block if turn == 0 else user)  # a summary block committed; the user row itself in working memory
+            e.record({"role": "assistant", "content": "ok"})
+        a, b = fast.assemble(strict=False), ref.assemble(strict=False)
+        assert _sig(a) == _sig(b)
+        for call in (a, b):  # a payload the pairing pass verified skips the final check: it would pass
+            if call.verified:
+                check_provider_payload(call.messages)
+        seen |= {r.band for r in a.rows}
+        for e in (fast, ref):
+            e.commit()
+    assert {"summary", "user", "history", "working_memory"} <= seen
+
+
 @st.composite
 def payloads(draw):  # noqa: ANN001, ANN201
     rows: list[dict] = []
@@ -172,7 +205,10 @@ def test_repair_and_check_skipping_clean_units_equal_the_full_pass(rows: list[di
 
     full = sanitize_provider_messages(payload)
     part = sanitize_provider_messages(payload, skip=skip, skip_declares=declares)
-    assert (part.messages, part.origin, part.repairs) == (full.messages, full.origin, full.repairs)
+    assert part.verified == full.verified
+    if full.verified:  # verified: the final check, full or skipping the clean ranges, passes
+        check_provider_payload(full.messages)
+    assert (part.messages, list(part.origin), part.repairs) == (full.messages, list(full.origin), full.repairs)
     assert [part.messages[a:b] for a, b in part.clean] == [payload[a:b] for a, b in skip]
     verdicts = []
     for kw in ({}, {"skip": part.clean, "skip_declares": declares}):
@@ -193,6 +229,36 @@ def test_repair_and_check_skipping_clean_units_equal_the_full_pass(rows: list[di
     assert verdicts[0] == verdicts[1]
 
 
+def _facts(idx: RowIndex) -> tuple:
+    return idx.n, idx.pre, idx.back, idx.starts, idx.dirty, idx.asks, idx.chain, idx.blocks, idx.others
+
+
+@settings(max_examples=300, deadline=None)
+@given(log=payloads(), turn=payloads(), seen=st.integers(0, 14), user=st.booleans(), reply=st.booleans(),
+       after=payloads())
+def test_a_log_taking_working_memorys_facts_over_equals_one_deriving_them(log: list[dict], turn: list[dict], seen: int,
+                                                                          user: bool, reply: bool,
+                                                                          after: list[dict]) -> None:
+    """At commit the log's index takes working memory's facts over instead of deriving them again
+    (``sync(rows, carry=...)``): the facts are exactly those of an index that derives every row, and
+    stay so as more rows follow — whatever the log before, the turn's first row (a HITL answer, an
+    ask, a broken unit) and however far working memory was indexed before it grew."""
+    counter = make_counter("estimate")
+    wm = turn[:seen]
+    carry = RowIndex(counter).sync(wm)
+    wm += turn[seen:]  # rows recorded after the last call's sync (the reply, late results)
+    rows = list(log)
+    taken, plain = RowIndex(counter).sync(rows), RowIndex(counter).sync(rows)
+    rows += ([{"role": "user", "content": "next"}] if user else []) + wm + \
+        ([{"role": "assistant", "content": "done"}] if reply else [])
+    taken.sync(rows, carry)
+    plain.sync(rows)
+    hevent("facts taken over" if taken.measured < plain.measured else "all derived")
+    assert _facts(taken) == _facts(plain)
+    rows += after
+    assert _facts(taken.sync(rows)) == _facts(plain.sync(rows))
+
+
 def test_an_owned_payload_that_needs_no_repair_is_the_result_and_one_that_does_is_left_alone() -> None:
     """``owned``: a well-paired list handed over is the result's list (no copy of a long payload per
     call); a list that needs repair is never changed — the repaired rows go to a new list."""
@@ -201,7 +267,7 @@ def test_an_owned_payload_that_needs_no_repair_is_the_result_and_one_that_does_i
                                                                "function": {"name": "f", "arguments": "{}"}}]},
           {"role": "tool", "tool_call_id": "a", "content": "r"}, {"role": "assistant", "content": "done"}]
     same = sanitize_provider_messages(ok, owned=True)
-    assert same.messages is ok and same.repairs == [] and same.origin == [0, 1, 2, 3]
+    assert same.messages is ok and same.repairs == [] and list(same.origin) == [0, 1, 2, 3]
     assert sanitize_provider_messages(ok).messages is not ok  # not owned: a copy, as always
     broken = [ok[0], {"role": "tool", "tool_call_id": "ghost", "content": "?"}, ok[3]]
     before = list(broken)

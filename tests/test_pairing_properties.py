@@ -97,7 +97,7 @@ def test_sanitize_is_idempotent(messages: list[Message]) -> None:
     assert twice.repairs == []
     assert len(twice.messages) == len(once)
     assert all(a is b for a, b in zip(twice.messages, once, strict=True))
-    assert twice.origin == list(range(len(once)))
+    assert list(twice.origin) == list(range(len(once)))
 
 
 @PROPS

@@ -49,6 +49,7 @@ from inspector.engine.types import (
     Removals,
     Repair,
     RowsView,
+    SanitizeResult,
     Span,
     TrimResult,
 )
@@ -95,6 +96,9 @@ class Assembly:
     precut: Sequence[Message] = ()  # oldest history rows cut before the trimmer ran (they could never fit)
     clean: list[tuple[int, int]] = field(default_factory=list)  # payload ranges of clean units (final check skips)
     skip_declares: Callable[[str], bool] | None = None  # whether an ask inside ``clean`` declares an id
+    verified: bool = False
+    """The pairing pass read ``messages`` as the final check reads it and found every rule held (see
+    :func:`~inspector.engine.pairing.sanitize_provider_messages`): the check is not read twice."""
     repaired_rows: list[Message | None] = field(default_factory=list)
     """Per repair, the row it concerned (``repairs[i].index`` in the pairing pass's input, by
     identity), so a replay can name the transcript message; None for a repair of no single row."""
@@ -250,14 +254,16 @@ class ContextAssembler:
     def rows_indexed(self) -> int:
         """How many rows had their facts derived (units, role, ask, call ids, group and unit
         boundaries) over this assembler's life. Each row is derived once when it enters working
-        memory and once when it is committed, never per call: tests hold this at O(rows)."""
+        memory; at commit the log takes working memory's facts over (only the user row, the first
+        row of the turn and a final reply are derived again), never per call: tests hold this at O(rows)."""
         return sum(idx.measured for idx in self._indexes.values())
 
-    def _index(self, name: str, counter: TokenCounter, rows: Sequence[Message]) -> RowIndex:
+    def _index(self, name: str, counter: TokenCounter, rows: Sequence[Message],
+               carry: RowIndex | None = None) -> RowIndex:
         idx = self._indexes.get(name)
         if idx is None or idx.counter is not counter:
             idx = self._indexes[name] = RowIndex(counter)
-        return idx.sync(rows)
+        return idx.sync(rows, carry)
 
     def assemble(self, engine: ContextEngine) -> Assembly:
         conv = engine.conversation
@@ -270,6 +276,9 @@ class ContextAssembler:
         has_user = bool(conv.last_user_text.strip())
         cm = engine.cm
         fast = self.incremental and self.precut and type(cm) in _SHIPPED_MANAGERS
+        # the log first: rows committed since the last call are mostly working memory's, whose facts
+        # the working index still holds until it moves on to this turn's list below
+        log = self._log_index(counter, past) if fast else None
         wmi = self._index("working", counter, wm) if fast else None
         wm_tokens = counter.total(wmi.units(0, wmi.n), len(wm)) if wmi is not None else counter.count(wm)
         tool_tokens = counter.count_tools(tools)
@@ -288,8 +297,8 @@ class ContextAssembler:
         # trimmer drops it; only the trimmer knows how far that goes, so no pre-cut then.
         hitl = bool(wm) and wm[0].get("role") == "tool"
         call = _Call(engine, system, past, wm, user, has_user, tool_tokens, budget, managed, decision, hitl)
-        if wmi is not None and not hitl and budget.max_tokens > 0:
-            result = self._assemble_incremental(call, self._log_index(counter, past), wmi)
+        if wmi is not None and log is not None and not hitl and budget.max_tokens > 0:
+            result = self._assemble_incremental(call, log, wmi)
             if result is not None:
                 return result
         return self._assemble_reference(call)
@@ -305,10 +314,11 @@ class ContextAssembler:
             # not a continuation (a restored snapshot, a rewrite): start again from this projection
             base, pos = self._base, self._base_pos = [], {}
             j = 1 if past and is_summary_block(past[0]) else 0
-        for m in past[j:]:
-            pos[id(m)] = len(base)
-            base.append(m)
-        return self._index("log", counter, base)
+        if j < len(past):
+            new = past[j:]
+            pos.update(zip(map(id, new), range(len(base), len(base) + len(new))))
+            base.extend(new)
+        return self._index("log", counter, base, carry=self._indexes.get("working"))
 
     def _assemble_reference(self, c: _Call) -> Assembly:
         """The full-payload assembly: every row of the payload is read (the oracle of the tests)."""
@@ -355,7 +365,9 @@ class ContextAssembler:
             bands[k] = counter.count(msgs)
         bands["tool_schemas"] = tool_tokens
         payload_tokens = counter.count(sanitized.messages) + tool_tokens
-        return _assembly(c, sanitized.messages, rows, bands, payload_tokens, trimmed, sanitized.repairs, precut)
+        result = _assembly(c, sanitized.messages, rows, bands, payload_tokens, trimmed, sanitized.repairs, precut)
+        result.verified = sanitized.verified
+        return result
 
     def _assemble_incremental(self, c: _Call, log: RowIndex, wmi: RowIndex) -> Assembly | None:
         """The same assembly from running sums and recorded boundaries (class docstring); None when
@@ -460,46 +472,158 @@ class ContextAssembler:
         layout: list[PayloadRow | Span] = []
         units = dict.fromkeys(BANDS, 0)
         count = dict.fromkeys(BANDS, 0)
-        prev_band = "working_memory"
-        origin = sanitized.origin
         sent = sanitized.messages
-        add = layout.append
-        spans = iter(zip(sanitized.clean, sources))
-        nxt = next(spans, None)
-        at_span = nxt[0][0] if nxt is not None else -1
-        i, n_out = 0, len(sent)
-        while i < n_out:  # the spans in one step each; only the rows between them one by one
-            if i == at_span:
-                (o_lo, o_hi), (idx, lo, hi, _at, band) = nxt  # type: ignore[misc]
-                add(Span(idx.rows, lo, hi, band))  # type: ignore[arg-type]
-                units[band] += idx.units(lo, hi)
-                count[band] += hi - lo
-                prev_band = band
-                i = o_hi
-                nxt = next(spans, None)
-                at_span = nxt[0][0] if nxt is not None else -1
-                continue
-            out = sent[i]
-            org = origin[i]
-            if org is None:
-                b = prev_band
-                add(PayloadRow(out, b, "empty_result", None))
-            else:
-                src = out_in[org]
-                b, syn = band_of(src, org >= wm_at)
-                add(PayloadRow(out, b, syn, src))
-                prev_band = b
-            units[b] += unit(out)
-            count[b] += 1
-            i += 1
-        bands = {k_: counter.total(units[k_], count[k_]) if count[k_] else 0 for k_ in BANDS}
+        n_out = len(sent)
+        log_end = log_at + n_log - la  # out_in[log_at:log_end] is past[la:], out_in[wm_at:] is wm[cur:]
+        u_obj = user if has_user else None
+        if sent is out_in and not sanitized.repairs and not _singled_out(log, la, n_log, pos, system, u_obj) \
+                and not _singled_out(wmi, cur, len(wm), None, system, u_obj):
+            # Nothing was repaired and no row of the two ranges is one the band rule singles out, so
+            # each range is one Span in its own band (what _layout_rows would build row by row) and
+            # only the rows around them are read: the front (system band, protected head, an uncut
+            # block) and the user turn
+            add = layout.append
+            for r_lo, r_hi, idx, lo, hi, band in ((0, log_at, log, la, n_log, "history"),
+                                                  (log_end, wm_at, wmi, cur, len(wm), "working_memory")):
+                for i in range(r_lo, r_hi):
+                    src = sent[i]
+                    b, syn = band_of(src, False)
+                    add(PayloadRow(src, b, syn, src))
+                    units[b] += unit(src)
+                    count[b] += 1
+                if hi > lo:
+                    add(Span(idx.rows, lo, hi, band))  # type: ignore[arg-type]
+                    units[band] += idx.pre[hi] - idx.pre[lo]
+                    count[band] += hi - lo
+        else:
+            _layout_rows(layout, units, count, sanitized, sources, out_in, band_of, unit,
+                         (log, la, log_at, log_end, pos), (wmi, cur, wm_at), system, u_obj)
+        bands = dict.fromkeys(BANDS, 0)
+        for k_, n_ in count.items():
+            if n_:
+                bands[k_] = counter.total(units[k_], n_)
         bands["tool_schemas"] = tool_tokens
         payload_tokens = counter.total(sum(units.values()), n_out) + tool_tokens
         result = _assembly(c, sanitized.messages, layout, bands, payload_tokens, trimmed, sanitized.repairs,
                            precut)
         result.clean = sanitized.clean
         result.skip_declares = declares
+        result.verified = sanitized.verified
         return result
+
+
+def _layout_rows(layout: list[PayloadRow | Span], units: dict[str, int], count: dict[str, int],
+                 sanitized: SanitizeResult, sources: Sequence[tuple[RowIndex, int, int, int, str]],
+                 out_in: Sequence[Message], band_of: Callable[[Message, bool], tuple[str, str | None]],
+                 unit: Callable[[Message], int], log_part: tuple[RowIndex, int, int, int, Mapping[int, int]],
+                 wm_part: tuple[RowIndex, int, int], system: Message | None, user: Message | None) -> None:
+    """The incremental layout row by row, for a payload the pairing pass changed or whose ranges hold
+    a row the band rule singles out: the clean ranges in one step each, every other row read. A run
+    of rows sent as they are, in their own band, from one index grows as one Span — the clean ranges
+    and the rows between them alike (a face sees the same rows and bands as with one row a part).
+    ``log_part`` is (index, first log row sent, its payload position, the end of the log rows in the
+    payload, the log's positions by identity); ``wm_part`` (index, first row sent, its position)."""
+    log, la, log_at, log_end, pos = log_part
+    wmi, cur, wm_at = wm_part
+    add = layout.append
+    run_idx: RowIndex | None = None
+    run_lo = run_hi = 0
+    run_band = ""
+
+    def flush() -> None:  # the run so far becomes a Span (callers check there is one)
+        assert run_idx is not None
+        add(Span(run_idx.rows, run_lo, run_hi, run_band))  # type: ignore[arg-type]
+        units[run_band] += run_idx.pre[run_hi] - run_idx.pre[run_lo]
+        count[run_band] += run_hi - run_lo
+
+    prev_band = "working_memory"
+    origin = sanitized.origin
+    sent = sanitized.messages
+    n_out = len(sent)
+    spans = iter(zip(sanitized.clean, sources))
+    nxt = next(spans, None)
+    at_span = nxt[0][0] if nxt is not None else -1
+    i = 0
+    while i < n_out:  # the spans in one step each; only the rows between them one by one
+        if i == at_span:
+            (o_lo, o_hi), (idx, lo, hi, _at, band) = nxt  # type: ignore[misc]
+            nxt = next(spans, None)
+            at_span = nxt[0][0] if nxt is not None else -1
+            if not _singled_out(idx, lo, hi, pos if idx is log else None, system, user):
+                if run_idx is idx and run_hi == lo:
+                    run_hi = hi
+                else:
+                    if run_idx is not None:
+                        flush()
+                    run_idx, run_lo, run_hi, run_band = idx, lo, hi, band
+                prev_band = band
+                i = o_hi
+                continue
+            # else its rows are read one by one below, like the rows between the clean ranges
+        out = sent[i]
+        org = origin[i]
+        i += 1
+        if org is None:
+            if run_idx is not None:
+                flush()
+                run_idx = None
+            add(PayloadRow(out, prev_band, "empty_result", None))
+            units[prev_band] += unit(out)
+            count[prev_band] += 1
+            continue
+        src = out_in[org]
+        in_wm = org >= wm_at
+        b, syn = band_of(src, in_wm)
+        prev_band = b
+        if out is src and syn is None:
+            row_idx: RowIndex | None = None
+            if in_wm and b == "working_memory":
+                row_idx, q = wmi, cur + org - wm_at
+            elif log_at <= org < log_end and b == "history":
+                row_idx, q = log, la + org - log_at
+            if row_idx is not None:
+                if run_idx is row_idx and run_hi == q:
+                    run_hi += 1
+                else:
+                    if run_idx is not None:
+                        flush()
+                    run_idx, run_lo, run_hi, run_band = row_idx, q, q + 1, b
+                continue
+        if run_idx is not None:
+            flush()
+            run_idx = None
+        add(PayloadRow(out, b, syn, src))
+        units[b] += unit(out)
+        count[b] += 1
+    if run_idx is not None:
+        flush()
+
+
+def _singled_out(idx: RowIndex, lo: int, hi: int, pos: Mapping[int, int] | None, system: Message | None,
+                 user: Message | None) -> bool:
+    """Whether a row of ``idx.rows[lo:hi]`` is one the band rule (:func:`_band_rule`) gives a band
+    other than its range's: the system band's row, the current user row (``user``, None when there
+    is none) or, in the committed log (``pos``: its positions by identity; None for working memory),
+    a summary block. O(log rows) by bisection; for working memory among its rows that are neither
+    assistant nor tool rows (when the two rows themselves are such rows, it cannot tell: True)."""
+    if hi <= lo:
+        return False
+    if pos is not None:
+        for obj in (system, user):
+            if obj is not None:
+                p = pos.get(id(obj))
+                if p is not None and lo <= p < hi:
+                    return True
+        return idx.has_block(lo, hi)
+    for obj in (system, user):
+        if obj is not None and obj.get("role") in ("assistant", "tool"):
+            return True
+    odd = idx.others_in(lo, hi)
+    if not odd:
+        return False
+    rows = idx.rows
+    assert rows is not None
+    return any((system is not None and rows[p] is system) or (user is not None and rows[p] is user) for p in odd)
 
 
 def _explicit(removed: Iterable[Any]) -> Iterator[Removal]:
@@ -556,7 +680,8 @@ def _assembly(c: _Call, messages: list[Message], layout: list[PayloadRow | Span]
                         "working-memory group)")
     tools = c.engine.tools
     given = trimmed.messages
-    repaired = [given[r.index] if r.index is not None and 0 <= r.index < len(given) else None for r in repairs]
+    repaired = [given[r.index] if r.index is not None and 0 <= r.index < len(given) else None
+                for r in repairs] if repairs else []
     return Assembly(messages, list(tools) if tools else None, layout, budget, c.engine.limits, bands,
                     payload_tokens, headroom, c.decision, trimmed.removed, repairs, "ok",
                     c.engine.conversation.turn_index, warnings, precut, repaired_rows=repaired)
@@ -640,8 +765,9 @@ class ContextEngine:
         if result.decision.summarizer_called:
             self.summarizer_calls["in_turn"] += 1
         try:
-            check_provider_payload(result.messages, skip=getattr(result, "clean", ()),
-                                   skip_declares=getattr(result, "skip_declares", None))
+            if not getattr(result, "verified", False):  # a custom assembler's payload is always checked here
+                check_provider_payload(result.messages, skip=getattr(result, "clean", ()),
+                                       skip_declares=getattr(result, "skip_declares", None))
         except ProviderPayloadError as exc:
             result.check = str(exc)
             if strict:

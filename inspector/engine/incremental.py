@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from itertools import repeat
+from operator import add, is_
 
 from inspector.engine.history import call_ids
 from inspector.engine.managers.summarising import is_summary_block
@@ -58,72 +60,133 @@ class RowIndex:
         self.dirty: list[int] = []  # starts of completed units that are not clean (sorted)
         self.asks: dict[str, list[int]] = {}  # call id -> positions of the asks declaring it
         self.chain: list[int] = []  # trimmer group starts from row 0
+        self.blocks: list[int] = []  # summary blocks
+        self.others: list[int] = []  # rows that are neither assistant nor tool rows (user, system, odd)
         self._open = False  # the last trimmer group is an ask whose run of tool rows may still grow
         self._u_ok = False  # the open pairing unit is clean so far
         self._u_ids: list[str] | None = None  # the call ids its head asks for (None: not an ask)
         self._u_seen = 0  # results seen after its head
 
-    def sync(self, rows: Sequence[Message]) -> RowIndex:
+    def sync(self, rows: Sequence[Message], carry: RowIndex | None = None) -> RowIndex:
+        """Bring the facts in step with ``rows``. ``carry``: an index whose rows may have been
+        appended here since the last sync, as one contiguous run starting at the first or second
+        new row (working memory committed to the log: ``[user row?] + working memory + [reply?]``);
+        their facts are then taken over from it instead of derived a second time (:meth:`_carry`)."""
         n = self.n
         if rows is not self.rows or len(rows) < n or (n and rows[n - 1] is not self.last):
             self._reset(rows)
             n = 0
-        for p in range(n, len(rows)):
-            self._append(rows, p)
-        self.n = len(rows)
-        self.last = rows[-1] if rows else None
+        end = len(rows)
+        if carry is not None and end - n > 1 and carry.n > 1 and carry.counter is self.counter:
+            n = self._carry(rows, n, end, carry)
+        if end > n:
+            self._extend(rows, n, end)
         return self
 
-    def _append(self, rows: Sequence[Message], p: int) -> None:
-        """Record row ``p``'s facts, reading that row only: its role, ask-ness and call ids are
-        derived here once and kept with its open pairing unit, so closing the unit re-reads nothing."""
-        m = rows[p]
-        self.measured += 1
-        self.pre.append(self.pre[-1] + self.counter.unit(m))
-        role = m.get("role") if isinstance(m, dict) else None
-        is_tool = role == "tool"
-        self.back.append(self.back[p - 1] if is_tool and p > 0 else p)
-        ask = role == "assistant" and bool(m.get("tool_calls"))  # is_ask, for a dict
-        ids = call_ids(m) if ask else None
-        if not is_tool or p == 0:
-            if self.starts and not self._unit_ok():
-                self.dirty.append(self.starts[-1])
-            self.starts.append(p)
-            self._open_unit(m, role, ask, ids)
-        elif self._u_ok:  # one more result of the open unit: it must answer the next call id
-            want = self._u_ids
-            k = self._u_seen
-            self._u_ok = want is not None and k < len(want) and m.get("tool_call_id") == want[k]
-            self._u_seen = k + 1
-        if ids:
-            for cid in ids:
-                self.asks.setdefault(cid, []).append(p)
-        if self._open and is_tool:  # leading_group_size: an ask takes the whole run of tool rows after it
-            return
-        self.chain.append(p)
-        self._open = ask
+    def _carry(self, rows: Sequence[Message], n: int, end: int, carry: RowIndex) -> int:
+        """Take over ``carry``'s facts for its rows when they stand, all of them and in order, at
+        ``rows[s:s + carry.n]`` for ``s`` = ``n`` or ``n + 1``; return how far ``rows`` is indexed.
 
-    def _open_unit(self, m: Message, role: object, ask: bool, ids: list[str] | None) -> None:
-        """Start a pairing unit at ``m``: whether its head can be clean, and the results it wants."""
-        self._u_seen = 0
-        self._u_ids = None
-        if role not in PROVIDER_ROLES or role == "tool" or is_summary_block(m):
-            self._u_ok = False
-        elif ask:
-            self._u_ids = ids
-            self._u_ok = isinstance(m.get("tool_calls"), (list, tuple)) and bool(ids) and \
-                len(set(ids)) == len(ids)  # type: ignore[arg-type]
-        else:
-            self._u_ok = True
+        Why it is exact: row ``s`` (carry's row 0) is derived here as usual; when it opens a pairing
+        unit here too (it is not a ``tool`` row continuing an earlier unit), both indexes stand in
+        the same state after it — a fresh unit and trimmer group from the same row — and every fact
+        of the rows after it depends only on that state and those rows, so carry's facts shifted
+        by ``s`` are the ones :meth:`_extend` would derive. Checked by identity, row by row (C-level)."""
+        c_rows, k = carry.rows, carry.n
+        assert c_rows is not None
+        first = c_rows[0]
+        s = n if rows[n] is first else n + 1
+        if s + k > end or rows[s] is not first or \
+                not all(map(is_, rows[s + 1:s + k], c_rows[1:k])):
+            return n
+        self._extend(rows, n, s + 1)
+        if self.starts[-1] != s:  # row s continues an earlier unit here (a HITL answer): derive the rest
+            return s + 1
+        d = self.pre[-1] - carry.pre[1]
+        self.pre.extend(map(add, carry.pre[2:k + 1], repeat(d)))
+        self.back.extend(map(add, carry.back[1:k], repeat(s)))
+        self.starts.extend(map(add, carry.starts[1:], repeat(s)))
+        self.dirty.extend(map(add, carry.dirty, repeat(s)))  # carry judged row s's unit too
+        self.chain.extend(map(add, carry.chain[1:], repeat(s)))
+        self.blocks.extend(p + s for p in carry.blocks if p)  # row s's own were recorded by _extend
+        self.others.extend(p + s for p in carry.others if p)
+        asks = self.asks
+        for cid, at in carry.asks.items():
+            for p in at:
+                if p:  # row s's own ids were recorded by _extend
+                    mine = asks.get(cid)
+                    if mine is None:
+                        asks[cid] = [p + s]
+                    else:
+                        mine.append(p + s)
+        self._open, self._u_ok, self._u_ids, self._u_seen = carry._open, carry._u_ok, carry._u_ids, carry._u_seen
+        self.n = s + k
+        self.last = rows[s + k - 1]
+        return s + k
 
-    def _unit_ok(self) -> bool:
-        """Whether the open unit, closed here (a non-tool row follows it), is *clean*: it passes the
-        pairing repair and the final check unchanged wherever it stands (the contract of ``skip`` in
-        the pairing pass). That is a dict head with a provider role, not ``tool``, not a summary
-        block, and either alone, or an ask whose ``tool_calls`` is a list of distinct string ids
-        followed by exactly one result per id, in declaration order."""
-        want = self._u_ids
-        return self._u_ok and (self._u_seen == 0 if want is None else self._u_seen == len(want))
+    def _extend(self, rows: Sequence[Message], lo: int, hi: int) -> None:
+        """Record the facts of ``rows[lo:hi]``, reading each of those rows once (and no other row):
+        its role, ask-ness and call ids are derived here and kept with its open pairing unit, so
+        closing the unit re-reads nothing. One loop over locals: this runs for every row that
+        enters working memory or the committed log, so its per-row cost is a replay's."""
+        unit = self.counter.unit
+        pre, back, starts, dirty, asks, chain = self.pre, self.back, self.starts, self.dirty, self.asks, self.chain
+        others = self.others
+        total = pre[-1]
+        grp_open, u_ok, u_ids, u_seen = self._open, self._u_ok, self._u_ids, self._u_seen
+        for p in range(lo, hi):
+            m = rows[p]
+            total += unit(m)
+            pre.append(total)
+            role = m.get("role") if isinstance(m, dict) else None
+            if role == "tool" and p > 0:
+                back.append(back[p - 1])
+                if u_ok:  # one more result of the open unit: it must answer the next call id
+                    u_ok = u_ids is not None and u_seen < len(u_ids) and m.get("tool_call_id") == u_ids[u_seen]
+                    u_seen += 1
+                if grp_open:  # leading_group_size: an ask takes the whole run of tool rows after it
+                    continue
+                chain.append(p)
+                grp_open = False
+                continue
+            # a unit head: every non-tool row, and row 0 whatever it is
+            back.append(p)
+            if role != "assistant" and role != "tool":
+                others.append(p)
+            ask = role == "assistant" and bool(m.get("tool_calls"))  # is_ask, for a dict
+            # it closes the open unit, which is *clean* — passes the pairing repair and the final check
+            # unchanged wherever it stands (the contract of ``skip`` in the pairing pass) — when its head
+            # is a dict with a provider role, not ``tool``, not a summary block, and it is either alone or
+            # an ask whose ``tool_calls`` is a list of distinct string ids followed by exactly one result
+            # per id, in declaration order
+            if starts and not (u_ok and (u_seen == 0 if u_ids is None else u_seen == len(u_ids))):
+                dirty.append(starts[-1])
+            starts.append(p)
+            u_seen = 0
+            u_ids = None
+            if role not in PROVIDER_ROLES or role == "tool":
+                u_ok = False
+            elif role == "system" and is_summary_block(m):
+                u_ok = False
+                self.blocks.append(p)
+            elif ask:
+                u_ids = ids = call_ids(m)
+                u_ok = isinstance(m.get("tool_calls"), (list, tuple)) and bool(ids) and \
+                    len(set(ids)) == len(ids)
+                for cid in ids:
+                    at = asks.get(cid)
+                    if at is None:
+                        asks[cid] = [p]
+                    else:
+                        at.append(p)
+            else:
+                u_ok = True
+            chain.append(p)
+            grp_open = ask
+        self._open, self._u_ok, self._u_ids, self._u_seen = grp_open, u_ok, u_ids, u_seen
+        self.measured += hi - lo
+        self.n = hi
+        self.last = rows[hi - 1]
 
     # -- reading ------------------------------------------------------------------------------
     def units(self, lo: int, hi: int) -> int:
@@ -141,6 +204,15 @@ class RowIndex:
         k = bisect_left(at, lo)
         return k < len(at) and at[k] < hi
 
+    def has_block(self, lo: int, hi: int) -> bool:
+        """Whether a summary block stands in ``rows[lo:hi]``."""
+        k = bisect_left(self.blocks, lo)
+        return k < len(self.blocks) and self.blocks[k] < hi
+
+    def others_in(self, lo: int, hi: int) -> list[int]:
+        """Positions in ``[lo, hi)`` of the rows that are neither assistant nor tool rows."""
+        return self.others[bisect_left(self.others, lo):bisect_left(self.others, hi)]
+
     def chain_from(self, lo: int) -> list[int]:
         """The trimmer's group starts within ``rows[lo:]`` when ``lo`` is one of them, else []."""
         k = bisect_left(self.chain, lo)
@@ -154,11 +226,15 @@ class RowIndex:
         the total only grows as ``i`` falls)."""
         total = self.counter.total
         end = self.n
+        pre = self.pre
+        if getattr(self.counter, "additive", False):  # total(u, n) == u: a C-level bisection over the sums
+            # the smallest i in [lo, end) with units_other + pre[end] - pre[i] <= budget; pre never falls
+            return bisect_left(pre, pre[end] + units_other - budget_units, lo, end) - 1
         a, b = lo, end  # answer in [lo - 1, end - 1]
         # find the smallest i in [lo, end] with total(rows[i:]) <= budget; the answer is i - 1
         while a < b:
             mid = (a + b) // 2
-            if total(units_other + self.pre[end] - self.pre[mid], n_other + end - mid) <= budget_units:
+            if total(units_other + pre[end] - pre[mid], n_other + end - mid) <= budget_units:
                 b = mid
             else:
                 a = mid + 1

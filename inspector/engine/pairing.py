@@ -238,7 +238,8 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
     """Repair tool-call pairing so the provider accepts the payload (rules in the module docstring).
 
     ``result.origin[i]`` is the input position of ``result.messages[i]`` (None for a synthesised
-    empty result); origins are strictly increasing, so the output keeps the input's order.
+    empty result); origins are strictly increasing, so the output keeps the input's order. When
+    nothing needed repair it is ``range(len(messages))`` (a sequence, compare it as ``list(origin)``).
 
     ``skip`` (incremental assembly): sorted, disjoint input ranges each made of whole *clean* units —
     a non-tool row with a valid role that is not a summary block, followed either by nothing or, for
@@ -251,12 +252,20 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
     ``owned``: the caller hands ``messages`` (a list) over and will not change it; when nothing
     needs repair it is the result's list itself rather than a copy (an uncapped stack's payload is
     thousands of rows, on every call).
+
+    ``result.verified``: the output was read here as :func:`check_provider_payload` reads it first
+    (the rows outside ``result.clean``: well paired, every role one a provider accepts), so that
+    check would pass on ``result.messages`` as returned; a caller may skip reading them again.
     """
     at = _outside(messages, skip) if skip else range(len(messages))
-    if _untouched(messages, at, roles=False):  # the common case: nothing to repair
+    if _untouched(messages, at, roles=True):  # the common case: nothing to repair
         kept = messages if owned and isinstance(messages, list) else list(messages)
-        return SanitizeResult(kept, [], list(_positions(len(messages))[:len(messages)]),
-                              [(lo, hi) for lo, hi in skip])
+        # origin is the identity: a range, not a list of thousands of ints (an uncapped stack, every call);
+        # the rows read were also checked for provider roles, so the final check's rules hold (verified)
+        return SanitizeResult(kept, [], range(len(messages)), list(skip), verified=True)
+    if _untouched(messages, at, roles=False):  # well paired, a row with a role no provider accepts
+        kept = messages if owned and isinstance(messages, list) else list(messages)
+        return SanitizeResult(kept, [], range(len(messages)), list(skip))
     if skip:
         declared: Any = _Declared(_declared_ids(messages[p] for p in at), skip_declares or (lambda _rid: False))
     else:

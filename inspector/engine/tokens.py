@@ -66,6 +66,9 @@ def _tool_calls(msg: Message) -> list[Any]:
 
 class _CachedCounter:
     name = "base"
+    additive = False
+    """Whether ``total(units, n) == units`` for every ``n`` (the per-message overhead is inside each
+    unit): callers may then compare running unit sums with a budget directly, e.g. bisect them."""
 
     def __init__(self) -> None:
         self._cache: dict[int, tuple[Message, int, int]] = {}
@@ -171,6 +174,10 @@ class TiktokenCounter(_CachedCounter):
     name = "tiktoken"
     PER_MESSAGE = 3
     PER_NAME = 1
+    additive = True  # total() below: the 3 tokens a message are already in its unit
+    NAMES_KEPT = 256
+    """How many distinct tool-call names a counter remembers the tokens of (a bound, not a cache policy:
+    a real agent has a handful of tools; a transcript with thousands of names just encodes the rest)."""
 
     def __init__(self, model: str | None = None, encoding: str | None = None) -> None:
         super().__init__()
@@ -179,6 +186,7 @@ class TiktokenCounter(_CachedCounter):
         self.encoding_name = encoding or encoding_name_for(model)
         self._enc = tiktoken_encoding(self.encoding_name)
         self._tools_last: tuple[str, int] | None = None  # the last tool-schema text and its count
+        self._names: dict[str, int] = {}  # tool-call name -> its tokens (an agent calls a few tools, over and over)
 
     def text_tokens(self, text: str) -> int:
         if not text:
@@ -192,7 +200,13 @@ class TiktokenCounter(_CachedCounter):
         for call in _tool_calls(msg):
             fn = call.get("function") if isinstance(call, dict) else None
             if isinstance(fn, dict):
-                n += 3 + self.text_tokens(str(fn.get("name", ""))) + self.text_tokens(str(fn.get("arguments", "")))
+                name = str(fn.get("name", ""))
+                k = self._names.get(name)
+                if k is None:
+                    k = self.text_tokens(name)
+                    if len(self._names) < self.NAMES_KEPT:
+                        self._names[name] = k
+                n += 3 + k + self.text_tokens(str(fn.get("arguments", "")))
         return n
 
     def total(self, units: int, n: int) -> int:

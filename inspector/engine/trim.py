@@ -205,6 +205,8 @@ def trim_with_sums(
     start = head
     pin_start = 0
     last_ask_ids = set(call_ids(messages[-1])) if n_msgs > head and is_ask(messages[-1]) else set()
+    # answers of a dropped ask can only stand at the front of pin_tail: with none there, none is owed
+    answers_first = n_pin > 0 and pin_tail[0].get("role") == "tool"
     while total > budget and n_msgs - start > 1:
         size = leading_group_size(messages, start)
         if size >= n_msgs - start:
@@ -215,7 +217,7 @@ def trim_with_sums(
             removed.append(Removal(messages[k], "history"))
         count -= size
         start += size
-        if is_ask(first):
+        if answers_first and is_ask(first):
             owed = set(call_ids(first)) - {m.get("tool_call_id") for m in messages[start - size + 1:start]} \
                 - last_ask_ids
             while pin_start < n_pin and pin_tail[pin_start].get("role") == "tool":
@@ -272,10 +274,14 @@ def _joined(messages: Sequence[Message], start: int, *tails: Sequence[Message], 
     """``messages[:head] + messages[start:] + tails…`` as one new list, copying the long middle
     (thousands of history rows for an uncapped stack) once rather than three times; with ``owned``
     (the caller gave ``messages`` up) not even once."""
-    part = messages[start:] if start else messages
-    out = part if isinstance(part, list) and (owned or part is not messages) else list(part)  # a slice is already new
-    if head:
-        out[:0] = messages[:head]
+    if owned and isinstance(messages, list):
+        out = messages
+        del out[head:start]  # a move of the kept rows, not a copy of them (no-op when start <= head)
+    else:
+        part = messages[start:] if start else messages
+        out = part if isinstance(part, list) and part is not messages else list(part)  # a slice is already new
+        if head:
+            out[:0] = messages[:head]
     for t in tails:
         out += t
     return out

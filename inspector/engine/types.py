@@ -60,8 +60,9 @@ class SanitizeResult:
 
     messages: list[Message]
     repairs: list[Repair]
-    origin: list[int | None]
+    origin: Sequence[int | None]  # a range when nothing was repaired (the identity, not a list of ints)
     clean: list[tuple[int, int]] = field(default_factory=list)  # output ranges copied unread (incremental)
+    verified: bool = False  # the output passes check_provider_payload (read once for both: the common case)
 
 
 @dataclass(frozen=True, slots=True)
