@@ -102,7 +102,7 @@ def test_summarizer_fault_is_recorded_with_its_reason_and_the_turn_proceeds(
         assert err is not None and err.startswith(f"LLMCallError: {reason}"), err
     # a failed commit leaves the stored log as it was (nothing folded, nothing lost)
     commit = failed_commits[0]
-    assert commit.folded_turns == 0 and commit.folded == []
+    assert commit.folded_turns == 0 and list(commit.folded) == []
     assert commit.archive["committed_messages"] == commit.archive["archived_messages"] == 6
     # the next call retried (a second request), then proceeded with the verbatim tail
     assert len(llm.requests) == 2

@@ -41,7 +41,7 @@ from inspector.engine.managers.summarising import SummarizingConversation, is_su
 from inspector.engine.memory import Conversation
 from inspector.engine.pairing import check_provider_payload, sanitize_provider_messages
 from inspector.engine.tokens import TokenCounter, make_counter
-from inspector.engine.trim import trim_messages_to_budget, trim_with_sums
+from inspector.engine.trim import trim_budget, trim_messages_to_budget, trim_with_sums
 from inspector.engine.types import (
     Message,
     ProviderPayloadError,
@@ -327,7 +327,7 @@ class ContextAssembler:
         counter = engine.counter
         has_user, tool_tokens = c.has_user, c.tool_tokens
         messages: list[Message] = [system] if system else []
-        budget_tokens = max(0, budget.max_tokens - budget.trimmer_reserve - tool_tokens)
+        budget_tokens = trim_budget(budget.max_tokens, budget.trimmer_reserve, tool_tokens)  # the trimmer's own budget
         others = ([system] if system else []) + ([user] if has_user else []) + wm
         # The trimmer never removes a leading system-role row (with no system band, a summary block
         # stands there): the pre-cut protects the same row (Q18), so pre-cut + trimmer == trimmer.
@@ -393,7 +393,7 @@ class ContextAssembler:
         protected: list[Message] = [m0] if head and m0 is not None else []
         extra: list[Message] = [m0] if blk and not head and m0 is not None else []  # a summary block the cut may take
         a0 = k + 1 if head and not blk else k  # history rows from the log: past[a0:]
-        budget_tokens = max(0, budget.max_tokens - budget.trimmer_reserve - tool_tokens)
+        budget_tokens = trim_budget(budget.max_tokens, budget.trimmer_reserve, tool_tokens)  # the trimmer's own budget
         wm_units = wmi.units(0, wmi.n)
         unit = counter.unit
         u_system = unit(system) if system else 0
