@@ -69,9 +69,9 @@ def _row_ranges(rows: Sequence[Message], refs: _Refs) -> tuple[tuple[int, int], 
     ``len − 1`` apart the rows are that one range, read from the ends; otherwise every row is looked up."""
     if not rows:
         return ()
-    a, b = refs.get(rows[0]), refs.get(rows[-1])
-    if a is not None and b is not None and b - a == len(rows) - 1:
-        return ((a, b + 1),)
+    a = refs.whole(rows, 0, len(rows))
+    if a is not None:
+        return ((a, a + len(rows)),)
     return tuple(_ranges(r for r in (refs.get(m) for m in rows) if r is not None))
 
 
@@ -384,16 +384,27 @@ class _Refs:
         r = self.ref.get(id(m))
         return r if r is not None and self.msgs[r] is m else None
 
+    def whole(self, rows: Sequence[Message], lo: int, hi: int) -> int | None:
+        """The transcript index of ``rows[lo]`` when ``rows[lo:hi]`` (not empty) is one transcript
+        run — its two ends are transcript messages ``hi − lo − 1`` apart — else None. The usual
+        case of every run a frame records, answered from the two ends alone."""
+        m0, m1 = rows[lo], rows[hi - 1]
+        ref_of, msgs = self.ref, self.msgs
+        a, b = ref_of.get(id(m0)), ref_of.get(id(m1))
+        if a is not None and b is not None and b - a == hi - lo - 1 and msgs[a] is m0 and msgs[b] is m1:
+            return a
+        return None
+
     def runs(self, rows: Sequence[Message], lo: int, hi: int) -> Iterator[tuple[int | None, int]]:
         """``(ref, n)`` runs covering ``rows[lo:hi]`` in order; ``ref`` None for a row of no transcript index."""
         if hi <= lo:
             return
-        a, b = self.get(rows[lo]), self.get(rows[hi - 1])
-        if a is not None and b is not None and b - a == hi - lo - 1:
+        a = self.whole(rows, lo, hi)
+        if a is not None:
             yield a, hi - lo
             return
         if hi - lo == 1:
-            yield a, 1
+            yield None, 1
             return
         mid = (lo + hi) // 2
         yield from self.runs(rows, lo, mid)
@@ -416,9 +427,8 @@ def _segments(asm: Assembly, refs: _Refs) -> list[Segment]:
             rows, band, lo, hi = part.rows, part.band, part.lo, part.hi
             if hi <= lo:
                 continue
-            m0, m1 = rows[lo], rows[hi - 1]
-            a, b = ref_of.get(id(m0)), ref_of.get(id(m1))
-            if a is not None and b is not None and b - a == hi - lo - 1 and msgs[a] is m0 and msgs[b] is m1:
+            a = refs.whole(rows, lo, hi)
+            if a is not None:
                 pieces: Iterable[tuple[int | None, int]] = ((a, hi - lo),)  # one run: the usual case
             else:
                 pieces = refs.runs(rows, lo, hi)
@@ -473,16 +483,14 @@ def _removed_ranges(pre: Sequence[Message], few: Sequence[Any], refs: _Refs) -> 
     transcript index). O(recorded parts + breaks), not O(removed rows)."""
     ranges: list[tuple[int, int]] = []
     synth = 0
-    ref_of, msgs = refs.ref, refs.msgs
 
     def add_run(rows: Sequence[Message], lo: int, hi: int) -> int:
         """Record the run's transcript ranges; return how many of its rows are synthesised."""
         if hi <= lo:
             return 0
-        m0, m1 = rows[lo], rows[hi - 1]
-        a, b = ref_of.get(id(m0)), ref_of.get(id(m1))
-        if a is not None and b is not None and b - a == hi - lo - 1 and msgs[a] is m0 and msgs[b] is m1:
-            ranges.append((a, b + 1))  # one run: the usual case
+        a = refs.whole(rows, lo, hi)
+        if a is not None:
+            ranges.append((a, a + hi - lo))  # one run: the usual case
             return 0
         extra = 0
         for ref, n in refs.runs(rows, lo, hi):
