@@ -4,15 +4,19 @@ Generates synthetic transcripts of 1 000 and 2 000 user turns (tool rounds, 20 %
 outputs), replays each under stack (no cap), sliding-window and summarising (drop) with the
 tiktoken counter and a 120 000-token window (issue 13's setting), and prints per strategy:
 
-  (a) the floor: one tiktoken pass over every message text of the 2 000-turn transcript (best of 3);
+  (a) the floor: one tiktoken pass over every message text of the 2 000-turn transcript, the best of
+      all passes made in the run: three at the start and one right before every timed 2 000-turn
+      replay, so the floor and the replays are sampled in the same stretches of a noisy machine;
   (b) replay time / floor at 2 000 turns (target ≤ 5), and the replay's time per LLM call;
   (c) time(2 000 turns) / time(1 000 turns) (target ≤ 2.2: linear, not quadratic);
   (d) peak memory of the 2 000-turn replay, by tracemalloc, in a separate run (target < 300 MB);
   (e) the replay JSON without ``--payloads`` at 2 000 turns (target < 5 MB);
   (f) the full-payload reference path at 1 000 turns ÷ the incremental one (what issue 13 bought);
 
-Replay times are the best of three runs, like the floor: on a shared machine one unlucky run of
-either side would otherwise move the ratio more than the code does. Each timed run starts from a
+Replay times are the best of several runs (five at 2 000 turns, three at 1 000), like the floor: on
+a shared machine one unlucky run of either side would otherwise move the ratio more than the code
+does, and a floor taken only once at the start would be compared with replays run minutes later in
+another state of the machine. Each timed run starts from a
 collected heap with no earlier replay alive; the collector stays on during the run (its cost for
 the replay's own objects is part of the replay). And for "one enormous turn" (one user message, then 2 500 / 5 000 tool rounds, uncapped stack, a
 32 000-token window): time(5 000) / time(2 500) — linear is ~2.
@@ -24,6 +28,7 @@ from __future__ import annotations
 import gc
 import json
 import random
+import statistics
 import sys
 import time
 import tracemalloc
@@ -88,13 +93,16 @@ def run(tr: Transcript, cm: dict[str, Any], window: int = WINDOW) -> tuple[float
     return time.perf_counter() - t0, rp
 
 
-def best(tr: Transcript, cm: dict[str, Any], window: int = WINDOW, times: int = 3) -> tuple[float, Replay]:
+def best(tr: Transcript, cm: dict[str, Any], window: int = WINDOW, times: int = 3,
+         before: Any = None) -> tuple[float, Replay]:
     """The fastest of ``times`` replays (each from scratch: a fresh engine and token cache, and only
     one replay alive at a time — holding the earlier ones would make every garbage collection in
-    the later ones walk them too)."""
+    the later ones walk them too). ``before``, if given, runs before each replay (a floor pass)."""
     fastest, last = float("inf"), None
     for _ in range(times):
         last = None  # drop the previous replay before the next one runs
+        if before is not None:
+            before()
         t, last = run(tr, cm, window)
         fastest = min(fastest, t)
     assert last is not None
@@ -116,21 +124,21 @@ def main() -> None:
     run(synth(5), STRATEGIES["stack (no cap)"])  # warm-up: lazy imports (litellm's price map) are not replay time
     counter = TiktokenCounter(model="gpt-4o")
     counter.text_tokens("warm up")
-    passes = []
-    for _ in range(3):  # the best of three: one noisy pass must not flatter the ratios below
+    passes: list[float] = []
+
+    def floor_pass() -> None:
+        gc.collect()
         t0 = time.perf_counter()
         for m in trs[big].messages:
             counter.text_tokens(content_text(m.get("content")))
         passes.append(time.perf_counter() - t0)
-    floor = min(passes)
-    print("transcripts: " + ", ".join(f"{n} turns = {len(t.messages)} messages" for n, t in trs.items())
-          + f"; tiktoken, {WINDOW:,}-token window")
-    print(f"(a) floor: one tiktoken pass over the {big}-turn transcript = {floor:.3f} s")
-    print(f"{'strategy':>20} | (b) ×floor | µs/call | (c) t({big})/t({small}) | (d) peak MB | (e) JSON MB | calls "
-          f"| (f) reference/incremental at {small}")
+
+    for _ in range(3):
+        floor_pass()
+    rows = []
     for name, cm in STRATEGIES.items():
         t_small, _ = best(trs[small], cm)
-        t_big, rp = best(trs[big], cm)
+        t_big, rp = best(trs[big], cm, times=5, before=floor_pass)  # a floor pass right before each replay
         n_calls = len(rp.frames)
         size = len(rp.dumps()) / 1e6
         del rp
@@ -143,15 +151,22 @@ def main() -> None:
             finally:
                 ContextAssembler.incremental = True
             ref = f"{t_ref / t_small:.1f}"
-        calls = sum(1 for m in trs[big].messages if m.get("role") == "assistant")
+        rows.append((name, t_small, t_big, n_calls, size, mem, ref))
+    floor = min(passes)
+    print("transcripts: " + ", ".join(f"{n} turns = {len(t.messages)} messages" for n, t in trs.items())
+          + f"; tiktoken, {WINDOW:,}-token window")
+    print(f"(a) floor: one tiktoken pass over the {big}-turn transcript = {floor:.3f} s "
+          f"(best of {len(passes)} passes made during the run; median {statistics.median(passes):.3f} s)")
+    print(f"{'strategy':>20} | (b) ×floor | µs/call | (c) t({big})/t({small}) | (d) peak MB | (e) JSON MB | calls "
+          f"| (f) reference/incremental at {small}")
+    for name, t_small, t_big, n_calls, size, mem, ref in rows:
         print(f"{name:>20} | {t_big / floor:10.1f} | {1e6 * t_big / n_calls:7.0f} | {t_big / t_small:19.2f} | "
               f"{mem:11.0f} | {size:11.2f} | "
-              f"{calls:5} | {ref}   [{small}: {t_small:.2f}s, {big}: {t_big:.2f}s]")
+              f"{n_calls:5} | {ref}   [{small}: {t_small:.2f}s, {big}: {t_big:.2f}s]")
     rounds = (500, 1000) if quick else (2500, 5000)
     times = {n: best(one_enormous_turn(n), {"type": "stack"}, window=32_000)[0] for n in rounds}
     print(f"one enormous turn (uncapped stack, 32k window): t({rounds[1]} rounds)/t({rounds[0]} rounds) = "
           f"{times[rounds[1]] / times[rounds[0]]:.2f}   [{times[rounds[0]]:.2f}s, {times[rounds[1]]:.2f}s]")
-
 
 if __name__ == "__main__":
     main()
