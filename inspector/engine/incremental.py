@@ -47,6 +47,9 @@ class RowIndex:
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
+        self.additive: bool = bool(getattr(counter, "additive", False))
+        """Whether the counter's ``total(units, n)`` is ``units`` (its per-row overhead is inside
+        each unit): running unit sums are then token counts and compare with a budget directly."""
         self.measured = 0
         self._reset(None)
 
@@ -227,7 +230,7 @@ class RowIndex:
         total = self.counter.total
         end = self.n
         pre = self.pre
-        if getattr(self.counter, "additive", False):  # total(u, n) == u: a C-level bisection over the sums
+        if self.additive:  # total(u, n) == u: a C-level bisection over the sums
             # the smallest i in [lo, end) with units_other + pre[end] - pre[i] <= budget; pre never falls
             return bisect_left(pre, pre[end] + units_other - budget_units, lo, end) - 1
         a, b = lo, end  # answer in [lo - 1, end - 1]

@@ -39,8 +39,12 @@ _log = logging.getLogger(__name__)
 
 
 def trim_budget(max_tokens: int, reserve: int, fixed: int) -> int:
-    """Tokens the messages may use: ``max(0, max_tokens − max(0, reserve) − max(0, fixed))``."""
-    return max(0, max_tokens - max(0, reserve) - max(0, fixed))
+    """Tokens the messages may use: ``max(0, max_tokens − max(0, reserve) − max(0, fixed))``.
+
+    Written with conditional expressions, not ``max``: every LLM call asks this (the pre-cut and
+    the trimmer), and three builtin calls cost more than the subtraction they guard."""
+    left = max_tokens - (reserve if reserve > 0 else 0) - (fixed if fixed > 0 else 0)
+    return left if left > 0 else 0
 
 
 def trim_messages_to_budget(
@@ -173,6 +177,7 @@ def trim_with_sums(
     msg_total: int,
     pin_units: Callable[[int], int],
     pin_sum: Callable[[int, int], int],
+    pin_total: int,
     pin_chain: Sequence[int],
     owned: bool = False,
 ) -> TrimResult:
@@ -181,7 +186,7 @@ def trim_with_sums(
 
     The caller knows the unit sums already (running sums over the committed log and working
     memory): ``msg_total`` is the units of ``messages``, ``msg_units(k)`` one row's, ``pin_sum(lo, hi)``
-    the units of ``pin_tail[lo:hi]`` and ``pin_units(k)`` one row's; ``pin_chain`` is the start of every
+    the units of ``pin_tail[lo:hi]``, ``pin_total`` those of all of it and ``pin_units(k)`` one row's; ``pin_chain`` is the start of every
     working-memory group as :func:`~inspector.engine.history.leading_group_size` chains them from row
     0 (recorded when each row was appended). History groups are dropped one by one as in the
     reference (after the pre-cut there are a handful); the working-memory cut — thousands of groups in
@@ -190,8 +195,9 @@ def trim_with_sums(
     copying the kept rows into the result list. ``owned``: the caller hands ``messages`` (a list)
     over — it may become the result's list instead of being copied once more.
     """
-    units = msg_total + pin_sum(0, len(pin_tail))
-    count = len(messages) + len(pin_tail)
+    n_msgs, n_pin = len(messages), len(pin_tail)
+    units = msg_total + pin_total
+    count = n_msgs + n_pin
     total = counter.total(units, count)
     if max_tokens <= 0:
         return TrimResult(_joined(messages, 0, pin_tail, owned=owned), [], False, total)
@@ -200,11 +206,11 @@ def trim_with_sums(
         return TrimResult(_joined(messages, 0, pin_tail, owned=owned), [], False, total)
 
     removed = Removals()
-    n_msgs, n_pin = len(messages), len(pin_tail)
     head = 1 if n_msgs and messages[0].get("role") == "system" else 0
     start = head
     pin_start = 0
-    last_ask_ids = set(call_ids(messages[-1])) if n_msgs > head and is_ask(messages[-1]) else set()
+    last_ask = n_msgs > head and is_ask(messages[-1])  # the last history row is an ask (kept: the last group)
+    last_ask_ids = set(call_ids(messages[-1])) if last_ask else set()
     # answers of a dropped ask can only stand at the front of pin_tail: with none there, none is owed
     answers_first = n_pin > 0 and pin_tail[0].get("role") == "tool"
     while total > budget and n_msgs - start > 1:
@@ -231,9 +237,7 @@ def trim_with_sums(
                 pin_start += 1
         total = counter.total(units, count)
 
-    held = pin_start
-    if n_msgs > head and is_ask(messages[-1]):
-        held = _answers_end(messages[-1], pin_tail, pin_start)
+    held = _answers_end(messages[-1], pin_tail, pin_start) if last_ask else pin_start
     cur = held
     if total > budget and n_pin - cur > 0:
         if held == 0 and pin_chain:
