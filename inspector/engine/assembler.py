@@ -253,6 +253,15 @@ class ContextAssembler:
         self._base_pos: dict[int, int] = {}  # id(message) -> position in _base
         self._seen: tuple[Sequence[Message] | None, int, Message | None] = (None, -1, None)
         """The log the last call indexed: (list object, length, last row)."""
+        self._turn_units: tuple[TokenCounter | None, Message | None, int, Message | None, int, bool] = \
+            (None, None, 0, None, 0, False)
+        """(counter, system row, its units, user row, its units, whether it says something) of the last
+        call: every call of a turn sends the same two rows, so they are read once a turn, not once a call."""
+        self._marks: tuple[list[Message] | None, int, Message | None, Message | None, tuple[int, ...], bool] = \
+            (None, -1, None, None, (), False)
+        """(``_base``, its length, system row, user row, their positions in it, whether either has an
+        assistant or tool role) for :func:`_singled_out`, kept while those four stay the same (the
+        log only grows in place, and a new one is a new list)."""
 
     @property
     def rows_indexed(self) -> int:
@@ -277,27 +286,40 @@ class ContextAssembler:
         past = conv.committed_messages
         wm = conv.working
         user = conv.current_user if conv.current_user is not None else {"role": "user", "content": ""}
-        has_user = bool(conv.last_user_text.strip())
         cm = engine.cm
         fast = self.incremental and self.precut and type(cm) in _SHIPPED_MANAGERS
         # the log first: rows committed since the last call are mostly working memory's, whose facts
         # the working index still holds until it moves on to this turn's list below
         log = self._log_index(counter, past) if fast else None
         wmi = self._index("working", counter, wm) if fast else None
-        wm_units = wmi.pre[-1] if wmi is not None else 0  # units of all of working memory (its running sum)
-        wm_tokens = counter.total(wm_units, len(wm)) if wmi is not None else counter.count(wm)
         tool_tokens = counter.count_tools(tools)
-        # the system band's and the user row's units, measured once a call (the incremental path reuses them)
-        u_system = counter.unit(system) if system else 0
-        u_user = counter.unit(user)
-        # count([row]) of one row is total(unit(row), 1): no list per call
-        fixed = (counter.total(u_system, 1) if system else 0) + counter.total(u_user, 1) + wm_tokens + tool_tokens
+        # the system band's and the user row's units (the incremental path reuses them) and whether the
+        # user row says something: the same two rows on every call of a turn, so they are read once a turn
+        tu = self._turn_units
+        same = tu[0] is counter
+        u_system = tu[2] if same and tu[1] is system else counter.unit(system) if system else 0
+        if same and tu[3] is user:
+            u_user, has_user = tu[4], tu[5]
+        else:
+            u_user, has_user = counter.unit(user), bool(conv.last_user_text.strip())
+        self._turn_units = (counter, system, u_system, user, u_user, has_user)
+        if wmi is not None:
+            wm_units = wmi.pre[-1]  # units of all of working memory (its running sum)
+            if wmi.additive:  # total(units, n) is units: the sum is the tokens
+                fixed = u_system + u_user + wm_units + tool_tokens
+            else:
+                fixed = (counter.total(u_system, 1) if system else 0) + counter.total(u_user, 1) + \
+                    counter.total(wm_units, len(wm)) + tool_tokens
+        else:
+            wm_units = 0
+            # count([row]) of one row is total(unit(row), 1): no list per call
+            fixed = (counter.total(u_system, 1) if system else 0) + counter.total(u_user, 1) + counter.count(wm) + \
+                tool_tokens
         terms = budget_terms(cm)
         budget = compute_budget(engine.limits, engine.settings.trimmer, fixed=fixed, tool_tokens=tool_tokens,
                                 summarizing=terms.summarizing, hysteresis_ratio=terms.hysteresis_ratio,
-                                summary_threshold=terms.summary_threshold,
-                                calibration=getattr(engine, "calibration", None),
-                                calibration_source=getattr(engine, "calibration_source", None))
+                                summary_threshold=terms.summary_threshold, calibration=engine.calibration,
+                                calibration_source=engine.calibration_source)
         outcome = manage(cm, past, budget.hint)
         managed, decision = outcome.messages, outcome.decision
         # A committed ask answered from working memory (HITL) takes its answers with it when the
@@ -431,7 +453,8 @@ class ContextAssembler:
         extra = m0 if blk and not head else None  # a summary block the cut may take
         n_extra = 1 if extra is not None else 0
         a0 = k + 1 if head and not blk else k  # history rows from the log: past[a0:]
-        budget_tokens = trim_budget(budget.max_tokens, budget.trimmer_reserve, tool_tokens)  # the trimmer's own budget
+        max_tokens, reserve = budget.max_tokens, budget.trimmer_reserve
+        budget_tokens = trim_budget(max_tokens, reserve, tool_tokens)  # the trimmer's own budget
         unit = counter.unit
         u_system = c.u_system
         u_user = c.u_user if has_user else 0
@@ -453,20 +476,20 @@ class ContextAssembler:
         a = a0 + cut - n_extra if cut > n_extra else a0  # first log row after the pre-cut
         precut = RowsView([extra] if cut and extra is not None else [], past, a0, a)
         kept_extra = extra is not None and not cut
-        front: list[Message] = [system] if system else []
-        if prot is not None:
-            front.append(prot)
+        # the front: the system band, or a protected head row (only with no system band), then an uncut block
+        front: list[Message] = [system] if system else [prot] if prot is not None else []
         if kept_extra:
             front.append(extra)  # type: ignore[arg-type]
-        off = len(front)
+        off = (1 if system or prot is not None else 0) + (1 if kept_extra else 0)  # len(front)
         messages = past[a:]  # the long run of log rows, copied once
-        messages[:0] = front
+        if off:
+            messages[:0] = front
+        end = off + n_log - a
         if has_user:
             messages.append(user)
-        placeholder = not messages and not n_wm
+        placeholder = not end and not has_user and not n_wm  # nothing else to send
         if placeholder:
             messages.append(HELLO)
-        end = off + n_log - a
 
         def msg_unit(i: int) -> int:  # a row of messages: the log range from its running sums
             q = a + i - off
@@ -476,12 +499,12 @@ class ContextAssembler:
         u_extra = unit(extra) if kept_extra else 0  # type: ignore[arg-type]
         u_hello = unit(HELLO) if placeholder else 0
         msg_total = pre[n_log] - pre[a] + u_system + u_protected + u_extra + u_user + u_hello
-        n_msgs = len(messages)
+        n_msgs = end + (1 if has_user else 0) + (1 if placeholder else 0)  # len(messages)
         t_head = 1 if n_msgs and messages[0].get("role") == "system" else 0
-        trimmed = trim_with_sums(messages, max_tokens=budget.max_tokens, reserve=budget.trimmer_reserve,
+        trimmed = trim_with_sums(messages, max_tokens=max_tokens, reserve=reserve,
                                  fixed=tool_tokens, pin_tail=wm, counter=counter, msg_units=msg_unit,
                                  msg_total=msg_total, pin_units=wmi.unit, pin_sum=wmi.units, pin_total=wm_units,
-                                 pin_chain=wmi.chain, owned=True)
+                                 pin_chain=wmi.chain, owned=True, budget=budget_tokens)
         # ``messages`` was handed over (owned): the trimmer's result may be that very list, so it is not read again
         out_in = trimmed.messages
         n_in = len(out_in)
@@ -518,11 +541,15 @@ class ContextAssembler:
         units = dict(_NO_TOKENS)
         count = dict(_NO_TOKENS)
         sent = sanitized.messages
-        n_out = len(sent)
+        n_out = n_in if sent is out_in else len(sent)
         log_end = log_at + n_log - la  # out_in[log_at:log_end] is past[la:], out_in[wm_at:] is wm[cur:]
         u_obj = user if has_user else None
-        if sent is out_in and not sanitized.repairs and not _singled_out(log, la, n_log, pos, system, u_obj) \
-                and not _singled_out(wmi, cur, n_wm, None, system, u_obj):
+        marks = self._marks
+        if marks[0] is not past or marks[1] != n_log or marks[2] is not system or marks[3] is not u_obj:
+            marks = self._marks = (past, n_log, system, u_obj, *_marks_of(pos, system, u_obj))
+        log_marks, odd_role = marks[4], marks[5]
+        if sent is out_in and not sanitized.repairs and not _singled_out(log, la, n_log, log_marks, False) \
+                and not _singled_out(wmi, cur, n_wm, None, odd_role, system, u_obj):
             # Nothing was repaired and no row of the two ranges is one the band rule singles out, so
             # each range is one Span in its own band (what _layout_rows would build row by row) and
             # only the rows around them are read: the front (system band, protected head, an uncut
@@ -542,7 +569,7 @@ class ContextAssembler:
                     count[band] += hi - lo
         else:
             _layout_rows(layout, units, count, sanitized, sources, out_in, band_of, unit,
-                         (log, la, log_at, log_end, pos), (wmi, cur, wm_at), system, u_obj)
+                         (log, la, log_at, log_end, log_marks), (wmi, cur, wm_at), system, u_obj, odd_role)
         payload_units = sum(units.values())
         bands = units  # each band's units become its tokens, in place
         if not log.additive:  # else total(units, n) is units
@@ -562,15 +589,17 @@ class ContextAssembler:
 def _layout_rows(layout: list[PayloadRow | Span], units: dict[str, int], count: dict[str, int],
                  sanitized: SanitizeResult, sources: Sequence[tuple[RowIndex, int, int, int, str]],
                  out_in: Sequence[Message], band_of: Callable[[Message, bool], tuple[str, str | None]],
-                 unit: Callable[[Message], int], log_part: tuple[RowIndex, int, int, int, Mapping[int, int]],
-                 wm_part: tuple[RowIndex, int, int], system: Message | None, user: Message | None) -> None:
+                 unit: Callable[[Message], int], log_part: tuple[RowIndex, int, int, int, tuple[int, ...]],
+                 wm_part: tuple[RowIndex, int, int], system: Message | None, user: Message | None,
+                 odd_role: bool) -> None:
     """The incremental layout row by row, for a payload the pairing pass changed or whose ranges hold
     a row the band rule singles out: the clean ranges in one step each, every other row read. A run
     of rows sent as they are, in their own band, from one index grows as one Span — the clean ranges
     and the rows between them alike (a face sees the same rows and bands as with one row a part).
     ``log_part`` is (index, first log row sent, its payload position, the end of the log rows in the
-    payload, the log's positions by identity); ``wm_part`` (index, first row sent, its position)."""
-    log, la, log_at, log_end, pos = log_part
+    payload, the log positions of the system band's row and the user row: :func:`_marks_of`); ``wm_part``
+    (index, first row sent, its position); ``odd_role`` as :func:`_marks_of` gives it."""
+    log, la, log_at, log_end, log_marks = log_part
     wmi, cur, wm_at = wm_part
     add = layout.append
     run_idx: RowIndex | None = None
@@ -596,7 +625,8 @@ def _layout_rows(layout: list[PayloadRow | Span], units: dict[str, int], count: 
             (o_lo, o_hi), (idx, lo, hi, _at, band) = nxt  # type: ignore[misc]
             nxt = next(spans, None)
             at_span = nxt[0][0] if nxt is not None else -1
-            if not _singled_out(idx, lo, hi, pos if idx is log else None, system, user):
+            if not (_singled_out(idx, lo, hi, log_marks, False) if idx is log else
+                    _singled_out(idx, lo, hi, None, odd_role, system, user)):
                 if run_idx is idx and run_hi == lo:
                     run_hi = hi
                 else:
@@ -646,25 +676,33 @@ def _layout_rows(layout: list[PayloadRow | Span], units: dict[str, int], count: 
         flush()
 
 
-def _singled_out(idx: RowIndex, lo: int, hi: int, pos: Mapping[int, int] | None, system: Message | None,
-                 user: Message | None) -> bool:
+def _marks_of(pos: Mapping[int, int], system: Message | None, user: Message | None) -> tuple[tuple[int, ...], bool]:
+    """What :func:`_singled_out` needs of the system band's row and the user row (``user`` None when
+    there is none), read once while they and the log stay the same: their positions in the committed
+    log (``pos``: its positions by identity), and whether either has an assistant or tool role."""
+    marks = tuple(p for p in (pos.get(id(obj)) for obj in (system, user) if obj is not None) if p is not None)
+    odd = any(obj is not None and obj.get("role") in ("assistant", "tool") for obj in (system, user))
+    return marks, odd
+
+
+def _singled_out(idx: RowIndex, lo: int, hi: int, log_marks: tuple[int, ...] | None, odd_role: bool,
+                 system: Message | None = None, user: Message | None = None) -> bool:
     """Whether a row of ``idx.rows[lo:hi]`` is one the band rule (:func:`_band_rule`) gives a band
     other than its range's: the system band's row, the current user row (``user``, None when there
-    is none) or, in the committed log (``pos``: its positions by identity; None for working memory),
-    a summary block. O(log rows) by bisection; for working memory among its rows that are neither
-    assistant nor tool rows (when the two rows themselves are such rows, it cannot tell: True)."""
+    is none) or, in the committed log, a summary block. ``log_marks`` and ``odd_role`` come from
+    :func:`_marks_of`: for the committed log ``log_marks`` are the positions of the first two in it
+    (the rows themselves are not needed); for working memory it is None and ``system``/``user`` are
+    looked for among its rows that are neither assistant nor tool rows (when either of the two has
+    such a role, ``odd_role``, it cannot tell: True). O(log rows) by bisection."""
     if hi <= lo:
         return False
-    if pos is not None:
-        for obj in (system, user):
-            if obj is not None:
-                p = pos.get(id(obj))
-                if p is not None and lo <= p < hi:
-                    return True
+    if log_marks is not None:
+        for p in log_marks:
+            if lo <= p < hi:
+                return True
         return idx.has_block(lo, hi)
-    for obj in (system, user):
-        if obj is not None and obj.get("role") in ("assistant", "tool"):
-            return True
+    if odd_role:
+        return True
     odd = idx.others_in(lo, hi)
     if not odd:
         return False

@@ -180,6 +180,7 @@ def trim_with_sums(
     pin_total: int,
     pin_chain: Sequence[int],
     owned: bool = False,
+    budget: int | None = None,
 ) -> TrimResult:
     """:func:`trim_messages_to_budget` for incremental assembly: the same result, without reading
     every row.
@@ -193,7 +194,8 @@ def trim_with_sums(
     one enormous turn — is found by bisection over the group starts, and the rows it removes are
     recorded as one range of ``pin_tail``. Cost: O(history groups dropped + log(groups)), plus
     copying the kept rows into the result list. ``owned``: the caller hands ``messages`` (a list)
-    over — it may become the result's list instead of being copied once more.
+    over — it may become the result's list instead of being copied once more. ``budget``: the
+    caller's ``trim_budget(max_tokens, reserve, fixed)`` when it has it already (not computed twice).
     """
     n_msgs, n_pin = len(messages), len(pin_tail)
     units = msg_total + pin_total
@@ -201,7 +203,8 @@ def trim_with_sums(
     total = counter.total(units, count)
     if max_tokens <= 0:
         return TrimResult(_joined(messages, 0, pin_tail, owned=owned), [], False, total)
-    budget = trim_budget(max_tokens, reserve, fixed)
+    if budget is None:
+        budget = trim_budget(max_tokens, reserve, fixed)
     if total <= budget:
         return TrimResult(_joined(messages, 0, pin_tail, owned=owned), [], False, total)
 
