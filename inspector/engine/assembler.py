@@ -491,9 +491,11 @@ class ContextAssembler:
         if placeholder:
             messages.append(HELLO)
 
-        def msg_unit(i: int) -> int:  # a row of messages: the log range from its running sums
-            q = a + i - off
-            return pre[q + 1] - pre[q] if off <= i < end else unit(messages[i])
+        def msg_sum(i: int, j: int) -> int:  # units of messages[i:j]: the log range from its running sums
+            if off <= i and j <= end:
+                return pre[a + j - off] - pre[a + i - off]
+            return sum(pre[a + q - off + 1] - pre[a + q - off] if off <= q < end else unit(messages[q])
+                       for q in range(i, j))
 
         # the rows around the log range: the front (system, protected head, an uncut block) and the tail
         u_extra = unit(extra) if kept_extra else 0  # type: ignore[arg-type]
@@ -502,22 +504,16 @@ class ContextAssembler:
         n_msgs = end + (1 if has_user else 0) + (1 if placeholder else 0)  # len(messages)
         t_head = 1 if n_msgs and messages[0].get("role") == "system" else 0
         trimmed = trim_with_sums(messages, max_tokens=max_tokens, reserve=reserve,
-                                 fixed=tool_tokens, pin_tail=wm, counter=counter, msg_units=msg_unit,
+                                 fixed=tool_tokens, pin_tail=wm, counter=counter, msg_sum=msg_sum,
                                  msg_total=msg_total, pin_units=wmi.unit, pin_sum=wmi.units, pin_total=wm_units,
                                  pin_chain=wmi.chain, owned=True, budget=budget_tokens)
         # ``messages`` was handed over (owned): the trimmer's result may be that very list, so it is not read again
         out_in = trimmed.messages
         n_in = len(out_in)
         # where the log range and working memory sit in the trimmer's output
-        dropped_hist = 0
-        removed = trimmed.removed
-        if removed:  # the explicitly recorded removals (a range of working memory is always a budget removal)
-            for r in (removed.parts() if type(removed) is Removals else removed):
-                if type(r) is Removal:
-                    if r.source == "history":
-                        dropped_hist += 1
-                    elif r.reason != "budget":
-                        return None  # answers of a dropped ask (HITL): the reference handles it
+        if trimmed.answers_removed:
+            return None  # answers of a dropped ask (HITL): the reference handles it
+        dropped_hist = trimmed.history_removed
         start = t_head + dropped_hist
         la = a + (start - off if start > off else 0)  # first log row still in the payload
         log_at = (off if off > start else start) - start + t_head
@@ -526,8 +522,10 @@ class ContextAssembler:
         wm_at = n_in - wm_kept
         sources: list[tuple[RowIndex, int, int, int, str]] = []  # (index, lo, hi, payload offset, band)
         skip: list[tuple[int, int]] = []  # their payload ranges
-        for idx, lo, hi, at, band in ((log, la, n_log, log_at, "history"), (wmi, cur, n_wm, wm_at, "working_memory")):
-            for s_lo, s_hi in clean_ranges(idx, lo, hi):
+        # (working memory ends the payload: its last unit may be one of them)
+        for idx, lo, hi, at, band, to_end in ((log, la, n_log, log_at, "history", False),
+                                              (wmi, cur, n_wm, wm_at, "working_memory", True)):
+            for s_lo, s_hi in clean_ranges(idx, lo, hi, to_end):
                 p_lo = at + s_lo - lo
                 sources.append((idx, s_lo, s_hi, p_lo, band))
                 skip.append((p_lo, p_lo + s_hi - s_lo))
@@ -847,7 +845,8 @@ class ContextEngine:
         if result.decision.summarizer_called:
             self.summarizer_calls["in_turn"] += 1
         try:
-            if not getattr(result, "verified", False):  # a custom assembler's payload is always checked here
+            # a custom assembler's payload is always checked here (its result may have no ``verified``)
+            if not (result.verified if type(result) is Assembly else getattr(result, "verified", False)):
                 check_provider_payload(result.messages, skip=getattr(result, "clean", ()),
                                        skip_declares=getattr(result, "skip_declares", None))
         except ProviderPayloadError as exc:

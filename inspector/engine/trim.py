@@ -114,13 +114,15 @@ def trim_messages_to_budget(
         total = counter.total(units, count)
 
     result = list(messages[:head]) + list(messages[start:]) + list(pin_tail[pin_start:held]) + list(pin_tail[cur:])
-    return _result(result, removed, total, budget, n_pin - cur)
+    return _result(result, removed, total, budget, n_pin - cur, start - head, pin_start)
 
 
 
-def _result(result: list[Message], removed: list[Removal] | Removals, total: int, budget: int, newest_rows: int) -> TrimResult:
+def _result(result: list[Message], removed: list[Removal] | Removals, total: int, budget: int, newest_rows: int,
+            history_removed: int, answers_removed: int) -> TrimResult:
     """The trim's outcome, shared by the reference and the incremental trimmer: over budget only when
-    what is pinned alone does not fit, which is said once on the log."""
+    what is pinned alone does not fit, which is said once on the log. The two counts say what
+    ``removed`` holds without reading it (history rows; answers of a dropped ask)."""
     over = total > budget
     if over:
         _log.warning(
@@ -130,7 +132,7 @@ def _result(result: list[Message], removed: list[Removal] | Removals, total: int
             total,
             newest_rows,
         )
-    return TrimResult(result, removed, over, total)
+    return TrimResult(result, removed, over, total, history_removed, answers_removed)
 
 def _answers_end(ask: Message, pin_tail: Sequence[Message], pin_start: int) -> int:
     """End of the run of rows at ``pin_tail[pin_start:]`` answering ``ask`` (each id once)."""
@@ -173,7 +175,7 @@ def trim_with_sums(
     fixed: int,
     pin_tail: Sequence[Message],
     counter: TokenCounter,
-    msg_units: Callable[[int], int],
+    msg_sum: Callable[[int, int], int],
     msg_total: int,
     pin_units: Callable[[int], int],
     pin_sum: Callable[[int, int], int],
@@ -186,7 +188,8 @@ def trim_with_sums(
     every row.
 
     The caller knows the unit sums already (running sums over the committed log and working
-    memory): ``msg_total`` is the units of ``messages``, ``msg_units(k)`` one row's, ``pin_sum(lo, hi)``
+    memory): ``msg_total`` is the units of ``messages``, ``msg_sum(lo, hi)`` those of ``messages[lo:hi]``
+    (asked once per dropped group), ``pin_sum(lo, hi)``
     the units of ``pin_tail[lo:hi]``, ``pin_total`` those of all of it and ``pin_units(k)`` one row's; ``pin_chain`` is the start of every
     working-memory group as :func:`~inspector.engine.history.leading_group_size` chains them from row
     0 (recorded when each row was appended). History groups are dropped one by one as in the
@@ -221,8 +224,8 @@ def trim_with_sums(
         if size >= n_msgs - start:
             break
         first = messages[start]
+        units -= msg_sum(start, start + size)
         for k in range(start, start + size):
-            units -= msg_units(k)
             removed.append(Removal(messages[k], "history"))
         count -= size
         start += size
@@ -273,7 +276,7 @@ def trim_with_sums(
 
     result = _joined(messages, start, pin_tail[pin_start:held], pin_tail[cur:] if cur else pin_tail, head=head,
                      owned=owned)
-    return _result(result, removed, total, budget, n_pin - cur)
+    return _result(result, removed, total, budget, n_pin - cur, start - head, pin_start)
 
 
 def _joined(messages: Sequence[Message], start: int, *tails: Sequence[Message], head: int = 0,

@@ -80,6 +80,8 @@ class TrimResult:
     removed: list[Removal] | Removals = field(default_factory=list)
     over_budget: bool = False  # pinned content alone exceeds the budget (warning, never silent deletion)
     tokens: int = 0  # counter total of ``messages`` after trimming
+    history_removed: int = 0  # how many of ``removed`` are history rows (the oldest rows of ``messages``)
+    answers_removed: int = 0  # how many are answers of a dropped ask (the trimmer's HITL rule)
 
 
 @dataclass(frozen=True, slots=True)
