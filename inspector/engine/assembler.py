@@ -678,9 +678,16 @@ def _marks_of(pos: Mapping[int, int], system: Message | None, user: Message | No
     """What :func:`_singled_out` needs of the system band's row and the user row (``user`` None when
     there is none), read once while they and the log stay the same: their positions in the committed
     log (``pos``: its positions by identity), and whether either has an assistant or tool role."""
-    marks = tuple(p for p in (pos.get(id(obj)) for obj in (system, user) if obj is not None) if p is not None)
-    odd = any(obj is not None and obj.get("role") in ("assistant", "tool") for obj in (system, user))
-    return marks, odd
+    marks: list[int] = []
+    odd = False
+    for obj in (system, user):
+        if obj is not None:
+            p = pos.get(id(obj))
+            if p is not None:
+                marks.append(p)
+            if obj.get("role") in ("assistant", "tool"):
+                odd = True
+    return tuple(marks), odd
 
 
 def _singled_out(idx: RowIndex, lo: int, hi: int, log_marks: tuple[int, ...] | None, odd_role: bool,

@@ -217,12 +217,18 @@ class RowIndex:
 
     def has_block(self, lo: int, hi: int) -> bool:
         """Whether a summary block stands in ``rows[lo:hi]``."""
-        k = bisect_left(self.blocks, lo)
-        return k < len(self.blocks) and self.blocks[k] < hi
+        blocks = self.blocks
+        if not blocks:  # the usual answer (no fold has put a block in this list), without a bisection
+            return False
+        k = bisect_left(blocks, lo)
+        return k < len(blocks) and blocks[k] < hi
 
     def others_in(self, lo: int, hi: int) -> list[int]:
         """Positions in ``[lo, hi)`` of the rows that are neither assistant nor tool rows."""
-        return self.others[bisect_left(self.others, lo):bisect_left(self.others, hi)]
+        others = self.others
+        if not others:  # working memory of a plain tool loop: assistant and tool rows only
+            return []
+        return others[bisect_left(others, lo):bisect_left(others, hi)]
 
     def chain_from(self, lo: int) -> list[int]:
         """The trimmer's group starts within ``rows[lo:]`` when ``lo`` is one of them, else []."""
@@ -270,8 +276,10 @@ def clean_ranges(index: RowIndex, lo: int, hi: int, to_end: bool = False) -> lis
     if k >= n_starts or starts[k] >= end:
         return []
     a = starts[k]
-    out: list[tuple[int, int]] = []
     dirty = index.dirty
+    if not dirty:  # every completed unit of the index is clean (the usual log): one range
+        return [(a, end)]
+    out: list[tuple[int, int]] = []
     n_dirty = len(dirty)
     d = bisect_left(dirty, a)
     while d < n_dirty and dirty[d] < end:
