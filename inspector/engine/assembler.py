@@ -24,7 +24,7 @@ Live use::
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,8 @@ PLACEMENTS = ("system_header", "system_pattern", "system_agents", "system_tools"
 HELLO: Message = {"role": "user", "content": "Hello"}
 _SHIPPED_MANAGERS = (StackConversation, SlidingWindowConversation, SummarizingConversation)
 """Managers whose result is ``[summary block?] + a suffix of the committed log`` (the incremental path's premise)."""
+_NO_TOKENS: dict[str, int] = dict.fromkeys(BANDS, 0)
+"""Every band at 0, in band order: copied (never changed) as a call's per-band sums start."""
 
 
 @dataclass(slots=True)
@@ -249,6 +251,17 @@ class ContextAssembler:
         self._indexes: dict[str, RowIndex] = {}
         self._base: list[Message] = []  # every committed message, in commit order
         self._base_pos: dict[int, int] = {}  # id(message) -> position in _base
+        self._seen: tuple[Sequence[Message] | None, int, Message | None] = (None, -1, None)
+        """The log the last call indexed: (list object, length, last row)."""
+        self._turn_units: tuple[TokenCounter | None, Message | None, int, Message | None, int, bool] = \
+            (None, None, 0, None, 0, False)
+        """(counter, system row, its units, user row, its units, whether it says something) of the last
+        call: every call of a turn sends the same two rows, so they are read once a turn, not once a call."""
+        self._marks: tuple[list[Message] | None, int, Message | None, Message | None, tuple[int, ...], bool] = \
+            (None, -1, None, None, (), False)
+        """(``_base``, its length, system row, user row, their positions in it, whether either has an
+        assistant or tool role) for :func:`_singled_out`, kept while those four stay the same (the
+        log only grows in place, and a new one is a new list)."""
 
     @property
     def rows_indexed(self) -> int:
@@ -273,30 +286,47 @@ class ContextAssembler:
         past = conv.committed_messages
         wm = conv.working
         user = conv.current_user if conv.current_user is not None else {"role": "user", "content": ""}
-        has_user = bool(conv.last_user_text.strip())
         cm = engine.cm
         fast = self.incremental and self.precut and type(cm) in _SHIPPED_MANAGERS
         # the log first: rows committed since the last call are mostly working memory's, whose facts
         # the working index still holds until it moves on to this turn's list below
         log = self._log_index(counter, past) if fast else None
         wmi = self._index("working", counter, wm) if fast else None
-        wm_tokens = counter.total(wmi.units(0, wmi.n), len(wm)) if wmi is not None else counter.count(wm)
         tool_tokens = counter.count_tools(tools)
-        # count([row]) of one row is total(unit(row), 1): no list per call
-        fixed = (counter.total(counter.unit(system), 1) if system else 0) + counter.total(counter.unit(user), 1) + \
-            wm_tokens + tool_tokens
+        # the system band's and the user row's units (the incremental path reuses them) and whether the
+        # user row says something: the same two rows on every call of a turn, so they are read once a turn
+        tu = self._turn_units
+        same = tu[0] is counter
+        u_system = tu[2] if same and tu[1] is system else counter.unit(system) if system else 0
+        if same and tu[3] is user:
+            u_user, has_user = tu[4], tu[5]
+        else:
+            u_user, has_user = counter.unit(user), bool(conv.last_user_text.strip())
+        self._turn_units = (counter, system, u_system, user, u_user, has_user)
+        if wmi is not None:
+            wm_units = wmi.pre[-1]  # units of all of working memory (its running sum)
+            if wmi.additive:  # total(units, n) is units: the sum is the tokens
+                fixed = u_system + u_user + wm_units + tool_tokens
+            else:
+                fixed = (counter.total(u_system, 1) if system else 0) + counter.total(u_user, 1) + \
+                    counter.total(wm_units, len(wm)) + tool_tokens
+        else:
+            wm_units = 0
+            # count([row]) of one row is total(unit(row), 1): no list per call
+            fixed = (counter.total(u_system, 1) if system else 0) + counter.total(u_user, 1) + counter.count(wm) + \
+                tool_tokens
         terms = budget_terms(cm)
         budget = compute_budget(engine.limits, engine.settings.trimmer, fixed=fixed, tool_tokens=tool_tokens,
                                 summarizing=terms.summarizing, hysteresis_ratio=terms.hysteresis_ratio,
-                                summary_threshold=terms.summary_threshold,
-                                calibration=getattr(engine, "calibration", None),
-                                calibration_source=getattr(engine, "calibration_source", None))
+                                summary_threshold=terms.summary_threshold, calibration=engine.calibration,
+                                calibration_source=engine.calibration_source)
         outcome = manage(cm, past, budget.hint)
         managed, decision = outcome.messages, outcome.decision
         # A committed ask answered from working memory (HITL) takes its answers with it when the
         # trimmer drops it; only the trimmer knows how far that goes, so no pre-cut then.
         hitl = bool(wm) and wm[0].get("role") == "tool"
-        call = _Call(engine, system, past, wm, user, has_user, tool_tokens, budget, managed, decision, hitl)
+        call = _Call(engine, system, past, wm, user, has_user, tool_tokens, budget, managed, decision, hitl,
+                     u_system, u_user, wm_units)
         if wmi is not None and log is not None and not hitl and budget.max_tokens > 0:
             result = self._assemble_incremental(call, log, wmi)
             if result is not None:
@@ -305,19 +335,30 @@ class ContextAssembler:
 
     def _log_index(self, counter: TokenCounter, past: Sequence[Message]) -> RowIndex:
         """The index over every message ever committed, in commit order (an append-only list, so a
-        fold never re-indexes: the projection is ``[summary block?] + a suffix`` of it)."""
+        fold never re-indexes: the projection is ``[summary block?] + a suffix`` of it).
+
+        Every call of a turn sees the same log (the same list object, length and last row: what
+        :class:`~inspector.engine.history.LogRuns` checks too): then nothing was committed since
+        the last call and the index is returned as it stands, without walking back over ``past``."""
+        n = len(past)
+        seen = self._seen
+        log = self._indexes.get("log")
+        if log is not None and seen[0] is past and seen[1] == n and log.counter is counter and \
+                (not n or seen[2] is past[-1]):
+            return log
         base, pos = self._base, self._base_pos
-        j = len(past)
+        j = n
         while j > 0 and id(past[j - 1]) not in pos:  # the rows committed since the last call
             j -= 1
         if j > 0 and (pos[id(past[j - 1])] != len(base) - 1 or base[-1] is not past[j - 1]):
             # not a continuation (a restored snapshot, a rewrite): start again from this projection
             base, pos = self._base, self._base_pos = [], {}
             j = 1 if past and is_summary_block(past[0]) else 0
-        if j < len(past):
+        if j < n:
             new = past[j:]
             pos.update(zip(map(id, new), range(len(base), len(base) + len(new))))
             base.extend(new)
+        self._seen = (past, n, past[-1] if n else None)
         return self._index("log", counter, base, carry=self._indexes.get("working"))
 
     def _assemble_reference(self, c: _Call) -> Assembly:
@@ -371,98 +412,123 @@ class ContextAssembler:
 
     def _assemble_incremental(self, c: _Call, log: RowIndex, wmi: RowIndex) -> Assembly | None:
         """The same assembly from running sums and recorded boundaries (class docstring); None when
-        the manager's result is not ``[summary block?] + a suffix of the committed log``."""
+        the manager's result is not ``[summary block?] + a suffix of the committed log``.
+
+        Runs on every LLM call, so it reads each fact once into a local and calls as little as it
+        can: the ends of ``managed`` in one call, the system band's and the user row's units from
+        :meth:`assemble`, row units of the log range from its running sums."""
 
         engine, system, managed, wm, user, budget = c.engine, c.system, c.managed, c.wm, c.user, c.budget
         past = self._base  # every committed message in commit order (log indexes it); managed = [block?] + past[k:]
         counter = engine.counter
         has_user, tool_tokens = c.has_user, c.tool_tokens
-        n_log, n_man = len(past), len(managed)
+        n_log, n_wm = len(past), len(wm)
         pos = self._base_pos
+        pre = log.pre
         # managed = [block?] + past[k:], checked at its two ends (the shipped managers' contract);
         # each end is read once (``managed`` may be a view whose reads are not free)
-        m0 = managed[0] if n_man else None
-        blk = 1 if m0 is not None and id(m0) not in pos else 0
-        if blk and not is_summary_block(m0):  # type: ignore[arg-type]
-            return None
-        mb = (managed[1] if blk else m0) if n_man > blk else None
-        k = pos[id(mb)] if mb is not None and id(mb) in pos else n_log
-        if n_man - blk != n_log - k or (mb is not None and (mb is not past[k] or managed[-1] is not past[-1])):
+        if type(managed) is RowsView:
+            n_man, m0, m1, m_last = managed.ends()
+        else:
+            n_man = len(managed)
+            m0, m1, m_last = (managed[0], managed[1] if n_man > 1 else None, managed[-1]) if n_man else \
+                (None, None, None)
+        k = n_log
+        blk = 0
+        if m0 is not None:
+            k0 = pos.get(id(m0))
+            if k0 is None:  # not a log row: the summary block before the suffix, or not this contract
+                if not is_summary_block(m0):
+                    return None
+                blk = 1
+                if m1 is not None:
+                    k = pos.get(id(m1), n_log)
+            else:
+                k = k0
+        mb = m1 if blk else m0  # the first log row of managed (None: there is none)
+        if n_man - blk != n_log - k or (mb is not None and (mb is not past[k] or m_last is not past[-1])):
             return None
         head = 1 if system is None and m0 is not None and m0.get("role") == "system" else 0
-        protected: list[Message] = [m0] if head and m0 is not None else []
-        extra: list[Message] = [m0] if blk and not head and m0 is not None else []  # a summary block the cut may take
+        prot = m0 if head else None  # a protected head row (a system-role row standing first, no system band)
+        extra = m0 if blk and not head else None  # a summary block the cut may take
+        n_extra = 1 if extra is not None else 0
         a0 = k + 1 if head and not blk else k  # history rows from the log: past[a0:]
-        budget_tokens = trim_budget(budget.max_tokens, budget.trimmer_reserve, tool_tokens)  # the trimmer's own budget
-        wm_units = wmi.units(0, wmi.n)
+        max_tokens, reserve = budget.max_tokens, budget.trimmer_reserve
+        budget_tokens = trim_budget(max_tokens, reserve, tool_tokens)  # the trimmer's own budget
         unit = counter.unit
-        u_system = unit(system) if system else 0
-        u_user = unit(user) if has_user else 0
-        u_protected = unit(protected[0]) if protected else 0  # head is 0 or 1 row
+        u_system = c.u_system
+        u_user = c.u_user if has_user else 0
+        u_protected = unit(prot) if prot is not None else 0
+        wm_units = c.wm_units
         u_other = u_system + u_user + u_protected + wm_units
-        n_other = (1 if system else 0) + (1 if has_user else 0) + len(protected) + len(wm)
+        n_other = (1 if system else 0) + (1 if has_user else 0) + head + n_wm
 
-        def group_start(p: int) -> int:  # start_of_tool_group over history = extra + past[a0:]
-            b = log.back[p]
-            return len(extra) + b - a0 if b >= a0 else 0
-
+        # The pre-cut (what _precut does over history = [extra?] + past[a0:]): the group start of the
+        # newest row whose suffix overflows, in history positions. Group starts only grow along the
+        # log, so that start is never past the last group's (the clamp _precut applies); and when
+        # every log suffix fits, history[0:] is what overflows at most, whose cut is 0: no cut.
         cut = 0
-        if n_log > a0 or extra:
-            p = log.fits_back(budget_tokens, n_other, u_other, a0) if n_log > a0 else a0 - 1
+        if n_log > a0:
+            p = log.fits_back(budget_tokens, n_other, u_other, a0)
             if p >= a0:
-                cut = group_start(p)
-            elif extra and counter.total(u_other + counter.unit(extra[0]) + log.units(a0, n_log),
-                                         n_other + 1 + n_log - a0) > budget_tokens:
-                cut = 0  # the block alone overflows: cut before it (at 0), which is no cut
-            if n_log > a0:
-                cut = min(cut, group_start(n_log - 1))
-        a = a0 + max(0, cut - len(extra))  # first log row after the pre-cut
-        precut = RowsView(extra if cut else [], past, a0, a)
-        front: list[Message] = ([system] if system else []) + protected + (extra if not cut else [])
-        off = len(front)
+                g = log.back[p]
+                cut = n_extra + g - a0 if g >= a0 else 0
+        a = a0 + cut - n_extra if cut > n_extra else a0  # first log row after the pre-cut
+        precut = RowsView([extra] if cut and extra is not None else [], past, a0, a)
+        kept_extra = extra is not None and not cut
+        # the front: the system band, or a protected head row (only with no system band), then an uncut block
+        front: list[Message] = [system] if system else [prot] if prot is not None else []
+        if kept_extra:
+            front.append(extra)  # type: ignore[arg-type]
+        off = (1 if system or prot is not None else 0) + (1 if kept_extra else 0)  # len(front)
         messages = past[a:]  # the long run of log rows, copied once
-        messages[:0] = front
+        if off:
+            messages[:0] = front
+        end = off + n_log - a
         if has_user:
             messages.append(user)
-        placeholder = not messages and not wm
+        placeholder = not end and not has_user and not n_wm  # nothing else to send
         if placeholder:
             messages.append(HELLO)
-        end = off + n_log - a
 
-        def msg_unit(i: int) -> int:
-            return log.unit(a + i - off) if off <= i < end else counter.unit(messages[i])
+        def msg_sum(i: int, j: int) -> int:  # units of messages[i:j]: the log range from its running sums
+            if off <= i and j <= end:
+                return pre[a + j - off] - pre[a + i - off]
+            return sum(pre[a + q - off + 1] - pre[a + q - off] if off <= q < end else unit(messages[q])
+                       for q in range(i, j))
 
         # the rows around the log range: the front (system, protected head, an uncut block) and the tail
-        msg_total = log.units(a, n_log) + u_system + u_protected + (unit(extra[0]) if extra and not cut else 0) + \
-            (u_user if has_user else 0) + (unit(HELLO) if placeholder else 0)
-        n_msgs = len(messages)
-        t_head = 1 if messages and messages[0].get("role") == "system" else 0
-        trimmed = trim_with_sums(messages, max_tokens=budget.max_tokens, reserve=budget.trimmer_reserve,
-                                 fixed=tool_tokens, pin_tail=wm, counter=counter, msg_units=msg_unit,
-                                 msg_total=msg_total, pin_units=wmi.unit, pin_sum=wmi.units,
-                                 pin_chain=wmi.chain, owned=True)
+        u_extra = unit(extra) if kept_extra else 0  # type: ignore[arg-type]
+        u_hello = unit(HELLO) if placeholder else 0
+        msg_total = pre[n_log] - pre[a] + u_system + u_protected + u_extra + u_user + u_hello
+        n_msgs = end + (1 if has_user else 0) + (1 if placeholder else 0)  # len(messages)
+        t_head = 1 if n_msgs and messages[0].get("role") == "system" else 0
+        trimmed = trim_with_sums(messages, max_tokens=max_tokens, reserve=reserve,
+                                 fixed=tool_tokens, pin_tail=wm, counter=counter, msg_sum=msg_sum,
+                                 msg_total=msg_total, pin_units=wmi.unit, pin_sum=wmi.units, pin_total=wm_units,
+                                 pin_chain=wmi.chain, owned=True, budget=budget_tokens)
         # ``messages`` was handed over (owned): the trimmer's result may be that very list, so it is not read again
         out_in = trimmed.messages
+        n_in = len(out_in)
         # where the log range and working memory sit in the trimmer's output
-        dropped_hist = 0
-        if trimmed.removed:
-            for r in _explicit(trimmed.removed):
-                if r.source == "history":
-                    dropped_hist += 1
-                elif r.reason != "budget":
-                    return None  # answers of a dropped ask (HITL): the reference handles it
+        if trimmed.answers_removed:
+            return None  # answers of a dropped ask (HITL): the reference handles it
+        dropped_hist = trimmed.history_removed
         start = t_head + dropped_hist
-        la = a + max(0, start - off)  # first log row still in the payload
-        log_at = max(off, start) - start + t_head
-        wm_kept = len(out_in) - (n_msgs - dropped_hist)
-        cur = len(wm) - wm_kept
-        wm_at = len(out_in) - wm_kept
+        la = a + (start - off if start > off else 0)  # first log row still in the payload
+        log_at = (off if off > start else start) - start + t_head
+        wm_kept = n_in - (n_msgs - dropped_hist)
+        cur = n_wm - wm_kept
+        wm_at = n_in - wm_kept
         sources: list[tuple[RowIndex, int, int, int, str]] = []  # (index, lo, hi, payload offset, band)
-        for idx, lo, hi, at, band in ((log, la, n_log, log_at, "history"), (wmi, cur, len(wm), wm_at,
-                                                                             "working_memory")):
-            for s_lo, s_hi in clean_ranges(idx, lo, hi):
-                sources.append((idx, s_lo, s_hi, at + s_lo - lo, band))
-        skip = [(at, at + hi - lo) for _idx, lo, hi, at, _b in sources]
+        skip: list[tuple[int, int]] = []  # their payload ranges
+        # (working memory ends the payload: its last unit may be one of them)
+        for idx, lo, hi, at, band, to_end in ((log, la, n_log, log_at, "history", False),
+                                              (wmi, cur, n_wm, wm_at, "working_memory", True)):
+            for s_lo, s_hi in clean_ranges(idx, lo, hi, to_end):
+                p_lo = at + s_lo - lo
+                sources.append((idx, s_lo, s_hi, p_lo, band))
+                skip.append((p_lo, p_lo + s_hi - s_lo))
 
         def declares(rid: str) -> bool:
             return any(idx.declares(rid, lo, hi) for idx, lo, hi, _at, _b in sources)
@@ -470,26 +536,30 @@ class ContextAssembler:
         sanitized = sanitize_provider_messages(out_in, skip=skip, skip_declares=declares, owned=True)
         band_of = _band_rule(engine, system, user, has_user, placeholder)
         layout: list[PayloadRow | Span] = []
-        units = dict.fromkeys(BANDS, 0)
-        count = dict.fromkeys(BANDS, 0)
+        units = dict(_NO_TOKENS)
+        count = dict(_NO_TOKENS)
         sent = sanitized.messages
-        n_out = len(sent)
+        n_out = n_in if sent is out_in else len(sent)
         log_end = log_at + n_log - la  # out_in[log_at:log_end] is past[la:], out_in[wm_at:] is wm[cur:]
         u_obj = user if has_user else None
-        if sent is out_in and not sanitized.repairs and not _singled_out(log, la, n_log, pos, system, u_obj) \
-                and not _singled_out(wmi, cur, len(wm), None, system, u_obj):
+        marks = self._marks
+        if marks[0] is not past or marks[1] != n_log or marks[2] is not system or marks[3] is not u_obj:
+            marks = self._marks = (past, n_log, system, u_obj, *_marks_of(pos, system, u_obj))
+        log_marks, odd_role = marks[4], marks[5]
+        if sent is out_in and not sanitized.repairs and not _singled_out(log, la, n_log, log_marks, False) \
+                and not _singled_out(wmi, cur, n_wm, None, odd_role, system, u_obj):
             # Nothing was repaired and no row of the two ranges is one the band rule singles out, so
             # each range is one Span in its own band (what _layout_rows would build row by row) and
             # only the rows around them are read: the front (system band, protected head, an uncut
-            # block) and the user turn
+            # block) and the user turn, whose units the call already holds
             add = layout.append
             for r_lo, r_hi, idx, lo, hi, band in ((0, log_at, log, la, n_log, "history"),
-                                                  (log_end, wm_at, wmi, cur, len(wm), "working_memory")):
+                                                  (log_end, wm_at, wmi, cur, n_wm, "working_memory")):
                 for i in range(r_lo, r_hi):
                     src = sent[i]
                     b, syn = band_of(src, False)
                     add(PayloadRow(src, b, syn, src))
-                    units[b] += unit(src)
+                    units[b] += u_system if src is system else u_user if src is u_obj else unit(src)
                     count[b] += 1
                 if hi > lo:
                     add(Span(idx.rows, lo, hi, band))  # type: ignore[arg-type]
@@ -497,15 +567,17 @@ class ContextAssembler:
                     count[band] += hi - lo
         else:
             _layout_rows(layout, units, count, sanitized, sources, out_in, band_of, unit,
-                         (log, la, log_at, log_end, pos), (wmi, cur, wm_at), system, u_obj)
-        bands = dict.fromkeys(BANDS, 0)
-        for k_, n_ in count.items():
-            if n_:
-                bands[k_] = counter.total(units[k_], n_)
+                         (log, la, log_at, log_end, log_marks), (wmi, cur, wm_at), system, u_obj, odd_role)
+        payload_units = sum(units.values())
+        bands = units  # each band's units become its tokens, in place
+        if not log.additive:  # else total(units, n) is units
+            total = counter.total
+            for k_, n_ in count.items():
+                if n_:
+                    bands[k_] = total(units[k_], n_)
         bands["tool_schemas"] = tool_tokens
-        payload_tokens = counter.total(sum(units.values()), n_out) + tool_tokens
-        result = _assembly(c, sanitized.messages, layout, bands, payload_tokens, trimmed, sanitized.repairs,
-                           precut)
+        payload_tokens = counter.total(payload_units, n_out) + tool_tokens
+        result = _assembly(c, sent, layout, bands, payload_tokens, trimmed, sanitized.repairs, precut)
         result.clean = sanitized.clean
         result.skip_declares = declares
         result.verified = sanitized.verified
@@ -515,15 +587,17 @@ class ContextAssembler:
 def _layout_rows(layout: list[PayloadRow | Span], units: dict[str, int], count: dict[str, int],
                  sanitized: SanitizeResult, sources: Sequence[tuple[RowIndex, int, int, int, str]],
                  out_in: Sequence[Message], band_of: Callable[[Message, bool], tuple[str, str | None]],
-                 unit: Callable[[Message], int], log_part: tuple[RowIndex, int, int, int, Mapping[int, int]],
-                 wm_part: tuple[RowIndex, int, int], system: Message | None, user: Message | None) -> None:
+                 unit: Callable[[Message], int], log_part: tuple[RowIndex, int, int, int, tuple[int, ...]],
+                 wm_part: tuple[RowIndex, int, int], system: Message | None, user: Message | None,
+                 odd_role: bool) -> None:
     """The incremental layout row by row, for a payload the pairing pass changed or whose ranges hold
     a row the band rule singles out: the clean ranges in one step each, every other row read. A run
     of rows sent as they are, in their own band, from one index grows as one Span — the clean ranges
     and the rows between them alike (a face sees the same rows and bands as with one row a part).
     ``log_part`` is (index, first log row sent, its payload position, the end of the log rows in the
-    payload, the log's positions by identity); ``wm_part`` (index, first row sent, its position)."""
-    log, la, log_at, log_end, pos = log_part
+    payload, the log positions of the system band's row and the user row: :func:`_marks_of`); ``wm_part``
+    (index, first row sent, its position); ``odd_role`` as :func:`_marks_of` gives it."""
+    log, la, log_at, log_end, log_marks = log_part
     wmi, cur, wm_at = wm_part
     add = layout.append
     run_idx: RowIndex | None = None
@@ -549,7 +623,8 @@ def _layout_rows(layout: list[PayloadRow | Span], units: dict[str, int], count: 
             (o_lo, o_hi), (idx, lo, hi, _at, band) = nxt  # type: ignore[misc]
             nxt = next(spans, None)
             at_span = nxt[0][0] if nxt is not None else -1
-            if not _singled_out(idx, lo, hi, pos if idx is log else None, system, user):
+            if not (_singled_out(idx, lo, hi, log_marks, False) if idx is log else
+                    _singled_out(idx, lo, hi, None, odd_role, system, user)):
                 if run_idx is idx and run_hi == lo:
                     run_hi = hi
                 else:
@@ -599,37 +674,46 @@ def _layout_rows(layout: list[PayloadRow | Span], units: dict[str, int], count: 
         flush()
 
 
-def _singled_out(idx: RowIndex, lo: int, hi: int, pos: Mapping[int, int] | None, system: Message | None,
-                 user: Message | None) -> bool:
+def _marks_of(pos: Mapping[int, int], system: Message | None, user: Message | None) -> tuple[tuple[int, ...], bool]:
+    """What :func:`_singled_out` needs of the system band's row and the user row (``user`` None when
+    there is none), read once while they and the log stay the same: their positions in the committed
+    log (``pos``: its positions by identity), and whether either has an assistant or tool role."""
+    marks: list[int] = []
+    odd = False
+    for obj in (system, user):
+        if obj is not None:
+            p = pos.get(id(obj))
+            if p is not None:
+                marks.append(p)
+            if obj.get("role") in ("assistant", "tool"):
+                odd = True
+    return tuple(marks), odd
+
+
+def _singled_out(idx: RowIndex, lo: int, hi: int, log_marks: tuple[int, ...] | None, odd_role: bool,
+                 system: Message | None = None, user: Message | None = None) -> bool:
     """Whether a row of ``idx.rows[lo:hi]`` is one the band rule (:func:`_band_rule`) gives a band
     other than its range's: the system band's row, the current user row (``user``, None when there
-    is none) or, in the committed log (``pos``: its positions by identity; None for working memory),
-    a summary block. O(log rows) by bisection; for working memory among its rows that are neither
-    assistant nor tool rows (when the two rows themselves are such rows, it cannot tell: True)."""
+    is none) or, in the committed log, a summary block. ``log_marks`` and ``odd_role`` come from
+    :func:`_marks_of`: for the committed log ``log_marks`` are the positions of the first two in it
+    (the rows themselves are not needed); for working memory it is None and ``system``/``user`` are
+    looked for among its rows that are neither assistant nor tool rows (when either of the two has
+    such a role, ``odd_role``, it cannot tell: True). O(log rows) by bisection."""
     if hi <= lo:
         return False
-    if pos is not None:
-        for obj in (system, user):
-            if obj is not None:
-                p = pos.get(id(obj))
-                if p is not None and lo <= p < hi:
-                    return True
+    if log_marks is not None:
+        for p in log_marks:
+            if lo <= p < hi:
+                return True
         return idx.has_block(lo, hi)
-    for obj in (system, user):
-        if obj is not None and obj.get("role") in ("assistant", "tool"):
-            return True
+    if odd_role:
+        return True
     odd = idx.others_in(lo, hi)
     if not odd:
         return False
     rows = idx.rows
     assert rows is not None
     return any((system is not None and rows[p] is system) or (user is not None and rows[p] is user) for p in odd)
-
-
-def _explicit(removed: Iterable[Any]) -> Iterator[Removal]:
-    """The explicitly recorded removals (a range of working memory is always a budget removal)."""
-    parts = removed.parts() if isinstance(removed, Removals) else removed
-    return (p for p in parts if isinstance(p, Removal))
 
 
 @dataclass(slots=True)
@@ -647,6 +731,9 @@ class _Call:
     managed: Sequence[Message]
     decision: CMDecision
     hitl: bool
+    u_system: int  # units of the system band's row (0: none)
+    u_user: int  # units of ``user``
+    wm_units: int  # units of all of working memory (read by the incremental path only)
 
 
 def _band_rule(engine: ContextEngine, system: Message | None, user: Message, has_user: bool,
@@ -765,7 +852,8 @@ class ContextEngine:
         if result.decision.summarizer_called:
             self.summarizer_calls["in_turn"] += 1
         try:
-            if not getattr(result, "verified", False):  # a custom assembler's payload is always checked here
+            # a custom assembler's payload is always checked here (its result may have no ``verified``)
+            if not (result.verified if type(result) is Assembly else getattr(result, "verified", False)):
                 check_provider_payload(result.messages, skip=getattr(result, "clean", ()),
                                        skip_declares=getattr(result, "skip_declares", None))
         except ProviderPayloadError as exc:

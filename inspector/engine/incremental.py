@@ -47,6 +47,9 @@ class RowIndex:
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
+        self.additive: bool = bool(getattr(counter, "additive", False))
+        """Whether the counter's ``total(units, n)`` is ``units`` (its per-row overhead is inside
+        each unit): running unit sums are then token counts and compare with a budget directly."""
         self.measured = 0
         self._reset(None)
 
@@ -73,10 +76,10 @@ class RowIndex:
         new row (working memory committed to the log: ``[user row?] + working memory + [reply?]``);
         their facts are then taken over from it instead of derived a second time (:meth:`_carry`)."""
         n = self.n
-        if rows is not self.rows or len(rows) < n or (n and rows[n - 1] is not self.last):
+        end = len(rows)
+        if rows is not self.rows or end < n or (n and rows[n - 1] is not self.last):
             self._reset(rows)
             n = 0
-        end = len(rows)
         if carry is not None and end - n > 1 and carry.n > 1 and carry.counter is self.counter:
             n = self._carry(rows, n, end, carry)
         if end > n:
@@ -134,6 +137,7 @@ class RowIndex:
         others = self.others
         total = pre[-1]
         grp_open, u_ok, u_ids, u_seen = self._open, self._u_ok, self._u_ids, self._u_seen
+        u_n = len(u_ids) if u_ids is not None else 0  # results the open unit's head asks for
         for p in range(lo, hi):
             m = rows[p]
             total += unit(m)
@@ -142,7 +146,7 @@ class RowIndex:
             if role == "tool" and p > 0:
                 back.append(back[p - 1])
                 if u_ok:  # one more result of the open unit: it must answer the next call id
-                    u_ok = u_ids is not None and u_seen < len(u_ids) and m.get("tool_call_id") == u_ids[u_seen]
+                    u_ok = u_seen < u_n and m.get("tool_call_id") == u_ids[u_seen]  # type: ignore[index]
                     u_seen += 1
                 if grp_open:  # leading_group_size: an ask takes the whole run of tool rows after it
                     continue
@@ -153,16 +157,17 @@ class RowIndex:
             back.append(p)
             if role != "assistant" and role != "tool":
                 others.append(p)
-            ask = role == "assistant" and bool(m.get("tool_calls"))  # is_ask, for a dict
+            calls = m.get("tool_calls") if role == "assistant" else None
+            ask = bool(calls)  # is_ask, for a dict
             # it closes the open unit, which is *clean* — passes the pairing repair and the final check
             # unchanged wherever it stands (the contract of ``skip`` in the pairing pass) — when its head
             # is a dict with a provider role, not ``tool``, not a summary block, and it is either alone or
             # an ask whose ``tool_calls`` is a list of distinct string ids followed by exactly one result
             # per id, in declaration order
-            if starts and not (u_ok and (u_seen == 0 if u_ids is None else u_seen == len(u_ids))):
+            if starts and not (u_ok and u_seen == u_n):  # (u_n is 0 for a head that is not an ask)
                 dirty.append(starts[-1])
             starts.append(p)
-            u_seen = 0
+            u_seen = u_n = 0
             u_ids = None
             if role not in PROVIDER_ROLES or role == "tool":
                 u_ok = False
@@ -171,8 +176,8 @@ class RowIndex:
                 self.blocks.append(p)
             elif ask:
                 u_ids = ids = call_ids(m)
-                u_ok = isinstance(m.get("tool_calls"), (list, tuple)) and bool(ids) and \
-                    len(set(ids)) == len(ids)
+                u_n = len(ids)
+                u_ok = isinstance(calls, (list, tuple)) and u_n > 0 and len(set(ids)) == u_n
                 for cid in ids:
                     at = asks.get(cid)
                     if at is None:
@@ -189,6 +194,12 @@ class RowIndex:
         self.last = rows[hi - 1]
 
     # -- reading ------------------------------------------------------------------------------
+    def last_unit_clean(self) -> bool:
+        """Whether the last pairing unit (still open: rows may follow) is, as it stands, complete and
+        clean — what it would be judged when closed now: a provider-role head that is not a tool row
+        or a summary block, alone or an ask answered once per distinct id in declaration order."""
+        return self.n > 0 and self._u_ok and self._u_seen == (len(self._u_ids) if self._u_ids is not None else 0)
+
     def units(self, lo: int, hi: int) -> int:
         """Units of ``rows[lo:hi]``."""
         return self.pre[hi] - self.pre[lo]
@@ -206,12 +217,18 @@ class RowIndex:
 
     def has_block(self, lo: int, hi: int) -> bool:
         """Whether a summary block stands in ``rows[lo:hi]``."""
-        k = bisect_left(self.blocks, lo)
-        return k < len(self.blocks) and self.blocks[k] < hi
+        blocks = self.blocks
+        if not blocks:  # the usual answer (no fold has put a block in this list), without a bisection
+            return False
+        k = bisect_left(blocks, lo)
+        return k < len(blocks) and blocks[k] < hi
 
     def others_in(self, lo: int, hi: int) -> list[int]:
         """Positions in ``[lo, hi)`` of the rows that are neither assistant nor tool rows."""
-        return self.others[bisect_left(self.others, lo):bisect_left(self.others, hi)]
+        others = self.others
+        if not others:  # working memory of a plain tool loop: assistant and tool rows only
+            return []
+        return others[bisect_left(others, lo):bisect_left(others, hi)]
 
     def chain_from(self, lo: int) -> list[int]:
         """The trimmer's group starts within ``rows[lo:]`` when ``lo`` is one of them, else []."""
@@ -227,7 +244,7 @@ class RowIndex:
         total = self.counter.total
         end = self.n
         pre = self.pre
-        if getattr(self.counter, "additive", False):  # total(u, n) == u: a C-level bisection over the sums
+        if self.additive:  # total(u, n) == u: a C-level bisection over the sums
             # the smallest i in [lo, end) with units_other + pre[end] - pre[i] <= budget; pre never falls
             return bisect_left(pre, pre[end] + units_other - budget_units, lo, end) - 1
         a, b = lo, end  # answer in [lo - 1, end - 1]
@@ -241,28 +258,37 @@ class RowIndex:
         return a - 1
 
 
-def clean_ranges(index: RowIndex, lo: int, hi: int) -> list[tuple[int, int]]:
+def clean_ranges(index: RowIndex, lo: int, hi: int, to_end: bool = False) -> list[tuple[int, int]]:
     """Ranges of ``rows[lo:hi]`` made of whole clean units, each followed by a non-tool row inside
-    the range: everything but the first unit (which may begin mid-group), the last unit (whatever
-    follows the range comes next) and the dirty units in between."""
-    if hi - lo < 3:
+    the range: every unit of the range but the dirty ones, the first when it begins before ``lo``
+    (mid-group) and the last (whatever follows the range comes next). With ``to_end`` the range
+    ends the payload (nothing follows it): its last unit is then one of them too when it is the
+    index's last unit (``hi`` is the end of the index), begins inside the range, and is complete
+    and clean so far (:meth:`RowIndex.last_unit_clean`) — the pinned tail of working memory."""
+    if hi <= lo:
         return []
     starts = index.starts
-    k = bisect_right(starts, lo)  # first unit start after lo
-    last = index.back[hi - 1] if index.back[hi - 1] >= lo else lo
-    if k >= len(starts) or starts[k] >= last:
+    n_starts = len(starts)
+    g = index.back[hi - 1]  # where the last unit of the range begins
+    last = g if g >= lo else lo
+    end = hi if to_end and g >= lo and hi == index.n and index.last_unit_clean() else last
+    k = bisect_left(starts, lo)  # first unit start at or after lo
+    if k >= n_starts or starts[k] >= end:
         return []
     a = starts[k]
-    out: list[tuple[int, int]] = []
-    d = bisect_left(index.dirty, a)
     dirty = index.dirty
-    while d < len(dirty) and dirty[d] < last:
+    if not dirty:  # every completed unit of the index is clean (the usual log): one range
+        return [(a, end)]
+    out: list[tuple[int, int]] = []
+    n_dirty = len(dirty)
+    d = bisect_left(dirty, a)
+    while d < n_dirty and dirty[d] < end:
         s = dirty[d]
         if s > a:
             out.append((a, s))
         nxt = bisect_right(starts, s)
-        a = starts[nxt] if nxt < len(starts) else last
+        a = starts[nxt] if nxt < n_starts else end
         d += 1
-    if last > a:
-        out.append((a, last))
+    if end > a:
+        out.append((a, end))
     return out

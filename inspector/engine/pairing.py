@@ -183,9 +183,9 @@ def _outside(messages: Sequence[Any], skip: Sequence[tuple[int, int]]) -> list[i
     out: list[int] = []
     i = 0
     for lo, hi in skip:
-        out.extend(range(i, lo))
+        out += range(i, lo)
         i = hi
-    out.extend(range(i, len(messages)))
+    out += range(i, len(messages))
     return out
 
 

@@ -74,11 +74,9 @@ class _CachedCounter:
         self._cache: dict[int, tuple[Message, int, int]] = {}
         self._computed = 0
 
-    def _entry(self, msg: Message) -> tuple[Message, int, int]:
-        key = id(msg)
-        hit = self._cache.get(key)
-        if hit is not None and hit[0] is msg:
-            return hit
+    def _measured(self, msg: Message, key: int) -> tuple[Message, int, int]:
+        """Measure ``msg`` (not in the cache under ``key``, its id) and cache it: the miss path of
+        :meth:`unit` and :meth:`history_unit`, which looked the key up already (one look-up, not two)."""
         self._computed += 1
         u = self._measure(msg)
         # a counter whose trigger units are its payload units measures each message once, not twice
@@ -94,16 +92,18 @@ class _CachedCounter:
         return self._measure(msg)
 
     def unit(self, msg: Message) -> int:
-        hit = self._cache.get(id(msg))  # the hit path inline: a replay asks this once per row per call
+        key = id(msg)
+        hit = self._cache.get(key)  # the hit path inline: a replay asks this once per row per call
         if hit is not None and hit[0] is msg:
             return hit[1]
-        return self._entry(msg)[1]
+        return self._measured(msg, key)[1]
 
     def history_unit(self, msg: Message) -> int:
-        hit = self._cache.get(id(msg))
+        key = id(msg)
+        hit = self._cache.get(key)
         if hit is not None and hit[0] is msg:
             return hit[2]
-        return self._entry(msg)[2]
+        return self._measured(msg, key)[2]
 
     def total(self, units: int, n: int) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -194,10 +194,14 @@ class TiktokenCounter(_CachedCounter):
         return len(self._enc.encode(text, disallowed_special=()))
 
     def _measure(self, msg: Message) -> int:
-        n = self.PER_MESSAGE + self.text_tokens(content_text(msg.get("content")))
+        # every message of a replay comes through here once: a string content is its own text, an
+        # empty text has no tokens and a message with no ``tool_calls`` key has no calls (no call each)
+        c = msg.get("content")
+        text = c if isinstance(c, str) else content_text(c)
+        n = self.PER_MESSAGE + (self.text_tokens(text) if text else 0)
         if msg.get("name"):
             n += self.PER_NAME + self.text_tokens(str(msg["name"]))
-        for call in _tool_calls(msg):
+        for call in _tool_calls(msg) if "tool_calls" in msg else ():
             fn = call.get("function") if isinstance(call, dict) else None
             if isinstance(fn, dict):
                 name = str(fn.get("name", ""))

@@ -39,8 +39,12 @@ _log = logging.getLogger(__name__)
 
 
 def trim_budget(max_tokens: int, reserve: int, fixed: int) -> int:
-    """Tokens the messages may use: ``max(0, max_tokens − max(0, reserve) − max(0, fixed))``."""
-    return max(0, max_tokens - max(0, reserve) - max(0, fixed))
+    """Tokens the messages may use: ``max(0, max_tokens − max(0, reserve) − max(0, fixed))``.
+
+    Written with conditional expressions, not ``max``: every LLM call asks this (the pre-cut and
+    the trimmer), and three builtin calls cost more than the subtraction they guard."""
+    left = max_tokens - (reserve if reserve > 0 else 0) - (fixed if fixed > 0 else 0)
+    return left if left > 0 else 0
 
 
 def trim_messages_to_budget(
@@ -110,13 +114,15 @@ def trim_messages_to_budget(
         total = counter.total(units, count)
 
     result = list(messages[:head]) + list(messages[start:]) + list(pin_tail[pin_start:held]) + list(pin_tail[cur:])
-    return _result(result, removed, total, budget, n_pin - cur)
+    return _result(result, removed, total, budget, n_pin - cur, start - head, pin_start)
 
 
 
-def _result(result: list[Message], removed: list[Removal] | Removals, total: int, budget: int, newest_rows: int) -> TrimResult:
+def _result(result: list[Message], removed: list[Removal] | Removals, total: int, budget: int, newest_rows: int,
+            history_removed: int, answers_removed: int) -> TrimResult:
     """The trim's outcome, shared by the reference and the incremental trimmer: over budget only when
-    what is pinned alone does not fit, which is said once on the log."""
+    what is pinned alone does not fit, which is said once on the log. The two counts say what
+    ``removed`` holds without reading it (history rows; answers of a dropped ask)."""
     over = total > budget
     if over:
         _log.warning(
@@ -126,7 +132,7 @@ def _result(result: list[Message], removed: list[Removal] | Removals, total: int
             total,
             newest_rows,
         )
-    return TrimResult(result, removed, over, total)
+    return TrimResult(result, removed, over, total, history_removed, answers_removed)
 
 def _answers_end(ask: Message, pin_tail: Sequence[Message], pin_start: int) -> int:
     """End of the run of rows at ``pin_tail[pin_start:]`` answering ``ask`` (each id once)."""
@@ -169,42 +175,48 @@ def trim_with_sums(
     fixed: int,
     pin_tail: Sequence[Message],
     counter: TokenCounter,
-    msg_units: Callable[[int], int],
+    msg_sum: Callable[[int, int], int],
     msg_total: int,
     pin_units: Callable[[int], int],
     pin_sum: Callable[[int, int], int],
+    pin_total: int,
     pin_chain: Sequence[int],
     owned: bool = False,
+    budget: int | None = None,
 ) -> TrimResult:
     """:func:`trim_messages_to_budget` for incremental assembly: the same result, without reading
     every row.
 
     The caller knows the unit sums already (running sums over the committed log and working
-    memory): ``msg_total`` is the units of ``messages``, ``msg_units(k)`` one row's, ``pin_sum(lo, hi)``
-    the units of ``pin_tail[lo:hi]`` and ``pin_units(k)`` one row's; ``pin_chain`` is the start of every
+    memory): ``msg_total`` is the units of ``messages``, ``msg_sum(lo, hi)`` those of ``messages[lo:hi]``
+    (asked once per dropped group), ``pin_sum(lo, hi)``
+    the units of ``pin_tail[lo:hi]``, ``pin_total`` those of all of it and ``pin_units(k)`` one row's; ``pin_chain`` is the start of every
     working-memory group as :func:`~inspector.engine.history.leading_group_size` chains them from row
     0 (recorded when each row was appended). History groups are dropped one by one as in the
     reference (after the pre-cut there are a handful); the working-memory cut — thousands of groups in
     one enormous turn — is found by bisection over the group starts, and the rows it removes are
     recorded as one range of ``pin_tail``. Cost: O(history groups dropped + log(groups)), plus
     copying the kept rows into the result list. ``owned``: the caller hands ``messages`` (a list)
-    over — it may become the result's list instead of being copied once more.
+    over — it may become the result's list instead of being copied once more. ``budget``: the
+    caller's ``trim_budget(max_tokens, reserve, fixed)`` when it has it already (not computed twice).
     """
-    units = msg_total + pin_sum(0, len(pin_tail))
-    count = len(messages) + len(pin_tail)
+    n_msgs, n_pin = len(messages), len(pin_tail)
+    units = msg_total + pin_total
+    count = n_msgs + n_pin
     total = counter.total(units, count)
     if max_tokens <= 0:
         return TrimResult(_joined(messages, 0, pin_tail, owned=owned), [], False, total)
-    budget = trim_budget(max_tokens, reserve, fixed)
+    if budget is None:
+        budget = trim_budget(max_tokens, reserve, fixed)
     if total <= budget:
         return TrimResult(_joined(messages, 0, pin_tail, owned=owned), [], False, total)
 
     removed = Removals()
-    n_msgs, n_pin = len(messages), len(pin_tail)
     head = 1 if n_msgs and messages[0].get("role") == "system" else 0
     start = head
     pin_start = 0
-    last_ask_ids = set(call_ids(messages[-1])) if n_msgs > head and is_ask(messages[-1]) else set()
+    last_ask = n_msgs > head and is_ask(messages[-1])  # the last history row is an ask (kept: the last group)
+    last_ask_ids = set(call_ids(messages[-1])) if last_ask else set()
     # answers of a dropped ask can only stand at the front of pin_tail: with none there, none is owed
     answers_first = n_pin > 0 and pin_tail[0].get("role") == "tool"
     while total > budget and n_msgs - start > 1:
@@ -212,8 +224,8 @@ def trim_with_sums(
         if size >= n_msgs - start:
             break
         first = messages[start]
+        units -= msg_sum(start, start + size)
         for k in range(start, start + size):
-            units -= msg_units(k)
             removed.append(Removal(messages[k], "history"))
         count -= size
         start += size
@@ -231,9 +243,7 @@ def trim_with_sums(
                 pin_start += 1
         total = counter.total(units, count)
 
-    held = pin_start
-    if n_msgs > head and is_ask(messages[-1]):
-        held = _answers_end(messages[-1], pin_tail, pin_start)
+    held = _answers_end(messages[-1], pin_tail, pin_start) if last_ask else pin_start
     cur = held
     if total > budget and n_pin - cur > 0:
         if held == 0 and pin_chain:
@@ -266,7 +276,7 @@ def trim_with_sums(
 
     result = _joined(messages, start, pin_tail[pin_start:held], pin_tail[cur:] if cur else pin_tail, head=head,
                      owned=owned)
-    return _result(result, removed, total, budget, n_pin - cur)
+    return _result(result, removed, total, budget, n_pin - cur, start - head, pin_start)
 
 
 def _joined(messages: Sequence[Message], start: int, *tails: Sequence[Message], head: int = 0,

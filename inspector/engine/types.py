@@ -80,6 +80,8 @@ class TrimResult:
     removed: list[Removal] | Removals = field(default_factory=list)
     over_budget: bool = False  # pinned content alone exceeds the budget (warning, never silent deletion)
     tokens: int = 0  # counter total of ``messages`` after trimming
+    history_removed: int = 0  # how many of ``removed`` are history rows (the oldest rows of ``messages``)
+    answers_removed: int = 0  # how many are answers of a dropped ask (the trimmer's HITL rule)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +156,8 @@ class RowsView(Sequence[Message]):
     __slots__ = ("_head", "_rows", "_lo", "_hi")
 
     def __init__(self, head: Sequence[Message], rows: Sequence[Message], lo: int, hi: int) -> None:
-        self._head, self._rows, self._lo, self._hi = list(head), rows, lo, max(lo, hi)
+        # (no builtin calls for the usual empty head and ordered bounds: a view is made on every LLM call)
+        self._head, self._rows, self._lo, self._hi = list(head) if head else [], rows, lo, hi if hi > lo else lo
 
     def __eq__(self, other: object) -> bool:
         """Equal to a list, tuple or view holding the same rows (it stands for a list)."""
@@ -170,6 +173,18 @@ class RowsView(Sequence[Message]):
 
     def __len__(self) -> int:
         return len(self._head) + self._hi - self._lo
+
+    def ends(self) -> tuple[int, Message | None, Message | None, Message | None]:
+        """``(len, first row, second row, last row)``, None where the view has no such row, in one
+        call: what a reader checking a view's two ends needs (each indexing is a call of its own)."""
+        hd, rows, lo, hi = self._head, self._rows, self._lo, self._hi
+        h = len(hd)
+        n = h + hi - lo
+        if not n:
+            return 0, None, None, None
+        first = hd[0] if h else rows[lo]
+        second = None if n < 2 else (hd[1] if h > 1 else rows[lo + 1 - h])
+        return n, first, second, rows[hi - 1] if hi > lo else hd[-1]
 
     def __iter__(self) -> Iterator[Message]:
         yield from self._head
