@@ -568,7 +568,8 @@ def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: flo
     return Frame(
         turn, step, at, asm.budget, dict(asm.bands), asm.payload_tokens, asm.headroom,
         _call_decision(decision, {} if decisions is None else decisions),
-        tuple(_segments(asm, refs)), tuple(trimmed), trimmed_synth, _row_ranges(decision.folded, refs),
+        tuple(_segments(asm, refs)), tuple(trimmed), trimmed_synth,
+        _row_ranges(decision.folded, refs) if decision.folded else (),  # most calls fold nothing
         tuple([FrameRepair(r, refs.get(row) if row is not None else None)
                for r, row in zip(repairs, asm.repaired_rows or [None] * len(repairs))]) if repairs else (),
         asm.check, None if price is None else round(asm.payload_tokens * price, 10), usage, decision.summary_text,
