@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import methodcaller
 from pathlib import Path
 from typing import Any
 
@@ -137,10 +138,13 @@ def _declares_system(settings: Any) -> bool:
 
 
 def _transcript_system(transcript: Any) -> list[tuple[int, str]]:
+    """``(index, text)`` of every system message. The roles are read by ``map`` in C: a replay
+    resolves its agent once, but over every message of a transcript that may be long."""
+    msgs = transcript.messages
     out = []
-    for i, m in enumerate(transcript.messages):
-        if m.get("role") == "system":
-            c = m.get("content")
+    for i, role in enumerate(map(methodcaller("get", "role"), msgs)):
+        if role == "system":
+            c = msgs[i].get("content")
             out.append((i, c if isinstance(c, str) else str(c or "")))
     return out
 

@@ -17,6 +17,8 @@ import dataclasses
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import count
+from operator import methodcaller
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,7 +30,7 @@ from inspector.engine.managers.summarising import is_summary_block
 from inspector.engine.summarizers import Summarizer, as_summarizer, calls_a_model
 from inspector.engine.summarizers.llm import SummaryCache
 from inspector.engine.summarizers.standin import StandInSummarizer
-from inspector.engine.types import Message, Removal, Removals, Repair, RowsView, Span
+from inspector.engine.types import Message, Removals, Repair, RowsView, Span
 from inspector.manifest import as_settings
 
 T = TypeVar("T")
@@ -44,6 +46,9 @@ from inspector.policy import (
 )
 
 __all__ = ["SUMMARIZER_MODES", "Commit", "Frame", "Replay", "replay"]
+
+_ROLE = methodcaller("get", "role")
+"""A message's role (None when it has none), read by ``map`` in C: the replay loop reads every message's."""
 
 SUMMARY_TRIMMED = "summary block computed but trimmed for budget (token trimmer): the model saw neither it " \
                   "nor the turns it summarises"
@@ -69,9 +74,10 @@ def _row_ranges(rows: Sequence[Message], refs: _Refs) -> tuple[tuple[int, int], 
     ``len − 1`` apart the rows are that one range, read from the ends; otherwise every row is looked up."""
     if not rows:
         return ()
-    a = refs.whole(rows, 0, len(rows))
+    n = len(rows)
+    a = refs.whole(rows, 0, n)
     if a is not None:
-        return ((a, a + len(rows)),)
+        return ((a, a + n),)
     return tuple(_ranges(r for r in (refs.get(m) for m in rows) if r is not None))
 
 
@@ -84,7 +90,8 @@ def _merge(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int
     out: list[tuple[int, int]] = []
     for lo, hi in sorted(a + b):
         if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], max(hi, out[-1][1]))
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
         else:
             out.append((lo, hi))
     return out
@@ -377,7 +384,7 @@ class _Refs:
     looking at its ends, halving only where the run is not contiguous (O(log n) per break)."""
 
     def __init__(self, msgs: Sequence[Message]) -> None:
-        self.ref = {id(m): i for i, m in enumerate(msgs)}
+        self.ref = dict(zip(map(id, msgs), count()))  # id → index, later duplicates win (built in C)
         self.msgs = msgs
 
     def get(self, m: Message) -> int | None:
@@ -394,6 +401,23 @@ class _Refs:
         if a is not None and b is not None and b - a == hi - lo - 1 and msgs[a] is m0 and msgs[b] is m1:
             return a
         return None
+
+    def add_run(self, ranges: list[tuple[int, int]], rows: Sequence[Message], lo: int, hi: int) -> int:
+        """Append the transcript ranges of ``rows[lo:hi]`` to ``ranges``; return how many of its rows
+        are synthesised (no transcript index)."""
+        if hi <= lo:
+            return 0
+        a = self.whole(rows, lo, hi)
+        if a is not None:
+            ranges.append((a, a + hi - lo))  # one run: the usual case
+            return 0
+        extra = 0
+        for ref, n in self.runs(rows, lo, hi):
+            if ref is None:
+                extra += n
+            else:
+                ranges.append((ref, ref + n))
+        return extra
 
     def runs(self, rows: Sequence[Message], lo: int, hi: int) -> Iterator[tuple[int | None, int]]:
         """``(ref, n)`` runs covering ``rows[lo:hi]`` in order; ``ref`` None for a row of no transcript index."""
@@ -476,85 +500,76 @@ def _segments(asm: Assembly, refs: _Refs) -> list[Segment]:
     return out
 
 
-def _removed_ranges(pre: Sequence[Message], few: Sequence[Any], refs: _Refs) -> tuple[list[tuple[int, int]], int]:
+def _removed_ranges(pre: Sequence[Message], few: Sequence[Any],
+                    refs: _Refs) -> tuple[list[tuple[int, int]], int, list[Message]]:
     """Transcript ranges the budget removed (the pre-cut ``pre``, then the trimmer's removals
     ``few``: :meth:`~inspector.engine.types.Removals.parts` or a list of
-    :class:`~inspector.engine.types.Removal`) and how many removed rows were synthesised (no
-    transcript index). O(recorded parts + breaks), not O(removed rows)."""
+    :class:`~inspector.engine.types.Removal`), how many removed rows were synthesised (no
+    transcript index), and the synthesised rows that may be a summary block the model did not see
+    (Q18): such a block can only stand among the pre-cut prefix's first three rows (at its head; a
+    stack replay pre-cuts thousands of rows per call, never walk all of them) or be one of the
+    trimmer's single-row removals. The pre-cut's rows are looked at only when its runs hold a
+    synthesised row at all. O(recorded parts + breaks), not O(removed rows)."""
     ranges: list[tuple[int, int]] = []
+    lone: list[Message] = []
     synth = 0
-
-    def add_run(rows: Sequence[Message], lo: int, hi: int) -> int:
-        """Record the run's transcript ranges; return how many of its rows are synthesised."""
-        if hi <= lo:
-            return 0
-        a = refs.whole(rows, lo, hi)
-        if a is not None:
-            ranges.append((a, a + hi - lo))  # one run: the usual case
-            return 0
-        extra = 0
-        for ref, n in refs.runs(rows, lo, hi):
-            if ref is None:
-                extra += n
-            else:
-                ranges.append((ref, ref + n))
-        return extra
 
     if type(pre) is RowsView:
         head, rows, lo, hi = pre.source()
         if head:
-            synth += add_run(head, 0, len(head))
+            synth += refs.add_run(ranges, head, 0, len(head))
         if hi > lo:
-            synth += add_run(rows, lo, hi)
+            synth += refs.add_run(ranges, rows, lo, hi)
+        if synth:
+            lone = [m for m in [*head[:3], *rows[lo:min(hi, lo + 3)]][:3] if refs.get(m) is None]
     elif pre:
-        synth += add_run(pre, 0, len(pre))
+        synth += refs.add_run(ranges, pre, 0, len(pre))
+        if synth:
+            lone = [m for m in pre[:3] if refs.get(m) is None]
     for part in few:
         if type(part) is tuple:
-            synth += add_run(part[0], part[1], part[2])
+            synth += refs.add_run(ranges, part[0], part[1], part[2])
         else:  # one row: its own index, or a synthesised row
-            r = refs.get(part.message)
+            m = part.message
+            r = refs.get(m)
             if r is None:
                 synth += 1
+                lone.append(m)
             else:
                 ranges.append((r, r + 1))
     if len(ranges) < 2:
-        return ranges, synth
-    return _merge([], ranges), synth
+        return ranges, synth, lone
+    return _merge([], ranges), synth, lone
 
 
 def _call_decision(d: CMDecision, seen: dict[tuple[Any, ...], CallDecision]) -> CallDecision:
     """``CallDecision.of(d)``, shared with an equal earlier one from ``seen`` (a replay's own
     table): the record is frozen, and most calls of a replay repeat a handful of decisions."""
     key = (d.action, d.compressed_turns, d.kept_turns, d.dropped_turns, d.summarizer_called, d.error, d.raw_tokens)
-    hit = seen.get(key)
-    if hit is None:
+    try:
+        return seen[key]  # the usual case: a decision seen before (a miss happens once per distinct one)
+    except KeyError:
         hit = seen[key] = CallDecision(*key)
-    return hit
+        return hit
 
 
 def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: float | None,
            usage: dict[str, Any] | None, decisions: dict[tuple[Any, ...], CallDecision] | None = None) -> Frame:
-    pre = asm.precut
-    removed = asm.trimmer_removed
-    few = removed.parts() if isinstance(removed, Removals) else removed
-    trimmed, trimmed_synth = _removed_ranges(pre, few, refs)
-    # a summary block can only stand at the head of the pre-cut prefix (a stack replay pre-cuts thousands of
-    # rows per call: never walk all of them), or among the trimmer's own few removals
-    if type(pre) is RowsView:
-        head, rows, lo, hi = pre.source()
-        first = [*head[:3], *rows[lo:min(hi, lo + 3)]][:3] if head or hi > lo else []
-    else:
-        first = list(pre[:3]) if pre else []
-    cut_rows = [*first, *(rm.message for rm in few if isinstance(rm, Removal))] if few else first
+    removed = asm.trimmer_removed  # a Removals (its parts are read), or a list of Removal records
+    few: Sequence[Any] = removed
+    if type(removed) is Removals or (type(removed) is not list and isinstance(removed, Removals)):
+        few = removed.parts()
+    trimmed, trimmed_synth, lone = _removed_ranges(asm.precut, few, refs)
     not_sent = tuple([{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
-                      for m in cut_rows if refs.get(m) is None and is_summary_block(m)]) if cut_rows else ()
+                      for m in lone if is_summary_block(m)]) if lone else ()
     repairs = asm.repairs
     decision = asm.decision
     # positional, in Frame's field order (keywords cost a frame more than half a microsecond each)
     return Frame(
         turn, step, at, asm.budget, dict(asm.bands), asm.payload_tokens, asm.headroom,
         _call_decision(decision, {} if decisions is None else decisions),
-        tuple(_segments(asm, refs)), tuple(trimmed), trimmed_synth, _row_ranges(decision.folded, refs),
+        tuple(_segments(asm, refs)), tuple(trimmed), trimmed_synth,
+        _row_ranges(decision.folded, refs) if decision.folded else (),  # most calls fold nothing
         tuple([FrameRepair(r, refs.get(row) if row is not None else None)
                for r, row in zip(repairs, asm.repaired_rows or [None] * len(repairs))]) if repairs else (),
         asm.check, None if price is None else round(asm.payload_tokens * price, 10), usage, decision.summary_text,
@@ -610,8 +625,8 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     rec = _Recorder(rp, engine, summ, msgs, dict(getattr(transcript, "usage", {}) or {}))
     conv = engine.conversation
     transcript_system = agent.system == "transcript"
-    for i, m in enumerate(msgs):
-        role = m.get("role")
+    record = conv.record  # what ContextEngine.record does, without its one-line delegation per message
+    for i, (m, role) in enumerate(zip(msgs, map(_ROLE, msgs))):
         if role == "system":
             if transcript_system:
                 conv.system_message = m  # a mid-transcript system message replaces the band from here on
@@ -621,9 +636,9 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
             continue
         if role == "assistant":
             rec.call(i)
-        else:
+        elif not rec.open_turn:  # a row before the first user message
             rec.open_preamble()
-        engine.record(m)
+        record(m)
     last_role = next((m.get("role") for m in reversed(msgs) if m.get("role") != "system"), None)
     rec.finish(pending=last_role != "assistant")
     rp.summarizer_calls = dict(engine.summarizer_calls)
@@ -675,10 +690,11 @@ class _Recorder:
 
     def call(self, next_index: int | None) -> None:
         """One LLM call: the payload assembled before the reply at ``next_index`` (None: the next call)."""
-        self.open_preamble()
-        n = self._usage_mark()
+        if not self.open_turn:
+            self.open_preamble()
+        n = 0 if self.summ is None else self._usage_mark()
         asm = self.engine.assemble(strict=False)
-        usage = self.usage_by_index.get(next_index) if next_index is not None else None
+        usage = self.usage_by_index.get(next_index) if next_index is not None and self.usage_by_index else None
         at = len(self.msgs) if next_index is None else next_index
         frame = _frame(asm, self.turn, self.step, at, self.refs, self.price, usage, self.decisions)
         if asm.decision.summarizer_called:  # else the frame's own 0.0

@@ -99,15 +99,16 @@ class Archive:
         anything else becomes a ``rewrite`` fold over the whole covering set.
         """
         proj = self.projection()
-        if len(managed) == len(proj) and all(map(operator.is_, managed, proj)):
+        n_proj = len(proj)
+        rest = list(managed)
+        if len(rest) == n_proj and all(map(operator.is_, rest, proj)):
             return []
         block: Message | None = None
-        rest = list(managed)
+        k = n_proj - len(rest)  # where rest[0] stands if ``managed`` is a plain suffix
         if rest:
-            j = len(proj) - len(rest)  # where rest[0] stands if ``managed`` is a plain suffix
-            if not (0 <= j < len(proj) and rest[0] is proj[j]) and not any(map(operator.is_, proj, repeat(rest[0]))):
+            if not (0 <= k < n_proj and rest[0] is proj[k]) and not any(map(operator.is_, proj, repeat(rest[0]))):
                 block, rest = rest[0], rest[1:]  # a row the projection does not hold: the summary block
-        k = len(proj) - len(rest)
+                k += 1
         # identity with proj[k:] row by row (C-level map): every kept row is a projection row, in place
         shape_ok = k >= 0 and all(map(operator.is_, rest, islice(proj, k, None)))
         if not shape_ok:

@@ -153,21 +153,30 @@ def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens
     units: ``max_tokens = floor(ceiling / calibration)``; everything else follows from it as usual.
     The settings are read on every call (a test may retune them); what follows from them alone is
     computed once per distinct value, the rest (``fixed`` and what depends on it) per call."""
-    key = (limits.window, limits.window_source, limits.completion, limits.completion_source,
-           getattr(trimmer, "max_tokens", None), getattr(trimmer, "reserve_tokens", None),
-           getattr(trimmer, "safety_margin_ratio", TRIMMER.safety_margin_ratio), calibration)
+    try:  # a TrimmerSettings has all three; another trimmer object may lack some (the defaults below)
+        trim = (trimmer.max_tokens, trimmer.reserve_tokens, trimmer.safety_margin_ratio)
+    except AttributeError:
+        trim = (getattr(trimmer, "max_tokens", None), getattr(trimmer, "reserve_tokens", None),
+                getattr(trimmer, "safety_margin_ratio", TRIMMER.safety_margin_ratio))
+    key = (limits.window, limits.window_source, limits.completion, limits.completion_source, *trim, calibration)
     try:
         max_tokens, max_src, reserve, reserve_src, margin, ratio = _call_independent(*key)
     except TypeError:  # an unhashable setting (a custom trimmer object's own value): computed, not remembered
         max_tokens, max_src, reserve, reserve_src, margin, ratio = _call_independent.__wrapped__(*key)
-    hard = max(1, max_tokens - reserve - margin - fixed)
+    hard = max_tokens - reserve - margin - fixed
+    if hard < 1:
+        hard = 1
     if summarizing:
         rp, rq = _unit_ratio(hysteresis_ratio)
-        hint = max(1, hard * rq // (rq + rp))  # floor(hard / (1 + r)), exactly
+        hint = hard * rq // (rq + rp)  # floor(hard / (1 + r)), exactly, at least 1
+        if hint < 1:
+            hint = 1
     else:
         hint = hard
-    if isinstance(summary_threshold, int) and not isinstance(summary_threshold, bool) and summary_threshold > 0:
-        hint = min(summary_threshold, hint)
+    # a threshold is an int, not a bool, above 0 (the exact type first: the usual value costs no isinstance)
+    st = summary_threshold
+    if (type(st) is int or (isinstance(st, int) and not isinstance(st, bool))) and 0 < st < hint:
+        hint = st
     ceiling = hysteresis_ceiling(hint, hysteresis_ratio) if summarizing else hint
     return Budget(limits.window, limits.window_source, max_tokens, max_src, reserve, reserve_src, margin, ratio,
                   tool_tokens, fixed, hard, hint, ceiling, calibration, calibration_source if calibration else None)

@@ -10,10 +10,13 @@ import hashlib
 import operator
 from bisect import bisect_right
 from collections.abc import Sequence
-from itertools import compress, count, islice, repeat
+from itertools import accumulate, compress, count, islice, repeat
 from typing import Any
 
 from inspector.engine.types import Message
+
+_ROLE = operator.methodcaller("get", "role")
+"""A message's role (None when it has none), for ``map``."""
 
 
 def is_ask(msg: Message) -> bool:
@@ -21,13 +24,19 @@ def is_ask(msg: Message) -> bool:
 
 
 def call_ids(msg: Message) -> list[str]:
-    """Ids of an ask's calls in declaration order; calls without an id are ignored by pairing."""
-    out: list[str] = []
+    """Ids of an ask's calls in declaration order; calls without an id are ignored by pairing.
+
+    Asked for every ask on every path (recording, indexing, pairing), so the usual shapes — a
+    plain list of plain dicts with string ids — are recognised by exact type before the general
+    ``isinstance`` checks, which still decide every other shape."""
     calls = msg.get("tool_calls")
-    for call in calls if isinstance(calls, list) else ():
-        if isinstance(call, dict):
+    if type(calls) is not list and not isinstance(calls, list):
+        return []
+    out: list[str] = []
+    for call in calls:
+        if type(call) is dict or isinstance(call, dict):
             cid = call.get("id")
-            if isinstance(cid, str) and cid:
+            if (type(cid) is str or isinstance(cid, str)) and cid:
                 out.append(cid)
     return out
 
@@ -68,12 +77,13 @@ def leading_group_size(messages: Sequence[Message], start: int = 0) -> int:
 
     The run is the pairing repair's unit too (a mislabelled row in it is rebound or dropped as part
     of that ask's round), so trimming whole groups never leaves a result whose ask has gone."""
-    if start >= len(messages):
+    n = len(messages)
+    if start >= n:
         return 0
     if not is_ask(messages[start]):
         return 1
     j = start + 1
-    while j < len(messages) and messages[j].get("role") == "tool":
+    while j < n and messages[j].get("role") == "tool":
         j += 1
     return j - start
 
@@ -115,24 +125,28 @@ class LogRuns:
 
     def sync(self, rows: Sequence[Message], counter: object = None) -> LogRuns:
         """Bring the facts up to date with ``rows`` (units only when ``counter`` is given)."""
-        n = self.n
-        if rows is not self.rows or counter is not self.counter or len(rows) < n or \
+        n, size = self.n, len(rows)
+        if rows is not self.rows or counter is not self.counter or size < n or \
                 (n and rows[n - 1] is not self.last):
             if not (rows is not self.rows and counter is self.counter and self._refold(rows)):
                 self._reset(rows, counter)
             n = self.n
-        if n == len(rows):
+        if n == size:
             return self
-        starts, pre = self.starts, self.pre
-        unit = getattr(counter, "history_unit", None)
-        for p in range(n, len(rows)):
-            m = rows[p]
-            if p == 0 or m.get("role") == "user":
-                starts.append(p)
-            if unit is not None:
-                pre.append(pre[-1] + unit(m))
-        self.read += len(rows) - n
-        self.n = len(rows)
+        # the new rows, read in C (``map``/``compress``/``accumulate``): a long replay syncs on every call
+        new = rows[n:size]
+        first = n
+        if not n:  # row 0 always opens a turn (a preamble counts as one)
+            self.starts.append(0)
+            first = 1
+        self.starts.extend(compress(range(first, size),
+                                    map(operator.eq, map(_ROLE, new[first - n:]), repeat("user"))))
+        unit = None if counter is None else getattr(counter, "history_unit", None)
+        if unit is not None:  # prefix sums: the last one is rewritten as itself, then the new rows' follow
+            pre = self.pre
+            pre[-1:] = accumulate(map(unit, new), initial=pre[-1])
+        self.read += size - n
+        self.n = size
         self.last = rows[-1]
         return self
 
@@ -146,16 +160,17 @@ class LogRuns:
         old, n = self.rows, self.n
         if old is None or not n or len(old) < n or old[n - 1] is not self.last or not rows:
             return False
+        size = len(rows)
         for blk in (0, 1):
-            if len(rows) <= blk:
+            if size <= blk:
                 break
             k = next(compress(count(), map(operator.is_, islice(old, n), repeat(rows[blk]))), n)
-            if k < n and len(rows) >= blk + n - k and \
+            if k < n and size >= blk + n - k and \
                     all(map(operator.is_, islice(rows, blk, blk + n - k), islice(old, k, n))):
                 break
         else:
             return False
-        if len(rows) <= blk:
+        if size <= blk:
             return False
         unit = getattr(self.counter, "history_unit", None)
         if unit is not None:

@@ -41,7 +41,7 @@ class Conversation:
         if self.current_user is None:
             return ""
         c = self.current_user.get("content")
-        return c if isinstance(c, str) else ("" if c is None else json.dumps(c, default=str))
+        return c if type(c) is str or isinstance(c, str) else ("" if c is None else json.dumps(c, default=str))
 
     @property
     def committed_messages(self) -> list[Message]:
@@ -57,10 +57,12 @@ class Conversation:
 
     def record(self, msg: Message) -> None:
         """Append one in-flight row exactly as given (an assistant message or a tool result)."""
-        if msg.get("role") == "assistant" and msg.get("tool_calls"):
-            ids = call_ids(msg)
-            self.open_call_id = ids[0] if len(ids) == 1 else None
-        elif msg.get("role") == "tool" and msg.get("tool_call_id") == self.open_call_id:
+        role = msg.get("role")
+        if role == "assistant":
+            if msg.get("tool_calls"):
+                ids = call_ids(msg)
+                self.open_call_id = ids[0] if len(ids) == 1 else None
+        elif role == "tool" and self.open_call_id is not None and msg.get("tool_call_id") == self.open_call_id:
             self.open_call_id = None
         self.working.append(msg)
 

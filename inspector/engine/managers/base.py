@@ -95,6 +95,11 @@ class ContextManager(ABC):
     counts_log: ClassVar[bool] = False
     """Whether :meth:`log_runs` keeps the log's trigger units too (a manager whose decision counts tokens)."""
 
+    # Per-instance state made on first use; the class-level None is what an instance reads before
+    # that (also one whose subclass skipped ``__init__``), without a getattr call on every LLM call.
+    _log_runs: LogRuns | None = None
+    _same_log: tuple[Sequence[Message], int, Message | None, object, Managed] | None = None
+
     def __init__(self) -> None:
         self.counter: TokenCounter = EstimateCounter()
         self.last_decision: CMDecision | None = None
@@ -104,7 +109,7 @@ class ContextManager(ABC):
         :attr:`counts_log`, its trigger units), brought up to date: each row is read once while the
         log grows. One object per manager, which the engine's write-back reads too (its recency
         check needs the turn count), so a commit reads its new rows, or takes over a fold, once."""
-        runs: LogRuns | None = getattr(self, "_log_runs", None)
+        runs = self._log_runs
         if runs is None:
             runs = self._log_runs = LogRuns()
         return runs.sync(past, self.counter if self.counts_log else None)
@@ -115,11 +120,10 @@ class ContextManager(ABC):
         parameters it was made with: a test may retune a manager), else None. For a manager whose
         result depends on the log and its parameters alone, not the hint: every call of a turn sees
         the same log."""
-        last = getattr(self, "_same_log", None)
-        if last is not None and last[0] is past and last[1] == len(past) and last[3] == key and \
+        last = self._same_log
+        if last is not None and last[0] is past and last[3] == key and last[1] == len(past) and \
                 (not last[1] or last[2] is past[-1]):
-            managed: Managed = last[4]
-            return managed
+            return last[4]
         return None
 
     def remember(self, past: Sequence[Message], managed: Managed, key: object = None) -> Managed:

@@ -47,12 +47,10 @@ class SlidingWindowConversation(ContextManager):
         if same is not None:
             return same
         starts = self.log_runs(past).starts  # turn_starts(past), each row read once while the log grows
-        if len(starts) <= self.keep_turns:
-            decision = CMDecision("unchanged-too-few-turns", kept_turns=len(starts))
+        turns = len(starts)
+        if turns <= keep:
+            decision = CMDecision("unchanged-too-few-turns", kept_turns=turns)
             return self.remember(past, Managed(list(past), decision), keep)
-        cut = starts[len(starts) - self.keep_turns]
-        decision = CMDecision(
-            "window-slid", kept_turns=self.keep_turns, dropped_turns=len(starts) - self.keep_turns,
-            folded=list(past[:cut]),
-        )
+        cut = starts[turns - keep]
+        decision = CMDecision("window-slid", kept_turns=keep, dropped_turns=turns - keep, folded=list(past[:cut]))
         return self.remember(past, Managed(list(past[cut:]), decision), keep)

@@ -34,11 +34,11 @@ class StackConversation(ContextManager):
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         cap = self.max_messages
-        n = len(past)
-        if not n or cap is None or n <= cap:
+        if cap is None or not past or len(past) <= cap:
             same = self.same_log(past, cap)  # every call of a turn sees the same log: one result per turn
             if same is not None:
                 return same
+            n = len(past)
             decision = CMDecision("unchanged-under-budget", kept_turns=self._turns(past))
             # the whole log, as a read-only view: no copy of thousands of rows per call
             return self.remember(past, Managed(RowsView((), past, 0, n), decision), cap)

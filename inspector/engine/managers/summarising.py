@@ -95,6 +95,10 @@ class SummarizingConversation(ContextManager):
     name = "summarising"
     accepts_summarizer = True
 
+    # made on first use; the class-level None is read until then (no getattr call per LLM call)
+    _terms: BudgetTerms | None = None
+    _last_ceiling: tuple[tuple[int, float], int] | None = None
+
     def __init__(self, keep_turns: int = SUMMARIZING.keep_turns,
                  summary_threshold: int = SUMMARIZING.summary_threshold,
                  hysteresis_ratio: float = SUMMARIZING.hysteresis_ratio, summarizer: Any = None) -> None:
@@ -117,7 +121,7 @@ class SummarizingConversation(ContextManager):
 
     def budget_terms(self) -> BudgetTerms:
         """Read on every call: the (frozen) record is rebuilt only when a parameter was retuned."""
-        terms = getattr(self, "_terms", None)
+        terms = self._terms
         if terms is None or terms.hysteresis_ratio != self.hysteresis_ratio or \
                 terms.summary_threshold != self.summary_threshold:
             terms = self._terms = BudgetTerms(True, self.hysteresis_ratio, self.summary_threshold)
@@ -138,7 +142,7 @@ class SummarizingConversation(ContextManager):
         (high, ratio) pair: every write-back asks with the same hint, and the exact formula reads
         the ratio through its decimal text each time."""
         key = (high, self.hysteresis_ratio)
-        last = getattr(self, "_last_ceiling", None)
+        last = self._last_ceiling
         if last is None or last[0] != key:
             last = self._last_ceiling = (key, hysteresis_ceiling(high, self.hysteresis_ratio))
         return last[1]
@@ -157,7 +161,7 @@ class SummarizingConversation(ContextManager):
             return Managed([], decision)
         counter = self.counter
         runs = self.log_runs(past)  # each row read once while the log grows; a fold's new list once
-        n_rows = len(past)
+        n_rows = runs.n  # len(past), as synced
         turns = len(runs.starts)
         high = hint if hint > 0 else self.summary_threshold
         raw = counter.total(runs.history(0, n_rows), n_rows)
@@ -200,12 +204,13 @@ class SummarizingConversation(ContextManager):
         cut = runs.turn_start(m)
         verbatim: list[Message]
         folded: list[Message]
-        if isinstance(past, list):  # a list's slice is already a new list: no second copy
+        if type(past) is list or isinstance(past, list):  # a list's slice is already a new list: no second copy
             verbatim, folded = past[cut:], past[:cut]
         else:
             verbatim, folded = list(past[cut:]), list(past[:cut])
-        model = getattr(self.summarizer, "model", None)
-        source = getattr(self.summarizer, "model_source", None)
+        summarizer = self.summarizer
+        model = None if summarizer is None else getattr(summarizer, "model", None)
+        source = None if summarizer is None else getattr(summarizer, "model_source", None)
         if folded and is_summary_block(folded[0]) and all(is_summary_block(x) for x in folded):
             # Q23: the only thing older than keep_turns is the previous summary: nothing new to fold,
             # so no summary is computed; it is reused as is and the decision records that.
