@@ -625,7 +625,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     rec = _Recorder(rp, engine, summ, msgs, dict(getattr(transcript, "usage", {}) or {}))
     conv = engine.conversation
     transcript_system = agent.system == "transcript"
-    record = conv.record  # what ContextEngine.record does, without its one-line delegation per message
+    record = engine.record  # through the engine (whatever it does with a recorded row), bound once
     for i, (m, role) in enumerate(zip(msgs, map(_ROLE, msgs))):
         if role == "system":
             if transcript_system:
