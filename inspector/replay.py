@@ -456,12 +456,13 @@ def _segments(asm: Assembly, refs: _Refs) -> list[Segment]:
                 pieces: Iterable[tuple[int | None, int]] = ((a, hi - lo),)  # one run: the usual case
             else:
                 pieces = refs.runs(rows, lo, hi)
+            at = lo  # the span row where the current piece starts
             for ref, n in pieces:
                 if ref is None:
                     if o_band is not None:
                         add((o_ref, o_n, o_band, None, None))
                         o_band = None
-                    for m in rows[lo:lo + n]:  # not a transcript message: kept as its own row
+                    for m in rows[at:at + n]:  # not a transcript message: kept as its own row
                         add((None, 1, band, None, m))
                 elif o_band == band and o_ref + o_n == ref:
                     o_n += n
@@ -469,6 +470,7 @@ def _segments(asm: Assembly, refs: _Refs) -> list[Segment]:
                     if o_band is not None:
                         add((o_ref, o_n, o_band, None, None))
                     o_ref, o_n, o_band = ref, n, band
+                at += n
             continue
         msg, src, band = part.message, part.source, part.band  # type: ignore[union-attr]
         r = ref_of.get(id(msg))
