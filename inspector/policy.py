@@ -23,9 +23,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import methodcaller
 from pathlib import Path
 from typing import Any
+
+from inspector.engine.history import role_of
 
 COUNTERS: tuple[str, ...] = ("tiktoken", "estimate")
 SUMMARIZER_MODES: tuple[str, ...] = ("auto", "stand-in", "drop", "manifest")
@@ -142,7 +143,7 @@ def _transcript_system(transcript: Any) -> list[tuple[int, str]]:
     resolves its agent once, but over every message of a transcript that may be long."""
     msgs = transcript.messages
     out = []
-    for i, role in enumerate(map(methodcaller("get", "role"), msgs)):
+    for i, role in enumerate(map(role_of, msgs)):
         if role == "system":
             c = msgs[i].get("content")
             out.append((i, c if isinstance(c, str) else str(c or "")))

@@ -18,12 +18,12 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import count
-from operator import methodcaller
 from pathlib import Path
 from typing import Any, TypeVar
 
 from inspector.engine.assembler import Assembly, CommitRecord, ContextEngine
 from inspector.engine.budget import Budget
+from inspector.engine.history import role_of
 from inspector.engine.llm import LLMEngine
 from inspector.engine.managers.base import CMAction, CMDecision
 from inspector.engine.managers.summarising import is_summary_block
@@ -46,9 +46,6 @@ from inspector.policy import (
 )
 
 __all__ = ["SUMMARIZER_MODES", "Commit", "Frame", "Replay", "replay"]
-
-_ROLE = methodcaller("get", "role")
-"""A message's role (None when it has none), read by ``map`` in C: the replay loop reads every message's."""
 
 SUMMARY_TRIMMED = "summary block computed but trimmed for budget (token trimmer): the model saw neither it " \
                   "nor the turns it summarises"
@@ -628,7 +625,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     conv = engine.conversation
     transcript_system = agent.system == "transcript"
     record = engine.record  # through the engine (whatever it does with a recorded row), bound once
-    for i, (m, role) in enumerate(zip(msgs, map(_ROLE, msgs))):
+    for i, (m, role) in enumerate(zip(msgs, map(role_of, msgs))):
         if role == "system":
             if transcript_system:
                 conv.system_message = m  # a mid-transcript system message replaces the band from here on

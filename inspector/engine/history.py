@@ -15,8 +15,9 @@ from typing import Any
 
 from inspector.engine.types import Message
 
-_ROLE = operator.methodcaller("get", "role")
-"""A message's role (None when it has none), for ``map``."""
+role_of = operator.methodcaller("get", "role")
+"""A message's role (None when it has none): ``map(role_of, rows)`` reads every row's role in C
+(the replay loop, the log's turn starts and the agent's system text all read them this way)."""
 
 
 def is_ask(msg: Message) -> bool:
@@ -140,7 +141,7 @@ class LogRuns:
             self.starts.append(0)
             first = 1
         self.starts.extend(compress(range(first, size),
-                                    map(operator.eq, map(_ROLE, new[first - n:]), repeat("user"))))
+                                    map(operator.eq, map(role_of, new[first - n:]), repeat("user"))))
         unit = None if counter is None else getattr(counter, "history_unit", None)
         if unit is not None:  # prefix sums: the last one is rewritten as itself, then the new rows' follow
             pre = self.pre
