@@ -26,6 +26,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -257,6 +258,9 @@ class ContextAssembler:
             (None, None, 0, None, 0, False)
         """(counter, system row, its units, user row, its units, whether it says something) of the last
         call: every call of a turn sends the same two rows, so they are read once a turn, not once a call."""
+        self._rule: tuple[Any, ...] = (None, None, None, None, None, None)
+        """(system row, user row, has_user, placeholder, own_system, the band rule made for them): the
+        incremental path's last band rule, reused while those five stay the same (every call of a turn)."""
         self._marks: tuple[list[Message] | None, int, Message | None, Message | None, tuple[int, ...], bool] = \
             (None, -1, None, None, (), False)
         """(``_base``, its length, system row, user row, their positions in it, whether either has an
@@ -325,13 +329,13 @@ class ContextAssembler:
         # A committed ask answered from working memory (HITL) takes its answers with it when the
         # trimmer drops it; only the trimmer knows how far that goes, so no pre-cut then.
         hitl = bool(wm) and wm[0].get("role") == "tool"
-        call = _Call(engine, system, past, wm, user, has_user, tool_tokens, budget, managed, decision, hitl,
-                     u_system, u_user, wm_units)
         if wmi is not None and log is not None and not hitl and budget.max_tokens > 0:
-            result = self._assemble_incremental(call, log, wmi)
+            result = self._assemble_incremental(engine, system, wm, user, has_user, tool_tokens, budget, managed,
+                                                decision, u_system, u_user, wm_units, log, wmi)
             if result is not None:
                 return result
-        return self._assemble_reference(call)
+        return self._assemble_reference(_Call(engine, system, past, wm, user, has_user, tool_tokens, budget, managed,
+                                              decision, hitl))
 
     def _log_index(self, counter: TokenCounter, past: Sequence[Message]) -> RowIndex:
         """The index over every message ever committed, in commit order (an append-only list, so a
@@ -386,7 +390,7 @@ class ContextAssembler:
         trimmed = trim_messages_to_budget(messages, max_tokens=budget.max_tokens, reserve=budget.trimmer_reserve,
                                           fixed=tool_tokens, pin_tail=wm, counter=counter)
         wm_ids = {id(m) for m in wm}
-        band_of = _band_rule(engine, system, user, has_user, placeholder)
+        band_of = _band_rule(system, user, has_user, placeholder, engine.conversation.system_message is system)
         sanitized = sanitize_provider_messages(trimmed.messages)
         rows: list[PayloadRow | Span] = []
         prev_band = "working_memory"
@@ -406,22 +410,24 @@ class ContextAssembler:
             bands[k] = counter.count(msgs)
         bands["tool_schemas"] = tool_tokens
         payload_tokens = counter.count(sanitized.messages) + tool_tokens
-        result = _assembly(c, sanitized.messages, rows, bands, payload_tokens, trimmed, sanitized.repairs, precut)
-        result.verified = sanitized.verified
-        return result
+        return _assembly(engine, budget, c.decision, sanitized.messages, rows, bands, payload_tokens, trimmed,
+                         sanitized.repairs, precut, [], None, sanitized.verified)
 
-    def _assemble_incremental(self, c: _Call, log: RowIndex, wmi: RowIndex) -> Assembly | None:
+    def _assemble_incremental(self, engine: ContextEngine, system: Message | None, wm: list[Message], user: Message,
+                              has_user: bool, tool_tokens: int, budget: Budget, managed: Sequence[Message],
+                              decision: CMDecision, u_system: int, u_user: int, wm_units: int, log: RowIndex,
+                              wmi: RowIndex) -> Assembly | None:
         """The same assembly from running sums and recorded boundaries (class docstring); None when
         the manager's result is not ``[summary block?] + a suffix of the committed log``.
 
-        Runs on every LLM call, so it reads each fact once into a local and calls as little as it
-        can: the ends of ``managed`` in one call, the system band's and the user row's units from
-        :meth:`assemble`, row units of the log range from its running sums."""
+        Runs on every LLM call, so it takes what :meth:`assemble` read as arguments (no record of
+        them is built), reads each fact once into a local and calls as little as it can: the ends
+        of ``managed`` in one call, the system band's and the user row's units (``u_system``,
+        ``u_user``) and working memory's (``wm_units``) from :meth:`assemble`, row units of the log
+        range from its running sums."""
 
-        engine, system, managed, wm, user, budget = c.engine, c.system, c.managed, c.wm, c.user, c.budget
         past = self._base  # every committed message in commit order (log indexes it); managed = [block?] + past[k:]
         counter = engine.counter
-        has_user, tool_tokens = c.has_user, c.tool_tokens
         n_log, n_wm = len(past), len(wm)
         pos = self._base_pos
         pre = log.pre
@@ -456,10 +462,9 @@ class ContextAssembler:
         max_tokens, reserve = budget.max_tokens, budget.trimmer_reserve
         budget_tokens = trim_budget(max_tokens, reserve, tool_tokens)  # the trimmer's own budget
         unit = counter.unit
-        u_system = c.u_system
-        u_user = c.u_user if has_user else 0
+        if not has_user:
+            u_user = 0
         u_protected = unit(prot) if prot is not None else 0
-        wm_units = c.wm_units
         u_other = u_system + u_user + u_protected + wm_units
         n_other = (1 if system else 0) + (1 if has_user else 0) + head + n_wm
 
@@ -491,11 +496,8 @@ class ContextAssembler:
         if placeholder:
             messages.append(HELLO)
 
-        def msg_sum(i: int, j: int) -> int:  # units of messages[i:j]: the log range from its running sums
-            if off <= i and j <= end:
-                return pre[a + j - off] - pre[a + i - off]
-            return sum(pre[a + q - off + 1] - pre[a + q - off] if off <= q < end else unit(messages[q])
-                       for q in range(i, j))
+        # units of messages[i:j] (the log range from its running sums), for the trimmer
+        msg_sum = partial(_msg_sum, pre, a, off, end, messages, unit)
 
         # the rows around the log range: the front (system, protected head, an uncut block) and the tail
         u_extra = unit(extra) if kept_extra else 0  # type: ignore[arg-type]
@@ -522,22 +524,28 @@ class ContextAssembler:
         wm_at = n_in - wm_kept
         sources: list[tuple[RowIndex, int, int, int, str]] = []  # (index, lo, hi, payload offset, band)
         skip: list[tuple[int, int]] = []  # their payload ranges
+        for s_lo, s_hi in clean_ranges(log, la, n_log):
+            p_lo = log_at + s_lo - la
+            sources.append((log, s_lo, s_hi, p_lo, "history"))
+            skip.append((p_lo, p_lo + s_hi - s_lo))
         # (working memory ends the payload: its last unit may be one of them)
-        for idx, lo, hi, at, band, to_end in ((log, la, n_log, log_at, "history", False),
-                                              (wmi, cur, n_wm, wm_at, "working_memory", True)):
-            for s_lo, s_hi in clean_ranges(idx, lo, hi, to_end):
-                p_lo = at + s_lo - lo
-                sources.append((idx, s_lo, s_hi, p_lo, band))
-                skip.append((p_lo, p_lo + s_hi - s_lo))
+        for s_lo, s_hi in clean_ranges(wmi, cur, n_wm, True):
+            p_lo = wm_at + s_lo - cur
+            sources.append((wmi, s_lo, s_hi, p_lo, "working_memory"))
+            skip.append((p_lo, p_lo + s_hi - s_lo))
 
-        def declares(rid: str) -> bool:
-            return any(idx.declares(rid, lo, hi) for idx, lo, hi, _at, _b in sources)
-
+        declares = partial(_declares, sources)
         sanitized = sanitize_provider_messages(out_in, skip=skip, skip_declares=declares, owned=True)
-        band_of = _band_rule(engine, system, user, has_user, placeholder)
+        own_system = engine.conversation.system_message is system
+        rule = self._rule  # the same rule on every call of a turn: made once a turn, not once a call
+        if rule[0] is system and rule[1] is user and rule[2] is has_user and rule[3] is placeholder and \
+                rule[4] is own_system:
+            band_of = rule[5]
+        else:
+            band_of = _band_rule(system, user, has_user, placeholder, own_system)
+            self._rule = (system, user, has_user, placeholder, own_system, band_of)
         layout: list[PayloadRow | Span] = []
         units = dict(_NO_TOKENS)
-        count = dict(_NO_TOKENS)
         sent = sanitized.messages
         n_out = n_in if sent is out_in else len(sent)
         log_end = log_at + n_log - la  # out_in[log_at:log_end] is past[la:], out_in[wm_at:] is wm[cur:]
@@ -546,42 +554,76 @@ class ContextAssembler:
         if marks[0] is not past or marks[1] != n_log or marks[2] is not system or marks[3] is not u_obj:
             marks = self._marks = (past, n_log, system, u_obj, *_marks_of(pos, system, u_obj))
         log_marks, odd_role = marks[4], marks[5]
+        count: dict[str, int] | None = None  # rows per band: only a counter that is not additive needs them
         if sent is out_in and not sanitized.repairs and not _singled_out(log, la, n_log, log_marks, False) \
                 and not _singled_out(wmi, cur, n_wm, None, odd_role, system, u_obj):
             # Nothing was repaired and no row of the two ranges is one the band rule singles out, so
             # each range is one Span in its own band (what _layout_rows would build row by row) and
             # only the rows around them are read: the front (system band, protected head, an uncut
-            # block) and the user turn, whose units the call already holds
+            # block) and the user turn, whose units the call already holds. The payload's units are
+            # summed as the parts are laid out.
             add = layout.append
-            for r_lo, r_hi, idx, lo, hi, band in ((0, log_at, log, la, n_log, "history"),
-                                                  (log_end, wm_at, wmi, cur, n_wm, "working_memory")):
-                for i in range(r_lo, r_hi):
-                    src = sent[i]
-                    b, syn = band_of(src, False)
-                    add(PayloadRow(src, b, syn, src))
-                    units[b] += u_system if src is system else u_user if src is u_obj else unit(src)
-                    count[b] += 1
-                if hi > lo:
-                    add(Span(idx.rows, lo, hi, band))  # type: ignore[arg-type]
-                    units[band] += idx.pre[hi] - idx.pre[lo]
-                    count[band] += hi - lo
+            payload_units = 0
+            for i in range(log_at):  # the front
+                src = sent[i]
+                b, syn = band_of(src, False)
+                add(PayloadRow(src, b, syn, src))
+                u = u_system if src is system else u_user if src is u_obj else unit(src)
+                units[b] += u
+                payload_units += u
+            if n_log > la:
+                add(Span(log.rows, la, n_log, "history"))  # type: ignore[arg-type]
+                u = pre[n_log] - pre[la]
+                units["history"] += u
+                payload_units += u
+            for i in range(log_end, wm_at):  # the user turn (or the placeholder)
+                src = sent[i]
+                b, syn = band_of(src, False)
+                add(PayloadRow(src, b, syn, src))
+                u = u_system if src is system else u_user if src is u_obj else unit(src)
+                units[b] += u
+                payload_units += u
+            if n_wm > cur:
+                add(Span(wmi.rows, cur, n_wm, "working_memory"))  # type: ignore[arg-type]
+                u = wmi.pre[n_wm] - wmi.pre[cur]
+                units["working_memory"] += u
+                payload_units += u
+            if not log.additive:
+                count = dict(_NO_TOKENS)
+                for part in layout:
+                    count[part.band] += part.hi - part.lo if type(part) is Span else 1  # type: ignore[union-attr]
         else:
+            count = dict(_NO_TOKENS)
             _layout_rows(layout, units, count, sanitized, sources, out_in, band_of, unit,
                          (log, la, log_at, log_end, log_marks), (wmi, cur, wm_at), system, u_obj, odd_role)
-        payload_units = sum(units.values())
+            payload_units = sum(units.values())
         bands = units  # each band's units become its tokens, in place
-        if not log.additive:  # else total(units, n) is units
+        if count is not None and not log.additive:  # else total(units, n) is units
             total = counter.total
             for k_, n_ in count.items():
                 if n_:
                     bands[k_] = total(units[k_], n_)
         bands["tool_schemas"] = tool_tokens
         payload_tokens = counter.total(payload_units, n_out) + tool_tokens
-        result = _assembly(c, sent, layout, bands, payload_tokens, trimmed, sanitized.repairs, precut)
-        result.clean = sanitized.clean
-        result.skip_declares = declares
-        result.verified = sanitized.verified
-        return result
+        return _assembly(engine, budget, decision, sent, layout, bands, payload_tokens, trimmed, sanitized.repairs,
+                         precut, sanitized.clean, declares, sanitized.verified)
+
+
+def _msg_sum(pre: Sequence[int], a: int, off: int, end: int, messages: Sequence[Message],
+             unit: Callable[[Message], int], i: int, j: int) -> int:
+    """Units of ``messages[i:j]`` where ``messages[off:end]`` is the log range from row ``a`` (its
+    running sums ``pre``) and every other row is measured by ``unit``. Module level and bound with
+    :func:`functools.partial` rather than a closure: the assembly that makes one per call then keeps
+    these names as plain locals (a closure's would be cells, made and read more slowly on every call)."""
+    if off <= i and j <= end:
+        return pre[a + j - off] - pre[a + i - off]
+    return sum(pre[a + q - off + 1] - pre[a + q - off] if off <= q < end else unit(messages[q]) for q in range(i, j))
+
+
+def _declares(sources: Sequence[tuple[RowIndex, int, int, int, str]], rid: str) -> bool:
+    """Whether an ask inside one of the clean ``sources`` ranges declares call id ``rid`` (rule 6's
+    label for the pairing pass, which does not read those rows; bound with :func:`functools.partial`)."""
+    return any(idx.declares(rid, lo, hi) for idx, lo, hi, _at, _b in sources)
 
 
 def _layout_rows(layout: list[PayloadRow | Span], units: dict[str, int], count: dict[str, int],
@@ -718,7 +760,8 @@ def _singled_out(idx: RowIndex, lo: int, hi: int, log_marks: tuple[int, ...] | N
 
 @dataclass(slots=True)
 class _Call:
-    """What one call's assembly starts from (shared by both paths)."""
+    """What the reference path's assembly starts from (the incremental path takes the same facts as
+    arguments: it runs on every call, and building this record would be a per-call cost)."""
 
     engine: ContextEngine
     system: Message | None
@@ -731,15 +774,13 @@ class _Call:
     managed: Sequence[Message]
     decision: CMDecision
     hitl: bool
-    u_system: int  # units of the system band's row (0: none)
-    u_user: int  # units of ``user``
-    wm_units: int  # units of all of working memory (read by the incremental path only)
 
 
-def _band_rule(engine: ContextEngine, system: Message | None, user: Message, has_user: bool,
-               placeholder: bool) -> Callable[[Message, bool], tuple[str, str | None]]:
-    """The band (and synthetic kind) of a payload row from the row it came from (one rule, both paths)."""
-    own_system = engine.conversation.system_message is system
+def _band_rule(system: Message | None, user: Message, has_user: bool, placeholder: bool,
+               own_system: bool) -> Callable[[Message, bool], tuple[str, str | None]]:
+    """The band (and synthetic kind) of a payload row from the row it came from (one rule, both paths).
+    ``own_system``: the system band's row is the conversation's own system message (the transcript's),
+    not one the engine built (then its rows are marked ``system_band``)."""
 
     def band_of(src: Message, in_wm: bool) -> tuple[str, str | None]:
         if system is not None and src is system:
@@ -757,21 +798,27 @@ def _band_rule(engine: ContextEngine, system: Message | None, user: Message, has
     return band_of
 
 
-def _assembly(c: _Call, messages: list[Message], layout: list[PayloadRow | Span], bands: dict[str, int],
-              payload_tokens: int, trimmed: TrimResult, repairs: list[Repair], precut: Sequence[Message]) -> Assembly:
-    budget = c.budget
+def _assembly(engine: ContextEngine, budget: Budget, decision: CMDecision, messages: list[Message],
+              layout: list[PayloadRow | Span], bands: dict[str, int], payload_tokens: int, trimmed: TrimResult,
+              repairs: list[Repair], precut: Sequence[Message], clean: list[tuple[int, int]],
+              skip_declares: Callable[[str], bool] | None, verified: bool) -> Assembly:
+    """The call's record, both paths: headroom, warnings, the tools sent and the repaired rows
+    (every field given in order, none left to a default: one is built on every LLM call)."""
     headroom = budget.max_tokens - payload_tokens - budget.reserve - budget.margin
-    warnings: list[str] = list(c.engine.limits.warnings)
+    limits = engine.limits
+    warnings: list[str] = list(limits.warnings)
     if trimmed.over_budget:
         warnings.append("pinned content alone exceeds the budget (system band, current user turn, newest "
                         "working-memory group)")
-    tools = c.engine.tools
-    given = trimmed.messages
-    repaired = [given[r.index] if r.index is not None and 0 <= r.index < len(given) else None
-                for r in repairs] if repairs else []
-    return Assembly(messages, list(tools) if tools else None, layout, budget, c.engine.limits, bands,
-                    payload_tokens, headroom, c.decision, trimmed.removed, repairs, "ok",
-                    c.engine.conversation.turn_index, warnings, precut, repaired_rows=repaired)
+    tools = engine.tools
+    if repairs:
+        given = trimmed.messages
+        repaired = [given[r.index] if r.index is not None and 0 <= r.index < len(given) else None for r in repairs]
+    else:
+        repaired = []
+    return Assembly(messages, list(tools) if tools else None, layout, budget, limits, bands,
+                    payload_tokens, headroom, decision, trimmed.removed, repairs, "ok",
+                    engine.conversation.turn_index, warnings, precut, clean, skip_declares, verified, repaired)
 
 
 class ContextEngine:

@@ -249,9 +249,9 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
     (rule 6's label). The result is the same as without ``skip`` (the tests hold this against the
     full pass), and ``result.clean`` gives the skipped ranges' output positions for the final check.
 
-    ``owned``: the caller hands ``messages`` (a list) over and will not change it; when nothing
-    needs repair it is the result's list itself rather than a copy (an uncapped stack's payload is
-    thousands of rows, on every call).
+    ``owned``: the caller hands ``messages`` (a list) and ``skip`` over and will not change them;
+    when nothing needs repair they are the result's lists themselves rather than copies (an uncapped
+    stack's payload is thousands of rows, on every call).
 
     ``result.verified``: the output was read here as :func:`check_provider_payload` reads it first
     (the rows outside ``result.clean``: well paired, every role one a provider accepts), so that
@@ -262,7 +262,8 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
         kept = messages if owned and isinstance(messages, list) else list(messages)
         # origin is the identity: a range, not a list of thousands of ints (an uncapped stack, every call);
         # the rows read were also checked for provider roles, so the final check's rules hold (verified)
-        return SanitizeResult(kept, [], range(len(messages)), list(skip), verified=True)
+        return SanitizeResult(kept, [], range(len(messages)), skip if owned and type(skip) is list else list(skip),
+                              True)
     if _untouched(messages, at, roles=False):  # well paired, a row with a role no provider accepts
         kept = messages if owned and isinstance(messages, list) else list(messages)
         return SanitizeResult(kept, [], range(len(messages)), list(skip))
