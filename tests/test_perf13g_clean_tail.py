@@ -4,7 +4,7 @@
 at the range's start, and with ``to_end`` (the range ends the payload, as working memory does) the
 index's last unit when it is complete and clean. The pairing repair and the final check given those
 ranges must still give the full pass's result, for payloads that end with the range and for ones
-where the range is followed by a user row.
+where the range is followed by a user row (which closes its last unit as nothing else would).
 """
 
 from __future__ import annotations
@@ -27,11 +27,14 @@ def _verdict(payload: list[dict], **kw: object) -> str:
 
 
 @settings(max_examples=400, deadline=None)
-@given(rows=payloads(), cut=st.integers(0, 60), to_end=st.booleans())
-def test_skipping_the_ranges_clean_ends_equals_the_full_pass(rows: list[dict], cut: int, to_end: bool) -> None:
+@given(rows=payloads(), cut=st.integers(0, 60), to_end=st.booleans(), user_after=st.booleans())
+def test_skipping_the_ranges_clean_ends_equals_the_full_pass(rows: list[dict], cut: int, to_end: bool,
+                                                            user_after: bool) -> None:
+    """``to_end`` holds for a range followed by nothing or by a row that is not a tool row (the seventh
+    pass gives it to the committed log's range when the user turn follows): both are checked."""
     idx = RowIndex(make_counter("estimate")).sync(rows)
     lo = min(cut, len(rows))
-    tail = [] if to_end else [{"role": "user", "content": "now"}]
+    tail = [{"role": "user", "content": "now"}] if user_after or not to_end else []
     payload = [{"role": "system", "content": "band"}, *rows[lo:], *tail]
     ranges = clean_ranges(idx, lo, len(rows), to_end)
     for a, b in ranges:  # whole units: a unit head starts each range and the next row (if any) is no result

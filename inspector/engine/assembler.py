@@ -522,9 +522,14 @@ class ContextAssembler:
         wm_kept = n_in - (n_msgs - dropped_hist)
         cur = n_wm - wm_kept
         wm_at = n_in - wm_kept
+        log_end = log_at + n_log - la  # out_in[log_at:log_end] is past[la:], out_in[wm_at:] is wm[cur:]
         sources: list[tuple[RowIndex, int, int, int, str]] = []  # (index, lo, hi, payload offset, band)
         skip: list[tuple[int, int]] = []  # their payload ranges
-        for s_lo, s_hi in clean_ranges(log, la, n_log):
+        # the log range's last unit is one of them too when what follows it in the payload closes it: a
+        # row that is not a tool row (the user turn, as a rule) or nothing at all
+        nxt = out_in[log_end] if log_end < n_in else None
+        closed = nxt is None or (type(nxt) is dict and nxt.get("role") != "tool")
+        for s_lo, s_hi in clean_ranges(log, la, n_log, closed):
             p_lo = log_at + s_lo - la
             sources.append((log, s_lo, s_hi, p_lo, "history"))
             skip.append((p_lo, p_lo + s_hi - s_lo))
@@ -548,7 +553,6 @@ class ContextAssembler:
         units = dict(_NO_TOKENS)
         sent = sanitized.messages
         n_out = n_in if sent is out_in else len(sent)
-        log_end = log_at + n_log - la  # out_in[log_at:log_end] is past[la:], out_in[wm_at:] is wm[cur:]
         u_obj = user if has_user else None
         marks = self._marks
         if marks[0] is not past or marks[1] != n_log or marks[2] is not system or marks[3] is not u_obj:

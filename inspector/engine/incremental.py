@@ -261,10 +261,12 @@ class RowIndex:
 def clean_ranges(index: RowIndex, lo: int, hi: int, to_end: bool = False) -> list[tuple[int, int]]:
     """Ranges of ``rows[lo:hi]`` made of whole clean units, each followed by a non-tool row inside
     the range: every unit of the range but the dirty ones, the first when it begins before ``lo``
-    (mid-group) and the last (whatever follows the range comes next). With ``to_end`` the range
-    ends the payload (nothing follows it): its last unit is then one of them too when it is the
-    index's last unit (``hi`` is the end of the index), begins inside the range, and is complete
-    and clean so far (:meth:`RowIndex.last_unit_clean`) — the pinned tail of working memory."""
+    (mid-group) and the last (whatever follows the range comes next). With ``to_end`` nothing that
+    could continue the range's last unit follows it in the payload — nothing at all (the pinned tail
+    of working memory) or a row that is not a ``tool`` row (the user turn after the committed log):
+    its last unit is then one of them too when it is the index's last unit (``hi`` is the end of the
+    index), begins inside the range, and is complete and clean so far
+    (:meth:`RowIndex.last_unit_clean`), since what follows closes it as it stands."""
     if hi <= lo:
         return []
     starts = index.starts

@@ -1,0 +1,77 @@
+"""Issue 13, seventh pass: what one incremental assembly reads.
+
+The committed log's range is followed in the payload by the user turn, which closes the log's last
+pairing unit: that unit is skipped as clean like the rest (when it is), so the pairing pass reads only
+the system band's row and the user row of a usual call — and the result stays the one the reference
+path gives (tests/test_incremental.py holds the two equal for random conversations).
+"""
+
+from __future__ import annotations
+
+import json
+
+from inspector.engine.assembler import ContextAssembler, ContextEngine
+from inspector.manifest import settings_from_dict
+
+
+def _engine() -> ContextEngine:
+    s = settings_from_dict({"kind": "Agent", "spec": {"context_manager": {"type": "stack"},
+                                                       "models": [{"model": "gpt-4o", "context_window": 32_000}]}})
+    return ContextEngine(s, counter="estimate")
+
+
+def _turn(engine: ContextEngine, t: int, rounds: int) -> list:
+    engine.user(f"question {t}")
+    asms = []
+    for r in range(rounds):
+        asms.append(engine.assemble())
+        cid = f"c{t}_{r}"
+        engine.record({"role": "assistant", "content": "", "tool_calls": [
+            {"id": cid, "type": "function", "function": {"name": "f", "arguments": json.dumps({"t": t})}}]})
+        engine.record({"role": "tool", "tool_call_id": cid, "content": f"result {t} {r}"})
+    asms.append(engine.assemble())
+    engine.record({"role": "assistant", "content": f"answer {t}"})
+    engine.commit()
+    return asms
+
+
+def _outside(asm) -> list[int]:
+    covered = {i for a, b in asm.clean for i in range(a, b)}
+    return [i for i in range(len(asm.messages)) if i not in covered]
+
+
+def test_a_usual_call_reads_only_the_system_and_user_rows() -> None:
+    engine = _engine()
+    engine.conversation.system_message = {"role": "system", "content": "be brief"}
+    for t in range(3):
+        _turn(engine, t, 2)
+    for asm in _turn(engine, 3, 2):
+        msgs = asm.messages
+        user_at = next(i for i, m in enumerate(msgs) if m.get("content") == "question 3")
+        # the log ends with a reply (or an answered ask): closed by the user row, so skipped as clean
+        assert _outside(asm) == [0, user_at]
+        assert asm.verified and asm.check == "ok"
+
+
+def test_an_open_ask_ending_the_log_is_still_read() -> None:
+    """A committed ask whose results never came (a turn cut off) is not clean: the pass reads it and
+    repairs it exactly as the reference does."""
+    engine = _engine()
+    engine.user("first")
+    engine.record({"role": "assistant", "content": "", "tool_calls": [
+        {"id": "lost", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
+    engine.commit()
+    engine.user("second")
+    fast = engine.assemble()
+    ref_engine = _engine()
+    ref_engine.assembler.incremental = False
+    ref_engine.user("first")
+    ref_engine.record({"role": "assistant", "content": "", "tool_calls": [
+        {"id": "lost", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
+    ref_engine.commit()
+    ref_engine.user("second")
+    ref = ref_engine.assemble()
+    assert fast.messages == ref.messages
+    assert [r.as_dict() for r in fast.repairs] == [r.as_dict() for r in ref.repairs]
+    assert fast.repairs  # the open ask was repaired (read), not skipped
+    assert isinstance(engine.assembler, ContextAssembler)
