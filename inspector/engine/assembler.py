@@ -595,7 +595,7 @@ class ContextAssembler:
             if not log.additive:
                 count = dict(_NO_TOKENS)
                 for part in layout:
-                    count[part.band] += part.hi - part.lo if type(part) is Span else 1  # type: ignore[union-attr]
+                    count[part.band] += part.hi - part.lo if type(part) is Span else 1
         else:
             count = dict(_NO_TOKENS)
             _layout_rows(layout, units, count, sanitized, sources, out_in, band_of, unit,
