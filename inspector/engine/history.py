@@ -24,23 +24,14 @@ def is_ask(msg: Message) -> bool:
     return msg.get("role") == "assistant" and bool(msg.get("tool_calls"))
 
 
-_JUST_DICT = frozenset((dict,))
-_JUST_STR = frozenset((str,))
-
-
 def call_ids(msg: Message) -> list[str]:
     """Ids of an ask's calls in declaration order; calls without an id are ignored by pairing.
 
-    Asked for every ask on every path (recording, indexing, pairing), so the usual shape — a plain
-    list of plain dicts, each with a non-empty plain-string id — is read in C (``map``) and checked
-    by exact type; anything else (a missing or empty id, a subclass, another type) takes the general
-    loop, whose ``isinstance`` checks decide every other shape. Both give the same ids."""
+    Asked for every ask on every path (recording, indexing, pairing), so the usual shapes — a
+    plain list of plain dicts with string ids — are recognised by exact type before the general
+    ``isinstance`` checks, which still decide every other shape."""
     calls = msg.get("tool_calls")
-    if type(calls) is list and _JUST_DICT.issuperset(map(type, calls)):
-        ids = list(map(dict.get, calls, repeat("id")))
-        if all(ids) and _JUST_STR.issuperset(map(type, ids)):
-            return ids  # type: ignore[return-value]  # all non-empty plain strings, as just checked
-    elif type(calls) is not list and not isinstance(calls, list):
+    if type(calls) is not list and not isinstance(calls, list):
         return []
     out: list[str] = []
     for call in calls:
@@ -112,9 +103,10 @@ class LogRuns:
     its trigger units (``counter.history_unit``, prefix sums). Guarantees: after ``sync(rows,
     counter)`` :attr:`starts` equals ``turn_starts(rows)`` and ``history(lo, hi)`` equals the units
     of ``rows[lo:hi]``; a different list object, a different counter, or a list that shrank or
-    changed under its last recorded row is re-read from scratch. ``pre`` holds the prefix sums
-    (``pre[0]`` is 0, ``pre[i]`` the units of ``rows[:i]``). ``read`` counts rows read (tests
-    use it to show a replay reads each row a bounded number of times).
+    changed under its last recorded row is re-read from scratch. ``pre`` holds running sums of the
+    units: ``pre[i] - pre[0]`` is the units of ``rows[:i]`` (``pre[0]`` is 0 until a fold, which
+    keeps the sums of the rows it keeps as they were). ``read`` counts rows read (tests use it to
+    show a replay reads each row a bounded number of times).
     """
 
     __slots__ = ("rows", "counter", "n", "last", "starts", "pre", "read", "_hash", "_hashed", "_marks")
@@ -183,15 +175,12 @@ class LogRuns:
             return False
         if size <= blk:
             return False
-        # the kept facts shifted in C (``map`` over ``islice``): a fold happens on most commits
+        # a fold happens on most commits, so the kept facts are taken over in C: the prefix sums as a
+        # slice (only their differences count: ``pre[0]`` need not be 0), the starts shifted by ``map``
         unit = getattr(self.counter, "history_unit", None)
         if unit is not None:
             pre = self.pre
-            if blk:
-                base = unit(rows[0])
-                self.pre = [0, base, *map(operator.sub, islice(pre, k + 1, n + 1), repeat(pre[k] - base))]
-            else:
-                self.pre = [0, *map(operator.sub, islice(pre, k + 1, n + 1), repeat(pre[k]))]
+            self.pre = [pre[k] - unit(rows[0]), *islice(pre, k, n + 1)] if blk else pre[k:n + 1]
         starts = self.starts
         kept = map(operator.add, islice(starts, bisect_right(starts, k), None), repeat(blk - k))
         if not blk:

@@ -164,7 +164,8 @@ class SummarizingConversation(ContextManager):
         n_rows = runs.n  # len(past), as synced
         turns = len(runs.starts)
         high = hint if hint > 0 else self.summary_threshold
-        raw = counter.total(runs.pre[n_rows], n_rows)  # runs.history(0, n_rows), read inline: pre[0] is 0
+        pre = runs.pre
+        raw = counter.total(pre[n_rows] - pre[0], n_rows)  # runs.history(0, n_rows), read inline
         if high <= 0 or raw <= high:
             self._cache = None
             decision = CMDecision("unchanged-under-budget", kept_turns=turns, raw_tokens=raw, threshold=high)
