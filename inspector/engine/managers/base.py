@@ -171,7 +171,7 @@ def budget_terms(cm: Any) -> BudgetTerms:
     """:meth:`ContextManager.budget_terms`; a third-party manager that does not subclass
     :class:`ContextManager` adds nothing to the budget."""
     if ContextManager in type(cm).__mro__ or isinstance(cm, ContextManager):  # is_manager(cm), inline
-        return cm.budget_terms()
+        return cm.budget_terms()  # type: ignore[no-any-return]  # a ContextManager, as just checked
     return NO_TERMS
 
 
@@ -180,7 +180,7 @@ def manage(cm: Any, past: Sequence[Message], hint: int) -> Managed:
     returns both itself; a third-party manager with only ``manage_history`` is read through its
     ``last_decision``, and one that records none as ``unchanged-under-budget``, here only."""
     if ContextManager in type(cm).__mro__ or isinstance(cm, ContextManager):  # is_manager(cm), inline
-        return cm.decide(past, hint)
+        return cm.decide(past, hint)  # type: ignore[no-any-return]  # a ContextManager, as just checked
     messages = cm.manage_history(past, hint)
     decision = getattr(cm, "last_decision", None) or CMDecision("unchanged-under-budget")
     return Managed(messages, decision)
