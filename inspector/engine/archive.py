@@ -96,23 +96,28 @@ class Archive:
         """Record that the manager bounded the committed log to ``managed``; return the folded node ids.
 
         ``managed`` is ``[summary block?] + a suffix of the projection`` for every shipped manager;
-        anything else becomes a ``rewrite`` fold over the whole covering set.
+        anything else becomes a ``rewrite`` fold over the whole covering set. After a fold of that
+        shape the new projection is ``managed`` itself (the fold node holds the block, the nodes
+        kept hold the suffix), so a copy of it becomes the projection: no rebuild over the covering set.
         """
         proj = self.projection()
         n_proj = len(proj)
-        rest = list(managed)
-        if len(rest) == n_proj and all(map(operator.is_, rest, proj)):
+        view = list(managed)  # the archive's own copy: the new projection when the shape holds
+        n_view = len(view)
+        if n_view == n_proj and all(map(operator.is_, view, proj)):
             return []
         block: Message | None = None
-        k = n_proj - len(rest)  # where rest[0] stands if ``managed`` is a plain suffix
-        if rest:
-            if not (0 <= k < n_proj and rest[0] is proj[k]) and not any(map(operator.is_, proj, repeat(rest[0]))):
-                block, rest = rest[0], rest[1:]  # a row the projection does not hold: the summary block
+        k = n_proj - n_view  # where view[0] stands if ``managed`` is a plain suffix
+        if view:
+            first = view[0]
+            if not (0 <= k < n_proj and first is proj[k]) and not any(map(operator.is_, proj, repeat(first))):
+                block = first  # a row the projection does not hold: the summary block
                 k += 1
         # identity with proj[k:] row by row (C-level map): every kept row is a projection row, in place
-        shape_ok = k >= 0 and all(map(operator.is_, rest, islice(proj, k, None)))
+        shape_ok = k >= 0 and all(map(operator.is_, islice(view, 0 if block is None else 1, None),
+                                      islice(proj, k, None)))
         if not shape_ok:
-            return self._fold(list(self.covering), "rewrite", None, list(managed))
+            return self._fold(list(self.covering), "rewrite", None, view)
         # locate the covering node holding position k
         folded: list[str] = []
         offset = 0
@@ -125,7 +130,7 @@ class Archive:
                 folded.append(nid)
             elif offset < k:  # k falls inside this node: split it
                 if node.kind != "leaf":
-                    return self._fold(list(self.covering), "rewrite", None, list(managed))
+                    return self._fold(list(self.covering), "rewrite", None, view)
                 cut = k - offset
                 head = Node(self._new_id("L"), "leaf", turn=node.turn, messages=node.messages[:cut])
                 tail = Node(self._new_id("L"), "leaf", turn=node.turn, messages=node.messages[cut:])
@@ -147,7 +152,7 @@ class Archive:
         self.nodes[fold.id] = fold
         self._counts["folds"] += 1
         self.covering = [fold.id, *kept]
-        self._projection = None
+        self._projection = view  # = fold.messages + the kept nodes' rows, i.e. [block?] + proj[k:]
         return folded
 
     def _fold(self, ids: list[str], kind: FoldKind, text: str | None, messages: list[Message]) -> list[str]:

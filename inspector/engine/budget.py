@@ -47,6 +47,8 @@ class Budget(NamedTuple):
         return self.reserve + self.margin
 
 
+_new_tuple = tuple.__new__
+"""``tuple.__new__``: :func:`compute_budget` builds its :class:`Budget` through it in C."""
 
 
 @lru_cache(maxsize=256)
@@ -68,8 +70,10 @@ def _unit_ratio(ratio: float) -> tuple[int, int]:
 def hysteresis_ceiling(hint: int, ratio: float) -> int:
     """The hysteresis ceiling ``floor(hint × (1 + r))``, never below ``hint``, computed exactly.
 
-    The one formula for the ceiling: the budget record and the summarising manager both call it, so
-    they never disagree (a float product gives 114 for ``hint=100, r=0.15``; the exact one 115).
+    The one formula for the ceiling: the summarising manager calls it and :func:`compute_budget`
+    applies it to the pair it has already read for the hint, so they never disagree (a float
+    product gives 114 for ``hint=100, r=0.15``; the exact one 115; tests/test_ceiling_one_formula.py
+    holds the three equal).
     ``r`` is clamped into :data:`~inspector.params.HYSTERESIS_RATIO` and read through its decimal
     text (0.15 means 15/100)."""
     p, q = _unit_ratio(ratio)
@@ -168,15 +172,16 @@ def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens
         hard = 1
     if summarizing:
         rp, rq = _unit_ratio(hysteresis_ratio)
-        hint = hard * rq // (rq + rp)  # floor(hard / (1 + r)), exactly, at least 1
-        if hint < 1:
-            hint = 1
+        hint = hard * rq // (rq + rp) or 1  # floor(hard / (1 + r)), exactly, at least 1
     else:
         hint = hard
     # a threshold is an int, not a bool, above 0 (the exact type first: the usual value costs no isinstance)
     st = summary_threshold
     if (type(st) is int or (isinstance(st, int) and not isinstance(st, bool))) and 0 < st < hint:
         hint = st
-    ceiling = hysteresis_ceiling(hint, hysteresis_ratio) if summarizing else hint
-    return Budget(limits.window, limits.window_source, max_tokens, max_src, reserve, reserve_src, margin, ratio,
-                  tool_tokens, fixed, hard, hint, ceiling, calibration, calibration_source if calibration else None)
+    # hysteresis_ceiling(hint, hysteresis_ratio) on the ratio read above (hint >= 1 and r >= 0: never below hint)
+    ceiling = hint * (rq + rp) // rq if summarizing else hint
+    # tuple.__new__ builds the record in C (calling Budget(...) runs the NamedTuple's Python-level __new__)
+    return _new_tuple(Budget, (limits.window, limits.window_source, max_tokens, max_src, reserve, reserve_src, margin,
+                               ratio, tool_tokens, fixed, hard, hint, ceiling, calibration,
+                               calibration_source if calibration else None))

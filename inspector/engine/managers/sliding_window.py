@@ -52,5 +52,9 @@ class SlidingWindowConversation(ContextManager):
             decision = CMDecision("unchanged-too-few-turns", kept_turns=turns)
             return self.remember(past, Managed(list(past), decision), keep)
         cut = starts[turns - keep]
-        decision = CMDecision("window-slid", kept_turns=keep, dropped_turns=turns - keep, folded=list(past[:cut]))
-        return self.remember(past, Managed(list(past[cut:]), decision), keep)
+        if type(past) is list:  # a list's slices are new lists already: no second copy
+            kept, folded = past[cut:], past[:cut]
+        else:
+            kept, folded = list(past[cut:]), list(past[:cut])
+        decision = CMDecision("window-slid", kept_turns=keep, dropped_turns=turns - keep, folded=folded)
+        return self.remember(past, Managed(kept, decision), keep)

@@ -164,7 +164,8 @@ class SummarizingConversation(ContextManager):
         n_rows = runs.n  # len(past), as synced
         turns = len(runs.starts)
         high = hint if hint > 0 else self.summary_threshold
-        raw = counter.total(runs.history(0, n_rows), n_rows)
+        pre = runs.pre
+        raw = counter.total(pre[n_rows] - pre[0], n_rows)  # runs.history(0, n_rows), read inline
         if high <= 0 or raw <= high:
             self._cache = None
             decision = CMDecision("unchanged-under-budget", kept_turns=turns, raw_tokens=raw, threshold=high)
@@ -235,7 +236,7 @@ class SummarizingConversation(ContextManager):
                 )
                 return Managed(verbatim, decision)
             text = result.strip() if isinstance(result, str) and result.strip() else None
-        ident = self._identity(past, runs, m)
+        ident = (m, id(past[0]), id(past[cut - 1]))  # self._identity(past, runs, m): turn m starts at cut
         if text is None:
             self._cache = _Cache(None, m, ident, tuple(folded), None)
             decision = CMDecision(
