@@ -21,10 +21,8 @@ transcript and manifest give the same numbers wherever they are replayed.
 from __future__ import annotations
 
 import dataclasses
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import compress, count, repeat
 from pathlib import Path
 from typing import Any
 
@@ -141,14 +139,14 @@ def _declares_system(settings: Any) -> bool:
 
 
 def _transcript_system(transcript: Any) -> list[tuple[int, str]]:
-    """``(index, text)`` of every system message. The roles are read and compared in C (``map``,
-    ``compress``): a replay resolves its agent once, but over every message of a transcript that
-    may be long, and only its few system messages are read in Python."""
+    """``(index, text)`` of every system message. The roles are read by ``map`` in C: a replay
+    resolves its agent once, but over every message of a transcript that may be long."""
     msgs = transcript.messages
     out = []
-    for i in compress(count(), map(operator.eq, map(role_of, msgs), repeat("system"))):
-        c = msgs[i].get("content")
-        out.append((i, c if isinstance(c, str) else str(c or "")))
+    for i, role in enumerate(map(role_of, msgs)):
+        if role == "system":
+            c = msgs[i].get("content")
+            out.append((i, c if isinstance(c, str) else str(c or "")))
     return out
 
 
