@@ -634,7 +634,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     transcript_system = agent.system == "transcript"
     record = engine.record  # through the engine (whatever it does with a recorded row), bound once
     call, user = rec.call, rec.user
-    for i, (m, role) in enumerate(zip(msgs, map(role_of, msgs))):
+    for i, m, role in zip(range(len(msgs)), msgs, map(role_of, msgs)):
         if role == "assistant":  # the commonest role first
             call(i)
         elif role == "user":
