@@ -673,7 +673,7 @@ class _Recorder:
                  usage_by_index: dict[int, Any]) -> None:
         self.rp, self.engine, self.summ, self.msgs = rp, engine, summ, msgs
         self.refs = _Refs(msgs)
-        self.decisions: dict[tuple[Any, ...], CallDecision] = {}  # equal call decisions shared (frozen records)
+        self.decisions: dict[tuple[Any, ...], CallDecision] = {}  # equal call decisions shared (immutable records)
         self.usage_by_index = usage_by_index
         self.price = engine.limits.input_cost_per_token
         self.turn, self.step, self.open_turn = 0, 0, False
@@ -706,8 +706,8 @@ class _Recorder:
     def call(self, next_index: int | None) -> None:
         """One LLM call: the payload assembled before the reply at ``next_index`` (None: the next
         call), recorded as one :class:`Frame`. Every fact of the engine's :class:`Assembly` is read
-        once; equal call decisions share one :class:`CallDecision` (frozen; most calls of a replay
-        repeat one of a handful, so a new record is made once per distinct decision)."""
+        once; equal call decisions share one :class:`CallDecision` (immutable; the calls of a turn
+        mostly repeat one, so a new record is made once per distinct decision)."""
         if not self.open_turn:
             self.open_preamble()
         summ = self.summ
