@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
-from inspector.engine.assembler import Assembly, CommitRecord, ContextEngine
+from inspector.engine.assembler import Assembly, CommitRecord, ContextAssembler, ContextEngine, PayloadRow
 from inspector.engine.budget import Budget
 from inspector.engine.history import role_of
 from inspector.engine.llm import LLMEngine
@@ -215,11 +215,15 @@ class Frame:
         return d
 
 
-@dataclass(frozen=True, slots=True)
-class CallDecision:
+class CallDecision(NamedTuple):
     """What the context manager did on one call, as kept on a :class:`Frame`: the engine's
     :class:`~inspector.engine.managers.base.CMDecision` without the rows it folded (those are the
-    frame's ``folded`` ranges) or the summary text (``Frame.summary_text``), so a frame stays small."""
+    frame's ``folded`` ranges) or the summary text (``Frame.summary_text``), so a frame stays small.
+
+    Immutable, and a :class:`~typing.NamedTuple` rather than a frozen dataclass (like the engine's
+    :class:`~inspector.engine.budget.Budget`): a replay makes a new one about once a turn, and a
+    frozen dataclass sets each of its 7 fields through ``object.__setattr__`` (about 0.5 µs more a
+    record here); a tuple is built in one step."""
 
     action: CMAction
     compressed_turns: int
@@ -252,7 +256,7 @@ BUDGET_FIELDS: tuple[str, ...] = ("window", "window_source", "reserve", "reserve
                                   "fixed", "hard", "hint", "ceiling", "calibration", "calibration_source")
 """The :class:`~inspector.engine.budget.Budget` fields a frame's JSON shows, in their order (a
 replay file's ``budget`` object; the record holds a few more the JSON never carried)."""
-DECISION_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(CallDecision))
+DECISION_FIELDS: tuple[str, ...] = CallDecision._fields
 """A frame's ``cm`` object: every :class:`CallDecision` field, in declaration order."""
 
 
@@ -432,89 +436,122 @@ class _Refs:
         yield from self.runs(rows, mid, hi)
 
 
-def _segments(asm: Assembly, refs: _Refs) -> list[Segment]:
-    """The payload as :data:`Segment` runs: spans by their ends, single rows by identity.
+def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs) -> list[Segment]:
+    """The payload (an assembly's layout) as :data:`Segment` runs: spans by their ends, single rows by identity.
 
     O(layout parts + breaks in the spans), never O(payload rows): a long history is one span. The
     plain transcript run being extended is kept in locals and written once, when it ends (a call's
-    layout is a handful of parts, each read once, so the per-part work is what a frame costs)."""
+    layout is a handful of parts, each read once, so the per-part work is what a frame costs).
+
+    The usual part is one plain run: a span whose two ends are transcript messages ``len − 1``
+    apart (what :meth:`_Refs.whole` checks, read here in place), or a row that is a transcript
+    message as is (its own source, no synthetic kind). It is merged into the open run right here;
+    any other part (a span of several runs or of rows of no transcript index, a synthesised or
+    rebound row) is broken up by :func:`_part_segments`, whose plain runs merge the same way."""
     out: list[Segment] = []
     add = out.append
-    ref_of, msgs = refs.ref, refs.msgs
+    get, msgs = refs.ref.get, refs.msgs
     # the open plain transcript run (it may grow): first ref, length, band; band None = no open run
     o_ref, o_n, o_band = 0, 0, None
-    for part in asm.layout:
+    for part in layout:
         if type(part) is Span:
-            rows, band, lo, hi = part.rows, part.band, part.lo, part.hi
+            rows, lo, hi = part.rows, part.lo, part.hi
             if hi <= lo:
                 continue
-            a = refs.whole(rows, lo, hi)
-            if a is not None:
-                pieces: Iterable[tuple[int | None, int]] = ((a, hi - lo),)  # one run: the usual case
-            else:
-                pieces = refs.runs(rows, lo, hi)
-            at = lo  # the span row where the current piece starts
-            for ref, n in pieces:
-                if ref is None:
-                    if o_band is not None:
-                        add((o_ref, o_n, o_band, None, None))
-                        o_band = None
-                    for m in rows[at:at + n]:  # not a transcript message: kept as its own row
-                        add((None, 1, band, None, m))
-                elif o_band == band and o_ref + o_n == ref:
-                    o_n += n
-                else:
-                    if o_band is not None:
-                        add((o_ref, o_n, o_band, None, None))
-                    o_ref, o_n, o_band = ref, n, band
-                at += n
-            continue
-        msg, src, band = part.message, part.source, part.band  # type: ignore[union-attr]
-        r = ref_of.get(id(msg))
-        if r is not None and msgs[r] is not msg:
-            r = None
-        if r is not None and msg is src:
-            own = None  # a transcript message as is
+            n = hi - lo
+            m0, m1 = rows[lo], rows[hi - 1]
+            ref = get(id(m0))
+            if ref is not None and (get(id(m1)) != ref + n - 1 or msgs[ref] is not m0 or msgs[ref + n - 1] is not m1):
+                ref = None  # not one transcript run
         else:
-            own = msg
-            if r is None and src is not None:
-                r = refs.get(src)
-        kind = part.synthetic  # type: ignore[union-attr]
-        if kind is None and r is None:
-            kind = "system_band" if band == "system" else ("summary" if band == "summary" else None)
-        if own is None and r is not None and kind is None:
-            if o_band == band and o_ref + o_n == r:
-                o_n += 1
+            msg = part.message  # type: ignore[union-attr]
+            n = 1
+            ref = get(id(msg))
+            if ref is not None and (msgs[ref] is not msg or part.source is not msg  # type: ignore[union-attr]
+                                    or part.synthetic is not None):  # type: ignore[union-attr]
+                ref = None  # not a transcript message as is
+        if ref is not None:  # one plain run: the usual case
+            band = part.band
+            if o_band == band and o_ref + o_n == ref:
+                o_n += n
             else:
                 if o_band is not None:
                     add((o_ref, o_n, o_band, None, None))
-                o_ref, o_n, o_band = r, 1, band
-        else:
-            if o_band is not None:
-                add((o_ref, o_n, o_band, None, None))
-                o_band = None
-            add((r, 1, band, kind, own))
+                o_ref, o_n, o_band = ref, n, band
+            continue
+        for seg in _part_segments(part, refs):
+            ref, n, band, kind, own = seg
+            if kind is None and own is None and ref is not None:  # a plain run
+                if o_band == band and o_ref + o_n == ref:
+                    o_n += n
+                    continue
+                if o_band is not None:
+                    add((o_ref, o_n, o_band, None, None))
+                o_ref, o_n, o_band = ref, n, band
+            else:
+                if o_band is not None:
+                    add((o_ref, o_n, o_band, None, None))
+                    o_band = None
+                add(seg)
     if o_band is not None:
         add((o_ref, o_n, o_band, None, None))
     return out
 
 
-def _removed_ranges(pre: Sequence[Message], few: Sequence[Any],
-                    refs: _Refs) -> tuple[list[tuple[int, int]], int, list[Message]]:
-    """Transcript ranges the budget removed (the pre-cut ``pre``, then the trimmer's removals
-    ``few``: :meth:`~inspector.engine.types.Removals.parts` or a list of
+def _part_segments(part: PayloadRow | Span, refs: _Refs) -> Iterator[Segment]:
+    """The :data:`Segment` runs of one layout part that is not one plain transcript run (see
+    :func:`_segments`, which merges adjacent plain runs): a span's runs in order, each row of no
+    transcript index its own row; a single row with its transcript index (None when synthesised;
+    a rebound copy takes its source's) and its synthetic kind."""
+    if type(part) is Span:
+        rows, lo, band = part.rows, part.lo, part.band
+        for ref, n in refs.runs(rows, lo, part.hi):
+            if ref is None:  # not a transcript message: kept as its own row
+                for m in rows[lo:lo + n]:
+                    yield None, 1, band, None, m
+            else:
+                yield ref, n, band, None, None
+            lo += n
+        return
+    msg, src, band = part.message, part.source, part.band  # type: ignore[union-attr]
+    r = refs.get(msg)
+    if r is not None and msg is src:
+        own = None  # a transcript message as is
+    else:
+        own = msg
+        if r is None and src is not None:
+            r = refs.get(src)
+    kind = part.synthetic  # type: ignore[union-attr]
+    if kind is None and r is None:
+        kind = "system_band" if band == "system" else ("summary" if band == "summary" else None)
+    yield r, 1, band, kind, own
+
+
+def _removed(asm: Assembly, refs: _Refs) -> tuple[tuple[tuple[int, int], ...], int, tuple[dict[str, Any], ...]]:
+    """What the budget removed from this call's payload, as a frame keeps it: the transcript ranges
+    (the pre-cut ``asm.precut``, then the trimmer's removals ``asm.trimmer_removed``: a
+    :class:`~inspector.engine.types.Removals`, whose parts are read, or a list of
     :class:`~inspector.engine.types.Removal`), how many removed rows were synthesised (no
-    transcript index), and the synthesised rows that may be a summary block the model did not see
-    (Q18): such a block can only stand among the pre-cut prefix's first three rows (at its head; a
-    stack replay pre-cuts thousands of rows per call, never walk all of them) or be one of the
-    trimmer's single-row removals. The pre-cut's rows are looked at only when its runs hold a
-    synthesised row at all. O(recorded parts + breaks), not O(removed rows)."""
+    transcript index), and the summary blocks among those the model did not see (Q18, ``not_sent``).
+
+    Most calls remove nothing: one look at the two, then ``((), 0, ())``. Otherwise such a block can
+    only stand among the pre-cut prefix's first three rows (at its head; a stack replay pre-cuts
+    thousands of rows per call, never walk all of them) or be one of the trimmer's single-row
+    removals; the pre-cut's rows are looked at only when its runs hold a synthesised row at all.
+    A single removal right after the last range (the trimmer takes the oldest rows after the
+    pre-cut, one by one) extends that range in place; anything else is merged by :func:`_merge`.
+    O(recorded parts + breaks), not O(removed rows)."""
+    pre, removed = asm.precut, asm.trimmer_removed
+    if type(pre) is RowsView:
+        head, rows, lo, hi = pre.source()
+        if not head and hi <= lo and not removed:
+            return (), 0, ()  # the usual call: nothing removed
+    elif not pre and not removed:
+        return (), 0, ()
     ranges: list[tuple[int, int]] = []
     lone: list[Message] = []
     synth = 0
-
     if type(pre) is RowsView:
-        head, rows, lo, hi = pre.source()
         if head:
             synth += refs.add_run(ranges, head, 0, len(head))
         if hi > lo:
@@ -525,55 +562,26 @@ def _removed_ranges(pre: Sequence[Message], few: Sequence[Any],
         synth += refs.add_run(ranges, pre, 0, len(pre))
         if synth:
             lone = [m for m in pre[:3] if refs.get(m) is None]
+    few: Sequence[Any] = removed
+    if type(removed) is Removals or (type(removed) is not list and isinstance(removed, Removals)):
+        few = removed.parts()
+    get, msgs = refs.ref.get, refs.msgs
     for part in few:
         if type(part) is tuple:
             synth += refs.add_run(ranges, part[0], part[1], part[2])
         else:  # one row: its own index, or a synthesised row
             m = part.message
-            r = refs.get(m)
-            if r is None:
+            r = get(id(m))  # (refs.get, read in place)
+            if r is None or msgs[r] is not m:
                 synth += 1
                 lone.append(m)
+            elif ranges and ranges[-1][1] == r:  # right after the last range: the usual removal
+                ranges[-1] = (ranges[-1][0], r + 1)
             else:
                 ranges.append((r, r + 1))
-    if len(ranges) < 2:
-        return ranges, synth, lone
-    return _merge([], ranges), synth, lone
-
-
-def _call_decision(d: CMDecision, seen: dict[tuple[Any, ...], CallDecision]) -> CallDecision:
-    """``CallDecision.of(d)``, shared with an equal earlier one from ``seen`` (a replay's own
-    table): the record is frozen, and most calls of a replay repeat a handful of decisions."""
-    key = (d.action, d.compressed_turns, d.kept_turns, d.dropped_turns, d.summarizer_called, d.error, d.raw_tokens)
-    try:
-        return seen[key]  # the usual case: a decision seen before (a miss happens once per distinct one)
-    except KeyError:
-        hit = seen[key] = CallDecision(*key)
-        return hit
-
-
-def _frame(asm: Assembly, turn: int, step: int, at: int, refs: _Refs, price: float | None,
-           usage: dict[str, Any] | None, decisions: dict[tuple[Any, ...], CallDecision] | None = None) -> Frame:
-    removed = asm.trimmer_removed  # a Removals (its parts are read), or a list of Removal records
-    few: Sequence[Any] = removed
-    if type(removed) is Removals or (type(removed) is not list and isinstance(removed, Removals)):
-        few = removed.parts()
-    trimmed, trimmed_synth, lone = _removed_ranges(asm.precut, few, refs)
     not_sent = tuple([{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
                       for m in lone if is_summary_block(m)]) if lone else ()
-    repairs = asm.repairs
-    decision = asm.decision
-    # positional, in Frame's field order (keywords cost a frame more than half a microsecond each)
-    return Frame(
-        turn, step, at, asm.budget, dict(asm.bands), asm.payload_tokens, asm.headroom,
-        _call_decision(decision, {} if decisions is None else decisions),
-        tuple(_segments(asm, refs)), tuple(trimmed), trimmed_synth,
-        _row_ranges(decision.folded, refs) if decision.folded else (),  # most calls fold nothing
-        tuple([FrameRepair(r, refs.get(row) if row is not None else None)
-               for r, row in zip(repairs, asm.repaired_rows or [None] * len(repairs))]) if repairs else (),
-        asm.check, None if price is None else round(asm.payload_tokens * price, 10), usage, decision.summary_text,
-        tuple(asm.warnings), 0.0, not_sent,
-    )
+    return tuple(ranges if len(ranges) < 2 else _merge([], ranges)), synth, not_sent
 
 
 def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summarizer: str | Any = None,
@@ -625,16 +633,17 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     conv = engine.conversation
     transcript_system = agent.system == "transcript"
     record = engine.record  # through the engine (whatever it does with a recorded row), bound once
-    for i, (m, role) in enumerate(zip(msgs, map(role_of, msgs))):
-        if role == "system":
+    call, user = rec.call, rec.user
+    for i, m, role in zip(range(len(msgs)), msgs, map(role_of, msgs)):
+        if role == "assistant":  # the commonest role first
+            call(i)
+        elif role == "user":
+            user(m)
+            continue
+        elif role == "system":
             if transcript_system:
                 conv.system_message = m  # a mid-transcript system message replaces the band from here on
             continue
-        if role == "user":
-            rec.user(m)
-            continue
-        if role == "assistant":
-            rec.call(i)
         elif not rec.open_turn:  # a row before the first user message
             rec.open_preamble()
         record(m)
@@ -664,10 +673,16 @@ class _Recorder:
                  usage_by_index: dict[int, Any]) -> None:
         self.rp, self.engine, self.summ, self.msgs = rp, engine, summ, msgs
         self.refs = _Refs(msgs)
-        self.decisions: dict[tuple[Any, ...], CallDecision] = {}  # equal call decisions shared (frozen records)
+        self.decisions: dict[tuple[Any, ...], CallDecision] = {}  # equal call decisions shared (immutable records)
         self.usage_by_index = usage_by_index
         self.price = engine.limits.input_cost_per_token
         self.turn, self.step, self.open_turn = 0, 0, False
+        # read on every call, bound once: the engine's own methods and the replay's frame list
+        self.assemble, self.add_frame = engine.assemble, rp.frames.append
+        self.own_bands = type(engine.assembler) is ContextAssembler
+        """Whether a frame may keep its assembly's ``bands`` dict as it is: the shipped assembler builds a
+        new one on every call and keeps no reference to it (nor to the assembly). Another assembler's
+        dict may be one it updates in place, so a frame copies it."""
 
     def _usage_mark(self) -> int:
         return 0 if self.summ is None else len(self.summ.usage)
@@ -684,32 +699,52 @@ class _Recorder:
     def user(self, m: Message) -> None:
         if self.open_turn:
             self.commit()
-        self.engine.user(m)
-        self.turn, self.step, self.open_turn = self.engine.conversation.turn_index, 0, True
+        engine = self.engine
+        engine.user(m)
+        self.turn, self.step, self.open_turn = engine.conversation.turn_index, 0, True
 
     def call(self, next_index: int | None) -> None:
-        """One LLM call: the payload assembled before the reply at ``next_index`` (None: the next call)."""
+        """One LLM call: the payload assembled before the reply at ``next_index`` (None: the next
+        call), recorded as one :class:`Frame`. Every fact of the engine's :class:`Assembly` is read
+        once; equal call decisions share one :class:`CallDecision` (immutable; the calls of a turn
+        mostly repeat one, so a new record is made once per distinct decision)."""
         if not self.open_turn:
             self.open_preamble()
-        n = 0 if self.summ is None else self._usage_mark()
-        asm = self.engine.assemble(strict=False)
-        usage = self.usage_by_index.get(next_index) if next_index is not None and self.usage_by_index else None
-        at = len(self.msgs) if next_index is None else next_index
-        frame = _frame(asm, self.turn, self.step, at, self.refs, self.price, usage, self.decisions)
-        if asm.decision.summarizer_called:  # else the frame's own 0.0
-            frame.summary_cost_usd = self._summary_cost_since(n)
-        self.rp.frames.append(frame)
-        if asm.decision.action == "summarizer-failed":
+        summ = self.summ
+        mark = 0 if summ is None else len(summ.usage)
+        asm = self.assemble(strict=False)
+        d = asm.decision
+        key = (d.action, d.compressed_turns, d.kept_turns, d.dropped_turns, d.summarizer_called, d.error, d.raw_tokens)
+        decision = self.decisions.get(key)
+        if decision is None:
+            decision = self.decisions[key] = CallDecision(*key)
+        refs = self.refs
+        trimmed, trimmed_synth, not_sent = _removed(asm, refs)
+        repairs, warnings, tokens, price = asm.repairs, asm.warnings, asm.payload_tokens, self.price
+        # positional, in Frame's field order (keywords cost a frame more than half a microsecond each)
+        self.add_frame(Frame(
+            self.turn, self.step, len(self.msgs) if next_index is None else next_index, asm.budget,
+            asm.bands if self.own_bands else dict(asm.bands),
+            tokens, asm.headroom, decision, tuple(_segments(asm.layout, refs)), trimmed, trimmed_synth,
+            _row_ranges(d.folded, refs) if d.folded else (),  # most calls fold nothing
+            tuple([FrameRepair(r, refs.get(row) if row is not None else None)
+                   for r, row in zip(repairs, asm.repaired_rows or [None] * len(repairs))]) if repairs else (),
+            asm.check, None if price is None else round(tokens * price, 10),
+            self.usage_by_index.get(next_index) if next_index is not None and self.usage_by_index else None,
+            d.summary_text, tuple(warnings) if warnings else (),
+            self._summary_cost_since(mark) if d.summarizer_called else 0.0, not_sent,
+        ))
+        if d.action == "summarizer-failed":
             self.rp.summarizer_failures += 1
         self.step += 1
 
     def commit(self) -> None:
-        n = self._usage_mark()
+        mark = self._usage_mark()
         rec: CommitRecord = self.engine.commit()
-        refs = self.refs
+        folded = rec.folded
         self.rp.commits.append(Commit(rec.turn, rec.action, rec.summarizer_called, rec.folded_turns, rec.error,
-                                      rec.archive, _row_ranges(rec.folded, refs),
-                                      self._summary_cost_since(n) if rec.summarizer_called else 0.0))
+                                      rec.archive, _row_ranges(folded, self.refs) if folded else (),
+                                      self._summary_cost_since(mark) if rec.summarizer_called else 0.0))
         if rec.action == "summarizer-failed":
             self.rp.summarizer_failures += 1
 
