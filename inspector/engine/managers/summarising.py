@@ -168,7 +168,9 @@ class SummarizingConversation(ContextManager):
         raw = counter.total(pre[n_rows] - pre[0], n_rows)  # runs.history(0, n_rows), read inline
         if high <= 0 or raw <= high:
             self._cache = None
-            decision = CMDecision("unchanged-under-budget", kept_turns=turns, raw_tokens=raw, threshold=high)
+            # (positional, in field order — action, compressed, dropped, kept turns, raw tokens, threshold:
+            # the usual decision of nearly every call, where keywords cost more than the rest of it)
+            decision = CMDecision("unchanged-under-budget", 0, 0, turns, raw, high)
             return Managed(list(past), decision)
         ceiling = self._ceiling(high)
         cache = self._cache
