@@ -185,7 +185,7 @@ def main() -> None:
     print(f"{'strategy':>20} | (b) ×floor | ×contents floor | µs/call | (c) t({big})/t({small}) | (d) peak MB "
           f"| (e) JSON MB | calls | (f) reference/incremental at {small}")
     for name, t_small, t_big, n_calls, size, mem, ref in rows:
-        print(f"{name:>20} | {t_big / floor:10.1f} | {t_big / content_floor:15.1f} | {1e6 * t_big / n_calls:7.0f} | "
+        print(f"{name:>20} | {t_big / floor:10.2f} | {t_big / content_floor:15.2f} | {1e6 * t_big / n_calls:7.0f} | "
               f"{t_big / t_small:19.2f} | "
               f"{mem:11.0f} | {size:11.2f} | "
               f"{n_calls:5} | {ref}   [{small}: {t_small:.2f}s, {big}: {t_big:.2f}s]")

@@ -75,3 +75,36 @@ def test_an_open_ask_ending_the_log_is_still_read() -> None:
     assert [r.as_dict() for r in fast.repairs] == [r.as_dict() for r in ref.repairs]
     assert fast.repairs  # the open ask was repaired (read), not skipped
     assert isinstance(engine.assembler, ContextAssembler)
+
+
+def test_the_precut_takes_the_overflowing_group_so_the_trimmer_drops_no_history() -> None:
+    """An uncapped stack over its window: the pre-cut cuts through the group of the newest row that
+    overflows (the trimmer would drop it anyway), so on both paths the trimmer removes nothing from
+    history, and the payload and the rows trimmed are what the trimmer alone gives."""
+    s = settings_from_dict({"kind": "Agent", "spec": {
+        "context_manager": {"type": "stack", "params": {"trimmer": {"max_tokens": 1_500, "reserve_tokens": 0}}}}})
+    engines = [ContextEngine(s, counter="estimate") for _ in range(3)]
+    engines[1].assembler.incremental = False  # the reference path
+    engines[2].assembler.precut = False  # the trimmer alone (the oracle)
+    overflowed = 0
+    for t in range(12):
+        for e in engines:
+            e.user(f"question {t} " + "words " * 20)
+        for r in range(2):
+            calls = [e.assemble() for e in engines]
+            assert calls[0].messages == calls[1].messages == calls[2].messages
+            assert [x.message for x in calls[0].trimmed] == [x.message for x in calls[2].trimmed]
+            if calls[2].trimmer_removed:  # the trimmer alone had to drop history here
+                overflowed += 1
+                assert calls[0].precut and calls[1].precut
+                assert not [x for x in calls[0].trimmer_removed if x.source == "history"]
+                assert not [x for x in calls[1].trimmer_removed if x.source == "history"]
+            for e in engines:
+                cid = f"c{t}_{r}"
+                e.record({"role": "assistant", "content": "", "tool_calls": [
+                    {"id": cid, "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
+                e.record({"role": "tool", "tool_call_id": cid, "content": "result " * 30})
+        for e in engines:
+            e.record({"role": "assistant", "content": f"answer {t}"})
+            e.commit()
+    assert overflowed > 5

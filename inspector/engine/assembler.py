@@ -24,6 +24,7 @@ Live use::
 from __future__ import annotations
 
 import inspect
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.engine.budget import Budget, compute_budget, resolve_calibration
-from inspector.engine.history import LogRuns, start_of_tool_group
+from inspector.engine.history import LogRuns, leading_group_size, start_of_tool_group
 from inspector.engine.incremental import RowIndex, clean_ranges
 from inspector.engine.limits import ModelLimits, resolve_limits
 from inspector.engine.llm import LLMEngine
@@ -201,13 +202,23 @@ def build_summarizer(settings: ContextSettings, *, summarizer: Any = "manifest",
     return cls(**params, **kwargs)
 
 
+def _takes_group(first: Message) -> bool:
+    """Whether the pre-cut cuts through the group that ``first`` starts (the group of the newest
+    overflowing row) rather than stopping before it: when ``first`` opens a group of its own — not a
+    ``tool`` row, which only a run reaching back past the history's start leaves there — and is not
+    a summary block (those stay the trimmer's to drop, as before). One rule for both paths."""
+    return first.get("role") != "tool" and not is_summary_block(first)
+
+
 def _precut(history: Sequence[Message], others: Sequence[Message], counter: TokenCounter, budget: int) -> int:
     """Index of the first history row the trimmer could possibly keep.
 
     Walking back from the newest row, once ``others + history[i:]`` exceeds the budget the trimmer
-    (which drops from the front) must drop everything before ``i``'s group; cutting there first
-    gives the identical result while keeping each call O(kept rows) instead of O(whole history) —
-    what makes a 2 000-turn ``stack`` replay linear. The last history group is never cut here.
+    (which drops from the front) must drop everything before ``i``'s group, and that group too
+    unless it is the last one (it holds ``i``); cutting there first gives the identical result while
+    keeping each call O(kept rows) instead of O(whole history) — what makes a 2 000-turn ``stack``
+    replay linear — and leaves the trimmer nothing to drop from history in the usual overflow. The
+    last history group is never cut here (see :func:`_takes_group` for when ``i``'s group is).
     Callers pass only the part of the history the trimmer may cut (a protected head row, e.g. a
     summary block standing first with no system band, goes into ``others``: Q18).
     """
@@ -219,6 +230,12 @@ def _precut(history: Sequence[Message], others: Sequence[Message], counter: Toke
         if counter.total(units, n) > budget:
             cut = start_of_tool_group(history, i)
             last_group = start_of_tool_group(history, len(history) - 1)
+            if cut < last_group and _takes_group(history[cut]):
+                # the trimmer drops that whole group too (its suffix holds row i, which overflows, and
+                # it is not the last group, which the trimmer keeps): cut through it, so the trimmer
+                # has nothing left to drop from history in the usual overflow (an uncapped stack's
+                # every call)
+                cut += leading_group_size(history, cut)
             return min(cut, last_group)
     return 0
 
@@ -469,15 +486,25 @@ class ContextAssembler:
         n_other = (1 if system else 0) + (1 if has_user else 0) + head + n_wm
 
         # The pre-cut (what _precut does over history = [extra?] + past[a0:]): the group start of the
-        # newest row whose suffix overflows, in history positions. Group starts only grow along the
-        # log, so that start is never past the last group's (the clamp _precut applies); and when
-        # every log suffix fits, history[0:] is what overflows at most, whose cut is 0: no cut.
+        # newest row whose suffix overflows, in history positions, then through that group (its end is
+        # the next trimmer group start, from the recorded chain) when _precut's rule says so. Group
+        # starts only grow along the log, so that start is never past the last group's (the clamp
+        # _precut applies); and when every log suffix fits, history[0:] is what overflows at most,
+        # whose cut is 0: no cut. (A start before a0 is a run of tool rows reaching into the log range:
+        # history's first row is a tool row then, and _precut's cut is 0, not extended.)
         cut = 0
         if n_log > a0:
             p = log.fits_back(budget_tokens, n_other, u_other, a0)
             if p >= a0:
                 g = log.back[p]
-                cut = n_extra + g - a0 if g >= a0 else 0
+                if g >= a0:
+                    cut = n_extra + g - a0
+                    last = log.back[n_log - 1]  # the last group's start (>= g)
+                    if g < last and _takes_group(past[g]):
+                        chain = log.chain
+                        k = bisect_right(chain, g)
+                        e = chain[k] if k < len(chain) else n_log
+                        cut = n_extra + (e if e < last else last) - a0
         a = a0 + cut - n_extra if cut > n_extra else a0  # first log row after the pre-cut
         precut = RowsView([extra] if cut and extra is not None else [], past, a0, a)
         kept_extra = extra is not None and not cut
