@@ -966,7 +966,8 @@ class ContextEngine:
         msg_cap = getattr(cm, "message_cap", None)
         # the turn count from running starts (each committed row read once), not a split per commit: a
         # shipped manager's own, which its decision reads next (one reader of the log, not two)
-        runs = cm.log_runs if isinstance(cm, ContextManager) else self._log_runs.sync
+        # (a shipped manager by its exact type first: an ABC's isinstance costs a microsecond a commit)
+        runs = cm.log_runs if type(cm) in _SHIPPED_MANAGERS or isinstance(cm, ContextManager) else self._log_runs.sync
         over = (turn_cap is not None and len(runs(past).starts) > turn_cap) or \
                (msg_cap is not None and len(past) > msg_cap)
         if not over:

@@ -241,10 +241,8 @@ class SummarizingConversation(ContextManager):
         ident = (m, id(past[0]), id(past[cut - 1]))  # self._identity(past, runs, m): turn m starts at cut
         if text is None:
             self._cache = _Cache(None, m, ident, tuple(folded), None)
-            decision = CMDecision(
-                "dropped", dropped_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high, ceiling=ceiling,
-                summarizer_called=called, folded=folded, summary_model=model, summary_model_source=source,
-            )
+            # (positional, in field order: the write-back of a drop summarizer folds like this at every commit)
+            decision = CMDecision("dropped", 0, m, keep, raw, high, ceiling, called, None, model, source, None, folded)
             return Managed(verbatim, decision)
         block = summary_block(m, text)
         self._cache = _Cache(text, m, ident, tuple(folded), block)
