@@ -108,3 +108,24 @@ def test_the_precut_takes_the_overflowing_group_so_the_trimmer_drops_no_history(
             e.record({"role": "assistant", "content": f"answer {t}"})
             e.commit()
     assert overflowed > 5
+
+
+def test_a_fold_that_drops_more_rows_than_the_near_scan_is_taken_over() -> None:
+    """``LogRuns._refold`` compares the first ``_NEAR`` positions one by one and scans the rest in C:
+    a fold dropping fewer rows, exactly that many, or more is taken over either way (the kept rows
+    are not read again) and its facts equal a fresh walk."""
+    from inspector.engine.history import _NEAR, LogRuns, turn_starts
+    from inspector.engine.tokens import EstimateCounter
+
+    counter = EstimateCounter()
+    for drop in (0, 3, _NEAR - 1, _NEAR, _NEAR + 1, 3 * _NEAR):
+        for block in (False, True):
+            log = [{"role": "user" if i % 4 == 0 else "assistant", "content": f"row {i}"} for i in range(4 * _NEAR)]
+            runs = LogRuns().sync(log, counter)
+            head = [{"role": "system", "content": "[summary]"}] if block else []
+            new = head + log[drop:]
+            read = runs.read
+            runs.sync(new, counter)
+            assert runs.read - read == len(head)  # only the block is read: the kept rows are taken over
+            assert runs.starts == turn_starts(new)
+            assert runs.history(0, len(new)) == sum(counter.history_unit(m) for m in new)

@@ -93,6 +93,12 @@ def flatten(groups: Sequence[Sequence[Message]]) -> list[Message]:
     return [m for g in groups for m in g]
 
 
+_NEAR = 16
+"""How many leading positions :meth:`LogRuns._refold` compares one by one before it scans in C: a
+write-back fold drops a turn or two (a handful of rows), where setting up the C scan costs more than
+the comparisons (timed)."""
+
+
 class LogRuns:
     """Running facts of one append-only row list — the committed log a manager reads on every call.
 
@@ -158,8 +164,8 @@ class LogRuns:
         rows read so far; the new list may already have grown since the fold, as the committed log
         has when the assembler next looks at it): the rows already read keep their facts, shifted,
         instead of being read again; a leading block and the later rows are read by ``sync``.
-        ``k`` is where ``rows[blk]`` stands in the old list (an identity scan, C-level), and the
-        whole overlap is checked by identity. False (read from scratch) for anything else."""
+        ``k`` is where ``rows[blk]`` stands in the old list (an identity scan: the first
+        :data:`_NEAR` positions in Python, the rest in C), and the whole overlap is checked by identity. False (read from scratch) for anything else."""
         old, n = self.rows, self.n
         if old is None or not n or len(old) < n or old[n - 1] is not self.last or not rows:
             return False
@@ -167,7 +173,12 @@ class LogRuns:
         for blk in (0, 1):
             if size <= blk:
                 break
-            k = next(compress(count(), map(operator.is_, islice(old, n), repeat(rows[blk]))), n)
+            target = rows[blk]
+            k = 0  # a fold drops a few rows as a rule: the first positions are read in Python (no iterators to
+            while k < n and k < _NEAR and old[k] is not target:  # set up), the rest by the identity scan in C
+                k += 1
+            if k == _NEAR < n:
+                k = next(compress(count(_NEAR), map(operator.is_, islice(old, _NEAR, n), repeat(target))), n)
             if k < n and size >= blk + n - k and \
                     all(map(operator.is_, islice(rows, blk, blk + n - k), islice(old, k, n))):
                 break
