@@ -56,21 +56,15 @@ def test_a_usual_call_reads_only_the_system_and_user_rows() -> None:
 def test_an_open_ask_ending_the_log_is_still_read() -> None:
     """A committed ask whose results never came (a turn cut off) is not clean: the pass reads it and
     repairs it exactly as the reference does."""
-    engine = _engine()
-    engine.user("first")
-    engine.record({"role": "assistant", "content": "", "tool_calls": [
-        {"id": "lost", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
-    engine.commit()
-    engine.user("second")
-    fast = engine.assemble()
-    ref_engine = _engine()
+    engine, ref_engine = _engine(), _engine()
     ref_engine.assembler.incremental = False
-    ref_engine.user("first")
-    ref_engine.record({"role": "assistant", "content": "", "tool_calls": [
-        {"id": "lost", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
-    ref_engine.commit()
-    ref_engine.user("second")
-    ref = ref_engine.assemble()
+    for e in (engine, ref_engine):
+        e.user("first")
+        e.record({"role": "assistant", "content": "", "tool_calls": [
+            {"id": "lost", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
+        e.commit()
+        e.user("second")
+    fast, ref = engine.assemble(), ref_engine.assemble()
     assert fast.messages == ref.messages
     assert [r.as_dict() for r in fast.repairs] == [r.as_dict() for r in ref.repairs]
     assert fast.repairs  # the open ask was repaired (read), not skipped

@@ -599,30 +599,21 @@ class ContextAssembler:
             # summed as the parts are laid out.
             add = layout.append
             payload_units = 0
-            for i in range(log_at):  # the front
-                src = sent[i]
-                b, syn = band_of(src, False)
-                add(PayloadRow(src, b, syn, src))
-                u = u_system if src is system else u_user if src is u_obj else unit(src)
-                units[b] += u
-                payload_units += u
-            if n_log > la:
-                add(Span(log.rows, la, n_log, "history"))  # type: ignore[arg-type]
-                u = pre[n_log] - pre[la]
-                units["history"] += u
-                payload_units += u
-            for i in range(log_end, wm_at):  # the user turn (or the placeholder)
-                src = sent[i]
-                b, syn = band_of(src, False)
-                add(PayloadRow(src, b, syn, src))
-                u = u_system if src is system else u_user if src is u_obj else unit(src)
-                units[b] += u
-                payload_units += u
-            if n_wm > cur:
-                add(Span(wmi.rows, cur, n_wm, "working_memory"))  # type: ignore[arg-type]
-                u = wmi.pre[n_wm] - wmi.pre[cur]
-                units["working_memory"] += u
-                payload_units += u
+            # the front, then the log range; the user turn (or the placeholder), then working memory
+            for r_lo, r_hi, idx, lo, hi, band in ((0, log_at, log, la, n_log, "history"),
+                                                  (log_end, wm_at, wmi, cur, n_wm, "working_memory")):
+                for i in range(r_lo, r_hi):
+                    src = sent[i]
+                    b, syn = band_of(src, False)
+                    add(PayloadRow(src, b, syn, src))
+                    u = u_system if src is system else u_user if src is u_obj else unit(src)
+                    units[b] += u
+                    payload_units += u
+                if hi > lo:
+                    add(Span(idx.rows, lo, hi, band))  # type: ignore[arg-type]
+                    u = idx.pre[hi] - idx.pre[lo]
+                    units[band] += u
+                    payload_units += u
             if not log.additive:
                 count = dict(_NO_TOKENS)
                 for part in layout:
