@@ -128,6 +128,9 @@ def peak_mb(tr: Transcript, cm: dict[str, Any]) -> float:
 
 
 def main() -> None:
+    unknown = [a for a in sys.argv[1:] if a != "--quick"]
+    if unknown:  # a misspelt flag would otherwise run the full benchmark without a word
+        sys.exit(f"replay_scaling.py: unknown argument(s) {' '.join(unknown)} (the only one is --quick)")
     quick = "--quick" in sys.argv
     small, big = (250, 500) if quick else (1000, 2000)
     trs = {n: synth(n) for n in (small, big)}

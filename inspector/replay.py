@@ -444,13 +444,13 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs) -> list[Segment]
     layout is a handful of parts, each read once, so the per-part work is what a frame costs).
 
     The usual part is one plain run: a span whose two ends are transcript messages ``len − 1``
-    apart (what :meth:`_Refs.whole` checks, read here in place), or a row that is a transcript
-    message as is (its own source, no synthetic kind). It is merged into the open run right here;
+    apart (:meth:`_Refs.whole`), or a row that is a transcript message as is (its own source, no
+    synthetic kind). It is merged into the open run right here;
     any other part (a span of several runs or of rows of no transcript index, a synthesised or
     rebound row) is broken up by :func:`_part_segments`, whose plain runs merge the same way."""
     out: list[Segment] = []
     add = out.append
-    get, msgs = refs.ref.get, refs.msgs
+    whole, get = refs.whole, refs.get
     # the open plain transcript run (it may grow): first ref, length, band; band None = no open run
     o_ref, o_n, o_band = 0, 0, None
     for part in layout:
@@ -459,16 +459,12 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs) -> list[Segment]
             if hi <= lo:
                 continue
             n = hi - lo
-            m0, m1 = rows[lo], rows[hi - 1]
-            ref = get(id(m0))
-            if ref is not None and (get(id(m1)) != ref + n - 1 or msgs[ref] is not m0 or msgs[ref + n - 1] is not m1):
-                ref = None  # not one transcript run
+            ref = whole(rows, lo, hi)  # None: not one transcript run
         else:
             msg = part.message  # type: ignore[union-attr]
             n = 1
-            ref = get(id(msg))
-            if ref is not None and (msgs[ref] is not msg or part.source is not msg  # type: ignore[union-attr]
-                                    or part.synthetic is not None):  # type: ignore[union-attr]
+            ref = get(msg)
+            if ref is not None and (part.source is not msg or part.synthetic is not None):  # type: ignore[union-attr]
                 ref = None  # not a transcript message as is
         if ref is not None:  # one plain run: the usual case
             band = part.band
@@ -565,14 +561,14 @@ def _removed(asm: Assembly, refs: _Refs) -> tuple[tuple[tuple[int, int], ...], i
     few: Sequence[Any] = removed
     if type(removed) is Removals or (type(removed) is not list and isinstance(removed, Removals)):
         few = removed.parts()
-    get, msgs = refs.ref.get, refs.msgs
+    get = refs.get
     for part in few:
         if type(part) is tuple:
             synth += refs.add_run(ranges, part[0], part[1], part[2])
         else:  # one row: its own index, or a synthesised row
             m = part.message
-            r = get(id(m))  # (refs.get, read in place)
-            if r is None or msgs[r] is not m:
+            r = get(m)
+            if r is None:
                 synth += 1
                 lone.append(m)
             elif ranges and ranges[-1][1] == r:  # right after the last range: the usual removal

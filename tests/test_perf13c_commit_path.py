@@ -7,11 +7,10 @@
 * :meth:`~inspector.engine.archive.Archive.apply_managed` keeps its copy of ``managed`` as the new
   projection after a fold instead of rebuilding it from the covering set: it must be the rebuilt
   projection, row for row by identity, also after later commits and a snapshot round trip.
-* :func:`~inspector.engine.budget.compute_budget` applies the hysteresis formula to the ratio it
-  has read and builds the record through ``tuple.__new__``: the same numbers as
-  :func:`~inspector.engine.budget.hysteresis_ceiling` and an ordinary :class:`Budget`.
+* :func:`~inspector.engine.budget.compute_budget` builds the record through ``tuple.__new__``: the
+  same numbers as :func:`~inspector.engine.budget.hysteresis_ceiling` and an ordinary :class:`Budget`.
 * :func:`~inspector.engine.managers.base.budget_terms` and :func:`~inspector.engine.managers.base.manage`
-  test for a manager inline: the same answer as :func:`~inspector.engine.managers.base.is_manager`.
+  tell a manager from a duck-typed one as :func:`~inspector.engine.managers.base.is_manager` does.
 """
 
 from __future__ import annotations

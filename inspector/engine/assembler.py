@@ -509,17 +509,13 @@ class ContextAssembler:
         precut = RowsView([extra] if cut and extra is not None else [], past, a0, a)
         kept_extra = extra is not None and not cut
         # the front: the system band, or a protected head row (only with no system band), then an uncut block
-        first = system if system else prot  # the system band, or a protected head row (None: neither)
-        off = (0 if first is None else 1) + (1 if kept_extra else 0)  # rows before the log range
-        if a >= off:  # the long run of log rows copied once, ``off`` rows early: those slots take the front
-            messages = past[a - off:]
-            if first is not None:
-                messages[0] = first
-            if kept_extra:
-                messages[off - 1] = extra  # type: ignore[assignment]
-        else:  # (the log range starts at the log's first rows: the front is inserted before it)
-            messages = past[a:]
-            messages[:0] = ([first] if first is not None else []) + ([extra] if kept_extra else [])  # type: ignore[list-item]
+        front: list[Message] = [system] if system else [prot] if prot is not None else []
+        if kept_extra:
+            front.append(extra)  # type: ignore[arg-type]
+        off = len(front)  # rows before the log range
+        messages = past[a:]  # the long run of log rows, copied once
+        if off:
+            messages[:0] = front
         end = off + n_log - a
         if has_user:
             messages.append(user)

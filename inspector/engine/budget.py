@@ -70,10 +70,8 @@ def _unit_ratio(ratio: float) -> tuple[int, int]:
 def hysteresis_ceiling(hint: int, ratio: float) -> int:
     """The hysteresis ceiling ``floor(hint × (1 + r))``, never below ``hint``, computed exactly.
 
-    The one formula for the ceiling: the summarising manager calls it and :func:`compute_budget`
-    applies it to the pair it has already read for the hint, so they never disagree (a float
-    product gives 114 for ``hint=100, r=0.15``; the exact one 115; tests/test_ceiling_one_formula.py
-    holds the three equal).
+    The one formula for the ceiling: the budget record and the summarising manager both call it, so
+    they never disagree (a float product gives 114 for ``hint=100, r=0.15``; the exact one 115).
     ``r`` is clamped into :data:`~inspector.params.HYSTERESIS_RATIO` and read through its decimal
     text (0.15 means 15/100)."""
     p, q = _unit_ratio(ratio)
@@ -179,8 +177,7 @@ def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens
     st = summary_threshold
     if (type(st) is int or (isinstance(st, int) and not isinstance(st, bool))) and 0 < st < hint:
         hint = st
-    # hysteresis_ceiling(hint, hysteresis_ratio) on the ratio read above (hint >= 1 and r >= 0: never below hint)
-    ceiling = hint * (rq + rp) // rq if summarizing else hint
+    ceiling = hysteresis_ceiling(hint, hysteresis_ratio) if summarizing else hint  # the one formula
     # tuple.__new__ builds the record in C (calling Budget(...) runs the NamedTuple's Python-level __new__)
     return _new_tuple(Budget, (limits.window, limits.window_source, max_tokens, max_src, reserve, reserve_src, margin,
                                ratio, tool_tokens, fixed, hard, hint, ceiling, calibration,

@@ -162,25 +162,22 @@ class ContextManager(ABC):
 
 def is_manager(cm: object) -> TypeGuard[ContextManager]:
     """``isinstance(cm, ContextManager)``, with a subclass found in its class's MRO first (the ABC
-    check is a Python-level call). :func:`budget_terms` and :func:`manage`, which the engine calls
-    on every LLM call, make the same test inline (no call of this function for each of them)."""
+    check is a Python-level call, and the engine asks on every LLM call)."""
     return ContextManager in type(cm).__mro__ or isinstance(cm, ContextManager)
 
 
-def budget_terms(cm: Any) -> BudgetTerms:
+def budget_terms(cm: object) -> BudgetTerms:
     """:meth:`ContextManager.budget_terms`; a third-party manager that does not subclass
     :class:`ContextManager` adds nothing to the budget."""
-    if ContextManager in type(cm).__mro__ or isinstance(cm, ContextManager):  # is_manager(cm), inline
-        return cm.budget_terms()  # type: ignore[no-any-return]  # a ContextManager, as just checked
-    return NO_TERMS
+    return cm.budget_terms() if is_manager(cm) else NO_TERMS
 
 
 def manage(cm: Any, past: Sequence[Message], hint: int) -> Managed:
     """The engine's one call into a manager: its history and its decision. A :class:`ContextManager`
     returns both itself; a third-party manager with only ``manage_history`` is read through its
     ``last_decision``, and one that records none as ``unchanged-under-budget``, here only."""
-    if ContextManager in type(cm).__mro__ or isinstance(cm, ContextManager):  # is_manager(cm), inline
-        return cm.decide(past, hint)  # type: ignore[no-any-return]  # a ContextManager, as just checked
+    if is_manager(cm):
+        return cm.decide(past, hint)
     messages = cm.manage_history(past, hint)
     decision = getattr(cm, "last_decision", None) or CMDecision("unchanged-under-budget")
     return Managed(messages, decision)

@@ -164,8 +164,7 @@ class SummarizingConversation(ContextManager):
         n_rows = runs.n  # len(past), as synced
         turns = len(runs.starts)
         high = hint if hint > 0 else self.summary_threshold
-        pre = runs.pre
-        raw = counter.total(pre[n_rows] - pre[0], n_rows)  # runs.history(0, n_rows), read inline
+        raw = counter.total(runs.history(0, n_rows), n_rows)
         if high <= 0 or raw <= high:
             self._cache = None
             # (positional, in field order — action, compressed, dropped, kept turns, raw tokens, threshold:
@@ -238,7 +237,7 @@ class SummarizingConversation(ContextManager):
                 )
                 return Managed(verbatim, decision)
             text = result.strip() if isinstance(result, str) and result.strip() else None
-        ident = (m, id(past[0]), id(past[cut - 1]))  # self._identity(past, runs, m): turn m starts at cut
+        ident = self._identity(past, runs, m)
         if text is None:
             self._cache = _Cache(None, m, ident, tuple(folded), None)
             # (positional, in field order: the write-back of a drop summarizer folds like this at every commit)
