@@ -17,7 +17,8 @@ import dataclasses
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import count
+from itertools import compress, count, repeat
+from operator import ne
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -630,7 +631,16 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     transcript_system = agent.system == "transcript"
     record = engine.record  # through the engine (whatever it does with a recorded row), bound once
     call, user = rec.call, rec.user
-    for i, m, role in zip(range(len(msgs)), msgs, map(role_of, msgs)):
+    roles = list(map(role_of, msgs))
+    # the last call: before the last assistant message, or after every row when a call is pending (the
+    # transcript does not end with a reply); no row after it is ever sent
+    last = next((i for i in range(len(roles) - 1, -1, -1) if roles[i] != "system"), -1)
+    pending = last < 0 or roles[last] != "assistant"
+    prime = getattr(engine.counter, "prime", None)  # a counter of ours measures the rows up front, in one pass
+    if prime is not None:  # the rows a call may send: a transcript's system row only when it is the prompt
+        sendable = msgs if pending else msgs[:last]
+        prime(sendable if transcript_system else compress(sendable, map(ne, roles, repeat("system"))))
+    for i, m, role in zip(range(len(msgs)), msgs, roles):
         if role == "assistant":  # the commonest role first
             call(i)
         elif role == "user":
@@ -643,8 +653,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
         elif not rec.open_turn:  # a row before the first user message
             rec.open_preamble()
         record(m)
-    last_role = next((m.get("role") for m in reversed(msgs) if m.get("role") != "system"), None)
-    rec.finish(pending=last_role != "assistant")
+    rec.finish(pending=pending)
     rp.summarizer_calls = dict(engine.summarizer_calls)
     rp.tokens_computed = engine.counter.computed
     rp.token_counter = engine.counter

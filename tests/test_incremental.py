@@ -249,6 +249,7 @@ def test_a_log_taking_working_memorys_facts_over_equals_one_deriving_them(log: l
     wm += turn[seen:]  # rows recorded after the last call's sync (the reply, late results)
     rows = list(log)
     taken, plain = RowIndex(counter).sync(rows), RowIndex(counter).sync(rows)
+    taken.CARRY_MIN = 2  # take over whatever working memory holds (a replay does so from CARRY_MIN rows)
     rows += ([{"role": "user", "content": "next"}] if user else []) + wm + \
         ([{"role": "assistant", "content": "done"}] if reply else [])
     taken.sync(rows, carry)

@@ -288,8 +288,10 @@ class ContextAssembler:
     def rows_indexed(self) -> int:
         """How many rows had their facts derived (units, role, ask, call ids, group and unit
         boundaries) over this assembler's life. Each row is derived once when it enters working
-        memory; at commit the log takes working memory's facts over (only the user row, the first
-        row of the turn and a final reply are derived again), never per call: tests hold this at O(rows)."""
+        memory and at most once more at commit — a long turn's facts are taken over from working
+        memory (only the user row, the first row of the turn and a final reply are derived again), a
+        short turn's rows derived again, which costs less (:attr:`RowIndex.CARRY_MIN`) — never per
+        call: tests hold this at O(rows)."""
         return sum(idx.measured for idx in self._indexes.values())
 
     def _index(self, name: str, counter: TokenCounter, rows: Sequence[Message],

@@ -105,6 +105,22 @@ class _CachedCounter:
             return hit[2]
         return self._measured(msg, key)[2]
 
+    def prime(self, msgs: Iterable[Message]) -> None:
+        """Measure every message of ``msgs`` not cached yet, back to back (a replay passes its
+        transcript's rows before the first call).
+
+        Why: it is the tokenisation the calls would do anyway, one new row at a time, but done in
+        one tight pass the tokenizer's tables stay in the CPU caches from one message to the next
+        instead of being evicted by the assembly work in between (measured: about 5 % of a whole
+        replay, the same for every strategy). Guarantee: afterwards :meth:`unit` and
+        :meth:`history_unit` of each of them is a cache hit, and no message is measured twice."""
+        cache, measured = self._cache, self._measured
+        for m in msgs:
+            key = id(m)
+            hit = cache.get(key)
+            if hit is None or hit[0] is not m:
+                measured(m, key)
+
     def total(self, units: int, n: int) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
