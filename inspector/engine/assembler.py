@@ -508,7 +508,9 @@ class ContextAssembler:
                         e = chain[k] if k < len(chain) else n_log
                         cut = n_extra + (e if e < last else last) - a0
         a = a0 + cut - n_extra if cut > n_extra else a0  # first log row after the pre-cut
-        precut = RowsView([extra] if cut and extra is not None else [], past, a0, a)
+        # (nothing cut, the usual call of a log that fits: no view to build)
+        precut: Sequence[Message] = RowsView([extra] if cut and extra is not None else [], past, a0, a) \
+            if cut else ()
         kept_extra = extra is not None and not cut
         # the front: the system band, or a protected head row (only with no system band), then an uncut block
         front: list[Message] = [system] if system else [prot] if prot is not None else []

@@ -16,7 +16,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeGuard
+from typing import Any, ClassVar, Literal, NamedTuple, TypeGuard
 
 from inspector.engine.history import LogRuns
 from inspector.engine.tokens import EstimateCounter, TokenCounter
@@ -70,12 +70,13 @@ NO_TERMS = BudgetTerms()
 since the engine asks on every call)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Managed:
+class Managed(NamedTuple):
     """One call's result from a manager: the history to send and why.
 
     ``messages`` is a sequence the engine only reads: a manager that keeps the whole log may return a
-    read-only view of it (:class:`~inspector.engine.types.RowsView`) rather than a copy per call."""
+    read-only view of it (:class:`~inspector.engine.types.RowsView`) rather than a copy per call.
+    Immutable; a named tuple rather than a frozen dataclass because one is made on every LLM call
+    and every commit (a frozen dataclass sets each field through ``object.__setattr__``)."""
 
     messages: Sequence[Message]
     decision: CMDecision
