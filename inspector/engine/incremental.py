@@ -48,8 +48,8 @@ class RowIndex:
     CARRY_MIN = 12
     """The fewest rows of a ``carry`` index worth taking over (:meth:`sync`): taking facts over has
     a fixed cost of about a dozen list operations, which deriving a short turn's rows again costs
-    less than (timed: a turn of 1–4 working-memory rows derives in 1.5–4 µs, takes over in 7; the
-    two meet near 12 rows). Below it the rows are derived, with the same facts."""
+    less than (timed: 2–8 working-memory rows derive in 3–6 µs and take over in about 7; the two
+    meet between 8 and 16 rows). Below it the rows are derived, with the same facts."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
