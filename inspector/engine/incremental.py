@@ -49,7 +49,8 @@ class RowIndex:
     """The fewest rows of a ``carry`` index worth taking over (:meth:`sync`): taking facts over has
     a fixed cost of about a dozen list operations, which deriving a short turn's rows again costs
     less than (timed: 2–8 working-memory rows derive in 3–6 µs and take over in about 7; the two
-    meet between 8 and 16 rows). Below it the rows are derived, with the same facts."""
+    meet between 8 and 16 rows). Below it the rows are derived, with the same facts. At least 2
+    (:meth:`_carry` derives carry's first row and takes over from its second)."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
@@ -87,8 +88,7 @@ class RowIndex:
         if rows is not self.rows or end < n or (n and rows[n - 1] is not self.last):
             self._reset(rows)
             n = 0
-        if carry is not None and end - n > 1 and carry.n >= self.CARRY_MIN and carry.n > 1 and \
-                carry.counter is self.counter:
+        if carry is not None and end - n > 1 and carry.n >= self.CARRY_MIN and carry.counter is self.counter:
             n = self._carry(rows, n, end, carry)
         if end > n:
             self._extend(rows, n, end)
