@@ -715,8 +715,7 @@ class _Recorder:
         mostly repeat one, so a new record is made once per distinct decision)."""
         if not self.open_turn:
             self.open_preamble()
-        summ = self.summ
-        mark = 0 if summ is None else len(summ.usage)
+        mark = self._usage_mark()
         asm = self.assemble(strict=False)
         d = asm.decision
         key = (d.action, d.compressed_turns, d.kept_turns, d.dropped_turns, d.summarizer_called, d.error, d.raw_tokens)

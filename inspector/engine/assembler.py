@@ -36,7 +36,7 @@ from inspector.engine.history import LogRuns, leading_group_size, start_of_tool_
 from inspector.engine.incremental import RowIndex, clean_ranges
 from inspector.engine.limits import ModelLimits, resolve_limits
 from inspector.engine.llm import LLMEngine
-from inspector.engine.managers.base import CMDecision, ContextManager, budget_terms, manage
+from inspector.engine.managers.base import CMDecision, ContextManager, budget_terms, is_manager, manage
 from inspector.engine.managers.sliding_window import SlidingWindowConversation
 from inspector.engine.managers.stack import StackConversation
 from inspector.engine.managers.summarising import SummarizingConversation, is_summary_block
@@ -560,15 +560,13 @@ class ContextAssembler:
         # row that is not a tool row (the user turn, as a rule) or nothing at all
         nxt = out_in[log_end] if log_end < n_in else None
         closed = nxt is None or (type(nxt) is dict and nxt.get("role") != "tool")
-        for s_lo, s_hi in clean_ranges(log, la, n_log, closed):
-            p_lo = log_at + s_lo - la
-            sources.append((log, s_lo, s_hi, p_lo, "history"))
-            skip.append((p_lo, p_lo + s_hi - s_lo))
         # (working memory ends the payload: its last unit may be one of them)
-        for s_lo, s_hi in clean_ranges(wmi, cur, n_wm, True):
-            p_lo = wm_at + s_lo - cur
-            sources.append((wmi, s_lo, s_hi, p_lo, "working_memory"))
-            skip.append((p_lo, p_lo + s_hi - s_lo))
+        for idx, lo, hi, at, band, to_end in ((log, la, n_log, log_at, "history", closed),
+                                              (wmi, cur, n_wm, wm_at, "working_memory", True)):
+            for s_lo, s_hi in clean_ranges(idx, lo, hi, to_end):
+                p_lo = at + s_lo - lo
+                sources.append((idx, s_lo, s_hi, p_lo, band))
+                skip.append((p_lo, p_lo + s_hi - s_lo))
 
         declares = partial(_declares, sources)
         sanitized = sanitize_provider_messages(out_in, skip=skip, skip_declares=declares, owned=True)
@@ -957,8 +955,7 @@ class ContextEngine:
         msg_cap = getattr(cm, "message_cap", None)
         # the turn count from running starts (each committed row read once), not a split per commit: a
         # shipped manager's own, which its decision reads next (one reader of the log, not two)
-        # (a shipped manager by its exact type first: an ABC's isinstance costs a microsecond a commit)
-        runs = cm.log_runs if type(cm) in _SHIPPED_MANAGERS or isinstance(cm, ContextManager) else self._log_runs.sync
+        runs = cm.log_runs if is_manager(cm) else self._log_runs.sync
         over = (turn_cap is not None and len(runs(past).starts) > turn_cap) or \
                (msg_cap is not None and len(past) > msg_cap)
         if not over:

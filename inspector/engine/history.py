@@ -165,7 +165,8 @@ class LogRuns:
         has when the assembler next looks at it): the rows already read keep their facts, shifted,
         instead of being read again; a leading block and the later rows are read by ``sync``.
         ``k`` is where ``rows[blk]`` stands in the old list (an identity scan: the first
-        :data:`_NEAR` positions in Python, the rest in C), and the whole overlap is checked by identity. False (read from scratch) for anything else."""
+        :data:`_NEAR` positions in Python, the rest in C), and the whole overlap is checked by
+        identity. False (read from scratch) for anything else."""
         old, n = self.rows, self.n
         if old is None or not n or len(old) < n or old[n - 1] is not self.last or not rows:
             return False
