@@ -35,13 +35,19 @@ def _package_path(*parts: str) -> Path:
     return Path(str(resources.files("inspector").joinpath(*parts)))
 
 
+DEMO_MANIFEST = "support-demo.yaml"
+"""The sample manifest designed with the bundled demo conversation: the app and ``context-inspector
+app`` open the demo under it (every mechanism shows in that one conversation)."""
+
+
 def sample_manifest_dir() -> Path:
     """The folder of bundled sample manifests."""
     return _package_path("samples", "manifests")
 
 
-def sample_manifest(name: str = "small-window.yaml") -> Path:
-    """Path of one bundled sample manifest; :class:`FileNotFoundError` names the ones there are."""
+def sample_manifest(name: str = DEMO_MANIFEST) -> Path:
+    """Path of one bundled sample manifest (default: the demo's own, :data:`DEMO_MANIFEST`);
+    :class:`FileNotFoundError` names the ones there are."""
     path = sample_manifest_dir() / name
     if not path.is_file():
         known = ", ".join(p.name for p in sorted(sample_manifest_dir().glob("*.yaml")))

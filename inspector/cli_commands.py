@@ -321,7 +321,7 @@ def add_replay(sub: SubParsers) -> None:
         "would send (token bands, the context manager's action, trims, pairing repairs, the provider "
         "check). JSON holds everything (with --payloads the exact messages); the table is a summary "
         "with a totals row.",
-        ["context-inspector replay sample_manifests/small-window.yaml inspector/samples/demo_support.json "
+        ["context-inspector replay sample_manifests/support-demo.yaml inspector/samples/demo_support.json "
          "--format table",
          "context-inspector replay agent.yaml tau_bench.json --conversation 0-9 --summarizer drop -o replays.json",
          "context-inspector replay agent.yaml run.json --set spec.context_manager.params.keep_turns=3 --payloads"])
@@ -753,14 +753,14 @@ def add_app(sub: SubParsers) -> None:
         "Start the Streamlit inspector app with the same settings as `make run`: bound to 127.0.0.1, "
         "no usage statistics, headless. Opens on TRANSCRIPT under --manifest when given; TRANSCRIPT alone "
         "opens as its own agent (its system text, tools, model and window, as `replay TRANSCRIPT` does); "
-        "with neither, the bundled demo under the bundled small-window sample.",
+        "with neither, the bundled demo under the sample manifest designed with it (support-demo.yaml).",
         ["context-inspector app",
          "context-inspector app my_run.json --manifest agent.yaml",
          "context-inspector app --port 8600"])
     p.add_argument("transcript", nargs="?", default=None, metavar="TRANSCRIPT",
                    help="open this transcript (default: the bundled demo)")
     p.add_argument("--manifest", default=None, metavar="FILE", help="open this manifest (default: none for a TRANSCRIPT, "
-                        "which then runs as its own agent; the bundled small-window sample for the demo)")
+                        "which then runs as its own agent; the bundled support-demo sample for the demo)")
     p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8501")), help="port to serve on")
     p.add_argument("--dry-run", action="store_true", help="print the streamlit command instead of running it")
     p.set_defaults(handler=_guard(cmd_app))

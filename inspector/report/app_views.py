@@ -27,12 +27,12 @@ from inspector.replay import Replay
 from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_segments
 from inspector.report.tables import _preview, frames_table, not_sent_table, payload_table, repairs_table
 
-from inspector.bundled import MAX_UPLOAD_MB, AppLaunch, app_launch, sample_manifest_dir  # noqa: E402
+from inspector.bundled import DEMO_MANIFEST, MAX_UPLOAD_MB, AppLaunch, app_launch, sample_manifest_dir  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_MANIFEST_DIR = sample_manifest_dir()
 SHARED_TRANSCRIPT_DIR = ROOT.parent / "shared" / "data" / "transcripts"
-DEFAULT_MANIFEST = "small-window.yaml"
+DEFAULT_MANIFEST = DEMO_MANIFEST
 DEFAULT_TRANSCRIPT = "demo_support.json"
 MAX_TRANSCRIPT_BYTES = MAX_UPLOAD_MB * 1_000_000
 """Uploads and samples above this size are refused with a message (the server also caps uploads)."""
@@ -115,7 +115,7 @@ def manifest_choices(launch: AppLaunch | None = None) -> list[str]:
 def default_choices(launch: AppLaunch | None = None) -> tuple[str, str]:
     """The manifest and transcript the app opens on: those named at launch; a transcript named
     without a manifest opens as its own agent (:data:`OWN_AGENT`, like ``context-inspector replay
-    TRANSCRIPT``); with neither, the bundled demo under the bundled small-window sample."""
+    TRANSCRIPT``); with neither, the bundled demo under its own sample manifest (:data:`DEMO_MANIFEST`)."""
     launch = app_launch() if launch is None else launch
     if launch.manifest is not None:
         manifest = launch_label(launch.manifest)
