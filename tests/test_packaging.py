@@ -87,7 +87,7 @@ def test_outside_a_checkout_the_installed_copy_has_everything(tmp_path: Path) ->
                              "--counter", "estimate", "--format", "csv"],
                             capture_output=True, text=True, env=env, cwd=elsewhere, timeout=120)
     assert replay.returncode == 0, replay.stderr
-    assert replay.stdout.count("\n") == 27  # header + the demo's 26 calls
+    assert replay.stdout.count("\n") == 28  # header + the demo's 27 calls
 
 
 # --- metadata ---------------------------------------------------------------------------------------
