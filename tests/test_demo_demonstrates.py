@@ -6,7 +6,7 @@ Bug classes: a demo edit (or an engine change) after which the summary is never 
 is never crossed inside a turn, nothing is trimmed, repaired or forgotten, or Side by side shows
 identical columns; the manifest's own strategy missing from Side by side.
 
-Numbers are worked out from the budget rule (ENGINE §3.2) on the frames' own band counts: input
+Numbers are worked out from the budget rule (docs/design.md §3.2) on the frames' own band counts: input
 budget = 7 200 − 1 000 (reserve) − 720 (margin) = 5 480; hard = 5 480 − fixed (system, user,
 working memory, tool schemas); trigger (hint) = ⌊hard ÷ 1.25⌋; hysteresis ceiling = ⌊hint × 1.25⌋.
 
