@@ -621,7 +621,7 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
 
 @st.cache_resource(max_entries=4, show_spinner="Replaying every conversation under every strategy…")
 def fleet_cached(m: av.ManifestInput, keys: tuple[tuple[str, str | None, int], ...], counter: str, choice: str,
-                 specs: tuple[tuple[str, str], ...], agent: tuple[str, str, bool],
+                 specs: tuple[tuple[str, str | None], ...], agent: tuple[str, str, bool],
                  _items: tuple[av.FleetInput, ...]) -> Any:
     runs = [(item, {name: replay_cached(m, key, counter, choice, None, spec, agent, item.transcript, None)
                     for name, spec in specs}) for key, item in zip(keys, _items, strict=True)]
