@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from inspector.bundled import DEMO_MANIFEST
-from inspector.compare import DEFAULT_STRATEGIES, OWN_STRATEGY, PRESETS, compare
+from inspector.compare import DEFAULT_STRATEGIES, OWN_STRATEGY, PRESETS, compare, own_strategy_yaml
 from inspector.engine.managers.summarising import is_summary_block
 from inspector.forgetting import call_needs
 from inspector.manifest import load_manifest
@@ -133,3 +134,13 @@ def test_side_by_side_starts_with_the_manifests_own_strategy_and_the_columns_dif
     last = len(own.frames) - 1
     table = av.keep_table(replays, last)
     assert table["differs"].sum() > 0
+
+
+def test_the_manifests_own_strategy_is_shown_as_written_or_as_resolved() -> None:
+    demo = load_manifest(ROOT / "sample_manifests" / DEMO_MANIFEST)
+    assert yaml.safe_load(own_strategy_yaml(demo)) == demo.raw["spec"]["context_manager"]
+    sugar = own_strategy_yaml(load_manifest(ROOT / "sample_manifests" / "compaction-sugar.yaml"))
+    assert sugar.startswith("# from spec.working_memory.compaction\n")
+    assert yaml.safe_load(sugar) == {"type": "summarising", "params": {"summary_threshold": 0, "keep_turns": 4}}
+    default = own_strategy_yaml(load_manifest(ROOT / "sample_manifests" / "default.yaml"))
+    assert default.startswith("# from default\n") and yaml.safe_load(default) == {"type": "summarising"}
