@@ -31,7 +31,8 @@ REPAIR_WORDS: dict[str, str] = {
 """The pairing repair's kinds (``Frame.repairs[].kind``) in words."""
 
 _NEEDED_WORDS = {"user": "the user's message", "working_memory": "the turn's working memory",
-                 "next_reply": "the agent's next reply", "next_tool_call": "the arguments of the agent's next tool call"}
+                 "next_reply": "the agent's next reply",
+                 "next_tool_call": "the arguments of the agent's next tool call"}
 """Where a forgotten identifier was needed (:data:`inspector.forgetting.NEEDED_IN`), in words."""
 
 _SUMMARY_ACTIONS = ("summarized", "reused")  # vocabulary.SUMMARY_ACTIONS in preference order (computed first)
@@ -170,7 +171,7 @@ def trigger(rp: Replay) -> str:
     origin = f"the commit of turn {fold.turn}" if fold is not None else "an earlier commit"
     text = (f"**Turn {b.turn}** is a tool loop. At call {k - 1} (step {a.step}) the history in view, "
             f"{a.decision.raw_tokens:,} tokens, is under the trigger of {a.budget.hint:,}. Each tool result joins "
-            f"the working memory, which is fixed for the call, so the budget left for history shrinks: at call {k} "
+            f"the working memory, which the budget counts as fixed, so what is left for history shrinks: at call {k} "
             f"(step {b.step}) the working memory is {b.bands.get('working_memory', 0):,} tokens, the trigger falls "
             f"to {b.budget.hint:,} and the same history is over it. Everything older than the last "
             f"{_keep_turns(rp)} turn(s) is already the summary written at {origin}, so the manager reuses that "
