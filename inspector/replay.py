@@ -41,7 +41,6 @@ from inspector.policy import (
     SUMMARIZER_MODES,
     AgentInForce,
     ReplayPolicy,
-    is_sample_manifest,
     resolve_agent,
     summarizer_choice,
 )
@@ -604,11 +603,10 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     pol = (policy or DEFAULT_POLICY).with_(counter=counter, summarizer=summarizer if custom is None else None,
                                            system=system, tools=tools, model=model)
     cache = SummaryCache(summary_cache) if isinstance(summary_cache, (str, Path)) else summary_cache
-    if sample is None:
-        sample = manifest is None or is_sample_manifest(
-            manifest if isinstance(manifest, (str, Path)) else getattr(manifest, "file", None))
-    settings, agent = resolve_agent(as_settings(NO_MANIFEST if manifest is None else manifest, allow_imports),
-                                    transcript, pol, sample=sample)
+    settings = as_settings(NO_MANIFEST if manifest is None else manifest, allow_imports)
+    if sample is None:  # a bundled sample says so inside the file (Q25)
+        sample = manifest is None or settings.sample
+    settings, agent = resolve_agent(settings, transcript, pol, sample=sample)
     mode = custom if custom is not None else summarizer_choice(settings, pol.summarizer, live=llm is not None)
     engine = ContextEngine(settings, counter=pol.counter, llm=llm, summarizer=mode, summary_cache=cache,
                            allow_imports=allow_imports, calibration=calibration)

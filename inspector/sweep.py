@@ -152,7 +152,7 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     from inspector.manifest import settings_from_dict
     from inspector.replay import replay
 
-    from inspector.policy import DEFAULT_POLICY, is_sample_manifest
+    from inspector.policy import DEFAULT_POLICY
 
     pol = (policy or DEFAULT_POLICY).with_(counter=counter, summarizer=summarizer)  # Q22: one default policy
     counter, summarizer = pol.counter, pol.summarizer
@@ -165,7 +165,7 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
                                     base_dir=Path(file).parent if file else None)
         rp = replay(loaded, _load(transcript), policy=pol, llm=llm,
                     summary_cache=None if summary_cache is None else os.fspath(summary_cache),
-                    allow_imports=allow_imports, sample=manifest_doc is None or is_sample_manifest(file))
+                    allow_imports=allow_imports, sample=manifest_doc is None or loaded.settings.sample)
     except (InspectorError, ValueError, OSError) as exc:
         if on_error == "raise":
             raise
