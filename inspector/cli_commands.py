@@ -422,8 +422,38 @@ def _frame_rows(rp: Any, t: Any) -> list[dict[str, Any]]:
     from inspector.report.tables import frame_rows
 
     lead = {"transcript": _file_label(t), "conversation": t.conversation}
-    return [{**lead, **row, "forgotten": len(lost)}
-            for row, lost in zip(frame_rows(rp), forgotten_references(rp), strict=True)]
+    k = rp.pending_call
+    return [{**lead, **row, "forgotten": len(lost), "pending": i == k}
+            for i, (row, lost) in enumerate(zip(frame_rows(rp), forgotten_references(rp), strict=True))]
+
+
+def _pending_table_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The table's rows with the pending next call labelled in its ``call`` cell."""
+    from inspector.replay import PENDING_WORDS
+
+    return [{**r, "call": f"{r['call']} ({PENDING_WORDS})"} if r["pending"] else r for r in rows]
+
+
+def pending_note(rp: Any) -> str | None:
+    """The line under a replay's table when its last call is the pending next call."""
+    from inspector.replay import PENDING_WORDS
+
+    k = rp.pending_call
+    if k is None:
+        return None
+    return (f"call {k} ({PENDING_WORDS}): the transcript ends before its reply, so the agent never made it; "
+            f"it is shown, and left out of the totals row")
+
+
+def _replay_table(rp: Any, t: Any, args: argparse.Namespace, colour: bool) -> str:
+    import textwrap
+
+    text = co.render_table(_pending_table_rows(_frame_rows(rp, t)), FRAME_COLUMNS, title=_replay_title(rp, t),
+                           wide=args.wide, color=colour)
+    note = pending_note(rp)
+    if note:
+        text += "\n".join(textwrap.wrap(note, co.WIDE_WIDTH if args.wide else co.TABLE_WIDTH)) + "\n"
+    return text
 
 
 def _warn_failed_checks(t: Any, rp: Any) -> None:
@@ -437,7 +467,9 @@ def _warn_failed_checks(t: Any, rp: Any) -> None:
 
 
 def _replay_title(rp: Any, t: Any) -> str:
-    return (f"{_file_label(t)} · conversation {t.conversation} · {len(rp.frames):,} calls · "
+    calls = len(rp.counted_frames())
+    pending = " + the pending next call" if rp.pending_call is not None else ""
+    return (f"{_file_label(t)} · conversation {t.conversation} · {calls:,} calls{pending} · "
             f"counter {rp.counter} · summarizer {rp.summarizer_label}")
 
 
@@ -462,8 +494,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         co.write(pd.DataFrame([r for t, rp in replays for r in _frame_rows(rp, t)]).to_csv(index=False), args.output)
     else:
         colour = co.stdout_colour(args.output)
-        co.write("\n".join(co.render_table(_frame_rows(rp, t), FRAME_COLUMNS, title=_replay_title(rp, t),
-                                           wide=args.wide, color=colour) for t, rp in replays), args.output)
+        co.write("\n".join(_replay_table(rp, t, args, colour) for t, rp in replays), args.output)
     return EXIT_OK
 
 
@@ -565,6 +596,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             row = {"transcript": _file_label(t), "conversation": t.conversation}
             row.update(totals_row(rp, name))
             row["summaries"] = row["summarizer_in_turn"] + row["summarizer_commit"]  # model calls, both kinds
+            row["pending_call"] = rp.pending_call is not None  # left out of every number of the row
             rows.append(row)
     runs = pd.DataFrame(rows)
     fleet = fleet_table(runs, ["strategy"]) if len(transcripts) > 1 or args.fleet_summary else None
@@ -615,7 +647,23 @@ def _write_runs(args: argparse.Namespace, runs: Any, columns: Sequence[Column], 
     text = co.render_table(runs.to_dict(orient="records"), cols, title=title, wide=args.wide, color=colour)
     if fleet is not None:
         text += "\n" + fleet_text("table", colour)
+    note = _pending_runs_note(runs)
+    if note:
+        import textwrap
+
+        text += "\n".join(textwrap.wrap(note, co.WIDE_WIDTH if args.wide else co.TABLE_WIDTH)) + "\n"
     co.write(text, args.output)
+
+
+def _pending_runs_note(runs: Any) -> str | None:
+    """Under a compare/sweep table: how many runs end on a pending next call, left out of the numbers."""
+    if "pending_call" not in runs.columns:
+        return None
+    n = int(runs["pending_call"].fillna(False).astype(bool).sum())
+    if not n:
+        return None
+    return (f"{n:,} of {len(runs):,} run(s) end without a reply: their pending next call (never made by the agent; "
+            f"`replay` shows it) is left out of calls, tokens, peaks, costs and the fleet summary")
 
 
 def _add_fleet_option(p: argparse.ArgumentParser) -> None:
@@ -730,11 +778,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 # --- observed -------------------------------------------------------------------------------------
 
 OBSERVED_COLUMNS: tuple[Column, ...] = (
-    Column("transcript"), Column("conversation"), Column("payload"), Column("label", narrow=False),
-    Column("turn"), Column("observed_messages", "sum", narrow=False), Column("engine_messages", "sum", narrow=False),
-    Column("observed_tokens", "sum"), Column("engine_tokens", "sum"), Column("identical"), Column("cm_action"),
-    Column("trimmed", "sum"), Column("repairs", "sum"), Column("repair_kinds", narrow=False), Column("check"),
+    Column("transcript"), Column("conversation", narrow=False), Column("payload"), Column("label", narrow=False),
+    Column("turn", narrow=False), Column("observed_messages", "sum", narrow=False),
+    Column("engine_messages", "sum", narrow=False), Column("observed_tokens", "sum"), Column("engine_tokens", "sum"),
+    Column("differs"), Column("why"), Column("identical", narrow=False), Column("cm_action", narrow=False),
+    Column("trimmed", "sum", narrow=False), Column("repairs", "sum", narrow=False),
+    Column("repair_kinds", narrow=False), Column("check", narrow=False),
 )
+"""The default table says what differs and why (the point of ``observed``); ``--wide`` adds the rest."""
+
+
+def observed_why(row: dict[str, Any]) -> str:
+    """The words for what differs in one payload: its system, tools and rows notes joined."""
+    return "; ".join(str(row[k]) for k in ("system", "tools", "rows") if row.get(k)) or "–"
 
 
 def add_observed(sub: SubParsers) -> None:
@@ -783,8 +839,9 @@ def cmd_observed(args: argparse.Namespace) -> int:
     elif args.fmt == "csv":
         co.write(df.to_csv(index=False), args.output)
     else:
-        co.write(co.render_table(df.to_dict(orient="records"), OBSERVED_COLUMNS, wide=args.wide,
-                                 color=co.stdout_colour(args.output)), args.output)
+        rows = [{**r, "why": observed_why(r)} for r in df.to_dict(orient="records")]
+        co.write(co.render_table(rows, OBSERVED_COLUMNS, wide=args.wide, color=co.stdout_colour(args.output)),
+                 args.output)
     return EXIT_OK
 
 
@@ -806,6 +863,22 @@ def add_calibrate(sub: SubParsers) -> None:
     p.set_defaults(handler=_guard(cmd_calibrate))
 
 
+CALIBRATE_COLUMNS: tuple[Column, ...] = (
+    Column("call"), Column("index", narrow=False), Column("turn"), Column("model"), Column("provider_tokens"),
+    Column("cached_tokens", narrow=False), Column("tiktoken"), Column("tiktoken_error_pct"), Column("estimate"),
+    Column("estimate_error_pct"), Column("tiktoken_error", narrow=False), Column("estimate_error", narrow=False),
+    Column("messages", narrow=False), Column("payload", narrow=False),
+)
+"""Per call, in 100 columns: the provider's count beside ours and the error in %; ``--wide`` adds the rest."""
+FACTOR_TABLE_COLUMNS: tuple[Column, ...] = (
+    Column("model"), Column("calls"), Column("provider_tokens"), Column("factor_tiktoken"),
+    Column("factor_estimate"), Column("mean_abs_error_pct_tiktoken"), Column("mean_abs_error_pct_estimate"),
+    Column("tiktoken", narrow=False), Column("estimate", narrow=False), Column("slope_tiktoken", narrow=False),
+    Column("offset_tiktoken", narrow=False), Column("slope_estimate", narrow=False),
+    Column("offset_estimate", narrow=False),
+)
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from inspector.calibration import calibrate
 
@@ -821,8 +894,17 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     elif args.fmt == "csv":
         co.write(cal.calls.to_csv(index=False), args.output)
     else:
-        text = cal.calls.to_string(index=False) + "\n\ncorrection factors (provider tokens per one of ours):\n" \
-            + cal.factors.to_string(index=False) + "".join(f"\nnote: {n}" for n in cal.notes)
+        import textwrap
+
+        colour = co.stdout_colour(args.output)
+        text = co.render_table(cal.calls.to_dict(orient="records"), CALIBRATE_COLUMNS, wide=args.wide, color=colour,
+                               total=False)
+        text += "\n" + co.render_table(cal.factors.to_dict(orient="records"), FACTOR_TABLE_COLUMNS, wide=args.wide,
+                                       color=colour, total=False,
+                                       title="correction factors (provider tokens per one of ours):")
+        width = co.WIDE_WIDTH if args.wide else co.TABLE_WIDTH
+        text += "".join("\n" + "\n".join(textwrap.wrap(f"note: {n}", width, subsequent_indent="  "))
+                        for n in cal.notes)
         co.write(text, args.output)
     return EXIT_OK
 
