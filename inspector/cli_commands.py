@@ -428,10 +428,8 @@ def _frame_rows(rp: Any, t: Any) -> list[dict[str, Any]]:
 
 
 def _pending_table_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The table's rows with the pending next call labelled in its ``call`` cell."""
-    from inspector.replay import PENDING_WORDS
-
-    return [{**r, "call": f"{r['call']} ({PENDING_WORDS})"} if r["pending"] else r for r in rows]
+    """The table's rows with the pending next call starred in its ``call`` cell (the note says why)."""
+    return [{**r, "call": f"{r['call']}*"} if r["pending"] else r for r in rows]
 
 
 def pending_note(rp: Any) -> str | None:
@@ -441,7 +439,7 @@ def pending_note(rp: Any) -> str | None:
     k = rp.pending_call
     if k is None:
         return None
-    return (f"call {k} ({PENDING_WORDS}): the transcript ends before its reply, so the agent never made it; "
+    return (f"* call {k} ({PENDING_WORDS}): the transcript ends before its reply, so the agent never made it; "
             f"it is shown, and left out of the totals row")
 
 
@@ -468,7 +466,7 @@ def _warn_failed_checks(t: Any, rp: Any) -> None:
 
 def _replay_title(rp: Any, t: Any) -> str:
     calls = len(rp.counted_frames())
-    pending = " + the pending next call" if rp.pending_call is not None else ""
+    pending = " + 1 pending" if rp.pending_call is not None else ""
     return (f"{_file_label(t)} · conversation {t.conversation} · {calls:,} calls{pending} · "
             f"counter {rp.counter} · summarizer {rp.summarizer_label}")
 
