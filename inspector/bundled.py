@@ -9,6 +9,7 @@ each file, reached through links that the wheel build resolves).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -135,7 +136,7 @@ def find_sample(name: str) -> Sample:
     raise FileNotFoundError(f"no bundled sample {bare!r} (bundled: {known}; `context-inspector samples` lists them)")
 
 
-def resolve_sample(path: str | Path) -> Path:
+def resolve_sample(path: str | os.PathLike[str]) -> Path:
     """``sample:NAME`` → the packaged file; any other path unchanged. An unknown name raises
     :class:`FileNotFoundError` naming the samples there are."""
     text = str(path)

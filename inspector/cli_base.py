@@ -77,7 +77,7 @@ class ArgumentParser(argparse.ArgumentParser):
             if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001 - argparse names it privately
                 words.append("COMMAND ...")
                 continue
-            shown = fmt._format_args(action, action.metavar or action.dest.upper())  # noqa: SLF001
+            shown = fmt._format_args(action, action.dest.upper())  # noqa: SLF001 - uses action.metavar when set
             words.append(shown)
         options = " [options]" if any(a.option_strings for a in self._actions) else ""
         return f"usage: {self.prog}{options} {' '.join(words)} ({self.prog} --help says more)"

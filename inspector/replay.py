@@ -333,7 +333,7 @@ class Replay:
     def pending_call(self) -> int | None:
         """Index of the **pending next call**, or None. A transcript that ends without a reply (on a
         tool result or a user message) gets one last frame: the payload that would be sent next
-        (ENGINE.md A2.5). The agent never made that call, so :meth:`totals` (and the sweep rows, fleet
+        (docs/design.md). The agent never made that call, so :meth:`totals` (and the sweep rows, fleet
         summaries and table totals built on them) leave it out by default; every face shows it
         marked with :data:`PENDING_WORDS`."""
         frames = self.frames
