@@ -4,7 +4,7 @@ Window order (docs/design.md §2.3): ``spec.models[primary].context_window`` →
 ``generation.context_window`` → litellm's bundled model info for the model *after infra mapping*
 (the JSON model map in litellm's wheel, read without importing litellm; the entry is found in the
 order of :func:`model_entry_candidates`: the id, without or with a provider prefix, a provider
-variant such as ``anthropic.<id>-v1:0``; the source names the entry when it is not the id) →
+variant such as ``anthropic.<id>-v1:0``; the source names the entry when it is not the id as written) →
 128 000 with one warning per model name. Prices come from the same entry.
 Completion reserve: primary ``max_tokens`` → infra ``generation.max_tokens`` /
 ``max_completion_tokens`` (capped by ``max_output_tokens``) → 2 000.
@@ -153,8 +153,9 @@ def litellm_model_info(model: str) -> dict[str, Any] | None:
 
 
 def litellm_source(model: str, entry: str) -> str:
-    """``litellm`` when the entry is the id as written, else ``litellm entry <entry>`` (which one was used)."""
-    return "litellm" if entry == model else f"litellm entry {entry}"
+    """``litellm`` when the entry is the id as written (with or without its provider prefix), else
+    ``litellm entry <entry>``: which entry was used."""
+    return "litellm" if entry in (model, model.rsplit("/", 1)[-1]) else f"litellm entry {entry}"
 
 
 def _positive_int(v: Any) -> int | None:
