@@ -346,13 +346,16 @@ class Replay:
 
     def totals(self, *, include_pending: bool = False) -> dict[str, Any]:
         """Totals and peaks over the calls the agent made; the pending next call (if any) is left out
-        unless ``include_pending``, and ``pending_calls_left_out`` (present only then) says so."""
+        unless ``include_pending`` — its payload and the summary computed for it (a summarizer call,
+        failure and cost) — and ``pending_calls_left_out`` (present only then) says so."""
         frames = self.counted_frames(include_pending=include_pending)
         left_out = len(self.frames) - len(frames)
         summarizer_calls = dict(self.summarizer_calls)
         summary_cost = self.summary_cost_usd
+        failures = self.summarizer_failures
         if left_out and self.frames[-1].decision.summarizer_called:  # its summary was never asked for either
             summarizer_calls["in_turn"] = max(0, summarizer_calls["in_turn"] - 1)
+            failures -= self.frames[-1].decision.action == "summarizer-failed"
             pending_cost = self.frames[-1].summary_cost_usd
             summary_cost = None if summary_cost is None or pending_cost is None else \
                 round(summary_cost - pending_cost, 8)
@@ -367,7 +370,7 @@ class Replay:
             "over_budget": sum(1 for f in frames if f.headroom < 0),
             "summarizer_calls": summarizer_calls,
             "folds": self.folds(frames),
-            "summarizer_failures": self.summarizer_failures,
+            "summarizer_failures": failures,
             "summary_cache_hits": self.summary_cache_hits,
             "repairs": sum(len(f.repairs) for f in frames),
             "trimmed": sum(b - a for f in frames for a, b in f.trimmed) + sum(f.trimmed_synthetic for f in frames),
