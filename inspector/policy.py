@@ -22,6 +22,7 @@ transcript and manifest give the same numbers wherever they are replayed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,7 +100,7 @@ def is_sample_manifest(manifest: Any) -> bool:
     ``metadata.context-inspector/sample: true`` (Q25), wherever the file lies. ``manifest`` is a
     path, a parsed document, a :class:`~inspector.manifest.LoadedManifest` or its settings; a file
     that cannot be read is not a sample (reading it reports why)."""
-    from inspector.manifest import ContextSettings, LoadedManifest, ManifestError, load_manifest, settings_from_dict
+    from inspector.manifest import ContextSettings, LoadedManifest, ManifestError, settings_from_dict
 
     if not manifest:
         return False
@@ -110,9 +111,21 @@ def is_sample_manifest(manifest: Any) -> bool:
     try:
         if isinstance(manifest, dict):
             return settings_from_dict(dict(manifest)).settings.sample
-        return load_manifest(Path(manifest)).settings.sample
+        from inspector.bundled import resolve_sample
+
+        p = resolve_sample(manifest)  # a path, or sample:NAME
+        st = p.stat()
+        return _file_is_sample(str(p.resolve()), st.st_mtime_ns, st.st_size)
     except (ManifestError, OSError, ValueError, TypeError):
         return False
+
+
+@functools.lru_cache(maxsize=64)
+def _file_is_sample(path: str, mtime_ns: int, size: int) -> bool:
+    """A file's marker, read once per version of the file (a face asks on every rerun)."""
+    from inspector.manifest import load_manifest
+
+    return load_manifest(path).settings.sample
 
 
 # --- which agent a replay describes (Q21) ---------------------------------------------------------

@@ -304,3 +304,17 @@ def test_no_entry_crosses_to_another_date_or_family(model: str) -> None:
 
     assert litellm_model_entry(model) is None
     assert all(model in c or model.rsplit("-", 1)[0] in c for c in model_entry_candidates(model))
+
+
+def test_a_sample_is_known_by_its_marker_in_every_form_it_is_handed_over(tmp_path: Path) -> None:
+    from inspector.bundled import copy_sample
+    from inspector.manifest import load_manifest
+    from inspector.policy import is_sample_manifest
+
+    loaded = load_manifest("sample:stack")
+    assert loaded.file is not None and loaded.settings.sample
+    for form in (SMALL, str(SMALL), "sample:small-window", loaded, loaded.settings, dict(loaded.raw)):
+        assert is_sample_manifest(form), form
+    mine = copy_sample("stack", tmp_path / "mine.yaml")
+    for form in (mine, load_manifest(mine), "sample:nope", tmp_path / "missing.yaml", None):
+        assert not is_sample_manifest(form), form
