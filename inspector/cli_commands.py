@@ -1,10 +1,12 @@
-"""The ``import``, ``replay``, ``compare``, ``sweep``, ``observed`` and ``app`` subcommands
-(``validate`` lives in ``cli.py``).
+"""The ``import``, ``replay``, ``compare``, ``sweep``, ``observed``, ``calibrate``, ``app`` and
+``samples`` subcommands (``validate`` lives in ``cli.py``).
 
 Each prints what the package computes (replay JSON, report tables, fleet summaries): no budget
 logic here. Output goes through :mod:`inspector.cli_output` (tables, progress, warnings, errors).
 Exit status: 0 ok, 1 invalid input (manifest content, transcript content), 2 usage error or an
-input file that cannot be read (a missing manifest and a missing transcript alike).
+input file that cannot be used (missing, unreadable, too large, not UTF-8 text such as a zip; a
+manifest and a transcript alike). File arguments take ``sample:NAME`` for a bundled sample
+(``samples`` lists them).
 """
 
 from __future__ import annotations
