@@ -781,7 +781,8 @@ OBSERVED_COLUMNS: tuple[Column, ...] = (
     Column("transcript"), Column("conversation", narrow=False), Column("payload"), Column("label", narrow=False),
     Column("turn", narrow=False), Column("observed_messages", "sum", narrow=False),
     Column("engine_messages", "sum", narrow=False), Column("observed_tokens", "sum"), Column("engine_tokens", "sum"),
-    Column("differs", narrow=False), Column("why"), Column("identical", narrow=False), Column("cm_action", narrow=False),
+    Column("differs", narrow=False), Column("why"), Column("identical", narrow=False),
+    Column("cm_action", narrow=False),
     Column("trimmed", "sum", narrow=False), Column("repairs", "sum", narrow=False),
     Column("repair_kinds", narrow=False), Column("check", narrow=False),
 )
