@@ -88,7 +88,7 @@ _MARKER_LINE = re.compile(rf"^[ \t]*{re.escape(SAMPLE_MARKER)}[ \t]*:.*(?:\r?\n|
 
 SAMPLE_TRANSCRIPTS: dict[str, str] = {
     "demo_support.json": "OpenAI chat: airline support, parallel tool calls, a long log, an interrupted "
-                         "tool round (26 calls)",
+                         "tool round",
     "demo_support.anthropic.json": "the same conversation as Anthropic Messages",
     "demo_calls.openai-log.jsonl": "OpenAI request/response log: usage per call (calibrate, observed)",
     "demo_session.claude-code.jsonl": "Claude Code session log: usage per call (calibrate)",
