@@ -243,22 +243,39 @@ def test_a_transcript_ending_on_a_tool_result_counts_only_the_calls_the_agent_ma
     assert not any("pending" in f for f in done["frames"])
 
 
+def _tool_rounds(tmp_path: Path) -> Path:
+    """Three turns of (tool call, result, answer), then a fourth whose tool result ends the file:
+    3 × 2 + 1 = 7 calls made, and one pending."""
+    msgs: list[dict[str, object]] = [{"role": "system", "content": "be brief"}]
+    for t in range(4):
+        msgs += [{"role": "user", "content": f"question {t} " + "words " * 40},
+                 {"role": "assistant", "content": None, "tool_calls": [
+                     {"id": f"c{t}", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]},
+                 {"role": "tool", "tool_call_id": f"c{t}", "content": f"result {t} " + "data " * 60}]
+        if t < 3:
+            msgs.append({"role": "assistant", "content": f"answer {t}"})
+    path = tmp_path / "rounds.json"
+    path.write_text(json.dumps(msgs))
+    return path
+
+
 def test_the_pending_call_is_marked_in_the_table_and_left_out_of_sweep_rows(tmp_path: Path) -> None:
-    table = run("replay", "sample:small-window", "sample:demo_support", "--counter", "estimate", "--format", "table")
-    assert table.stdout.splitlines()[0].startswith("demo_support.json · conversation 0 · 25 calls + 1 pending · ")
-    assert "* call 25 (next, pending): " in table.stdout
-    frames = list(csv.DictReader(io.StringIO(run("replay", "sample:small-window", "sample:demo_support", "--counter",
+    rounds = str(_tool_rounds(tmp_path))
+    table = run("replay", "sample:small-window", rounds, "--counter", "estimate", "--format", "table")
+    assert table.stdout.splitlines()[0].startswith("rounds.json · conversation 0 · 7 calls + 1 pending · ")
+    assert "* call 7 (next, pending): " in table.stdout
+    frames = list(csv.DictReader(io.StringIO(run("replay", "sample:small-window", rounds, "--counter",
                                                  "estimate", "--format", "csv").stdout)))
     counted = [f for f in frames if f["pending"] == "False"]
-    assert len(frames) == 26 and len(counted) == 25
-    sweep = run("sweep", "sample:small-window", "sample:demo_support", "--grid", "keep_turns=3", "--counter",
-                "estimate", "--format", "json")
+    assert len(frames) == 8 and len(counted) == 7 and frames[-1]["pending"] == "True"
+    sweep = run("sweep", "sample:small-window", rounds, "--grid", "keep_turns=3", "--counter", "estimate",
+                "--format", "json")
     (row,) = json.loads(sweep.stdout)["rows"]
-    assert row["frames"] == 25 and row["pending_call"] is True
+    assert row["frames"] == 7 and row["pending_call"] is True
     assert row["tokens_sent"] == sum(int(f["payload_tokens"]) for f in counted)
     assert row["peak_payload"] == max(int(f["payload_tokens"]) for f in counted)
-    text = run("sweep", "sample:small-window", "sample:demo_support", "--grid", "keep_turns=3", "--counter",
-               "estimate").stdout
+    assert row["peak_payload"] < int(frames[-1]["payload_tokens"])  # the pending call would be the largest
+    text = run("sweep", "sample:small-window", rounds, "--grid", "keep_turns=3", "--counter", "estimate").stdout
     assert "1 of 1 run(s) end without a reply: their pending next call" in " ".join(text.split())
 
 
