@@ -115,17 +115,17 @@ def is_sample_manifest(manifest: Any) -> bool:
 
         p = resolve_sample(manifest)  # a path, or sample:NAME
         st = p.stat()
-        return _file_is_sample(str(p.resolve()), st.st_mtime_ns, st.st_size)
+        return _file_is_sample((str(p.resolve()), st.st_mtime_ns, st.st_size))
     except (ManifestError, OSError, ValueError, TypeError):
         return False
 
 
 @functools.lru_cache(maxsize=64)
-def _file_is_sample(path: str, mtime_ns: int, size: int) -> bool:
-    """A file's marker, read once per version of the file (a face asks on every rerun)."""
+def _file_is_sample(version: tuple[str, int, int]) -> bool:
+    """A file's marker, read once per ``(path, mtime_ns, size)`` version of it (a face asks on every rerun)."""
     from inspector.manifest import load_manifest
 
-    return load_manifest(path).settings.sample
+    return load_manifest(version[0]).settings.sample
 
 
 # --- which agent a replay describes (Q21) ---------------------------------------------------------
