@@ -505,7 +505,10 @@ def test_estimate_check_levels(counter: str, call: int, level: str | None) -> No
     from inspector.replay import replay
     from inspector.transcripts import load_transcript, sample_path
 
-    text = (ROOT / "sample_manifests" / "small-window.yaml").read_text(encoding="utf-8")
+    from inspector.bundled import unmarked
+
+    # small-window.yaml as the user's own agent (no sample marker, Q25): its prompt and tools are sent
+    text = unmarked((ROOT / "sample_manifests" / "small-window.yaml").read_text(encoding="utf-8"))
     rp = replay(load_manifest_text(text),  # small-window.yaml: a 4 000-token window
                 load_transcript(sample_path()), counter=counter, summarizer="stand-in")
     check = av.estimate_check(rp, call)

@@ -25,6 +25,7 @@ from inspector.transcripts.model import (
     ObservedPayload,
     Transcript,
     TranscriptError,
+    TranscriptReadError,
 )
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "ObservedPayload",
     "Transcript",
     "TranscriptError",
+    "TranscriptReadError",
     "detect_format",
     "iter_transcripts",
     "list_conversations",
