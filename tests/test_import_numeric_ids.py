@@ -92,6 +92,14 @@ DOCUMENTS: dict[str, str] = {
         {"role": "tool", "tool_call_id": ID, "content": [{"type": "text", "text": "found"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "done"}]}]}),
     "anthropic": json.dumps({"system": "You help.", "messages": ANTHROPIC_MESSAGES}),
+    "inspect-ai": json.dumps({"version": 2, "status": "success", "eval": {"task": "t", "model": "openai/gpt-4o"},
+                              "samples": [{"id": 1, "epoch": 1, "messages": [
+                                  {"role": "system", "content": "You help."},
+                                  {"role": "user", "content": "look it up"},
+                                  {"role": "assistant", "content": "", "tool_calls": [
+                                      {"id": ID, "function": "lookup", "arguments": {}}]},
+                                  {"role": "tool", "tool_call_id": ID, "function": "lookup", "content": "found"},
+                                  {"role": "assistant", "content": "done"}]}]}),
     "bashkit": json.dumps({"model": "claude-x", "results": [
         {"task": {"id": "t1", "system": "You help."}, "trace": {"messages": ANTHROPIC_MESSAGES}}]}),
     "claude-code": _claude_code(),
