@@ -68,6 +68,19 @@ def _mas_lab() -> str:
     return "\n".join(json.dumps(e) for e in events) + "\n"
 
 
+def _otel_genai() -> str:
+    call = {"type": "tool_call", "id": ID, "name": "lookup", "arguments": {}}
+    messages = [{"role": "system", "parts": [{"type": "text", "content": "You help."}]},
+                {"role": "user", "parts": [{"type": "text", "content": "look it up"}]},
+                {"role": "assistant", "parts": [call]},
+                {"role": "tool", "parts": [{"type": "tool_call_response", "id": ID, "response": "found"}]}]
+    output = [{"role": "assistant", "parts": [{"type": "text", "content": "done"}], "finish_reason": "stop"}]
+    attrs = [{"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(messages)}},
+             {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(output)}}]
+    span = {"traceId": "t1", "spanId": "s1", "attributes": attrs}
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+
+
 DOCUMENTS: dict[str, str] = {
     "openai": json.dumps(OPENAI_ROWS),
     "tau-bench": json.dumps([{"task_id": 1, "trial": 0, "reward": 1.0, "traj": OPENAI_ROWS}]),
@@ -105,6 +118,7 @@ DOCUMENTS: dict[str, str] = {
     "claude-code": _claude_code(),
     "openai-log": _openai_log(),
     "mas-lab": _mas_lab(),
+    "otel-genai": _otel_genai(),
 }
 
 

@@ -43,6 +43,7 @@ _BUILTIN_MODULES: tuple[str, ...] = (
     "inspector.transcripts.swe_agent",
     "inspector.transcripts.letta",
     "inspector.transcripts.inspect_ai",
+    "inspector.transcripts.otel_genai",
     "inspector.transcripts.bashkit",
     "inspector.transcripts.mas_lab",
     "inspector.transcripts.claude_code",
