@@ -81,6 +81,19 @@ def _otel_genai() -> str:
     return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
 
 
+def _openhands() -> str:
+    response = {"id": "chatcmpl-1", "model": "gpt-4o", "choices": [{"index": 0, "message": {
+        "role": "assistant", "content": "", "tool_calls": [
+            {"id": ID, "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]}}],
+                "usage": {"prompt_tokens": 20, "completion_tokens": 1}}
+    meta = {"function_name": "lookup", "tool_call_id": ID, "model_response": response, "total_calls_in_response": 1}
+    return json.dumps([
+        {"id": 0, "source": "user", "action": "message", "args": {"content": "look it up"}},
+        {"id": 1, "source": "agent", "action": "run", "args": {"command": "lookup"}, "tool_call_metadata": meta},
+        {"id": 2, "source": "agent", "observation": "run", "content": "found", "cause": 1, "tool_call_metadata": meta},
+        {"id": 3, "source": "agent", "action": "message", "args": {"content": "done"}}])
+
+
 DOCUMENTS: dict[str, str] = {
     "openai": json.dumps(OPENAI_ROWS),
     "tau-bench": json.dumps([{"task_id": 1, "trial": 0, "reward": 1.0, "traj": OPENAI_ROWS}]),
@@ -119,6 +132,7 @@ DOCUMENTS: dict[str, str] = {
     "openai-log": _openai_log(),
     "mas-lab": _mas_lab(),
     "otel-genai": _otel_genai(),
+    "openhands": _openhands(),
 }
 
 

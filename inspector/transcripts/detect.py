@@ -44,6 +44,7 @@ _BUILTIN_MODULES: tuple[str, ...] = (
     "inspector.transcripts.letta",
     "inspector.transcripts.inspect_ai",
     "inspector.transcripts.otel_genai",
+    "inspector.transcripts.openhands",
     "inspector.transcripts.bashkit",
     "inspector.transcripts.mas_lab",
     "inspector.transcripts.claude_code",
