@@ -94,6 +94,13 @@ def _openhands() -> str:
         {"id": 3, "source": "agent", "action": "message", "args": {"content": "done"}}])
 
 
+def _litellm() -> str:
+    response = {"model": "gpt-4o", "choices": [{"index": 0, "message": {"role": "assistant", "content": "done"}}],
+                "usage": {"prompt_tokens": 20, "completion_tokens": 1, "total_tokens": 21}}
+    return json.dumps({"id": "c1", "call_type": "completion", "status": "success", "model": "gpt-4o",
+                       "messages": OPENAI_ROWS[:4], "response": response, "model_parameters": {}}) + "\n"
+
+
 DOCUMENTS: dict[str, str] = {
     "openai": json.dumps(OPENAI_ROWS),
     "tau-bench": json.dumps([{"task_id": 1, "trial": 0, "reward": 1.0, "traj": OPENAI_ROWS}]),
@@ -133,6 +140,7 @@ DOCUMENTS: dict[str, str] = {
     "mas-lab": _mas_lab(),
     "otel-genai": _otel_genai(),
     "openhands": _openhands(),
+    "litellm": _litellm(),
 }
 
 

@@ -48,6 +48,7 @@ _BUILTIN_MODULES: tuple[str, ...] = (
     "inspector.transcripts.bashkit",
     "inspector.transcripts.mas_lab",
     "inspector.transcripts.claude_code",
+    "inspector.transcripts.litellm_log",
     "inspector.transcripts.openai_log",
     "inspector.transcripts.anthropic_messages",
     "inspector.transcripts.openai_chat",
