@@ -1,4 +1,7 @@
-"""``openai-log``: a log of chat-completions calls, one call per JSON line.
+"""``openai-log``: a log of chat-completions calls, one call per JSON line: this project's own simple
+format (no public tool writes exactly this envelope; real logs are read by ``litellm``,
+``otel-genai``, ``inspect-ai``, ``openhands`` and ``claude-code``). It is kept because it is the
+smallest log pairing a request with its usage (the bundled sample and the ``calibrate`` example).
 
 Each line is ``{"request": <chat-completions request body>, "response": <chat completion>}``:
 the request as sent (``model``, ``messages``, ``tools``) and the response as received
