@@ -141,6 +141,10 @@ def _samples(obj_or_text: Any, name: str) -> tuple[dict[str, Any], list[dict[str
     return log, samples
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _where(sample: Any, k: int) -> str:
     member = sample.get("_member") if isinstance(sample, dict) else None
     return member if isinstance(member, str) else f"samples[{k}]"
@@ -293,7 +297,7 @@ class _Calls:
 def _model_calls(log: dict[str, Any], sample: dict[str, Any], where: str, rows: list[Message],
                  ids: list[Any], attachments: dict[str, Any], name: str) -> _Calls:
     out = _Calls()
-    transcript = sample.get("transcript") if isinstance(sample.get("transcript"), dict) else {}
+    transcript = _obj(sample.get("transcript"))
     events = sample.get("events") if isinstance(sample.get("events"), list) else transcript.get("events")
     if not isinstance(events, list):
         return out
@@ -313,7 +317,7 @@ def _model_calls(log: dict[str, Any], sample: dict[str, Any], where: str, rows: 
         if event.get("event") != "model":
             continue
         ev = f"{where}.{key}[{j}]"
-        output = event.get("output") if isinstance(event.get("output"), dict) else {}
+        output = _obj(event.get("output"))
         choices = output.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) \
                 or not isinstance(choices[0].get("message"), dict):
@@ -330,7 +334,8 @@ def _model_calls(log: dict[str, Any], sample: dict[str, Any], where: str, rows: 
             continue
         cursor = index + 1
         refs = event.get("input_refs")
-        raw_input = event.get("input") if isinstance(event.get("input"), list) else []
+        given = event.get("input")
+        raw_input: list[Any] = given if isinstance(given, list) else []
         if isinstance(refs, list) and refs:
             raw_input = []
             for r in refs:
@@ -358,9 +363,9 @@ def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation:
     k = select(name, conversation, len(samples))
     sample = samples[k]
     where = _where(sample, k)
-    transcript = sample.get("transcript") if isinstance(sample.get("transcript"), dict) else {}
-    attachments = sample.get("attachments") if isinstance(sample.get("attachments"), dict) else transcript.get("content")
-    attachments = attachments if isinstance(attachments, dict) else {}
+    transcript = _obj(sample.get("transcript"))
+    attachments = _obj(sample.get("attachments") if isinstance(sample.get("attachments"), dict)
+                       else transcript.get("content"))
     b = Builder()
     ids: list[Any] = []
     for i, m in enumerate(sample["messages"]):

@@ -134,7 +134,8 @@ def _rows(obj_or_text: Any, name: str) -> tuple[Builder, dict[str, Any], list[Ob
         action, observation = event.get("action"), event.get("observation")
         source = event.get("source")
         if isinstance(action, str):
-            args = event.get("args") if isinstance(event.get("args"), dict) else {}
+            raw_args = event.get("args")
+            args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
             got = _response(event, where, name)
             if action == "system":
                 has_system = True

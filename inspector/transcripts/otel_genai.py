@@ -120,8 +120,9 @@ class _Span:
 
 def _spans(obj_or_text: Any, name: str) -> list[_Span]:
     out: list[_Span] = []
+    docs: list[tuple[int | None, Any]]
     if isinstance(obj_or_text, JsonlText):
-        docs = lines_or_document(obj_or_text, name)
+        docs = list(lines_or_document(obj_or_text, name))
     else:
         docs = [(None, require_json(obj_or_text, name, "an OTLP JSON trace export"))]
     for line, doc in docs:
