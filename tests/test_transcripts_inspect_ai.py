@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inspector.calibration import calibrate, provider_input_tokens
 from inspector.transcripts import TranscriptError, detect_format, list_conversations, load_transcript, parse_transcript
@@ -122,3 +124,15 @@ def test_errors_name_the_file_and_the_member() -> None:
         z.writestr("header.json", "{not json")
     with pytest.raises(TranscriptError, match=r"x\.eval: header\.json: not JSON"):
         parse_transcript(broken.getvalue(), name="x.eval")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=400), st.integers(min_value=0, max_value=10_000))
+def test_damaged_zips_raise_only_a_transcript_error(tail: bytes, cut: int) -> None:
+    """Invariant: any bytes that start like a zip (random, or a real .eval cut short) give a
+    transcript or a TranscriptError, never another exception."""
+    for data in (b"PK\x03\x04" + tail, POPULARITY.read_bytes()[:cut] + tail):
+        try:
+            parse_transcript(data, name="x.eval")
+        except TranscriptError:
+            pass

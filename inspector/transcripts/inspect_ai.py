@@ -38,6 +38,7 @@ import io
 import json
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,10 @@ ZIP_MAGIC = b"PK\x03\x04"
 MAX_UNZIPPED_BYTES = 1_000_000_000
 """An ``.eval`` whose members would unpack to more than this is refused (a zip bomb guard)."""
 
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, ValueError, OSError, EOFError,
+               NotImplementedError, RuntimeError, KeyError)
+"""What reading a damaged, encrypted or oddly compressed zip can raise."""
+
 ATTACHMENT = "attachment://"
 CACHE_EXCLUDED_SINCE = (0, 3, 184)
 """The inspect_ai release from which ``input_tokens`` excludes cached tokens for every provider."""
@@ -73,7 +78,7 @@ def eval_zip_document(data: bytes, name: str) -> dict[str, Any]:
     object gains ``"_member"``, its path in the zip, for origins)."""
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, ValueError) as exc:
+    except _ZIP_ERRORS as exc:
         raise TranscriptError(name, f"not a readable zip ({exc})") from None
     with zf:
         infos = {i.filename: i for i in zf.infolist()}
@@ -85,7 +90,7 @@ def eval_zip_document(data: bytes, name: str) -> dict[str, Any]:
                 return json.loads(zf.read(path).decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
                 raise TranscriptError(name, f"{path}: not JSON ({exc})") from None
-            except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            except _ZIP_ERRORS as exc:
                 raise TranscriptError(name, f"{path}: cannot unzip ({exc})") from None
 
         head_path = "header.json" if "header.json" in infos else "_journal/start.json"
