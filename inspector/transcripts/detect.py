@@ -4,11 +4,13 @@ An importer is any object (normally a module) with ``NAME``, ``sniff(obj_or_text
 ``parse(obj_or_text, *, name, path, conversation) -> Transcript`` and
 ``conversations(obj_or_text, *, name) -> list[ConversationInfo]``. ``obj_or_text`` is the parsed
 JSON document, or a :class:`~inspector.transcripts._common.JsonlText` when the input is not one
-JSON document (JSON Lines).
+JSON document (JSON Lines). A zip (an Inspect AI ``.eval`` log) is read into the document it holds
+before detection (:func:`read_input`), so importers never see bytes.
 
 Detection asks importers in registration order and takes the first that claims the input, so the
 order goes from the most specific shape to the most general: the third-party layouts (and logs) have
-distinctive top-level keys, Anthropic requests are recognised by what chat-completions lacks, and
+distinctive top-level keys (``litellm`` payload lines come before ``openai-log`` and ``openai``,
+which would also claim a ``messages`` list), Anthropic requests are recognised by what chat-completions lacks, and
 ``openai`` comes last as the catch-all for role lists. A format name given by the caller skips
 detection entirely (names match case-insensitively, ``_`` and ``-`` alike).
 """
