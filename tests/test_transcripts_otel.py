@@ -120,3 +120,18 @@ def test_errors_name_the_file_line_and_span() -> None:
     with pytest.raises(TranscriptError, match=r"t\.json: resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]: "
                                               r"attribute gen_ai\.input\.messages is not valid JSON"):
         parse_transcript(json.dumps(doc), name="t.json")
+
+
+def test_openllmetry_list_content_written_as_json_is_read_back_as_parts() -> None:
+    """OpenLLMetry json.dumps a list content: one text part reads back as its text, other parts stay parts."""
+    lines = OPENLLMETRY.read_text(encoding="utf-8").splitlines()
+    doc = json.loads(lines[0])
+    attrs = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
+    content = next(a for a in attrs if a["key"] == "gen_ai.prompt.1.content")
+    content["value"] = {"stringValue": json.dumps([{"type": "text", "text": "Weather in Oslo?"}])}
+    assert parse_transcript(json.dumps(doc), name="t.json").messages[1]["content"] == "Weather in Oslo?"
+    parts = [{"type": "text", "text": "What is this?"}, {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]
+    content["value"] = {"stringValue": json.dumps(parts)}
+    t = parse_transcript(json.dumps(doc), name="t.json")
+    assert t.messages[1]["content"] == parts
+    assert ("non_text_content", 1) in {(r.kind, r.index) for r in t.irregularities}

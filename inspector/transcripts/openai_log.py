@@ -53,7 +53,7 @@ def sniff(obj_or_text: Any, name: str) -> bool:
 @dataclass
 class LoggedCall:
     """One logged model call: the request's rows, tools and model, the reply row and its usage;
-    ``line`` and ``where`` (its origin prefix, e.g. ``line 3``) locate it."""
+    ``line`` locates it (origins begin ``line N``)."""
 
     line: int
     messages: list[Message]
@@ -61,7 +61,6 @@ class LoggedCall:
     model: str | None
     reply: Message
     usage: dict[str, Any] | None
-    where: str = ""
     request: str = "request"  # origin of the request inside the line ("" = the line itself)
     reply_at: str = "response.choices[0].message"  # origin of the reply inside the line
     key: str = ""  # calls with different keys never share a conversation
@@ -108,7 +107,7 @@ def build_chain(chains: list[CallChain], conversation: int, *, format: str, name
     observed: list[ObservedPayload] = []
     users = 0
     for call in chain.calls:
-        where = call.where or f"line {call.line}"
+        where = f"line {call.line}"
         request = f"{where}.{call.request}" if call.request else where
         for j in range(len(b.messages), len(call.messages)):
             msg = call.messages[j]
