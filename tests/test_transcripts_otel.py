@@ -135,3 +135,25 @@ def test_openllmetry_list_content_written_as_json_is_read_back_as_parts() -> Non
     t = parse_transcript(json.dumps(doc), name="t.json")
     assert t.messages[1]["content"] == parts
     assert ("non_text_content", 1) in {(r.kind, r.index) for r in t.irregularities}
+
+
+def test_an_agent_span_repeating_the_messages_is_not_a_model_call() -> None:
+    doc: dict[str, Any] = json.loads(SEMCONV.read_text(encoding="utf-8"))
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    agent = json.loads(json.dumps(spans[2]))  # the second chat span's messages, on an invoke_agent span
+    agent["spanId"] = "00f067aa0ba902ba"
+    for a in agent["attributes"]:
+        if a["key"] == "gen_ai.operation.name":
+            a["value"] = {"stringValue": "invoke_agent"}
+    spans.insert(0, agent)
+    t = parse_transcript(json.dumps(doc), name="t.json")
+    assert [p.label for p in t.observed_payloads] == ["span 00f067aa0ba902b7", "span 00f067aa0ba902b9"]
+    assert t.meta["other_spans"] == 2 and len(t.conversations) == 2
+
+
+def test_a_tool_call_response_written_with_result_reads_the_same() -> None:
+    """The attribute registry's own example writes ``result`` where the JSON schema says ``response``."""
+    text = SEMCONV.read_text(encoding="utf-8").replace('\\"response\\": \\"rainy', '\\"result\\": \\"rainy')
+    assert '\\"result\\": \\"rainy' in text
+    t = parse_transcript(text, name="t.json")
+    assert t.messages[2] == {"role": "tool", "content": "rainy, 57°F", "tool_call_id": "call_VSPygqKTWdrhaFErNvMV18Yl"}

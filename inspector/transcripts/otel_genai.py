@@ -12,7 +12,8 @@ A span is a model call when it carries messages in one of three attribute conven
   ``gen_ai.system_instructions`` (parts), ``gen_ai.input.messages`` and ``gen_ai.output.messages``
   (``[{role, parts: [...], name?, finish_reason?}]``, a JSON string or structured),
   ``gen_ai.tool.definitions``; parts ``text`` (``content``), ``tool_call`` (``id``, ``name``,
-  ``arguments``), ``tool_call_response`` (``id``, ``response``); any other part (``reasoning``,
+  ``arguments``), ``tool_call_response`` (``id``, ``response``; the attribute registry's example writes
+``result``, read too); any other part (``reasoning``,
   ``blob``, ``uri``, …) is kept as a content part and reported as ``non_text_content``.
   Usage: ``gen_ai.usage.input_tokens`` (which includes cached tokens),
   ``gen_ai.usage.cache_read.input_tokens``, ``gen_ai.usage.output_tokens``.
@@ -29,7 +30,9 @@ A span is a model call when it carries messages in one of three attribute conven
   ``llm.tools.{i}.tool.json_schema``; usage ``llm.token_count.prompt`` (cached tokens are part of
   it, as ``llm.token_count.prompt_details.cache_read``), ``llm.token_count.completion``.
 
-Conversations: spans are grouped by ``gen_ai.conversation.id`` (OpenInference: ``session.id``),
+Spans whose ``gen_ai.operation.name`` is ``invoke_agent``, ``create_agent``, ``execute_tool`` or
+``embeddings`` are not model calls (an agent span may repeat its messages) and are counted with the
+others. Conversations: spans are grouped by ``gen_ai.conversation.id`` (OpenInference: ``session.id``),
 else by trace, and read in start-time order. As in ``openai-log``, each call whose input
 *extends* the conversation so far continues it (its new messages are appended, then its first
 output message); one that does not starts a new conversation. A tool call or result recorded
@@ -211,7 +214,8 @@ def _semconv_rows(messages: Any, key: str, sp: _Span, name: str) -> list[Message
                               "type": "function", "function": {"name": part["name"],
                                                                "arguments": dumps_arguments(part.get("arguments") or {})}})
             elif kind == "tool_call_response":
-                rows.append({"role": "tool", "content": _text(part.get("response", "")),
+                response = part["response"] if "response" in part else part.get("result", "")  # registry example: "result"
+                rows.append({"role": "tool", "content": _text(response),
                              "tool_call_id": _id(part.get("id"))})
             else:
                 content.append(dict(part))
@@ -379,8 +383,15 @@ class _Call:
     usage: dict[str, Any] | None
 
 
+_NOT_MODEL_CALLS = frozenset({"invoke_agent", "create_agent", "execute_tool", "embeddings"})
+"""``gen_ai.operation.name`` values of spans that are not one model call (an agent span may carry the
+agent's messages too; they are not a payload the model was sent)."""
+
+
 def _call(sp: _Span, name: str) -> _Call | None:
     a = sp.attrs
+    if a.get("gen_ai.operation.name") in _NOT_MODEL_CALLS:
+        return None
     if any(k in a for k in _MESSAGE_KEYS):
         convention = "gen_ai semantic conventions"
         messages: list[Message] = []
