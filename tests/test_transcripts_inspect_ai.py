@@ -136,3 +136,51 @@ def test_damaged_zips_raise_only_a_transcript_error(tail: bytes, cut: int) -> No
             parse_transcript(data, name="x.eval")
         except TranscriptError:
             pass
+
+
+def _ranges(indices: list[int]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for i in indices:
+        if out and out[-1][1] == i:
+            out[-1][1] = i + 1
+        else:
+            out.append([i, i + 1])
+    return out
+
+
+def test_a_chunked_sample_reads_as_its_single_entry_form() -> None:
+    """The chunked shape (inspect_ai ``log/_recorders/chunked/``: a ``sample.json`` shell with
+    ``message_refs`` into the ``messages/`` sequence, which is also the events' pool; ``events/`` and
+    ``attachments/`` chunks named by their first index; attachments referenced by index), built from
+    the real deduplication log as ``chunked_sample`` lays it out, with chunks of 4 items."""
+    files = members(DEDUP)
+    sample = files["samples/0_epoch_1.json"]
+    pool = list(sample["message_pool"])
+    ids = [m["id"] for m in pool]
+    refs = []
+    for m in sample["messages"]:
+        if m["id"] not in ids:
+            pool.append(m)
+            ids.append(m["id"])
+        refs.append(ids.index(m["id"]))
+    hashes = list(sample["attachments"])
+
+    def renumber(value: Any) -> Any:
+        text = json.dumps(value)
+        for i, h in enumerate(hashes):
+            text = text.replace(f"attachment://{h}", f"attachment://{i}")
+        return json.loads(text)
+
+    skip = {"messages", "events", "attachments", "events_data", "metadata", "message_pool"}
+    shell = renumber({**{k: v for k, v in sample.items() if k not in skip}, "message_refs": _ranges(refs)})
+    chunked = {"header.json": files["header.json"], "summaries.json": files["summaries.json"],
+               "samples/0_epoch_1/sample.json": shell,
+               "samples/0_epoch_1/attachments/0.json": [sample["attachments"][h] for h in hashes]}
+    for kind, items in (("messages", renumber(pool)), ("events", renumber(sample["events"]))):
+        for start in range(0, len(items), 4):
+            chunked[f"samples/0_epoch_1/{kind}/{start}.json"] = items[start:start + 4]
+    a, b = load_transcript(DEDUP), parse_transcript(rezip(chunked), name="x.eval")
+    assert len(pool) == 12 and len(sample["events"]) > 4  # the final reply is not pooled; several chunks
+    assert b.messages == a.messages and b.usage == a.usage and b.tools == a.tools
+    assert [(p.reply, p.messages) for p in b.observed_payloads] == [(p.reply, p.messages) for p in a.observed_payloads]
+    assert b.origins[3] == "samples/0_epoch_1.messages[3]"

@@ -3,9 +3,10 @@
 Layouts (``inspect_ai/log/_log.py`` ``EvalLog``/``EvalSample``, ``log/_recorders/eval.py``):
   * ``.json``: one ``EvalLog`` object ``{version, status, eval, plan, results, stats, samples}``;
   * ``.eval``: a zip holding ``header.json`` (the ``EvalLog`` without samples; ``_journal/start.json``
-    while the run is in progress) and one ``samples/{id}_epoch_{epoch}.json`` per sample, in the
-    order of ``summaries.json`` when present. :func:`eval_zip_document` reads it into the ``.json``
-    shape, so both read alike.
+    while the run is in progress) and one ``samples/{id}_epoch_{epoch}.json`` per sample, or, for a
+    large sample, its chunked shape under ``samples/{id}_epoch_{epoch}/`` (see :func:`_unchunk`), in
+    the order of ``summaries.json`` when present. :func:`eval_zip_document` reads it into the
+    ``.json`` shape, so both read alike.
 
 Each sample (one ``id`` × ``epoch``) is one conversation, labelled ``sample {id} epoch {epoch}``:
 its ``messages`` (``ChatMessageSystem|User|Assistant|Tool``: ``role``, ``content`` as a string or
@@ -99,21 +100,59 @@ def eval_zip_document(data: bytes, name: str) -> dict[str, Any]:
         doc = member(head_path)
         if not isinstance(doc, dict):
             raise TranscriptError(name, f"{head_path} must be an object")
-        members = [p for p in infos if p.startswith("samples/") and p.endswith(".json")]
+        monoliths = [p for p in infos if _MONOLITH.fullmatch(p)]
+        shells = [p for p in infos if _SHELL.fullmatch(p)]
         order: list[str] = []
         if "summaries.json" in infos:
             summaries = member("summaries.json")
             if isinstance(summaries, list):
-                order = [f"samples/{s.get('id')}_epoch_{s.get('epoch')}.json" for s in summaries if isinstance(s, dict)]
+                order = [f"samples/{s.get('id')}_epoch_{s.get('epoch')}" for s in summaries if isinstance(s, dict)]
         ranked = {p: n for n, p in enumerate(order)}
-        members.sort(key=lambda p: ranked.get(p, len(ranked)))
+        keyed = [(p.removesuffix(".json"), p) for p in monoliths] + [(p.removesuffix("/sample.json"), p) for p in shells]
+        keyed.sort(key=lambda kp: ranked.get(kp[0], len(ranked)))
         samples = []
-        for path in members:
+        for key, path in keyed:
             sample = member(path)
             if not isinstance(sample, dict):
                 raise TranscriptError(name, f"{path} must be a sample object")
-            samples.append({**sample, "_member": path})
+            if path.endswith("/sample.json"):
+                sample = _unchunk(key, sample, infos, member, name)
+            samples.append({**sample, "_member": key if path.endswith("/sample.json") else path})
         return {**doc, "samples": samples}
+
+
+_MONOLITH = re.compile(r"samples/[^/]+\.json")
+_SHELL = re.compile(r"samples/[^/]+/sample\.json")
+
+
+def _unchunk(prefix: str, shell: dict[str, Any], infos: Any, member: Any, name: str) -> dict[str, Any]:
+    """A chunked sample (``samples/{id}_epoch_{epoch}/``: ``sample.json`` shell with ``message_refs``,
+    ``messages/``, ``events/``, ``calls/``, ``attachments/`` chunks named by their first index; inspect_ai
+    ``log/_recorders/chunked/``) as the single-entry sample: the final messages are the shell's
+    ``message_refs`` ranges into the message sequence, which is also the events' message pool;
+    attachments are a list referenced as ``attachment://<index>``."""
+    def sequence(kind: str) -> list[Any]:
+        found = re.compile(re.escape(f"{prefix}/{kind}/") + r"(\d+)\.json")
+        starts = sorted((int(m.group(1)), p) for p in infos if (m := found.fullmatch(p)))
+        items: list[Any] = []
+        for _, path in starts:
+            chunk = member(path)
+            if not isinstance(chunk, list):
+                raise TranscriptError(name, f"{path} must be a list (a chunk of the {kind} sequence)")
+            items.extend(chunk)
+        return items
+
+    pool = sequence("messages")
+    refs = shell.get("message_refs")
+    messages: list[Any] = []
+    for r in refs if isinstance(refs, list) else []:
+        if not (isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) for x in r)):
+            raise TranscriptError(name, f"{prefix}/sample.json: message_refs must hold [start, end] ranges")
+        messages.extend(pool[r[0]:r[1]])
+    attachments = sequence("attachments")
+    return {**shell, "messages": messages, "events": sequence("events"),
+            "events_data": {"messages": pool, "calls": sequence("calls")},
+            "attachments": {str(i): text for i, text in enumerate(attachments)}}
 
 
 # ---------------------------------------------------------------------------------------------
