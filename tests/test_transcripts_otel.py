@@ -157,3 +157,20 @@ def test_a_tool_call_response_written_with_result_reads_the_same() -> None:
     assert '\\"result\\": \\"rainy' in text
     t = parse_transcript(text, name="t.json")
     assert t.messages[2] == {"role": "tool", "content": "rainy, 57°F", "tool_call_id": "call_VSPygqKTWdrhaFErNvMV18Yl"}
+
+
+def test_messages_written_in_the_chat_completions_shape_are_read_as_such() -> None:
+    """Some instrumentations put ``[{role, content}]`` (no ``parts``) in ``gen_ai.input.messages``."""
+    messages = [{"role": "user", "content": "What is the capital of France?"}]
+    output = [{"role": "assistant", "content": "Paris."}]
+    attrs = [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+             {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(messages)}},
+             {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(output)}},
+             {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "14"}}]
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "attributes": attrs}]}]}]}
+    t = parse_transcript(json.dumps(doc), name="t.json")
+    assert t.messages == [*messages, *output] and t.usage == {1: {"prompt_tokens": 14}}
+    attrs[1]["value"] = {"stringValue": json.dumps([{"role": "user", "content": 3}])}
+    with pytest.raises(TranscriptError, match=r"t\.json: resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]: "
+                                              r"gen_ai\.input\.messages\[0\]: content must be"):
+        parse_transcript(json.dumps(doc), name="t.json")

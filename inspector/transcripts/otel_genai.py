@@ -14,7 +14,9 @@ A span is a model call when it carries messages in one of three attribute conven
   ``gen_ai.tool.definitions``; parts ``text`` (``content``), ``tool_call`` (``id``, ``name``,
   ``arguments``), ``tool_call_response`` (``id``, ``response``; the attribute registry's example writes
 ``result``, read too); any other part (``reasoning``,
-  ``blob``, ``uri``, …) is kept as a content part and reported as ``non_text_content``.
+  ``blob``, ``uri``, …) is kept as a content part and reported as ``non_text_content``. Messages some
+instrumentations write in the chat-completions shape (``{role, content, tool_calls}``, no ``parts``)
+are read as chat-completions messages.
   Usage: ``gen_ai.usage.input_tokens`` (which includes cached tokens),
   ``gen_ai.usage.cache_read.input_tokens``, ``gen_ai.usage.output_tokens``.
 * **OpenLLMetry** (traceloop): flattened ``gen_ai.prompt.{i}.role|content|tool_call_id|
@@ -62,6 +64,7 @@ from inspector.transcripts._common import (
     select,
 )
 from inspector.transcripts.model import ConversationInfo, Message, ObservedPayload, Transcript, TranscriptError
+from inspector.transcripts.openai_chat import normalize_messages
 
 NAME = "otel-genai"
 
@@ -197,6 +200,13 @@ def _semconv_rows(messages: Any, key: str, sp: _Span, name: str) -> list[Message
     rows: list[Message] = []
     for i, m in enumerate(messages):
         where = f"{sp.where}: {key}[{i}]"
+        if isinstance(m, dict) and "parts" not in m and "content" in m:
+            # written in the chat-completions shape ({role, content, tool_calls}) instead of parts
+            def fail(_: int, detail: str, where: str = where) -> TranscriptError:
+                return TranscriptError(name, f"{where}: {detail}", line=sp.line)
+
+            rows += normalize_messages([m], fail)[0]
+            continue
         if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not isinstance(m.get("parts"), list):
             raise TranscriptError(name, f"{where} must be {{role, parts: [...]}}", line=sp.line)
         content: list[Any] = []
