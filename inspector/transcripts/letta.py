@@ -105,7 +105,8 @@ class _Agent:
 def _agents(obj_or_text: Any, name: str) -> list[_Agent]:
     obj = _unwrap(require_json(obj_or_text, name, "a Letta agent file"))
     if isinstance(obj, dict) and isinstance(obj.get("agents"), list):
-        by_id = {t["id"]: t for t in obj.get("tools") or [] if isinstance(t, dict) and isinstance(t.get("id"), str)}
+        raw_tools = obj.get("tools") if isinstance(obj.get("tools"), list) else []
+        by_id = {t["id"]: t for t in raw_tools if isinstance(t, dict) and isinstance(t.get("id"), str)}
         out: list[_Agent] = []
         for k, agent in enumerate(obj["agents"]):
             if not isinstance(agent, dict) or not isinstance(agent.get("messages"), list):
@@ -205,11 +206,14 @@ def _in_context(agent: _Agent, b: Builder, name: str) -> list[int] | None:
     root = agent.root
     ids = root.get("in_context_message_ids")
     if isinstance(ids, list):
-        where: dict[Any, int] = {m.get("id"): i for i, m in enumerate(agent.messages) if isinstance(m, dict)}
+        owner = agent.prefix.removesuffix(".messages")
+        if not all(isinstance(i, str) for i in ids):
+            raise TranscriptError(name, f"{owner}.in_context_message_ids must be a list of message ids (strings)")
+        where: dict[str, int] = {m["id"]: i for i, m in enumerate(agent.messages)
+                                 if isinstance(m, dict) and isinstance(m.get("id"), str)}
         missing = [i for i in ids if i not in where]
         if missing:
-            raise TranscriptError(name, f"{agent.prefix.removesuffix('.messages')}.in_context_message_ids: "
-                                        f"{missing[0]!r} names no message of the agent")
+            raise TranscriptError(name, f"{owner}.in_context_message_ids: {missing[0]!r} names no message of the agent")
         return [where[i] for i in ids]
     indices = root.get("in_context_message_indices")
     if isinstance(indices, list):
