@@ -105,7 +105,8 @@ class _Agent:
 def _agents(obj_or_text: Any, name: str) -> list[_Agent]:
     obj = _unwrap(require_json(obj_or_text, name, "a Letta agent file"))
     if isinstance(obj, dict) and isinstance(obj.get("agents"), list):
-        raw_tools = obj.get("tools") if isinstance(obj.get("tools"), list) else []
+        given = obj.get("tools")
+        raw_tools: list[Any] = given if isinstance(given, list) else []
         by_id = {t["id"]: t for t in raw_tools if isinstance(t, dict) and isinstance(t.get("id"), str)}
         out: list[_Agent] = []
         for k, agent in enumerate(obj["agents"]):
