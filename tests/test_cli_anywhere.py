@@ -107,13 +107,14 @@ def test_every_help_example_names_no_file_that_an_empty_folder_lacks() -> None:
 def test_a_zip_archive_is_an_unusable_input_exit_2(tmp_path: Path) -> None:
     import zipfile
 
-    log = tmp_path / "run.eval"
+    log = tmp_path / "run.zip"  # a zip, but not an Inspect AI .eval log (the one zipped format read)
     with zipfile.ZipFile(log, "w") as z:
-        z.writestr("header.json", "{}")
+        z.writestr("notes.txt", "hello")
     out = run("replay", str(log))
     assert out.returncode == 2 and out.stdout == ""
-    assert out.stderr == "error: run.eval: a zip archive, not a transcript (an Inspect AI .eval log is one; no " \
-                         "supported format is zipped: unzip it or export the conversation as JSON)\n"
+    assert out.stderr == "error: run.zip: a zip archive that is not an Inspect AI .eval log (no header.json or " \
+                         "_journal/start.json; the only zipped format read): unzip it or export the conversation " \
+                         "as JSON\n"
     binary = tmp_path / "blob.json"
     binary.write_bytes(b"\xff\xfe\x00\x01")
     out = run("import", str(binary))

@@ -36,8 +36,8 @@ CHAT: list[dict[str, Any]] = [{"role": "user", "content": "hi"},
 
 
 def test_format_names_in_detection_order() -> None:
-    assert list_formats() == ["tau-bench", "tau2-bench", "swe-agent", "letta", "bashkit", "mas-lab",
-                              "claude-code", "openai-log", "anthropic", "openai"]
+    assert list_formats() == ["tau-bench", "tau2-bench", "swe-agent", "letta", "inspect-ai", "otel-genai", "openhands", "bashkit", "mas-lab",
+                              "claude-code", "litellm", "openai-log", "anthropic", "openai"]
 
 
 @pytest.mark.parametrize("spelling", ["openai", "OpenAI", " openai "])

@@ -48,8 +48,8 @@ ARCHIVE_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 
 def _not_text(head: bytes, offset: int) -> str:
     if head.startswith(ARCHIVE_MAGIC):
-        return ("a zip archive, not a transcript (an Inspect AI .eval log is one; no supported format is "
-                "zipped: unzip it or export the conversation as JSON)")
+        return ("a zip archive that is not an Inspect AI .eval log (the only zipped format read): unzip it "
+                "or export the conversation as JSON")
     if head.startswith(b"\x1f\x8b"):
         return "a gzip-compressed file, not a transcript (decompress it first)"
     return f"not UTF-8 text (invalid byte at offset {offset}): not a transcript in any supported format"

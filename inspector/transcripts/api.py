@@ -14,8 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
-from inspector.transcripts._common import decode, parse_input
-from inspector.transcripts.detect import Importer, detect_in, get_importer
+from inspector.transcripts.detect import Importer, detect_in, get_importer, read_input
 from inspector.transcripts.model import ConversationInfo, Transcript, TranscriptError, TranscriptReadError
 
 DEFAULT_MAX_BYTES = 200_000_000
@@ -34,7 +33,7 @@ def _guard(importer: Importer, name: str, call: Callable[[], T]) -> T:
 
 def _prepare(data: bytes | str, name: str, format: str | None) -> tuple[Importer, Any]:
     importer = get_importer(format, file=name) if format is not None else None
-    obj_or_text = parse_input(decode(data, name))
+    obj_or_text = read_input(data, name)
     return (importer or detect_in(obj_or_text, name)), obj_or_text
 
 
