@@ -133,7 +133,11 @@ def test_replay_json_carries_forgotten_per_frame(manifest: object) -> None:
     assert total == doc["totals"]["forgetting"]["forgotten"] > 0
     first = next(x for fr in lists for x in fr)
     assert set(first) == {"identifier", "kind", "needed_in", "message", "reason"}
-    assert "sliding window" in first["reason"] or "commit" in first["reason"]
+    # one named reason per case, from the rule: a sliding window of 4 turns writes turn u out of the
+    # log at the commit of turn u + 4, so a holder from turn u reads "dropped at the commit of turn u+4"
+    for x in (x for fr in lists for x in fr):
+        u = sum(1 for m in rp.messages[:x["message"] + 1] if m.get("role") == "user")
+        assert x["reason"] == f"dropped at the commit of turn {u + 4} (write-back of the recency cap)", x
     needs = call_needs(rp)
     assert doc["totals"]["forgetting"]["needing_calls"] == sum(1 for c in needs if c.earlier)
 
@@ -154,10 +158,29 @@ def test_standin_keeps_identifier_sentences_and_carries_the_previous_summary_for
 
 
 def test_standin_size_cap_drops_tool_traffic_before_what_the_user_said() -> None:
-    s = StandInSummarizer(max_chars=300)
-    msgs = [user("My ticket is SEC-88213.")] + [asst(f"Checked case LK{i:04d}X.") for i in range(40)]
-    text = s.summarize(msgs)
-    assert "SEC-88213" in text and len(text) < 300 + 200
+    """The cap's order, by hand: each kept line costs len(sentence) + 3. Decision-only (20 + 3 = 23),
+    tool results (33 + 3 = 36 each), the agent's (28 + 3 = 31 each), the user's (29 + 3 = 32):
+    225 in all. Over the cap the lowest rank goes first, the oldest first within a rank."""
+    msgs = [user("My ticket is SEC-88213."), asst("Checked case LK0001X."), asst("I will check."),
+            {"role": "tool", "tool_call_id": "c1", "content": "Found order OR0001Z."},
+            {"role": "tool", "tool_call_id": "c2", "content": "Found order OR0002Z."},
+            {"role": "tool", "tool_call_id": "c3", "content": "Found order OR0003Z."},
+            asst("Checked case LK0002X.")]
+    u, a1, a2 = "user: My ticket is SEC-88213.", "agent: Checked case LK0001X.", "agent: Checked case LK0002X."
+    t1, t2, t3 = (f"tool result: Found order OR000{i}Z." for i in (1, 2, 3))
+    assert [len(x) for x in (u, a1, t1, "agent: I will check.")] == [29, 28, 33, 20]
+
+    def kept(cap: int) -> list[str]:
+        return [ln[2:] for ln in StandInSummarizer(max_chars=cap).summarize(msgs).splitlines() if ln.startswith("- ")]
+
+    assert kept(225) == [u, a1, "agent: I will check.", t1, t2, t3, a2]  # fits: nothing dropped
+    assert kept(224) == [u, a1, t1, t2, t3, a2]  # 225 - 23 = 202: the decision-only line goes first
+    assert kept(202) == [u, a1, t1, t2, t3, a2]
+    assert kept(201) == [u, a1, t2, t3, a2]  # then tool traffic, oldest first: 166
+    assert kept(100) == [u, a1, a2]  # 202 - 3 x 36 = 94: every tool line gone, the agent's kept
+    assert kept(93) == [u, a2]  # then the agent's, oldest first: 63
+    assert kept(62) == [u]  # 32: what the user said goes last
+    assert kept(31) == []
 
 
 def test_summarising_keeps_planted_facts_that_the_window_forgets(manifest: object) -> None:
@@ -166,7 +189,9 @@ def test_summarising_keeps_planted_facts_that_the_window_forgets(manifest: objec
     lost = {k: {x.identifier for calls in forgotten_references(rp) for x in calls} for k, rp in rps.items()}
     planted = {f.text for f in conv.facts}
     assert lost["sliding-window"] & planted
-    assert not (lost["summarising"] & planted) or len(lost["summarising"] & planted) < len(lost["sliding-window"] & planted)
+    # the extractive stand-in keeps every sentence that carries an identifier and carries earlier
+    # summaries forward, so summarising loses no planted fact at all
+    assert lost["summarising"] & planted == set()
 
 
 # --- Q23 ------------------------------------------------------------------------------------------
@@ -264,3 +289,129 @@ def test_forgetting_never_expands_a_frames_payload_runs(manifest: object, monkey
     for name, rp in replays.items():
         assert [c.forgotten for c in call_needs(rp)] == expected[name]
     assert expanded[0] == 0
+
+
+# --- the detector's rules on hand-built conversations (issue 25: each fails under a one-line bug) ---
+
+def _transcript(msgs: list[dict], tools: list | None = None) -> object:
+    from inspector.transcripts.model import Transcript
+
+    return Transcript(format="synthetic", path=None, messages=msgs, origins=[str(i) for i in range(len(msgs))],
+                      tools=tools, model="gpt-4o", usage={}, irregularities=[])
+
+
+def _settings(cm: dict, system_prompt: str | None = None) -> object:
+    from inspector.manifest import settings_from_dict
+
+    spec: dict = {"context_manager": cm, "models": [{"model": "gpt-4o", "context_window": 128_000}]}
+    if system_prompt is not None:
+        spec["system_prompt"] = system_prompt
+    return settings_from_dict({"kind": "Agent", "spec": spec})
+
+
+WINDOW_1 = {"type": "sliding-window", "params": {"keep_turns": 1}}
+_LOOKUP_TOOL = [{"type": "function", "function": {"name": "lookup_order_status", "description": "Order status.",
+                                                  "parameters": {"type": "object", "properties": {}}}}]
+
+
+def _tool_name_conversation() -> list[dict]:
+    """Turn 1 calls ``lookup_order_status``; turns 2-3 never name it; the last reply does. Under a
+    one-turn window the ask (message 1) is dropped by the last call, so only the schema shows it."""
+    from tests.builders import ask, tool
+
+    return [user("Please check the order."), ask("c1", name="lookup_order_status"), tool("c1", "shipped"),
+            asst("It shipped."), user("thanks"), asst("welcome"), user("Run it once more."),
+            asst("Ran lookup_order_status again.")]
+
+
+@pytest.mark.parametrize("with_schema", [True, False])
+def test_a_tool_schema_is_visible_text_so_a_tool_name_is_never_forgotten(with_schema: bool) -> None:
+    from inspector.replay import replay
+
+    rp = replay(_settings(WINDOW_1), _transcript(_tool_name_conversation(), _LOOKUP_TOOL if with_schema else None),
+                counter="estimate")
+    last = call_needs(rp)[-1]
+    assert rp.frames[last.call].at == 7 and 1 not in rp.frames[last.call].refs  # the ask is not sent
+    assert (last.needed, last.earlier) == (1, 1)  # the reply needs it, message 1 held it
+    got = [(x.identifier, x.message, x.reason) for x in last.forgotten]
+    if with_schema:  # the model still sees the name in the tool schemas it is sent
+        assert got == []
+    else:  # the control: without the schema the same name is a loss
+        assert got == [("lookup_order_status", 1, "dropped at the commit of turn 2 (write-back of the recency cap)")]
+
+
+def test_a_system_message_the_system_band_replaces_is_never_the_holder() -> None:
+    """Message 0 (the transcript's system text) is the only earlier holder of ``ESC-40417``; the
+    manifest's system prompt replaces it (``system="manifest"``). That is the agent's configuration,
+    not a loss of this setting: held earlier (counted), never reported."""
+    from inspector.replay import replay
+
+    msgs = [{"role": "system", "content": "Escalation code ESC-40417 applies."}, user("hello"), asst("hi"),
+            user("Apply the escalation code now."), asst("Code ESC-40417 applied.")]
+    rp = replay(_settings({"type": "stack"}, system_prompt="You are a helper."), _transcript(msgs),
+                counter="estimate", system="manifest")
+    last = call_needs(rp)[-1]
+    assert rp.frames[last.call].at == 4 and 0 not in rp.frames[last.call].refs
+    assert (last.needed, last.earlier, last.forgotten) == (1, 1, [])
+
+
+def test_the_reported_holder_is_the_newest_message_not_sent() -> None:
+    """``SEC-88213`` is held by messages 0 and 1 (turn 1), both out of a one-turn window by turn 4:
+    the holder named is message 1, the newer, dropped at the commit of turn 2."""
+    from inspector.replay import replay
+
+    msgs = [user("My ticket is SEC-88213."), asst("Noted SEC-88213."), user("a"), asst("b"), user("c"), asst("d"),
+            user("what next?"), asst("Closing SEC-88213.")]
+    rp = replay(_settings(WINDOW_1), _transcript(msgs), counter="estimate")
+    lost = [(x.call, x.identifier, x.needed_in, x.message, x.reason) for c in call_needs(rp) for x in c.forgotten]
+    assert lost == [(3, "SEC-88213", ("next_reply",), 1, "dropped at the commit of turn 2 (write-back of the recency cap)")]
+
+
+# --- issue 28: the words follow what was sent --------------------------------------------------------
+
+def test_a_message_summarised_into_a_summary_that_was_trimmed_says_it_was_not_sent() -> None:
+    """The demo under small-window.yaml: turns 1-9 are summarised at commits; the summary block is
+    trimmed for budget at calls 9-17 and 19-25 and sent at call 18 only (issue 28)."""
+    from inspector.forgetting import not_sent_reasons
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript, sample_path
+
+    rp = replay(load_manifest("sample_manifests/small-window.yaml"),
+                load_transcript(sample_path("demo_support.json")), counter="tiktoken")
+    assert [k for k, f in enumerate(rp.frames) if f.decision.action == "reused" and not f.summary_sent] == \
+        [*range(9, 18), *range(19, 26)]
+    assert rp.frames[18].summary_sent
+    at_9 = not_sent_reasons(rp, 9)[1]  # message 1: folded at the commit of turn 4 (commits fold turns 1-3)
+    assert at_9 == ("summarised at the commit of turn 4 (write-back of the recency cap); "
+                    "the summary was trimmed for budget — not sent")
+    assert not_sent_reasons(rp, 18)[1] == "summarised at the commit of turn 4 (write-back of the recency cap)"
+    for k in range(len(rp.frames)):
+        for reason in not_sent_reasons(rp, k).values():
+            assert ("not sent" in reason) == (reason.startswith("summarised") and not rp.frames[k].summary_sent), (k, reason)
+
+
+@pytest.mark.parametrize(("action", "sent", "expected"), [
+    ("reused", True, "summarised (reused summary, hysteresis)"),
+    ("reused", False, "summarised into the reused summary (hysteresis), which was trimmed for budget — not sent"),
+    ("summarized", True, "summarised into the summary block (this call)"),
+    ("summarized", False, "summarised into this call's summary block, which was trimmed for budget — not sent"),
+])
+def test_a_message_folded_in_the_call_names_the_summary_only_if_it_was_sent(action: str, sent: bool,
+                                                                          expected: str) -> None:
+    """One frame rewritten to each case: message 0 folded by the manager in this call, the summary
+    block sent (a ``summary`` segment) or trimmed (listed in ``not_sent``, as Q18 records it)."""
+    import dataclasses
+
+    from inspector.forgetting import not_sent_reasons
+    from inspector.replay import replay
+
+    msgs = [user("My ticket is SEC-88213."), asst("Noted."), user("next"), asst("ok")]
+    rp = replay(_settings({"type": "stack"}), _transcript(msgs), counter="estimate")
+    f = rp.frames[-1]
+    block = {"role": "user", "content": "summary"}
+    segs = (((None, 1, "summary", "summary", block),) if sent else ()) + ((2, 1, "user", None, None),)
+    rp.frames[-1] = dataclasses.replace(
+        f, decision=f.decision._replace(action=action), folded=((0, 2),), segments=segs,
+        not_sent=() if sent else ({"kind": "summary", "reason": "trimmed", "tokens": 5, "content": "summary"},))
+    assert rp.frames[-1].summary_sent is sent
+    assert not_sent_reasons(rp, len(rp.frames) - 1) == {0: expected, 1: expected}
