@@ -415,3 +415,111 @@ def test_a_message_folded_in_the_call_names_the_summary_only_if_it_was_sent(acti
         not_sent=() if sent else ({"kind": "summary", "reason": "trimmed", "tokens": 5, "content": "summary"},))
     assert rp.frames[-1].summary_sent is sent
     assert not_sent_reasons(rp, len(rp.frames) - 1) == {0: expected, 1: expected}
+
+
+# --- cost: linear in the transcript (issue 26): operation counts, not times ------------------------
+
+def _one_long_turn(rounds: int) -> list[dict]:
+    """One user message, then ``rounds`` tool rounds (an ask with one argument, its result)."""
+    from tests.builders import ask, tool
+
+    msgs = [user("fix the failing test")]
+    for i in range(rounds):
+        msgs += [ask(f"c{i}", name="bash", args=json.dumps({"cmd": f"ls dir{i}"})),
+                 tool(f"c{i}", f"file_{i}.py changed by step {i}")]
+    return [*msgs, asst("done")]
+
+
+def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    import inspector.forgetting as forgetting
+
+    reads = [0]
+    original = forgetting.message_parts
+
+    def counting(msg: dict) -> object:
+        reads[0] += 1
+        return original(msg)
+
+    monkeypatch.setattr(forgetting, "message_parts", counting)
+    return reads
+
+
+@pytest.mark.parametrize("window", [128_000, 1_500])  # the turn fits / the trimmer cuts it every call
+def test_forgetting_reads_each_message_once_and_extracts_each_use_once(window: int,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each message's text is read once; the extractor runs once per message for its full text, once
+    more for the text of a reply that has tool calls, and once per string argument value (one here).
+    The previous detector re-extracted the whole working memory at every call (rounds² calls)."""
+    from inspector.replay import replay
+    from inspector.manifest import settings_from_dict
+
+    msgs = _one_long_turn(120)
+    s = settings_from_dict({"kind": "Agent", "spec": {"context_manager": {"type": "stack"},
+                                                       "models": [{"model": "gpt-4o", "context_window": window}]}})
+    rp = replay(s, _transcript(msgs), counter="estimate")
+    assert len(rp.frames) == 121
+    trimmed = sum(1 for f in rp.frames if f.trimmed)
+    assert (trimmed > 60) if window < 10_000 else (trimmed == 0)
+    expected = call_needs(rp)
+    reads = _count_reads(monkeypatch)
+    calls = [0]
+
+    def extractor(text: str) -> list:
+        calls[0] += 1
+        return extract_identifiers(text)
+
+    assert call_needs(rp, extractor) == expected
+    asks = sum(1 for m in msgs if m.get("tool_calls"))
+    assert reads[0] == len(msgs) == 242
+    assert calls[0] <= len(msgs) + asks + asks  # 242 + 120 + 120
+
+
+def test_forgetting_reads_each_message_once_under_every_strategy(manifest: object,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    conv = planted_conversation(3, turns=30)
+    replays = compare(manifest, conv.transcript, strategies(), counter="estimate", summarizer="stand-in")
+    reads = _count_reads(monkeypatch)
+    for rp in replays.values():
+        reads[0] = 0
+        call_needs(rp)
+        assert reads[0] == len(rp.messages)
+
+
+def _lines_run(fn: object) -> int:
+    """Python lines executed by ``fn()`` (every frame, the extractor and the index included)."""
+    import sys
+
+    count = [0]
+
+    def tracer(frame: object, event: str, arg: object) -> object:
+        if event == "line":
+            count[0] += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        fn()  # type: ignore[operator]
+    finally:
+        sys.settrace(None)
+    return count[0]
+
+
+@pytest.mark.parametrize("shape", ["many turns", "one long turn"])
+def test_forgetting_work_grows_linearly_with_the_transcript(shape: str, manifest: object) -> None:
+    """Doubling the transcript at most doubles the work (×2.2 allowed for the planted facts' spread):
+    a rescan per identifier, per call or per working-memory row makes this ratio about 4."""
+    from inspector.replay import replay
+    from inspector.manifest import settings_from_dict
+
+    def build(n: int) -> object:
+        if shape == "many turns":
+            conv = planted_conversation(5, turns=n)
+            return compare(manifest, conv.transcript, {"w": strategies(4)["sliding-window"]}, counter="estimate",
+                           summarizer="stand-in")["w"]
+        s = settings_from_dict({"kind": "Agent", "spec": {"context_manager": {"type": "stack"},
+                                                           "models": [{"model": "gpt-4o", "context_window": 128_000}]}})
+        return replay(s, _transcript(_one_long_turn(n)), counter="estimate")
+
+    small, big = (build(n) for n in ((20, 40) if shape == "many turns" else (80, 160)))
+    ratio = _lines_run(lambda: call_needs(big)) / _lines_run(lambda: call_needs(small))
+    assert ratio <= 2.2, ratio
