@@ -465,7 +465,11 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
 
 
 def forgotten_references(rp: Replay, extractor: Extractor = extract_identifiers) -> list[list[Forgotten]]:
-    """The forgotten identifiers of every call (one list per frame, in frame order)."""
+    """The forgotten identifiers of every call (one list per frame, in frame order). With the default
+    extractor the lists are computed once per replay and kept on it (every table, step and export of
+    one replay reads the same lists)."""
+    if extractor is extract_identifiers:
+        return rp.view("forgetting.forgotten", lambda: [c.forgotten for c in call_needs(rp)])
     return [c.forgotten for c in call_needs(rp, extractor)]
 
 
