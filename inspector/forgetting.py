@@ -502,8 +502,25 @@ def replay_document(rp: Replay, *, payloads: bool = False, extractor: Extractor 
 
 
 def replay_dumps(rp: Replay, *, payloads: bool = False, extractor: Extractor = extract_identifiers) -> str:
-    """:func:`replay_document` as JSON text, secrets masked."""
+    """:func:`replay_document` as JSON text, secrets masked: one line per top-level field and one
+    line per frame or commit (written by the C encoder: an indented dump of a long replay's document
+    spent longer in Python's pure encoder than the replay itself)."""
     from inspector.redact import mask_secrets
 
-    return json.dumps(mask_secrets(replay_document(rp, payloads=payloads, extractor=extractor)),
-                      ensure_ascii=False, indent=1)
+    return document_text(mask_secrets(replay_document(rp, payloads=payloads, extractor=extractor)))
+
+
+def document_text(doc: dict[str, Any]) -> str:
+    """A JSON object as text, each top-level field on its own line and each element of a top-level
+    list of objects on its own line (valid JSON that ``json.loads`` reads back as ``doc``)."""
+    def one(v: Any) -> str:
+        return json.dumps(v, ensure_ascii=False)
+
+    lines = []
+    for key, value in doc.items():
+        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
+            body = "[\n" + ",\n".join("  " + one(x) for x in value) + "\n ]"
+        else:
+            body = one(value)
+        lines.append(f" {one(key)}: {body}")
+    return "{\n" + ",\n".join(lines) + "\n}"
