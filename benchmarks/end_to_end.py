@@ -10,8 +10,9 @@ settings of ``replay_scaling.py``, a 120 000-token window, tiktoken):
 (a) ``replay()`` in process, at 1 000 and 2 000 turns (best of ``--repeat``);
 (b) the forgetting analysis of that replay (``call_needs``), and its time ÷ the replay's;
 (c) ``context-inspector replay M T.json`` to JSON and ``--format table``, in a fresh process each,
-    start-up subtracted (the same command on a one-turn transcript: interpreter, imports, tiktoken's
-    encoding), ÷ the floor, and the JSON's t(2 000) ÷ t(1 000);
+    as CPU seconds of the child (a loaded machine moves them far less than wall clock), start-up
+    subtracted (the same command on a one-turn transcript: interpreter, imports, tiktoken's
+    encoding), ÷ the floor's CPU seconds, and the JSON's t(2 000) ÷ t(1 000);
 (d) one enormous turn (one user message, 2 500 / 5 000 tool rounds, uncapped stack, 32 000-token
     window): replay + forgetting, t(5 000) ÷ t(2 500), and how many (call, identifier) pairs the
     forgetting answer holds;
@@ -38,6 +39,7 @@ import argparse
 import gc
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -93,15 +95,17 @@ def best(fn: Callable[[], Any], times: int, before: Callable[[], None] | None = 
 
 
 def cli(args: list[str], times: int) -> float:
-    """Wall clock of the fastest of ``times`` fresh ``context-inspector`` processes."""
+    """CPU seconds (user + system) of the cheapest of ``times`` fresh ``context-inspector`` processes:
+    on a shared machine a child's CPU time moves far less with the load than its wall clock."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    fastest = float("inf")
+    cheapest = float("inf")
     for _ in range(times):
-        t0 = time.perf_counter()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run([*EXE, *args], check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
-        fastest = min(fastest, time.perf_counter() - t0)
-    return fastest
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cheapest = min(cheapest, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return cheapest
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,10 +135,12 @@ def main(argv: list[str] | None = None) -> int:
     msgs = trs[big].messages
     names = {str(fn.get("name", "")) for m in msgs for fn in _functions(m)}
     passes: list[float] = []
+    cpu_passes: list[float] = []
 
     def floor_pass() -> None:
         gc.collect()
         t0 = time.perf_counter()
+        c0 = time.process_time()
         for m in msgs:
             counter.text_tokens(content_text(m.get("content")))
             for fn in _functions(m):
@@ -142,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             counter.text_tokens(name)
         passes.append(time.perf_counter() - t0)
+        cpu_passes.append(time.process_time() - c0)
 
     for _ in range(3):
         floor_pass()
@@ -176,18 +183,19 @@ def main(argv: list[str] | None = None) -> int:
             t_table = cli(["replay", str(manifests[name]), str(files[big]), "--format", "table"], args.repeat) \
                 - startup["table"]
             rows.append((name, t_rp, t_fg, t_json, t_table, startup))
-        floor = min(passes)
+        floor, cpu_floor = min(passes), min(cpu_passes)
         print(f"(a)-(c) transcripts {small:,} / {big:,} turns ({len(trs[small].messages):,} / {len(msgs):,} messages), "
               f"tiktoken, {WINDOW:,}-token window; floor = one tiktoken pass over the {big:,}-turn texts = "
-              f"{floor:.3f} s (best of {len(passes)}, median {statistics.median(passes):.3f} s)")
+              f"{floor:.3f} s (best of {len(passes)}, median {statistics.median(passes):.3f} s; CPU {cpu_floor:.3f} s); "
+              "the CLI columns are CPU seconds of the child process, start-up subtracted, ÷ the CPU floor")
         print(f"{'strategy':>20} | replay ×floor | forgetting ×floor | forgetting÷replay | CLI JSON ×floor "
               f"| CLI JSON t({big})/t({small}) | CLI table ×floor | start-up JSON/table")
         for name, t_rp, t_fg, t_json, t_table, startup in rows:
             print(f"{name:>20} | {t_rp[big] / floor:13.2f} | {t_fg[big] / floor:17.2f} | "
                   f"{target(f'{name}: forgetting ÷ replay at {big}', t_fg[big] / t_rp[big], 1.0):>17} | "
-                  f"{target(f'{name}: CLI JSON ×floor at {big}', t_json[big] / floor, 8.0):>15} | "
+                  f"{target(f'{name}: CLI JSON ×floor at {big}', t_json[big] / cpu_floor, 8.0):>15} | "
                   f"{target(f'{name}: CLI JSON t({big})/t({small})', t_json[big] / t_json[small], 2.2):>24} | "
-                  f"{t_table / floor:16.2f} | {startup['json']:.2f} s / {startup['table']:.2f} s"
+                  f"{t_table / cpu_floor:16.2f} | {startup['json']:.2f} s / {startup['table']:.2f} s"
                   f"   [replay {t_rp[small]:.2f}/{t_rp[big]:.2f} s, forgetting {t_fg[small]:.2f}/{t_fg[big]:.2f} s, "
                   f"CLI JSON {t_json[small]:.2f}/{t_json[big]:.2f} s]")
 
@@ -221,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(e) sweep, {fleet_n} conversations × 12 settings = {runs} runs, one process: with forgetting "
               f"{t_with:.1f} s, without {t_without:.1f} s: "
               f"{target('fleet sweep with ÷ without forgetting', t_with / t_without, 1.5)}"
-              f"   [{int(table['forgotten'].sum()):,} forgotten references in the table]")
+              f"   [{int(table['forgotten'].sum()):,} forgotten references, "
+              f"{int(table['needing_calls'].sum()) if 'needing_calls' in table else 0:,} calls needing an earlier identifier]")
 
         if not args.no_app:
             app(files[big], args)

@@ -22,6 +22,7 @@ survives, and a fact with no identifier is not seen at all).
 
 from __future__ import annotations
 
+import functools
 import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
@@ -248,6 +249,13 @@ def _count(h: Sequence[int], ranges: Sequence[tuple[int, int]]) -> int:
     return sum(bisect_left(h, b) - bisect_left(h, a) for a, b in ranges)
 
 
+@functools.lru_cache(maxsize=1 << 15)
+def _default_identifiers(text: str) -> tuple[Identifier, ...]:
+    """:func:`extract_identifiers`, remembered by text: a sweep replays one transcript under many
+    settings, and every replay's analysis reads the same texts."""
+    return tuple(extract_identifiers(text))
+
+
 class _Index:
     """What the detector reads from a replay's transcript, once: case-folded texts, identifiers per
     use, and for each identifier any call needs, the messages whose text holds it (ascending)."""
@@ -255,6 +263,8 @@ class _Index:
     def __init__(self, rp: Replay, extractor: Extractor) -> None:
         msgs = rp.messages
         n = len(msgs)
+        if extractor is extract_identifiers:
+            extractor = _default_identifiers
         users = [i for i, m in enumerate(msgs) if m.get("role") == "user"]
         # which rows some call reads as its user message / working memory, and which as its next reply
         self.user_at: list[int | None] = []
