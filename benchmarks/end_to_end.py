@@ -309,7 +309,7 @@ def app(transcript: Path, args: argparse.Namespace) -> None:
             pg.close()
         browser.close()
     print(f"(f) app on the {transcript.stem.split('_')[-1]}-turn transcript (its own agent): server up after "
-          f"{t_up:.1f} s (its first replay included); first render {first:.2f} s vs the trivial page with one "
+          f"{t_up:.1f} s; first render {first:.2f} s vs the trivial page with one "
           f"Plotly chart {floor_first:.2f} s: {target('app first render ÷ trivial page', first / floor_first, 2.0)}; "
           f"Next-click settle median {step:.0f} ms vs trivial {floor_step:.0f} ms: "
           f"{target('app step ÷ trivial step', step / floor_step, 2.5)}")
