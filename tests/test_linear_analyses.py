@@ -69,3 +69,36 @@ def test_every_view_of_forgotten_references_shares_one_detector_run(demo: Replay
     forgotten_table(rp)
     assert runs[0] == 1
     assert sum(per_call) == len(forgotten_table(rp)) > 0
+
+
+def test_calibration_measures_each_transcript_row_once_per_counter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Usage on every reply: each call's payload is the whole transcript before it. Counting each
+    payload anew reads rows² rows; the running sums read each row once per counter (two counters),
+    and every call's count is still the counter's ``count`` of its rows."""
+    from inspector.calibration import calibrate
+    from inspector.engine.tokens import _CachedCounter, make_counter
+    from inspector.transcripts.model import Transcript
+
+    msgs: list[dict] = []
+    usage = {}
+    for i in range(60):
+        msgs += [{"role": "user", "content": f"question {i} about order A-{10000 + i}"},
+                 {"role": "assistant", "content": f"answer {i}: order A-{10000 + i} ships today"}]
+        usage[len(msgs) - 1] = {"prompt_tokens": 20 * len(msgs)}
+    tr = Transcript(format="synthetic", path=None, messages=msgs, origins=[str(i) for i in range(len(msgs))],
+                    tools=None, model="gpt-4o", usage=usage, irregularities=[])
+    reads = [0]
+    original = _CachedCounter.unit
+
+    def counting(self: _CachedCounter, msg: dict) -> int:
+        reads[0] += 1
+        return original(self, msg)
+
+    monkeypatch.setattr(_CachedCounter, "unit", counting)
+    calls = calibrate(tr).calls
+    assert len(calls) == 60 and reads[0] <= 2 * len(msgs)
+    monkeypatch.setattr(_CachedCounter, "unit", original)
+    for kind in ("tiktoken", "estimate"):
+        c = make_counter(kind, "gpt-4o")
+        assert list(calls[kind]) == [c.count(msgs[:i]) for i in calls["index"]], kind
+    assert list(calls["messages"]) == list(calls["index"])
