@@ -527,3 +527,81 @@ def test_forgetting_work_grows_linearly_with_the_transcript(shape: str, manifest
 
     ratio = _lines_run(lambda: call_needs(big, extractor)) / _lines_run(lambda: call_needs(small, extractor))
     assert ratio <= 2.2, ratio
+
+
+# --- the incremental detector equals the rule read plainly, call by call ------------------------------
+
+def _plain_rule(rp: object) -> list[tuple[int, int, list[tuple[str, str, tuple[str, ...], int]]]]:
+    """The module docstring's rule with no index and no carried state: per call, every identifier of
+    the user message, the working memory and the next reply; held earlier by a message that exists
+    (before the turn, or in it and not sent); forgotten if no sent row, synthesised row or tool
+    schema shows it, named with the newest not-sent, non-system holder. Quadratic; for small cases."""
+    from inspector.engine.identifiers import message_text, tool_call_texts
+    from inspector.forgetting import NEEDED_IN
+
+    msgs = rp.messages  # type: ignore[attr-defined]
+    texts = [message_text(m).casefold() for m in msgs]
+    tools = json.dumps([rp.transcript.tools, getattr(rp.settings, "tools", None)],  # type: ignore[attr-defined]
+                       ensure_ascii=False, default=str).casefold()
+    out = []
+    for k, f in enumerate(rp.frames):  # type: ignore[attr-defined]
+        users = [i for i in range(min(f.at, len(msgs))) if msgs[i].get("role") == "user"]
+        user_at = users[-1] if users and f.turn > 0 else None
+        needs: dict[str, tuple[object, set[str]]] = {}
+
+        def add(idents: object, where: str) -> None:
+            for x in idents:  # type: ignore[attr-defined]
+                needs.setdefault(x.key, (x, set()))[1].add(where)
+
+        if user_at is not None:
+            add(extract_identifiers(message_text(msgs[user_at])), "user")
+        for i in range(0 if user_at is None else user_at + 1, min(f.at, len(msgs))):
+            if msgs[i].get("role") != "system":
+                add(extract_identifiers(message_text(msgs[i])), "working_memory")
+        if f.at < len(msgs):
+            add(extract_identifiers(message_text({a: b for a, b in msgs[f.at].items() if a != "tool_calls"})),
+                "next_reply")
+            for _, args in tool_call_texts(msgs[f.at]):
+                add(argument_identifiers(args), "next_tool_call")
+        refs = f.refs
+        plain = {r for r, o in zip(refs, [None] * len(refs), strict=True) if r is not None} - \
+            {seg[0] for seg in f.segments if seg[4] is not None}
+        sent = {r for r in refs if r is not None}
+        own = "\n".join([message_text(m).casefold() for m in f.own.values()] + [tools])
+        start = user_at or 0
+        earlier, lost = 0, []
+        for key, (x, where) in needs.items():
+            holders = [i for i in range(len(msgs)) if key in texts[i]]
+            older = [i for i in holders if i < f.at and (i < start or i not in sent)]
+            if not older:
+                continue
+            earlier += 1
+            if any(i in plain for i in holders) or key in own:
+                continue
+            holder = next((i for i in reversed(older) if i not in sent and msgs[i].get("role") != "system"), None)
+            if holder is not None:
+                lost.append((x.text, x.kind, tuple(w for w in NEEDED_IN if w in where), holder))  # type: ignore[attr-defined]
+        out.append((len(needs), earlier, lost))
+    return out
+
+
+def test_the_linear_detector_equals_the_rule_read_plainly(manifest: object) -> None:
+    from inspector.manifest import settings_from_dict
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript, sample_path
+
+    replays = list(compare(manifest, planted_conversation(6, turns=16).transcript, strategies(3), counter="estimate",
+                           summarizer="stand-in").values())
+    s = settings_from_dict({"kind": "Agent", "spec": {"context_manager": {"type": "stack"},
+                                                       "models": [{"model": "gpt-4o", "context_window": 1_500}]}})
+    replays.append(replay(s, _transcript(_one_long_turn(60)), counter="estimate"))  # the turn trimmed every call
+    demo = load_transcript(sample_path("demo_support.json"))
+    replays.append(replay(load_manifest(MANIFEST), demo, counter="estimate", system="manifest"))
+    replays.append(replay(None, demo, counter="estimate"))
+    lost_somewhere = 0
+    for rp in replays:
+        got = [(c.needed, c.earlier, [(x.identifier, x.kind, x.needed_in, x.message) for x in c.forgotten])
+               for c in call_needs(rp, lambda t: extract_identifiers(t))]
+        assert got == _plain_rule(rp)
+        lost_somewhere += any(lost for _n, _e, lost in got)
+    assert lost_somewhere >= 3  # the cases exercise the loss path, not only the counts
