@@ -67,6 +67,23 @@ def test_extractor_never_raises_and_every_identifier_is_in_the_text(text: str) -
         assert ident.text and ident.text in text
 
 
+_RULE_CHARS = st.lists(st.sampled_from(list('aZk_1907-./@:"`“”#$€ %GBmsh\n') + ["https://", ".py", " GB", "li@acme.org", "SEC-88213", "14:30",
+                                                                 "snake_case", "camelCase", "/srv/a/b"]),
+                       max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_RULE_CHARS, st.text(max_size=120)))
+def test_a_rule_skipped_for_a_text_could_not_have_matched_it(text: str) -> None:
+    """Each rule's scan is skipped when the text lacks a character all of the rule's matches hold;
+    the skip must never hide a match (the guard is a necessary condition of the pattern)."""
+    from inspector.engine.identifiers import _GUARDS, _RULES
+
+    for kind, rx in _RULES:
+        if rx.search(text) is not None:
+            assert _GUARDS[kind](text), (kind, text)
+
+
 # --- the detector against planted ground truth ----------------------------------------------------
 
 def test_planted_conversation_is_deterministic_and_plants_every_kind() -> None:
