@@ -20,13 +20,14 @@ Everything here is a pure function of the transcript; nothing is cached or globa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from inspector.engine.tokens import make_counter
+from inspector.engine.types import Message
 
 COUNTERS: tuple[str, ...] = ("tiktoken", "estimate")
 
@@ -105,13 +106,31 @@ class Calibration:
         return None if pd.isna(value) else float(value)
 
 
-def _call_payload(transcript: Any, index: int) -> tuple[list[dict[str, Any]], Any, str]:
-    for op in getattr(transcript, "observed_payloads", None) or []:
-        if getattr(op, "reply", None) == index:
-            return list(op.messages), op.tools, "request as logged"
+def _call_payload(transcript: Any, index: int, logged: Mapping[int, Any]) -> tuple[
+        list[dict[str, Any]] | tuple[int, int], Any, str]:
+    """The payload the provider counted for the reply at ``index``: the logged request's messages,
+    or the transcript's rows ``(start, index)`` since the last observed compaction."""
+    op = logged.get(index)
+    if op is not None:
+        return list(op.messages), op.tools, "request as logged"
     start = max((c.index for c in getattr(transcript, "compactions", None) or [] if c.index < index), default=0)
     where = f"rows {start}-{index - 1}" + (" (since the observed compaction)" if start else "")
-    return list(transcript.messages[start:index]), transcript.tools, where
+    return (start, index), transcript.tools, where
+
+
+class _Prefix:
+    """Running unit sums of one counter over the transcript's rows, so the count of rows
+    ``[start, index)`` is ``counter.total(units, n)`` — the counter's own :meth:`count` rule —
+    without reading the rows again for every call (each row is measured once per counter)."""
+
+    def __init__(self, counter: Any, msgs: Sequence[Message]) -> None:
+        self.counter, self.msgs, self.sums = counter, msgs, [0]
+
+    def count(self, start: int, index: int) -> int:
+        sums, unit = self.sums, self.counter.unit
+        while len(sums) <= index:
+            sums.append(sums[-1] + unit(self.msgs[len(sums) - 1]))
+        return int(self.counter.total(sums[index] - sums[start], index - start))
 
 
 def calibrate(transcript: Any) -> Calibration:
@@ -123,6 +142,7 @@ def calibrate(transcript: Any) -> Calibration:
     by_reply = {op.reply: op for op in getattr(transcript, "observed_payloads", None) or []
                 if getattr(op, "reply", None) is not None}
     rows: list[dict[str, Any]] = []
+    prefixes: dict[tuple[str, str | None], _Prefix] = {}
     turn = 0
     last = 0
     for index in sorted(usage):
@@ -131,7 +151,7 @@ def calibrate(transcript: Any) -> Calibration:
         provider = provider_input_tokens(usage[index])
         if provider is None or not (0 <= index < len(msgs)) or msgs[index].get("role") != "assistant":
             continue
-        payload, tools, where = _call_payload(transcript, index)
+        payload, tools, where = _call_payload(transcript, index, by_reply)
         op = by_reply.get(index)
         model = (getattr(op, "model", None) if op is not None else None) or model_default
         row: dict[str, Any] = {"call": len(rows), "index": index, "turn": turn, "model": model,
@@ -141,11 +161,16 @@ def calibrate(transcript: Any) -> Calibration:
             if key not in counters:
                 counters[key] = make_counter(kind, model)
             c = counters[key]
-            ours = c.count(payload) + c.count_tools(tools)
+            if isinstance(payload, tuple):  # transcript rows: running sums (linear in the transcript)
+                if key not in prefixes:
+                    prefixes[key] = _Prefix(c, msgs)
+                ours = prefixes[key].count(*payload) + c.count_tools(tools)
+            else:
+                ours = c.count(payload) + c.count_tools(tools)
             row[kind] = ours
             row[f"{kind}_error"] = ours - provider
             row[f"{kind}_error_pct"] = round(100.0 * (ours - provider) / provider, 2) if provider else None
-        row.update(messages=len(payload), payload=where)
+        row.update(messages=payload[1] - payload[0] if isinstance(payload, tuple) else len(payload), payload=where)
         rows.append(row)
     calls = pd.DataFrame(rows, columns=list(CALL_COLUMNS))
     return Calibration(calls, correction_factors(calls), _notes(transcript, calls))

@@ -22,19 +22,22 @@ survives, and a fact with no identifier is not seen at all).
 
 from __future__ import annotations
 
+import functools
 import json
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
+
+import ahocorasick
 
 from inspector.engine.identifiers import (
     Extractor,
     Identifier,
     argument_identifiers,
     extract_identifiers,
+    message_parts,
     message_text,
-    tool_call_texts,
 )
 from inspector.replay import Frame, Replay, expand_ranges
 
@@ -109,146 +112,374 @@ _IN_CALL_REASONS = {
     "stack-capped": "dropped by the stack cap",
     "summarizer-failed": "left out: the summarizer failed, only the recent turns were sent",
 }
+_UNSENT_SUMMARY_REASONS = {
+    "summarized": "summarised into this call's summary block, which was {how}",
+    "reused": "summarised into the reused summary (hysteresis), which was {how}",
+}
+"""The in-call reasons when the call's summary is not in its payload (issue 28): the words follow
+what was sent, so a message folded into a summary the model never saw does not read as kept."""
+
+
+def _summary_unsent(f: Frame) -> str | None:
+    """How this call's summary failed to reach the model (None: a summary block was sent)."""
+    if f.summary_sent:
+        return None
+    if any(ns.get("kind") == "summary" for ns in f.not_sent):
+        return "trimmed for budget — not sent"
+    return "not sent"
+
+
+def _fold_origins(rp: Replay) -> dict[int, tuple[int, str]]:
+    """Transcript index → (turn, action) of the first commit that folded it, built once per replay
+    (commits are in turn order, so a call of turn ``t`` reads the entries whose turn is < ``t``)."""
+    def make() -> dict[int, tuple[int, str]]:
+        out: dict[int, tuple[int, str]] = {}
+        for c in rp.commits:
+            for i in expand_ranges(c.folded):
+                out.setdefault(i, (c.turn, c.action))
+        return out
+    return rp.view("forgetting.fold_origins", make)
+
+
+class _Why:
+    """Why one call left a message out, asked per message (O(log runs) each): the one rule behind
+    :func:`not_sent_reasons` and the detector's reasons."""
+
+    __slots__ = ("f", "n", "msgs", "sent", "trimmed", "folded_now", "folded_at", "in_call", "unsent_summary")
+
+    def __init__(self, rp: Replay, call: int, sent: _Runs | None = None) -> None:
+        f = self.f = rp.frames[call]
+        self.msgs = rp.messages
+        self.sent = _sent_runs(f) if sent is None else sent
+        self.trimmed = _Runs(f.trimmed)
+        self.folded_now = _Runs(f.folded)
+        self.folded_at = _fold_origins(rp)
+        how = _summary_unsent(f)
+        action = f.decision.action
+        self.unsent_summary = how
+        if how is not None and action in _UNSENT_SUMMARY_REASONS:
+            self.in_call = _UNSENT_SUMMARY_REASONS[action].format(how=how)
+        else:
+            self.in_call = _IN_CALL_REASONS.get(action, "dropped by the context manager (no summary)")
+
+    def reason(self, i: int) -> str:
+        """Why message ``i`` (not sent at this call) was left out."""
+        if i in self.trimmed:
+            return "trimmed for budget (token trimmer)"
+        if i in self.folded_now:
+            return self.in_call
+        origin = self.folded_at.get(i)
+        if origin is not None and origin[0] < self.f.turn:
+            turn, action = origin
+            if action in ("summarized", "reused"):
+                tail = "" if self.unsent_summary is None else f"; the summary was {self.unsent_summary}"
+                return f"summarised at the commit of turn {turn} (write-back of the recency cap){tail}"
+            return f"dropped at the commit of turn {turn} (write-back of the recency cap)"
+        if self.msgs[i].get("role") == "system":
+            return "system text replaced (the manifest's system band, or a later system message, wins)"
+        return "removed by the pairing repair"
 
 
 def not_sent_reasons(rp: Replay, call: int) -> dict[int, str]:
     """Every transcript message that exists at ``call`` (index < the call's reply) but is not in its
     payload, mapped to the reason, in transcript order."""
-    f = rp.frames[call]
-    sent = _sent_runs(f)
-    trimmed = _Runs(f.trimmed)
-    folded_now = _Runs(f.folded)
-    folded_at: dict[int, tuple[int, str]] = {}
-    for c in rp.commits:
-        if c.turn >= f.turn:
-            break
-        for i in expand_ranges(c.folded):
-            folded_at.setdefault(i, (c.turn, c.action))
-    in_call = _IN_CALL_REASONS.get(f.decision.action, "dropped by the context manager (no summary)")
-    out: dict[int, str] = {}
-    for i in range(min(f.at, len(rp.messages))):
-        if i in sent:
-            continue
-        if i in trimmed:
-            out[i] = "trimmed for budget (token trimmer)"
-        elif i in folded_now:
-            out[i] = in_call
-        elif i in folded_at:
-            turn, action = folded_at[i]
-            kind = "summarised" if action in ("summarized", "reused") else "dropped"
-            out[i] = f"{kind} at the commit of turn {turn} (write-back of the recency cap)"
-        elif rp.messages[i].get("role") == "system":
-            out[i] = "system text replaced (the manifest's system band, or a later system message, wins)"
-        else:
-            out[i] = "removed by the pairing repair"
-    return out
+    why = _Why(rp, call)
+    return {i: why.reason(i) for i in range(min(why.f.at, len(rp.messages))) if i not in why.sent}
 
 
 # --- the detector ---------------------------------------------------------------------------------
+#
+# Linear in the transcript (issue 26). Built once per replay (:class:`_Index`): each message is read
+# once (:func:`message_parts`) and its identifiers extracted once per use (its full text when it is
+# a user or working-memory row, its text and tool-call arguments when it is a call's next reply);
+# one Aho–Corasick pass over every message's case-folded text gives, for every identifier any call
+# needs, the messages whose text contains it (substring semantics, as a per-key scan gives). Then
+# the calls are walked in order: the identifiers of the current user message and the working memory
+# only grow within a turn, so each keeps two counts — its holders that count as "earlier" (before
+# the turn, or in the turn and not sent) and its holders sent as they are — updated from the rows
+# whose status changed since the previous call (a diff of the frames' runs), never recomputed.
 
-class _Texts:
-    """Case-folded message texts of one replay, computed once, and where each identifier occurs."""
+_WHERE_BITS = {w: 1 << k for k, w in enumerate(NEEDED_IN)}
 
-    def __init__(self, rp: Replay) -> None:
-        self.rp = rp
-        self.text: dict[int, str] = {}
-        self.where: dict[str, list[int]] = {}
+
+def _ordered(bits: int) -> tuple[str, ...]:
+    return tuple(w for w in NEEDED_IN if bits & _WHERE_BITS[w])
+
+
+def _complement(runs: _Runs, lo: int, hi: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` minus the runs, as sorted disjoint ranges."""
+    out: list[tuple[int, int]] = []
+    at = lo
+    k = max(bisect_right(runs.ends, lo), 0)
+    while at < hi and k < len(runs.starts):
+        a, b = runs.starts[k], runs.ends[k]
+        if a >= hi:
+            break
+        if a > at:
+            out.append((at, a))
+        at = max(at, b)
+        k += 1
+    if at < hi:
+        out.append((at, hi))
+    return out
+
+
+def _xor(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The ranges in exactly one of two sorted, disjoint range lists (O(len a + len b))."""
+    points = sorted({p for r in a for p in r} | {p for r in b for p in r})
+    out: list[tuple[int, int]] = []
+    i = j = 0
+    for lo, hi in zip(points, points[1:]):
+        while i < len(a) and a[i][1] <= lo:
+            i += 1
+        while j < len(b) and b[j][1] <= lo:
+            j += 1
+        in_a = i < len(a) and a[i][0] <= lo
+        in_b = j < len(b) and b[j][0] <= lo
+        if in_a != in_b:
+            if out and out[-1][1] == lo:
+                out[-1] = (out[-1][0], hi)
+            else:
+                out.append((lo, hi))
+    return out
+
+
+def _count(h: Sequence[int], ranges: Sequence[tuple[int, int]]) -> int:
+    """How many of the sorted indices ``h`` fall in the ranges."""
+    return sum(bisect_left(h, b) - bisect_left(h, a) for a, b in ranges)
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _default_identifiers(text: str) -> tuple[Identifier, ...]:
+    """:func:`extract_identifiers`, remembered by text: a sweep replays one transcript under many
+    settings, and every replay's analysis reads the same texts."""
+    return tuple(extract_identifiers(text))
+
+
+class _Index:
+    """What the detector reads from a replay's transcript, once: case-folded texts, identifiers per
+    use, and for each identifier any call needs, the messages whose text holds it (ascending)."""
+
+    def __init__(self, rp: Replay, extractor: Extractor) -> None:
+        msgs = rp.messages
+        n = len(msgs)
+        if extractor is extract_identifiers:
+            extractor = _default_identifiers
+        users = [i for i, m in enumerate(msgs) if m.get("role") == "user"]
+        # which rows some call reads as its user message / working memory, and which as its next reply
+        self.user_at: list[int | None] = []
+        full_rows: set[int] = set()
+        reply_rows: set[int] = set()
+        reach: dict[int | None, int] = {}
+        u = 0
+        for f in rp.frames:
+            while u < len(users) and users[u] < f.at:
+                u += 1
+            ua = users[u - 1] if u and f.turn > 0 else None
+            self.user_at.append(ua)
+            if ua is not None:
+                full_rows.add(ua)
+            reach[ua] = max(reach.get(ua, 0), min(f.at, n))
+            if f.at < n:
+                reply_rows.add(f.at)
+        for ua, hi in reach.items():
+            full_rows.update(i for i in range(0 if ua is None else ua + 1, hi) if msgs[i].get("role") != "system")
+        # one read per message; extraction once per use
+        texts: list[str] = []
+        self.full: dict[int, list[Identifier]] = {}
+        self.reply: dict[int, dict[str, tuple[Identifier, int]]] = {}
+        for i, m in enumerate(msgs):
+            parts, calls = message_parts(m)
+            content = "\n".join(parts)
+            text = "\n".join(parts + [f"{name} {args}" for name, args in calls]) if calls else content
+            texts.append(text.casefold())
+            full = list(extractor(text)) if i in full_rows else None
+            if full is not None:
+                self.full[i] = full
+            if i in reply_rows:
+                r: dict[str, tuple[Identifier, int]] = {}
+                self._add(r, full if full is not None and not calls else extractor(content), "next_reply")
+                for _, args in calls:
+                    self._add(r, argument_identifiers(args, extractor), "next_tool_call")
+                self.reply[i] = r
+        keys = {x.key for v in self.full.values() for x in v} | {k for v in self.reply.values() for k in v}
+        self.holders: dict[str, list[int]] = {k: [] for k in keys}
+        self.keys_of: list[list[str]] = [[] for _ in range(n)]
+        ac = ahocorasick.Automaton()
+        for k in keys:
+            if k:
+                ac.add_word(k, k)
+        if len(ac):
+            ac.make_automaton()
+        for i, t in enumerate(texts):
+            mine = self.keys_of[i]
+            if "" in keys:
+                mine.append("")
+            if len(ac):
+                for _end, k in ac.iter(t):
+                    mine.append(k)
+            if len(mine) > 1:
+                mine[:] = dict.fromkeys(mine)
+            for k in mine:
+                self.holders[k].append(i)
         tools = rp.transcript.tools
         settings_tools = getattr(rp.settings, "tools", None)
-        self.tools = json.dumps([tools, settings_tools], ensure_ascii=False, default=str).casefold()
+        tools_text = json.dumps([tools, settings_tools], ensure_ascii=False, default=str).casefold()
+        self.in_tools: set[str] = {k for _end, k in ac.iter(tools_text)} if len(ac) else set()
+        if "" in keys:
+            self.in_tools.add("")
 
-    def of(self, i: int) -> str:
-        t = self.text.get(i)
-        if t is None:
-            t = self.text[i] = message_text(self.rp.messages[i]).casefold()
-        return t
-
-    def holders(self, key: str) -> list[int]:
-        """Transcript indices whose text contains ``key``, ascending."""
-        w = self.where.get(key)
-        if w is None:
-            w = self.where[key] = [i for i in range(len(self.rp.messages)) if key in self.of(i)]
-        return w
-
-
-def _needs(rp: Replay, call: int, user_at: int | None, extractor: Extractor) -> dict[str, tuple[Identifier, list[str]]]:
-    f = rp.frames[call]
-    msgs = rp.messages
-    needs: dict[str, tuple[Identifier, list[str]]] = {}
-
-    def add(idents: Sequence[Identifier] | Any, where: str) -> None:
+    @staticmethod
+    def _add(into: dict[str, tuple[Identifier, int]], idents: Any, where: str) -> None:
+        bit = _WHERE_BITS[where]
         for ident in idents:
-            entry = needs.setdefault(ident.key, (ident, []))
-            if where not in entry[1]:
-                entry[1].append(where)
+            old = into.get(ident.key)
+            into[ident.key] = (ident, bit) if old is None else (old[0], old[1] | bit)
 
-    if user_at is not None:
-        add(extractor(message_text(msgs[user_at])), "user")
-    start = user_at + 1 if user_at is not None else 0
-    for i in range(start, min(f.at, len(msgs))):
-        if msgs[i].get("role") != "system":
-            add(extractor(message_text(msgs[i])), "working_memory")
-    if f.at < len(msgs):
-        nxt = msgs[f.at]
-        content = {k: v for k, v in nxt.items() if k != "tool_calls"}
-        add(extractor(message_text(content)), "next_reply")
-        for _, args in tool_call_texts(nxt):
-            add(argument_identifiers(args, extractor), "next_tool_call")
-    return needs
+
+class _Frame:
+    """One call's view for the detector: what it sends (runs), its turn's start and reach."""
+
+    __slots__ = ("f", "at", "start", "sent", "plain", "plain_ranges", "unsent", "_own")
+
+    def __init__(self, f: Frame, n: int, user_at: int | None) -> None:
+        self.f = f
+        self.at = min(f.at, n)
+        self.start = user_at if user_at is not None else 0
+        self.sent = _sent_runs(f)
+        self.plain = _Runs([(ref, ref + n_) for ref, n_, _b, _s, own in f.segments if ref is not None and own is None])
+        self.plain_ranges = list(zip(self.plain.starts, self.plain.ends))
+        self.unsent = _complement(self.sent, self.start, self.at)  # the turn's rows not sent
+        self._own: str | None = None
+
+    def older_plain(self, h: Sequence[int]) -> tuple[int, int]:
+        """(holders counting as "earlier", holders sent as they are) among the sorted ``h``."""
+        return (bisect_left(h, self.start) + _count(h, self.unsent),
+                _count(h, self.plain_ranges))
+
+    def own_text(self) -> str:
+        if self._own is None:
+            self._own = "\n".join(message_text(m).casefold() for _r, _n, _b, _s, m in self.f.segments if m is not None)
+        return self._own
 
 
 def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[CallNeeds]:
     """Per call, in order: identifiers needed, how many an earlier message held, and the forgotten ones.
 
     ``extractor`` is any ``str -> Iterable[Identifier]`` (default: :func:`extract_identifiers`).
-    Deterministic: the same replay gives the same lists."""
-    texts = _Texts(rp)
+    Deterministic: the same replay gives the same lists. Linear: see the notes above :class:`_Index`."""
+    ix = _Index(rp, extractor)
     msgs = rp.messages
-    users = [i for i, m in enumerate(msgs) if m.get("role") == "user"]
+    n = len(msgs)
+    holders = ix.holders
     out: list[CallNeeds] = []
-    u = 0
+    # the persistent needs of the current turn (user message + working memory): key -> state
+    seq: dict[str, int] = {}  # insertion order
+    ident_of: dict[str, Identifier] = {}
+    bits_of: dict[str, int] = {}
+    n_old: dict[str, int] = {}
+    n_plain: dict[str, int] = {}
+    candidates: set[str] = set()  # earlier and no holder sent as is: maybe forgotten
+    earlier_p = 0
+    state_user: int | None = -1
+    prev: _Frame | None = None
+    reach = 0
+
+    def judge(key: str, old: int, plain: int) -> None:
+        if old and not plain:
+            candidates.add(key)
+        else:
+            candidates.discard(key)
+
+    def join(fr: _Frame, idents: Sequence[Identifier], bit: int) -> None:
+        nonlocal earlier_p
+        for ident in idents:
+            key = ident.key
+            if key in seq:
+                bits_of[key] |= bit
+                continue
+            seq[key] = len(seq)
+            ident_of[key] = ident
+            bits_of[key] = bit
+            o, p = fr.older_plain(holders[key])
+            n_old[key], n_plain[key] = o, p
+            earlier_p += o > 0
+            judge(key, o, p)
+
+    def shift(rows: Sequence[tuple[int, int]], now: _Runs | list[tuple[int, int]], counts: dict[str, int]) -> None:
+        """Rows whose membership changed: +1 for each that is now in ``now``, −1 otherwise."""
+        nonlocal earlier_p
+        member = now if isinstance(now, _Runs) else _Runs(now)
+        for lo, hi in rows:
+            for r in range(lo, hi):
+                d = 1 if r in member else -1
+                for key in ix.keys_of[r]:
+                    if key in seq:
+                        before = n_old[key] > 0
+                        counts[key] += d
+                        after = n_old[key] > 0
+                        earlier_p += after - before
+                        judge(key, n_old[key], n_plain[key])
+
     for k, f in enumerate(rp.frames):
-        while u < len(users) and users[u] < f.at:
-            u += 1
-        user_at = users[u - 1] if u and f.turn > 0 else None
-        needs = _needs(rp, k, user_at, extractor)
-        sent = _sent_runs(f)
-        plain = _Runs([(ref, ref + n) for ref, n, _b, _s, own in f.segments if ref is not None and own is None])
-        own_rows = [own for _r, _n, _b, _s, own in f.segments if own is not None]
-        turn_start = user_at if user_at is not None else 0
-        payload_text: str | None = None
-        reasons: dict[int, str] | None = None
-        earlier = 0
+        ua = ix.user_at[k]
+        fr = _Frame(f, n, ua)
+        if prev is None or ua != state_user or fr.at < reach:
+            seq.clear(); ident_of.clear(); bits_of.clear(); n_old.clear(); n_plain.clear(); candidates.clear()
+            earlier_p = 0
+            state_user = ua
+            if ua is not None:
+                join(fr, ix.full[ua], _WHERE_BITS["user"])
+            reach = ua + 1 if ua is not None else 0
+        else:
+            assert prev is not None
+            shift(_xor(prev.unsent, fr.unsent), fr.unsent, n_old)
+            shift(_xor(prev.plain_ranges, fr.plain_ranges), fr.plain, n_plain)
+        for i in range(reach, fr.at):
+            if msgs[i].get("role") != "system":
+                join(fr, ix.full[i], _WHERE_BITS["working_memory"])
+        reach = max(reach, fr.at)
+        prev = fr
+        reply = ix.reply.get(f.at, {}) if f.at < n else {}
+        extra = [key for key in reply if key not in seq]
+        earlier = earlier_p
+        maybe: list[str] = sorted(candidates, key=seq.__getitem__)
+        for key in extra:
+            o, p = fr.older_plain(holders[key])
+            if o:
+                earlier += 1
+                if not p:
+                    maybe.append(key)
         lost: list[Forgotten] = []
-        for key, (ident, where) in needs.items():
-            # held earlier: by a message of an earlier turn, or by one of this turn that is not sent
-            older = [i for i in texts.holders(key) if i < f.at and (i < turn_start or i not in sent)]
-            if not older:
+        why: _Why | None = None
+        for key in maybe:
+            if key in ix.in_tools or key in fr.own_text():
                 continue
-            earlier += 1
-            # visible: a transcript row sent as is holds it (read from the runs), or a synthesised /
-            # rebound row or the tool schemas do — never a join of the whole payload per call
-            if any(i in plain for i in texts.holders(key)):
-                continue
-            if payload_text is None:
-                payload_text = "\n".join([message_text(m).casefold() for m in own_rows] + [texts.tools])
-            if key in payload_text:
-                continue
-            # a system message replaced by the band (Q21) is not a message this setting left out
-            holder = next((i for i in reversed(older) if i not in sent and msgs[i].get("role") != "system"), None)
+            h = holders[key]
+            holder = None
+            for j in range(bisect_left(h, fr.at) - 1, -1, -1):  # the newest not-sent holder, not a system text
+                if h[j] not in fr.sent and msgs[h[j]].get("role") != "system":
+                    holder = h[j]
+                    break
             if holder is None:
                 continue
-            if reasons is None:
-                reasons = not_sent_reasons(rp, k)
-            order = tuple(w for w in NEEDED_IN if w in where)
-            lost.append(Forgotten(k, ident.text, ident.kind, order, holder,
-                                  reasons.get(holder, "not in the payload")))
-        out.append(CallNeeds(k, len(needs), earlier, lost))
+            if why is None:
+                why = _Why(rp, k, fr.sent)
+            if key in seq:
+                ident, bits = ident_of[key], bits_of[key] | (reply[key][1] if key in reply else 0)
+            else:
+                ident, bits = reply[key]
+            lost.append(Forgotten(k, ident.text, ident.kind, _ordered(bits), holder, why.reason(holder)))
+        out.append(CallNeeds(k, len(seq) + len(extra), earlier, lost))
     return out
 
 
 def forgotten_references(rp: Replay, extractor: Extractor = extract_identifiers) -> list[list[Forgotten]]:
-    """The forgotten identifiers of every call (one list per frame, in frame order)."""
+    """The forgotten identifiers of every call (one list per frame, in frame order). With the default
+    extractor the lists are computed once per replay and kept on it (every table, step and export of
+    one replay reads the same lists)."""
+    if extractor is extract_identifiers:
+        return rp.view("forgetting.forgotten", lambda: [c.forgotten for c in call_needs(rp)])
     return [c.forgotten for c in call_needs(rp, extractor)]
 
 
@@ -281,8 +512,25 @@ def replay_document(rp: Replay, *, payloads: bool = False, extractor: Extractor 
 
 
 def replay_dumps(rp: Replay, *, payloads: bool = False, extractor: Extractor = extract_identifiers) -> str:
-    """:func:`replay_document` as JSON text, secrets masked."""
+    """:func:`replay_document` as JSON text, secrets masked: one line per top-level field and one
+    line per frame or commit (written by the C encoder: an indented dump of a long replay's document
+    spent longer in Python's pure encoder than the replay itself)."""
     from inspector.redact import mask_secrets
 
-    return json.dumps(mask_secrets(replay_document(rp, payloads=payloads, extractor=extractor)),
-                      ensure_ascii=False, indent=1)
+    return document_text(mask_secrets(replay_document(rp, payloads=payloads, extractor=extractor)))
+
+
+def document_text(doc: dict[str, Any]) -> str:
+    """A JSON object as text, each top-level field on its own line and each element of a top-level
+    list of objects on its own line (valid JSON that ``json.loads`` reads back as ``doc``)."""
+    def one(v: Any) -> str:
+        return json.dumps(v, ensure_ascii=False)
+
+    lines = []
+    for key, value in doc.items():
+        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
+            body = "[\n" + ",\n".join("  " + one(x) for x in value) + "\n ]"
+        else:
+            body = one(value)
+        lines.append(f" {one(key)}: {body}")
+    return "{\n" + ",\n".join(lines) + "\n}"

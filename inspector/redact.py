@@ -21,6 +21,7 @@ hostile input such as a 10 MB message of ``a-a-a-…``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -102,21 +103,32 @@ def _mask_assignments(text: str) -> str:
 
 
 def is_secret_key(key: Any) -> bool:
-    return isinstance(key, str) and bool(_SECRET_KEY.match(key.strip()))
+    return isinstance(key, str) and _secret_name(key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _secret_name(key: str) -> bool:
+    """The key rule, asked once per distinct key (a replay document repeats a few dozen keys ~10⁵ times)."""
+    return bool(_SECRET_KEY.match(key.strip()))
+
+
+_SCALARS = (int, float, bool, type(None))
 
 
 def mask_secrets(obj: Any) -> Any:
     """A copy of ``obj`` (dicts, lists, strings) with secret-named values and secret-looking text masked."""
     if isinstance(obj, str):
         return mask_text(obj)
+    if type(obj) in _SCALARS:  # most of a replay document: nothing to mask, no ABC check
+        return obj
     if isinstance(obj, Mapping):
         out = {}
         for k, v in obj.items():
             if is_secret_key(k) and isinstance(v, (str, int, float)) and not isinstance(v, bool) and v not in ("", None):
                 out[k] = _mask_value(str(v))
             else:
-                out[k] = mask_secrets(v)
+                out[k] = v if type(v) in _SCALARS else mask_secrets(v)
         return out
     if isinstance(obj, (list, tuple)):
-        return [mask_secrets(v) for v in obj]
+        return [v if type(v) in _SCALARS else mask_secrets(v) for v in obj]
     return obj

@@ -67,6 +67,23 @@ def test_extractor_never_raises_and_every_identifier_is_in_the_text(text: str) -
         assert ident.text and ident.text in text
 
 
+_RULE_CHARS = st.lists(st.sampled_from(list('aZk_1907-./@:"`“”#$€ %GBmsh\n') + ["https://", ".py", " GB", "li@acme.org", "SEC-88213", "14:30",
+                                                                 "snake_case", "camelCase", "/srv/a/b"]),
+                       max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_RULE_CHARS, st.text(max_size=120)))
+def test_a_rule_skipped_for_a_text_could_not_have_matched_it(text: str) -> None:
+    """Each rule's scan is skipped when the text lacks a character all of the rule's matches hold;
+    the skip must never hide a match (the guard is a necessary condition of the pattern)."""
+    from inspector.engine.identifiers import _GUARDS, _RULES
+
+    for kind, rx in _RULES:
+        if rx.search(text) is not None:
+            assert _GUARDS[kind](text), (kind, text)
+
+
 # --- the detector against planted ground truth ----------------------------------------------------
 
 def test_planted_conversation_is_deterministic_and_plants_every_kind() -> None:
@@ -133,7 +150,11 @@ def test_replay_json_carries_forgotten_per_frame(manifest: object) -> None:
     assert total == doc["totals"]["forgetting"]["forgotten"] > 0
     first = next(x for fr in lists for x in fr)
     assert set(first) == {"identifier", "kind", "needed_in", "message", "reason"}
-    assert "sliding window" in first["reason"] or "commit" in first["reason"]
+    # one named reason per case, from the rule: a sliding window of 4 turns writes turn u out of the
+    # log at the commit of turn u + 4, so a holder from turn u reads "dropped at the commit of turn u+4"
+    for x in (x for fr in lists for x in fr):
+        u = sum(1 for m in rp.messages[:x["message"] + 1] if m.get("role") == "user")
+        assert x["reason"] == f"dropped at the commit of turn {u + 4} (write-back of the recency cap)", x
     needs = call_needs(rp)
     assert doc["totals"]["forgetting"]["needing_calls"] == sum(1 for c in needs if c.earlier)
 
@@ -154,10 +175,29 @@ def test_standin_keeps_identifier_sentences_and_carries_the_previous_summary_for
 
 
 def test_standin_size_cap_drops_tool_traffic_before_what_the_user_said() -> None:
-    s = StandInSummarizer(max_chars=300)
-    msgs = [user("My ticket is SEC-88213.")] + [asst(f"Checked case LK{i:04d}X.") for i in range(40)]
-    text = s.summarize(msgs)
-    assert "SEC-88213" in text and len(text) < 300 + 200
+    """The cap's order, by hand: each kept line costs len(sentence) + 3. Decision-only (20 + 3 = 23),
+    tool results (33 + 3 = 36 each), the agent's (28 + 3 = 31 each), the user's (29 + 3 = 32):
+    225 in all. Over the cap the lowest rank goes first, the oldest first within a rank."""
+    msgs = [user("My ticket is SEC-88213."), asst("Checked case LK0001X."), asst("I will check."),
+            {"role": "tool", "tool_call_id": "c1", "content": "Found order OR0001Z."},
+            {"role": "tool", "tool_call_id": "c2", "content": "Found order OR0002Z."},
+            {"role": "tool", "tool_call_id": "c3", "content": "Found order OR0003Z."},
+            asst("Checked case LK0002X.")]
+    u, a1, a2 = "user: My ticket is SEC-88213.", "agent: Checked case LK0001X.", "agent: Checked case LK0002X."
+    t1, t2, t3 = (f"tool result: Found order OR000{i}Z." for i in (1, 2, 3))
+    assert [len(x) for x in (u, a1, t1, "agent: I will check.")] == [29, 28, 33, 20]
+
+    def kept(cap: int) -> list[str]:
+        return [ln[2:] for ln in StandInSummarizer(max_chars=cap).summarize(msgs).splitlines() if ln.startswith("- ")]
+
+    assert kept(225) == [u, a1, "agent: I will check.", t1, t2, t3, a2]  # fits: nothing dropped
+    assert kept(224) == [u, a1, t1, t2, t3, a2]  # 225 - 23 = 202: the decision-only line goes first
+    assert kept(202) == [u, a1, t1, t2, t3, a2]
+    assert kept(201) == [u, a1, t2, t3, a2]  # then tool traffic, oldest first: 166
+    assert kept(100) == [u, a1, a2]  # 202 - 3 x 36 = 94: every tool line gone, the agent's kept
+    assert kept(93) == [u, a2]  # then the agent's, oldest first: 63
+    assert kept(62) == [u]  # 32: what the user said goes last
+    assert kept(31) == []
 
 
 def test_summarising_keeps_planted_facts_that_the_window_forgets(manifest: object) -> None:
@@ -166,7 +206,9 @@ def test_summarising_keeps_planted_facts_that_the_window_forgets(manifest: objec
     lost = {k: {x.identifier for calls in forgotten_references(rp) for x in calls} for k, rp in rps.items()}
     planted = {f.text for f in conv.facts}
     assert lost["sliding-window"] & planted
-    assert not (lost["summarising"] & planted) or len(lost["summarising"] & planted) < len(lost["sliding-window"] & planted)
+    # the extractive stand-in keeps every sentence that carries an identifier and carries earlier
+    # summaries forward, so summarising loses no planted fact at all
+    assert lost["summarising"] & planted == set()
 
 
 # --- Q23 ------------------------------------------------------------------------------------------
@@ -264,3 +306,319 @@ def test_forgetting_never_expands_a_frames_payload_runs(manifest: object, monkey
     for name, rp in replays.items():
         assert [c.forgotten for c in call_needs(rp)] == expected[name]
     assert expanded[0] == 0
+
+
+# --- the detector's rules on hand-built conversations (issue 25: each fails under a one-line bug) ---
+
+def _transcript(msgs: list[dict], tools: list | None = None) -> object:
+    from inspector.transcripts.model import Transcript
+
+    return Transcript(format="synthetic", path=None, messages=msgs, origins=[str(i) for i in range(len(msgs))],
+                      tools=tools, model="gpt-4o", usage={}, irregularities=[])
+
+
+def _settings(cm: dict, system_prompt: str | None = None) -> object:
+    from inspector.manifest import settings_from_dict
+
+    spec: dict = {"context_manager": cm, "models": [{"model": "gpt-4o", "context_window": 128_000}]}
+    if system_prompt is not None:
+        spec["system_prompt"] = system_prompt
+    return settings_from_dict({"kind": "Agent", "spec": spec})
+
+
+WINDOW_1 = {"type": "sliding-window", "params": {"keep_turns": 1}}
+_LOOKUP_TOOL = [{"type": "function", "function": {"name": "lookup_order_status", "description": "Order status.",
+                                                  "parameters": {"type": "object", "properties": {}}}}]
+
+
+def _tool_name_conversation() -> list[dict]:
+    """Turn 1 calls ``lookup_order_status``; turns 2-3 never name it; the last reply does. Under a
+    one-turn window the ask (message 1) is dropped by the last call, so only the schema shows it."""
+    from tests.builders import ask, tool
+
+    return [user("Please check the order."), ask("c1", name="lookup_order_status"), tool("c1", "shipped"),
+            asst("It shipped."), user("thanks"), asst("welcome"), user("Run it once more."),
+            asst("Ran lookup_order_status again.")]
+
+
+@pytest.mark.parametrize("with_schema", [True, False])
+def test_a_tool_schema_is_visible_text_so_a_tool_name_is_never_forgotten(with_schema: bool) -> None:
+    from inspector.replay import replay
+
+    rp = replay(_settings(WINDOW_1), _transcript(_tool_name_conversation(), _LOOKUP_TOOL if with_schema else None),
+                counter="estimate")
+    last = call_needs(rp)[-1]
+    assert rp.frames[last.call].at == 7 and 1 not in rp.frames[last.call].refs  # the ask is not sent
+    assert (last.needed, last.earlier) == (1, 1)  # the reply needs it, message 1 held it
+    got = [(x.identifier, x.message, x.reason) for x in last.forgotten]
+    if with_schema:  # the model still sees the name in the tool schemas it is sent
+        assert got == []
+    else:  # the control: without the schema the same name is a loss
+        assert got == [("lookup_order_status", 1, "dropped at the commit of turn 2 (write-back of the recency cap)")]
+
+
+def test_a_system_message_the_system_band_replaces_is_never_the_holder() -> None:
+    """Message 0 (the transcript's system text) is the only earlier holder of ``ESC-40417``; the
+    manifest's system prompt replaces it (``system="manifest"``). That is the agent's configuration,
+    not a loss of this setting: held earlier (counted), never reported."""
+    from inspector.replay import replay
+
+    msgs = [{"role": "system", "content": "Escalation code ESC-40417 applies."}, user("hello"), asst("hi"),
+            user("Apply the escalation code now."), asst("Code ESC-40417 applied.")]
+    rp = replay(_settings({"type": "stack"}, system_prompt="You are a helper."), _transcript(msgs),
+                counter="estimate", system="manifest")
+    last = call_needs(rp)[-1]
+    assert rp.frames[last.call].at == 4 and 0 not in rp.frames[last.call].refs
+    assert (last.needed, last.earlier, last.forgotten) == (1, 1, [])
+
+
+def test_the_reported_holder_is_the_newest_message_not_sent() -> None:
+    """``SEC-88213`` is held by messages 0 and 1 (turn 1), both out of a one-turn window by turn 4:
+    the holder named is message 1, the newer, dropped at the commit of turn 2."""
+    from inspector.replay import replay
+
+    msgs = [user("My ticket is SEC-88213."), asst("Noted SEC-88213."), user("a"), asst("b"), user("c"), asst("d"),
+            user("what next?"), asst("Closing SEC-88213.")]
+    rp = replay(_settings(WINDOW_1), _transcript(msgs), counter="estimate")
+    lost = [(x.call, x.identifier, x.needed_in, x.message, x.reason) for c in call_needs(rp) for x in c.forgotten]
+    assert lost == [(3, "SEC-88213", ("next_reply",), 1, "dropped at the commit of turn 2 (write-back of the recency cap)")]
+
+
+# --- issue 28: the words follow what was sent --------------------------------------------------------
+
+def test_a_message_summarised_into_a_summary_that_was_trimmed_says_it_was_not_sent() -> None:
+    """The demo under small-window.yaml: turns 1-9 are summarised at commits; the summary block is
+    trimmed for budget at calls 9-17 and 19-25 and sent at call 18 only (issue 28)."""
+    from inspector.forgetting import not_sent_reasons
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript, sample_path
+
+    rp = replay(load_manifest("sample_manifests/small-window.yaml"),
+                load_transcript(sample_path("demo_support.json")), counter="tiktoken")
+    assert [k for k, f in enumerate(rp.frames) if f.decision.action == "reused" and not f.summary_sent] == \
+        [*range(9, 18), *range(19, 26)]
+    assert rp.frames[18].summary_sent
+    at_9 = not_sent_reasons(rp, 9)[1]  # message 1: folded at the commit of turn 4 (commits fold turns 1-3)
+    assert at_9 == ("summarised at the commit of turn 4 (write-back of the recency cap); "
+                    "the summary was trimmed for budget — not sent")
+    assert not_sent_reasons(rp, 18)[1] == "summarised at the commit of turn 4 (write-back of the recency cap)"
+    for k in range(len(rp.frames)):
+        for reason in not_sent_reasons(rp, k).values():
+            assert ("not sent" in reason) == (reason.startswith("summarised") and not rp.frames[k].summary_sent), (k, reason)
+
+
+@pytest.mark.parametrize(("action", "sent", "expected"), [
+    ("reused", True, "summarised (reused summary, hysteresis)"),
+    ("reused", False, "summarised into the reused summary (hysteresis), which was trimmed for budget — not sent"),
+    ("summarized", True, "summarised into the summary block (this call)"),
+    ("summarized", False, "summarised into this call's summary block, which was trimmed for budget — not sent"),
+])
+def test_a_message_folded_in_the_call_names_the_summary_only_if_it_was_sent(action: str, sent: bool,
+                                                                          expected: str) -> None:
+    """One frame rewritten to each case: message 0 folded by the manager in this call, the summary
+    block sent (a ``summary`` segment) or trimmed (listed in ``not_sent``, as Q18 records it)."""
+    import dataclasses
+
+    from inspector.forgetting import not_sent_reasons
+    from inspector.replay import replay
+
+    msgs = [user("My ticket is SEC-88213."), asst("Noted."), user("next"), asst("ok")]
+    rp = replay(_settings({"type": "stack"}), _transcript(msgs), counter="estimate")
+    f = rp.frames[-1]
+    block = {"role": "user", "content": "summary"}
+    segs = (((None, 1, "summary", "summary", block),) if sent else ()) + ((2, 1, "user", None, None),)
+    rp.frames[-1] = dataclasses.replace(
+        f, decision=f.decision._replace(action=action), folded=((0, 2),), segments=segs,
+        not_sent=() if sent else ({"kind": "summary", "reason": "trimmed", "tokens": 5, "content": "summary"},))
+    assert rp.frames[-1].summary_sent is sent
+    assert not_sent_reasons(rp, len(rp.frames) - 1) == {0: expected, 1: expected}
+
+
+# --- cost: linear in the transcript (issue 26): operation counts, not times ------------------------
+
+def _one_long_turn(rounds: int) -> list[dict]:
+    """One user message, then ``rounds`` tool rounds (an ask with one argument, its result)."""
+    from tests.builders import ask, tool
+
+    msgs = [user("fix the failing test")]
+    for i in range(rounds):
+        msgs += [ask(f"c{i}", name="bash", args=json.dumps({"cmd": f"ls dir{i}"})),
+                 tool(f"c{i}", f"file_{i}.py changed by step {i}")]
+    return [*msgs, asst("done")]
+
+
+def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    import inspector.forgetting as forgetting
+
+    reads = [0]
+    original = forgetting.message_parts
+
+    def counting(msg: dict) -> object:
+        reads[0] += 1
+        return original(msg)
+
+    monkeypatch.setattr(forgetting, "message_parts", counting)
+    return reads
+
+
+@pytest.mark.parametrize("window", [128_000, 1_500])  # the turn fits / the trimmer cuts it every call
+def test_forgetting_reads_each_message_once_and_extracts_each_use_once(window: int,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each message's text is read once; the extractor runs once per message for its full text, once
+    more for the text of a reply that has tool calls, and once per string argument value (one here).
+    The previous detector re-extracted the whole working memory at every call (rounds² calls)."""
+    from inspector.replay import replay
+    from inspector.manifest import settings_from_dict
+
+    msgs = _one_long_turn(120)
+    s = settings_from_dict({"kind": "Agent", "spec": {"context_manager": {"type": "stack"},
+                                                       "models": [{"model": "gpt-4o", "context_window": window}]}})
+    rp = replay(s, _transcript(msgs), counter="estimate")
+    assert len(rp.frames) == 121
+    trimmed = sum(1 for f in rp.frames if f.trimmed)
+    assert (trimmed > 60) if window < 10_000 else (trimmed == 0)
+    expected = call_needs(rp)
+    reads = _count_reads(monkeypatch)
+    calls = [0]
+
+    def extractor(text: str) -> list:
+        calls[0] += 1
+        return extract_identifiers(text)
+
+    assert call_needs(rp, extractor) == expected
+    asks = sum(1 for m in msgs if m.get("tool_calls"))
+    assert reads[0] == len(msgs) == 242
+    assert calls[0] <= len(msgs) + asks + asks  # 242 + 120 + 120
+
+
+def test_forgetting_reads_each_message_once_under_every_strategy(manifest: object,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    conv = planted_conversation(3, turns=30)
+    replays = compare(manifest, conv.transcript, strategies(), counter="estimate", summarizer="stand-in")
+    reads = _count_reads(monkeypatch)
+    for rp in replays.values():
+        reads[0] = 0
+        call_needs(rp)
+        assert reads[0] == len(rp.messages)
+
+
+def _lines_run(fn: object) -> int:
+    """Python lines executed by ``fn()`` (every frame, the extractor and the index included)."""
+    import sys
+
+    count = [0]
+
+    def tracer(frame: object, event: str, arg: object) -> object:
+        if event == "line":
+            count[0] += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        fn()  # type: ignore[operator]
+    finally:
+        sys.settrace(None)
+    return count[0]
+
+
+@pytest.mark.parametrize("shape", ["many turns", "one long turn"])
+def test_forgetting_work_grows_linearly_with_the_transcript(shape: str, manifest: object) -> None:
+    """Doubling the transcript at most doubles the work (×2.2 allowed for the planted facts' spread):
+    a rescan per identifier, per call or per working-memory row makes this ratio about 4."""
+    from inspector.replay import replay
+    from inspector.manifest import settings_from_dict
+
+    def build(n: int) -> object:
+        if shape == "many turns":
+            conv = planted_conversation(5, turns=n)
+            return compare(manifest, conv.transcript, {"w": strategies(4)["sliding-window"]}, counter="estimate",
+                           summarizer="stand-in")["w"]
+        s = settings_from_dict({"kind": "Agent", "spec": {"context_manager": {"type": "stack"},
+                                                           "models": [{"model": "gpt-4o", "context_window": 128_000}]}})
+        return replay(s, _transcript(_one_long_turn(n)), counter="estimate")
+
+    small, big = (build(n) for n in ((20, 40) if shape == "many turns" else (80, 160)))
+
+    def extractor(text: str) -> list:  # not the default: its results are remembered by text
+        return extract_identifiers(text)
+
+    ratio = _lines_run(lambda: call_needs(big, extractor)) / _lines_run(lambda: call_needs(small, extractor))
+    assert ratio <= 2.2, ratio
+
+
+# --- the incremental detector equals the rule read plainly, call by call ------------------------------
+
+def _plain_rule(rp: object) -> list[tuple[int, int, list[tuple[str, str, tuple[str, ...], int]]]]:
+    """The module docstring's rule with no index and no carried state: per call, every identifier of
+    the user message, the working memory and the next reply; held earlier by a message that exists
+    (before the turn, or in it and not sent); forgotten if no sent row, synthesised row or tool
+    schema shows it, named with the newest not-sent, non-system holder. Quadratic; for small cases."""
+    from inspector.engine.identifiers import message_text, tool_call_texts
+    from inspector.forgetting import NEEDED_IN
+
+    msgs = rp.messages  # type: ignore[attr-defined]
+    texts = [message_text(m).casefold() for m in msgs]
+    tools = json.dumps([rp.transcript.tools, getattr(rp.settings, "tools", None)],  # type: ignore[attr-defined]
+                       ensure_ascii=False, default=str).casefold()
+    out = []
+    for k, f in enumerate(rp.frames):  # type: ignore[attr-defined]
+        users = [i for i in range(min(f.at, len(msgs))) if msgs[i].get("role") == "user"]
+        user_at = users[-1] if users and f.turn > 0 else None
+        needs: dict[str, tuple[object, set[str]]] = {}
+
+        def add(idents: object, where: str) -> None:
+            for x in idents:  # type: ignore[attr-defined]
+                needs.setdefault(x.key, (x, set()))[1].add(where)
+
+        if user_at is not None:
+            add(extract_identifiers(message_text(msgs[user_at])), "user")
+        for i in range(0 if user_at is None else user_at + 1, min(f.at, len(msgs))):
+            if msgs[i].get("role") != "system":
+                add(extract_identifiers(message_text(msgs[i])), "working_memory")
+        if f.at < len(msgs):
+            add(extract_identifiers(message_text({a: b for a, b in msgs[f.at].items() if a != "tool_calls"})),
+                "next_reply")
+            for _, args in tool_call_texts(msgs[f.at]):
+                add(argument_identifiers(args), "next_tool_call")
+        refs = f.refs
+        plain = {r for r, o in zip(refs, [None] * len(refs), strict=True) if r is not None} - \
+            {seg[0] for seg in f.segments if seg[4] is not None}
+        sent = {r for r in refs if r is not None}
+        own = "\n".join([message_text(m).casefold() for m in f.own.values()] + [tools])
+        start = user_at or 0
+        earlier, lost = 0, []
+        for key, (x, where) in needs.items():
+            holders = [i for i in range(len(msgs)) if key in texts[i]]
+            older = [i for i in holders if i < f.at and (i < start or i not in sent)]
+            if not older:
+                continue
+            earlier += 1
+            if any(i in plain for i in holders) or key in own:
+                continue
+            holder = next((i for i in reversed(older) if i not in sent and msgs[i].get("role") != "system"), None)
+            if holder is not None:
+                lost.append((x.text, x.kind, tuple(w for w in NEEDED_IN if w in where), holder))  # type: ignore[attr-defined]
+        out.append((len(needs), earlier, lost))
+    return out
+
+
+def test_the_linear_detector_equals_the_rule_read_plainly(manifest: object) -> None:
+    from inspector.manifest import settings_from_dict
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript, sample_path
+
+    replays = list(compare(manifest, planted_conversation(6, turns=16).transcript, strategies(3), counter="estimate",
+                           summarizer="stand-in").values())
+    s = settings_from_dict({"kind": "Agent", "spec": {"context_manager": {"type": "stack"},
+                                                       "models": [{"model": "gpt-4o", "context_window": 1_500}]}})
+    replays.append(replay(s, _transcript(_one_long_turn(60)), counter="estimate"))  # the turn trimmed every call
+    demo = load_transcript(sample_path("demo_support.json"))
+    replays.append(replay(load_manifest(MANIFEST), demo, counter="estimate", system="manifest"))
+    replays.append(replay(None, demo, counter="estimate"))
+    lost_somewhere = 0
+    for rp in replays:
+        got = [(c.needed, c.earlier, [(x.identifier, x.kind, x.needed_in, x.message) for x in c.forgotten])
+               for c in call_needs(rp, lambda t: extract_identifiers(t))]
+        assert got == _plain_rule(rp)
+        lost_somewhere += any(lost for _n, _e, lost in got)
+    assert lost_somewhere >= 3  # the cases exercise the loss path, not only the counts

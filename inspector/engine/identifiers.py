@@ -87,6 +87,21 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+_DIGIT = re.compile(r"\d")
+_ASCII_UPPER = re.compile(r"[A-Z]")
+_GUARDS: dict[str, Callable[[str], bool]] = {
+    "url": lambda t: "://" in t,
+    "email": lambda t: "@" in t,
+    "path": lambda t: "/" in t or "." in t,
+    "quoted": lambda t: '"' in t or "`" in t or "“" in t,
+    "quantity": lambda t: _DIGIT.search(t) is not None,
+    "id": lambda t: _DIGIT.search(t) is not None,
+    "word": lambda t: "_" in t or _ASCII_UPPER.search(t) is not None,
+}
+"""A character each rule's every match contains (a rule whose character a text lacks cannot match
+it, so its scan is skipped: the same identifiers, without running every pattern over long prose)."""
+
+
 def extract_identifiers(text: str) -> list[Identifier]:
     """The identifiers in ``text`` by the module's rules, in order of first appearance, each once.
 
@@ -97,6 +112,8 @@ def extract_identifiers(text: str) -> list[Identifier]:
     found: list[tuple[int, Identifier]] = []
     seen: set[str] = set()
     for kind, rx in _RULES:
+        if not _GUARDS[kind](text):
+            continue
         for m in rx.finditer(text):
             start, end = m.span()
             if any(a < end and start < b for a, b in taken):
@@ -120,6 +137,13 @@ def extract_identifiers(text: str) -> list[Identifier]:
 def message_text(msg: Message) -> str:
     """Everything a model reads in one message, as one string: its content (parts joined) and the
     name and arguments of each tool call. Used for both extraction and visibility checks."""
+    parts, calls = message_parts(msg)
+    return "\n".join(parts + [f"{name} {args}" for name, args in calls])
+
+
+def message_parts(msg: Message) -> tuple[list[str], list[tuple[str, str]]]:
+    """One read of a message: its content parts and its tool calls' (name, arguments), which
+    :func:`message_text` joins (``"\n".join(parts)`` alone is the text without the tool calls)."""
     parts: list[str] = []
     content = msg.get("content")
     if isinstance(content, str):
@@ -133,9 +157,7 @@ def message_text(msg: Message) -> str:
                 parts.append(str(block))
     elif content is not None:
         parts.append(json.dumps(content, ensure_ascii=False, default=str))
-    for name, args in tool_call_texts(msg):
-        parts.append(f"{name} {args}")
-    return "\n".join(parts)
+    return parts, tool_call_texts(msg)
 
 
 def tool_call_texts(msg: Message) -> list[tuple[str, str]]:

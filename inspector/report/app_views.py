@@ -479,16 +479,17 @@ def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
     index = _tool_call_index(rp)
     repairs = {r.ref: r.repair for r in f.repairs if r.ref is not None}
     rows = []
+    refs, bands, synthetic = f.refs, f.row_bands, f.synthetic  # each rebuilds a list: once, not per row
     for k, msg in enumerate(payload):
-        ref = f.refs[k]
-        band = f.row_bands[k]
+        ref = refs[k]
+        band = bands[k]
         tokens = table["tokens"].iloc[k]
         where = f"transcript #{ref}" if ref is not None else "synthesised"
         heading = (f"{msg.get('role')} · {BAND_LABELS.get(band, band)} · "
                    f"{'' if tokens is None else f'{int(tokens):,} tokens · '}{where}")
         why = f"Sent in the {BAND_LABELS.get(band, band)} band"
-        if f.synthetic[k]:
-            why += f"; written by the engine ({f.synthetic[k]})"
+        if synthetic[k]:
+            why += f"; written by the engine ({synthetic[k]})"
         if k in f.own:
             rep = repairs.get(ref) if ref is not None else None
             why += "; rewritten by the pairing repair" + (f" ({repair_words(rep.kind)})" if rep is not None else "")

@@ -84,10 +84,11 @@ def payload_table(rp: Replay, call: int) -> pd.DataFrame:
     f: Frame = rp.frames[call]
     counter = _counter(rp)
     rows = []
+    refs, bands, synthetic = f.refs, f.row_bands, f.synthetic  # each rebuilds a list: once per call, not per row
     for k, msg in enumerate(f.payload(rp.messages)):
         calls = msg.get("tool_calls") or []
         names = ", ".join(str((c.get("function") or {}).get("name")) for c in calls if isinstance(c, dict))
-        rows.append({"pos": k, "ref": f.refs[k], "band": f.row_bands[k], "synthetic": f.synthetic[k] or "",
+        rows.append({"pos": k, "ref": refs[k], "band": bands[k], "synthetic": synthetic[k] or "",
                      "role": msg.get("role"), "tool_call_id": msg.get("tool_call_id") or "",
                      "tool_calls": names, "tokens": counter.count([msg]) if counter else None,
                      "content": _preview(msg.get("content"))})
@@ -151,7 +152,7 @@ def forgotten_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
     from inspector.forgetting import forgotten_references
     from inspector.redact import mask_text
 
-    lost = forgotten_references(rp)
+    lost = forgotten_references(rp)  # computed once per replay (kept on it)
     calls = [call] if call is not None else range(len(lost))
     rows = [{"call": k, "turn": rp.frames[k].turn, "identifier": mask_text(x.identifier), "kind": x.kind,
              "needed in": ", ".join(x.needed_in), "message": x.message, "why not sent": x.reason}

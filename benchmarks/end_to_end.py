@@ -1,0 +1,319 @@
+"""What users run, timed end to end against the engine's floor, in one run (issue 26).
+
+Every figure is measured in this one run on this machine, so only ratios mean anything (the machine
+is shared: the load average is printed at the start and the end). The floor and the generated
+transcripts are those of ``benchmarks/replay_scaling.py``: one tiktoken pass over every text of the
+2 000-turn transcript (contents, tool-call arguments, each tool name once), best of the passes made
+during the run. For every strategy the package ships (stack, sliding-window, summarising; the
+settings of ``replay_scaling.py``, a 120 000-token window, tiktoken):
+
+(a) ``replay()`` in process, at 1 000 and 2 000 turns (best of ``--repeat``);
+(b) the forgetting analysis of that replay (``call_needs``), and its time ÷ the replay's;
+(c) ``context-inspector replay M T.json`` to JSON and ``--format table``, in a fresh process each,
+    as CPU seconds of the child (a loaded machine moves them far less than wall clock), start-up
+    subtracted (the same command on a one-turn transcript: interpreter, imports, tiktoken's
+    encoding), ÷ the floor's CPU seconds, and the JSON's t(2 000) ÷ t(1 000);
+(d) one enormous turn (one user message, 2 500 / 5 000 tool rounds, uncapped stack, 32 000-token
+    window): replay + forgetting, t(5 000) ÷ t(2 500), and how many (call, identifier) pairs the
+    forgetting answer holds;
+(e) ``sweep`` over a fleet (``--fleet`` generated support conversations of 6-12 turns with three planted
+    facts and distractors, :mod:`inspector.planted`, so the analysis has identifiers to track; the 12
+    settings and manifest of ``benchmarks/fleet.py``; one process) with the forgetting analysis and
+    with it stubbed out;
+(f) the app (``context-inspector app T.json``, the 2 000-turn transcript as its own agent) in Debian's
+    headless Chromium: first render (from the page opened on a server that is up to call 0 and the
+    timeline drawn) ÷ the trivial page's first render with one Plotly chart
+    (``benchmarks/app_floor.py?plotly=1``), and the median Next-click settle ÷ the trivial page's.
+
+Every target prints as ``measured/target``. The LangChain ``trim_messages`` peer of the issue's
+figures is not installed here and not run (no benchmark in ``benchmarks/`` carries it).
+
+    .venv/bin/python benchmarks/end_to_end.py [--quick] [--repeat 3] [--fleet 200] [--no-app] [--steps 10]
+
+``--quick``: 250 / 500 turns, 500 / 1 000 rounds, a 40-conversation fleet (a smoke run, not the figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from replay_scaling import STRATEGIES, WINDOW, _functions, one_enormous_turn, synth  # noqa: E402
+
+from inspector.engine.tokens import TiktokenCounter, content_text  # noqa: E402
+from inspector.forgetting import call_needs  # noqa: E402
+from inspector.manifest import settings_from_dict  # noqa: E402
+from inspector.replay import replay  # noqa: E402
+
+EXE = [sys.executable, "-m", "inspector"]
+TARGETS: list[tuple[str, float, float]] = []  # (what, measured, target): printed together at the end
+
+
+def cold_texts() -> None:
+    """Forget the identifiers the analysis remembers by text, so each timed run extracts them again
+    (a fresh process would; within one sweep the memory is the point)."""
+    import inspector.forgetting as forgetting
+
+    forgetting._default_identifiers.cache_clear()
+
+
+def target(what: str, measured: float, limit: float) -> str:
+    TARGETS.append((what, measured, limit))
+    return f"{measured:.2f}/{limit:g}"
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
+
+
+def settings(cm: dict[str, Any], window: int = WINDOW) -> Any:
+    return settings_from_dict({"kind": "Agent", "spec": {"context_manager": cm,
+                                                          "models": [{"model": "gpt-4o", "context_window": window}]}})
+
+
+def best(fn: Callable[[], Any], times: int, before: Callable[[], None] | None = None) -> tuple[float, Any]:
+    """The fastest of ``times`` calls of ``fn`` (each from a collected heap, the last result kept)."""
+    fastest, out = float("inf"), None
+    for _ in range(times):
+        out = None
+        if before is not None:
+            before()
+        gc.collect()
+        t0 = time.perf_counter()
+        out = fn()
+        fastest = min(fastest, time.perf_counter() - t0)
+    return fastest, out
+
+
+def cli(args: list[str], times: int) -> float:
+    """CPU seconds (user + system) of the cheapest of ``times`` fresh ``context-inspector`` processes:
+    on a shared machine a child's CPU time moves far less with the load than its wall clock."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cheapest = float("inf")
+    for _ in range(times):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([*EXE, *args], check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cheapest = min(cheapest, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return cheapest
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--fleet", type=int, default=None, help="conversations in the fleet sweep (default 200)")
+    ap.add_argument("--no-app", action="store_true", help="skip the browser measurements")
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--app-only", action="store_true", help="only the browser measurements")
+    args = ap.parse_args(argv)
+    if args.app_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"synthetic_{1000 if args.quick else 2000}.json"
+            path.write_text(json.dumps({"messages": synth(1000 if args.quick else 2000).messages}))
+            app(path, args)
+        print("targets (measured/target): " + "; ".join(f"{w} {m:.2f}/{t:g}" for w, m, t in TARGETS))
+        return 0
+    small, big = (250, 500) if args.quick else (1000, 2000)
+    rounds = (500, 1000) if args.quick else (2500, 5000)
+    fleet_n = args.fleet or (40 if args.quick else 200)
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {load()} at the start")
+
+    trs = {n: synth(n) for n in (small, big)}
+    replay(settings(STRATEGIES["stack (no cap)"]), synth(5), counter="tiktoken")  # warm-up: lazy imports
+    counter = TiktokenCounter(model="gpt-4o")
+    msgs = trs[big].messages
+    names = {str(fn.get("name", "")) for m in msgs for fn in _functions(m)}
+    passes: list[float] = []
+    cpu_passes: list[float] = []
+
+    def floor_pass() -> None:
+        gc.collect()
+        t0 = time.perf_counter()
+        c0 = time.process_time()
+        for m in msgs:
+            counter.text_tokens(content_text(m.get("content")))
+            for fn in _functions(m):
+                counter.text_tokens(str(fn.get("arguments", "")))
+        for name in names:
+            counter.text_tokens(name)
+        passes.append(time.perf_counter() - t0)
+        cpu_passes.append(time.process_time() - c0)
+
+    for _ in range(3):
+        floor_pass()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        files = {}
+        for n, tr in {**trs, 1: synth(1)}.items():
+            files[n] = folder / f"synthetic_{n}.json"
+            files[n].write_text(json.dumps({"messages": tr.messages}))
+        manifests = {}
+        for name, cm in STRATEGIES.items():
+            manifests[name] = folder / f"{name.split()[0]}.yaml"
+            manifests[name].write_text(json.dumps({
+                "apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "bench"},
+                "spec": {"models": [{"id": "main", "model": "gpt-4o", "context_window": WINDOW}], "context_manager": cm}}))
+
+        rows = []
+        for name, cm in STRATEGIES.items():
+            s = settings(cm)
+            t_rp = {}
+            t_fg = {}
+            for n in (small, big):
+                t_rp[n], rp = best(lambda: replay(s, trs[n], counter="tiktoken"), args.repeat,
+                                   before=floor_pass if n == big else None)
+                t_fg[n], _ = best(lambda: call_needs(rp), args.repeat, before=cold_texts)
+                del rp
+            startup = {fmt: cli(["replay", str(manifests[name]), str(files[1]), "--format", fmt], args.repeat)
+                       for fmt in ("json", "table")}
+            t_json = {n: cli(["replay", str(manifests[name]), str(files[n])], args.repeat) - startup["json"]
+                      for n in (small, big)}
+            t_table = cli(["replay", str(manifests[name]), str(files[big]), "--format", "table"], args.repeat) \
+                - startup["table"]
+            rows.append((name, t_rp, t_fg, t_json, t_table, startup))
+        floor, cpu_floor = min(passes), min(cpu_passes)
+        print(f"(a)-(c) transcripts {small:,} / {big:,} turns ({len(trs[small].messages):,} / {len(msgs):,} messages), "
+              f"tiktoken, {WINDOW:,}-token window; floor = one tiktoken pass over the {big:,}-turn texts = "
+              f"{floor:.3f} s (best of {len(passes)}, median {statistics.median(passes):.3f} s; CPU {cpu_floor:.3f} s); "
+              "the CLI columns are CPU seconds of the child process, start-up subtracted, ÷ the CPU floor")
+        print(f"{'strategy':>20} | replay ×floor | forgetting ×floor | forgetting÷replay | CLI JSON ×floor "
+              f"| CLI JSON t({big})/t({small}) | CLI table ×floor | start-up JSON/table")
+        for name, t_rp, t_fg, t_json, t_table, startup in rows:
+            print(f"{name:>20} | {t_rp[big] / floor:13.2f} | {t_fg[big] / floor:17.2f} | "
+                  f"{target(f'{name}: forgetting ÷ replay at {big}', t_fg[big] / t_rp[big], 1.0):>17} | "
+                  f"{target(f'{name}: CLI JSON ×floor at {big}', t_json[big] / cpu_floor, 8.0):>15} | "
+                  f"{target(f'{name}: CLI JSON t({big})/t({small})', t_json[big] / t_json[small], 2.2):>24} | "
+                  f"{t_table / cpu_floor:16.2f} | {startup['json']:.2f} s / {startup['table']:.2f} s"
+                  f"   [replay {t_rp[small]:.2f}/{t_rp[big]:.2f} s, forgetting {t_fg[small]:.2f}/{t_fg[big]:.2f} s, "
+                  f"CLI JSON {t_json[small]:.2f}/{t_json[big]:.2f} s]")
+
+        # (d) one enormous turn: the issue's 32k window (the turn overflows it: every later call lacks the
+        # trimmed rounds), then a window that holds the whole turn (nothing lost: the analysis alone)
+        for window in (32_000, 400_000):
+            enormous(rounds, window, args.repeat)
+
+        # (e) a fleet sweep with and without the forgetting analysis
+        import inspector.forgetting as forgetting
+        from fleet import GRID, MANIFEST
+
+        from inspector.planted import planted_conversation
+        from inspector.sweep import sweep
+
+        paths = []
+        for k in range(fleet_n):  # support conversations with identifiers to track (planted facts, distractors)
+            paths.append(folder / f"conv{k:05d}.json")
+            paths[-1].write_text(json.dumps({"messages": planted_conversation(k, turns=6 + k % 7, facts=3).transcript.messages}))
+        fleet_manifest = folder / "fleet.yaml"
+        fleet_manifest.write_text(json.dumps(MANIFEST))
+        sweep(fleet_manifest, paths[:2], {"keep_turns": [2]}, processes=1, progress=False)  # warm-up
+        t_with, table = best(lambda: sweep(fleet_manifest, paths, GRID, processes=1, progress=False), 1,
+                             before=cold_texts)
+        real = forgetting.call_needs
+        forgetting.call_needs = lambda rp, extractor=None: []  # type: ignore[assignment,misc]
+        try:
+            t_without, _ = best(lambda: sweep(fleet_manifest, paths, GRID, processes=1, progress=False), 1)
+        finally:
+            forgetting.call_needs = real
+        runs = len(paths) * 12
+        print(f"(e) sweep, {fleet_n} conversations × 12 settings = {runs} runs, one process: with forgetting "
+              f"{t_with:.1f} s, without {t_without:.1f} s: "
+              f"{target('fleet sweep with ÷ without forgetting', t_with / t_without, 1.5)}"
+              f"   [{int(table['forgotten'].sum()):,} forgotten references, "
+              f"{int(table['needing_calls'].sum()) if 'needing_calls' in table else 0:,} calls needing an earlier identifier]")
+
+        if not args.no_app:
+            app(files[big], args)
+    print(f"{load()} at the end")
+    print("targets (measured/target): " + "; ".join(f"{w} {m:.2f}/{t:g}{'' if m <= t else ' MISSED'}"
+                                                    for w, m, t in TARGETS))
+    return 0
+
+
+def enormous(rounds: tuple[int, int], window: int, repeat: int) -> None:
+    times, pairs = {}, {}
+    for n in rounds:
+        tr = one_enormous_turn(n)
+        s = settings({"type": "stack"}, window=window)
+
+        def both() -> int:
+            rp = replay(s, tr, counter="tiktoken")
+            return sum(len(c.forgotten) for c in call_needs(rp))
+
+        times[n], pairs[n] = best(both, max(1, repeat - 1), before=cold_texts)
+    ratio = times[rounds[1]] / times[rounds[0]]
+    shown = target("one enormous turn t(2n)/t(n), forgetting included", ratio, 2.2) if window == 32_000 else \
+        f"{ratio:.2f} (a window that holds the turn)"
+    print(f"(d) one enormous turn (uncapped stack, {window // 1000}k window), replay + forgetting: "
+          f"t({rounds[1]})/t({rounds[0]}) = {shown}   [{times[rounds[0]]:.2f} s, {times[rounds[1]]:.2f} s; "
+          f"forgotten (call, identifier) pairs {pairs[rounds[0]]:,} / {pairs[rounds[1]]:,}]")
+
+
+def app(transcript: Path, args: argparse.Namespace) -> None:
+    """(f): the app's first render and step on the 2 000-turn transcript vs the trivial page's."""
+    from app_browser import CHROMIUM, serve, steps, wait_call
+    from playwright.sync_api import sync_playwright
+    from streamlit_server import free_port, served
+
+    from inspector.bundled import app_command
+
+    def opened(browser: Any, url: str) -> tuple[Any, float]:
+        pg = browser.new_page(viewport={"width": 1440, "height": 900})
+        pg.set_default_timeout(300_000)
+        return pg, time.perf_counter()
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        with serve(ROOT / "benchmarks" / "app_floor.py") as (port, _):
+            pg, t0 = opened(browser, "")
+            pg.goto(f"http://127.0.0.1:{port}/?plotly=1")
+            wait_call(pg, 0)
+            pg.wait_for_selector(".st-key-floor_chart .js-plotly-plot .barlayer")
+            floor_first = time.perf_counter() - t0
+            steps(pg, 2, cursor=None)
+            floor_step = statistics.median(steps(pg, args.steps, cursor=None))
+            pg.close()
+        port = free_port()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        with served(app_command(transcript=str(transcript), port=port), port, cwd=ROOT, env=env,
+                    out=subprocess.DEVNULL, timeout=600.0) as t_up:
+            pg, t0 = opened(browser, "")
+            pg.goto(f"http://127.0.0.1:{port}/")
+            wait_call(pg, 0)
+            # a long conversation's timeline is stacked areas (scatter), a short one's bars
+            pg.wait_for_selector(".st-key-timeline .js-plotly-plot .scatterlayer .trace, "
+                                 ".st-key-timeline .js-plotly-plot .barlayer .trace")
+            first = time.perf_counter() - t0
+            steps(pg, 2)
+            step = statistics.median(steps(pg, args.steps))
+            pg.close()
+        browser.close()
+    print(f"(f) app on the {transcript.stem.split('_')[-1]}-turn transcript (its own agent): server up after "
+          f"{t_up:.1f} s; first render {first:.2f} s vs the trivial page with one "
+          f"Plotly chart {floor_first:.2f} s: {target('app first render ÷ trivial page', first / floor_first, 2.0)}; "
+          f"Next-click settle median {step:.0f} ms vs trivial {floor_step:.0f} ms: "
+          f"{target('app step ÷ trivial step', step / floor_step, 2.5)}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
