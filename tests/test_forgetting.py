@@ -387,21 +387,20 @@ def test_the_reported_holder_is_the_newest_message_not_sent() -> None:
 # --- issue 28: the words follow what was sent --------------------------------------------------------
 
 def test_a_message_summarised_into_a_summary_that_was_trimmed_says_it_was_not_sent() -> None:
-    """The demo under small-window.yaml: turns 1-9 are summarised at commits; the summary block is
-    trimmed for budget at calls 9-17 and 19-25 and sent at call 18 only (issue 28)."""
+    """The demo under support-demo.yaml (keep_turns 2): the commit of turn 3 folds turn 1 into a
+    summary; in turn 4 the history crosses the trigger at call 8 and the summary is reused and sent,
+    at call 9 the trimmer cuts it (issue 28)."""
     from inspector.forgetting import not_sent_reasons
     from inspector.replay import replay
     from inspector.transcripts import load_transcript, sample_path
 
-    rp = replay(load_manifest("sample_manifests/small-window.yaml"),
+    rp = replay(load_manifest("sample_manifests/support-demo.yaml"),
                 load_transcript(sample_path("demo_support.json")), counter="tiktoken")
-    assert [k for k, f in enumerate(rp.frames) if f.decision.action == "reused" and not f.summary_sent] == \
-        [*range(9, 18), *range(19, 26)]
-    assert rp.frames[18].summary_sent
-    at_9 = not_sent_reasons(rp, 9)[1]  # message 1: folded at the commit of turn 4 (commits fold turns 1-3)
-    assert at_9 == ("summarised at the commit of turn 4 (write-back of the recency cap); "
-                    "the summary was trimmed for budget — not sent")
-    assert not_sent_reasons(rp, 18)[1] == "summarised at the commit of turn 4 (write-back of the recency cap)"
+    assert [(k, f.summary_sent) for k, f in enumerate(rp.frames) if f.decision.action == "reused"] == \
+        [(8, True), (9, False)]
+    assert not_sent_reasons(rp, 9)[1] == ("summarised at the commit of turn 3 (write-back of the recency cap); "
+                                          "the summary was trimmed for budget — not sent")
+    assert not_sent_reasons(rp, 8)[1] == "summarised at the commit of turn 3 (write-back of the recency cap)"
     for k in range(len(rp.frames)):
         for reason in not_sent_reasons(rp, k).values():
             assert ("not sent" in reason) == (reason.startswith("summarised") and not rp.frames[k].summary_sent), (k, reason)

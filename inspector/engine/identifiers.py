@@ -90,6 +90,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 _DIGIT = re.compile(r"\d")
 _ASCII_UPPER = re.compile(r"[A-Z]")
 _GUARDS: dict[str, Callable[[str], bool]] = {
+    "_key": lambda t: '"' in t and ":" in t,
+    "_exception": lambda t: "Error" in t or "Exception" in t or "Warning" in t,
     "url": lambda t: "://" in t,
     "email": lambda t: "@" in t,
     "path": lambda t: "/" in t or "." in t,
