@@ -24,5 +24,5 @@ def test_a_sliding_window_that_keeps_everything_is_not_said_to_summarise() -> No
         "type": "sliding-window", "params": {"keep_turns": 5}}}})
     rp = replay(s, _chat(3), counter="estimate")
     words = {action_words(f.decision.action) for f in rp.frames}
-    assert words == {"kept: no more than keep_turns turns"}
+    assert words == {"kept: too few turns to fold"}
     assert not any("summar" in w for w in words)

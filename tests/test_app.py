@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -468,13 +469,20 @@ def test_why_did_my_message_disappear() -> None:
     assert "after this call" in why_text(at)
 
 
-def test_repairs_are_linked_to_messages() -> None:
+def test_repairs_are_said_in_words_and_linked_to_their_messages() -> None:
+    from inspector.vocabulary import REPAIR_WORDS
+
     at = start()
     at.select_slider(key="call").set_value(15).run()
     show(at, "repairs")
-    rep = frame_by_columns(at, "kind", "tool_call_id", "messages")
-    assert not rep.empty and (rep["kind"] == "ask_stripped").any()
-    assert all(m for m in rep["messages"])  # every repair names the transcript messages involved
+    blocks = [str(h.proto.body) for h in at.get("html") if "ci-findings" in str(h.proto.body)]
+    assert blocks, "the repairs are drawn as sentences"
+    here = blocks[0]
+    assert html.escape(REPAIR_WORDS["ask_stripped"]) in here and "ask_stripped" not in here
+    links = re.findall(r"href='#(rep-call-msg-\d+)'", here)
+    assert links and all(f"id='{a}'" in here for a in links)  # every link opens its message on the page
+    for code in ("tool_call_id", "new_id", "None"):
+        assert code not in re.sub(r"<[^>]+>", " ", here)
 
 
 def test_exports() -> None:
@@ -661,7 +669,7 @@ def test_side_by_side_puts_strategies_in_columns_and_shows_only_differences() ->
     assert len(diff) > 0 and diff["differs"].all()
     for _, row in diff.iterrows():  # each shown row really is treated differently
         assert len({row["summarising"], row["sliding-window"], row["stack"]}) > 1
-    assert any("not sent:" in c.value for c in at.caption)  # each strategy's reason for what it left out
+    assert any("not sent\\:" in c.value for c in at.caption)  # each strategy's reason for what it left out
 
 
 def timeline_spec(at: AppTest) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from inspector.manifest import MAX_BYTES as _MANIFEST_MAX
 from inspector.policy import is_sample_manifest
 from inspector.redact import mask_secrets, mask_text
 from inspector.replay import Replay
+from inspector.vocabulary import action_words, irregularity_words, repair_words
 from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_segments
 from inspector.report.tables import _preview, frames_table, not_sent_table, payload_table, repairs_table
 
@@ -44,7 +45,7 @@ STYLE_MAX_ROWS = 300
 """Payload tables longer than this are shown without per-row band colours (styling costs per cell)."""
 
 AGENT_SOURCES = {
-    "auto": "Transcript's own unless your manifest declares its own (a sample never does)",
+    "auto": "The transcript's own, unless your own manifest declares them (a bundled sample's are not used)",
     "transcript": "The transcript's own",
     "manifest": "The manifest's",
 }
@@ -225,7 +226,7 @@ def issue_list(lines: Iterable[Any]) -> str:
 
 def call_label(rp: Replay, call: int) -> str:
     f = rp.frames[call]
-    pending = " (next, pending)" if f.at >= len(rp.messages) else ""
+    pending = " (the next call: its reply is not in the transcript)" if f.at >= len(rp.messages) else ""
     return f"call {call} · turn {f.turn} · step {f.step}{pending}"
 
 
@@ -261,11 +262,15 @@ def event_calls(rp: Replay) -> dict[str, list[int]]:
 def _event_calls(rp: Replay) -> dict[str, list[int]]:
     from inspector.report.figures import commit_positions, forgotten_per_call
 
+    from inspector.vocabulary import summary_event
+
     df = frames_table(rp)
     n = len(rp.frames)
+    summary = [summary_event(f.decision.action, f.summary_sent) for f in rp.frames]
     out: dict[str, list[int]] = {
-        "summarized": [int(k) for k in df["call"][df["cm_action"] == "summarized"]],
-        "reused": [int(k) for k in df["call"][df["cm_action"] == "reused"]],
+        "summarized": [k for k, e in enumerate(summary) if e == "summarized"],
+        "reused": [k for k, e in enumerate(summary) if e == "reused"],
+        "summary_not_sent": [k for k, e in enumerate(summary) if e == "summary_not_sent"],
         "fold": sorted({min(math.ceil(x), n - 1) for x, _ in commit_positions(rp)}),
         "trimmed": [int(k) for k in df["call"][df["trimmed"] > 0]],
         "repair": [int(k) for k in df["call"][df["repairs"] > 0]],
@@ -290,7 +295,9 @@ def next_event(rp: Replay, call: int, kind: str, direction: int = 1) -> int | No
 # --- budget of one call ------------------------------------------------------------------------------
 
 def band_table(rp: Replay, call: int) -> pd.DataFrame:
-    """Every band of the call with tokens and share of the window (the bar's numbers, as a table)."""
+    """Every band of the call with tokens and share of the window (the bar's numbers, as a table).
+    Over budget there is no headroom row and no "over budget" band: the shares then add up to more
+    than 100 %, by exactly the overflow (:func:`~inspector.report.figures.band_segments`)."""
     f = rp.frames[call]
     window = f.budget.window or 0
     rows = []
@@ -309,6 +316,7 @@ def budget_facts(rp: Replay, call: int) -> dict[str, Any]:
         "reserve_source": b.reserve_source, "margin": b.margin, "max_tokens": b.max_tokens,
         "input_budget": f.input_budget, "payload_tokens": f.payload_tokens,
         "headroom": f.headroom, "over_budget": f.headroom < 0, "cm_action": f.decision.action, "check": f.check,
+        "cm_words": action_words(f.decision.action, f.summary_sent),
         "cost_usd": f.cost_usd, "model": rp.limits.get("effective_model") or rp.limits.get("model"),
         "calibration": b.calibration, "calibration_source": b.calibration_source,
     }
@@ -342,11 +350,22 @@ def call_calibration(rp: Replay, call: int) -> pd.DataFrame | None:
         return {"count": what, "tokens": tokens, "error vs provider": err,
                 "error %": None if err is None or not provider else round(100.0 * err / provider, 1)}
 
+    payload = _rows_words(str(row["payload"]))
     rows = [line("provider (reported usage)", provider),
-            line(f"tiktoken, {row['payload']}", int(row["tiktoken"])),
-            line(f"estimate, {row['payload']}", int(row["estimate"])),
+            line(f"tiktoken, {payload}", int(row["tiktoken"])),
+            line(f"estimate, {payload}", int(row["estimate"])),
             line(f"this replay's payload ({rp.counter}, under the manifest)", f.payload_tokens)]
     return pd.DataFrame(rows, columns=["count", "tokens", "error vs provider", "error %"])
+
+
+def _rows_words(text: str) -> str:
+    """``rows A-B`` (the calibration's span of transcript rows) in words: "transcript messages A–B",
+    "transcript message A" when the span is one row."""
+    def span(m: re.Match[str]) -> str:
+        a, b = int(m.group(1)), int(m.group(2))
+        return f"transcript message {a}" if a == b else f"transcript messages {a}–{b}"
+
+    return re.sub(r"rows (\d+)-(\d+)", span, text)
 
 
 def calibration_caption(rp: Replay) -> str:
@@ -471,8 +490,6 @@ def _tool_calls(msg: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
 def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
     """The exact payload of one call as chat rows, in the order sent (masked text, tool calls with
     their arguments, why each row is there). Built from the same payload as :func:`payload_table`."""
-    from inspector.vocabulary import repair_words
-
     f = rp.frames[call]
     payload = f.payload(rp.messages)
     table = payload_table(rp, call)
@@ -486,7 +503,7 @@ def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
         where = f"transcript #{ref}" if ref is not None else "synthesised"
         heading = (f"{msg.get('role')} · {BAND_LABELS.get(band, band)} · "
                    f"{'' if tokens is None else f'{int(tokens):,} tokens · '}{where}")
-        why = f"Sent in the {BAND_LABELS.get(band, band)} band"
+        why = f"Sent as part of the {BAND_LABELS.get(band, band)}"
         if f.synthetic[k]:
             why += f"; written by the engine ({f.synthetic[k]})"
         if k in f.own:
@@ -508,7 +525,7 @@ def not_sent_rows(rp: Replay, call: int, not_sent: pd.DataFrame | None = None,
     if limit is not None:
         df = df.head(limit)
     index = _tool_call_index(rp)
-    rows = [ChatRow(f"not-sent-{k}", "system", "", "system · summary block computed for this call · not sent",
+    rows = [ChatRow(f"not-sent-{k}", "system", "", f"system · summary block computed for this call · not sent: {reason}",
                     f"Not sent: {reason}.", text) for k, (reason, text) in enumerate(summary_not_sent(rp, call))]
     for ref, reason in zip(df["ref"], df["reason"], strict=True):
         if pd.isna(ref):
@@ -517,13 +534,14 @@ def not_sent_rows(rp: Replay, call: int, not_sent: pd.DataFrame | None = None,
         msg = rp.messages[i]
         calls = _tool_calls(msg)
         ids = [c[0] for c in calls] + ([str(msg["tool_call_id"])] if msg.get("tool_call_id") else [])
-        rows.append(ChatRow(f"msg-{i}", str(msg.get("role")), "", f"{msg.get('role')} · transcript #{i} · not sent",
+        rows.append(ChatRow(f"msg-{i}", str(msg.get("role")), "", f"{msg.get('role')} · transcript #{i} · not sent: {reason}",
                             f"Not sent: {reason}.", mask_text(_message_text(msg.get("content"))), calls,
                             tuple(f"msg-{j}" for cid in ids for j in index.get(cid, ()) if j != i)))
     return rows
 
 
-CHAT_CSS = (".ci-chat details{border-left:4px solid #ccc;margin:3px 0;padding:3px 8px;background:rgba(0,0,0,.025)}"
+CHAT_CSS = (".ci-chat details{border-left:4px solid #ccc;margin:3px 0;padding:3px 8px;background:rgba(0,0,0,.025);"
+            "scroll-margin-top:var(--ci-sticky-top, 15rem)}"
             ".ci-chat summary{cursor:pointer;font-size:.9rem;line-height:1.5}"
             ".ci-chat .why{color:#555;font-size:.82rem;margin:2px 0}"
             ".ci-chat pre{white-space:pre-wrap;word-break:break-word;max-height:26rem;overflow:auto;"
@@ -554,7 +572,7 @@ def chat_html(rows: list[ChatRow], *, limit: int = CHAT_ROWS_MAX, total: int | N
                         f"<pre>{html.escape(args)}</pre>")
         if r.links:
             body.append("<div class='why'>related: " + ", ".join(
-                f"<a href='#{html.escape(a)}'>{html.escape(a.replace('msg-', 'transcript #'))}</a>"
+                f"<a href='#{html.escape(a)}'>{html.escape(_anchor_words(a))}</a>"
                 for a in dict.fromkeys(r.links)) + "</div>")
         out.append(f"<details id='{html.escape(r.anchor)}' style='border-left-color:{color}'>"
                    f"<summary><b>{html.escape(r.heading)}</b> <span class='prev'>{html.escape(preview)}</span>"
@@ -565,6 +583,12 @@ def chat_html(rows: list[ChatRow], *, limit: int = CHAT_ROWS_MAX, total: int | N
                    "have all of them).</p>")
     out.append("</div>")
     return "".join(out)
+
+
+def _anchor_words(anchor: str) -> str:
+    """A chat row's anchor as link text: ``msg-12`` (or ``rep-msg-12``) is "transcript #12"."""
+    m = re.search(r"msg-(\d+)$", anchor)
+    return f"transcript #{m.group(1)}" if m else anchor
 
 
 def band_style(band: Any) -> str:
@@ -632,6 +656,42 @@ def agent_lines(rp: Replay) -> list[str]:
     return rp.stated()
 
 
+def agent_words(rp: Replay) -> str:
+    """The system text, tools, model and window in force and where each came from (Q21): the
+    CLI's agent line (:meth:`~inspector.policy.AgentInForce.describe`), with a source that carries
+    its own note in parentheses written "manifest; the transcript records no model" (not nested)."""
+    a = rp.agent
+    if a is None:
+        return ""
+    src = re.sub(r"^(\w+) \((.*)\)$", r"\1; \2", a.model_source)
+    model = f"{a.model} ({src})" if a.model else src
+    window = f"{a.window:,} tokens ({a.window_source})" if a.window is not None else "unknown"
+    return f"agent: system text {a.system_detail} · tools {a.tools_detail} · model {model} · window {window}"
+
+
+def plain_md(text: Any) -> str:
+    """Plain text for a Markdown element (a caption, an alert): every Markdown, HTML or Streamlit
+    directive character is escaped, so the text shows as typed in the page's own font (not as a
+    monospace code span)."""
+    s = " ".join(str(text).split())
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:=])", r"\\\1", s)
+
+
+def shown(df: pd.DataFrame) -> pd.DataFrame:
+    """A table for the screen with no "None" / "null" cell: a missing value is "—" (numbers in a
+    column that has one are written with thousands separators, as the other columns show them)."""
+    out = df.copy()
+    for col in out.columns:
+        if not out[col].isna().any():
+            continue
+        if pd.api.types.is_numeric_dtype(out[col]) and not pd.api.types.is_bool_dtype(out[col]):
+            out[col] = [("—" if pd.isna(v) else (f"{int(v):,}" if float(v).is_integer() else f"{float(v):,.1f}"))
+                        for v in out[col]]
+        else:
+            out[col] = out[col].astype(object).where(out[col].notna(), "—")
+    return out
+
+
 def summary_caption(rp: Replay, call: int) -> str:
     f = rp.frames[call]
     tokens = f.bands.get("summary", 0)
@@ -669,8 +729,6 @@ def repairs_view(rp: Replay, call: int | None = None) -> pd.DataFrame:
         refs = sorted({i for cid in ids for i in index.get(cid, ())} | ({int(row.ref)} if pd.notna(row.ref) else set()))
         links.append(", ".join(str(i) for i in refs))
     df.insert(len(df.columns) - 1, "messages", links)
-    from inspector.vocabulary import repair_words
-
     df.insert(df.columns.get_loc("kind") + 1, "what", [repair_words(k) for k in df["kind"]])
     return df
 
@@ -681,6 +739,67 @@ def irregularities_table(rp: Replay) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=["kind", "message", "detail"])
     df["message"] = df["message"].astype("Int64")
     return df
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One repair or importer finding as a sentence: where (``place``), what (``words``), the tool
+    call ids it names, a note (the record's own detail) and the transcript messages it concerns."""
+
+    place: str
+    words: str
+    note: str
+    messages: tuple[int, ...]
+
+
+def repair_findings(rp: Replay, call: int | None = None) -> list[Finding]:
+    """Every pairing repair of one call (or of the replay) in words, with the transcript messages
+    it concerns (:func:`repairs_view`'s links)."""
+    df = repairs_view(rp, call)
+    out = []
+    for row in df.itertuples(index=False):
+        ids = ""
+        if isinstance(row.tool_call_id, str) and row.tool_call_id:
+            ids = f" (tool call {row.tool_call_id}" + (f", re-bound to {row.new_id}" if isinstance(row.new_id, str)
+                                                       else "") + ")"
+        note = "" if row.kind == "empty_result_synthesised" else str(row.detail or "")
+        msgs = tuple(int(x) for x in str(row.messages).split(", ") if x.strip().isdigit())
+        out.append(Finding(f"call {row.call} · turn {row.turn} · step {row.step}", repair_words(row.kind) + ids,
+                           note, msgs))
+    return out
+
+
+def irregularity_findings(rp: Replay) -> list[Finding]:
+    """What the transcript itself contains that a strict provider would object to (the importer's
+    findings, kept as found), in words, each with the message it is about."""
+    return [Finding("the file as a whole" if r.index is None else f"transcript #{r.index}", irregularity_words(r.kind),
+                    str(r.detail or ""), () if r.index is None else (int(r.index),))
+            for r in getattr(rp.transcript, "irregularities", [])]
+
+
+def findings_html(rp: Replay, findings: list[Finding], prefix: str) -> str:
+    """Findings as a list of sentences, each linking to its messages; the messages follow as chat
+    rows (anchors ``{prefix}msg-N``), so a link opens the message it names on the same page."""
+    import html
+
+    items, wanted = [], []
+    for f in findings:
+        links = ", ".join(f"<a href='#{prefix}msg-{i}'>transcript #{i}</a>" for i in f.messages)
+        wanted += f.messages
+        note = f"<div class='why'>{html.escape(mask_text(f.note))}</div>" if f.note else ""
+        items.append(f"<li><b>{html.escape(f.place)}</b>: {html.escape(f.words)}"
+                     + (f" — messages {links}" if links else "") + f"{note}</li>")
+    rows = []
+    for i in sorted(set(wanted)):
+        if not 0 <= i < len(rp.messages):
+            continue
+        msg = rp.messages[i]
+        rows.append(ChatRow(f"{prefix}msg-{i}", str(msg.get("role")), "", f"{msg.get('role')} · transcript #{i}",
+                            "A message named above.", mask_text(_message_text(msg.get("content"))),
+                            _tool_calls(msg)))
+    return ("<style>.ci-findings li{margin:2px 0}.ci-findings .why{color:#555;font-size:.82rem}</style>"
+            f"<ul class='ci-findings'>{''.join(items)}</ul>"
+            + (chat_html(rows) if rows else ""))
 
 
 # --- manifest editor -----------------------------------------------------------------------------------------
@@ -771,9 +890,9 @@ def keep_table(replays: Mapping[str, Replay], call: int) -> pd.DataFrame:
     for i in range(at):
         rows.append({"ref": i, "role": msgs[i].get("role"), "content": previews[i],
                      **{name: sent[name].get(i, "—") for name in replays}})
-    df = pd.DataFrame(rows, columns=["ref", "role", "content", *replays])
+    df = pd.DataFrame(rows, columns=["ref", "role", *replays, "content"])
     df["ref"] = df["ref"].astype("Int64")
-    df.insert(2, "differs", [len({r[name] for name in replays}) > 1 for r in rows])
+    df.insert(2 + len(replays), "differs", [len({r[name] for name in replays}) > 1 for r in rows])
     return df
 
 

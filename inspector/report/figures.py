@@ -17,7 +17,7 @@ from inspector.report.tables import frames_table
 BAND_COLORS = {
     "system": "#4C78A8", "summary": "#B279A2", "history": "#72B7B2", "user": "#F58518",
     "working_memory": "#E45756", "tool_schemas": "#9D755D", "reserve": "#BAB0AC", "margin": "#D8D8D8",
-    "headroom": "#EEEEEE", "over budget": "#D62728",
+    "headroom": "#EEEEEE",
 }
 BAND_LABELS = {
     "system": "system band", "summary": "summary", "history": "kept history", "user": "current user turn",
@@ -27,13 +27,16 @@ BAND_LABELS = {
 MARKERS = {
     "summarized": ("star", "#6A3D9A"),
     "reused": ("circle-open", "#6A3D9A"),
+    "summary_not_sent": ("circle-x-open", "#8C8C8C"),
     "dropped": ("x", "#444444"),
     "summarizer-failed": ("x-thin-open", "#D62728"),
     "window-slid": ("triangle-left", "#444444"),
     "stack-capped": ("triangle-left", "#444444"),
 }
 """Context-manager actions marked on the timeline: symbol and colour (the words are the package's
-vocabulary: :data:`inspector.vocabulary.EVENT_WORDS`, else :func:`~inspector.vocabulary.action_words`)."""
+vocabulary: :data:`inspector.vocabulary.EVENT_WORDS`, else :func:`~inspector.vocabulary.action_words`).
+A summary action is marked by what was sent (:func:`inspector.vocabulary.summary_event`): computed
+or reused only when the summary block is in the payload, ``summary_not_sent`` when it was trimmed."""
 LINE_STYLES = {
     "input_budget": dict(color="#222222", dash="solid", width=2.5),
     "trigger": dict(color="#1F77B4", dash="dash", width=1.5),
@@ -69,10 +72,14 @@ def marker_words(action: str) -> str:
 
 
 def band_segments(frame: Any) -> list[tuple[str, int]]:
+    """The call's bands in payload order, then the completion reserve and the safety margin, then
+    the headroom when there is some. Over budget there is no headroom and no extra band: the
+    overflow is the part of these segments that lies past the window line (:func:`band_bar_html`)."""
     b = frame.budget
     segs = [(k, frame.bands.get(k, 0)) for k in ("system", "summary", "history", "user", "working_memory", "tool_schemas")]
     segs += [("reserve", b.reserve), ("margin", b.margin)]
-    segs.append(("headroom", frame.headroom) if frame.headroom >= 0 else ("over budget", -frame.headroom))
+    if frame.headroom >= 0:
+        segs.append(("headroom", frame.headroom))
     return segs
 
 
@@ -84,14 +91,16 @@ and the legend still give it), so numbers never spill over a neighbour."""
 def band_bar_html(rp: Replay, call: int) -> str:
     """The call's bands against the model window as one stacked HTML bar (flex segments, no script).
 
-    Its segments are :func:`band_segments` (the bar's scale is the
-    window, or the payload when it is over budget), drawn by the browser as plain boxes: a step in
-    the app replaces a few ``<div>`` instead of re-laying out a plotly figure, and the notebook, a
-    static export and a GitHub preview show the same bar. Guarantees: the window (and a calibrated
-    cap that differs from it) are marked by a line across the bar with their label in a row *above*
-    the bar, so a label never overlaps a segment; every segment has a hover title with its tokens
-    and share of the window; the legend lists the non-empty bands in the bar's order. Every text is
-    HTML-escaped."""
+    Its segments are :func:`band_segments`; the bar's scale is the window, or everything the call
+    asks for (payload + reserve + margin) when that is more. Over budget, the part past the window
+    line is shaded (``ci-over-part``, titled with the overflow) over the segments that lie there:
+    the overflow is not a band of its own, so nothing is counted twice. Drawn by the browser as
+    plain boxes: a step in the app replaces a few ``<div>`` instead of re-laying out a plotly
+    figure, and the notebook, a static export and a GitHub preview show the same bar. Guarantees:
+    the window (and a calibrated cap that differs from it) are marked by a line across the bar with
+    their label in a row *above* the bar, so a label never overlaps a segment; every segment has a
+    hover title with its tokens and share of the window; the legend lists the non-empty bands in the
+    bar's order. Every text is HTML-escaped."""
     import html
 
     f = rp.frames[call]
@@ -108,6 +117,14 @@ def band_bar_html(rp: Replay, call: int) -> str:
         cells.append(f"<div class='ci-seg' data-band='{html.escape(name)}' title=\"{tip}\" "
                      f"style='width:{width:.3f}%;background:{BAND_COLORS[name]}'>{html.escape(text)}</div>")
         keys.append(f"<span class='ci-key'><i style='background:{BAND_COLORS[name]}'></i>{html.escape(label)}</span>")
+    over_tokens = -f.headroom if f.headroom < 0 else 0
+    if over_tokens:
+        left = 100.0 * window / scale
+        tip = html.escape(f"past the window: {over_tokens:,} tokens do not fit")
+        cells.append(f"<div class='ci-over-part' title=\"{tip}\" style='left:{left:.3f}%;width:{100.0 - left:.3f}%'>"
+                     "</div>")
+        keys.append("<span class='ci-key'><i class='ci-over-key'></i>"
+                    f"{html.escape(f'past the window line: {over_tokens:,} tokens over budget')}</span>")
     marks = [(window, f"window {window:,} ({f.budget.window_source})", "dashed")]
     if f.budget.max_tokens != window:
         marks.append((f.budget.max_tokens, f"calibrated cap {f.budget.max_tokens:,}", "dotted"))
@@ -117,7 +134,7 @@ def band_bar_html(rp: Replay, call: int) -> str:
         side = f"right:{100.0 - pos:.3f}%" if pos > 50 else f"left:{pos:.3f}%"  # grows away from the line's far side
         labels.append(f"<div class='ci-mark-label' style='top:{row * 16}px;{side}'>{html.escape(text)}</div>")
         lines.append(f"<div class='ci-mark' style='left:{pos:.3f}%;border-left-style:{style}'></div>")
-    over = f" — over budget by {-f.headroom:,}" if f.headroom < 0 else ""
+    over = f" — over budget by {over_tokens:,}" if over_tokens else ""
     title = f"turn {f.turn} · step {f.step} — {f.payload_tokens:,} tokens sent{over}"
     return (f"<style>{BAND_BAR_CSS}</style><div class='ci-band-bar'>"
             f"<div class='ci-band-title{' ci-over' if over else ''}'>{html.escape(title)}</div>"
@@ -134,6 +151,10 @@ BAND_BAR_CSS = (
     ".ci-bar{position:relative;display:flex;height:30px;border:1px solid #888;background:#fff}"
     ".ci-seg{height:100%;overflow:hidden;white-space:nowrap;text-align:center;font-size:.75rem;line-height:30px;"
     "color:#111;box-sizing:border-box;border-right:1px solid rgba(255,255,255,.6)}"
+    ".ci-over-part{position:absolute;top:0;bottom:0;pointer-events:auto;border:2px solid #D62728;"
+    "box-sizing:border-box;background:repeating-linear-gradient(135deg,rgba(214,39,40,.35) 0 4px,transparent 4px 9px)}"
+    ".ci-over-key{background:repeating-linear-gradient(135deg,rgba(214,39,40,.6) 0 2px,transparent 2px 4px)!important;"
+    "border:1px solid #D62728!important}"
     ".ci-mark{position:absolute;top:-6px;bottom:-4px;width:0;border-left:2px dashed #333}"
     ".ci-legend{font-size:.78rem;margin-top:5px;line-height:1.5}"
     ".ci-key{white-space:nowrap;margin-right:12px}"
@@ -215,8 +236,12 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
                                                                 line=dict(width=1.5, color=color)),
                          text=text, hovertemplate=name + (": %{text}" if text else "") + "<extra></extra>"))
 
+    from inspector.vocabulary import summary_event
+
+    events = df["cm_action"].copy()
+    events[:] = [summary_event(a, bool(s)) or a for a, s in zip(df["cm_action"], df["summary_sent"], strict=True)]
     for action, (symbol, color) in MARKERS.items():
-        sel = df["cm_action"] == action
+        sel = events == action
         if sel.any():
             markers(sel, marker_words(action), symbol, color, 0.04)
     for col, kind, symbol, color in (("trimmed", "trimmed", "triangle-down", "#FF7F0E"),
