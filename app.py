@@ -29,6 +29,7 @@ from inspector.report.figures import (
     call_strip_html,
     compare_timelines,
     cursor_shape,
+    legend_html,
     timeline,
 )
 from inspector.report.tables import compare_table, not_sent_table
@@ -347,7 +348,8 @@ def show_problems(title: str, problems: list[str]) -> None:
 STEPPER_CSS = """<style>
 [data-testid=stLayoutWrapper]:has(> .st-key-stepper) {position: sticky; top: 3.75rem; z-index: 990;}
 .st-key-stepper {background: var(--background-color, #fff);
-                 padding: 0.25rem 0 0.35rem; border-bottom: 1px solid rgba(49, 51, 63, 0.15);}
+                 padding: 0.25rem 0 0.35rem; border-bottom: 1px solid rgba(49, 51, 63, 0.15);
+                 box-shadow: 0 -3.75rem 0 0 var(--background-color, #fff);}
 </style>"""
 
 
@@ -393,8 +395,16 @@ def timeline_view(rp: Replay, rkey: tuple[Any, ...]) -> None:
             if len(rp.frames) > TIMELINE_BAR_MAX else "Click a bar or marker to jump to that call. ")
     st.caption(zoom + "Lines: input budget, summary trigger, hysteresis ceiling; markers: summaries, commit folds, "
                "trims, pairing repairs, forgotten references. The current call is marked ▲ under the chart.")
-    fig = session_figure(("timeline", rkey), lambda: timeline(rp))
+    fig = session_figure(("timeline", rkey), lambda: app_timeline(rp))
     st.plotly_chart(fig, key="timeline", on_select=on_timeline_select, selection_mode="points", width="stretch")
+
+
+def app_timeline(rp: Replay) -> Any:
+    """The timeline without plotly's legend (:func:`legend_html` draws it as wrapping HTML under the
+    strip: at 1024 px plotly's own became a scroll box that cut entries off)."""
+    fig = timeline(rp)
+    fig.update_layout(showlegend=False, height=300, margin=dict(b=36))
+    return fig
 
 
 def budget_view(rp: Replay, call: int) -> None:
@@ -443,10 +453,8 @@ def rows_switch(key: str) -> bool:
 
 def payload_view(rp: Replay, call: int) -> None:
     f = rp.frames[call]
-    head, switch = st.columns([4, 1.4], vertical_alignment="bottom")
-    head.subheader(f"Payload sent — {len(f.refs):,} messages")
-    with switch:
-        as_table = rows_switch("payload_as")
+    st.subheader(f"Payload sent — {len(f.refs):,} messages")
+    as_table = rows_switch("payload_as")  # on its own row: beside the heading it was clipped at 1024 px
     st.caption(av.summary_caption(rp, call))
     if (summary := av.summary_block_text(rp, call)) is not None:
         with st.expander("The summary block sent at this call", expanded=False):
@@ -519,10 +527,8 @@ def this_call_tab(rp: Replay, call: int) -> None:
 def not_sent_tab(rp: Replay, call: int) -> None:
     st.subheader(f"Not sent, and why — {av.call_label(rp, call)}")
     df = not_sent_table(rp, call)
-    head, switch = st.columns([4, 1.4], vertical_alignment="bottom")
-    head.caption(f"{len(df)} earlier transcript message(s) are not in this payload.")
-    with switch:
-        as_table = rows_switch("not_sent_as")
+    st.caption(f"{len(df):,} earlier transcript message(s) are not in this payload.")
+    as_table = rows_switch("not_sent_as")
     if as_table:
         st.dataframe(av.shown(df), hide_index=True, width="stretch", key="not_sent_table")
     elif len(df):
@@ -616,13 +622,13 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
     cols = st.columns(len(replays), gap="small")
     for k, ((name, rp), fig) in enumerate(zip(replays.items(), figs, strict=True)):
         with cols[k]:
-            st.plotly_chart(mark_call(fig, call), key=f"compare_timeline_{k}", width="stretch")
+            st.plotly_chart(mark_call(fig, call), key=f"compare_timeline_{k}", width="stretch",
+                            config={"displayModeBar": False})
             if aligned:
                 st.markdown(f"**{av.plain_md(name)}** · {av.kept_counts({name: rp}, call)[name]}")
                 for reason, count in av.drop_reasons(rp, call).items():
                     st.caption(av.plain_md(f"{count:,} not sent: {reason}"))
-    totals = av.worded(compare_table(replays))
-    st.dataframe(totals, hide_index=True, width="stretch", key="compare_totals", column_config=grouped(totals))
+    st.dataframe(av.totals_by_strategy(compare_table(replays)), width="stretch", key="compare_totals")
     if not aligned:
         st.warning("The strategies produced different numbers of calls; the per-call view is not aligned.")
         return
@@ -740,7 +746,7 @@ def header(rp: Replay, t: Transcript, m: av.ManifestInput, name: str) -> None:
                f"({t.format}, {len(t.messages)} messages) · {totals['frames']} LLM calls · counter "
                f"**{rp.counter}** · summarizer **{rp.summarizer_label}**")
     if rp.agent is not None:
-        st.caption(av.plain_md(f"{av.agent_words(rp)} · summarizer: {rp.summarizer_label}"))
+        st.caption(av.plain_md(av.agent_words(rp)))
 
 
 # --- page ----------------------------------------------------------------------------------------------------------
@@ -802,6 +808,8 @@ def stepped_view(rp: Replay, rkey: tuple[Any, ...], m: av.ManifestInput, tkey: t
     if ss.pop("_rerun_page", False):
         st.rerun()  # a link switched the view: redraw the switch too
     st.html(call_strip_html(len(rp.frames), int(av.clamp_call(ss.get("call", 0), len(rp.frames)))))
+    st.html(session_figure(("legend", rkey), lambda: legend_html(session_figure(("timeline", rkey),
+                                                                                lambda: app_timeline(rp)))))
     call = stepper(rp)
     view = ss.get("view")
     if view == "not_sent":

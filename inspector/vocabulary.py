@@ -115,8 +115,8 @@ VIEW_WORDS: dict[str, str] = {
 """The app's views, in the order the view switch offers them."""
 
 EVENT_WORDS: dict[str, str] = {
-    "summarized": "summary computed and sent", "reused": "summary reused and sent (under the hysteresis ceiling)",
-    "summary_not_sent": "summary trimmed — not sent",
+    "summarized": "summary computed, sent", "reused": "summary reused, sent",
+    "summary_not_sent": "summary trimmed, not sent",
     "fold": "fold at a commit",
     "trimmed": "trim", "repair": "pairing repair", "over_budget": "over budget", "forgotten": "forgotten reference",
 }

@@ -896,6 +896,36 @@ def keep_table(replays: Mapping[str, Replay], call: int) -> pd.DataFrame:
     return df
 
 
+def number_words(value: Any, dollars: bool = False) -> str:
+    """A number as a table cell: thousands separators, dollars with four decimals, "—" for none."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)) and dollars:
+        return f"${value:,.4f}"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return f"{int(value):,}"
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    return str(value)
+
+
+def totals_by_strategy(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`~inspector.report.tables.compare_table` turned on its side: one row per measure (in
+    words), one column per strategy, every number written out, so two to four strategies fit at
+    1024 px without a column cut off at the right."""
+    from inspector.vocabulary import column_words
+
+    rows = {}
+    for col in table.columns:
+        if col == "strategy":
+            continue
+        rows[column_words(col)] = [number_words(v.item() if hasattr(v, "item") else v, col.endswith("usd"))
+                                   for v in table[col]]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=[str(s) for s in table["strategy"]])
+
+
 def drop_reasons(rp: Replay, call: int) -> dict[str, int]:
     """How many earlier messages this call leaves out, by reason (most frequent first)."""
     counts = not_sent_table(rp, call)["reason"].value_counts()

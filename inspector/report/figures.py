@@ -83,7 +83,7 @@ def band_segments(frame: Any) -> list[tuple[str, int]]:
     return segs
 
 
-BAR_TEXT_MIN_PCT = 6.0
+BAR_TEXT_MIN_PCT = 9.0
 """A band bar segment narrower than this share of the bar prints no number inside (its hover title
 and the legend still give it), so numbers never spill over a neighbour."""
 
@@ -162,10 +162,10 @@ BAND_BAR_CSS = (
     "border:1px solid rgba(0,0,0,.2)}")
 
 
-def _tick_step(n: int) -> int:
-    """An integer tick step (1, 2, 5, 10, 20, 50, …) giving at most 14 ticks over ``n`` calls."""
+def _tick_step(n: int, most: int = 14) -> int:
+    """An integer tick step (1, 2, 5, 10, 20, 50, …) giving at most ``most`` ticks over ``n`` calls."""
     step = 1
-    while n / step > 14:
+    while n / step > most:
         step = step * 5 // 2 if str(step)[0] == "2" else step * 2
     return step
 
@@ -430,6 +430,45 @@ def compare_timelines(replays: Mapping[str, Replay]) -> list[Any]:
     tops = [_y_top(df, _budget_lines(rp))[0] for rp in replays.values() if not (df := frames_table(rp)).empty]
     y_max = max(tops, default=None)
     figs = [timeline(rp, title=name, y_max=y_max) for name, rp in replays.items()]
-    for fig in figs:
-        fig.update_layout(showlegend=False, height=300)
+    for fig, rp in zip(figs, replays.values(), strict=True):
+        # Narrow columns: at most 5 call ticks (14 collided at 1024 px), the axis title in the margin.
+        fig.update_layout(showlegend=False, height=300, xaxis=dict(dtick=_tick_step(len(rp.frames), 5)))
     return figs
+
+
+LEGEND_SYMBOLS = {
+    "star": "★", "circle-open": "○", "circle-x-open": "⊗", "x": "✕", "x-thin-open": "✕", "triangle-left": "◀",
+    "triangle-down": "▼", "diamond": "◆", "triangle-up": "▲", "line-ns-open": "│",
+}
+"""How the timeline's marker symbols are drawn in :func:`legend_html` (plotly symbol → character)."""
+
+
+def legend_html(fig: Any) -> str:
+    """A figure's legend as wrapping HTML (a swatch for a band, a short line for a budget line, the
+    marker's symbol for an event), in the figure's trace order. The app draws it under the timeline
+    instead of plotly's own legend, which at 1024 px became a scroll box that cut entries off."""
+    import html
+
+    keys = []
+    for trace in fig.data:
+        if trace.showlegend is False or not trace.name:
+            continue
+        name = html.escape(str(trace.name))
+        mode = str(getattr(trace, "mode", "") or "")
+        if trace.type == "bar" or getattr(trace, "stackgroup", None):
+            color = trace.marker.color if trace.type == "bar" else trace.fillcolor
+            swatch = f"<i style='background:{html.escape(str(color))}'></i>"
+        elif mode.startswith("markers"):
+            symbol = LEGEND_SYMBOLS.get(str(trace.marker.symbol), "●")
+            swatch = f"<b style='color:{html.escape(str(trace.marker.color))}'>{symbol}</b>"
+        else:
+            line = trace.line
+            dash = {"dash": "4,3", "dot": "1.5,3"}.get(str(line.dash), "")
+            swatch = (f"<svg width='22' height='8'><line x1='0' y1='4' x2='22' y2='4' stroke='{html.escape(str(line.color))}'"
+                      f" stroke-width='{line.width or 2}' stroke-dasharray='{dash}'/></svg>")
+        keys.append(f"<span class='ci-lkey'>{swatch}{name}</span>")
+    return ("<style>.ci-legend-tl{font-size:.78rem;line-height:1.7;margin:0 0 4px " f"{TIMELINE_MARGIN['l']}px" "}"
+            ".ci-lkey{white-space:nowrap;margin-right:14px;display:inline-block}"
+            ".ci-lkey i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px}"
+            ".ci-lkey svg,.ci-lkey b{margin-right:4px;vertical-align:middle}</style>"
+            f"<div class='ci-legend-tl'>{''.join(keys)}</div>")

@@ -24,6 +24,8 @@ def _preview(content: Any, n: int = 160) -> str:
     """A one-line, secret-masked preview of message content (always plain text)."""
     from inspector.redact import mask_text
 
+    if content is None:
+        return ""  # an assistant message with only tool calls has no text (never the word "null")
     text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
     text = mask_text(text or "")
     text = " ".join((text or "").split())
