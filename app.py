@@ -343,13 +343,15 @@ def show_problems(title: str, problems: list[str]) -> None:
 # The stepper stays at the top of the page while the call's details scroll under it (the manifest
 # editor's look comes with its line numbers: app_views.editor_css). Presentation only: no element is
 # hidden or changed. (A comment, not a docstring: Streamlit would print a bare string.)
+# The page header is made opaque: content scrolling under the stuck stepper no longer shows in the
+# gap between the header and the stepper.
 # Sticky goes on the stepper's layout wrapper: the keyed block itself sits alone in a wrapper of its
 # own height, where `position: sticky` has no room to move (it then scrolled away with the page).
 STEPPER_CSS = """<style>
 [data-testid=stLayoutWrapper]:has(> .st-key-stepper) {position: sticky; top: 3.75rem; z-index: 990;}
 .st-key-stepper {background: var(--background-color, #fff);
-                 padding: 0.25rem 0 0.35rem; border-bottom: 1px solid rgba(49, 51, 63, 0.15);
-                 box-shadow: 0 -3.75rem 0 0 var(--background-color, #fff);}
+                 padding: 0.25rem 0 0.35rem; border-bottom: 1px solid rgba(49, 51, 63, 0.15);}
+[data-testid=stHeader] {background: var(--background-color, #fff);}
 </style>"""
 
 

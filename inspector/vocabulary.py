@@ -125,8 +125,8 @@ whose block the trimmer cut counts as ``summary_not_sent``, never as computed or
 (:func:`summary_event`)."""
 
 REPAIR_WORDS: dict[str, str] = {
-    "ask_stripped": "ask without its results removed (its tool calls stripped)",
-    "ask_removed": "ask without its results removed",
+    "ask_stripped": "unanswered tool calls taken off the assistant's message (its text kept)",
+    "ask_removed": "assistant message with only unanswered tool calls left out",
     "empty_result_synthesised": "missing result filled with an empty one",
     "duplicate_dropped": "duplicate result dropped",
     "id_rebound": "result re-bound to its call's id",

@@ -788,7 +788,7 @@ def findings_html(rp: Replay, findings: list[Finding], prefix: str) -> str:
         wanted += f.messages
         note = f"<div class='why'>{html.escape(mask_text(f.note))}</div>" if f.note else ""
         items.append(f"<li><b>{html.escape(f.place)}</b>: {html.escape(f.words)}"
-                     + (f" — messages {links}" if links else "") + f"{note}</li>")
+                     + (f" — {links}" if links else "") + f"{note}</li>")
     rows = []
     for i in sorted(set(wanted)):
         if not 0 <= i < len(rp.messages):

@@ -269,10 +269,10 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
                              hovertemplate=EVENT_WORDS["forgotten"] + ":<br>%{text}<extra></extra>"))
     commit_calls = commit_positions(rp)
     if commit_calls:
-        from inspector.vocabulary import EVENT_WORDS
+        from inspector.vocabulary import EVENT_WORDS, action_words
 
         data.append(dict(type="scatter", x=[c for c, _ in commit_calls], y=[0] * len(commit_calls), mode="markers",
-                         name=EVENT_WORDS["fold"], text=[a for _, a in commit_calls],
+                         name=EVENT_WORDS["fold"], text=[action_words(a) for _, a in commit_calls],
                          marker=dict(symbol="line-ns-open", size=14, color="#6A3D9A", line=dict(width=2)),
                          hovertemplate=EVENT_WORDS["fold"] + ": %{text}<extra></extra>"))
     for trace in data:
@@ -463,12 +463,13 @@ def legend_html(fig: Any) -> str:
             swatch = f"<b style='color:{html.escape(str(trace.marker.color))}'>{symbol}</b>"
         else:
             line = trace.line
-            dash = {"dash": "4,3", "dot": "1.5,3"}.get(str(line.dash), "")
-            swatch = (f"<svg width='22' height='8'><line x1='0' y1='4' x2='22' y2='4' stroke='{html.escape(str(line.color))}'"
-                      f" stroke-width='{line.width or 2}' stroke-dasharray='{dash}'/></svg>")
+            style = {"dash": "dashed", "dot": "dotted"}.get(str(line.dash), "solid")
+            swatch = (f"<u style='border-top:{max(float(line.width or 2), 2):.1f}px {style} "
+                      f"{html.escape(str(line.color))}'></u>")
         keys.append(f"<span class='ci-lkey'>{swatch}{name}</span>")
     return ("<style>.ci-legend-tl{font-size:.78rem;line-height:1.7;margin:0 0 4px " f"{TIMELINE_MARGIN['l']}px" "}"
             ".ci-lkey{white-space:nowrap;margin-right:14px;display:inline-block}"
             ".ci-lkey i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px}"
-            ".ci-lkey svg,.ci-lkey b{margin-right:4px;vertical-align:middle}</style>"
+            ".ci-lkey u{display:inline-block;width:22px;height:0;margin-right:4px;vertical-align:middle}"
+            ".ci-lkey b{margin-right:4px}</style>"
             f"<div class='ci-legend-tl'>{''.join(keys)}</div>")
