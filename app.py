@@ -253,10 +253,12 @@ def resolve_transcript() -> tuple[tuple[av.TranscriptSource, str | None, int] | 
     for every way of opening a pair: the policy's, as on the command line) and starts at call 0.
 
     Replacing one upload by another removes the first before the second arrives: that run shows
-    the sample, but does not make it "the last transcript that loaded", so a failing second upload
-    keeps showing the first one."""
+    the sample, but does not make it "the last transcript that loaded" (the uploader held a file
+    in the run before, loaded or not), so a failing second upload keeps showing the last one that
+    loaded."""
     fmt = None if ss.get("transcript_format", AUTO) == AUTO else ss.transcript_format
-    was_upload = bool(ss.get("_upload_shown"))
+    was_upload = bool(ss.get("_upload_held"))
+    ss._upload_held = ss.get("transcript_upload") is not None  # loaded or not
     try:
         src = transcript_source()
         conv = conversation_picker(src, fmt)
@@ -272,9 +274,8 @@ def resolve_transcript() -> tuple[tuple[av.TranscriptSource, str | None, int] | 
     if ss.get("_shown_transcript") != shown:
         ss.call = 0  # a new conversation starts at its first call
         ss._shown_transcript = shown
-    if is_upload or not was_upload:  # an upload being replaced is still the last transcript that loaded
+    if is_upload or not was_upload:  # an upload being replaced: the last transcript that loaded stays
         ss.good_transcript = (src, fmt, conv)
-    ss._upload_shown = is_upload
     return (src, fmt, conv), t, []
 
 
@@ -638,9 +639,11 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
                      persist_state="page")
     table = av.keep_table(replays, call)
     st.caption(f"{int(table['differs'].sum()):,} of {len(table):,} rows differ between the strategies at this call.")
-    st.dataframe(av.shown(table[table["differs"]] if only else table), hide_index=True,
-                 width="stretch", key="keep_table",
-                 column_config={"content": st.column_config.TextColumn("content (preview)", width="medium")})
+    view = av.keep_view(table[table["differs"]] if only else table, replays)
+    widths = {"#": st.column_config.TextColumn(width=44), "differs": st.column_config.CheckboxColumn(width=64),
+              "message": st.column_config.TextColumn("message (preview)", width=150),
+              **{name: st.column_config.TextColumn(width=100) for name in replays}}
+    st.dataframe(view, hide_index=True, width="stretch", key="keep_table", column_config=widths)
 
 
 @st.cache_resource(max_entries=4, show_spinner="Replaying every conversation under every strategy…")

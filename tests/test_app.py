@@ -240,7 +240,7 @@ def test_compare_two_to_four_strategies() -> None:
     at.multiselect(key="cmp_strategies").set_value(["summarising", "stack"]).run()
     assert_healthy(at)
     assert list(compare_totals(at)["strategy"]) == ["summarising", "stack"]
-    keep = frame_by_columns(at, "ref", "role", "summarising", "stack")
+    keep = frame_by_columns(at, "#", "message", "summarising", "stack")
     assert len(keep) > 1
     # Four, with a pasted context_manager YAML.
     at.multiselect(key="cmp_strategies").set_value(["summarising", "sliding-window", "stack", "custom A"]).run()
@@ -263,9 +263,9 @@ def test_compare_two_to_four_strategies() -> None:
     ranges = {tuple(c["layout"]["yaxis"]["range"]) for c in charts(at) if c["layout"].get("yaxis", {}).get("range")}
     assert len(ranges) == 1
     # Stepping moves the per-call view of every strategy.
-    before = frame_by_columns(at, "ref", "role", "custom A")
+    before = frame_by_columns(at, "#", "message", "custom A")
     at.button(key="next").click().run()
-    assert not frame_by_columns(at, "ref", "role", "custom A").equals(before)
+    assert not frame_by_columns(at, "#", "message", "custom A").equals(before)
 
 
 def test_compare_needs_two_and_shows_a_bad_strategy_without_breaking() -> None:
@@ -677,7 +677,7 @@ def test_side_by_side_puts_strategies_in_columns_and_shows_only_differences() ->
     at.select_slider(key="call").set_value(DEMO_CALLS - 1).run()
     assert len([c for c in chart_ids(at) if "compare_timeline" in c]) == 3
     at.toggle(key="keep_diff").set_value(True).run()
-    diff = frame_by_columns(at, "ref", "differs", "summarising", "stack")
+    diff = frame_by_columns(at, "#", "differs", "summarising", "stack")
     assert len(diff) > 0 and diff["differs"].all()
     for _, row in diff.iterrows():  # each shown row really is treated differently
         assert len({row["summarising"], row["sliding-window"], row["stack"]}) > 1

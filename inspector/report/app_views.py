@@ -896,6 +896,25 @@ def keep_table(replays: Mapping[str, Replay], call: int) -> pd.DataFrame:
     return df
 
 
+KEEP_BAND_WORDS = {"system": "system", "summary": "summary", "history": "kept history", "user": "user turn",
+                   "working_memory": "working memory", "tool_schemas": "tool schemas"}
+"""The bands in :func:`keep_view`'s strategy columns: short words that fit a narrow column."""
+
+
+def keep_view(table: pd.DataFrame, strategies: Iterable[str]) -> pd.DataFrame:
+    """:func:`keep_table` for the screen: ``#`` (the transcript message; "—" for the summary
+    block), what each strategy sends it as (in words, "—" = not sent), whether they differ, and
+    the message as ``role · preview``, so the strategies' columns come first and fit at 1024 px."""
+    names = list(strategies)
+    out = pd.DataFrame({"#": ["—" if pd.isna(r) else f"{int(r)}" for r in table["ref"]]})
+    for name in names:
+        out[name] = [KEEP_BAND_WORDS.get(str(v), str(v)) for v in table[name]]
+    out["differs"] = table["differs"].to_numpy()
+    out["message"] = [f"{role} · {text}" if text else str(role) for role, text in zip(table["role"], table["content"],
+                                                                                       strict=True)]
+    return out
+
+
 def number_words(value: Any, dollars: bool = False) -> str:
     """A number as a table cell: thousands separators, dollars with four decimals, "—" for none."""
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
