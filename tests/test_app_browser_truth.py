@@ -294,7 +294,6 @@ def test_1024x768_with_the_sidebar_open_nothing_is_cut_or_covered(browser: Any, 
         bottom = pg.locator(".st-key-stepper").bounding_box()
         top = pg.evaluate("id => document.getElementById(id).getBoundingClientRect().top", target)
         assert top >= bottom["y"] + bottom["height"] - 1, (top, bottom)
-        shot(pg, "screenshot_1024_link.png")
         # Side by side: the mini-charts' call ticks apart, the tables not cut at the right.
         choose_view(pg, "compare")
         pg.locator(".st-key-compare_timeline_2 .js-plotly-plot").wait_for()
