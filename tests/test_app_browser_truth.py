@@ -313,3 +313,42 @@ def test_1024x768_with_the_sidebar_open_nothing_is_cut_or_covered(browser: Any, 
         shot(pg, "screenshot_1024_side_by_side.png")
     finally:
         pg.context.close()
+
+
+# --- 9. no engine code as text -----------------------------------------------------------------------
+
+PAGE_TEXT = """() => { const main = document.querySelector('[data-testid=stMain]').cloneNode(true);
+    main.querySelectorAll('[data-testid=stCode], [data-testid=stJson], textarea, style').forEach(e => e.remove());
+    return main.textContent; }"""
+
+
+def test_no_engine_code_appears_on_the_demo_pages_in_the_browser(page: Any) -> None:
+    """The demo's views as the browser shows them (chat rows, HTML, captions, the timeline's SVG
+    text), at a call of every kind of manager action and at the first repair. The shared
+    transcripts and the table cells are scanned under AppTest (tests/test_app_plain_words.py)."""
+    from test_app_plain_words import ENGINE_CODES
+
+    rp = demo_replay()
+    seen: dict[Any, int] = {}
+    for k, f in enumerate(rp.frames):
+        seen.setdefault((f.decision.action, f.summary_sent), k)
+        if f.repairs:
+            seen.setdefault("repair", k)
+    wanted = set(seen.values())
+    pg = page
+    found: dict[str, list[str]] = {}
+    for k in range(max(wanted) + 1):
+        if k:
+            pg.locator(".st-key-next button:visible").click()
+            wait_for_call(pg, k)
+        if k not in wanted:
+            continue
+        for view in ("call", "not_sent", "repairs"):
+            choose_view(pg, view)
+            text = str(pg.evaluate(PAGE_TEXT))
+            found[f"{view} @ call {k}"] = [c for c in ENGINE_CODES if c in text]
+    choose_view(pg, "compare")
+    pg.locator(".st-key-compare_timeline_2 .js-plotly-plot").wait_for()
+    settle(pg)
+    found["compare"] = [c for c in ENGINE_CODES if c in str(pg.evaluate(PAGE_TEXT))]
+    assert {where: codes for where, codes in found.items() if codes} == {}

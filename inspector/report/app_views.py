@@ -651,11 +651,6 @@ def summary_not_sent(rp: Replay, call: int) -> list[tuple[str, str]]:
     return out
 
 
-def agent_lines(rp: Replay) -> list[str]:
-    """The policy, and the system text, tools, model and window in force with their sources (Q21, Q22)."""
-    return rp.stated()
-
-
 def agent_words(rp: Replay) -> str:
     """The system text, tools, model and window in force and where each came from (Q21): the
     CLI's agent line (:meth:`~inspector.policy.AgentInForce.describe`), with a source that carries
@@ -733,14 +728,6 @@ def repairs_view(rp: Replay, call: int | None = None) -> pd.DataFrame:
     return df
 
 
-def irregularities_table(rp: Replay) -> pd.DataFrame:
-    rows = [{"kind": r.kind, "message": r.index, "detail": r.detail}
-            for r in getattr(rp.transcript, "irregularities", [])]
-    df = pd.DataFrame(rows, columns=["kind", "message", "detail"])
-    df["message"] = df["message"].astype("Int64")
-    return df
-
-
 @dataclass(frozen=True)
 class Finding:
     """One repair or importer finding as a sentence: where (``place``), what (``words``), the tool
@@ -782,7 +769,8 @@ def findings_html(rp: Replay, findings: list[Finding], prefix: str) -> str:
     rows (anchors ``{prefix}msg-N``), so a link opens the message it names on the same page."""
     import html
 
-    items, wanted = [], []
+    items: list[str] = []
+    wanted: list[int] = []
     for f in findings:
         links = ", ".join(f"<a href='#{prefix}msg-{i}'>transcript #{i}</a>" for i in f.messages)
         wanted += f.messages
