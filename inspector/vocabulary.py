@@ -6,7 +6,7 @@ and the reports import the groups from here instead of spelling the lists again.
 one place terminal tables (and any other face that wants words instead of identifiers) look them up.
 
 Machine formats (JSON, CSV) keep the identifiers (``unchanged-too-few-turns``, ``payload_tokens``);
-people reading a table get the words (``kept: no more than keep_turns turns``, ``tokens sent``).
+people reading a table get the words (``kept: too few turns to fold``, ``tokens sent``).
 """
 
 from __future__ import annotations

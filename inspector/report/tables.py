@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from inspector.replay import Frame, Replay
-from inspector.vocabulary import BANDS, DROP_ACTIONS
+from inspector.vocabulary import BANDS, DROP_ACTIONS, EVENT_WORDS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -161,7 +161,7 @@ def forgotten_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["call", "turn", "identifier", "kind", "needed in", "message", "why not sent"])
 
 
-STEP_EVENTS: tuple[str, ...] = ("summary computed", "summary reused", "summary trimmed — not sent",
+STEP_EVENTS: tuple[str, ...] = (EVENT_WORDS["summarized"], EVENT_WORDS["reused"], EVENT_WORDS["summary_not_sent"],
                                 "turns dropped", "trimmed", "pairing repair", "over budget", "forgot a reference")
 """The kinds of call a stepper can jump to, in the order offered."""
 
@@ -183,9 +183,8 @@ def step_events(rp: Replay) -> dict[str, list[int]]:
            "over budget": df["over_budget"]}
     out = {kind: [int(k) for k in df["call"][mask]] for kind, mask in sel.items()} if len(df) else \
         {kind: [] for kind in sel}
-    for kind, event in (("summary computed", "summarized"), ("summary reused", "reused"),
-                        ("summary trimmed — not sent", "summary_not_sent")):
-        out[kind] = [k for k, e in enumerate(events) if e == event]
+    for event in ("summarized", "reused", "summary_not_sent"):
+        out[EVENT_WORDS[event]] = [k for k, e in enumerate(events) if e == event]
     out["forgot a reference"] = [k for k, x in enumerate(lost) if x]
     return {kind: out[kind] for kind in STEP_EVENTS}
 
