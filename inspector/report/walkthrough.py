@@ -17,17 +17,7 @@ import pandas as pd
 from inspector.replay import Replay
 from inspector.report.figures import timeline
 from inspector.report.tables import _preview, compare_table, forgotten_table, frames_table, repairs_table
-
-REPAIR_WORDS: dict[str, str] = {
-    "ask_stripped": "the assistant's unanswered tool call was removed and its text kept",
-    "ask_removed": "an assistant message with only unanswered tool calls was removed",
-    "empty_result_synthesised": "an empty result was added for a call left unanswered at the end",
-    "id_rebound": "a result under the wrong id was re-attached to the unanswered call",
-    "duplicate_dropped": "a second result for the same call was dropped",
-    "orphan_dropped": "a result answering no call was dropped",
-    "stray_result_dropped": "a result away from its call was dropped",
-}
-"""The pairing repair's kinds (``Frame.repairs[].kind``) in words."""
+from inspector.vocabulary import action_words, repair_words
 
 _SUMMARY_ACTIONS = ("summarized", "reused")  # vocabulary.SUMMARY_ACTIONS in preference order (computed first)
 
@@ -77,7 +67,7 @@ def growth(rp: Replay) -> str:
     if len(waiting):
         trimmed = int(waiting.trimmed.sum())
         text += (f"\n\nFrom call {waiting.call.iloc[0]} the history is over the summary trigger, yet nothing is "
-                 f"folded (`unchanged-too-few-turns`, {len(waiting)} call(s)): the manager keeps the last "
+                 f"folded ({action_words('unchanged-too-few-turns')}, {len(waiting)} call(s)): the manager keeps the last "
                  f"{_keep_turns(rp)} turns word for word no matter what, and there is nothing older yet. If such a "
                  "payload crossed the input budget, the token trimmer would cut the oldest messages instead"
                  + (f" — here it did, {trimmed} message(s) in all." if trimmed else " — here it never had to."))
@@ -86,7 +76,7 @@ def growth(rp: Replay) -> str:
 
 def commits_table(rp: Replay) -> pd.DataFrame:
     """One row per committed turn: what the write-back did and which transcript messages it folded."""
-    return pd.DataFrame([{"after turn": c.turn, "action": c.action, "summarizer called": c.summarizer_called,
+    return pd.DataFrame([{"after turn": c.turn, "action": action_words(c.action), "summarizer called": c.summarizer_called,
                           "turns folded": c.folded_turns, "messages folded": _ranges(c.folded)}
                          for c in rp.commits],
                         columns=["after turn", "action", "summarizer called", "turns folded", "messages folded"])
@@ -138,9 +128,12 @@ def trigger(rp: Replay) -> str:
     if f.decision.action == "summarized":
         return (head + f", with turns older than `keep_turns` not yet summarised: the manager folded "
                 f"{f.decision.compressed_turns} older group(s) into a summary of {f.bands.get('summary', 0):,} tokens.")
-    reused = int((calls.cm_action == "reused").sum())
+    reused = calls[calls.cm_action == "reused"]
+    unsent = int((~reused.summary_sent.astype(bool)).sum())
+    trimmed = (f", and on {unsent} of them the token trimmer then cut the summary block, so the model saw no "
+               "summary" if unsent else "")
     return (head + f". Everything older than the last {f.decision.kept_turns} turn(s) is the summary written at a "
-            f"commit, so the manager reuses it (`reused`, no summarizer call); {reused} call(s) did so. Over the "
+            f"commit, so the manager reuses it (no summarizer call); {len(reused)} call(s) did so{trimmed}. Over the "
             f"whole conversation the summarizer ran {rp.summarizer_calls['in_turn']} time(s) during turns and "
             f"{rp.summarizer_calls['commit']} time(s) at commits.")
 
@@ -163,7 +156,7 @@ def repair(rp: Replay) -> str:
              "no longer sent" if gone else "")
     all_ok = all(f.check == "ok" for f in rp.frames)
     return (f"**Call {int(r.call)}** (turn {r.turn}) is the first payload that needed a repair: "
-            f"{REPAIR_WORDS.get(r.kind, r.kind)} (`{r.kind}`: {r.detail}).{cause} The same repair is applied on "
+            f"{repair_words(r.kind)} ({r.detail}).{cause} The same repair is applied on "
             f"every call while that round is in view: {len(repairs)} time(s), up to call {int(repairs.call.max())}"
             f"{later}. Every payload passed the provider check after repair: "
             f"{'yes' if all_ok else 'no, see the check column'}.")
