@@ -227,6 +227,8 @@ def test_a_failed_upload_keeps_the_last_transcript_that_loaded_and_the_agent_swi
         text = header(pg)
         assert SWE.name in text and "demo_support.json" not in text, (bad.name, text)
         assert radio_choice(pg, "model_source") == av.MODEL_SOURCES["manifest"]
+        sample = pg.locator(".st-key-transcript_sample")  # says it is not what is shown
+        assert "not shown: the upload is" in sample.inner_text() and sample.locator("input").is_disabled()
         assert f"window {window:,} tokens (manifest)" in text
 
 

@@ -147,3 +147,22 @@ def test_the_context_manager_caption_says_a_trimmed_summary_was_not_sent() -> No
     assert "trimmed — not sent" in text
     options = at.selectbox(key="jump_kind").options
     assert any(o.startswith("summary trimmed, not sent") and o.endswith(f"({len(unsent)})") for o in options)
+
+
+def test_every_not_sent_row_says_why_on_its_one_line() -> None:
+    """Issue 28 (9): a "Not sent & why" chat row says its reason before it is opened, not only in
+    the box inside it."""
+    from inspector.manifest import load_manifest
+    from inspector.replay import replay
+    from inspector.report.tables import not_sent_table
+    from inspector.transcripts import load_transcript, sample_path
+
+    rp = replay(load_manifest(ROOT / "sample_manifests" / "small-window.yaml"), load_transcript(sample_path()),
+                summarizer="stand-in")
+    k = max(range(len(rp.frames)), key=lambda c: len(not_sent_table(rp, c)))
+    table = not_sent_table(rp, k)
+    page = av.chat_html(av.not_sent_rows(rp, k))
+    lines = [html.unescape(re.sub(r"<[^>]+>", "", s)) for s in re.findall(r"<summary>(.*?)</summary>", page)]
+    assert len(lines) == len(table) > 0
+    for line, reason in zip(lines, table["reason"], strict=True):
+        assert f"not sent: {reason}" in line

@@ -457,6 +457,7 @@ class ChatRow:
     text: str  # the full text, masked
     tool_calls: tuple[tuple[str, str, str], ...] = ()  # (id, name, arguments as pretty JSON), masked
     links: tuple[str, ...] = ()  # anchors of related rows (a tool call's result, a result's ask)
+    note: str = ""  # said right after the heading, in plain weight (why a row is not sent)
 
 
 def _message_text(content: Any) -> str:
@@ -525,8 +526,9 @@ def not_sent_rows(rp: Replay, call: int, not_sent: pd.DataFrame | None = None,
     if limit is not None:
         df = df.head(limit)
     index = _tool_call_index(rp)
-    rows = [ChatRow(f"not-sent-{k}", "system", "", f"system · summary block computed for this call · not sent: {reason}",
-                    f"Not sent: {reason}.", text) for k, (reason, text) in enumerate(summary_not_sent(rp, call))]
+    rows = [ChatRow(f"not-sent-{k}", "system", "", "system · summary block computed for this call",
+                    f"Not sent: {reason}.", text, note=f"not sent: {reason}")
+            for k, (reason, text) in enumerate(summary_not_sent(rp, call))]
     for ref, reason in zip(df["ref"], df["reason"], strict=True):
         if pd.isna(ref):
             continue  # the synthesised rows above
@@ -534,9 +536,10 @@ def not_sent_rows(rp: Replay, call: int, not_sent: pd.DataFrame | None = None,
         msg = rp.messages[i]
         calls = _tool_calls(msg)
         ids = [c[0] for c in calls] + ([str(msg["tool_call_id"])] if msg.get("tool_call_id") else [])
-        rows.append(ChatRow(f"msg-{i}", str(msg.get("role")), "", f"{msg.get('role')} · transcript #{i} · not sent: {reason}",
+        rows.append(ChatRow(f"msg-{i}", str(msg.get("role")), "", f"{msg.get('role')} · transcript #{i}",
                             f"Not sent: {reason}.", mask_text(_message_text(msg.get("content"))), calls,
-                            tuple(f"msg-{j}" for cid in ids for j in index.get(cid, ()) if j != i)))
+                            tuple(f"msg-{j}" for cid in ids for j in index.get(cid, ()) if j != i),
+                            note=f"not sent: {reason}"))
     return rows
 
 
@@ -546,7 +549,7 @@ CHAT_CSS = (".ci-chat details{border-left:4px solid #ccc;margin:3px 0;padding:3p
             ".ci-chat .why{color:#555;font-size:.82rem;margin:2px 0}"
             ".ci-chat pre{white-space:pre-wrap;word-break:break-word;max-height:26rem;overflow:auto;"
             "font-size:.8rem;margin:4px 0;padding:6px;background:rgba(0,0,0,.04)}"
-            ".ci-chat .prev{color:#666}")
+            ".ci-chat .prev{color:#666}.ci-chat .note{color:#8a1c1c}")
 
 
 def chat_html(rows: list[ChatRow], *, limit: int = CHAT_ROWS_MAX, total: int | None = None) -> str:
@@ -575,7 +578,9 @@ def chat_html(rows: list[ChatRow], *, limit: int = CHAT_ROWS_MAX, total: int | N
                 f"<a href='#{html.escape(a)}'>{html.escape(_anchor_words(a))}</a>"
                 for a in dict.fromkeys(r.links)) + "</div>")
         out.append(f"<details id='{html.escape(r.anchor)}' style='border-left-color:{color}'>"
-                   f"<summary><b>{html.escape(r.heading)}</b> <span class='prev'>{html.escape(preview)}</span>"
+                   f"<summary><b>{html.escape(r.heading)}</b>"
+                   + (f" · <span class='note'>{html.escape(r.note)}</span>" if r.note else "")
+                   + f" <span class='prev'>{html.escape(preview)}</span>"
                    f"</summary>{''.join(body)}</details>")
     total = len(rows) if total is None else total
     if total > limit:
