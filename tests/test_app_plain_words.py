@@ -166,3 +166,17 @@ def test_every_not_sent_row_says_why_on_its_one_line() -> None:
     assert len(lines) == len(table) > 0
     for line, reason in zip(lines, table["reason"], strict=True):
         assert f"not sent: {reason}" in line
+
+
+def test_a_long_list_of_findings_stops_at_its_limit_and_says_how_many_are_left() -> None:
+    from inspector.manifest import load_manifest
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript, sample_path
+
+    rp = replay(load_manifest(ROOT / "sample_manifests" / "small-window.yaml"), load_transcript(sample_path()),
+                summarizer="stand-in")
+    one = av.repair_findings(rp)[0]
+    for n, shown_items in ((av.FINDINGS_MAX, av.FINDINGS_MAX), (av.FINDINGS_MAX + 3, av.FINDINGS_MAX)):
+        page = av.findings_html(rp, [one] * n, "x-")
+        assert page.count("<li><b>") == shown_items
+        assert ("3 more are not listed" in page) == (n > av.FINDINGS_MAX)

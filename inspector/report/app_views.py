@@ -769,14 +769,20 @@ def irregularity_findings(rp: Replay) -> list[Finding]:
             for r in getattr(rp.transcript, "irregularities", [])]
 
 
+FINDINGS_MAX = 200
+"""Findings drawn per list; beyond it the list says how many are left out (the Export view's
+frames hold every repair)."""
+
+
 def findings_html(rp: Replay, findings: list[Finding], prefix: str) -> str:
     """Findings as a list of sentences, each linking to its messages; the messages follow as chat
-    rows (anchors ``{prefix}msg-N``), so a link opens the message it names on the same page."""
+    rows (anchors ``{prefix}msg-N``), so a link opens the message it names on the same page. At
+    most :data:`FINDINGS_MAX` of them."""
     import html
 
     items: list[str] = []
     wanted: list[int] = []
-    for f in findings:
+    for f in findings[:FINDINGS_MAX]:
         links = ", ".join(f"<a href='#{prefix}msg-{i}'>transcript #{i}</a>" for i in f.messages)
         wanted += f.messages
         note = f"<div class='why'>{html.escape(mask_text(f.note))}</div>" if f.note else ""
@@ -790,6 +796,9 @@ def findings_html(rp: Replay, findings: list[Finding], prefix: str) -> str:
         rows.append(ChatRow(f"{prefix}msg-{i}", str(msg.get("role")), "", f"{msg.get('role')} · transcript #{i}",
                             "A message named above.", mask_text(_message_text(msg.get("content"))),
                             _tool_calls(msg)))
+    if len(findings) > FINDINGS_MAX:
+        items.append(f"<li>… {len(findings) - FINDINGS_MAX:,} more are not listed here (the Export view's frames "
+                     "hold every repair).</li>")
     return ("<style>.ci-findings li{margin:2px 0}.ci-findings .why{color:#555;font-size:.82rem}</style>"
             f"<ul class='ci-findings'>{''.join(items)}</ul>"
             + (chat_html(rows) if rows else ""))
