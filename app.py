@@ -16,7 +16,8 @@ from typing import Any
 import streamlit as st
 
 from inspector import apply_offline_defaults
-from inspector.compare import PRESETS, infra_docs, strategy_manifest
+from inspector.compare import (DEFAULT_STRATEGIES, OWN_STRATEGY, PRESETS, infra_docs, own_strategy_yaml,
+                               strategy_manifest)
 from inspector.errors import InspectorError
 from inspector.manifest import LoadedManifest, ManifestError, load_manifest_text
 from inspector.policy import DEFAULT_POLICY
@@ -174,7 +175,7 @@ def init_state() -> None:
     ss.setdefault("not_sent_as", "rows")
     ss.setdefault("agent_source", "auto")
     ss.setdefault("model_source", "auto")
-    ss.setdefault("cmp_strategies", ["summarising", "sliding-window", "stack"])
+    ss.setdefault("cmp_strategies", list(DEFAULT_STRATEGIES))
 
 
 def manifest_sidebar() -> None:
@@ -567,21 +568,28 @@ def repairs_tab(rp: Replay, call: int) -> None:
         st.html(av.findings_html(rp, found, "irr-"))
 
 
-def strategy_spec(name: str) -> str:
-    """The `context_manager` YAML of a strategy: the user's edit, else the preset (or the template)."""
+def strategy_spec(name: str) -> str | None:
+    """The `context_manager` YAML of a strategy: the user's edit, else the preset (or the template);
+    None for the manifest's own (the manifest as loaded)."""
     import yaml
 
+    if name == OWN_STRATEGY:
+        return None
     key = f"cmp_spec_{name}"
     if key not in ss:
         ss[key] = CUSTOM_TEMPLATE if name in CUSTOM else yaml.safe_dump(PRESETS[name], sort_keys=False)
     return str(ss[key])
 
 
-def strategy_editors(chosen: list[str]) -> dict[str, str]:
-    specs: dict[str, str] = {}
+def strategy_editors(chosen: list[str], m: av.ManifestInput) -> dict[str, str | None]:
+    specs: dict[str, str | None] = {}
     cols = st.columns(max(len(chosen), 1))
     for col, name in zip(cols, chosen, strict=False):
-        strategy_spec(name)
+        if strategy_spec(name) is None:
+            col.markdown(f"**{name}** — `context_manager` (edit it in the Manifest view)")
+            col.code(own_strategy_yaml(load_manifest_cached(m)), language="yaml")
+            specs[name] = None
+            continue
         specs[name] = col.text_area(f"{name} — `context_manager` YAML", key=f"cmp_spec_{name}", height=130,
                                      persist_state="page")
     return specs
@@ -591,9 +599,9 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
                 live: av.LiveSettings | None, call: int, agent: tuple[str, str, bool]) -> None:
     st.subheader(f"Side by side — {len(ss.cmp_strategies)} strategies")
     chosen = st.multiselect("Strategies (two to four; presets or your own `context_manager` YAML)",
-                            [*PRESETS, *CUSTOM], key="cmp_strategies", max_selections=4,
+                            [OWN_STRATEGY, *PRESETS, *CUSTOM], key="cmp_strategies", max_selections=4,
                             persist_state="page")
-    specs = strategy_editors(chosen)
+    specs = strategy_editors(chosen, m)
     if ss.get("cmp_run_for") != tkey:  # a new transcript: long ones wait for the user
         ss.cmp_run_for, ss.cmp_run = tkey, ss.get("n_calls", 0) <= av.COMPARE_AUTO_MAX_CALLS
     st.toggle("Replay the strategies", key="cmp_run", persist_state="page",
@@ -648,7 +656,7 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
 
 @st.cache_resource(max_entries=4, show_spinner="Replaying every conversation under every strategy…")
 def fleet_cached(m: av.ManifestInput, keys: tuple[tuple[str, str | None, int], ...], counter: str, choice: str,
-                 specs: tuple[tuple[str, str], ...], agent: tuple[str, str, bool],
+                 specs: tuple[tuple[str, str | None], ...], agent: tuple[str, str, bool],
                  _items: tuple[av.FleetInput, ...]) -> Any:
     runs = [(item, {name: replay_cached(m, key, counter, choice, None, spec, agent, item.transcript, None)
                     for name, spec in specs}) for key, item in zip(keys, _items, strict=True)]

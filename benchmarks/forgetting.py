@@ -7,6 +7,11 @@
 (b) The shared third-party transcripts (if present): per file and strategy, the calls that needed
     an identifier an earlier message held, the forgotten references and the calls that forgot one,
     and the identifiers forgotten most often.
+(c) Precision on real transcripts (if present): the references reported on the first 3
+    conversations of each shared file, replayed with no manifest and under small-window.yaml, are
+    matched with the hand labels of ``benchmarks/data/forgetting_labels.json`` (rule:
+    docs/forgetting-precision.md); precision per half (tune: what the extractor was tightened on;
+    test: held out), and the labelled facts the current extractor no longer reports.
 
 Run: .venv/bin/python benchmarks/forgetting.py [--seeds N] [--shared DIR] [--keep-turns K] [--window W]
 """
@@ -15,13 +20,17 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from inspector.compare import compare
 from inspector.forgetting import call_needs, forgetting_totals
 from inspector.manifest import load_manifest
 from inspector.planted import evaluate, strategies
+from inspector.replay import replay
 from inspector.tuning import expand_conversations
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +38,45 @@ SHARED = ROOT.parent / "shared" / "data" / "transcripts"
 FILES = ("tau-bench/gpt-4o-airline.json", "tau2-bench/toolorchestra_airline_gpt-5_1trial.json",
          "swe-agent/marshmallow-code__marshmallow-1867.traj", "letta-agent-file/memgpt_agent_with_convo.af",
          "bashkit-eval/eval-anthropic-claude-opus-4-6-2026-02-28-205358.json", "mas-lab/events.r1.jsonl")
+LABELS = ROOT / "benchmarks" / "data" / "forgetting_labels.json"
+LABEL_CONVERSATIONS = 3  # the first conversations of each shared file the labelled sample was drawn from
+
+
+def reference_key(file: str, conversation: int, manifest: str, identifier: str) -> tuple[str, int, str, str]:
+    """One reported reference: the same identifier forgotten at several calls of a replay counts once."""
+    return (file, conversation, manifest, identifier.casefold())
+
+
+def reported_references(shared: Path, files: Iterable[str] = FILES,
+                        conversations: int = LABEL_CONVERSATIONS) -> set[tuple[str, int, str, str]]:
+    """Every forgotten reference the detector reports on the first ``conversations`` of each file,
+    replayed with no manifest and under small-window.yaml (the default policy)."""
+    small = load_manifest(ROOT / "sample_manifests" / "small-window.yaml")
+    out: set[tuple[str, int, str, str]] = set()
+    for rel in files:
+        if not (shared / rel).exists():
+            continue
+        for ci, tr in enumerate(expand_conversations([str(shared / rel)], limit=conversations)):
+            for name, manifest in (("none", None), ("small-window", small)):
+                for c in call_needs(replay(manifest, tr)):
+                    out.update(reference_key(rel, ci, name, x.identifier) for x in c.forgotten)
+    return out
+
+
+def label_precision(labels: list[dict[str, Any]], reported: set[tuple[str, int, str, str]]) -> dict[str, dict[str, Any]]:
+    """Per half: labelled references still reported, the facts among them, precision, and the
+    labelled facts no longer reported (a tightening that loses them is a recall loss)."""
+    out: dict[str, dict[str, Any]] = {}
+    for half in ("tune", "test"):
+        rows = [r for r in labels if r["half"] == half]
+        still = [r for r in rows if reference_key(r["file"], r["conversation"], r["manifest"], r["identifier"])
+                 in reported]
+        facts = sum(r["label"] for r in still)
+        out[half] = {"labelled": len(rows), "reported": len(still), "facts": facts,
+                     "precision": facts / len(still) if still else 0.0,
+                     "precision_before": sum(r["label"] for r in rows) / len(rows) if rows else 0.0,
+                     "facts_lost": [r["identifier"] for r in rows if r["label"] and r not in still]}
+    return out
 
 
 def main(argv: list[str]) -> int:
@@ -52,7 +100,7 @@ def main(argv: list[str]) -> int:
 
     shared = Path(args.shared)
     if not shared.is_dir():
-        print(f"(b) skipped: no shared transcripts at {shared}")
+        print(f"(b), (c) skipped: no shared transcripts at {shared}")
         return 0
     big = load_manifest(ROOT / "sample_manifests" / "small-window.yaml",
                         overrides=[f"spec.models[0].context_window={args.window}"])
@@ -79,6 +127,19 @@ def main(argv: list[str]) -> int:
         for name, (needing, forgotten, calls) in totals.items():
             top = ", ".join(f"{i} ({n})" for i, n in often[name].most_common(3))
             print(f"    {Path(rel).name[:27]:<28}{len(convs):>6}{name:>16}{needing:>9}{forgotten:>11}{calls:>7}  {top}")
+
+    labels = json.loads(LABELS.read_text(encoding="utf-8"))["references"]
+    reported = reported_references(shared)
+    outside = reported - {reference_key(r["file"], r["conversation"], r["manifest"], r["identifier"]) for r in labels}
+    print(f"\n(c) precision on real transcripts: {len(labels)} hand-labelled references "
+          f"(docs/forgetting-precision.md), first {LABEL_CONVERSATIONS} conversations per shared file, "
+          "no manifest and small-window.yaml")
+    print(f"    {'half':<16}{'labelled':>9}{'reported':>9}{'facts':>7}{'precision':>11}{'before':>8}  facts no longer reported")
+    for half, r in label_precision(labels, reported).items():
+        print(f"    {half + (' (held out)' if half == 'test' else ''):<16}{r['labelled']:>9}{r['reported']:>9}"
+              f"{r['facts']:>7}{r['precision']:>11.3f}{r['precision_before']:>8.3f}  "
+              f"{', '.join(r['facts_lost']) or 'none'}")
+    print(f"    {len(reported)} references reported in all; {len(outside)} outside the labelled sample")
     return 0
 
 

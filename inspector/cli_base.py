@@ -59,13 +59,28 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse with the command line's error format: the usage, then one ``error:`` line (exit 2)."""
+    """argparse with the command line's error format: one ``error:`` line (the hint), then one short
+    usage line naming ``--help`` (exit 2); the full usage of a command with many options would bury
+    the hint."""
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
         from inspector.redact import mask_text
 
-        self.exit(EXIT_USAGE, f"error: {mask_text(message)}\n")
+        self.exit(EXIT_USAGE, f"error: {mask_text(message)}\n{self.short_usage()}\n")
+
+    def short_usage(self) -> str:
+        """``usage: PROG [options] POSITIONALS (PROG --help says more)``, one line."""
+        fmt = self._get_formatter()
+        positionals = [a for a in self._actions if not a.option_strings and a.help != argparse.SUPPRESS]
+        words = []
+        for action in positionals:
+            if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001 - argparse names it privately
+                words.append("COMMAND ...")
+                continue
+            shown = fmt._format_args(action, action.dest.upper())  # noqa: SLF001 - uses action.metavar when set
+            words.append(shown)
+        options = " [options]" if any(a.option_strings for a in self._actions) else ""
+        return f"usage: {self.prog}{options} {' '.join(words)} ({self.prog} --help says more)"
 
 
 def add_parser(subparsers: SubParsers, name: str, summary: str, description: str,

@@ -1,10 +1,12 @@
-"""The ``import``, ``replay``, ``compare``, ``sweep``, ``observed`` and ``app`` subcommands
-(``validate`` lives in ``cli.py``).
+"""The ``import``, ``replay``, ``compare``, ``sweep``, ``observed``, ``calibrate``, ``app`` and
+``samples`` subcommands (``validate`` lives in ``cli.py``).
 
 Each prints what the package computes (replay JSON, report tables, fleet summaries): no budget
 logic here. Output goes through :mod:`inspector.cli_output` (tables, progress, warnings, errors).
 Exit status: 0 ok, 1 invalid input (manifest content, transcript content), 2 usage error or an
-input file that cannot be read (a missing manifest and a missing transcript alike).
+input file that cannot be used (missing, unreadable, too large, not UTF-8 text such as a zip; a
+manifest and a transcript alike). File arguments take ``sample:NAME`` for a bundled sample
+(``samples`` lists them).
 """
 
 from __future__ import annotations
@@ -130,6 +132,70 @@ def _file_label(t: Any) -> str:
     return Path(t.path).name if getattr(t, "path", None) else "<transcript>"
 
 
+def _sample_path(text: str) -> str:
+    from inspector.bundled import SAMPLE_SCHEME, resolve_sample
+
+    if not text.startswith(SAMPLE_SCHEME):
+        return text
+    try:
+        return str(resolve_sample(text))
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def resolve_samples(args: argparse.Namespace) -> None:
+    """Every ``sample:NAME`` among the command's file arguments → the packaged file (an unknown name
+    is a usage error naming the samples there are)."""
+    for key in ("manifest", "transcript", "file"):
+        value = getattr(args, key, None)
+        if isinstance(value, str):
+            setattr(args, key, _sample_path(value))
+    if isinstance(getattr(args, "paths", None), list):
+        args.paths = [_sample_path(p) for p in args.paths]
+    if isinstance(getattr(args, "strategy", None), list):
+        args.strategy = [(name, _sample_path(spec.strip()) if spec.strip().startswith("sample:") else spec)
+                         for name, spec in args.strategy]
+
+
+TRANSCRIPT_SUFFIXES = (".json", ".jsonl", ".traj", ".af", ".eval", ".zip")
+"""Suffixes that name a transcript (a manifest is ``.yaml``/``.yml``)."""
+
+
+def _kind_by_suffix(path: str) -> str | None:
+    from inspector.policy import MANIFEST_SUFFIXES
+
+    low = path.lower()
+    return "manifest" if low.endswith(MANIFEST_SUFFIXES) else "transcript" if low.endswith(TRANSCRIPT_SUFFIXES) \
+        else None
+
+
+def check_argument_order(args: argparse.Namespace) -> None:
+    """A manifest where the transcript belongs (or both swapped) is said in words, naming which is which."""
+    manifest, transcript = getattr(args, "manifest", ""), getattr(args, "transcript", "")
+    if not isinstance(transcript, str) or _kind_by_suffix(transcript) != "manifest":
+        return
+    if manifest is None:
+        raise UsageError(f"{transcript} is a manifest; give a TRANSCRIPT after it")
+    if isinstance(manifest, str) and _kind_by_suffix(manifest) == "transcript":
+        raise UsageError(f"the arguments are swapped: {manifest} is the transcript and {transcript} the manifest; "
+                         f"give the MANIFEST first, then the TRANSCRIPT")
+
+
+def check_writable(out: str | None) -> None:
+    """``-o FILE`` (or ``--fleet-summary FILE``) that cannot be written is a usage error, said before
+    any work is done. Nothing is created or changed by the check."""
+    if not out:
+        return
+    p = Path(out)
+    if p.is_dir():
+        raise UsageError(f"{out}: is a folder; give a FILE to write the output to")
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"{out}: cannot write it (no folder {folder})")
+    if (p.exists() and not os.access(p, os.W_OK)) or (not p.exists() and not os.access(folder, os.W_OK | os.X_OK)):
+        raise UsageError(f"{out}: cannot write it (permission denied)")
+
+
 def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """Unreadable files exit 2. Every deliberate error (bad transcript, model mapping, plugin,
     calibration, late usage error: an :class:`inspector.errors.InspectorError`) goes on to
@@ -140,12 +206,10 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 
         # Over-budget notices are part of every frame's record; don't repeat them on stderr.
         logging.getLogger("inspector").setLevel(logging.ERROR)
-        from inspector.policy import MANIFEST_SUFFIXES
-
-        if getattr(args, "manifest", "") is None and str(getattr(args, "transcript", "")).lower().endswith(
-                MANIFEST_SUFFIXES):
-            co.error(f"{args.transcript} is a manifest; give a TRANSCRIPT after it")
-            return EXIT_USAGE
+        resolve_samples(args)
+        check_argument_order(args)
+        for out in (getattr(args, "output", None), getattr(args, "fleet_summary", None)):
+            check_writable(out)  # before the work: a replay of an hour must not end on "cannot write"
         try:
             return fn(args)  # an InspectorError reaches cli.main, which prints it with its exit status
         except OSError as exc:
@@ -163,9 +227,9 @@ def add_import(sub: SubParsers) -> None:
         "Import a transcript in any supported format and print it as one normalised OpenAI-shape "
         "conversation, every message with its origin in the source file and every irregularity "
         "reported (never repaired). Secrets are masked.",
-        ["context-inspector import run.traj",
-         "context-inspector import tau_bench_results.json --conversation 12 -o conv12.json",
-         "context-inspector import trace.jsonl --transcript-format mas-lab"])
+        ["context-inspector import sample:demo_support.anthropic",
+         "context-inspector import sample:demo_calls.openai-log --conversation all -o calls.json",
+         "context-inspector import sample:demo_session.claude-code --transcript-format claude-code"])
     p.add_argument("transcript", metavar="TRANSCRIPT", help="the transcript file")
     add_transcript_options(p)
     add_output_options(p, default="json", choices=("json",), table=False)
@@ -294,10 +358,9 @@ def _manifest_or_none(args: argparse.Namespace) -> Any:
     return settings_from_dict(dict(NO_MANIFEST), allow_imports=args.allow_imports, overrides=args.overrides)
 
 
-def _sample(args: argparse.Namespace) -> bool:
-    from inspector.policy import is_sample_manifest
-
-    return args.manifest is None or is_sample_manifest(args.manifest)
+def _sample(args: argparse.Namespace) -> bool | None:
+    """No manifest: the transcript's own agent; a manifest: judged by its marker (Q25) when read."""
+    return True if args.manifest is None else None
 
 
 def _split_paths(args: argparse.Namespace) -> None:
@@ -307,11 +370,31 @@ def _split_paths(args: argparse.Namespace) -> None:
     args.manifest, args.transcripts = split_manifest_argument(args.paths)
     if not args.transcripts:
         raise UsageError("give at least one TRANSCRIPT")
+    late = next((t for t in args.transcripts if _kind_by_suffix(t) == "manifest"), None)
+    if late is not None:
+        raise UsageError(f"{late} is a manifest, given after a transcript: give the MANIFEST first, then the "
+                         f"TRANSCRIPTs")
 
 
 def _load_manifest(args: argparse.Namespace) -> Any:
+    from inspector.manifest import ManifestError
+
     _require_file(args.manifest, "manifest")
-    return load_manifest_from_args(args, args.manifest)
+    try:
+        return load_manifest_from_args(args, args.manifest)
+    except ManifestError as exc:
+        hint = not_a_manifest(args.manifest)
+        if hint is None:
+            raise
+        raise UsageError(hint) from exc
+
+
+def not_a_manifest(path: str) -> str | None:
+    """What to say when a transcript was given where the manifest belongs (judged by its suffix)."""
+    if _kind_by_suffix(path) != "transcript":
+        return None
+    return (f"{path} is a transcript, not an agent manifest (YAML): give the MANIFEST first, then the "
+            f"TRANSCRIPT, or leave the manifest out to replay the transcript as its own agent")
 
 
 def add_replay(sub: SubParsers) -> None:
@@ -321,10 +404,10 @@ def add_replay(sub: SubParsers) -> None:
         "would send (token bands, the context manager's action, trims, pairing repairs, the provider "
         "check). JSON holds everything (with --payloads the exact messages); the table is a summary "
         "with a totals row.",
-        ["context-inspector replay sample_manifests/small-window.yaml inspector/samples/demo_support.json "
-         "--format table",
-         "context-inspector replay agent.yaml tau_bench.json --conversation 0-9 --summarizer drop -o replays.json",
-         "context-inspector replay agent.yaml run.json --set spec.context_manager.params.keep_turns=3 --payloads"])
+        ["context-inspector replay sample:support-demo sample:demo_support --format table",
+         "context-inspector replay sample:demo_support --summarizer drop -o replay.json",
+         "context-inspector replay sample:stack sample:demo_support --set spec.context_manager.params.max_messages=12 "
+         "--payloads"])
     p.add_argument("manifest", metavar="MANIFEST", nargs="?", default=None,
                    help="the agent manifest (YAML); omit it to replay the transcript as its own agent")
     p.add_argument("transcript", metavar="TRANSCRIPT", help="the transcript file")
@@ -341,8 +424,36 @@ def _frame_rows(rp: Any, t: Any) -> list[dict[str, Any]]:
     from inspector.report.tables import frame_rows
 
     lead = {"transcript": _file_label(t), "conversation": t.conversation}
-    return [{**lead, **row, "forgotten": len(lost)}
-            for row, lost in zip(frame_rows(rp), forgotten_references(rp), strict=True)]
+    k = rp.pending_call
+    return [{**lead, **row, "forgotten": len(lost), "pending": i == k}
+            for i, (row, lost) in enumerate(zip(frame_rows(rp), forgotten_references(rp), strict=True))]
+
+
+def _pending_table_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The table's rows with the pending next call starred in its ``call`` cell (the note says why)."""
+    return [{**r, "call": f"{r['call']}*"} if r["pending"] else r for r in rows]
+
+
+def pending_note(rp: Any) -> str | None:
+    """The line under a replay's table when its last call is the pending next call."""
+    from inspector.replay import PENDING_WORDS
+
+    k = rp.pending_call
+    if k is None:
+        return None
+    return (f"* call {k} ({PENDING_WORDS}): the transcript ends before its reply, so the agent never made it; "
+            f"it is shown, and left out of the totals row")
+
+
+def _replay_table(rp: Any, t: Any, args: argparse.Namespace, colour: bool) -> str:
+    import textwrap
+
+    text = co.render_table(_pending_table_rows(_frame_rows(rp, t)), FRAME_COLUMNS, title=_replay_title(rp, t),
+                           wide=args.wide, color=colour)
+    note = pending_note(rp)
+    if note:
+        text += "\n".join(textwrap.wrap(note, co.WIDE_WIDTH if args.wide else co.TABLE_WIDTH)) + "\n"
+    return text
 
 
 def _warn_failed_checks(t: Any, rp: Any) -> None:
@@ -356,7 +467,9 @@ def _warn_failed_checks(t: Any, rp: Any) -> None:
 
 
 def _replay_title(rp: Any, t: Any) -> str:
-    return (f"{_file_label(t)} · conversation {t.conversation} · {len(rp.frames):,} calls · "
+    calls = len(rp.counted_frames())
+    pending = " + 1 pending" if rp.pending_call is not None else ""
+    return (f"{_file_label(t)} · conversation {t.conversation} · {calls:,} calls{pending} · "
             f"counter {rp.counter} · summarizer {rp.summarizer_label}")
 
 
@@ -381,8 +494,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         co.write(pd.DataFrame([r for t, rp in replays for r in _frame_rows(rp, t)]).to_csv(index=False), args.output)
     else:
         colour = co.stdout_colour(args.output)
-        co.write("\n".join(co.render_table(_frame_rows(rp, t), FRAME_COLUMNS, title=_replay_title(rp, t),
-                                           wide=args.wide, color=colour) for t, rp in replays), args.output)
+        co.write("\n".join(_replay_table(rp, t, args, colour) for t, rp in replays), args.output)
     return EXIT_OK
 
 
@@ -417,11 +529,12 @@ def add_compare(sub: SubParsers) -> None:
         "row per file, conversation and strategy. Over more than one conversation a fleet summary "
         "follows: per strategy, conversations over budget, peak payload, summaries, trims, repairs "
         "and cost.",
-        ["context-inspector compare agent.yaml run.json --strategy window=sliding-window "
+        ["context-inspector compare sample:small-window sample:demo_support --strategy window=sliding-window "
          "--strategy 'sum={type: summarising, params: {keep_turns: 4}}'",
-         "context-inspector compare agent.yaml tau_bench.json --conversation all --strategy stack=stack "
-         "--strategy window=sliding-window --summarizer drop --format csv -o runs.csv --fleet-summary fleet.csv",
-         "context-inspector compare agent.yaml run.json --strategy a=agent-a.yaml --strategy b=agent-b.yaml "
+         "context-inspector compare sample:small-window sample:demo_support sample:planted_facts --strategy "
+         "stack=stack --strategy window=sliding-window --summarizer drop --format csv -o runs.csv "
+         "--fleet-summary fleet.csv",
+         "context-inspector compare sample:demo_support --strategy a=sample:stack --strategy b=sample:sliding-window "
          "--format csv -o compare.csv"])
     p.add_argument("paths", nargs="+", metavar="[MANIFEST] TRANSCRIPT",
                    help="an optional base agent manifest (.yaml/.yml), then one or more transcript files")
@@ -483,6 +596,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             row = {"transcript": _file_label(t), "conversation": t.conversation}
             row.update(totals_row(rp, name))
             row["summaries"] = row["summarizer_in_turn"] + row["summarizer_commit"]  # model calls, both kinds
+            row["pending_call"] = rp.pending_call is not None  # left out of every number of the row
             rows.append(row)
     runs = pd.DataFrame(rows)
     fleet = fleet_table(runs, ["strategy"]) if len(transcripts) > 1 or args.fleet_summary else None
@@ -533,7 +647,23 @@ def _write_runs(args: argparse.Namespace, runs: Any, columns: Sequence[Column], 
     text = co.render_table(runs.to_dict(orient="records"), cols, title=title, wide=args.wide, color=colour)
     if fleet is not None:
         text += "\n" + fleet_text("table", colour)
+    note = _pending_runs_note(runs)
+    if note:
+        import textwrap
+
+        text += "\n".join(textwrap.wrap(note, co.WIDE_WIDTH if args.wide else co.TABLE_WIDTH)) + "\n"
     co.write(text, args.output)
+
+
+def _pending_runs_note(runs: Any) -> str | None:
+    """Under a compare/sweep table: how many runs end on a pending next call, left out of the numbers."""
+    if "pending_call" not in runs.columns:
+        return None
+    n = int(runs["pending_call"].fillna(False).astype(bool).sum())
+    if not n:
+        return None
+    return (f"{n:,} of {len(runs):,} run(s) end without a reply: their pending next call (never made by the agent; "
+            f"`replay` shows it) is left out of calls, tokens, peaks, costs and the fleet summary")
 
 
 def _add_fleet_option(p: argparse.ArgumentParser) -> None:
@@ -561,10 +691,10 @@ def add_sweep(sub: SubParsers) -> None:
         "summarise the fleet per setting: conversations over budget, peak payload, summaries, trims, "
         "repairs and cost. Without a manifest each transcript is replayed as its own agent.\n\n"
         "Grid keys are dotted manifest paths or these short names:\n" + names,
-        ["context-inspector sweep agent.yaml tau_bench.json --grid keep_turns=2,4,6,8",
-         "context-inspector sweep agent.yaml a.json b.json --grid keep_turns=2,4 --grid hysteresis_ratio=0,0.1 "
-         "--conversation 0-49",
-         "context-inspector sweep run.json --grid context_manager=[stack,sliding-window] "
+        ["context-inspector sweep sample:small-window sample:demo_support --grid keep_turns=2,4,6,8",
+         "context-inspector sweep sample:small-window sample:demo_support sample:planted_facts --grid keep_turns=2,4 "
+         "--grid hysteresis_ratio=0,0.1",
+         "context-inspector sweep sample:demo_support --grid context_manager=[stack,sliding-window] "
          "--format csv -o sweep.csv --fleet-summary fleet.csv"])
     p.add_argument("paths", nargs="+", metavar="[MANIFEST] TRANSCRIPT",
                    help="an optional agent manifest (.yaml/.yml), then one or more transcript files")
@@ -648,11 +778,22 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 # --- observed -------------------------------------------------------------------------------------
 
 OBSERVED_COLUMNS: tuple[Column, ...] = (
-    Column("transcript"), Column("conversation"), Column("payload"), Column("label", narrow=False),
-    Column("turn"), Column("observed_messages", "sum", narrow=False), Column("engine_messages", "sum", narrow=False),
-    Column("observed_tokens", "sum"), Column("engine_tokens", "sum"), Column("identical"), Column("cm_action"),
-    Column("trimmed", "sum"), Column("repairs", "sum"), Column("repair_kinds", narrow=False), Column("check"),
+    Column("transcript"), Column("conversation", narrow=False), Column("payload"), Column("label", narrow=False),
+    Column("turn", narrow=False), Column("observed_messages", "sum", narrow=False),
+    Column("engine_messages", "sum", narrow=False), Column("observed_tokens", "sum"), Column("engine_tokens", "sum"),
+    Column("differs", narrow=False), Column("why"), Column("identical", narrow=False),
+    Column("cm_action", narrow=False),
+    Column("trimmed", "sum", narrow=False), Column("repairs", "sum", narrow=False),
+    Column("repair_kinds", narrow=False), Column("check", narrow=False),
 )
+"""The default table says what differs and why (the point of ``observed``); ``--wide`` adds the rest."""
+
+
+def observed_why(row: dict[str, Any]) -> str:
+    """What differs in one payload, and why, in words: ``system: different system text (observed 67
+    chars, ours 178)``; the part (``system``, ``tools``, ``rows``) leads each note; ``nothing`` when
+    the two payloads are identical."""
+    return "; ".join(f"{k}: {row[k]}" for k in ("system", "tools", "rows") if row.get(k)) or "nothing"
 
 
 def add_observed(sub: SubParsers) -> None:
@@ -663,9 +804,9 @@ def add_observed(sub: SubParsers) -> None:
         "engine assemble the call: counts, tokens, whether the two are identical, what differs "
         "(system text, tools, which rows), and what our engine would change. Without a manifest the "
         "transcript's own agent is used.",
-        ["context-inspector observed mas_lab_trace.jsonl",
-         "context-inspector observed agent.yaml letta_agent.af --counter tiktoken --format json",
-         "context-inspector observed agent.yaml trace.jsonl --wide"])
+        ["context-inspector observed sample:demo_calls.openai-log",
+         "context-inspector observed sample:small-window sample:demo_calls.openai-log --system manifest --format json",
+         "context-inspector observed sample:demo_calls.openai-log --wide"])
     p.add_argument("manifest", metavar="MANIFEST", nargs="?", default=None,
                    help="agent manifest (omit it to compare with the transcript's own agent)")
     p.add_argument("transcript", metavar="TRANSCRIPT", help="a transcript that records payloads")
@@ -701,8 +842,9 @@ def cmd_observed(args: argparse.Namespace) -> int:
     elif args.fmt == "csv":
         co.write(df.to_csv(index=False), args.output)
     else:
-        co.write(co.render_table(df.to_dict(orient="records"), OBSERVED_COLUMNS, wide=args.wide,
-                                 color=co.stdout_colour(args.output)), args.output)
+        rows = [{**r, "why": observed_why(r)} for r in df.to_dict(orient="records")]
+        co.write(co.render_table(rows, OBSERVED_COLUMNS, wide=args.wide, color=co.stdout_colour(args.output)),
+                 args.output)
     return EXIT_OK
 
 
@@ -716,12 +858,28 @@ def add_calibrate(sub: SubParsers) -> None:
         "same payload, the error, and the correction factor per model. Apply a factor with "
         "--token-calibration MODEL=FACTOR on replay/compare or spec.models[].token_calibration in the "
         "manifest.",
-        ["context-inspector calibrate inspector/samples/demo_calls.openai-log.jsonl",
-         "context-inspector calibrate session.jsonl --transcript-format claude-code --format json"])
+        ["context-inspector calibrate sample:demo_calls.openai-log",
+         "context-inspector calibrate sample:demo_session.claude-code --transcript-format claude-code --format json"])
     p.add_argument("transcript", metavar="TRANSCRIPT", help="a transcript that records provider usage")
     add_transcript_options(p)
     add_output_options(p, default="table")
     p.set_defaults(handler=_guard(cmd_calibrate))
+
+
+CALIBRATE_COLUMNS: tuple[Column, ...] = (
+    Column("call"), Column("index", narrow=False), Column("turn"), Column("model"), Column("provider_tokens"),
+    Column("cached_tokens", narrow=False), Column("tiktoken"), Column("tiktoken_error_pct"), Column("estimate"),
+    Column("estimate_error_pct"), Column("tiktoken_error", narrow=False), Column("estimate_error", narrow=False),
+    Column("messages", narrow=False), Column("payload", narrow=False),
+)
+"""Per call, in 100 columns: the provider's count beside ours and the error in %; ``--wide`` adds the rest."""
+FACTOR_TABLE_COLUMNS: tuple[Column, ...] = (
+    Column("model"), Column("calls"), Column("provider_tokens"), Column("factor_tiktoken"),
+    Column("factor_estimate"), Column("mean_abs_error_pct_tiktoken"), Column("mean_abs_error_pct_estimate"),
+    Column("tiktoken", narrow=False), Column("estimate", narrow=False), Column("slope_tiktoken", narrow=False),
+    Column("offset_tiktoken", narrow=False), Column("slope_estimate", narrow=False),
+    Column("offset_estimate", narrow=False),
+)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -739,8 +897,17 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     elif args.fmt == "csv":
         co.write(cal.calls.to_csv(index=False), args.output)
     else:
-        text = cal.calls.to_string(index=False) + "\n\ncorrection factors (provider tokens per one of ours):\n" \
-            + cal.factors.to_string(index=False) + "".join(f"\nnote: {n}" for n in cal.notes)
+        import textwrap
+
+        colour = co.stdout_colour(args.output)
+        text = co.render_table(cal.calls.to_dict(orient="records"), CALIBRATE_COLUMNS, wide=args.wide, color=colour,
+                               total=False)
+        text += "\n" + co.render_table(cal.factors.to_dict(orient="records"), FACTOR_TABLE_COLUMNS, wide=args.wide,
+                                       color=colour, total=False,
+                                       title="correction factors (provider tokens per one of ours):")
+        width = co.WIDE_WIDTH if args.wide else co.TABLE_WIDTH
+        text += "".join("\n" + "\n".join(textwrap.wrap(f"note: {n}", width, subsequent_indent="  "))
+                        for n in cal.notes)
         co.write(text, args.output)
     return EXIT_OK
 
@@ -753,14 +920,14 @@ def add_app(sub: SubParsers) -> None:
         "Start the Streamlit inspector app with the same settings as `make run`: bound to 127.0.0.1, "
         "no usage statistics, headless. Opens on TRANSCRIPT under --manifest when given; TRANSCRIPT alone "
         "opens as its own agent (its system text, tools, model and window, as `replay TRANSCRIPT` does); "
-        "with neither, the bundled demo under the bundled small-window sample.",
+        "with neither, the bundled demo under the sample manifest designed with it (support-demo.yaml).",
         ["context-inspector app",
-         "context-inspector app my_run.json --manifest agent.yaml",
+         "context-inspector app sample:demo_support --manifest sample:stack",
          "context-inspector app --port 8600"])
     p.add_argument("transcript", nargs="?", default=None, metavar="TRANSCRIPT",
                    help="open this transcript (default: the bundled demo)")
     p.add_argument("--manifest", default=None, metavar="FILE", help="open this manifest (default: none for a TRANSCRIPT, "
-                        "which then runs as its own agent; the bundled small-window sample for the demo)")
+                        "which then runs as its own agent; the bundled support-demo sample for the demo)")
     p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8501")), help="port to serve on")
     p.add_argument("--dry-run", action="store_true", help="print the streamlit command instead of running it")
     p.set_defaults(handler=_guard(cmd_app))
@@ -788,6 +955,65 @@ def cmd_app(args: argparse.Namespace) -> int:
         return subprocess.call(cmd)
     except KeyboardInterrupt:
         return EXIT_OK
+
+
+# --- samples --------------------------------------------------------------------------------------
+
+def add_samples(sub: SubParsers) -> None:
+    p = add_parser(
+        sub, "samples", "list the bundled sample manifests and transcripts, or copy one out",
+        "The package ships sample manifests and transcripts. Name one as sample:NAME wherever a "
+        "manifest or transcript file is taken (it works from any folder, in a checkout or after pip "
+        "install). `samples` lists them; `samples copy NAME [DEST]` writes a copy to edit (a manifest "
+        "without its sample marker, so the copy is your own agent: its system text and tools are "
+        "sent, not the transcript's).",
+        ["context-inspector samples",
+         "context-inspector samples copy small-window my-agent.yaml",
+         "context-inspector samples copy demo_support"])
+    p.add_argument("action", nargs="?", choices=["list", "copy"], default="list",
+                   help="list the samples, or copy one out")
+    p.add_argument("name", nargs="?", default=None, metavar="NAME", help="copy: the sample to copy")
+    p.add_argument("dest", nargs="?", default=None, metavar="DEST",
+                   help="copy: the file or folder to write (default: the sample's file name, here)")
+    p.add_argument("--force", action="store_true", help="copy: overwrite DEST if it exists")
+    p.set_defaults(handler=cmd_samples)
+
+
+def cmd_samples(args: argparse.Namespace) -> int:
+    from inspector import bundled
+
+    if args.action == "list":
+        if args.name is not None:
+            raise UsageError(f"unexpected {args.name!r}: `samples` lists, `samples copy NAME [DEST]` copies")
+        import textwrap
+
+        rows = bundled.samples()
+        width = max(len(bundled.SAMPLE_SCHEME + s.name) for s in rows)
+        lead = width + 2 + 10 + 2
+        lines = [f"{'NAME':<{width}}  {'KIND':<10}  ABOUT"]
+        for s in rows:
+            about = textwrap.wrap(s.about, co.TABLE_WIDTH - lead) or [""]
+            lines.append(f"{bundled.SAMPLE_SCHEME + s.name:<{width}}  {s.kind:<10}  {about[0]}")
+            lines += [" " * lead + more for more in about[1:]]
+        lines.append("")
+        lines += textwrap.wrap("Give sample:NAME wherever a manifest or transcript file is taken; "
+                               "`context-inspector samples copy NAME [DEST]` copies one out to edit.", co.TABLE_WIDTH)
+        co.write("\n".join(lines), args.output if hasattr(args, "output") else None)
+        return EXIT_OK
+    if args.name is None:
+        raise UsageError("samples copy: give the NAME of a sample (`context-inspector samples` lists them)")
+    try:
+        target = bundled.copy_sample(args.name, args.dest, overwrite=args.force)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    except FileExistsError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"{args.dest or args.name}: cannot write it ({exc.strerror or exc})") from None
+    kind = bundled.find_sample(args.name).kind
+    note = " (without the sample marker: it is your own agent now)" if kind == "manifest" else ""
+    print(f"wrote {target}{note}", file=sys.stderr)
+    return EXIT_OK
 
 
 APP_PRELOAD: tuple[str, ...] = (
@@ -844,7 +1070,7 @@ def serve(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-ADDERS = [add_import, add_replay, add_compare, add_sweep, add_observed, add_calibrate, add_app]
+ADDERS = [add_import, add_replay, add_compare, add_sweep, add_observed, add_calibrate, add_app, add_samples]
 
 
 if __name__ == "__main__":  # the app's server: see serve()

@@ -149,7 +149,9 @@ def cell(value: Any, key: str = "", row: Mapping[str, Any] | None = None) -> str
 
 def totals(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], label_key: str) -> dict[str, Any]:
     """The totals row: sums, maxima or minima per :attr:`Column.agg`; a sum over a column with a
-    missing value is missing (an unknown price makes the total unknown)."""
+    missing value is missing (an unknown price makes the total unknown). A row marked
+    ``pending: True`` (a replay's pending next call, never made) is shown but not counted."""
+    rows = [r for r in rows if r.get("pending") is not True]
     out: dict[str, Any] = {c.key: None for c in columns}
     out[label_key] = "total"
     for c in columns:

@@ -1,7 +1,8 @@
 """Side by side: the same transcript replayed under several context strategies.
 
 A strategy is a ``context_manager`` value (``"sliding-window"``, ``{type: stack, params: {...}}``)
-applied to the base manifest, or a whole manifest file. Each replay is independent (its own
+applied to the base manifest, a whole manifest file, or None: the base manifest as it is (its own
+context manager, :data:`OWN_STRATEGY`). Each replay is independent (its own
 engine, counter cache and hysteresis state), so the comparison is fair and deterministic.
 """
 
@@ -24,6 +25,25 @@ def _preset(spec: PluginSpec) -> dict[str, Any]:
 
 PRESETS: dict[str, Any] = {spec.name: _preset(spec) for spec in BUILTIN_SPECS if spec.slot == "context_manager"}
 """One preset per built-in manager, written from its params model (the fields it names as its preset)."""
+
+OWN_STRATEGY = "manifest's own"
+"""The name Side by side gives the manifest's own context manager (the manifest as loaded, strategy None)."""
+
+DEFAULT_STRATEGIES: tuple[str, ...] = (OWN_STRATEGY, "sliding-window", "stack")
+"""What Side by side compares first: the manifest's own strategy in the first column, then two presets."""
+
+
+def own_strategy_yaml(loaded: Any) -> str:
+    """The manifest's own context manager as YAML, to show beside its column: as written under
+    ``spec.context_manager``, else the binding it resolved to (``working_memory.compaction``, or the
+    default), with where that came from."""
+    raw = (getattr(loaded, "raw", None) or {}).get("spec") or {}
+    written = raw.get("context_manager") if isinstance(raw, dict) else None
+    if written:
+        return yaml.safe_dump(written, sort_keys=False)
+    cm = loaded.settings.context_manager
+    body = {"type": cm.type, **({"params": dict(cm.params)} if cm.params else {})}
+    return f"# from {cm.source}\n" + yaml.safe_dump(body, sort_keys=False)
 
 
 def infra_docs(loaded: Any) -> list[dict[str, Any]]:
@@ -65,7 +85,8 @@ def compare(manifest: Any, transcript: Any, strategies: Mapping[str, Any] | Iter
 
     loaded = load_manifest(manifest) if isinstance(manifest, (str, Path)) else manifest
     items = strategies.items() if isinstance(strategies, Mapping) else strategies
-    manifests = {name: strategy_manifest(loaded.raw, spec, file=loaded.file, infra_documents=infra_docs(loaded))
+    manifests = {name: loaded if spec is None else
+                 strategy_manifest(loaded.raw, spec, file=loaded.file, infra_documents=infra_docs(loaded))
                  for name, spec in items}
     if client is not None:  # the Dask hook
         from inspector.fleet import replay_on

@@ -122,12 +122,12 @@ def compare_observed(manifest: Any, transcript: Any, *, counter: str | None = No
     :data:`~inspector.policy.DEFAULT_POLICY`, ``counter`` overriding its counter) chooses whose system
     text and tools our side uses, as for a replay (Q21). Beside the counts, ``differs`` says what
     differs — system text, tools, which rows — and ``system``/``tools``/``rows`` hold each part."""
-    from inspector.policy import DEFAULT_POLICY, NO_MANIFEST, is_sample_manifest, resolve_agent, summarizer_choice
+    from inspector.policy import DEFAULT_POLICY, NO_MANIFEST, resolve_agent, summarizer_choice
 
     pol = (policy or DEFAULT_POLICY).with_(counter=counter)
-    if sample is None:
-        sample = manifest is None or is_sample_manifest(getattr(manifest, "file", None))
     settings = as_settings(NO_MANIFEST if manifest is None else manifest, ())
+    if sample is None:  # a bundled sample says so inside the file (Q25)
+        sample = manifest is None or settings.sample
     declares_system = bool(settings.injected_context or settings.memory_seeds or settings.parts)
     system = pol.system if pol.system != "auto" else ("manifest" if declares_system and not sample else "transcript")
     tools_from = pol.tools if pol.tools != "auto" else (

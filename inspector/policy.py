@@ -13,7 +13,8 @@ transcript and manifest give the same numbers wherever they are replayed.
   live model folds without a call, as the reference runtime does).
 - **System text and tools** ``auto``: the transcript's own, unless the manifest declares its own
   (system-band parts / ``spec.tools``) and is not a bundled sample; ``manifest`` / ``transcript``
-  choose explicitly.
+  choose explicitly. A bundled sample is recognised by the marker inside it
+  (``metadata.context-inspector/sample: true``, decision Q25), never by the folder it lies in.
 - **Model** ``auto``: the manifest's when it names one, else the model the transcript recorded
   (whose window comes from litellm's model map); ``manifest`` / ``transcript`` choose explicitly.
 """
@@ -21,6 +22,7 @@ transcript and manifest give the same numbers wherever they are replayed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +33,6 @@ from inspector.engine.history import role_of
 COUNTERS: tuple[str, ...] = ("tiktoken", "estimate")
 SUMMARIZER_MODES: tuple[str, ...] = ("auto", "stand-in", "drop", "manifest")
 SOURCES: tuple[str, ...] = ("auto", "manifest", "transcript")
-
-SAMPLE_MANIFEST_DIR = Path(__file__).resolve().parents[1] / "sample_manifests"
-"""The bundled sample manifests: describing some other agent, they never replace a transcript's own."""
 
 NO_MANIFEST: dict[str, Any] = {"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "transcript's own agent"},
                                "spec": {}}
@@ -96,14 +95,37 @@ def summarizer_choice(settings: Any, mode: str, *, live: bool) -> str:
     return "manifest" if live else "stand-in"
 
 
-def is_sample_manifest(file: str | Path | None) -> bool:
-    """Whether ``file`` is one of the bundled sample manifests."""
-    if not file:
+def is_sample_manifest(manifest: Any) -> bool:
+    """Whether ``manifest`` is a bundled sample: it carries the marker
+    ``metadata.context-inspector/sample: true`` (Q25), wherever the file lies. ``manifest`` is a
+    path, a parsed document, a :class:`~inspector.manifest.LoadedManifest` or its settings; a file
+    that cannot be read is not a sample (reading it reports why)."""
+    from inspector.manifest import ContextSettings, LoadedManifest, ManifestError, settings_from_dict
+
+    if not manifest:
         return False
+    if isinstance(manifest, LoadedManifest):
+        manifest = manifest.settings
+    if isinstance(manifest, ContextSettings):
+        return manifest.sample
     try:
-        return Path(file).resolve().parent == SAMPLE_MANIFEST_DIR
-    except (OSError, ValueError):
+        if isinstance(manifest, dict):
+            return settings_from_dict(dict(manifest)).settings.sample
+        from inspector.bundled import resolve_sample
+
+        p = resolve_sample(manifest)  # a path, or sample:NAME
+        st = p.stat()
+        return _file_is_sample((str(p.resolve()), st.st_mtime_ns, st.st_size))
+    except (ManifestError, OSError, ValueError, TypeError):
         return False
+
+
+@functools.lru_cache(maxsize=64)
+def _file_is_sample(version: tuple[str, int, int]) -> bool:
+    """A file's marker, read once per ``(path, mtime_ns, size)`` version of it (a face asks on every rerun)."""
+    from inspector.manifest import load_manifest
+
+    return load_manifest(version[0]).settings.sample
 
 
 # --- which agent a replay describes (Q21) ---------------------------------------------------------

@@ -41,12 +41,15 @@ from inspector.policy import (
     SUMMARIZER_MODES,
     AgentInForce,
     ReplayPolicy,
-    is_sample_manifest,
     resolve_agent,
     summarizer_choice,
 )
 
-__all__ = ["SUMMARIZER_MODES", "Commit", "Frame", "Replay", "replay"]
+__all__ = ["PENDING_WORDS", "SUMMARIZER_MODES", "Commit", "Frame", "Replay", "replay"]
+
+PENDING_WORDS = "next, pending"
+"""How every face marks the pending next call (:attr:`Replay.pending_call`): the call a transcript
+that ends on a tool result or a user message would make next, which the agent never made."""
 
 SUMMARY_TRIMMED = "summary block computed but trimmed for budget (token trimmer): the model saw neither it " \
                   "nor the turns it summarises"
@@ -326,34 +329,66 @@ class Replay:
     def messages(self) -> list[Message]:
         return self.transcript.messages
 
-    def totals(self) -> dict[str, Any]:
+    @property
+    def pending_call(self) -> int | None:
+        """Index of the **pending next call**, or None. A transcript that ends without a reply (on a
+        tool result or a user message) gets one last frame: the payload that would be sent next
+        (docs/design.md). The agent never made that call, so :meth:`totals` (and the sweep rows, fleet
+        summaries and table totals built on them) leave it out by default; every face shows it
+        marked with :data:`PENDING_WORDS`."""
         frames = self.frames
+        return len(frames) - 1 if frames and frames[-1].at >= len(self.transcript.messages) else None
+
+    def counted_frames(self, *, include_pending: bool = False) -> list[Frame]:
+        """The calls the agent made: every frame but the pending next call (unless ``include_pending``)."""
+        k = None if include_pending else self.pending_call
+        return self.frames if k is None else self.frames[:k]
+
+    def totals(self, *, include_pending: bool = False) -> dict[str, Any]:
+        """Totals and peaks over the calls the agent made; the pending next call (if any) is left out
+        unless ``include_pending`` — its payload and the summary computed for it (a summarizer call,
+        failure and cost) — and ``pending_calls_left_out`` (present only then) says so."""
+        frames = self.counted_frames(include_pending=include_pending)
+        left_out = len(self.frames) - len(frames)
+        summarizer_calls = dict(self.summarizer_calls)
+        summary_cost = self.summary_cost_usd
+        failures = self.summarizer_failures
+        if left_out and self.frames[-1].decision.summarizer_called:  # its summary was never asked for either
+            summarizer_calls["in_turn"] = max(0, summarizer_calls["in_turn"] - 1)
+            failures -= self.frames[-1].decision.action == "summarizer-failed"
+            pending_cost = self.frames[-1].summary_cost_usd
+            summary_cost = None if summary_cost is None or pending_cost is None else \
+                round(summary_cost - pending_cost, 8)
         costs = [f.cost_usd for f in frames]
         payload_cost = None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 8)
-        total_cost = None if payload_cost is None or self.summary_cost_usd is None else \
-            round(payload_cost + self.summary_cost_usd, 8)
-        return {
+        total_cost = None if payload_cost is None or summary_cost is None else \
+            round(payload_cost + summary_cost, 8)
+        out = {
             "frames": len(frames),
             "payload_tokens": sum(f.payload_tokens for f in frames),
             "max_payload_tokens": max((f.payload_tokens for f in frames), default=0),
             "over_budget": sum(1 for f in frames if f.headroom < 0),
-            "summarizer_calls": dict(self.summarizer_calls),
-            "folds": self.folds(),
-            "summarizer_failures": self.summarizer_failures,
+            "summarizer_calls": summarizer_calls,
+            "folds": self.folds(frames),
+            "summarizer_failures": failures,
             "summary_cache_hits": self.summary_cache_hits,
             "repairs": sum(len(f.repairs) for f in frames),
             "trimmed": sum(b - a for f in frames for a, b in f.trimmed) + sum(f.trimmed_synthetic for f in frames),
             "folded": sum(b - a for f in frames for a, b in f.folded),
             "checks_failed": sum(1 for f in frames if f.check != "ok"),
             "payload_cost_usd": payload_cost,
-            "summary_cost_usd": self.summary_cost_usd,
+            "summary_cost_usd": summary_cost,
             "cost_usd": total_cost,
         }
+        if left_out:
+            out["pending_calls_left_out"] = left_out
+        return out
 
-    def folds(self) -> dict[str, int]:
+    def folds(self, frames: Sequence[Frame] | None = None) -> dict[str, int]:
         """Older turns left out without a model call (Q20): ``drop``, or ``llm`` with no live model.
-        Shown beside, never inside, the summarizer calls."""
-        return {"in_turn": sum(1 for f in self.frames if f.decision.action == "dropped"),
+        Shown beside, never inside, the summarizer calls. ``frames``: the calls to count (default all)."""
+        return {"in_turn": sum(1 for f in (self.frames if frames is None else frames)
+                               if f.decision.action == "dropped"),
                 "commit": sum(1 for c in self.commits if c.action == "dropped")}
 
     def to_json(self, *, payloads: bool = False) -> dict[str, Any]:
@@ -366,10 +401,18 @@ class Replay:
                          "summarizer_label": self.summarizer_label, "limits": self.limits,
                          "policy": self.policy.as_dict(),
                          "agent": self.agent.as_dict() if self.agent is not None else None},
-            "frames": [f.to_json(msgs if payloads else None) for f in self.frames],
+            "frames": self._frames_json(payloads),
             "commits": [c.to_json() for c in self.commits],
             "totals": self.totals(),
         }
+
+    def _frames_json(self, payloads: bool) -> list[dict[str, Any]]:
+        msgs = self.transcript.messages
+        out = [f.to_json(msgs if payloads else None) for f in self.frames]
+        k = self.pending_call
+        if k is not None:  # the one frame the agent never sent: marked, and left out of "totals"
+            out[k]["pending"] = True
+        return out
 
     def dumps(self, *, payloads: bool = False) -> str:
         """The replay as JSON text, secrets masked (this is what leaves the process)."""
@@ -604,11 +647,10 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     pol = (policy or DEFAULT_POLICY).with_(counter=counter, summarizer=summarizer if custom is None else None,
                                            system=system, tools=tools, model=model)
     cache = SummaryCache(summary_cache) if isinstance(summary_cache, (str, Path)) else summary_cache
-    if sample is None:
-        sample = manifest is None or is_sample_manifest(
-            manifest if isinstance(manifest, (str, Path)) else getattr(manifest, "file", None))
-    settings, agent = resolve_agent(as_settings(NO_MANIFEST if manifest is None else manifest, allow_imports),
-                                    transcript, pol, sample=sample)
+    settings = as_settings(NO_MANIFEST if manifest is None else manifest, allow_imports)
+    if sample is None:  # a bundled sample says so inside the file (Q25)
+        sample = manifest is None or settings.sample
+    settings, agent = resolve_agent(settings, transcript, pol, sample=sample)
     mode = custom if custom is not None else summarizer_choice(settings, pol.summarizer, live=llm is not None)
     engine = ContextEngine(settings, counter=pol.counter, llm=llm, summarizer=mode, summary_cache=cache,
                            allow_imports=allow_imports, calibration=calibration)

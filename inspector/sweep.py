@@ -58,7 +58,10 @@ JSON text (a list, in order of first loss). Costs are USD; ``summary_cost_usd`` 
 stand-in is an *estimate* (its estimated tokens at the summary model's rates; ``summary_cost_basis``
 says which); ``cost_usd`` is ``None`` when part of it has no price."""
 
-INFO_COLUMNS: tuple[str, ...] = ("summary_cost_basis", "summarizer", "counter", "error")
+INFO_COLUMNS: tuple[str, ...] = ("summary_cost_basis", "summarizer", "counter", "pending_call", "error")
+"""Beside the metrics: how summaries were priced, the summarizer and counter, ``pending_call`` (True
+when the transcript ends without a reply: the replay's pending next call, never made by the agent,
+is left out of every metric) and the error of a run that failed."""
 NON_PARAM_COLUMNS = frozenset(("transcript", "conversation", *METRIC_COLUMNS, *INFO_COLUMNS))
 
 
@@ -152,7 +155,7 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     from inspector.manifest import settings_from_dict
     from inspector.replay import replay
 
-    from inspector.policy import DEFAULT_POLICY, is_sample_manifest
+    from inspector.policy import DEFAULT_POLICY
 
     pol = (policy or DEFAULT_POLICY).with_(counter=counter, summarizer=summarizer)  # Q22: one default policy
     counter, summarizer = pol.counter, pol.summarizer
@@ -165,7 +168,7 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
                                     base_dir=Path(file).parent if file else None)
         rp = replay(loaded, _load(transcript), policy=pol, llm=llm,
                     summary_cache=None if summary_cache is None else os.fspath(summary_cache),
-                    allow_imports=allow_imports, sample=manifest_doc is None or is_sample_manifest(file))
+                    allow_imports=allow_imports, sample=manifest_doc is None or loaded.settings.sample)
     except (InspectorError, ValueError, OSError) as exc:
         if on_error == "raise":
             raise
@@ -174,7 +177,7 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
         return row
     row.update(run_metrics(rp))
     row.update(summary_cost_basis=summary_cost_basis(rp), summarizer=rp.summarizer_label, counter=rp.counter,
-               error=None)
+               pending_call=rp.pending_call is not None, error=None)
     return row
 
 
@@ -196,15 +199,16 @@ def run_metrics(rp: Any) -> dict[str, Any]:
     """The :data:`METRIC_COLUMNS` of one replay, from its totals and frames."""
     from inspector.forgetting import call_needs, forgetting_totals
 
-    lost = forgetting_totals(call_needs(rp))
+    counted = rp.counted_frames()  # the pending next call (never made) is left out of every metric
+    lost = forgetting_totals(call_needs(rp)[:len(counted)])
     t = rp.totals()
     calls = t["summarizer_calls"]
     summarised, dropped = _folded_messages(rp)
     out = {
         "user_turns": sum(1 for m in rp.messages if m.get("role") == "user"), "frames": t["frames"],
         "tokens_sent": t["payload_tokens"], "peak_payload": t["max_payload_tokens"],
-        "input_budget": min((f.input_budget for f in rp.frames), default=None),
-        "min_headroom": min((f.headroom for f in rp.frames), default=None),
+        "input_budget": min((f.input_budget for f in counted), default=None),
+        "min_headroom": min((f.headroom for f in counted), default=None),
         "over_budget": t["over_budget"],
         "summarizer_calls": calls["in_turn"] + calls["commit"],
         "summarizer_in_turn": calls["in_turn"], "summarizer_commit": calls["commit"],
@@ -226,7 +230,8 @@ def _folded_messages(rp: Any) -> tuple[set[int], set[int]]:
 
     summarised: set[int] = set()
     dropped: set[int] = set()
-    for action, ranges in [(f.decision.action, f.folded) for f in rp.frames] + [(c.action, c.folded) for c in rp.commits]:
+    for action, ranges in [(f.decision.action, f.folded) for f in rp.counted_frames()] + \
+            [(c.action, c.folded) for c in rp.commits]:
         if action in SUMMARY_ACTIONS:
             summarised.update(expand_ranges(ranges))
         elif action in DROP_ACTIONS:

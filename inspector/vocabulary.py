@@ -67,7 +67,12 @@ COLUMN_WORDS: dict[str, str] = {
     "conversations": "convs", "conversations_over_budget": "convs over budget",
     "summaries": "summaries", "summarizer": "summarizer", "counter": "counter",
     # observed payloads
-    "observed_tokens": "observed tokens", "engine_tokens": "engine tokens",
+    "observed_tokens": "observed tokens", "engine_tokens": "engine tokens", "why": "what differs",
+    # calibration (inspector.calibration)
+    "provider_tokens": "provider tokens", "tiktoken_error_pct": "tiktoken error %",
+    "estimate_error_pct": "estimate error %", "factor_tiktoken": "factor tiktoken",
+    "factor_estimate": "factor estimate",
+    "mean_abs_error_pct_tiktoken": "mean error % tiktoken", "mean_abs_error_pct_estimate": "mean error % estimate",
     # forgetting (inspector.forgetting)
     "forgotten": "refs lost", "forgotten_calls": "calls that forgot", "forgotten_per_call": "lost per call",
 }

@@ -17,13 +17,14 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from inspector.compare import DEFAULT_STRATEGIES, OWN_STRATEGY
 from inspector.report import app_views as av
 from inspector.vocabulary import EVENT_WORDS
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 SAMPLES = sorted(p.name for p in (ROOT / "sample_manifests").glob("*.yaml"))
-DEMO_CALLS = 26  # assistant messages of inspector/samples/demo_support.json
+DEMO_CALLS = 27  # assistant messages of inspector/samples/demo_support.json
 
 
 # --- helpers ------------------------------------------------------------------------------------------------
@@ -136,7 +137,7 @@ def test_default_view_is_populated() -> None:
     ids = chart_ids(at)
     assert any("timeline" in i for i in ids) and "tokens sent" in band_title(at)
     assert len(payload(at)) > 0
-    assert len(compare_totals(at)) == 3  # summarising, sliding-window, stack
+    assert list(compare_totals(at)["strategy"]) == list(DEFAULT_STRATEGIES)  # the manifest's own first
     # The summarizer is labelled as the offline stand-in, never passed off as a model.
     assert any("offline stand-in" in c.value for c in at.caption)
 
@@ -225,7 +226,7 @@ def test_timeline_point_selection_jumps_to_that_call() -> None:
     ([{"x": 4}], 4),                 # a bar of call 4
     ([{"x": 3.5}], 4),               # a commit-fold marker between calls 3 and 4: the call after it
     ([{"x": 2}, {"x": 9}], 9),       # several points: the last one clicked
-    ([{"x": 999}], 25),              # beyond the end: clamped
+    ([{"x": 999}], DEMO_CALLS - 1),  # beyond the end: clamped
     ([{"y": 5}], None),              # no x: ignored
     ([], None),
 ])
@@ -284,7 +285,7 @@ def test_compare_needs_two_and_shows_a_bad_strategy_without_breaking() -> None:
 def test_invalid_manifest_shows_the_field_path_and_recovers() -> None:
     at = show(start(), "manifest")
     good = str(at.text_area(key="manifest_yaml").value)
-    bad = good.replace("keep_turns: 3", "keep_turns: -2")
+    bad = good.replace("keep_turns: 2", "keep_turns: -2")  # support-demo.yaml
     assert bad != good
     at.text_area(key="manifest_yaml").input(bad).run()
     assert_healthy(at)
@@ -297,7 +298,7 @@ def test_invalid_manifest_shows_the_field_path_and_recovers() -> None:
     assert at.session_state["call"] == 1
     # A valid edit is picked up: the window follows the manifest.
     show(at, "manifest")
-    at.text_area(key="manifest_yaml").input(good.replace("context_window: 4000", "context_window: 9000")).run()
+    at.text_area(key="manifest_yaml").input(good.replace("context_window: 7200", "context_window: 9000")).run()
     assert errors(at) == []
     show(at, "call")
     assert any(m.value == "9,000" for m in at.metric)
@@ -308,7 +309,7 @@ def test_yaml_syntax_error_names_the_line() -> None:
     at.text_area(key="manifest_yaml").input("apiVersion: mas/v1\nkind: Agent\nspec: [unclosed\n").run()
     assert_healthy(at)
     errs = " ".join(errors(at))
-    assert "small-window.yaml:3" in errs or "small-window.yaml:4" in errs  # FILE:LINE
+    assert f"{av.DEFAULT_MANIFEST}:3" in errs or f"{av.DEFAULT_MANIFEST}:4" in errs  # FILE:LINE
     assert len(payload(at)) > 0  # the views still show the last valid manifest
 
 
@@ -524,7 +525,10 @@ def test_estimate_check_levels(counter: str, call: int, level: str | None) -> No
     from inspector.replay import replay
     from inspector.transcripts import load_transcript, sample_path
 
-    text = (ROOT / "sample_manifests" / "small-window.yaml").read_text(encoding="utf-8")
+    from inspector.bundled import unmarked
+
+    # small-window.yaml as the user's own agent (no sample marker, Q25): its prompt and tools are sent
+    text = unmarked((ROOT / "sample_manifests" / "small-window.yaml").read_text(encoding="utf-8"))
     rp = replay(load_manifest_text(text),  # small-window.yaml: a 4 000-token window
                 load_transcript(sample_path()), counter=counter, summarizer="stand-in")
     check = av.estimate_check(rp, call)
@@ -568,9 +572,11 @@ def message_text(rp_messages: list[dict[str, Any]], index: int) -> str:
 
 def test_this_call_lists_forgotten_references_marks_the_timeline_and_links_the_message() -> None:
     at = start()
-    at.select_slider(key="call").set_value(16).run()  # the demo's call that needs the email of message 7
+    # the demo's call 24 needs the account id for its resync_mobile_app call; the rolling summary dropped it
+    # and message 22 (the booking re-read of turn 4) is the newest message holding it
+    at.select_slider(key="call").set_value(24).run()
     lost = frame_by_columns(at, "identifier", "transcript #", "why not sent")
-    assert "dana.whitfield@example.com" in set(lost["identifier"])
+    assert "AUR-5521904" in set(lost["identifier"])
     # Independent check of every row: the named message holds the identifier, and it is not sent.
     demo = json.loads((ROOT / "inspector" / "samples" / "demo_support.json").read_text(encoding="utf-8"))
     msgs = [m for m in demo["messages"]] if isinstance(demo, dict) else demo
@@ -582,13 +588,13 @@ def test_this_call_lists_forgotten_references_marks_the_timeline_and_links_the_m
     name = EVENT_WORDS["forgotten"]
     timeline_spec = next(c for c in charts(at) if any(t.get("name") == name for t in c["data"]))
     marked = next(t for t in timeline_spec["data"] if t.get("name") == name)
-    assert 16 in marked["x"] and 0 not in marked["x"]
+    assert 24 in marked["x"] and 0 not in marked["x"]
     # The link: pick the message and ask why — "Not sent & why" explains that very message.
-    at.selectbox(key="forgotten_pick").select(7).run()
+    at.selectbox(key="forgotten_pick").select(22).run()
     at.button(key="forgotten_explain").click().run()
     assert_healthy(at)
-    assert at.session_state["why_index"] == 7
-    assert any(i.value.startswith("Message 7 is not sent") and "summar" in i.value for i in at.info)
+    assert at.session_state["why_index"] == 22
+    assert any(i.value.startswith("Message 22 is not sent") and "summar" in i.value for i in at.info)
 
 
 def test_fleet_view_summarises_every_conversation_like_the_cli(tmp_path: Path) -> None:
@@ -631,20 +637,20 @@ def test_jump_to_next_and_previous_event_lands_on_the_calls_the_replay_records()
     from inspector.replay import replay
     from inspector.transcripts import load_transcript, sample_path
 
-    rp = replay(load_manifest(ROOT / "sample_manifests" / "small-window.yaml"), load_transcript(sample_path()),
+    rp = replay(load_manifest(ROOT / "sample_manifests" / av.DEFAULT_MANIFEST), load_transcript(sample_path()),
                 summarizer="stand-in")
-    trimmed = [k for k, f in enumerate(rp.frames) if f.trimmed]  # independent of the app's event index
-    assert len(trimmed) >= 2
+    repaired = [k for k, f in enumerate(rp.frames) if f.repairs]  # independent of the app's event index
+    assert len(repaired) >= 2
     at = start()
-    at.selectbox(key="jump_kind").select("trimmed").run()
+    at.selectbox(key="jump_kind").select("repair").run()
     at.button(key="jump_next").click().run()
-    assert at.session_state["call"] == trimmed[0]
+    assert at.session_state["call"] == repaired[0]
     at.button(key="jump_next").click().run()
-    assert at.session_state["call"] == trimmed[1]
+    assert at.session_state["call"] == repaired[1]
     at.button(key="jump_prev").click().run()
-    assert at.session_state["call"] == trimmed[0]
+    assert at.session_state["call"] == repaired[0]
     at.select_slider(key="call").set_value(DEMO_CALLS - 1).run()
-    assert at.button(key="jump_next").disabled == (trimmed[-1] <= DEMO_CALLS - 1)
+    assert at.button(key="jump_next").disabled == (repaired[-1] <= DEMO_CALLS - 1)
 
 
 def test_the_editor_stays_on_screen_and_marks_the_error_line() -> None:
@@ -652,13 +658,13 @@ def test_the_editor_stays_on_screen_and_marks_the_error_line() -> None:
     good = str(at.text_area(key="manifest_yaml").value)
     lines = good.splitlines()
     n = next(k for k, line in enumerate(lines, 1) if "keep_turns:" in line)
-    at.text_area(key="manifest_yaml").input(good.replace("keep_turns: 3", "keep_turns: -2")).run()
+    at.text_area(key="manifest_yaml").input(good.replace("keep_turns: 2", "keep_turns: -2")).run()
     assert at.session_state["view"] == "manifest" and at.text_area(key="manifest_yaml")
     excerpt = next(str(c.value) for c in at.code if "│" in str(c.value))
     marked = [line for line in excerpt.splitlines() if line.startswith("▶")]
     assert len(marked) == 1
     number, text = marked[0].lstrip("▶").split("│", 1)
-    assert int(number) == n and text.strip() == lines[n - 1].strip().replace("keep_turns: 3", "keep_turns: -2")
+    assert int(number) == n and text.strip() == lines[n - 1].strip().replace("keep_turns: 2", "keep_turns: -2")
     at.text_area(key="manifest_yaml").input(good).run()  # fixed: still on the editor, no excerpt
     assert at.session_state["view"] == "manifest" and errors(at) == []
     assert not any("│" in str(c.value) for c in at.code)
@@ -671,17 +677,16 @@ def test_error_excerpt_numbers_and_marks_lines() -> None:
 
 
 def test_side_by_side_puts_strategies_in_columns_and_shows_only_differences() -> None:
-    at = start()
-    at.selectbox(key="manifest_sample").select("default.yaml").run()  # a window where the strategies differ
+    at = start()  # the demo under its own manifest: the manifest's strategy first, then two presets
     show(at, "compare")
     at.select_slider(key="call").set_value(DEMO_CALLS - 1).run()
     assert len([c for c in chart_ids(at) if "compare_timeline" in c]) == 3
     at.toggle(key="keep_diff").set_value(True).run()
-    diff = frame_by_columns(at, "#", "differs", "summarising", "stack")
+    diff = frame_by_columns(at, "#", "differs", OWN_STRATEGY, "stack")
     assert len(diff) > 0 and diff["differs"].all()
     for _, row in diff.iterrows():  # each shown row really is treated differently
-        assert len({row["summarising"], row["sliding-window"], row["stack"]}) > 1
-    assert any("not sent\\:" in c.value for c in at.caption)  # each strategy's reason for what it left out
+        assert len({row[OWN_STRATEGY], row["sliding-window"], row["stack"]}) > 1
+    assert any("not sent\:" in c.value for c in at.caption)  # each strategy's reason for what it left out
 
 
 def timeline_spec(at: AppTest) -> dict[str, Any]:

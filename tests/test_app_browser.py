@@ -86,7 +86,9 @@ def demo_replay() -> Any:
     from inspector.replay import replay
     from inspector.transcripts import load_transcript, sample_path
 
-    return replay(load_manifest(ROOT / "sample_manifests" / "small-window.yaml"), load_transcript(sample_path()),
+    from inspector.report import app_views as av
+
+    return replay(load_manifest(ROOT / "sample_manifests" / av.DEFAULT_MANIFEST), load_transcript(sample_path()),
                   summarizer="stand-in")
 
 
@@ -214,18 +216,18 @@ def test_jump_to_next_event_lands_on_that_event(page: Any) -> None:
     pg = page
     rp = demo_replay()
     reused = [k for k, f in enumerate(rp.frames) if f.decision.action == "reused"]
-    trimmed = [k for k, f in enumerate(rp.frames) if f.trimmed]
-    assert reused and len(trimmed) >= 2
+    repaired = [k for k, f in enumerate(rp.frames) if f.repairs]
+    assert reused and len(repaired) >= 2
     pg.locator(".st-key-jump_kind").click()
-    pg.get_by_role("option", name=re.compile(r"^trim \(")).click()
+    pg.get_by_role("option", name=re.compile(r"^pairing repair \(")).click()
     pg.wait_for_timeout(300)  # the rerun starts
     wait_idle(pg)
     pg.locator(".st-key-jump_next button:visible").click()
-    wait_for_call(pg, trimmed[0])
+    wait_for_call(pg, repaired[0])
     pg.locator(".st-key-jump_next button:visible").click()
-    wait_for_call(pg, trimmed[1])
+    wait_for_call(pg, repaired[1])
     pg.locator(".st-key-jump_prev button:visible").click()
-    wait_for_call(pg, trimmed[0])
+    wait_for_call(pg, repaired[0])
 
 
 def test_drill_down_into_a_tool_call_message(page: Any) -> None:
@@ -258,12 +260,12 @@ def test_the_editor_stays_on_screen_through_an_error_and_its_fix(page: Any) -> N
     choose_view(pg, "manifest")
     box = pg.locator(".st-key-manifest_yaml textarea")
     good = box.input_value()
-    box.fill(good.replace("keep_turns: 3", "keep_turns: -2"))
+    box.fill(good.replace("keep_turns: 2", "keep_turns: -2"))
     box.press("Control+Enter")
     pg.get_by_text("spec.context_manager.params.keep_turns").first.wait_for()
     assert box.is_visible()
     assert "▶" in str(pg.locator("[data-testid=stCode]").last.text_content())  # the error line marked
-    bad_line = next(k for k, text in enumerate(good.split("\n"), 1) if "keep_turns: 3" in text)
+    bad_line = next(k for k, text in enumerate(good.split("\n"), 1) if "keep_turns: 2" in text)
     gutter = gutter_svg(pg)  # the editor itself: every line numbered, the error line marked
     assert f">▶ {bad_line}</text>" in gutter and f">{len(good.split(chr(10)))}</text>" in gutter
     wait_idle(pg)
@@ -341,7 +343,7 @@ def test_a_timeline_click_at_over_1000_calls_lands_on_the_call_clicked(page: Any
     pg.locator("[data-testid=stSidebar] input[type=file]").nth(1).set_input_files(str(path))
     pg.get_by_text(path.name).first.wait_for()
     calls = "() => +((document.body.innerText.match(/([\\d,]+) LLM calls/) || [0, '0'])[1].replace(/,/g, ''))"
-    pg.wait_for_function(f"() => ({calls})() >= 1000")  # the upload replayed (the demo has 26 calls)
+    pg.wait_for_function(f"() => ({calls})() >= 1000")  # the upload replayed (the demo has 27 calls)
     wait_for_call(pg, 0)
     n = int(pg.evaluate(calls))
     plot = ".st-key-timeline .js-plotly-plot"

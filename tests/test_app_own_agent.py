@@ -42,7 +42,7 @@ def test_the_demo_runs_as_its_own_agent_and_states_it() -> None:
     assert at.radio(key="agent_source").value == "auto"
     text = captions(at)
     assert "system text from the transcript" in text and "15 schema(s) from the transcript" in text
-    assert "model gpt-4o (manifest)" in text and "window 4,000 tokens (manifest)" in text
+    assert "model gpt-4o (manifest)" in text and "window 7,200 tokens (manifest)" in text  # support-demo.yaml
     at.segmented_control(key="payload_as").set_value("table").run()  # the payload as a table, not chat rows
     payload = next(df.value for df in at.dataframe if {"band", "content"} <= set(getattr(df.value, "columns", [])))
     assert "Acme" not in str(payload.iloc[0]["content"])
@@ -55,26 +55,26 @@ def test_opening_a_transcript_leaves_the_agent_switches_as_they_are() -> None:
     at.radio(key="agent_source").set_value("manifest").run()
     at.radio(key="model_source").set_value("manifest").run()
     assert "system text from the manifest" in captions(at)
+    window = re.search(r"window [\d,]+ tokens \(manifest\)", captions(at))
+    assert window is not None
     names = list(at.selectbox(key="transcript_sample").options)
     other = next(n for n in names if "anthropic" in n)
     at.selectbox(key="transcript_sample").set_value(other).run()
     assert not at.exception
     assert at.radio(key="agent_source").value == "manifest"
     assert at.radio(key="model_source").value == "manifest"
-    assert "window 4,000 tokens (manifest)" in captions(at)
+    assert window.group(0) in captions(at)  # still the manifest's window
 
 
 def test_a_trimmed_summary_is_shown_as_not_sent() -> None:
-    at = start()
-    at.radio(key="agent_source").set_value("manifest").run()
-    at.radio(key="counter").set_value("estimate").run()
+    at = start()  # the demo under its own sample manifest: the summary is trimmed at call 9 (support-demo.yaml)
     from inspector.manifest import load_manifest
     from inspector.replay import replay
+    from inspector.report import app_views as av
     from inspector.transcripts import load_transcript
 
-    rp = replay(load_manifest(ROOT / "sample_manifests" / "small-window.yaml"),
-                load_transcript(ROOT / "inspector" / "samples" / "demo_support.json"), counter="estimate",
-                summarizer="stand-in", system="manifest", tools="manifest")
+    rp = replay(load_manifest(ROOT / "sample_manifests" / av.DEFAULT_MANIFEST),
+                load_transcript(ROOT / "inspector" / "samples" / "demo_support.json"), summarizer="stand-in")
     k = next(k for k, f in enumerate(rp.frames) if f.not_sent)
     at.select_slider(key="call").set_value(k).run()
     assert any("Not sent" in w.value and SUMMARY_TRIMMED in plain(w.value) for w in at.warning)
@@ -106,7 +106,7 @@ def test_launched_on_a_transcript_alone_the_app_replays_it_as_its_own_agent_like
     assert at.session_state["n_calls"] == cli_calls
     text = captions(at)
     assert cli_agent in text  # the header states the same sources as the CLI
-    assert "(transcript)" in cli_agent and "4,000" not in cli_agent  # not the small-window sample's window
+    assert "(transcript)" in cli_agent and "7,200" not in cli_agent  # not the demo sample manifest's window
 
 
 def test_started_without_a_transcript_the_demo_keeps_its_sample_manifest(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -117,8 +117,8 @@ def test_started_without_a_transcript_the_demo_keeps_its_sample_manifest(monkeyp
     monkeypatch.setattr(sys, "argv", ["app.py"])
     at = start()
     assert at.session_state["manifest_sample"] == av.DEFAULT_MANIFEST
-    assert "window 4,000 tokens (manifest)" in captions(at)
+    assert "window 7,200 tokens (manifest)" in captions(at)  # support-demo.yaml's window
     # The own-agent entry is there to pick, and picking it shows the transcript's own model and window.
     at.selectbox(key="manifest_sample").select(av.OWN_AGENT).run()
     assert not at.exception
-    assert "(transcript) · window" in captions(at) and "window 4,000 tokens" not in captions(at)
+    assert "(transcript) · window" in captions(at) and "window 7,200 tokens" not in captions(at)

@@ -26,7 +26,8 @@ COMMANDS = sorted(subparsers())
 
 
 def test_the_command_set() -> None:
-    assert set(COMMANDS) == {"validate", "import", "replay", "compare", "sweep", "observed", "calibrate", "app"}
+    assert set(COMMANDS) == {"validate", "import", "replay", "compare", "sweep", "observed", "calibrate", "app",
+                             "samples"}
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -68,6 +68,39 @@ def _mas_lab() -> str:
     return "\n".join(json.dumps(e) for e in events) + "\n"
 
 
+def _otel_genai() -> str:
+    call = {"type": "tool_call", "id": ID, "name": "lookup", "arguments": {}}
+    messages = [{"role": "system", "parts": [{"type": "text", "content": "You help."}]},
+                {"role": "user", "parts": [{"type": "text", "content": "look it up"}]},
+                {"role": "assistant", "parts": [call]},
+                {"role": "tool", "parts": [{"type": "tool_call_response", "id": ID, "response": "found"}]}]
+    output = [{"role": "assistant", "parts": [{"type": "text", "content": "done"}], "finish_reason": "stop"}]
+    attrs = [{"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(messages)}},
+             {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(output)}}]
+    span = {"traceId": "t1", "spanId": "s1", "attributes": attrs}
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+
+
+def _openhands() -> str:
+    response = {"id": "chatcmpl-1", "model": "gpt-4o", "choices": [{"index": 0, "message": {
+        "role": "assistant", "content": "", "tool_calls": [
+            {"id": ID, "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]}}],
+                "usage": {"prompt_tokens": 20, "completion_tokens": 1}}
+    meta = {"function_name": "lookup", "tool_call_id": ID, "model_response": response, "total_calls_in_response": 1}
+    return json.dumps([
+        {"id": 0, "source": "user", "action": "message", "args": {"content": "look it up"}},
+        {"id": 1, "source": "agent", "action": "run", "args": {"command": "lookup"}, "tool_call_metadata": meta},
+        {"id": 2, "source": "agent", "observation": "run", "content": "found", "cause": 1, "tool_call_metadata": meta},
+        {"id": 3, "source": "agent", "action": "message", "args": {"content": "done"}}])
+
+
+def _litellm() -> str:
+    response = {"model": "gpt-4o", "choices": [{"index": 0, "message": {"role": "assistant", "content": "done"}}],
+                "usage": {"prompt_tokens": 20, "completion_tokens": 1, "total_tokens": 21}}
+    return json.dumps({"id": "c1", "call_type": "completion", "status": "success", "model": "gpt-4o",
+                       "messages": OPENAI_ROWS[:4], "response": response, "model_parameters": {}}) + "\n"
+
+
 DOCUMENTS: dict[str, str] = {
     "openai": json.dumps(OPENAI_ROWS),
     "tau-bench": json.dumps([{"task_id": 1, "trial": 0, "reward": 1.0, "traj": OPENAI_ROWS}]),
@@ -92,11 +125,22 @@ DOCUMENTS: dict[str, str] = {
         {"role": "tool", "tool_call_id": ID, "content": [{"type": "text", "text": "found"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "done"}]}]}),
     "anthropic": json.dumps({"system": "You help.", "messages": ANTHROPIC_MESSAGES}),
+    "inspect-ai": json.dumps({"version": 2, "status": "success", "eval": {"task": "t", "model": "openai/gpt-4o"},
+                              "samples": [{"id": 1, "epoch": 1, "messages": [
+                                  {"role": "system", "content": "You help."},
+                                  {"role": "user", "content": "look it up"},
+                                  {"role": "assistant", "content": "", "tool_calls": [
+                                      {"id": ID, "function": "lookup", "arguments": {}}]},
+                                  {"role": "tool", "tool_call_id": ID, "function": "lookup", "content": "found"},
+                                  {"role": "assistant", "content": "done"}]}]}),
     "bashkit": json.dumps({"model": "claude-x", "results": [
         {"task": {"id": "t1", "system": "You help."}, "trace": {"messages": ANTHROPIC_MESSAGES}}]}),
     "claude-code": _claude_code(),
     "openai-log": _openai_log(),
     "mas-lab": _mas_lab(),
+    "otel-genai": _otel_genai(),
+    "openhands": _openhands(),
+    "litellm": _litellm(),
 }
 
 

@@ -10,7 +10,7 @@ from inspector.manifest import load_manifest, validate_file
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_manifests"
 NAMES = ["default", "summarising-drop", "summarising-llm", "sliding-window", "stack", "compaction-sugar",
-         "small-window"]
+         "small-window", "support-demo"]
 
 
 def test_all_samples_are_present() -> None:
@@ -38,6 +38,7 @@ EXPECTED = [
     ("compaction-sugar", ("summarising", "spec.working_memory.compaction"), ("llm", {"model": "gpt-4o-mini"}),
      {"summary_threshold": 0, "keep_turns": 4}),
     ("small-window", ("summarising", "spec.context_manager"), ("llm", {}), {"keep_turns": 3}),
+    ("support-demo", ("summarising", "spec.context_manager"), ("llm", {}), {"keep_turns": 2, "hysteresis_ratio": 0.25}),
 ]
 
 

@@ -149,13 +149,29 @@ def test_compaction_demo_runs_offline_and_shows_every_mechanism(monkeypatch: pyt
     nb = _execute("compaction_demo.ipynb", monkeypatch, probe=(
         '{"actions": sorted({f.decision.action for f in rp.frames}), "commit_folds": len(story.commit_folds(rp)), '
         '"repairs": sum(len(f.repairs) for f in rp.frames), "strategies": table.strategy.tolist(), '
-        '"label": rp.summarizer_label, "calls": len(rp.frames), "start": story.trigger_call(rp)}'))
+        '"label": rp.summarizer_label, "calls": len(rp.frames), "start": story.crossing_call(rp), '
+        '"turn": turn, "by_ratio": by_ratio.values.tolist(), "ratios": RATIOS, '
+        '"frames": [[f.turn, f.step, f.decision.action, f.decision.raw_tokens, f.budget.hint, '
+        'f.bands.get("summary", 0), f.bands.get("working_memory", 0)] for f in rp.frames]}'))
     assert not [o for o in _outputs(nb) if o.output_type == "error"]
     p = _probe(nb)
     assert "reused" in p["actions"]  # the trigger is crossed; the previous summary is reused (Q23), not re-summarised
-    assert "summarized" not in p["actions"]
+    assert "summarized" not in p["actions"]  # every commit folds (Q4): no summary is computed inside a call
     assert p["commit_folds"] > 0 and p["repairs"] > 0
-    assert p["strategies"] == ["summarising", "sliding window (keep 4)", "stack (full history)"]
+    assert p["strategies"] == ["summarising", "sliding window (keep 2)", "stack (full history)"]
+    # The seeds' mechanism, shown happening: inside one turn the working memory grows, the trigger falls
+    # under the unchanged history, and the summary is reused and sent (support-demo.yaml: turn 4, call 8).
+    k = p["start"]
+    before, at = p["frames"][k - 1], p["frames"][k]
+    assert (k, p["turn"], before[0], at[0]) == (8, 4, 4, 4)
+    assert before[3] == at[3] and before[3] <= before[4] and at[4] < at[3]  # same history; under, then over
+    assert at[6] > before[6] and at[2] == "reused" and at[5] > 0  # working memory grew; summary reused and sent
+    # The ratio's effect, measured on that turn: a larger ratio lowers the trigger, so the history crosses it
+    # at an earlier step (budget ÷ (1 + ratio) at the turn's first call: 3 848 ÷ (1 + r), floored)
+    rows = {r[0]: r for r in p["by_ratio"]}
+    assert [rows[r][1] for r in p["ratios"]] == [3848 * 100 // (100 + round(100 * r)) for r in p["ratios"]]
+    assert [rows[r][2] for r in p["ratios"]] == [2, 1, 1, 0, 0]
+    assert [rows[r][3] for r in p["ratios"]] == [1, 2, 2, 3, 3]
     assert p["label"] == "offline stand-in (not a model)"
     figures = [o["data"][PLOTLY]["layout"].get("title", {}).get("text", "") for o in _outputs(nb)
                if PLOTLY in o.get("data", {})]
@@ -171,10 +187,14 @@ def test_compaction_demo_runs_offline_and_shows_every_mechanism(monkeypatch: pyt
     stack = [t["name"] for t in side["data"] if t.get("legend") == "legend3"]
     assert "summary trigger" not in stack and "summary" not in stack  # the stack never summarises
     md = _markdown(nb)
-    for sentence in ("The first fold happens at the commit of turn", "so the manager reuses it", "needed a repair",
-                     "sends the fewest input tokens", "in-turn summarizer calls", "Forgotten references",
-                     "factor **×", "fitted line provider ≈"):
+    for sentence in ("The first fold happens at the commit of turn", "the manager reuses that summary",
+                     "needed a repair", "sends the fewest input tokens", "In turn 4, from a ratio of 0 to 1",
+                     "Forgotten references", "factor **×", "fitted line provider ≈"):
         assert sentence in md
+    prose = md + "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    for code in ("unchanged-too-few-turns", "unchanged-under-budget", "ask_stripped", "`reused`", "next_tool_call",
+                 "window-slid", "stack-capped"):
+        assert code not in prose, code  # the engine's codes are said in words
     # the stepper: a live widget, and for a static export the call it starts on as HTML
     stepper = [o for o in _cell_outputs(nb, "nb.show(") if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert len(stepper) == 1 and f"call {p['start']} · turn" in stepper[0]["data"]["text/html"]
@@ -259,10 +279,8 @@ def demo_replay() -> Any:
     from inspector.replay import replay
     from inspector.transcripts import load_transcript
 
-    loaded = load_manifest(ROOT / "sample_manifests" / "small-window.yaml",
-                           overrides=["spec.models[0].context_window=7000",
-                                      "spec.context_manager.params.keep_turns=4"])
-    return replay(loaded, load_transcript(ROOT / "inspector" / "samples" / "demo_support.json"))
+    loaded = load_manifest(ROOT / "sample_manifests" / "support-demo.yaml")  # the notebook's default
+    return replay(loaded, load_transcript(ROOT / "inspector" / "samples" / "demo_support.json"), summarizer="stand-in")
 
 
 def _payload_refs(widget_html: str) -> list[str]:
@@ -371,8 +389,14 @@ def test_walkthrough_sentences_name_the_calls_and_commits_the_replay_recorded(de
     assert f"(call {after}) carries a summary band of {rp.frames[after].bands['summary']:,} tokens" in text
     over = [k for k, f in enumerate(rp.frames) if f.decision.action in ("summarized", "reused")]
     assert story.trigger_call(rp) == (over[0] if over else None)
-    if over:
-        assert story.trigger(rp).startswith(f"**Call {over[0]}** (turn {rp.frames[over[0]].turn}")
+    # the crossing inside a turn: the call before, same turn, under the trigger; this one over it
+    crossing = [k for k in over if k and rp.frames[k - 1].turn == rp.frames[k].turn
+                and rp.frames[k - 1].decision.action == "unchanged-under-budget"]
+    assert story.crossing_call(rp) == crossing[0] == 8
+    f = rp.frames[8]
+    assert story.trigger(rp).startswith(f"**Turn {f.turn}** is a tool loop. At call 7 (step 0)")
+    assert f"the trigger falls to {f.budget.hint:,} and the same history is over it" in story.trigger(rp)
+    assert "at call 8, sent (236 tokens); at call 9, computed earlier but trimmed for budget" in story.trigger(rp)
     repaired = [k for k, f in enumerate(rp.frames) if f.repairs]
     assert story.repair_call(rp) == repaired[0]
     assert f"{sum(len(rp.frames[k].repairs) for k in repaired)} time(s), up to call {repaired[-1]}" in story.repair(rp)

@@ -73,7 +73,9 @@ def test_the_user_can_keep_the_manifests_prompt_and_tools() -> None:
 
 def test_a_users_own_manifest_keeps_its_declared_prompt(tmp_path) -> None:  # noqa: ANN001
     mine = tmp_path / "mine.yaml"
-    mine.write_text(SAMPLE.read_text())  # the same content, but not a bundled sample
+    from inspector.bundled import unmarked
+
+    mine.write_text(unmarked(SAMPLE.read_text()))  # the same content without the sample marker (Q25): the user's own
     rp = replay(load_manifest(mine), load_transcript(DEMO), counter="estimate")
     assert "Acme" in rp.frames[0].payload(rp.messages)[0]["content"]
     rp = replay(load_manifest(mine), load_transcript(DEMO), counter="estimate", system="transcript",

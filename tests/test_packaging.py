@@ -36,6 +36,22 @@ def shipped(rel: str) -> bool:
 
 # --- what ships -------------------------------------------------------------------------------------
 
+def test_every_sample_manifest_carries_the_sample_marker_and_a_copy_does_not(tmp_path: Path) -> None:
+    """Q25: each bundled manifest says it is a sample (``metadata.context-inspector/sample: true``);
+    ``samples copy`` removes exactly that line, so the copy is the user's own agent."""
+    from inspector.bundled import SAMPLE_MARKER, copy_sample
+    from inspector.manifest import load_manifest
+
+    for path in sorted((ROOT / "sample_manifests").glob("*.yaml")):
+        loaded = load_manifest(path, mode="validate")
+        assert loaded.raw["metadata"][SAMPLE_MARKER] is True and loaded.settings.sample, path.name
+        assert not loaded.warnings, path.name  # validate accepts the marker
+        copy = copy_sample(path.stem, tmp_path)
+        assert not load_manifest(copy).settings.sample
+        lines, copied = path.read_text().splitlines(), copy.read_text().splitlines()
+        assert [x for x in lines if SAMPLE_MARKER not in x] == copied and len(copied) == len(lines) - 1
+
+
 def test_every_sample_manifest_ships_and_is_the_checkout_file() -> None:
     checkout = sorted((ROOT / "sample_manifests").glob("*.yaml"))
     assert checkout
@@ -82,12 +98,17 @@ def test_outside_a_checkout_the_installed_copy_has_everything(tmp_path: Path) ->
     assert Path(nb_transcript) == site / "inspector" / "samples" / "demo_support.json"
     assert manifests == sorted(p.name for p in (ROOT / "sample_manifests").glob("*.yaml"))
     assert transcripts == ["demo_support.json"]
+    args = ["--summarizer", "drop", "--counter", "estimate", "--format", "csv"]
     replay = subprocess.run([sys.executable, "-m", "inspector", "replay", manifest,
-                             str(site / "inspector" / "samples" / "demo_support.json"), "--summarizer", "drop",
-                             "--counter", "estimate", "--format", "csv"],
+                             str(site / "inspector" / "samples" / "demo_support.json"), *args],
                             capture_output=True, text=True, env=env, cwd=elsewhere, timeout=120)
     assert replay.returncode == 0, replay.stderr
-    assert replay.stdout.count("\n") == 27  # header + the demo's 26 calls
+    assert replay.stdout.count("\n") == 28  # header + the demo's 27 replayed calls (the last one the pending next call, if the demo ends on a tool result)
+    # Q25: the same numbers as the checkout (the sample is known by its marker, not by its folder)
+    checkout = run("replay", str(ROOT / "sample_manifests" / Path(manifest).name), str(DEMO), *args)
+    assert checkout.returncode == 0 and replay.stdout == checkout.stdout
+    assert replay.stderr.splitlines()[1] == checkout.stderr.splitlines()[1]  # agent: system text from the transcript
+    assert "system text from the transcript" in checkout.stderr
 
 
 # --- metadata ---------------------------------------------------------------------------------------

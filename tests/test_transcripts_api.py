@@ -36,8 +36,8 @@ CHAT: list[dict[str, Any]] = [{"role": "user", "content": "hi"},
 
 
 def test_format_names_in_detection_order() -> None:
-    assert list_formats() == ["tau-bench", "tau2-bench", "swe-agent", "letta", "bashkit", "mas-lab",
-                              "claude-code", "openai-log", "anthropic", "openai"]
+    assert list_formats() == ["tau-bench", "tau2-bench", "swe-agent", "letta", "inspect-ai", "otel-genai", "openhands", "bashkit", "mas-lab",
+                              "claude-code", "litellm", "openai-log", "anthropic", "openai"]
 
 
 @pytest.mark.parametrize("spelling", ["openai", "OpenAI", " openai "])
@@ -97,7 +97,8 @@ def test_load_transcript_from_paths(tmp_path: Path) -> None:
         assert t.usage == {3: {"total_tokens": 9}}
     with pytest.raises(TranscriptError) as err:
         load_transcript(path, max_bytes=10)
-    assert str(err.value).startswith("chat.json: file is") and "max_bytes" in str(err.value)
+    assert str(err.value) == "chat.json: file is 297 bytes, over the 10-byte limit for a transcript"
+    assert err.value.exit_status == 2  # a file that cannot be used at all
     with pytest.raises(TranscriptError) as err:
         load_transcript(tmp_path / "missing.json")
     assert str(err.value).startswith("missing.json: cannot read file")

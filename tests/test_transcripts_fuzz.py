@@ -84,6 +84,72 @@ skeletons = st.one_of(
     messages,
 )
 
+# the importers added for issue 31: their containers, with the same junk inside
+parts = st.lists(st.fixed_dictionaries({"type": st.sampled_from(["text", "tool_call", "tool_call_response", "x"])},
+                                       optional={"content": maybe(short_text), "id": maybe(short_text),
+                                                 "name": maybe(short_text), "arguments": maybe(small_dicts),
+                                                 "response": maybe(short_text)}), max_size=3)
+semconv_messages = st.lists(st.fixed_dictionaries({"role": ROLES}, optional={"parts": maybe(parts),
+                                                                               "content": maybe(short_text)})
+                            | json_values, max_size=4)
+attribute_values = (st.builds(lambda v: {"stringValue": json.dumps(v)}, semconv_messages | messages)
+                    | st.builds(lambda v: {"stringValue": v}, short_text)
+                    | st.builds(lambda v: {"intValue": v}, st.integers(-2, 50) | short_text) | json_values)
+attribute_keys = st.sampled_from(["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
+                                  "gen_ai.tool.definitions", "gen_ai.prompt.0.role", "gen_ai.prompt.0.content",
+                                  "gen_ai.completion.0.role", "gen_ai.completion.0.tool_calls.0.name",
+                                  "llm.input_messages.0.message.role", "llm.output_messages.0.message.content",
+                                  "llm.tools.0.tool.json_schema", "llm.request.functions.0.parameters",
+                                  "gen_ai.usage.input_tokens", "gen_ai.conversation.id", "gen_ai.operation.name"])
+spans = st.fixed_dictionaries({"attributes": st.lists(st.fixed_dictionaries({"key": attribute_keys,
+                                                                               "value": attribute_values}), max_size=6)
+                                             | json_values},
+                              optional={"traceId": maybe(short_text), "spanId": maybe(short_text),
+                                        "startTimeUnixNano": maybe(short_text | st.integers())})
+otlp = st.builds(lambda s: {"resourceSpans": [{"scopeSpans": [{"spans": s}]}]}, st.lists(spans | json_values, max_size=4))
+letta_current = st.builds(
+    lambda m, ids, tools, tool_ids: {"agents": [{"name": "a", "messages": m, "in_context_message_ids": ids,
+                                                 "tool_ids": tool_ids, "llm_config": {"model": "x"}}],
+                                     "tools": tools, "blocks": []},
+    messages, maybe(st.lists(short_text, max_size=3)), maybe(st.lists(json_values, max_size=2)),
+    maybe(st.lists(short_text, max_size=2)))
+model_events = st.fixed_dictionaries({"event": st.sampled_from(["model", "compaction", "x"])}, optional={
+    "input": maybe(messages), "input_refs": maybe(st.lists(st.lists(st.integers(-2, 6), max_size=3), max_size=2)),
+    "output": maybe(st.fixed_dictionaries({}, optional={"choices": maybe(st.lists(st.fixed_dictionaries(
+        {}, optional={"message": maybe(message_dicts)}), max_size=2)), "usage": maybe(small_dicts)})),
+    "tools": maybe(st.lists(json_values, max_size=2)), "model": maybe(short_text)})
+inspect_logs = st.builds(
+    lambda m, ev, pool, att, ver: {"version": 2, "status": "success",
+                                   "eval": {"task": "t", "model": "openai/m", "packages": {"inspect_ai": ver}},
+                                   "samples": [{"id": 1, "epoch": 1, "messages": m, "events": ev,
+                                                "events_data": {"messages": pool, "calls": []}, "attachments": att}]},
+    messages, maybe(st.lists(model_events | json_values, max_size=4)), maybe(messages),
+    maybe(st.dictionaries(short_text, short_text, max_size=2)), maybe(short_text))
+oh_events = st.lists(st.fixed_dictionaries({"source": st.sampled_from(["user", "agent", "environment"])}, optional={
+    "id": maybe(st.integers(0, 9)), "action": st.sampled_from(["message", "run", "finish", "system", "condensation"]),
+    "observation": st.sampled_from(["run", "null"]), "args": maybe(small_dicts), "content": maybe(short_text),
+    "tool_call_metadata": maybe(st.fixed_dictionaries({}, optional={
+        "tool_call_id": maybe(short_text), "function_name": maybe(short_text),
+        "model_response": maybe(st.fixed_dictionaries({}, optional={
+            "id": maybe(short_text), "usage": maybe(small_dicts),
+            "choices": maybe(st.lists(st.fixed_dictionaries({}, optional={"message": maybe(message_dicts)}),
+                                      max_size=2))}))}))}) | json_values, min_size=1, max_size=6)
+new_skeletons = st.one_of(otlp, letta_current, inspect_logs, oh_events)
+cc_lines = st.lists(st.fixed_dictionaries(
+    {"type": st.sampled_from(["user", "assistant", "system", "file-history-snapshot"]), "sessionId": st.just("s")},
+    optional={"subtype": st.just("compact_boundary"), "isMeta": st.booleans(), "isSidechain": st.booleans(),
+              "compactMetadata": maybe(small_dicts),
+              "message": maybe(st.fixed_dictionaries({"role": ROLES}, optional={
+                  "content": maybe(st.sampled_from(["<command-name>/x</command-name>", "This session is being "
+                                                    "continued from a previous conversation"]) | st.lists(blocks, max_size=2)),
+                  "id": maybe(st.sampled_from(["m1", "m2"])), "usage": maybe(small_dicts)}))}), min_size=1, max_size=6)
+litellm_rows = st.lists(st.builds(
+    lambda m, r, p, st_: {"call_type": "completion", "status": st_, "messages": m, "response": r, "model_parameters": p},
+    messages | json_values, maybe(st.fixed_dictionaries({}, optional={"choices": maybe(st.lists(
+        st.fixed_dictionaries({}, optional={"message": maybe(message_dicts)}), max_size=2)),
+        "usage": maybe(small_dicts)})), maybe(small_dicts), st.sampled_from(["success", "failure"])) | json_values,
+    min_size=1, max_size=4)
+
 event = st.fixed_dictionaries(
     {"kind": st.sampled_from(["context_assembled", "llm_call_end", "x"]),
      "agent_id": st.sampled_from(["a", "b"]) | json_values},
@@ -133,6 +199,19 @@ def test_arbitrary_json(value: Any, fmt: str | None) -> None:
 @given(skeletons, st.sampled_from([None, *list_formats()]))
 def test_format_skeletons_with_junk_messages(value: Any, fmt: str | None) -> None:
     check(json.dumps(value), fmt)
+
+
+@FUZZ
+@given(new_skeletons, st.sampled_from([None, "otel-genai", "letta", "inspect-ai", "openhands"]))
+def test_issue31_format_skeletons_with_junk(value: Any, fmt: str | None) -> None:
+    check(json.dumps(value), fmt)
+
+
+@FUZZ
+@given(litellm_rows | st.lists(otlp, min_size=1, max_size=3) | cc_lines,
+       st.sampled_from([None, "litellm", "otel-genai", "claude-code"]))
+def test_issue31_json_lines(rows: list[Any], fmt: str | None) -> None:
+    check("\n".join(json.dumps(r) for r in rows), fmt)
 
 
 @FUZZ

@@ -311,6 +311,15 @@ def test_letta_user_envelopes_and_in_context_payload() -> None:
     assert "prior messages (69 of 80 total messages) have been hidden" in t.messages[81]["content"]
 
 
+def test_letta_summary_alert_is_the_observed_compaction() -> None:
+    """Letta's own summarisation (message 81, the one summary alert of the file) is listed as an
+    observed compaction; no other row is."""
+    (t,) = all_conversations(LETTA)
+    (c,) = t.compactions
+    assert (c.index, c.origin) == (81, "messages[81]")
+    assert c.detail.startswith("Letta summary alert")
+
+
 # --- bashkit ----------------------------------------------------------------------------------
 
 

@@ -6,7 +6,16 @@ longer see). The rules are deliberately small and documented; pass your own extr
 callable ``str -> Iterable[Identifier]``) where a function takes ``extractor=``.
 
 Rules of :func:`extract_identifiers`, applied in this order (a span claimed by an earlier rule is
-not matched again by a later one):
+not matched again by a later one). Two masks come first: they claim spans that are never reported,
+because on real transcripts they are a key or a format word, not a fact an agent needs to act
+(measured on hand-labelled references, docs/forgetting-precision.md):
+
+* a **key** — a field name in double quotes followed by a colon (``"address1":``, ``"zip" :``,
+  ``\\"first_name\\":`` in escaped JSON): a letter or ``_``, then up to 39 letters, ``_`` or ``-``,
+  then at most two digits. Its value is read as usual. A quoted id used as a key
+  (``"credit_card_9525117":``, ``"SEC-88213":``) is not a field name and stays an identifier;
+* an **exception name** — a word ending in ``Error``, ``Exception`` or ``Warning``
+  (``ValueError``, ``FieldInstanceResolutionError``).
 
 1. **url** — ``http://`` or ``https://`` up to whitespace or a closing bracket/quote.
 2. **email** — ``local@domain.tld``.
@@ -60,6 +69,9 @@ _UNITS = (r"%|percent|ms|s|sec|secs|seconds?|minutes?|mins?|hours?|hrs?|h|days?|
           r"kb|mb|gb|tb|kib|mib|gib|b|bytes|k|m|km|kg|g|lbs?|usd|eur|gbp|dollars?|euros?|tokens|rpm|rps|qps|"
           r"nights?|bags?|passengers?|seats?|items?")
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # masks: spans claimed first and never reported (their kind starts with "_")
+    ("_key", re.compile(r'\\?"[A-Za-z_][A-Za-z_-]{0,39}\d{0,2}\\?"(?=\s*:)')),
+    ("_exception", re.compile(r"(?<![\w.])(?:[A-Z][A-Za-z0-9]*)?(?:Error|Exception|Warning)\b")),
     ("url", re.compile(r"https?://[^\s<>()\[\]{}\"'`]+[^\s<>()\[\]{}\"'`.,;:!?]")),
     ("email", re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")),
     ("path", re.compile(r"(?<![\w/.~-])(?:~?/)?(?:[\w.-]+/)+[\w.-]*\w|(?<![\w/.-])[\w-]+\.(?:" + _EXT + r")\b")),
@@ -96,6 +108,8 @@ def extract_identifiers(text: str) -> list[Identifier]:
             if kind == "quoted" and not value.strip(" .,"):
                 continue
             taken.append((start, end))
+            if kind[0] == "_":
+                continue
             ident = Identifier(value, kind)
             if ident.key not in seen:
                 seen.add(ident.key)

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from inspector.bundled import SAMPLE_MARKER
 from inspector.manifest._collect import Collector, Path_, describe
 from inspector.manifest._yaml import MAX_BYTES, decode
 from inspector.manifest.bindings import (
@@ -140,6 +141,7 @@ def _read_agent(raw: dict[str, Any], infra_docs: list[Any], infra_indices: list[
             _unknown_key((), key, TOP_LEVEL_KEYS, "unknown top-level key, ignored", col)
     if "metadata" in raw and raw["metadata"] is not None and not isinstance(raw["metadata"], dict):
         col.warn(("metadata",), f"should be a mapping (got {describe(raw['metadata'])})", validate_only=True)
+    sample = _sample_marker(raw.get("metadata"), col)
     spec = raw.get("spec")
     if spec is None:
         spec = {}
@@ -173,10 +175,25 @@ def _read_agent(raw: dict[str, Any], infra_docs: list[Any], infra_indices: list[
         parts=tuple(parts),
         tools=tools,
         persistent=persistent,
+        sample=sample,
         deprecated=tuple(col.deprecated),
         warnings=tuple(f"{i.path}: {i.message}" if i.path else i.message
                        for i in col.warnings if id(i) not in deprecated_ids),
     )
+
+
+def _sample_marker(metadata: Any, col: Collector) -> bool:
+    """``metadata.context-inspector/sample``: true for a bundled sample (Q25); a value that is not
+    true or false is an error in validate mode and, in assemble mode, a warning (not a sample)."""
+    if not isinstance(metadata, dict) or SAMPLE_MARKER not in metadata:
+        return False
+    value = metadata[SAMPLE_MARKER]
+    if not isinstance(value, bool):
+        col.invalid(("metadata", SAMPLE_MARKER), f"must be true or false (got {describe(value)}); it marks a "
+                                                 "bundled sample, whose replays keep the transcript's own "
+                                                 "system text and tools")
+        return False
+    return value
 
 
 # --- system band --------------------------------------------------------------------------------

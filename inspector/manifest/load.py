@@ -20,9 +20,14 @@ from inspector.manifest.settings import ContextSettings, Issue, LoadedManifest, 
 def load_manifest(path: str | Path, *, mode: Mode = "assemble", allow_imports: Iterable[str] = (),
                   overrides: Iterable[str] = ()) -> LoadedManifest:
     """Read a manifest file. Relative context files resolve against (and are confined to) the
-    file's directory. ``overrides`` are ``PATH=VALUE`` strings applied before reading (``--set``)."""
-    file = str(path)
-    p = Path(path)
+    file's directory; ``sample:NAME`` names a bundled sample. ``overrides`` are ``PATH=VALUE`` strings applied before reading (``--set``)."""
+    from inspector.bundled import resolve_sample
+
+    try:
+        p = resolve_sample(path)  # ``sample:NAME``: a bundled sample, wherever the package is
+    except FileNotFoundError as exc:
+        raise ManifestReadError([Issue("", str(exc), None, str(path))]) from None
+    file = str(p)
     try:
         size = p.stat().st_size
         if not p.is_file():

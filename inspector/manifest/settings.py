@@ -178,6 +178,9 @@ class ContextSettings:
     persistent: bool
     deprecated: tuple[str, ...]
     warnings: tuple[str, ...]
+    sample: bool = False
+    """The manifest is a bundled sample (``metadata.context-inspector/sample: true``, decision Q25):
+    it describes another agent, so by default a replay keeps the transcript's system text and tools."""
 
     def primary_model(self) -> ModelRow | None:
         """First row whose id is ``main`` (a row without id counts as main), else the first row.
@@ -222,6 +225,7 @@ class ContextSettings:
             "persistent": self.persistent,
             "deprecated": list(self.deprecated),
             "warnings": list(self.warnings),
+            **({"sample": True} if self.sample else {}),  # only a sample says so: other outputs stay as they were
         }
 
 

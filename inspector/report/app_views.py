@@ -28,12 +28,12 @@ from inspector.vocabulary import action_words, irregularity_words, repair_words
 from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_segments
 from inspector.report.tables import _preview, frames_table, not_sent_table, payload_table, repairs_table
 
-from inspector.bundled import MAX_UPLOAD_MB, AppLaunch, app_launch, sample_manifest_dir  # noqa: E402
+from inspector.bundled import DEMO_MANIFEST, MAX_UPLOAD_MB, AppLaunch, app_launch, sample_manifest_dir  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_MANIFEST_DIR = sample_manifest_dir()
 SHARED_TRANSCRIPT_DIR = ROOT.parent / "shared" / "data" / "transcripts"
-DEFAULT_MANIFEST = "small-window.yaml"
+DEFAULT_MANIFEST = DEMO_MANIFEST
 DEFAULT_TRANSCRIPT = "demo_support.json"
 MAX_TRANSCRIPT_BYTES = MAX_UPLOAD_MB * 1_000_000
 """Uploads and samples above this size are refused with a message (the server also caps uploads)."""
@@ -45,7 +45,7 @@ STYLE_MAX_ROWS = 300
 """Payload tables longer than this are shown without per-row band colours (styling costs per cell)."""
 
 AGENT_SOURCES = {
-    "auto": "The transcript's own, unless your own manifest declares them (a bundled sample's are not used)",
+    "auto": "The transcript's own, unless the manifest declares its own and is not marked as a sample",
     "transcript": "The transcript's own",
     "manifest": "The manifest's",
 }
@@ -116,7 +116,7 @@ def manifest_choices(launch: AppLaunch | None = None) -> list[str]:
 def default_choices(launch: AppLaunch | None = None) -> tuple[str, str]:
     """The manifest and transcript the app opens on: those named at launch; a transcript named
     without a manifest opens as its own agent (:data:`OWN_AGENT`, like ``context-inspector replay
-    TRANSCRIPT``); with neither, the bundled demo under the bundled small-window sample."""
+    TRANSCRIPT``); with neither, the bundled demo under its own sample manifest (:data:`DEMO_MANIFEST`)."""
     launch = app_launch() if launch is None else launch
     if launch.manifest is not None:
         manifest = launch_label(launch.manifest)
@@ -225,8 +225,10 @@ def issue_list(lines: Iterable[Any]) -> str:
 # --- stepping ---------------------------------------------------------------------------------------
 
 def call_label(rp: Replay, call: int) -> str:
+    """"call k · turn T · step S"; the pending next call (:attr:`~inspector.replay.Replay.pending_call`,
+    which the agent never made) says so in words."""
     f = rp.frames[call]
-    pending = " (the next call: its reply is not in the transcript)" if f.at >= len(rp.messages) else ""
+    pending = " (next call, never made)" if call == rp.pending_call else ""
     return f"call {call} · turn {f.turn} · step {f.step}{pending}"
 
 

@@ -17,7 +17,23 @@ import pandas as pd
 from inspector.replay import Replay
 from inspector.report.figures import timeline
 from inspector.report.tables import _preview, compare_table, forgotten_table, frames_table, repairs_table
-from inspector.vocabulary import action_words, repair_words
+from inspector.vocabulary import action_words
+
+REPAIR_WORDS: dict[str, str] = {
+    "ask_stripped": "the assistant's unanswered tool call was removed and its text kept",
+    "ask_removed": "an assistant message with only unanswered tool calls was removed",
+    "empty_result_synthesised": "an empty result was added for a call left unanswered at the end",
+    "id_rebound": "a result under the wrong id was re-attached to the unanswered call",
+    "duplicate_dropped": "a second result for the same call was dropped",
+    "orphan_dropped": "a result answering no call was dropped",
+    "stray_result_dropped": "a result away from its call was dropped",
+}
+"""The pairing repair's kinds (``Frame.repairs[].kind``) in words."""
+
+_NEEDED_WORDS = {"user": "the user's message", "working_memory": "the turn's working memory",
+                 "next_reply": "the agent's next reply",
+                 "next_tool_call": "the arguments of the agent's next tool call"}
+"""Where a forgotten identifier was needed (:data:`inspector.forgetting.NEEDED_IN`), in words."""
 
 _SUMMARY_ACTIONS = ("summarized", "reused")  # vocabulary.SUMMARY_ACTIONS in preference order (computed first)
 
@@ -67,7 +83,7 @@ def growth(rp: Replay) -> str:
     if len(waiting):
         trimmed = int(waiting.trimmed.sum())
         text += (f"\n\nFrom call {waiting.call.iloc[0]} the history is over the summary trigger, yet nothing is "
-                 f"folded ({action_words('unchanged-too-few-turns')}, {len(waiting)} call(s)): the manager keeps the last "
+                 f"folded ({len(waiting)} call(s)): the manager keeps the last "
                  f"{_keep_turns(rp)} turns word for word no matter what, and there is nothing older yet. If such a "
                  "payload crossed the input budget, the token trimmer would cut the oldest messages instead"
                  + (f" — here it did, {trimmed} message(s) in all." if trimmed else " — here it never had to."))
@@ -76,7 +92,8 @@ def growth(rp: Replay) -> str:
 
 def commits_table(rp: Replay) -> pd.DataFrame:
     """One row per committed turn: what the write-back did and which transcript messages it folded."""
-    return pd.DataFrame([{"after turn": c.turn, "action": action_words(c.action), "summarizer called": c.summarizer_called,
+    return pd.DataFrame([{"after turn": c.turn, "action": action_words(c.action) if c.action != "unchanged" else
+                          "nothing to fold", "summarizer called": c.summarizer_called,
                           "turns folded": c.folded_turns, "messages folded": _ranges(c.folded)}
                          for c in rp.commits],
                         columns=["after turn", "action", "summarizer called", "turns folded", "messages folded"])
@@ -116,26 +133,104 @@ def trigger_call(rp: Replay) -> int | None:
     return None
 
 
+def crossing_call(rp: Replay) -> int | None:
+    """The first call at which the history in view crossed the summary trigger *during a turn*: the
+    call before it, in the same turn, was under the trigger, and this one's working memory is larger
+    (the tool loop grew it, which lowers the trigger). None when no turn shows that."""
+    frames = rp.frames
+    for k in range(1, len(frames)):
+        a, b = frames[k - 1], frames[k]
+        under = a.decision.action not in _SUMMARY_ACTIONS and (a.decision.raw_tokens or 0) <= a.budget.hint
+        if a.turn == b.turn and under and b.decision.action in _SUMMARY_ACTIONS \
+                and b.bands.get("working_memory", 0) > a.bands.get("working_memory", 0):
+            return k
+    return None
+
+
+def _sent(f: Any) -> str:
+    tokens = f.bands.get("summary", 0)
+    return (f"sent ({tokens:,} tokens)" if tokens else
+            "computed earlier but trimmed for budget at this call, so not sent")
+
+
 def trigger(rp: Replay) -> str:
-    """What the manager did at :func:`trigger_call`, in words."""
-    k = trigger_call(rp)
+    """The summary trigger crossed during a turn (:func:`crossing_call`), in words: the working memory
+    that grew, the trigger that fell, what the manager did and whether the summary was sent on this
+    and the next calls of the turn."""
+    k = crossing_call(rp)
     if k is None:
-        return "With these settings the history in view never crossed the trigger during a turn."
-    f = rp.frames[k]
-    calls = frames_table(rp)
-    head = (f"**Call {k}** (turn {f.turn}, step {f.step}): the history in view had {f.decision.raw_tokens:,} tokens "
-            f"against a trigger of {f.budget.hint:,}")
-    if f.decision.action == "summarized":
-        return (head + f", with turns older than `keep_turns` not yet summarised: the manager folded "
-                f"{f.decision.compressed_turns} older group(s) into a summary of {f.bands.get('summary', 0):,} tokens.")
-    reused = calls[calls.cm_action == "reused"]
-    unsent = int((~reused.summary_sent.astype(bool)).sum())
-    trimmed = (f", and on {unsent} of them the token trimmer then cut the summary block, so the model saw no "
-               "summary" if unsent else "")
-    return (head + f". Everything older than the last {f.decision.kept_turns} turn(s) is the summary written at a "
-            f"commit, so the manager reuses it (no summarizer call); {len(reused)} call(s) did so{trimmed}. Over the "
-            f"whole conversation the summarizer ran {rp.summarizer_calls['in_turn']} time(s) during turns and "
-            f"{rp.summarizer_calls['commit']} time(s) at commits.")
+        first = trigger_call(rp)
+        if first is None:
+            return "With these settings the history in view never crossed the trigger during a turn."
+        f = rp.frames[first]
+        return (f"**Call {first}** (turn {f.turn}, step {f.step}) is the first over the trigger "
+                f"({f.decision.raw_tokens:,} tokens of history against {f.budget.hint:,}); the summary is "
+                f"{_sent(f)}.")
+    a, b = rp.frames[k - 1], rp.frames[k]
+    fold = next((c for c in reversed(rp.commits) if c.turn < b.turn and c.action in _SUMMARY_ACTIONS), None)
+    origin = f"the commit of turn {fold.turn}" if fold is not None else "an earlier commit"
+    text = (f"**Turn {b.turn}** is a tool loop. At call {k - 1} (step {a.step}) the history in view, "
+            f"{a.decision.raw_tokens:,} tokens, is under the trigger of {a.budget.hint:,}. Each tool result joins "
+            f"the working memory, which the budget counts as fixed, so what is left for history shrinks: at call {k} "
+            f"(step {b.step}) the working memory is {b.bands.get('working_memory', 0):,} tokens, the trigger falls "
+            f"to {b.budget.hint:,} and the same history is over it. Everything older than the last "
+            f"{_keep_turns(rp)} turn(s) is already the summary written at {origin}, so the manager reuses that "
+            "summary instead of computing one (no summarizer call) while the view stays under the hysteresis "
+            f"ceiling of {b.budget.ceiling:,}.")
+    later = [j for j in range(k, len(rp.frames)) if rp.frames[j].turn == b.turn]
+    text += " In this turn the summary is " + "; ".join(f"at call {j}, {_sent(rp.frames[j])}" for j in later) + "."
+    text += (f" Over the whole conversation the summarizer ran {rp.summarizer_calls['in_turn']} time(s) during "
+             f"turns and {rp.summarizer_calls['commit']} time(s) at commits.")
+    return text
+
+
+def ratio_on_turn(loaded: Any, transcript: Any, turn: int, ratios: list[float], **replay_kw: Any) -> pd.DataFrame:
+    """The hysteresis ratio's effect on one turn: the same conversation replayed at each ratio
+    (everything else equal), one row per ratio: the step at which the history first crossed the
+    trigger in that turn, the calls over the trigger, those that sent the summary, the messages
+    trimmed and the tokens sent in the turn."""
+    from inspector.compare import compare
+
+    base = loaded.raw["spec"].get("context_manager") or {"type": "summarising"}
+    specs = {r: {**base, "params": {**(base.get("params") or {}), "hysteresis_ratio": r}} for r in ratios}
+    replays = compare(loaded, transcript, {str(r): spec for r, spec in specs.items()}, **replay_kw)
+    rows = []
+    for r in ratios:
+        frames = [f for f in replays[str(r)].frames if f.turn == turn]
+        over = [f for f in frames if f.decision.action in _SUMMARY_ACTIONS]
+        rows.append({"hysteresis_ratio": r, "trigger at step 0": frames[0].budget.hint if frames else None,
+                     "first step over the trigger": over[0].step if over else None,
+                     "calls over the trigger": len(over),
+                     "of them sending the summary": sum(1 for f in over if f.bands.get("summary", 0)),
+                     "messages trimmed": sum(len(range(a, b)) for f in frames for a, b in f.trimmed),
+                     "tokens sent in the turn": sum(f.payload_tokens for f in frames)})
+    return pd.DataFrame(rows)
+
+
+def ratio_effect(table: pd.DataFrame, turn: int) -> str:
+    """:func:`ratio_on_turn`'s table in words."""
+    if table.empty:
+        return "No ratio was compared."
+    lo, hi = table.iloc[0], table.iloc[-1]
+
+    def step(row: Any) -> str:
+        s = row["first step over the trigger"]
+        return "never" if pd.isna(s) else f"at step {int(s)}"
+
+    same = table["tokens sent in the turn"].nunique() == 1
+    text = (f"In turn {turn}, from a ratio of {lo.hysteresis_ratio:g} to {hi.hysteresis_ratio:g} the trigger at the "
+            f"turn's first call falls from {int(lo['trigger at step 0']):,} to {int(hi['trigger at step 0']):,} "
+            f"tokens (the budget ÷ (1 + ratio)), so the history crosses it {step(lo)} at the lowest ratio and "
+            f"{step(hi)} at the highest ({int(lo['calls over the trigger'])} → {int(hi['calls over the trigger'])} "
+            "call(s) of the turn over the trigger). ")
+    if same:
+        text += ("What is sent is the same at every ratio: the summary reused is the one the last commit wrote, and "
+                 "every commit folds the stored history back to that summary and the last turns, so there is no "
+                 "older turn left for a summary computed inside the turn (the trimmer, not the ratio, decides what "
+                 "goes when a call would pass the budget).")
+    else:
+        text += "The tokens sent in the turn differ between ratios: see the table."
+    return text
 
 
 def repair_call(rp: Replay) -> int | None:
@@ -156,7 +251,7 @@ def repair(rp: Replay) -> str:
              "no longer sent" if gone else "")
     all_ok = all(f.check == "ok" for f in rp.frames)
     return (f"**Call {int(r.call)}** (turn {r.turn}) is the first payload that needed a repair: "
-            f"{repair_words(r.kind)} ({r.detail}).{cause} The same repair is applied on "
+            f"{REPAIR_WORDS.get(r.kind, r.kind)} ({r.detail}).{cause} The same repair is applied on "
             f"every call while that round is in view: {len(repairs)} time(s), up to call {int(repairs.call.max())}"
             f"{later}. Every payload passed the provider check after repair: "
             f"{'yes' if all_ok else 'no, see the check column'}.")
@@ -169,8 +264,9 @@ def forgetting(rp: Replay) -> str:
         return ("No call needed an identifier it could no longer see: every id, email, time or path the agent used "
                 "was still in its payload or in the summary.")
     x = lost.iloc[0]
+    where = " and ".join(_NEEDED_WORDS.get(w.strip(), w.strip()) for w in str(x["needed in"]).split(","))
     return (f"**{len(lost)} forgotten reference(s)** over the conversation. The first: `{x.identifier}` at call "
-            f"{x.call}, needed in {x['needed in']}, held only by message {x.message} ({x['why not sent']}).")
+            f"{x.call}, needed in {where}, held only by message {x.message} ({x['why not sent']}).")
 
 
 def strategy_columns(replays: Mapping[str, Replay], *, title: str = "Payload per LLM call, strategy by strategy"

@@ -1,7 +1,8 @@
 """Transcript importers: real agent transcripts → one flat OpenAI-shape conversation with origins.
 
 Formats (``list_formats()``, detection order): ``tau-bench``, ``tau2-bench``, ``swe-agent``,
-``letta``, ``bashkit``, ``mas-lab``, ``claude-code``, ``openai-log``, ``anthropic``, ``openai``. Every message is kept, in order,
+``letta``, ``inspect-ai``, ``otel-genai``, ``openhands``, ``bashkit``, ``mas-lab``, ``claude-code``,
+``litellm``, ``openai-log``, ``anthropic``, ``openai``. Every message is kept, in order,
 with a locator into its source file; anything a strict provider would reject is reported in
 ``Transcript.irregularities`` and left for the engine's pairing repair. Bad input raises
 :class:`TranscriptError` and nothing else.
@@ -25,6 +26,7 @@ from inspector.transcripts.model import (
     ObservedPayload,
     Transcript,
     TranscriptError,
+    TranscriptReadError,
 )
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "ObservedPayload",
     "Transcript",
     "TranscriptError",
+    "TranscriptReadError",
     "detect_format",
     "iter_transcripts",
     "list_conversations",

@@ -22,6 +22,7 @@ from inspector.transcripts.model import (
     ObservedPayload,
     Transcript,
     TranscriptError,
+    TranscriptReadError,
 )
 
 
@@ -41,6 +42,19 @@ class JsonlText(str):
         return obj
 
 
+ARCHIVE_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+"""A zip archive's first bytes (an Inspect AI ``.eval`` log is one)."""
+
+
+def _not_text(head: bytes, offset: int) -> str:
+    if head.startswith(ARCHIVE_MAGIC):
+        return ("a zip archive that is not an Inspect AI .eval log (the only zipped format read): unzip it "
+                "or export the conversation as JSON")
+    if head.startswith(b"\x1f\x8b"):
+        return "a gzip-compressed file, not a transcript (decompress it first)"
+    return f"not UTF-8 text (invalid byte at offset {offset}): not a transcript in any supported format"
+
+
 def decode(data: bytes | bytearray | memoryview | str, name: str) -> str:
     """Bytes to text: UTF-8 (a leading BOM is dropped); anything else is a TranscriptError."""
     if isinstance(data, str):
@@ -51,7 +65,7 @@ def decode(data: bytes | bytearray | memoryview | str, name: str) -> str:
         try:
             text = bytes(data).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise TranscriptError(name, f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+            raise TranscriptReadError(name, _not_text(bytes(data[:4]), exc.start)) from None
     if text.startswith("\ufeff"):
         text = text[1:]
     if not text.strip():

@@ -14,9 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
-from inspector.transcripts._common import decode, parse_input
-from inspector.transcripts.detect import Importer, detect_in, get_importer
-from inspector.transcripts.model import ConversationInfo, Transcript, TranscriptError
+from inspector.transcripts.detect import Importer, detect_in, get_importer, read_input
+from inspector.transcripts.model import ConversationInfo, Transcript, TranscriptError, TranscriptReadError
 
 DEFAULT_MAX_BYTES = 200_000_000
 
@@ -34,7 +33,7 @@ def _guard(importer: Importer, name: str, call: Callable[[], T]) -> T:
 
 def _prepare(data: bytes | str, name: str, format: str | None) -> tuple[Importer, Any]:
     importer = get_importer(format, file=name) if format is not None else None
-    obj_or_text = parse_input(decode(data, name))
+    obj_or_text = read_input(data, name)
     return (importer or detect_in(obj_or_text, name)), obj_or_text
 
 
@@ -47,23 +46,31 @@ def parse_transcript(data: bytes | str, *, name: str = "<input>", format: str | 
                                                          conversation=conversation))
 
 
-def _read(path: str | os.PathLike[str], max_bytes: int) -> tuple[bytes, str]:
-    p = Path(path)
+def _read(path: str | os.PathLike[str], max_bytes: int) -> tuple[bytes, str, Path]:
+    """The file's bytes and its base name; ``sample:NAME`` names a bundled sample. A file that cannot
+    be used at all (missing, unreadable, over the size limit) is a :class:`TranscriptReadError`."""
+    from inspector.bundled import resolve_sample
+
+    try:
+        p = resolve_sample(path)
+    except FileNotFoundError as exc:
+        raise TranscriptReadError(str(path), str(exc)) from None
     name = p.name or str(p)
     try:
         size = p.stat().st_size
         if size > max_bytes:
-            raise TranscriptError(name, f"file is {size:,} bytes, over the {max_bytes:,}-byte limit (max_bytes)")
-        return p.read_bytes(), name
+            raise TranscriptReadError(name, f"file is {size:,} bytes, over the {max_bytes:,}-byte limit for a "
+                                            "transcript")
+        return p.read_bytes(), name, p
     except OSError as exc:
-        raise TranscriptError(name, f"cannot read file: {exc.strerror or exc}") from None
+        raise TranscriptReadError(name, f"cannot read file: {exc.strerror or exc}") from None
 
 
 def load_transcript(path: str | os.PathLike[str], *, format: str | None = None, conversation: int = 0,
                     max_bytes: int = DEFAULT_MAX_BYTES) -> Transcript:
     """Import one conversation from a file. Errors name the file by its base name."""
-    data, name = _read(path, max_bytes)
-    return parse_transcript(data, name=name, format=format, conversation=conversation, path=str(path))
+    data, name, p = _read(path, max_bytes)
+    return parse_transcript(data, name=name, format=format, conversation=conversation, path=str(p))
 
 
 def list_conversations(path_or_data: str | os.PathLike[str] | bytes, *, format: str | None = None,
@@ -77,7 +84,7 @@ def list_conversations(path_or_data: str | os.PathLike[str] | bytes, *, format: 
     if isinstance(path_or_data, (bytes, bytearray)):
         data, label = bytes(path_or_data), name or "<input>"
     else:
-        data, label = _read(path_or_data, max_bytes)
+        data, label, _ = _read(path_or_data, max_bytes)
     importer, obj_or_text = _prepare(data, label, format)
     return _guard(importer, label, lambda: importer.conversations(obj_or_text, name=label))
 
@@ -86,12 +93,12 @@ def iter_transcripts(path: str | os.PathLike[str], *, format: str | None = None,
                      max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[Transcript]:
     """Every conversation of a file, reading and decoding it once (batch analysis of a 200-episode
     benchmark file would otherwise re-parse 4 MB per episode)."""
-    data, name = _read(path, max_bytes)
+    data, name, resolved = _read(path, max_bytes)
     importer, obj_or_text = _prepare(data, name, format)
     infos = _guard(importer, name, lambda: importer.conversations(obj_or_text, name=name))
     for info in infos:
         def parse_one(k: int = info.index) -> Transcript:
-            return importer.parse(obj_or_text, name=name, path=str(path), conversation=k)
+            return importer.parse(obj_or_text, name=name, path=str(resolved), conversation=k)
 
         yield _guard(importer, name, parse_one)
 

@@ -18,10 +18,17 @@ Mapping to chat-completions rows, as for ``anthropic`` requests:
   * API-error lines (``message.model == "<synthetic>"``) never reached the API: their row is kept,
     their zeroed usage is not, and their indices are listed in ``meta["synthetic_replies"]``.
 
-Claude Code's own compaction: a user line whose text begins "This session is being continued from
-a previous conversation" starts a new context (the model saw that summary, not the rows before
-it). It is imported as an ordinary user row and listed in ``Transcript.compactions`` (observed,
-not replayed). The log does not record Claude Code's system prompt or its tool schemas, so
+A slash command is two user lines: the command (``<command-message>``/``<command-name>`` tags) and
+its expansion right after it (``isMeta: true``); they become ONE user row whose content is the text
+parts of both (origin ``lines N-M``; the rows are listed in ``meta["slash_commands"]``), so the
+command counts as one user turn.
+
+Claude Code's own compaction: newer logs write a ``system`` entry with ``subtype``
+``compact_boundary`` (``compactMetadata``: ``trigger``, ``preTokens``) where the context was
+compacted; older ones only a user line whose text begins "This session is being continued from a
+previous conversation". Either starts a new context (the model saw the summary, not the rows
+before it): the first row after a boundary, or the summary row, is listed in
+``Transcript.compactions`` (observed, not replayed), once per compaction. The log does not record Claude Code's system prompt or its tool schemas, so
 ``meta["not_recorded"]`` says so (the provider's counts include them).
 """
 
@@ -69,8 +76,9 @@ def _is_log_line(value: Any) -> bool:
 
 
 def sniff(obj_or_text: Any, name: str) -> bool:
-    """A JSON Lines file whose lines carry Claude Code's ``type`` + ``sessionId``/``uuid`` envelope
-    (the first line may be a ``summary`` title), or one such line as a whole document."""
+    """A JSON Lines file whose lines all carry a ``type`` and whose first 50 lines hold a ``user`` or
+    ``assistant`` entry with Claude Code's ``sessionId``/``uuid`` envelope (bookkeeping lines such as
+    ``summary`` or ``file-history-snapshot`` may come first), or one such line as a whole document."""
     if isinstance(obj_or_text, JsonlText):
         lines = obj_or_text.split("\n", 50)[:50]
         seen_entry = False
@@ -82,8 +90,8 @@ def sniff(obj_or_text: Any, name: str) -> bool:
                 value = json.loads(s)
             except (json.JSONDecodeError, RecursionError):
                 return False
-            if not _is_log_line(value):
-                return False
+            if not (isinstance(value, dict) and isinstance(value.get("type"), str)):
+                return False  # bookkeeping lines (file-history-snapshot, progress, ...) carry a type too
             seen_entry = seen_entry or _is_entry(value)
         return seen_entry or _is_log_line(first_jsonl_value(obj_or_text))
     return _is_entry(obj_or_text)
@@ -96,6 +104,29 @@ def _text_of(content: Any) -> str:
         return "".join(b["text"] for b in content
                        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
     return ""
+
+
+BOUNDARY_SUBTYPE = "compact_boundary"
+"""The ``subtype`` of the ``system`` entry newer Claude Code writes where it compacted the context."""
+
+_COMMAND_TAGS = ("<command-message>", "<command-name>")
+
+
+def _boundary_detail(value: dict[str, Any]) -> str:
+    detail = "Claude Code compact_boundary entry"
+    meta = value.get("compactMetadata")
+    if isinstance(meta, dict):
+        told = [f"{key} {meta[key]}" for key in ("trigger", "preTokens", "postTokens")
+                if isinstance(meta.get(key), (str, int)) and not isinstance(meta.get(key), bool)]
+        if told:
+            detail += " (" + ", ".join(told) + ")"
+    return detail
+
+
+def _parts(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content) if isinstance(content, list) else []
 
 
 def _check_blocks(content: Any, name: str, line: int) -> None:
@@ -150,6 +181,16 @@ def _rows(obj_or_text: Any, name: str) -> tuple[Builder, dict[str, Any], list[Ob
     compactions: list[ObservedCompaction] = []
     models: list[str] = []
     reply: _Reply | None = None
+    boundary: tuple[int, str] | None = None  # a compact_boundary line waiting for the next row
+    command_row: int | None = None  # the row of a slash command line, while its expansion may follow
+    merged_commands: list[int] = []
+
+    def place_boundary(index: int) -> None:
+        nonlocal boundary, command_row
+        command_row = None
+        if boundary is not None:
+            compactions.append(ObservedCompaction(index, f"line {boundary[0]}", boundary[1]))
+            boundary = None
 
     def flush() -> None:
         nonlocal reply
@@ -166,6 +207,7 @@ def _rows(obj_or_text: Any, name: str) -> tuple[Builder, dict[str, Any], list[Ob
         origin = f"line {r.first}" if r.first == r.last else f"lines {r.first}-{r.last}"
         is_synthetic = r.model == SYNTHETIC_MODEL
         index = b.add(msg, origin, None if is_synthetic else r.usage)
+        place_boundary(index)
         if is_synthetic:
             synthetic.append(index)
         elif r.model and r.model not in models:
@@ -175,6 +217,9 @@ def _rows(obj_or_text: Any, name: str) -> tuple[Builder, dict[str, Any], list[Ob
         if not isinstance(value, dict):
             raise TranscriptError(name, "expected a JSON object", line=lineno)
         kind = value.get("type")
+        if kind == "system" and value.get("subtype") == BOUNDARY_SUBTYPE and value.get("isSidechain") is not True:
+            flush()  # the reply before the boundary belongs to the old context
+            boundary = (lineno, _boundary_detail(value))
         if kind not in _ENTRY_TYPES or value.get("isSidechain") is True:
             label = "sidechain" if kind in _ENTRY_TYPES else (kind if isinstance(kind, str) else "untyped")
             skipped[label] = skipped.get(label, 0) + 1
@@ -208,16 +253,34 @@ def _rows(obj_or_text: Any, name: str) -> tuple[Builder, dict[str, Any], list[Ob
             text = value_ if isinstance(value_, str) else blocks_to_content(value_ if isinstance(value_, list) else [])
             index = b.add({"role": "tool", "content": "" if text is None else text, "tool_call_id": blk["tool_use_id"]},
                           f"{where}.content[{k}]" if not isinstance(content, str) else where)
+            place_boundary(index)
             if blk.get("is_error") is True:
                 errors.append(index)
         if rest_at or not blocks:
             rest = [blocks[k] for k in rest_at]
             loc = where if len(rest_at) == len(blocks) else f"{where}.content[{','.join(map(str, rest_at))}]"
             row_content: Any = content if isinstance(content, str) else blocks_to_content(rest)
+            row_text = _text_of(row_content).lstrip()
+            if (value.get("isMeta") is True and command_row is not None and command_row == len(b.messages) - 1
+                    and len(rest_at) == len(blocks)):
+                # a slash command's expansion: the same user turn as the command line before it
+                first = b.origins[command_row].removeprefix("line ").split("-")[0]
+                b.messages[command_row]["content"] = _parts(b.messages[command_row]["content"]) + _parts(row_content)
+                b.origins[command_row] = f"lines {first}-{lineno}"
+                merged_commands.append(command_row)
+                command_row = None
+                continue
             index = b.add({"role": "user", "content": row_content}, loc)
-            if _text_of(row_content).lstrip().startswith(COMPACTION_PREFIX):
+            command_row = index if row_text.startswith(_COMMAND_TAGS) and len(rest_at) == len(blocks) else None
+            summary = row_text.startswith(COMPACTION_PREFIX)
+            if boundary is not None:
+                detail = boundary[1] + ("; the summary entry follows" if summary else "")
+                compactions.append(ObservedCompaction(index, f"line {boundary[0]}", detail))
+                boundary = None
+            elif summary:
                 compactions.append(ObservedCompaction(index, loc, "Claude Code compaction summary "
                                                                   f"(the user entry begins {COMPACTION_PREFIX!r})"))
+            continue
     flush()
     meta: dict[str, Any] = {"not_recorded": ["system prompt", "tool schemas"]}
     if skipped:
@@ -226,6 +289,8 @@ def _rows(obj_or_text: Any, name: str) -> tuple[Builder, dict[str, Any], list[Ob
         meta["synthetic_replies"] = synthetic
     if errors:
         meta["error_results"] = errors
+    if merged_commands:
+        meta["slash_commands"] = merged_commands
     if len(models) > 1:
         meta["models"] = models
     meta["_model"] = models[0] if models else None

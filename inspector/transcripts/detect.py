@@ -4,11 +4,13 @@ An importer is any object (normally a module) with ``NAME``, ``sniff(obj_or_text
 ``parse(obj_or_text, *, name, path, conversation) -> Transcript`` and
 ``conversations(obj_or_text, *, name) -> list[ConversationInfo]``. ``obj_or_text`` is the parsed
 JSON document, or a :class:`~inspector.transcripts._common.JsonlText` when the input is not one
-JSON document (JSON Lines).
+JSON document (JSON Lines). A zip (an Inspect AI ``.eval`` log) is read into the document it holds
+before detection (:func:`read_input`), so importers never see bytes.
 
 Detection asks importers in registration order and takes the first that claims the input, so the
-order goes from the most specific shape to the most general: the eight third-party layouts (and logs) have
-distinctive top-level keys, Anthropic requests are recognised by what chat-completions lacks, and
+order goes from the most specific shape to the most general: the third-party layouts (and logs) have
+distinctive top-level keys (``litellm`` payload lines come before ``openai-log`` and ``openai``,
+which would also claim a ``messages`` list), Anthropic requests are recognised by what chat-completions lacks, and
 ``openai`` comes last as the catch-all for role lists. A format name given by the caller skips
 detection entirely (names match case-insensitively, ``_`` and ``-`` alike).
 """
@@ -19,6 +21,7 @@ import importlib
 from typing import Any, Protocol, runtime_checkable
 
 from inspector.transcripts._common import JsonlText, decode, first_jsonl_value, parse_input
+from inspector.transcripts.inspect_ai import ZIP_MAGIC, eval_zip_document
 from inspector.transcripts.model import ConversationInfo, Transcript, TranscriptError
 
 
@@ -41,9 +44,13 @@ _BUILTIN_MODULES: tuple[str, ...] = (
     "inspector.transcripts.tau2_bench",
     "inspector.transcripts.swe_agent",
     "inspector.transcripts.letta",
+    "inspector.transcripts.inspect_ai",
+    "inspector.transcripts.otel_genai",
+    "inspector.transcripts.openhands",
     "inspector.transcripts.bashkit",
     "inspector.transcripts.mas_lab",
     "inspector.transcripts.claude_code",
+    "inspector.transcripts.litellm_log",
     "inspector.transcripts.openai_log",
     "inspector.transcripts.anthropic_messages",
     "inspector.transcripts.openai_chat",
@@ -114,7 +121,15 @@ def detect_in(obj_or_text: Any, name: str) -> Importer:
     raise TranscriptError(name, f"unrecognised transcript format; supported formats: {supported}")
 
 
+def read_input(data: bytes | str, name: str) -> Any:
+    """What importers receive: the parsed JSON document, a :class:`JsonlText`, or, for a zip
+    (an Inspect AI ``.eval`` log), the document the zip holds."""
+    if isinstance(data, (bytes, bytearray, memoryview)) and bytes(data[:4]) == ZIP_MAGIC:
+        return eval_zip_document(bytes(data), name)
+    return parse_input(decode(data, name))
+
+
 def detect_format(data: bytes | str, name: str = "<input>") -> str:
     """The name of the format of ``data`` (bytes or text); raises TranscriptError listing the
     supported formats when no importer recognises it."""
-    return detect_in(parse_input(decode(data, name)), name).NAME
+    return detect_in(read_input(data, name), name).NAME

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.errors import InspectorError
+from inspector.errors import EXIT_USAGE, InspectorError
 
 Message = dict[str, Any]
 """OpenAI chat-completions dict: ``role``, ``content`` (str | list of parts | None), ``tool_calls``
@@ -128,8 +128,17 @@ class TranscriptError(InspectorError, ValueError):
         super().__init__(": ".join(parts))
 
     def __reduce__(self) -> tuple[Any, ...]:  # keep picklable despite keyword-only arguments
-        return (_rebuild_error, (self.file, self.detail, self.line, self.index))
+        return (_rebuild_error, (self.file, self.detail, self.line, self.index, type(self)))
 
 
-def _rebuild_error(file: str | None, message: str, line: int | None, index: int | None) -> TranscriptError:
-    return TranscriptError(file, message, line=line, index=index)
+class TranscriptReadError(TranscriptError):
+    """The file cannot be used at all: missing, unreadable, over the size limit, not UTF-8 text (a
+    zip archive such as an Inspect AI ``.eval`` log). The CLI exits 2 for it, as for an unreadable
+    manifest; content that was read but is invalid stays a :class:`TranscriptError` (exit 1)."""
+
+    exit_status = EXIT_USAGE
+
+
+def _rebuild_error(file: str | None, message: str, line: int | None, index: int | None,
+                   kind: type[TranscriptError] = TranscriptError) -> TranscriptError:
+    return kind(file, message, line=line, index=index)

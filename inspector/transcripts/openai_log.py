@@ -1,4 +1,7 @@
-"""``openai-log``: a log of chat-completions calls, one call per JSON line.
+"""``openai-log``: a log of chat-completions calls, one call per JSON line: this project's own simple
+format (no public tool writes exactly this envelope; real logs are read by ``litellm``,
+``otel-genai``, ``inspect-ai``, ``openhands`` and ``claude-code``). It is kept because it is the
+smallest log pairing a request with its usage (the bundled sample and the ``calibrate`` example).
 
 Each line is ``{"request": <chat-completions request body>, "response": <chat completion>}``:
 the request as sent (``model``, ``messages``, ``tools``) and the response as received
@@ -48,23 +51,83 @@ def sniff(obj_or_text: Any, name: str) -> bool:
 
 
 @dataclass
-class _Call:
+class LoggedCall:
+    """One logged model call: the request's rows, tools and model, the reply row and its usage;
+    ``line`` locates it (origins begin ``line N``)."""
+
     line: int
     messages: list[Message]
     tools: list[dict[str, Any]] | None
     model: str | None
     reply: Message
     usage: dict[str, Any] | None
+    request: str = "request"  # origin of the request inside the line ("" = the line itself)
+    reply_at: str = "response.choices[0].message"  # origin of the reply inside the line
+    key: str = ""  # calls with different keys never share a conversation
 
 
 @dataclass
-class _Session:
-    calls: list[_Call] = field(default_factory=list)
+class CallChain:
+    """Consecutive calls each of whose requests extends the conversation so far."""
+
+    calls: list[LoggedCall] = field(default_factory=list)
     rows: int = 0  # messages imported so far (prefix length)
     flat: list[Message] = field(default_factory=list)
 
+    @property
+    def label(self) -> str:
+        first, last = self.calls[0].line, self.calls[-1].line
+        return f"line {first}" if first == last else f"lines {first}-{last}"
 
-def _read_call(line: int, value: Any, name: str) -> _Call:
+
+def chain_calls(calls: list[LoggedCall]) -> list[CallChain]:
+    """Calls in order → conversations: a call continues the latest conversation of its ``key``
+    when its request begins with every row of it, else it starts a new one."""
+    chains: list[CallChain] = []
+    latest: dict[str, CallChain] = {}
+    for call in calls:
+        cur = latest.get(call.key)
+        if cur is None or call.messages[: cur.rows] != cur.flat or len(call.messages) < cur.rows:
+            cur = CallChain()
+            chains.append(cur)
+            latest[call.key] = cur
+        cur.calls.append(call)
+        cur.flat = [*call.messages, call.reply]
+        cur.rows = len(cur.flat)
+    return chains
+
+
+def build_chain(chains: list[CallChain], conversation: int, *, format: str, name: str, path: str | None,
+                meta: dict[str, Any] | None = None) -> Transcript:
+    """The selected conversation: new request rows then the reply per call, every request kept as
+    the observed payload of its reply, usage at the reply's row."""
+    k = select(name, conversation, len(chains))
+    chain = chains[k]
+    b = Builder()
+    observed: list[ObservedPayload] = []
+    users = 0
+    for call in chain.calls:
+        where = f"line {call.line}"
+        request = f"{where}.{call.request}" if call.request else where
+        for j in range(len(b.messages), len(call.messages)):
+            msg = call.messages[j]
+            users += msg["role"] == "user"
+            b.add(msg, f"{request}.messages[{j}]")
+        at = b.add(call.reply, f"{where}.{call.reply_at}", call.usage)
+        observed.append(ObservedPayload(label=f"request {where}", turn=users - 1 if users else None,
+                                        messages=call.messages, tools=call.tools, model=call.model,
+                                        origin=request, reply=at))
+    models = list(dict.fromkeys(c.model for c in chain.calls if c.model))
+    tools = next((c.tools for c in reversed(chain.calls) if c.tools is not None), None)
+    info: dict[str, Any] = {"calls": len(chain.calls), **(meta or {})}
+    if len(models) > 1:
+        info["models"] = models
+    infos = [conversation_info(n, c.label, c.flat) for n, c in enumerate(chains)]
+    return b.finish(format=format, path=path, tools=tools, model=models[0] if models else None, conversation=k,
+                    conversations=infos, meta=info, observed=observed)
+
+
+def _read_call(line: int, value: Any, name: str) -> LoggedCall:
     def fail(detail: str) -> TranscriptError:
         return TranscriptError(name, detail, line=line)
 
@@ -92,53 +155,16 @@ def _read_call(line: int, value: Any, name: str) -> _Call:
         raise fail("response.usage must be an object")
     model = req.get("model") if isinstance(req.get("model"), str) else (
         resp.get("model") if isinstance(resp.get("model"), str) else None)
-    return _Call(line, messages, tools, model, replies[0], usage)
+    return LoggedCall(line, messages, tools, model, replies[0], usage)
 
 
-def _sessions(obj_or_text: Any, name: str) -> list[_Session]:
-    sessions: list[_Session] = []
-    for line, value in lines_or_document(obj_or_text, name):
-        call = _read_call(line, value, name)
-        cur = sessions[-1] if sessions else None
-        if cur is None or call.messages[: cur.rows] != cur.flat or len(call.messages) < cur.rows:
-            cur = _Session()
-            sessions.append(cur)
-        cur.calls.append(call)
-        cur.flat = [*call.messages, call.reply]
-        cur.rows = len(cur.flat)
-    return sessions
-
-
-def _label(s: _Session) -> str:
-    first, last = s.calls[0].line, s.calls[-1].line
-    return f"line {first}" if first == last else f"lines {first}-{last}"
+def _chains(obj_or_text: Any, name: str) -> list[CallChain]:
+    return chain_calls([_read_call(line, value, name) for line, value in lines_or_document(obj_or_text, name)])
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
-    return [conversation_info(k, _label(s), s.flat) for k, s in enumerate(_sessions(obj_or_text, name))]
+    return [conversation_info(k, c.label, c.flat) for k, c in enumerate(_chains(obj_or_text, name))]
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
-    sessions = _sessions(obj_or_text, name)
-    k = select(name, conversation, len(sessions))
-    session = sessions[k]
-    b = Builder()
-    observed: list[ObservedPayload] = []
-    users = 0
-    for call in session.calls:
-        for j in range(len(b.messages), len(call.messages)):
-            msg = call.messages[j]
-            users += msg["role"] == "user"
-            b.add(msg, f"line {call.line}.request.messages[{j}]")
-        at = b.add(call.reply, f"line {call.line}.response.choices[0].message", call.usage)
-        observed.append(ObservedPayload(label=f"request line {call.line}", turn=users - 1 if users else None,
-                                        messages=call.messages, tools=call.tools, model=call.model,
-                                        origin=f"line {call.line}.request", reply=at))
-    models = list(dict.fromkeys(c.model for c in session.calls if c.model))
-    tools = next((c.tools for c in reversed(session.calls) if c.tools is not None), None)
-    meta: dict[str, Any] = {"calls": len(session.calls)}
-    if len(models) > 1:
-        meta["models"] = models
-    infos = [conversation_info(n, _label(s), s.flat) for n, s in enumerate(sessions)]
-    return b.finish(format=NAME, path=path, tools=tools, model=models[0] if models else None, conversation=k,
-                    conversations=infos, meta=meta, observed=observed)
+    return build_chain(_chains(obj_or_text, name), conversation, format=NAME, name=name, path=path)
