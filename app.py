@@ -470,7 +470,7 @@ def payload_view(rp: Replay, call: int) -> None:
     if as_table:
         df = av.shown(av.payload_view(rp, call))
         st.dataframe(df, hide_index=True, width="stretch", key="payload_table",
-                     column_config={"ref": st.column_config.NumberColumn("transcript #", format="%d"),
+                     column_config={"ref": st.column_config.TextColumn("transcript #"),
                                     "content": st.column_config.TextColumn("content (preview)", width="large")})
     else:
         st.caption("Click a row for its full text, its tool calls with their arguments, and why it is there.")

@@ -679,15 +679,21 @@ def plain_md(text: Any) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:=])", r"\\\1", s)
 
 
+INDEX_COLUMNS = frozenset(("ref", "transcript #", "message", "#", "pos", "call", "turn", "step"))
+"""Columns that hold a position (a transcript index, a call): written without thousands separators."""
+
+
 def shown(df: pd.DataFrame) -> pd.DataFrame:
     """A table for the screen with no "None" / "null" cell: a missing value is "—" (numbers in a
-    column that has one are written with thousands separators, as the other columns show them)."""
+    column that has one are written out: counts with thousands separators, as the other columns
+    show them, positions such as a transcript index without)."""
     out = df.copy()
     for col in out.columns:
         if not out[col].isna().any():
             continue
         if pd.api.types.is_numeric_dtype(out[col]) and not pd.api.types.is_bool_dtype(out[col]):
-            out[col] = [("—" if pd.isna(v) else (f"{int(v):,}" if float(v).is_integer() else f"{float(v):,.1f}"))
+            sep = "" if str(col) in INDEX_COLUMNS else ","
+            out[col] = [("—" if pd.isna(v) else (f"{int(v):{sep}}" if float(v).is_integer() else f"{float(v):,.1f}"))
                         for v in out[col]]
         else:
             out[col] = out[col].astype(object).where(out[col].notna(), "—")
