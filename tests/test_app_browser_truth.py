@@ -159,6 +159,7 @@ def test_summary_markers_counts_and_words_follow_what_was_sent(page: Any) -> Non
     unsent = [k for k, e in enumerate(events) if e == "summary_not_sent"]
     assert unsent  # the case of the issue: reused, then trimmed
     pg = page
+    pick(pg, "manifest_sample", SMALL.name)
     upload_transcript(pg, TAU)
     wait_header(pg, TAU.name)
     options = jump_options(pg)
@@ -184,6 +185,7 @@ def test_the_over_budget_bar_draws_the_overflow_past_the_window_line_once(page: 
     k = next((c for c in over if c > 0), over[0])
     f = rp.frames[k]
     pg = page
+    pick(pg, "manifest_sample", SMALL.name)
     upload_transcript(pg, TAU2)
     wait_header(pg, TAU2.name)
     if k:
@@ -215,7 +217,7 @@ def test_a_failed_upload_keeps_the_last_transcript_that_loaded_and_the_agent_swi
     broken.write_text("{not json", encoding="utf-8")
     package = tmp_path / "package.json"
     package.write_text('{"name": "demo", "version": "1.0.0", "dependencies": {}}', encoding="utf-8")
-    window = package_replay(SWE, model="manifest").agent.window
+    window = package_replay(SWE, manifest=av.sample_manifests()[av.DEFAULT_MANIFEST], model="manifest").agent.window
     pg = page
     choose_radio(pg, "model_source", av.MODEL_SOURCES["manifest"])
     upload_transcript(pg, SWE)
@@ -247,7 +249,7 @@ def test_a_manifest_picked_after_an_upload_applies_its_window_as_the_command_lin
     pick(pg, "manifest_sample", SMALL.name)
     wait_header(pg, f"window {cli.agent.window:,} tokens")
     text = header(pg)
-    assert f"Manifest {SMALL.name}" in text and f"{len(cli.frames)} LLM calls" in text
+    assert f"Manifest {SMALL.name}" in text and f"{cli.totals()['frames']} LLM calls" in text
     assert av.agent_words(cli) in text  # the same sources as the command line's agent line
     assert "a sample never does" not in pg.locator(".st-key-agent_source").inner_text()
 
