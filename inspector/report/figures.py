@@ -52,8 +52,9 @@ markers cost once, not on every step."""
 
 CLICKABLE = dict(mode="lines+markers", marker=dict(size=6, opacity=0))
 """Lines and areas cannot be selected, and a click selects only the first point plotly lists under
-the pointer, which over the long timeline's areas is the last budget line's: invisible markers on
-that one line (one per call, not one per call and band) carry the click to the call under it."""
+the pointer, which over the long timeline's areas (and over bars, when the budget lines stand above
+them) is the last budget line's: invisible markers on that one line (one per call, not one per call
+and band) carry the click to the call under it."""
 
 TIMELINE_MARGIN = dict(l=72, r=12)
 """The timeline's left and right margins in pixels, fixed (no automatic margin), so the plot area
@@ -224,8 +225,7 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col], mode="lines",
                          line=dict(shape=STEP_SHAPE, **LINE_STYLES[col]),
                          hovertemplate=TIMELINE_WORDS[col] + ": %{y:,}<extra></extra>"))
-    if not bars:
-        data[-1].update(CLICKABLE)  # the last budget line carries the click (see CLICKABLE)
+    data[-1].update(CLICKABLE)  # the last budget line carries the click (see CLICKABLE), over bars too
     top = df["payload_tokens"]
     ymax = float(top.max() or 1)
     y_top, off_scale = _y_scale(df, lines, y_max)
