@@ -30,6 +30,7 @@ from inspector.report.figures import (
     call_strip_html,
     compare_timelines,
     cursor_shape,
+    legend_html,
     timeline,
 )
 from inspector.report.tables import compare_table, not_sent_table
@@ -98,8 +99,12 @@ def session_figure(key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
 
 
 def grouped(df: Any) -> dict[str, Any]:
-    """Whole-number columns with thousands separators (62,192, not 62192), as the CLI's tables show them."""
-    return {str(c): st.column_config.NumberColumn(format="localized") for c in df.select_dtypes("integer").columns}
+    """Whole-number columns with thousands separators (62,192, not 62192), as the CLI's tables show
+    them; dollar columns with four decimals each (0.0120, not 0.012), other fractions with two."""
+    out = {str(c): st.column_config.NumberColumn(format="localized") for c in df.select_dtypes("integer").columns}
+    for c in df.select_dtypes("float").columns:
+        out[str(c)] = st.column_config.NumberColumn(format="$%.4f" if str(c).endswith("$") else "%.2f")
+    return out
 
 
 def mark_call(fig: Any, call: int) -> Any:
@@ -134,14 +139,6 @@ def on_manifest_upload() -> None:
         return
     ss.manifest_yaml, ss.manifest_name, ss.manifest_base = text, upload.name, None
     ss.pop("manifest_notice", None)
-    ss.agent_source = "auto"  # Q21: the user's own manifest keeps the prompt and tools it declares
-
-
-def on_transcript_change() -> None:
-    """Loading or uploading a transcript selects its own prompt, tools and model (Q21); the switch
-    in the sidebar turns them back to the manifest's."""
-    ss.agent_source, ss.model_source = "transcript", "transcript"
-    ss.call = 0  # a new conversation starts at its first call
 
 
 def step(delta: int) -> None:
@@ -216,10 +213,12 @@ def resolve_manifest() -> tuple[av.ManifestInput | None, LoadedManifest | None, 
 def transcript_sidebar() -> None:
     st.sidebar.header("Transcript")
     samples = av.sample_transcripts()
-    st.sidebar.selectbox("Sample transcript", list(samples), key="transcript_sample", on_change=on_transcript_change)
+    upload = ss.get("transcript_upload")
+    st.sidebar.selectbox("Sample transcript" if upload is None else "Sample transcript (not shown: the upload is)",
+                         list(samples), key="transcript_sample", disabled=upload is not None,
+                         help="Remove the upload below to show a sample again." if upload is not None else None)
     st.sidebar.file_uploader("…or upload a transcript (an upload wins over the sample)", key="transcript_upload",
-                             max_upload_size=max(1, av.MAX_TRANSCRIPT_BYTES // 1_000_000),
-                             on_change=on_transcript_change)
+                             max_upload_size=max(1, av.MAX_TRANSCRIPT_BYTES // 1_000_000))
     st.sidebar.selectbox("Format", [AUTO, *list_formats()], key="transcript_format")
 
 
@@ -250,7 +249,17 @@ def conversation_picker(src: av.TranscriptSource, fmt: str | None) -> int:
 
 
 def resolve_transcript() -> tuple[tuple[av.TranscriptSource, str | None, int] | None, Transcript | None, list[str]]:
+    """The transcript to show: the upload (else the sample) when it reads, else the last transcript
+    that loaded, with the error. Opening a transcript never touches the Agent switches (one rule
+    for every way of opening a pair: the policy's, as on the command line) and starts at call 0.
+
+    Replacing one upload by another removes the first before the second arrives: that run shows
+    the sample, but does not make it "the last transcript that loaded" (the uploader held a file
+    in the run before, loaded or not), so a failing second upload keeps showing the last one that
+    loaded."""
     fmt = None if ss.get("transcript_format", AUTO) == AUTO else ss.transcript_format
+    was_upload = bool(ss.get("_upload_held"))
+    ss._upload_held = ss.get("transcript_upload") is not None  # loaded or not
     try:
         src = transcript_source()
         conv = conversation_picker(src, fmt)
@@ -261,8 +270,14 @@ def resolve_transcript() -> tuple[tuple[av.TranscriptSource, str | None, int] | 
             return None, None, [str(exc)]
         gsrc, gfmt, gconv = good
         return good, transcript_cached(gsrc.key, gsrc.name, gfmt, gconv, gsrc.data), [str(exc)]
-    ss.good_transcript = (src, fmt, conv)
-    return ss.good_transcript, t, []
+    is_upload = src.key.startswith("upload:")
+    shown = (src.key, fmt, conv)
+    if ss.get("_shown_transcript") != shown:
+        ss.call = 0  # a new conversation starts at its first call
+        ss._shown_transcript = shown
+    if is_upload or not was_upload:  # an upload being replaced: the last transcript that loaded stays
+        ss.good_transcript = (src, fmt, conv)
+    return (src, fmt, conv), t, []
 
 
 def apply_live_settings() -> None:
@@ -280,10 +295,11 @@ def agent_sidebar() -> None:
     st.sidebar.header("Agent")
     st.sidebar.radio("System text & tools", list(av.AGENT_SOURCES), key="agent_source",
                      format_func=av.AGENT_SOURCES.get,
-                     help="Whose system prompt and tool schemas are sent. Loading a transcript selects its own.")
+                     help="Whose system prompt and tool schemas are sent. Opening a transcript or a manifest "
+                          "leaves this switch as it is.")
     st.sidebar.radio("Model & window", list(av.MODEL_SOURCES), key="model_source", format_func=av.MODEL_SOURCES.get,
-                     help="Whose model sets the context window and the price. Loading a transcript selects the "
-                          "model it recorded (when it records one).")
+                     help="Whose model sets the context window and the price. Opening a transcript or a manifest "
+                          "leaves this switch as it is.")
 
 
 def replay_sidebar(loaded: LoadedManifest | None) -> av.LiveSettings | None:
@@ -329,12 +345,15 @@ def show_problems(title: str, problems: list[str]) -> None:
 # The stepper stays at the top of the page while the call's details scroll under it (the manifest
 # editor's look comes with its line numbers: app_views.editor_css). Presentation only: no element is
 # hidden or changed. (A comment, not a docstring: Streamlit would print a bare string.)
+# The page header is made opaque: content scrolling under the stuck stepper no longer shows in the
+# gap between the header and the stepper.
 # Sticky goes on the stepper's layout wrapper: the keyed block itself sits alone in a wrapper of its
 # own height, where `position: sticky` has no room to move (it then scrolled away with the page).
 STEPPER_CSS = """<style>
 [data-testid=stLayoutWrapper]:has(> .st-key-stepper) {position: sticky; top: 3.75rem; z-index: 990;}
 .st-key-stepper {background: var(--background-color, #fff);
                  padding: 0.25rem 0 0.35rem; border-bottom: 1px solid rgba(49, 51, 63, 0.15);}
+[data-testid=stHeader] {background: var(--background-color, #fff);}
 </style>"""
 
 
@@ -380,8 +399,16 @@ def timeline_view(rp: Replay, rkey: tuple[Any, ...]) -> None:
             if len(rp.frames) > TIMELINE_BAR_MAX else "Click a bar or marker to jump to that call. ")
     st.caption(zoom + "Lines: input budget, summary trigger, hysteresis ceiling; markers: summaries, commit folds, "
                "trims, pairing repairs, forgotten references. The current call is marked ▲ under the chart.")
-    fig = session_figure(("timeline", rkey), lambda: timeline(rp))
+    fig = session_figure(("timeline", rkey), lambda: app_timeline(rp))
     st.plotly_chart(fig, key="timeline", on_select=on_timeline_select, selection_mode="points", width="stretch")
+
+
+def app_timeline(rp: Replay) -> Any:
+    """The timeline without plotly's legend (:func:`legend_html` draws it as wrapping HTML under the
+    strip: at 1024 px plotly's own became a scroll box that cut entries off)."""
+    fig = timeline(rp)
+    fig.update_layout(showlegend=False, height=300, margin=dict(b=36))
+    return fig
 
 
 def budget_view(rp: Replay, call: int) -> None:
@@ -394,25 +421,28 @@ def budget_view(rp: Replay, call: int) -> None:
                    help="max_tokens − completion reserve − safety margin")
     cols[4].metric("Messages sent", f"{len(rp.frames[call].refs):,}")
     cols[5].metric("Cost (USD)", "n/a" if facts["cost_usd"] is None else f"{facts['cost_usd']:.5f}")
-    st.caption(f"Model {av.code_span(facts['model'])} · window {facts['window']:,} tokens from "
-               f"**{facts['window_source']}** · completion reserve {facts['reserve']:,} "
-               f"({facts['reserve_source']}) · safety margin {facts['margin']:,} · context manager: "
-               f"{av.code_span(facts['cm_action'])}")
+    st.caption(av.plain_md(f"Model {facts['model']} · window {facts['window']:,} tokens from "
+                           f"{facts['window_source']} · completion reserve {facts['reserve']:,} "
+                           f"({facts['reserve_source']}) · safety margin {facts['margin']:,} · context manager: "
+                           f"{facts['cm_words']}"))
     if facts["calibration"]:
         st.info(f"Token calibration in force: ×{facts['calibration']} ({facts['calibration_source']}). The input "
                 f"ceiling is the window divided by it ({facts['max_tokens']:,} of our tokens).")
     if facts["over_budget"]:
-        st.error(f"Over budget by {-facts['headroom']:,} tokens: this payload does not fit the window.")
+        st.error(f"Over budget by {-facts['headroom']:,} tokens: the payload, the completion reserve and the safety "
+                 "margin do not fit the window (the shaded part of the bar, past the window line).")
     if (check := av.estimate_check(rp, call)) is not None:
         level, text = check
         {"error": st.error, "warning": st.warning, "info": st.info}[level](text)
     if facts["check"] != "ok":
-        st.warning(f"Pairing check: {av.code_span(facts['check'])}")
+        st.warning(f"Pairing check: {av.plain_md(facts['check'])}")
     for w in rp.frames[call].warnings:
-        st.warning(av.code_span(mask_text(w)))
+        st.warning(av.plain_md(mask_text(w)))
     with st.container(key="band_bar"):
         st.html(band_bar_html(rp, call))
-    st.dataframe(av.band_table(rp, call), hide_index=True, width="content")
+    st.dataframe(av.band_table(rp, call), hide_index=True, width="content", key="band_table",
+                 column_config={"tokens": st.column_config.NumberColumn(format="localized"),
+                                "% of window": st.column_config.NumberColumn(format="%.1f")})
 
 
 ROWS_AS = {"rows": "Chat rows", "table": "Table"}
@@ -427,22 +457,20 @@ def rows_switch(key: str) -> bool:
 
 def payload_view(rp: Replay, call: int) -> None:
     f = rp.frames[call]
-    head, switch = st.columns([4, 1.4], vertical_alignment="bottom")
-    head.subheader(f"Payload sent — {len(f.refs):,} messages")
-    with switch:
-        as_table = rows_switch("payload_as")
+    st.subheader(f"Payload sent — {len(f.refs):,} messages")
+    as_table = rows_switch("payload_as")  # on its own row: beside the heading it was clipped at 1024 px
     st.caption(av.summary_caption(rp, call))
     if (summary := av.summary_block_text(rp, call)) is not None:
         with st.expander("The summary block sent at this call", expanded=False):
             st.code(summary, language=None, wrap_lines=True)
     for reason, text in av.summary_not_sent(rp, call):  # Q18: computed, not sent — never shown as sent
-        st.warning(f"**Not sent:** {av.code_span(reason)}")
+        st.warning(f"**Not sent:** {av.plain_md(reason)}")
         with st.expander("The summary that was computed but not sent"):
             st.code(text, language=None, wrap_lines=True)
     if as_table:
-        df = av.payload_view(rp, call)
+        df = av.shown(av.payload_view(rp, call))
         st.dataframe(df, hide_index=True, width="stretch", key="payload_table",
-                     column_config={"ref": st.column_config.NumberColumn("transcript #", format="%d"),
+                     column_config={"ref": st.column_config.TextColumn("transcript #"),
                                     "content": st.column_config.TextColumn("content (preview)", width="large")})
     else:
         st.caption("Click a row for its full text, its tool calls with their arguments, and why it is there.")
@@ -456,13 +484,14 @@ def calibration_view(rp: Replay, call: int) -> None:
     if table is None:
         return
     st.subheader("Calibration: our count vs the provider's")
-    st.dataframe(table, hide_index=True, width="content", key="calibration_table")
+    st.dataframe(av.shown(table), hide_index=True, width="content", key="calibration_table")
     st.caption(av.calibration_caption(rp))
 
 
 def agent_caption(rp: Replay) -> None:
-    """Which prompt, tools, model and window are in force and where each came from (Q21, Q22)."""
-    st.caption(" \n".join(av.code_span(line) for line in av.agent_lines(rp)))
+    """Which prompt, tools, model and window are in force and where each came from (Q21), in words."""
+    if rp.agent is not None:
+        st.caption(av.plain_md(av.agent_words(rp)))
 
 
 def explain_forgotten() -> None:
@@ -479,7 +508,7 @@ def forgotten_list(rp: Replay, call: int) -> None:
         return
     st.markdown(f"**Forgotten at this call: {len(lost)} identifier(s)** the call needed (user message, working "
                 "memory, or what the agent did next) that are only in messages not sent.")
-    st.dataframe(lost, hide_index=True, width="stretch", key="forgotten_table")
+    st.dataframe(av.shown(lost), hide_index=True, width="stretch", key="forgotten_table")
     messages = list(dict.fromkeys(int(i) for i in lost["transcript #"]))
     if ss.get("forgotten_pick") not in messages:
         ss.forgotten_pick = messages[0]
@@ -493,7 +522,6 @@ def forgotten_list(rp: Replay, call: int) -> None:
 
 def this_call_tab(rp: Replay, call: int) -> None:
     st.subheader(f"Token budget — {av.call_label(rp, call)}")
-    agent_caption(rp)
     budget_view(rp, call)
     forgotten_list(rp, call)
     calibration_view(rp, call)
@@ -502,14 +530,11 @@ def this_call_tab(rp: Replay, call: int) -> None:
 
 def not_sent_tab(rp: Replay, call: int) -> None:
     st.subheader(f"Not sent, and why — {av.call_label(rp, call)}")
-    agent_caption(rp)
     df = not_sent_table(rp, call)
-    head, switch = st.columns([4, 1.4], vertical_alignment="bottom")
-    head.caption(f"{len(df)} earlier transcript message(s) are not in this payload.")
-    with switch:
-        as_table = rows_switch("not_sent_as")
+    st.caption(f"{len(df):,} earlier transcript message(s) are not in this payload.")
+    as_table = rows_switch("not_sent_as")
     if as_table:
-        st.dataframe(df, hide_index=True, width="stretch", key="not_sent_table")
+        st.dataframe(av.shown(df), hide_index=True, width="stretch", key="not_sent_table")
     elif len(df):
         st.html(av.chat_html(av.not_sent_rows(rp, call, df, limit=av.CHAT_ROWS_MAX), total=len(df)))
     st.markdown("**Why did my message disappear?**")
@@ -524,17 +549,23 @@ def not_sent_tab(rp: Replay, call: int) -> None:
 
 def repairs_tab(rp: Replay, call: int) -> None:
     st.subheader(f"Pairing repairs — {av.call_label(rp, call)}")
-    here = av.repairs_view(rp, call)
-    if here.empty:
+    here = av.repair_findings(rp, call)
+    if not here:
         st.caption("No repair at this call.")
     else:
-        st.dataframe(here, hide_index=True, width="stretch", key="repairs_call")
+        st.html(av.findings_html(rp, here, "rep-call-"))
     st.subheader("Every repair in the replay")
-    st.dataframe(av.repairs_view(rp), hide_index=True, width="stretch", key="repairs_all")
-    irr = av.irregularities_table(rp)
-    if not irr.empty:
+    every = av.repair_findings(rp)
+    if not every:
+        st.caption("The pairing repair changed nothing in this replay.")
+    else:
+        st.html(av.findings_html(rp, every, "rep-all-"))
+    found = av.irregularity_findings(rp)
+    if found:
         st.subheader("What the transcript itself contains (importer findings)")
-        st.dataframe(irr, hide_index=True, width="stretch", key="irregularities")
+        st.caption("Kept as found: the importer never repairs a transcript; the pairing repair above acts on what "
+                   "a call sends.")
+        st.html(av.findings_html(rp, found, "irr-"))
 
 
 def strategy_spec(name: str) -> str | None:
@@ -602,13 +633,13 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
     cols = st.columns(len(replays), gap="small")
     for k, ((name, rp), fig) in enumerate(zip(replays.items(), figs, strict=True)):
         with cols[k]:
-            st.plotly_chart(mark_call(fig, call), key=f"compare_timeline_{k}", width="stretch")
+            st.plotly_chart(mark_call(fig, call), key=f"compare_timeline_{k}", width="stretch",
+                            config={"displayModeBar": False})
             if aligned:
-                st.markdown(f"**{av.code_span(name)}** · {av.kept_counts({name: rp}, call)[name]}")
+                st.markdown(f"**{av.plain_md(name)}** · {av.kept_counts({name: rp}, call)[name]}")
                 for reason, count in av.drop_reasons(rp, call).items():
-                    st.caption(f"{count:,} not sent: {av.code_span(reason)}")
-    totals = av.worded(compare_table(replays))
-    st.dataframe(totals, hide_index=True, width="stretch", key="compare_totals", column_config=grouped(totals))
+                    st.caption(av.plain_md(f"{count:,} not sent: {reason}"))
+    st.dataframe(av.totals_by_strategy(compare_table(replays)), width="stretch", key="compare_totals")
     if not aligned:
         st.warning("The strategies produced different numbers of calls; the per-call view is not aligned.")
         return
@@ -616,7 +647,11 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
                      persist_state="page")
     table = av.keep_table(replays, call)
     st.caption(f"{int(table['differs'].sum()):,} of {len(table):,} rows differ between the strategies at this call.")
-    st.dataframe(table[table["differs"]] if only else table, hide_index=True, width="stretch", key="keep_table")
+    view = av.keep_view(table[table["differs"]] if only else table, replays)
+    widths = {"#": st.column_config.TextColumn(width=44), "differs": st.column_config.CheckboxColumn(width=64),
+              "message": st.column_config.TextColumn("message (preview)", width=150),
+              **{name: st.column_config.TextColumn(width=100) for name in replays}}
+    st.dataframe(view, hide_index=True, width="stretch", key="keep_table", column_config=widths)
 
 
 @st.cache_resource(max_entries=4, show_spinner="Replaying every conversation under every strategy…")
@@ -724,7 +759,7 @@ def header(rp: Replay, t: Transcript, m: av.ManifestInput, name: str) -> None:
                f"({t.format}, {len(t.messages)} messages) · {totals['frames']} LLM calls · counter "
                f"**{rp.counter}** · summarizer **{rp.summarizer_label}**")
     if rp.agent is not None:
-        st.caption(av.code_span(rp.agent.describe()))
+        st.caption(av.plain_md(av.agent_words(rp)))
 
 
 # --- page ----------------------------------------------------------------------------------------------------------
@@ -786,6 +821,8 @@ def stepped_view(rp: Replay, rkey: tuple[Any, ...], m: av.ManifestInput, tkey: t
     if ss.pop("_rerun_page", False):
         st.rerun()  # a link switched the view: redraw the switch too
     st.html(call_strip_html(len(rp.frames), int(av.clamp_call(ss.get("call", 0), len(rp.frames)))))
+    st.html(session_figure(("legend", rkey), lambda: legend_html(session_figure(("timeline", rkey),
+                                                                                lambda: app_timeline(rp)))))
     call = stepper(rp)
     view = ss.get("view")
     if view == "not_sent":

@@ -125,14 +125,17 @@ def spinner(label: str) -> Iterator[None]:
 
 # --- tables ---------------------------------------------------------------------------------------
 
-def cell(value: Any, key: str = "") -> str:
-    """A value as table text: thousands separators, 4-decimal dollars, plain words, "–" for none."""
+def cell(value: Any, key: str = "", row: Mapping[str, Any] | None = None) -> str:
+    """A value as table text: thousands separators, 4-decimal dollars, plain words, "–" for none.
+    ``row``: the whole row, for words that depend on another column (a summary action's words
+    follow ``summary_sent``)."""
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):
         value = value.item()
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if key == "cm_action":
-        return action_words(value)
+        sent = row.get("summary_sent") if row is not None else None
+        return action_words(value, None if sent is None else bool(sent))
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
@@ -195,7 +198,7 @@ def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], *
         isinstance(r.get(c.key), (int, float)) or r.get(c.key) is None for r in rows)}
     table = Table(box=None, pad_edge=False, show_edge=False,
                   header_style="bold" if color else "")
-    cells = [[cell(r.get(c.key), c.key) for c in shown] for r in rows]
+    cells = [[cell(r.get(c.key), c.key, r) for c in shown] for r in rows]
     foot: list[str] | None = None
     if total and rows and any(c.agg for c in shown):
         t = totals(rows, shown, shown[0].key)

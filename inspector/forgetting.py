@@ -173,8 +173,8 @@ class _Why:
             turn, action = origin
             if action in ("summarized", "reused"):
                 tail = "" if self.unsent_summary is None else f"; the summary was {self.unsent_summary}"
-                return f"summarised at the commit of turn {turn} (write-back of the recency cap){tail}"
-            return f"dropped at the commit of turn {turn} (write-back of the recency cap)"
+                return f"summarised at the commit of turn {turn} (the stored history keeps the newest turns){tail}"
+            return f"dropped at the commit of turn {turn} (the stored history keeps the newest turns)"
         if self.msgs[i].get("role") == "system":
             return "system text replaced (the manifest's system band, or a later system message, wins)"
         return "removed by the pairing repair"

@@ -298,7 +298,7 @@ def call_heading_html(rp: Replay, call: int) -> str:
     from inspector.vocabulary import action_words
 
     f = rp.frames[call]
-    parts = [f"context manager: {action_words(f.decision.action)}"]
+    parts = [f"context manager: {action_words(f.decision.action, f.summary_sent)}"]
     trimmed = sum(b - a for a, b in f.trimmed) + f.trimmed_synthetic
     if trimmed:
         parts.append(f"trimmer cut {trimmed} message(s)")

@@ -47,7 +47,7 @@ from inspector.policy import (
 
 __all__ = ["PENDING_WORDS", "SUMMARIZER_MODES", "Commit", "Frame", "Replay", "replay"]
 
-PENDING_WORDS = "next, pending"
+PENDING_WORDS = "next call, never made"
 """How every face marks the pending next call (:attr:`Replay.pending_call`): the call a transcript
 that ends on a tool result or a user message would make next, which the agent never made."""
 

@@ -79,9 +79,33 @@ COLUMN_WORDS: dict[str, str] = {
 """Column identifiers → table headings."""
 
 
-def action_words(action: object) -> str:
-    """The words for a context-manager action (the identifier itself when it has none)."""
-    return ACTION_WORDS.get(str(action), str(action))
+NOT_SENT_ACTION_WORDS: dict[str, str] = {
+    "summarized": "summary computed, trimmed — not sent",
+    "reused": "summary reused, trimmed — not sent",
+}
+"""A summary action whose summary block the token trimmer cut (``summary_sent`` false): the model
+saw no summary, so the words must not say one was sent (issue 28)."""
+
+
+def action_words(action: object, summary_sent: bool | None = None) -> str:
+    """The words for a context-manager action (the identifier itself when it has none).
+
+    ``summary_sent``: whether the call's payload holds a summary block (``Frame.summary_sent``);
+    False turns a summary action into :data:`NOT_SENT_ACTION_WORDS` (computed or reused, then
+    trimmed, is a different event from a summary sent). None: not known, the action's own words."""
+    key = str(action)
+    if summary_sent is False and key in NOT_SENT_ACTION_WORDS:
+        return NOT_SENT_ACTION_WORDS[key]
+    return ACTION_WORDS.get(key, key)
+
+
+def summary_event(action: object, summary_sent: bool) -> str | None:
+    """The summary event of a call for the app's markers, counts and jumps
+    (:data:`EVENT_WORDS`): ``summarized`` / ``reused`` when the summary was sent,
+    ``summary_not_sent`` when a summary action's block was trimmed, None for any other action."""
+    if str(action) not in SUMMARY_ACTIONS:
+        return None
+    return str(action) if summary_sent else "summary_not_sent"
 
 
 def column_words(column: str) -> str:
@@ -96,15 +120,18 @@ VIEW_WORDS: dict[str, str] = {
 """The app's views, in the order the view switch offers them."""
 
 EVENT_WORDS: dict[str, str] = {
-    "summarized": "summary computed", "reused": "summary reused (within the hysteresis ceiling)",
+    "summarized": "summary computed, sent", "reused": "summary reused, sent",
+    "summary_not_sent": "summary trimmed, not sent",
     "fold": "fold at a commit",
     "trimmed": "trim", "repair": "pairing repair", "over_budget": "over budget", "forgotten": "forgotten reference",
 }
-"""Kinds of call the stepper can jump to (and the timeline marks)."""
+"""Kinds of call the stepper can jump to (and the timeline marks). A summary computed or reused
+whose block the trimmer cut counts as ``summary_not_sent``, never as computed or reused
+(:func:`summary_event`)."""
 
 REPAIR_WORDS: dict[str, str] = {
-    "ask_stripped": "ask without its results removed (its tool calls stripped)",
-    "ask_removed": "ask without its results removed",
+    "ask_stripped": "unanswered tool calls taken off the assistant's message (its text kept)",
+    "ask_removed": "assistant message with only unanswered tool calls left out",
     "empty_result_synthesised": "missing result filled with an empty one",
     "duplicate_dropped": "duplicate result dropped",
     "id_rebound": "result re-bound to its call's id",
@@ -117,6 +144,28 @@ REPAIR_WORDS: dict[str, str] = {
 def repair_words(kind: object) -> str:
     """The words for a pairing-repair kind (the identifier itself when it has none)."""
     return REPAIR_WORDS.get(str(kind), str(kind).replace("_", " "))
+
+
+IRREGULARITY_WORDS: dict[str, str] = {
+    "reused_tool_call_id": "a tool call id that an earlier call already used",
+    "result_far_from_call": "a tool result that is not right after its call",
+    "orphan_result": "a tool result that answers no call",
+    "duplicate_result": "a second result for the same tool call",
+    "unanswered_call": "a tool call that never got a result",
+    "truncated_after_tool": "the transcript ends on a tool result, before the agent's reply",
+    "nonstandard_role": "a message whose role providers do not accept",
+    "non_text_content": "content that is not plain text",
+    "tool_calls_on_non_assistant": "tool calls on a message that is not the assistant's",
+    "multiple_tool_call_ids": "one result carrying several tool call ids",
+    "synthetic_user_message": "a user message the importer added",
+    "tool_call_id_converted": "a numeric tool call id read as text",
+}
+"""Importer findings (:class:`inspector.transcripts.model.Irregularity` kinds), in words."""
+
+
+def irregularity_words(kind: object) -> str:
+    """The words for an importer finding (underscores become spaces when it has none)."""
+    return IRREGULARITY_WORDS.get(str(kind), str(kind).replace("_", " "))
 
 
 TIMELINE_WORDS: dict[str, str] = {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -97,9 +98,21 @@ def payload(at: AppTest) -> pd.DataFrame:
 
 
 def compare_totals(at: AppTest) -> pd.DataFrame:
+    """Side by side's totals (drawn one row per measure, one column per strategy) read back as one
+    row per strategy with numbers."""
     if at.session_state["view"] != "compare":
         show(at, "compare")
-    return frame_by_columns(at, "strategy", "tokens sent", "peak payload")
+
+    def number(cell: str) -> float | None:
+        text = str(cell).replace(",", "").replace("$", "")
+        return None if text == "—" else float(text)
+
+    shown = next(d.value for d in at.dataframe if isinstance(d.value, pd.DataFrame)
+                 and {"tokens sent", "peak payload"} <= set(map(str, d.value.index)))
+    out = pd.DataFrame({"strategy": [str(c) for c in shown.columns]})
+    for measure, row in shown.iterrows():
+        out[str(measure)] = [number(v) for v in row]
+    return out
 
 
 def tau_bench_file(episodes: int = 3) -> bytes:
@@ -228,7 +241,7 @@ def test_compare_two_to_four_strategies() -> None:
     at.multiselect(key="cmp_strategies").set_value(["summarising", "stack"]).run()
     assert_healthy(at)
     assert list(compare_totals(at)["strategy"]) == ["summarising", "stack"]
-    keep = frame_by_columns(at, "ref", "role", "summarising", "stack")
+    keep = frame_by_columns(at, "#", "message", "summarising", "stack")
     assert len(keep) > 1
     # Four, with a pasted context_manager YAML.
     at.multiselect(key="cmp_strategies").set_value(["summarising", "sliding-window", "stack", "custom A"]).run()
@@ -240,20 +253,20 @@ def test_compare_two_to_four_strategies() -> None:
         totals.set_index("strategy").loc["stack", "peak payload"]
     compare_charts = [c for c in chart_ids(at) if "compare_timeline" in c]
     assert len(compare_charts) == 4
-    # One totals table, headed in words; the narrow charts leave their legend to the main timeline's.
-    tables = [d.value for d in at.dataframe if "strategy" in d.value.columns]
-    assert len(tables) == 1 and not [c for c in tables[0].columns if "_" in c]
+    # One totals table, its measures in words; the narrow charts leave their legend to the main
+    # timeline's, which is drawn as wrapping HTML under it (plotly's own legend is off there too).
+    tables = [d.value for d in at.dataframe if "tokens sent" in map(str, d.value.index)]
+    assert len(tables) == 1 and not [c for c in tables[0].index if "_" in str(c)]
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if "compare_timeline" in c.proto.id]
     assert [s["layout"]["showlegend"] for s in specs] == [False] * 4
-    assert next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
-                if c.proto.id.endswith("timeline") or "-timeline" in c.proto.id)["layout"].get("showlegend", True)
+    assert any("ci-legend-tl" in str(h.proto.body) and "input budget" in str(h.proto.body) for h in at.get("html"))
     # Same y axis on every aligned timeline.
     ranges = {tuple(c["layout"]["yaxis"]["range"]) for c in charts(at) if c["layout"].get("yaxis", {}).get("range")}
     assert len(ranges) == 1
     # Stepping moves the per-call view of every strategy.
-    before = frame_by_columns(at, "ref", "role", "custom A")
+    before = frame_by_columns(at, "#", "message", "custom A")
     at.button(key="next").click().run()
-    assert not frame_by_columns(at, "ref", "role", "custom A").equals(before)
+    assert not frame_by_columns(at, "#", "message", "custom A").equals(before)
 
 
 def test_compare_needs_two_and_shows_a_bad_strategy_without_breaking() -> None:
@@ -469,13 +482,22 @@ def test_why_did_my_message_disappear() -> None:
     assert "after this call" in why_text(at)
 
 
-def test_repairs_are_linked_to_messages() -> None:
+def test_repairs_are_said_in_words_and_linked_to_their_messages() -> None:
+    from inspector.vocabulary import REPAIR_WORDS
+
     at = start()
-    at.select_slider(key="call").set_value(15).run()
+    rp = at.session_state["_stepped_replay"]
+    k = next(k for k, f in enumerate(rp.frames) if any(r.repair.kind == "ask_stripped" for r in f.repairs))
+    at.select_slider(key="call").set_value(k).run()
     show(at, "repairs")
-    rep = frame_by_columns(at, "kind", "tool_call_id", "messages")
-    assert not rep.empty and (rep["kind"] == "ask_stripped").any()
-    assert all(m for m in rep["messages"])  # every repair names the transcript messages involved
+    blocks = [str(h.proto.body) for h in at.get("html") if "ci-findings" in str(h.proto.body)]
+    assert blocks, "the repairs are drawn as sentences"
+    here = blocks[0]
+    assert html.escape(REPAIR_WORDS["ask_stripped"]) in here and "ask_stripped" not in here
+    links = re.findall(r"href='#(rep-call-msg-\d+)'", here)
+    assert links and all(f"id='{a}'" in here for a in links)  # every link opens its message on the page
+    for code in ("tool_call_id", "new_id", "None"):
+        assert code not in re.sub(r"<[^>]+>", " ", here)
 
 
 def test_exports() -> None:
@@ -560,7 +582,7 @@ def test_this_call_lists_forgotten_references_marks_the_timeline_and_links_the_m
     # Independent check of every row: the named message holds the identifier, and it is not sent.
     demo = json.loads((ROOT / "inspector" / "samples" / "demo_support.json").read_text(encoding="utf-8"))
     msgs = [m for m in demo["messages"]] if isinstance(demo, dict) else demo
-    sent = set(payload(at)["ref"].dropna().astype(int))
+    sent = {int(r) for r in payload(at)["ref"] if str(r).isdigit()}  # "—": a row the engine wrote
     for ident, idx in zip(lost["identifier"], lost["transcript #"], strict=True):
         assert int(idx) not in sent
         assert ident in message_text(msgs, int(idx))
@@ -662,11 +684,11 @@ def test_side_by_side_puts_strategies_in_columns_and_shows_only_differences() ->
     at.select_slider(key="call").set_value(DEMO_CALLS - 1).run()
     assert len([c for c in chart_ids(at) if "compare_timeline" in c]) == 3
     at.toggle(key="keep_diff").set_value(True).run()
-    diff = frame_by_columns(at, "ref", "differs", OWN_STRATEGY, "stack")
+    diff = frame_by_columns(at, "#", "differs", OWN_STRATEGY, "stack")
     assert len(diff) > 0 and diff["differs"].all()
     for _, row in diff.iterrows():  # each shown row really is treated differently
         assert len({row[OWN_STRATEGY], row["sliding-window"], row["stack"]}) > 1
-    assert any("not sent:" in c.value for c in at.caption)  # each strategy's reason for what it left out
+    assert any("not sent\\:" in c.value for c in at.caption)  # each strategy's reason for what it left out
 
 
 def timeline_spec(at: AppTest) -> dict[str, Any]:

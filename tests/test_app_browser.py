@@ -192,7 +192,8 @@ def test_step_and_select_in_a_real_browser(page: Any) -> None:
     pg.wait_for_timeout(200)
     pg.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     wait_for_call(pg, 15)
-    assert band_title(pg).startswith("turn 8 · step 0")
+    f15 = demo_replay().frames[15]
+    assert band_title(pg).startswith(f"turn {f15.turn} · step {f15.step}")
     # The selection dims no call: the figure outlives the steps that follow, and the strip marks the call.
     opacity = "els => els.map(e => getComputedStyle(e).opacity)"
     assert set(pg.eval_on_selector_all(".st-key-timeline .barlayer .point path", opacity)) == {"1"}

@@ -41,11 +41,13 @@ def test_every_segment_is_its_share_of_the_window_with_a_title_and_the_legend_fo
     for k, f in enumerate(demo.frames):
         bar = band_bar_html(demo, k)
         b = f.budget
-        # Independent expectation: the frame's own bands, then reserve, margin, headroom or the excess.
+        # Independent expectation: the frame's own bands, then reserve, margin and the headroom when
+        # there is some; over budget no extra band (the overflow is the part past the window line).
         expected = {name: f.bands.get(name, 0) for name in
                     ("system", "summary", "history", "user", "working_memory", "tool_schemas")}
         expected.update(reserve=b.reserve, margin=b.margin)
-        expected["headroom" if f.headroom >= 0 else "over budget"] = abs(f.headroom)
+        if f.headroom >= 0:
+            expected["headroom"] = f.headroom
         expected = {name: t for name, t in expected.items() if t > 0}
         segs = segments(bar)
         assert [s[0] for s in segs] == list(expected)
@@ -53,6 +55,13 @@ def test_every_segment_is_its_share_of_the_window_with_a_title_and_the_legend_fo
         for band, width, title in segs:
             assert width == pytest.approx(100 * expected[band] / scale, abs=1e-3)
             assert title.startswith(f"{BAND_LABELS.get(band, band)}: {expected[band]:,} tokens")
+        if f.headroom < 0:  # the shaded overflow starts at the window line and runs to the bar's end
+            left, width = map(float, re.findall(r"class='ci-over-part'[^>]*style='left:([\d.]+)%;width:([\d.]+)%'",
+                                                bar)[0])
+            assert left == pytest.approx(100 * b.window / scale, abs=1e-3) and left + width == pytest.approx(100)
+            assert sum(expected.values()) - b.window == -f.headroom  # the segments past the line are the overflow
+        else:
+            assert "class='ci-over-part'" not in bar
         legend = re.findall(r"<span class='ci-key'><i style='background:(#[0-9A-Fa-f]{6})'></i>([^<]*)</span>", bar)
         assert legend == [(BAND_COLORS[n], html.escape(BAND_LABELS.get(n, n))) for n in expected]
         assert f"{f.payload_tokens:,} tokens sent" in bar
@@ -75,7 +84,7 @@ def test_the_strip_marks_the_call_at_its_place_on_the_unzoomed_call_axis(n: int,
                            .split("%", 1)[0])
 
 
-@pytest.mark.parametrize("turns", [6, 450])  # bars, and the long timeline's areas with invisible click markers
+@pytest.mark.parametrize("turns", [6, 450])  # bars and the long timeline's areas, both with invisible click markers
 def test_a_click_on_the_timeline_dims_nothing_and_shows_no_hidden_marker(turns: int) -> None:
     """The timeline is drawn once per replay: a selection's dimming would outlast the step away from it."""
     from inspector.manifest import settings_from_dict
@@ -94,7 +103,10 @@ def test_a_click_on_the_timeline_dims_nothing_and_shows_no_hidden_marker(turns: 
         drawn = trace.get("marker", {}).get("opacity", 1)
         assert trace["selected"]["marker"]["opacity"] == drawn
         assert trace["unselected"]["marker"]["opacity"] == drawn
-    assert any(t.get("marker", {}).get("opacity") == 0 for t in fig["data"]) == (turns > 400)
+    # Only the last budget line carries the (invisible) click markers, over bars as over areas.
+    hidden = [t["name"] for t in fig["data"] if t.get("marker", {}).get("opacity") == 0]
+    lines = [t["name"] for t in fig["data"] if t.get("mode", "").startswith("lines")]
+    assert hidden == lines[-1:]
 
 
 

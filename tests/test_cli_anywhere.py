@@ -264,7 +264,7 @@ def test_the_pending_call_is_marked_in_the_table_and_left_out_of_sweep_rows(tmp_
     rounds = str(_tool_rounds(tmp_path))
     table = run("replay", "sample:small-window", rounds, "--counter", "estimate", "--format", "table")
     assert table.stdout.splitlines()[0].startswith("rounds.json · conversation 0 · 7 calls + 1 pending · ")
-    assert "* call 7 (next, pending): " in table.stdout
+    assert "* call 7 (next call, never made): " in table.stdout
     frames = list(csv.DictReader(io.StringIO(run("replay", "sample:small-window", rounds, "--counter",
                                                  "estimate", "--format", "csv").stdout)))
     counted = [f for f in frames if f["pending"] == "False"]

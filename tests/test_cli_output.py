@@ -188,7 +188,7 @@ def test_the_totals_row_sums_the_calls() -> None:
     assert pending in ([], [len(rows) - 1])
     for k in pending:
         assert any(line.startswith(f"{k}* ") for line in lines)
-        assert any(line.startswith(f"* call {k} (next, pending): ") for line in lines)
+        assert any(line.startswith(f"* call {k} (next call, never made): ") for line in lines)
     rows = [r for r in rows if r["pending"] == "False"]
     # default columns: call, turn, tokens sent, kept history, headroom, context manager, trimmed,
     # repairs, forgotten, check; the totals row: sum, largest, least, sum, sum (blank where a total means nothing)

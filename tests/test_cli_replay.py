@@ -73,7 +73,7 @@ def test_replay_csv_and_table() -> None:
     assert table.returncode == 0 and lines[0].startswith("demo_support.json · conversation 0 · ")
     assert "tokens" in lines[1] and any(line.startswith("total") for line in lines)
     if rows[-1]["pending"] == "True":  # the demo ends on a tool result
-        assert " ".join(lines[-2:]) == (f"* call {len(rows) - 1} (next, pending): the transcript ends before its reply, "
+        assert " ".join(lines[-2:]) == (f"* call {len(rows) - 1} (next call, never made): the transcript ends before its reply, "
                                         "so the agent never made it; it is shown, and left out of the totals row")
 
 

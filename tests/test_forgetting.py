@@ -154,7 +154,7 @@ def test_replay_json_carries_forgotten_per_frame(manifest: object) -> None:
     # log at the commit of turn u + 4, so a holder from turn u reads "dropped at the commit of turn u+4"
     for x in (x for fr in lists for x in fr):
         u = sum(1 for m in rp.messages[:x["message"] + 1] if m.get("role") == "user")
-        assert x["reason"] == f"dropped at the commit of turn {u + 4} (write-back of the recency cap)", x
+        assert x["reason"] == f"dropped at the commit of turn {u + 4} (the stored history keeps the newest turns)", x
     needs = call_needs(rp)
     assert doc["totals"]["forgetting"]["needing_calls"] == sum(1 for c in needs if c.earlier)
 
@@ -354,7 +354,7 @@ def test_a_tool_schema_is_visible_text_so_a_tool_name_is_never_forgotten(with_sc
     if with_schema:  # the model still sees the name in the tool schemas it is sent
         assert got == []
     else:  # the control: without the schema the same name is a loss
-        assert got == [("lookup_order_status", 1, "dropped at the commit of turn 2 (write-back of the recency cap)")]
+        assert got == [("lookup_order_status", 1, "dropped at the commit of turn 2 (the stored history keeps the newest turns)")]
 
 
 def test_a_system_message_the_system_band_replaces_is_never_the_holder() -> None:
@@ -381,7 +381,7 @@ def test_the_reported_holder_is_the_newest_message_not_sent() -> None:
             user("what next?"), asst("Closing SEC-88213.")]
     rp = replay(_settings(WINDOW_1), _transcript(msgs), counter="estimate")
     lost = [(x.call, x.identifier, x.needed_in, x.message, x.reason) for c in call_needs(rp) for x in c.forgotten]
-    assert lost == [(3, "SEC-88213", ("next_reply",), 1, "dropped at the commit of turn 2 (write-back of the recency cap)")]
+    assert lost == [(3, "SEC-88213", ("next_reply",), 1, "dropped at the commit of turn 2 (the stored history keeps the newest turns)")]
 
 
 # --- issue 28: the words follow what was sent --------------------------------------------------------
@@ -398,9 +398,9 @@ def test_a_message_summarised_into_a_summary_that_was_trimmed_says_it_was_not_se
                 load_transcript(sample_path("demo_support.json")), counter="tiktoken")
     assert [(k, f.summary_sent) for k, f in enumerate(rp.frames) if f.decision.action == "reused"] == \
         [(8, True), (9, False)]
-    assert not_sent_reasons(rp, 9)[1] == ("summarised at the commit of turn 3 (write-back of the recency cap); "
+    assert not_sent_reasons(rp, 9)[1] == ("summarised at the commit of turn 3 (the stored history keeps the newest turns); "
                                           "the summary was trimmed for budget — not sent")
-    assert not_sent_reasons(rp, 8)[1] == "summarised at the commit of turn 3 (write-back of the recency cap)"
+    assert not_sent_reasons(rp, 8)[1] == "summarised at the commit of turn 3 (the stored history keeps the newest turns)"
     for k in range(len(rp.frames)):
         for reason in not_sent_reasons(rp, k).values():
             assert ("not sent" in reason) == (reason.startswith("summarised") and not rp.frames[k].summary_sent), (k, reason)

@@ -23,7 +23,8 @@ import pandas as pd
 from inspector.manifest import MAX_BYTES as _MANIFEST_MAX
 from inspector.policy import is_sample_manifest
 from inspector.redact import mask_secrets, mask_text
-from inspector.replay import Replay
+from inspector.replay import PENDING_WORDS, Replay
+from inspector.vocabulary import action_words, irregularity_words, repair_words
 from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_segments
 from inspector.report.tables import _preview, frames_table, not_sent_table, payload_table, repairs_table
 
@@ -44,7 +45,7 @@ STYLE_MAX_ROWS = 300
 """Payload tables longer than this are shown without per-row band colours (styling costs per cell)."""
 
 AGENT_SOURCES = {
-    "auto": "Transcript's own unless your manifest declares its own (a sample never does)",
+    "auto": "The transcript's own, unless the manifest declares its own and is not marked as a sample",
     "transcript": "The transcript's own",
     "manifest": "The manifest's",
 }
@@ -224,8 +225,10 @@ def issue_list(lines: Iterable[Any]) -> str:
 # --- stepping ---------------------------------------------------------------------------------------
 
 def call_label(rp: Replay, call: int) -> str:
+    """"call k · turn T · step S"; the pending next call (:attr:`~inspector.replay.Replay.pending_call`,
+    which the agent never made) says so in words."""
     f = rp.frames[call]
-    pending = " (next, pending)" if f.at >= len(rp.messages) else ""
+    pending = f" ({PENDING_WORDS})" if call == rp.pending_call else ""
     return f"call {call} · turn {f.turn} · step {f.step}{pending}"
 
 
@@ -261,11 +264,15 @@ def event_calls(rp: Replay) -> dict[str, list[int]]:
 def _event_calls(rp: Replay) -> dict[str, list[int]]:
     from inspector.report.figures import commit_positions, forgotten_per_call
 
+    from inspector.vocabulary import summary_event
+
     df = frames_table(rp)
     n = len(rp.frames)
+    summary = [summary_event(f.decision.action, f.summary_sent) for f in rp.frames]
     out: dict[str, list[int]] = {
-        "summarized": [int(k) for k in df["call"][df["cm_action"] == "summarized"]],
-        "reused": [int(k) for k in df["call"][df["cm_action"] == "reused"]],
+        "summarized": [k for k, e in enumerate(summary) if e == "summarized"],
+        "reused": [k for k, e in enumerate(summary) if e == "reused"],
+        "summary_not_sent": [k for k, e in enumerate(summary) if e == "summary_not_sent"],
         "fold": sorted({min(math.ceil(x), n - 1) for x, _ in commit_positions(rp)}),
         "trimmed": [int(k) for k in df["call"][df["trimmed"] > 0]],
         "repair": [int(k) for k in df["call"][df["repairs"] > 0]],
@@ -290,7 +297,9 @@ def next_event(rp: Replay, call: int, kind: str, direction: int = 1) -> int | No
 # --- budget of one call ------------------------------------------------------------------------------
 
 def band_table(rp: Replay, call: int) -> pd.DataFrame:
-    """Every band of the call with tokens and share of the window (the bar's numbers, as a table)."""
+    """Every band of the call with tokens and share of the window (the bar's numbers, as a table).
+    Over budget there is no headroom row and no "over budget" band: the shares then add up to more
+    than 100 %, by exactly the overflow (:func:`~inspector.report.figures.band_segments`)."""
     f = rp.frames[call]
     window = f.budget.window or 0
     rows = []
@@ -309,6 +318,7 @@ def budget_facts(rp: Replay, call: int) -> dict[str, Any]:
         "reserve_source": b.reserve_source, "margin": b.margin, "max_tokens": b.max_tokens,
         "input_budget": f.input_budget, "payload_tokens": f.payload_tokens,
         "headroom": f.headroom, "over_budget": f.headroom < 0, "cm_action": f.decision.action, "check": f.check,
+        "cm_words": action_words(f.decision.action, f.summary_sent),
         "cost_usd": f.cost_usd, "model": rp.limits.get("effective_model") or rp.limits.get("model"),
         "calibration": b.calibration, "calibration_source": b.calibration_source,
     }
@@ -342,11 +352,22 @@ def call_calibration(rp: Replay, call: int) -> pd.DataFrame | None:
         return {"count": what, "tokens": tokens, "error vs provider": err,
                 "error %": None if err is None or not provider else round(100.0 * err / provider, 1)}
 
+    payload = _rows_words(str(row["payload"]))
     rows = [line("provider (reported usage)", provider),
-            line(f"tiktoken, {row['payload']}", int(row["tiktoken"])),
-            line(f"estimate, {row['payload']}", int(row["estimate"])),
+            line(f"tiktoken, {payload}", int(row["tiktoken"])),
+            line(f"estimate, {payload}", int(row["estimate"])),
             line(f"this replay's payload ({rp.counter}, under the manifest)", f.payload_tokens)]
     return pd.DataFrame(rows, columns=["count", "tokens", "error vs provider", "error %"])
+
+
+def _rows_words(text: str) -> str:
+    """``rows A-B`` (the calibration's span of transcript rows) in words: "transcript messages A–B",
+    "transcript message A" when the span is one row."""
+    def span(m: re.Match[str]) -> str:
+        a, b = int(m.group(1)), int(m.group(2))
+        return f"transcript message {a}" if a == b else f"transcript messages {a}–{b}"
+
+    return re.sub(r"rows (\d+)-(\d+)", span, text)
 
 
 def calibration_caption(rp: Replay) -> str:
@@ -438,6 +459,7 @@ class ChatRow:
     text: str  # the full text, masked
     tool_calls: tuple[tuple[str, str, str], ...] = ()  # (id, name, arguments as pretty JSON), masked
     links: tuple[str, ...] = ()  # anchors of related rows (a tool call's result, a result's ask)
+    note: str = ""  # said right after the heading, in plain weight (why a row is not sent)
 
 
 def _message_text(content: Any) -> str:
@@ -471,8 +493,6 @@ def _tool_calls(msg: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
 def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
     """The exact payload of one call as chat rows, in the order sent (masked text, tool calls with
     their arguments, why each row is there). Built from the same payload as :func:`payload_table`."""
-    from inspector.vocabulary import repair_words
-
     f = rp.frames[call]
     payload = f.payload(rp.messages)
     table = payload_table(rp, call)
@@ -487,7 +507,7 @@ def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
         where = f"transcript #{ref}" if ref is not None else "synthesised"
         heading = (f"{msg.get('role')} · {BAND_LABELS.get(band, band)} · "
                    f"{'' if tokens is None else f'{int(tokens):,} tokens · '}{where}")
-        why = f"Sent in the {BAND_LABELS.get(band, band)} band"
+        why = f"Sent as part of the {BAND_LABELS.get(band, band)}"
         if synthetic[k]:
             why += f"; written by the engine ({synthetic[k]})"
         if k in f.own:
@@ -509,8 +529,9 @@ def not_sent_rows(rp: Replay, call: int, not_sent: pd.DataFrame | None = None,
     if limit is not None:
         df = df.head(limit)
     index = _tool_call_index(rp)
-    rows = [ChatRow(f"not-sent-{k}", "system", "", "system · summary block computed for this call · not sent",
-                    f"Not sent: {reason}.", text) for k, (reason, text) in enumerate(summary_not_sent(rp, call))]
+    rows = [ChatRow(f"not-sent-{k}", "system", "", "system · summary block computed for this call",
+                    f"Not sent: {reason}.", text, note=f"not sent: {reason}")
+            for k, (reason, text) in enumerate(summary_not_sent(rp, call))]
     for ref, reason in zip(df["ref"], df["reason"], strict=True):
         if pd.isna(ref):
             continue  # the synthesised rows above
@@ -518,18 +539,20 @@ def not_sent_rows(rp: Replay, call: int, not_sent: pd.DataFrame | None = None,
         msg = rp.messages[i]
         calls = _tool_calls(msg)
         ids = [c[0] for c in calls] + ([str(msg["tool_call_id"])] if msg.get("tool_call_id") else [])
-        rows.append(ChatRow(f"msg-{i}", str(msg.get("role")), "", f"{msg.get('role')} · transcript #{i} · not sent",
+        rows.append(ChatRow(f"msg-{i}", str(msg.get("role")), "", f"{msg.get('role')} · transcript #{i}",
                             f"Not sent: {reason}.", mask_text(_message_text(msg.get("content"))), calls,
-                            tuple(f"msg-{j}" for cid in ids for j in index.get(cid, ()) if j != i)))
+                            tuple(f"msg-{j}" for cid in ids for j in index.get(cid, ()) if j != i),
+                            note=f"not sent: {reason}"))
     return rows
 
 
-CHAT_CSS = (".ci-chat details{border-left:4px solid #ccc;margin:3px 0;padding:3px 8px;background:rgba(0,0,0,.025)}"
+CHAT_CSS = (".ci-chat details{border-left:4px solid #ccc;margin:3px 0;padding:3px 8px;background:rgba(0,0,0,.025);"
+            "scroll-margin-top:var(--ci-sticky-top, 15rem)}"
             ".ci-chat summary{cursor:pointer;font-size:.9rem;line-height:1.5}"
             ".ci-chat .why{color:#555;font-size:.82rem;margin:2px 0}"
             ".ci-chat pre{white-space:pre-wrap;word-break:break-word;max-height:26rem;overflow:auto;"
             "font-size:.8rem;margin:4px 0;padding:6px;background:rgba(0,0,0,.04)}"
-            ".ci-chat .prev{color:#666}")
+            ".ci-chat .prev{color:#666}.ci-chat .note{color:#8a1c1c}")
 
 
 def chat_html(rows: list[ChatRow], *, limit: int = CHAT_ROWS_MAX, total: int | None = None) -> str:
@@ -555,10 +578,12 @@ def chat_html(rows: list[ChatRow], *, limit: int = CHAT_ROWS_MAX, total: int | N
                         f"<pre>{html.escape(args)}</pre>")
         if r.links:
             body.append("<div class='why'>related: " + ", ".join(
-                f"<a href='#{html.escape(a)}'>{html.escape(a.replace('msg-', 'transcript #'))}</a>"
+                f"<a href='#{html.escape(a)}'>{html.escape(_anchor_words(a))}</a>"
                 for a in dict.fromkeys(r.links)) + "</div>")
         out.append(f"<details id='{html.escape(r.anchor)}' style='border-left-color:{color}'>"
-                   f"<summary><b>{html.escape(r.heading)}</b> <span class='prev'>{html.escape(preview)}</span>"
+                   f"<summary><b>{html.escape(r.heading)}</b>"
+                   + (f" · <span class='note'>{html.escape(r.note)}</span>" if r.note else "")
+                   + f" <span class='prev'>{html.escape(preview)}</span>"
                    f"</summary>{''.join(body)}</details>")
     total = len(rows) if total is None else total
     if total > limit:
@@ -566,6 +591,12 @@ def chat_html(rows: list[ChatRow], *, limit: int = CHAT_ROWS_MAX, total: int | N
                    "have all of them).</p>")
     out.append("</div>")
     return "".join(out)
+
+
+def _anchor_words(anchor: str) -> str:
+    """A chat row's anchor as link text: ``msg-12`` (or ``rep-msg-12``) is "transcript #12"."""
+    m = re.search(r"msg-(\d+)$", anchor)
+    return f"transcript #{m.group(1)}" if m else anchor
 
 
 def band_style(band: Any) -> str:
@@ -628,9 +659,46 @@ def summary_not_sent(rp: Replay, call: int) -> list[tuple[str, str]]:
     return out
 
 
-def agent_lines(rp: Replay) -> list[str]:
-    """The policy, and the system text, tools, model and window in force with their sources (Q21, Q22)."""
-    return rp.stated()
+def agent_words(rp: Replay) -> str:
+    """The system text, tools, model and window in force and where each came from (Q21): the
+    CLI's agent line (:meth:`~inspector.policy.AgentInForce.describe`), with a source that carries
+    its own note in parentheses written "manifest; the transcript records no model" (not nested)."""
+    a = rp.agent
+    if a is None:
+        return ""
+    src = re.sub(r"^(\w+) \((.*)\)$", r"\1; \2", a.model_source)
+    model = f"{a.model} ({src})" if a.model else src
+    window = f"{a.window:,} tokens ({a.window_source})" if a.window is not None else "unknown"
+    return f"agent: system text {a.system_detail} · tools {a.tools_detail} · model {model} · window {window}"
+
+
+def plain_md(text: Any) -> str:
+    """Plain text for a Markdown element (a caption, an alert): every Markdown, HTML or Streamlit
+    directive character is escaped, so the text shows as typed in the page's own font (not as a
+    monospace code span)."""
+    s = " ".join(str(text).split())
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:=])", r"\\\1", s)
+
+
+INDEX_COLUMNS = frozenset(("ref", "transcript #", "message", "#", "pos", "call", "turn", "step"))
+"""Columns that hold a position (a transcript index, a call): written without thousands separators."""
+
+
+def shown(df: pd.DataFrame) -> pd.DataFrame:
+    """A table for the screen with no "None" / "null" cell: a missing value is "—" (numbers in a
+    column that has one are written out: counts with thousands separators, as the other columns
+    show them, positions such as a transcript index without)."""
+    out = df.copy()
+    for col in out.columns:
+        if not out[col].isna().any():
+            continue
+        if pd.api.types.is_numeric_dtype(out[col]) and not pd.api.types.is_bool_dtype(out[col]):
+            sep = "" if str(col) in INDEX_COLUMNS else ","
+            out[col] = [("—" if pd.isna(v) else (f"{int(v):{sep}}" if float(v).is_integer() else f"{float(v):,.1f}"))
+                        for v in out[col]]
+        else:
+            out[col] = out[col].astype(object).where(out[col].notna(), "—")
+    return out
 
 
 def summary_caption(rp: Replay, call: int) -> str:
@@ -670,18 +738,79 @@ def repairs_view(rp: Replay, call: int | None = None) -> pd.DataFrame:
         refs = sorted({i for cid in ids for i in index.get(cid, ())} | ({int(row.ref)} if pd.notna(row.ref) else set()))
         links.append(", ".join(str(i) for i in refs))
     df.insert(len(df.columns) - 1, "messages", links)
-    from inspector.vocabulary import repair_words
-
     df.insert(df.columns.get_loc("kind") + 1, "what", [repair_words(k) for k in df["kind"]])
     return df
 
 
-def irregularities_table(rp: Replay) -> pd.DataFrame:
-    rows = [{"kind": r.kind, "message": r.index, "detail": r.detail}
+@dataclass(frozen=True)
+class Finding:
+    """One repair or importer finding as a sentence: where (``place``), what (``words``), the tool
+    call ids it names, a note (the record's own detail) and the transcript messages it concerns."""
+
+    place: str
+    words: str
+    note: str
+    messages: tuple[int, ...]
+
+
+def repair_findings(rp: Replay, call: int | None = None) -> list[Finding]:
+    """Every pairing repair of one call (or of the replay) in words, with the transcript messages
+    it concerns (:func:`repairs_view`'s links)."""
+    df = repairs_view(rp, call)
+    out = []
+    for row in df.itertuples(index=False):
+        ids = ""
+        if isinstance(row.tool_call_id, str) and row.tool_call_id:
+            ids = f" (tool call {row.tool_call_id}" + (f", re-bound to {row.new_id}" if isinstance(row.new_id, str)
+                                                       else "") + ")"
+        note = "" if row.kind == "empty_result_synthesised" else str(row.detail or "")
+        msgs = tuple(int(x) for x in str(row.messages).split(", ") if x.strip().isdigit())
+        out.append(Finding(f"call {row.call} · turn {row.turn} · step {row.step}", repair_words(row.kind) + ids,
+                           note, msgs))
+    return out
+
+
+def irregularity_findings(rp: Replay) -> list[Finding]:
+    """What the transcript itself contains that a strict provider would object to (the importer's
+    findings, kept as found), in words, each with the message it is about."""
+    return [Finding("the file as a whole" if r.index is None else f"transcript #{r.index}", irregularity_words(r.kind),
+                    str(r.detail or ""), () if r.index is None else (int(r.index),))
             for r in getattr(rp.transcript, "irregularities", [])]
-    df = pd.DataFrame(rows, columns=["kind", "message", "detail"])
-    df["message"] = df["message"].astype("Int64")
-    return df
+
+
+FINDINGS_MAX = 200
+"""Findings drawn per list; beyond it the list says how many are left out (the Export view's
+frames hold every repair)."""
+
+
+def findings_html(rp: Replay, findings: list[Finding], prefix: str) -> str:
+    """Findings as a list of sentences, each linking to its messages; the messages follow as chat
+    rows (anchors ``{prefix}msg-N``), so a link opens the message it names on the same page. At
+    most :data:`FINDINGS_MAX` of them."""
+    import html
+
+    items: list[str] = []
+    wanted: list[int] = []
+    for f in findings[:FINDINGS_MAX]:
+        links = ", ".join(f"<a href='#{prefix}msg-{i}'>transcript #{i}</a>" for i in f.messages)
+        wanted += f.messages
+        note = f"<div class='why'>{html.escape(mask_text(f.note))}</div>" if f.note else ""
+        items.append(f"<li><b>{html.escape(f.place)}</b>: {html.escape(f.words)}"
+                     + (f" — {links}" if links else "") + f"{note}</li>")
+    rows = []
+    for i in sorted(set(wanted)):
+        if not 0 <= i < len(rp.messages):
+            continue
+        msg = rp.messages[i]
+        rows.append(ChatRow(f"{prefix}msg-{i}", str(msg.get("role")), "", f"{msg.get('role')} · transcript #{i}",
+                            "A message named above.", mask_text(_message_text(msg.get("content"))),
+                            _tool_calls(msg)))
+    if len(findings) > FINDINGS_MAX:
+        items.append(f"<li>… {len(findings) - FINDINGS_MAX:,} more are not listed here (the Export view's frames "
+                     "hold every repair).</li>")
+    return ("<style>.ci-findings li{margin:2px 0}.ci-findings .why{color:#555;font-size:.82rem}</style>"
+            f"<ul class='ci-findings'>{''.join(items)}</ul>"
+            + (chat_html(rows) if rows else ""))
 
 
 # --- manifest editor -----------------------------------------------------------------------------------------
@@ -772,10 +901,59 @@ def keep_table(replays: Mapping[str, Replay], call: int) -> pd.DataFrame:
     for i in range(at):
         rows.append({"ref": i, "role": msgs[i].get("role"), "content": previews[i],
                      **{name: sent[name].get(i, "—") for name in replays}})
-    df = pd.DataFrame(rows, columns=["ref", "role", "content", *replays])
+    df = pd.DataFrame(rows, columns=["ref", "role", *replays, "content"])
     df["ref"] = df["ref"].astype("Int64")
-    df.insert(2, "differs", [len({r[name] for name in replays}) > 1 for r in rows])
+    df.insert(2 + len(replays), "differs", [len({r[name] for name in replays}) > 1 for r in rows])
     return df
+
+
+KEEP_BAND_WORDS = {"system": "system", "summary": "summary", "history": "kept history", "user": "user turn",
+                   "working_memory": "working memory", "tool_schemas": "tool schemas"}
+"""The bands in :func:`keep_view`'s strategy columns: short words that fit a narrow column."""
+
+
+def keep_view(table: pd.DataFrame, strategies: Iterable[str]) -> pd.DataFrame:
+    """:func:`keep_table` for the screen: ``#`` (the transcript message; "—" for the summary
+    block), what each strategy sends it as (in words, "—" = not sent), whether they differ, and
+    the message as ``role · preview``, so the strategies' columns come first and fit at 1024 px."""
+    names = list(strategies)
+    out = pd.DataFrame({"#": ["—" if pd.isna(r) else f"{int(r)}" for r in table["ref"]]})
+    for name in names:
+        out[name] = [KEEP_BAND_WORDS.get(str(v), str(v)) for v in table[name]]
+    out["differs"] = table["differs"].to_numpy()
+    out["message"] = [f"{role} · {text}" if text else str(role) for role, text in zip(table["role"], table["content"],
+                                                                                       strict=True)]
+    return out
+
+
+def number_words(value: Any, dollars: bool = False) -> str:
+    """A number as a table cell: thousands separators, dollars with four decimals, "—" for none."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)) and dollars:
+        return f"${value:,.4f}"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return f"{int(value):,}"
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    return str(value)
+
+
+def totals_by_strategy(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`~inspector.report.tables.compare_table` turned on its side: one row per measure (in
+    words), one column per strategy, every number written out, so two to four strategies fit at
+    1024 px without a column cut off at the right."""
+    from inspector.vocabulary import column_words
+
+    rows = {}
+    for col in table.columns:
+        if col == "strategy":
+            continue
+        rows[column_words(col)] = [number_words(v.item() if hasattr(v, "item") else v, col.endswith("usd"))
+                                   for v in table[col]]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=[str(s) for s in table["strategy"]])
 
 
 def drop_reasons(rp: Replay, call: int) -> dict[str, int]:

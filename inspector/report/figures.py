@@ -17,7 +17,7 @@ from inspector.report.tables import frames_table
 BAND_COLORS = {
     "system": "#4C78A8", "summary": "#B279A2", "history": "#72B7B2", "user": "#F58518",
     "working_memory": "#E45756", "tool_schemas": "#9D755D", "reserve": "#BAB0AC", "margin": "#D8D8D8",
-    "headroom": "#EEEEEE", "over budget": "#D62728",
+    "headroom": "#EEEEEE",
 }
 BAND_LABELS = {
     "system": "system band", "summary": "summary", "history": "kept history", "user": "current user turn",
@@ -27,13 +27,16 @@ BAND_LABELS = {
 MARKERS = {
     "summarized": ("star", "#6A3D9A"),
     "reused": ("circle-open", "#6A3D9A"),
+    "summary_not_sent": ("circle-x-open", "#8C8C8C"),
     "dropped": ("x", "#444444"),
     "summarizer-failed": ("x-thin-open", "#D62728"),
     "window-slid": ("triangle-left", "#444444"),
     "stack-capped": ("triangle-left", "#444444"),
 }
 """Context-manager actions marked on the timeline: symbol and colour (the words are the package's
-vocabulary: :data:`inspector.vocabulary.EVENT_WORDS`, else :func:`~inspector.vocabulary.action_words`)."""
+vocabulary: :data:`inspector.vocabulary.EVENT_WORDS`, else :func:`~inspector.vocabulary.action_words`).
+A summary action is marked by what was sent (:func:`inspector.vocabulary.summary_event`): computed
+or reused only when the summary block is in the payload, ``summary_not_sent`` when it was trimmed."""
 LINE_STYLES = {
     "input_budget": dict(color="#222222", dash="solid", width=2.5),
     "trigger": dict(color="#1F77B4", dash="dash", width=1.5),
@@ -49,8 +52,9 @@ markers cost once, not on every step."""
 
 CLICKABLE = dict(mode="lines+markers", marker=dict(size=6, opacity=0))
 """Lines and areas cannot be selected, and a click selects only the first point plotly lists under
-the pointer, which over the long timeline's areas is the last budget line's: invisible markers on
-that one line (one per call, not one per call and band) carry the click to the call under it."""
+the pointer, which over the long timeline's areas (and over bars, when the budget lines stand above
+them) is the last budget line's: invisible markers on that one line (one per call, not one per call
+and band) carry the click to the call under it."""
 
 TIMELINE_MARGIN = dict(l=72, r=12)
 """The timeline's left and right margins in pixels, fixed (no automatic margin), so the plot area
@@ -69,14 +73,18 @@ def marker_words(action: str) -> str:
 
 
 def band_segments(frame: Any) -> list[tuple[str, int]]:
+    """The call's bands in payload order, then the completion reserve and the safety margin, then
+    the headroom when there is some. Over budget there is no headroom and no extra band: the
+    overflow is the part of these segments that lies past the window line (:func:`band_bar_html`)."""
     b = frame.budget
     segs = [(k, frame.bands.get(k, 0)) for k in ("system", "summary", "history", "user", "working_memory", "tool_schemas")]
     segs += [("reserve", b.reserve), ("margin", b.margin)]
-    segs.append(("headroom", frame.headroom) if frame.headroom >= 0 else ("over budget", -frame.headroom))
+    if frame.headroom >= 0:
+        segs.append(("headroom", frame.headroom))
     return segs
 
 
-BAR_TEXT_MIN_PCT = 6.0
+BAR_TEXT_MIN_PCT = 9.0
 """A band bar segment narrower than this share of the bar prints no number inside (its hover title
 and the legend still give it), so numbers never spill over a neighbour."""
 
@@ -84,14 +92,16 @@ and the legend still give it), so numbers never spill over a neighbour."""
 def band_bar_html(rp: Replay, call: int) -> str:
     """The call's bands against the model window as one stacked HTML bar (flex segments, no script).
 
-    Its segments are :func:`band_segments` (the bar's scale is the
-    window, or the payload when it is over budget), drawn by the browser as plain boxes: a step in
-    the app replaces a few ``<div>`` instead of re-laying out a plotly figure, and the notebook, a
-    static export and a GitHub preview show the same bar. Guarantees: the window (and a calibrated
-    cap that differs from it) are marked by a line across the bar with their label in a row *above*
-    the bar, so a label never overlaps a segment; every segment has a hover title with its tokens
-    and share of the window; the legend lists the non-empty bands in the bar's order. Every text is
-    HTML-escaped."""
+    Its segments are :func:`band_segments`; the bar's scale is the window, or everything the call
+    asks for (payload + reserve + margin) when that is more. Over budget, the part past the window
+    line is shaded (``ci-over-part``, titled with the overflow) over the segments that lie there:
+    the overflow is not a band of its own, so nothing is counted twice. Drawn by the browser as
+    plain boxes: a step in the app replaces a few ``<div>`` instead of re-laying out a plotly
+    figure, and the notebook, a static export and a GitHub preview show the same bar. Guarantees:
+    the window (and a calibrated cap that differs from it) are marked by a line across the bar with
+    their label in a row *above* the bar, so a label never overlaps a segment; every segment has a
+    hover title with its tokens and share of the window; the legend lists the non-empty bands in the
+    bar's order. Every text is HTML-escaped."""
     import html
 
     f = rp.frames[call]
@@ -108,6 +118,14 @@ def band_bar_html(rp: Replay, call: int) -> str:
         cells.append(f"<div class='ci-seg' data-band='{html.escape(name)}' title=\"{tip}\" "
                      f"style='width:{width:.3f}%;background:{BAND_COLORS[name]}'>{html.escape(text)}</div>")
         keys.append(f"<span class='ci-key'><i style='background:{BAND_COLORS[name]}'></i>{html.escape(label)}</span>")
+    over_tokens = -f.headroom if f.headroom < 0 else 0
+    if over_tokens:
+        left = 100.0 * window / scale
+        tip = html.escape(f"past the window: {over_tokens:,} tokens do not fit")
+        cells.append(f"<div class='ci-over-part' title=\"{tip}\" style='left:{left:.3f}%;width:{100.0 - left:.3f}%'>"
+                     "</div>")
+        keys.append("<span class='ci-key'><i class='ci-over-key'></i>"
+                    f"{html.escape(f'past the window line: {over_tokens:,} tokens over budget')}</span>")
     marks = [(window, f"window {window:,} ({f.budget.window_source})", "dashed")]
     if f.budget.max_tokens != window:
         marks.append((f.budget.max_tokens, f"calibrated cap {f.budget.max_tokens:,}", "dotted"))
@@ -117,7 +135,7 @@ def band_bar_html(rp: Replay, call: int) -> str:
         side = f"right:{100.0 - pos:.3f}%" if pos > 50 else f"left:{pos:.3f}%"  # grows away from the line's far side
         labels.append(f"<div class='ci-mark-label' style='top:{row * 16}px;{side}'>{html.escape(text)}</div>")
         lines.append(f"<div class='ci-mark' style='left:{pos:.3f}%;border-left-style:{style}'></div>")
-    over = f" — over budget by {-f.headroom:,}" if f.headroom < 0 else ""
+    over = f" — over budget by {over_tokens:,}" if over_tokens else ""
     title = f"turn {f.turn} · step {f.step} — {f.payload_tokens:,} tokens sent{over}"
     return (f"<style>{BAND_BAR_CSS}</style><div class='ci-band-bar'>"
             f"<div class='ci-band-title{' ci-over' if over else ''}'>{html.escape(title)}</div>"
@@ -134,6 +152,10 @@ BAND_BAR_CSS = (
     ".ci-bar{position:relative;display:flex;height:30px;border:1px solid #888;background:#fff}"
     ".ci-seg{height:100%;overflow:hidden;white-space:nowrap;text-align:center;font-size:.75rem;line-height:30px;"
     "color:#111;box-sizing:border-box;border-right:1px solid rgba(255,255,255,.6)}"
+    ".ci-over-part{position:absolute;top:0;bottom:0;pointer-events:auto;border:2px solid #D62728;"
+    "box-sizing:border-box;background:repeating-linear-gradient(135deg,rgba(214,39,40,.35) 0 4px,transparent 4px 9px)}"
+    ".ci-over-key{background:repeating-linear-gradient(135deg,rgba(214,39,40,.6) 0 2px,transparent 2px 4px)!important;"
+    "border:1px solid #D62728!important}"
     ".ci-mark{position:absolute;top:-6px;bottom:-4px;width:0;border-left:2px dashed #333}"
     ".ci-legend{font-size:.78rem;margin-top:5px;line-height:1.5}"
     ".ci-key{white-space:nowrap;margin-right:12px}"
@@ -141,10 +163,10 @@ BAND_BAR_CSS = (
     "border:1px solid rgba(0,0,0,.2)}")
 
 
-def _tick_step(n: int) -> int:
-    """An integer tick step (1, 2, 5, 10, 20, 50, …) giving at most 14 ticks over ``n`` calls."""
+def _tick_step(n: int, most: int = 14) -> int:
+    """An integer tick step (1, 2, 5, 10, 20, 50, …) giving at most ``most`` ticks over ``n`` calls."""
     step = 1
-    while n / step > 14:
+    while n / step > most:
         step = step * 5 // 2 if str(step)[0] == "2" else step * 2
     return step
 
@@ -203,8 +225,7 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col], mode="lines",
                          line=dict(shape=STEP_SHAPE, **LINE_STYLES[col]),
                          hovertemplate=TIMELINE_WORDS[col] + ": %{y:,}<extra></extra>"))
-    if not bars:
-        data[-1].update(CLICKABLE)  # the last budget line carries the click (see CLICKABLE)
+    data[-1].update(CLICKABLE)  # the last budget line carries the click (see CLICKABLE), over bars too
     top = df["payload_tokens"]
     ymax = float(top.max() or 1)
     y_top, off_scale = _y_scale(df, lines, y_max)
@@ -215,8 +236,12 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
                                                                 line=dict(width=1.5, color=color)),
                          text=text, hovertemplate=name + (": %{text}" if text else "") + "<extra></extra>"))
 
+    from inspector.vocabulary import summary_event
+
+    events = df["cm_action"].copy()
+    events[:] = [summary_event(a, bool(s)) or a for a, s in zip(df["cm_action"], df["summary_sent"], strict=True)]
     for action, (symbol, color) in MARKERS.items():
-        sel = df["cm_action"] == action
+        sel = events == action
         if sel.any():
             markers(sel, marker_words(action), symbol, color, 0.04)
     for col, kind, symbol, color in (("trimmed", "trimmed", "triangle-down", "#FF7F0E"),
@@ -244,10 +269,10 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
                              hovertemplate=EVENT_WORDS["forgotten"] + ":<br>%{text}<extra></extra>"))
     commit_calls = commit_positions(rp)
     if commit_calls:
-        from inspector.vocabulary import EVENT_WORDS
+        from inspector.vocabulary import EVENT_WORDS, action_words
 
         data.append(dict(type="scatter", x=[c for c, _ in commit_calls], y=[0] * len(commit_calls), mode="markers",
-                         name=EVENT_WORDS["fold"], text=[a for _, a in commit_calls],
+                         name=EVENT_WORDS["fold"], text=[action_words(a) for _, a in commit_calls],
                          marker=dict(symbol="line-ns-open", size=14, color="#6A3D9A", line=dict(width=2)),
                          hovertemplate=EVENT_WORDS["fold"] + ": %{text}<extra></extra>"))
     for trace in data:
@@ -405,6 +430,46 @@ def compare_timelines(replays: Mapping[str, Replay]) -> list[Any]:
     tops = [_y_top(df, _budget_lines(rp))[0] for rp in replays.values() if not (df := frames_table(rp)).empty]
     y_max = max(tops, default=None)
     figs = [timeline(rp, title=name, y_max=y_max) for name, rp in replays.items()]
-    for fig in figs:
-        fig.update_layout(showlegend=False, height=300)
+    for fig, rp in zip(figs, replays.values(), strict=True):
+        # Narrow columns: at most 5 call ticks (14 collided at 1024 px), the axis title in the margin.
+        fig.update_layout(showlegend=False, height=300, xaxis=dict(dtick=_tick_step(len(rp.frames), 5)))
     return figs
+
+
+LEGEND_SYMBOLS = {
+    "star": "★", "circle-open": "○", "circle-x-open": "⊗", "x": "✕", "x-thin-open": "✕", "triangle-left": "◀",
+    "triangle-down": "▼", "diamond": "◆", "triangle-up": "▲", "line-ns-open": "│",
+}
+"""How the timeline's marker symbols are drawn in :func:`legend_html` (plotly symbol → character)."""
+
+
+def legend_html(fig: Any) -> str:
+    """A figure's legend as wrapping HTML (a swatch for a band, a short line for a budget line, the
+    marker's symbol for an event), in the figure's trace order. The app draws it under the timeline
+    instead of plotly's own legend, which at 1024 px became a scroll box that cut entries off."""
+    import html
+
+    keys = []
+    for trace in fig.data:
+        if trace.showlegend is False or not trace.name:
+            continue
+        name = html.escape(str(trace.name))
+        mode = str(getattr(trace, "mode", "") or "")
+        if trace.type == "bar" or getattr(trace, "stackgroup", None):
+            color = trace.marker.color if trace.type == "bar" else trace.fillcolor
+            swatch = f"<i style='background:{html.escape(str(color))}'></i>"
+        elif mode.startswith("markers"):
+            symbol = LEGEND_SYMBOLS.get(str(trace.marker.symbol), "●")
+            swatch = f"<b style='color:{html.escape(str(trace.marker.color))}'>{symbol}</b>"
+        else:
+            line = trace.line
+            style = {"dash": "dashed", "dot": "dotted"}.get(str(line.dash), "solid")
+            swatch = (f"<u style='border-top:{max(float(line.width or 2), 2):.1f}px {style} "
+                      f"{html.escape(str(line.color))}'></u>")
+        keys.append(f"<span class='ci-lkey'>{swatch}{name}</span>")
+    return ("<style>.ci-legend-tl{font-size:.78rem;line-height:1.7;margin:0 0 4px " f"{TIMELINE_MARGIN['l']}px" "}"
+            ".ci-lkey{white-space:nowrap;margin-right:14px;display:inline-block}"
+            ".ci-lkey i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px}"
+            ".ci-lkey u{display:inline-block;width:22px;height:0;margin-right:4px;vertical-align:middle}"
+            ".ci-lkey b{margin-right:4px}</style>"
+            f"<div class='ci-legend-tl'>{''.join(keys)}</div>")

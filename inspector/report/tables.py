@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from inspector.replay import Frame, Replay
-from inspector.vocabulary import BANDS, DROP_ACTIONS
+from inspector.vocabulary import BANDS, DROP_ACTIONS, EVENT_WORDS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,6 +24,8 @@ def _preview(content: Any, n: int = 160) -> str:
     """A one-line, secret-masked preview of message content (always plain text)."""
     from inspector.redact import mask_text
 
+    if content is None:
+        return ""  # an assistant message with only tool calls has no text (never the word "null")
     text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, default=str)
     text = mask_text(text or "")
     text = " ".join((text or "").split())
@@ -160,25 +162,30 @@ def forgotten_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["call", "turn", "identifier", "kind", "needed in", "message", "why not sent"])
 
 
-STEP_EVENTS: tuple[str, ...] = ("summary computed", "summary reused", "turns dropped", "trimmed",
-                                "pairing repair", "over budget", "forgot a reference")
+STEP_EVENTS: tuple[str, ...] = (EVENT_WORDS["summarized"], EVENT_WORDS["reused"], EVENT_WORDS["summary_not_sent"],
+                                "turns dropped", "trimmed", "pairing repair", "over budget", "forgot a reference")
 """The kinds of call a stepper can jump to, in the order offered."""
 
 
 def step_events(rp: Replay) -> dict[str, list[int]]:
     """For each of :data:`STEP_EVENTS`, the calls (ascending) where it happened, read from the
-    frames: the manager's action (``summarized``, ``reused``, a drop or slide), a trimmer cut, a
-    pairing repair, a payload over budget, a forgotten reference (:mod:`inspector.forgetting`)."""
+    frames: the manager's action (a summary computed or reused *and sent*; a summary action whose
+    block the trimmer cut is its own event, :func:`inspector.vocabulary.summary_event`; a drop or
+    slide), a trimmer cut, a pairing repair, a payload over budget, a forgotten reference
+    (:mod:`inspector.forgetting`)."""
     from inspector.forgetting import forgotten_references
+    from inspector.vocabulary import summary_event
 
     df = frames_table(rp)
     lost = forgotten_references(rp)
+    events = [summary_event(a, s) for a, s in zip(df["cm_action"], df["summary_sent"], strict=True)] if len(df) else []
     dropped = df["cm_action"].isin(sorted(DROP_ACTIONS))
-    sel = {"summary computed": df["cm_action"] == "summarized", "summary reused": df["cm_action"] == "reused",
-           "turns dropped": dropped, "trimmed": df["trimmed"] > 0, "pairing repair": df["repairs"] > 0,
+    sel = {"turns dropped": dropped, "trimmed": df["trimmed"] > 0, "pairing repair": df["repairs"] > 0,
            "over budget": df["over_budget"]}
     out = {kind: [int(k) for k in df["call"][mask]] for kind, mask in sel.items()} if len(df) else \
         {kind: [] for kind in sel}
+    for event in ("summarized", "reused", "summary_not_sent"):
+        out[EVENT_WORDS[event]] = [k for k, e in enumerate(events) if e == event]
     out["forgot a reference"] = [k for k, x in enumerate(lost) if x]
     return {kind: out[kind] for kind in STEP_EVENTS}
 
