@@ -74,3 +74,45 @@ def test_every_citation_points_at_something_in_the_design_note() -> None:
             else:
                 assert ref[1:] in SECTIONS, (rel(path), ref)
     assert seen >= 50  # the package really does cite it
+
+
+# --- every relative link of the README, the changelog and docs/*.md resolves ----------------------------
+
+LINKED = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def anchors(text: str) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation other than ``-`` and ``_`` dropped, spaces as ``-``."""
+    out = set()
+    for heading in re.findall(r"^#{1,6} (.+?)\s*$", strip_code(text, inline=False), re.MULTILINE):
+        out.add(re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-"))
+    return out
+
+
+def strip_code(text: str, *, inline: bool = True) -> str:
+    """The text without fenced blocks and (``inline``) inline code: a link shown as code is not a link."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)
+    return re.sub(r"`[^`\n]*`", "", text) if inline else text
+
+
+def relative_links(text: str) -> list[str]:
+    targets = re.findall(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)", strip_code(text))
+    return [t for t in targets if not re.match(r"[a-z][a-z0-9+.-]*:", t)]
+
+
+def test_the_link_checker_sees_links_and_anchors() -> None:
+    text = "# A title (`x.py`)\n[a](docs/a.md) [b](#a-title-xpy) ![c](c.png) [d](https://x.org) `[e](e.md)`\n"
+    assert relative_links(text) == ["docs/a.md", "#a-title-xpy", "c.png"]
+    assert anchors(text) == {"a-title-xpy"}
+    assert len(relative_links((ROOT / "README.md").read_text(encoding="utf-8"))) >= 10  # the front door links out
+
+
+@pytest.mark.parametrize("path", LINKED, ids=rel)
+def test_every_relative_link_resolves(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    for link in relative_links(text):
+        target, _, anchor = link.partition("#")
+        file = (path.parent / target).resolve() if target else path
+        assert file.exists(), (rel(path), link)
+        if anchor and file.suffix == ".md":
+            assert anchor in anchors(file.read_text(encoding="utf-8")), (rel(path), link)

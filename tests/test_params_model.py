@@ -2,7 +2,7 @@
 
 The model (:mod:`inspector.params`) is the only place a parameter's name, type, range, default and
 doc are written; the registry, the manifest's checks, the resolved defaults, the constructors, the
-presets and the README table are all read off it. These tests change a model (a subclass
+presets and the parameter table of docs/guide.md are all read off it. These tests change a model (a subclass
 registered as a temporary plugin) and watch every derived place follow, and hold the derived
 places against expectations written here (ranges, clamps) rather than against the implementation.
 """
@@ -149,9 +149,9 @@ def test_the_presets_write_the_models_defaults() -> None:
                        "stack": {"type": "stack"}}
 
 
-def test_the_readme_table_is_the_models_table() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert builtin_params_table() in readme
+def test_the_guides_parameter_table_is_the_models_table() -> None:
+    guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    assert builtin_params_table() in guide
     for spec in BUILTIN_SPECS:  # and the table covers every parameter of every built-in
         for name in (spec.params_model.model_fields if spec.params_model is not None else ()):
             assert f"| {spec.slot} `{spec.name}` | `{name}` |" in builtin_params_table()

@@ -1,5 +1,7 @@
-"""The README's examples run as written: every ``context-inspector`` line of its CLI section through the
-console script, and its live-loop snippet through real litellm against the local test server."""
+"""The README's and the docs' examples run as written: every ``context-inspector`` line of the README's
+CLI section through the console script, every other shell example of README.md and docs/*.md run or
+skipped with the reason, the sessions the user guide shows checked against what the commands print,
+and the guide's live-loop snippet through real litellm against the local test server."""
 
 from __future__ import annotations
 
@@ -16,12 +18,15 @@ from cli_run import run
 from conftest import ROOT, TRANSCRIPTS, need_shared
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+GUIDE = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+DOCUMENTS = {"README.md": README, **{f"docs/{p.name}": p.read_text(encoding="utf-8")
+                                     for p in sorted((ROOT / "docs").glob("*.md"))}}
 
 
-def section(title: str) -> str:
-    start = README.index(f"## {title}\n")
-    end = README.find("\n## ", start + 1)
-    return README[start:end if end > 0 else None]
+def section(title: str, text: str = README) -> str:
+    start = text.index(f"## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end > 0 else None]
 
 
 def code_blocks(text: str, lang: str) -> list[str]:
@@ -51,9 +56,10 @@ def test_cli_examples_run_as_written_in_order_from_an_empty_folder(tmp_path: Pat
 # --- every other shell example of the README: run, or skipped with the reason it cannot run here -----
 
 def shell_examples() -> list[str]:
-    """Every command of every ``bash`` block in the README (continuation lines joined, comments cut)."""
+    """Every command of every ``bash`` block in the README and docs/*.md (continuation lines joined,
+    comments cut)."""
     out: list[str] = []
-    for block in code_blocks(README, "bash"):
+    for block in (b for text in DOCUMENTS.values() for b in code_blocks(text, "bash")):
         for line in block.replace("\\\n", " ").splitlines():
             command = line.split("  #", 1)[0].strip()
             if command:
@@ -66,6 +72,8 @@ NOT_RUN_HERE = {  # (a test of what the line shows, reason it is not run as writ
     "make test": "is this very test suite",
     "--dask": "names your own agent.yaml and sessions and a Dask cluster; tests/test_fleet.py runs sweep and "
               "compare with --dask on a 2-worker LocalCluster",
+    "my-session.jsonl": "names your own transcript; the same commands run on the bundled samples in the "
+                        "README's CLI block (replay, compare, app --dry-run)",
 }
 
 
@@ -73,16 +81,17 @@ NOT_RUN_HERE = {  # (a test of what the line shows, reason it is not run as writ
 def test_every_shell_example_is_run_or_says_why_not(line: str) -> None:
     if line in {" ".join(x.split()) for x in CLI_LINES}:
         return  # run by test_cli_examples_run_as_written
-    reason = next((why for key, why in NOT_RUN_HERE.items() if line.startswith(key) or f" {key} " in line), None)
-    assert reason is not None, f"README example neither run by a test nor skipped with a reason: {line}"
+    reason = next((why for key, why in NOT_RUN_HERE.items()
+                   if line.startswith(key) or f" {key} " in line or line.endswith(f" {key}")), None)
+    assert reason is not None, f"example neither run by a test nor skipped with a reason: {line}"
     pytest.skip(f"{line.split()[0]} {line.split()[1]}: {reason}")
 
 
 def shown_sessions() -> list[tuple[str, list[str]]]:
-    """The ``$ context-inspector ...`` lines of the CLI section's ``text`` blocks and the lines shown
-    under each (what the command prints on stderr)."""
+    """The ``$ context-inspector ...`` lines of the ``text`` blocks of the user guide's CLI section and
+    the lines shown under each (what the command prints on stderr)."""
     out: list[tuple[str, list[str]]] = []
-    for block in code_blocks(section("CLI"), "text"):
+    for block in code_blocks(section("The CLI in depth", GUIDE), "text"):
         for line in block.splitlines():
             if line.startswith("$ "):
                 out.append((line[2:], []))
@@ -91,9 +100,13 @@ def shown_sessions() -> list[tuple[str, list[str]]]:
     return out
 
 
+def test_the_guide_shows_the_two_sessions() -> None:
+    assert [c.split()[1] for c, _ in shown_sessions()] == ["replay", "replay"]
+
+
 @pytest.mark.parametrize(("command", "shown"), shown_sessions(), ids=lambda v: v if isinstance(v, str) else "")
 def test_shown_output_is_what_the_command_prints(command: str, shown: list[str]) -> None:
-    """The README's transcript of a session is current: each line it shows is a line the command
+    """The guide's transcript of a session is current: each line it shows is a line the command
     prints on stderr today (the table on stdout is not shown)."""
     args = shlex.split(command)[1:]
     for a in args:
@@ -107,7 +120,7 @@ def test_shown_output_is_what_the_command_prints(command: str, shown: list[str])
 
 
 def test_the_live_loop_snippet_runs(llm, tmp_path: Path) -> None:  # noqa: ANN001
-    (snippet,) = [b for b in code_blocks(section("Live use: the engine in a real agent loop"), "python")
+    (snippet,) = [b for b in code_blocks(section("Live use: the engine in a real agent loop", GUIDE), "python")
                   if "litellm.completion" in b]
     tool_name = "lookup_order"
     llm.script = [{"role": "assistant", "content": None, "tool_calls": [
