@@ -94,7 +94,7 @@ def test_every_planted_fact_is_still_extracted_where_it_is_stated_and_used(seed:
         needed = {i.key for t in texts for i in extract_identifiers(t)} | {
             i.key for c in used.get("tool_calls") or [] for i in argument_identifiers(c["function"]["arguments"])}
         if f.kind == "quoted" and not any(f'"{f.text}"' in t for t in texts):
-            continue  # the documented miss: a quoted fact used in prose without its quotes (README)
+            continue  # the documented miss: a quoted fact used in prose without its quotes (docs/guide.md)
         assert f.text.casefold() in needed, (f.kind, f.text)
 
 

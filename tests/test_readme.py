@@ -53,6 +53,24 @@ def test_cli_examples_run_as_written_in_order_from_an_empty_folder(tmp_path: Pat
         assert out.stdout or set(tmp_path.iterdir()) - before, line
 
 
+ONE_MINUTE = [" ".join(line.split("  #", 1)[0].split())
+              for block in code_blocks(section("Your own transcript in one minute"), "bash")
+              for line in block.splitlines() if line.startswith("context-inspector ")]
+
+
+def test_your_own_transcript_in_one_minute_runs_on_a_session_of_your_own(tmp_path: Path) -> None:
+    """The README's first steps, on a Claude Code session and a manifest copied out of the samples as
+    a user's own files (the app with ``--dry-run``: it would block)."""
+    assert {shlex.split(line)[1] for line in ONE_MINUTE} == {"replay", "compare", "app"}
+    for copy in (["demo_session.claude-code", "my-session.jsonl"], ["small-window", "my-agent.yaml"]):
+        assert run("samples", "copy", *copy, cwd=tmp_path).returncode == 0
+    for line in ONE_MINUTE:
+        args = shlex.split(line)[1:] + (["--dry-run"] if shlex.split(line)[1] == "app" else [])
+        out = run(*args, cwd=tmp_path)
+        assert out.returncode == 0 and out.stdout, (line, out.stderr)
+        assert "my-session.jsonl" in out.stdout or "total" in out.stdout, line
+
+
 # --- every other shell example of the README: run, or skipped with the reason it cannot run here -----
 
 def shell_examples() -> list[str]:
@@ -72,15 +90,13 @@ NOT_RUN_HERE = {  # (a test of what the line shows, reason it is not run as writ
     "make test": "is this very test suite",
     "--dask": "names your own agent.yaml and sessions and a Dask cluster; tests/test_fleet.py runs sweep and "
               "compare with --dask on a 2-worker LocalCluster",
-    "my-session.jsonl": "names your own transcript; the same commands run on the bundled samples in the "
-                        "README's CLI block (replay, compare, app --dry-run)",
 }
 
 
 @pytest.mark.parametrize("line", shell_examples())
 def test_every_shell_example_is_run_or_says_why_not(line: str) -> None:
-    if line in {" ".join(x.split()) for x in CLI_LINES}:
-        return  # run by test_cli_examples_run_as_written
+    if line in {" ".join(x.split()) for x in CLI_LINES} | set(ONE_MINUTE):
+        return  # run by test_cli_examples_run_as_written or test_your_own_transcript_in_one_minute
     reason = next((why for key, why in NOT_RUN_HERE.items()
                    if line.startswith(key) or f" {key} " in line or line.endswith(f" {key}")), None)
     assert reason is not None, f"example neither run by a test nor skipped with a reason: {line}"
