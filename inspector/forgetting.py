@@ -11,7 +11,16 @@ arguments). One is **forgotten** at that call when
   band replaces does not count: that is the agent's configuration, not a setting's loss).
 
 An identifier the agent produces for the first time is never forgotten (nothing earlier holds it),
-nor is one still visible anywhere in the payload. The detector reports, per call: the identifier,
+nor is one still visible anywhere in the payload.
+
+**Where a loss is reported.** An identifier needed by the user message, the next reply or the next
+tool call is reported at every call that needs it and cannot see it. One needed *only* through the
+working memory (``needed_in == ("working_memory",)``) is reported once: at the call where the
+working-memory row holding it stops being sent (the first call of the turn that loses it), not again
+at every later call of the same turn while it stays lost. It is reported again only if it became
+visible in between and is lost anew, or at a later call whose next reply or tool call needs it. So
+the answer grows with the turn's rounds, not with rounds × trimmed rows (a turn of thousands of tool
+rounds would otherwise re-report every trimmed round's identifiers at every later call). The detector reports, per call: the identifier,
 where it was needed, the newest not-sent message holding it and why that message was not sent
 (:func:`not_sent_reasons`, the one source of those reasons; the report tables use it too).
 
@@ -380,16 +389,22 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
     n_old: dict[str, int] = {}
     n_plain: dict[str, int] = {}
     candidates: set[str] = set()  # earlier and no holder sent as is: maybe forgotten
+    # working-memory-only needs already reported in this turn and lost ever since (the rule in the
+    # module docstring): kept out of ``candidates`` until they become visible again
+    reported: set[str] = set()
     earlier_p = 0
     state_user: int | None = -1
     prev: _Frame | None = None
     reach = 0
+    wm_bit = _WHERE_BITS["working_memory"]
 
     def judge(key: str, old: int, plain: int) -> None:
         if old and not plain:
-            candidates.add(key)
+            if key not in reported:
+                candidates.add(key)
         else:
             candidates.discard(key)
+            reported.discard(key)
 
     def join(fr: _Frame, idents: Sequence[Identifier], bit: int) -> None:
         nonlocal earlier_p
@@ -426,6 +441,7 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
         fr = _Frame(f, n, ua)
         if prev is None or ua != state_user or fr.at < reach:
             seq.clear(); ident_of.clear(); bits_of.clear(); n_old.clear(); n_plain.clear(); candidates.clear()
+            reported.clear()
             earlier_p = 0
             state_user = ua
             if ua is not None:
@@ -443,7 +459,8 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
         reply = ix.reply.get(f.at, {}) if f.at < n else {}
         extra = [key for key in reply if key not in seq]
         earlier = earlier_p
-        maybe: list[str] = sorted(candidates, key=seq.__getitem__)
+        again = [key for key in reply if key in reported]  # lost WM needs the next reply needs too
+        maybe: list[str] = sorted([*candidates, *again] if again else candidates, key=seq.__getitem__)
         for key in extra:
             o, p = fr.older_plain(holders[key])
             if o:
@@ -453,7 +470,12 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
         lost: list[Forgotten] = []
         why: _Why | None = None
         for key in maybe:
-            if key in ix.in_tools or key in fr.own_text():
+            if key in ix.in_tools:
+                if key in candidates and bits_of[key] == wm_bit:
+                    candidates.discard(key)  # a tool schema always shows it
+                    reported.add(key)
+                continue
+            if key in fr.own_text():
                 continue
             h = holders[key]
             holder = None
@@ -467,6 +489,9 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
                 why = _Why(rp, k, fr.sent)
             if key in seq:
                 ident, bits = ident_of[key], bits_of[key] | (reply[key][1] if key in reply else 0)
+                if bits_of[key] == wm_bit:  # reported here, at the call that loses it; not again
+                    candidates.discard(key)
+                    reported.add(key)
             else:
                 ident, bits = reply[key]
             lost.append(Forgotten(k, ident.text, ident.kind, _ordered(bits), holder, why.reason(holder)))
