@@ -17,11 +17,15 @@ nor is one still visible anywhere in the payload.
 tool call is reported at every call that needs it and cannot see it. One needed *only* through the
 working memory (``needed_in == ("working_memory",)``) is reported once: at the call where the
 working-memory row holding it stops being sent (the first call of the turn that loses it), not again
-at every later call of the same turn while it stays lost. It is reported again only if it became
-visible in between and is lost anew, or at a later call whose next reply or tool call needs it. So
-the answer grows with the turn's rounds, not with rounds × trimmed rows (a turn of thousands of tool
-rounds would otherwise re-report every trimmed round's identifiers at every later call). The detector reports, per call: the identifier,
-where it was needed, the newest not-sent message holding it and why that message was not sent
+at the later calls of the same turn while it stays lost. It is reported again at a later call whose
+next reply or tool call needs it, or when it is lost anew after a message holding it was sent as it
+is (or none counted as earlier) in between. So the answer grows with the turn's rounds, not with
+rounds × trimmed rows: a turn of thousands of tool rounds no longer re-reports every trimmed
+round's identifiers at every later call. Totals (``forgotten``, ``forgotten_calls``) count these
+reports.
+
+The detector reports, per call: the identifier, where it was needed, the newest not-sent message
+holding it and why that message was not sent
 (:func:`not_sent_reasons`, the one source of those reasons; the report tables use it too).
 
 The same rule measures every strategy, so the numbers compare settings; they are a lower bound on
