@@ -503,12 +503,20 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
     return out
 
 
+def replay_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[CallNeeds]:
+    """:func:`call_needs`; with the default extractor computed once per replay and kept on it (the
+    export, the totals, the timeline's markers and every step of one replay read the same lists)."""
+    if extractor is extract_identifiers:
+        return rp.view("forgetting.needs", lambda: call_needs(rp))
+    return call_needs(rp, extractor)
+
+
 def forgotten_references(rp: Replay, extractor: Extractor = extract_identifiers) -> list[list[Forgotten]]:
     """The forgotten identifiers of every call (one list per frame, in frame order). With the default
     extractor the lists are computed once per replay and kept on it (every table, step and export of
     one replay reads the same lists)."""
     if extractor is extract_identifiers:
-        return rp.view("forgetting.forgotten", lambda: [c.forgotten for c in call_needs(rp)])
+        return rp.view("forgetting.forgotten", lambda: [c.forgotten for c in replay_needs(rp)])
     return [c.forgotten for c in call_needs(rp, extractor)]
 
 
@@ -533,7 +541,7 @@ def replay_document(rp: Replay, *, payloads: bool = False, extractor: Extractor 
     """The replay JSON (:meth:`Replay.to_json`) with ``forgotten`` on every frame and the forgetting
     totals under ``totals.forgetting``. Not masked: use :func:`replay_dumps` for what leaves the process."""
     doc = rp.to_json(payloads=payloads)
-    needs = call_needs(rp, extractor)
+    needs = replay_needs(rp, extractor)
     for frame, c in zip(doc["frames"], needs, strict=True):
         frame["forgotten"] = [x.to_json() for x in c.forgotten]
     doc["totals"]["forgetting"] = forgetting_totals(needs)

@@ -84,6 +84,19 @@ def test_a_rule_skipped_for_a_text_could_not_have_matched_it(text: str) -> None:
             assert _GUARDS[kind](text), (kind, text)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_RULE_CHARS, st.text(max_size=120), st.text(alphabet="aZ٣é1 ", max_size=20)))
+def test_the_fast_guards_answer_as_their_patterns(text: str) -> None:
+    """The digit guard (substring searches, the regex only for non-ASCII text) is ``\\d`` found; the
+    capital guard (an ASCII text differs from its lower case) is ``[A-Z]`` found."""
+    import re
+
+    from inspector.engine.identifiers import _has_ascii_upper, _has_digit
+
+    assert _has_digit(text) == (re.search(r"\d", text) is not None)
+    assert _has_ascii_upper(text) == (re.search(r"[A-Z]", text) is not None)
+
+
 # --- the detector against planted ground truth ----------------------------------------------------
 
 def test_planted_conversation_is_deterministic_and_plants_every_kind() -> None:
