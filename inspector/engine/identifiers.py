@@ -92,7 +92,7 @@ _ASCII_UPPER = re.compile(r"[A-Z]")
 
 
 def _has_digit(t: str) -> bool:
-    """``\d`` occurs in ``t``: ten substring searches (C, no regex engine) find an ASCII digit; only a
+    r"""``\d`` occurs in ``t``: ten substring searches (C, no regex engine) find an ASCII digit; only a
     non-ASCII text without one is asked the regex (a Unicode digit)."""
     return any(d in t for d in "0123456789") or (not t.isascii() and _DIGIT.search(t) is not None)
 
