@@ -52,7 +52,7 @@ from inspector.engine.identifiers import (
     message_parts,
     message_text,
 )
-from inspector.replay import Frame, Replay, expand_ranges
+from inspector.replay import Frame, Replay, expand_ranges, gc_paused
 
 NEEDED_IN = ("user", "working_memory", "next_reply", "next_tool_call")
 """Where an identifier can be needed: the current user message, the working memory, the text of the
@@ -380,7 +380,15 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
     """Per call, in order: identifiers needed, how many an earlier message held, and the forgotten ones.
 
     ``extractor`` is any ``str -> Iterable[Identifier]`` (default: :func:`extract_identifiers`).
-    Deterministic: the same replay gives the same lists. Linear: see the notes above :class:`_Index`."""
+    Deterministic: the same replay gives the same lists. Linear: see the notes above :class:`_Index`
+    (the cyclic garbage collector is paused meanwhile: what the analysis builds holds no cycle, and a
+    full collection re-reads every object alive, so collections during a long analysis made its time
+    grow faster than its work)."""
+    with gc_paused():
+        return _call_needs(rp, extractor)
+
+
+def _call_needs(rp: Replay, extractor: Extractor) -> list[CallNeeds]:
     ix = _Index(rp, extractor)
     msgs = rp.messages
     n = len(msgs)
