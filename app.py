@@ -16,14 +16,14 @@ from typing import Any
 import streamlit as st
 
 from inspector import apply_offline_defaults
-from inspector.compare import (DEFAULT_STRATEGIES, OWN_STRATEGY, PRESETS, infra_docs, own_strategy_yaml,
-                               strategy_manifest)
+from inspector.compare import DEFAULT_STRATEGIES, OWN_STRATEGY, PRESETS, own_strategy_yaml
 from inspector.errors import InspectorError
 from inspector.manifest import LoadedManifest, ManifestError, load_manifest_text
 from inspector.policy import DEFAULT_POLICY
 from inspector.redact import mask_secrets, mask_text
-from inspector.replay import Replay, replay
+from inspector.replay import Replay
 from inspector.report import app_views as av
+from inspector.report.app_first_page import app_replay, take_prepared
 from inspector.report.figures import (
     TIMELINE_BAR_MAX,
     band_bar_html,
@@ -61,12 +61,14 @@ def load_manifest_cached(m: av.ManifestInput) -> LoadedManifest:
 
 @st.cache_resource(max_entries=16, show_spinner="Reading the transcript…")
 def conversations_cached(key: str, name: str, fmt: str | None, _data: bytes) -> list[ConversationInfo]:
-    return list_conversations(_data, name=name, format=fmt)
+    ready = take_prepared("conversations", (key, name, fmt))  # the server's warm-up (app_first_page)
+    return ready if ready is not None else list_conversations(_data, name=name, format=fmt)
 
 
 @st.cache_resource(max_entries=16, show_spinner="Importing the transcript…")
 def transcript_cached(key: str, name: str, fmt: str | None, conversation: int, _data: bytes) -> Transcript:
-    return parse_transcript(_data, name=name, format=fmt, conversation=conversation)
+    ready = take_prepared("transcript", (key, name, fmt, conversation))
+    return ready if ready is not None else parse_transcript(_data, name=name, format=fmt, conversation=conversation)
 
 
 @st.cache_resource(max_entries=24, show_spinner="Replaying the conversation…")
@@ -74,18 +76,10 @@ def replay_cached(m: av.ManifestInput, tkey: tuple[str, str | None, int], counte
                   live_id: str | None, strategy: str | None, agent: tuple[str, str, bool], _transcript: Transcript,
                   _live: av.LiveSettings | None) -> Replay:
     """``agent`` = (system text & tools source, model source, manifest is a sample): Q21."""
-    loaded = load_manifest_cached(m)
-    source: Any = loaded if strategy is None else strategy_manifest(loaded.raw, strategy, file=loaded.file,
-                                                                    infra_documents=infra_docs(loaded))
-    mode = "drop" if choice == "drop" else "auto"  # the one policy (Q22); live = auto with the live model
-    llm = None
-    if _live is not None:
-        from inspector.engine.llm import LLMEngine
-
-        llm = LLMEngine(_live.model, _live.api_base or None, _live.api_key or None, _live.timeout)
-    system, model, sample = agent
-    return replay(source, _transcript, counter=counter, summarizer=mode, llm=llm, system=system, tools=system,
-                  model=model, sample=sample)
+    ready = take_prepared("replay", (m, tkey, counter, choice, live_id, strategy, agent))
+    if ready is not None:
+        return ready
+    return app_replay(load_manifest_cached(m), _transcript, counter, choice, strategy, agent, _live)
 
 
 def session_figure(key: tuple[Any, ...], build: Callable[[], Any]) -> Any:

@@ -1019,6 +1019,7 @@ def cmd_samples(args: argparse.Namespace) -> int:
 APP_PRELOAD: tuple[str, ...] = (
     "pandas", "plotly.graph_objects", "yaml", "inspector.replay", "inspector.compare", "inspector.transcripts",
     "inspector.report.tables", "inspector.report.figures", "inspector.report.app_views",
+    "inspector.report.app_first_page",
 )
 """What the app's script imports, imported by :func:`serve` before the server starts listening.
 
@@ -1028,30 +1029,31 @@ anything. Imported first, they are already in ``sys.modules`` when the script ru
 takes that much longer to come up, and the first page that much less to appear."""
 
 
-def warm_up() -> None:
-    """Import :data:`APP_PRELOAD`, then replay the bundled demo once and drop the result.
+def warm_up(args: Sequence[str] = ()) -> None:
+    """Import :data:`APP_PRELOAD`, then prepare the first page: the replay of the transcript and
+    manifest the app is launched on (``args``: :func:`serve`'s, the launch options after ``--``;
+    none: the bundled demo), kept under the cache key the first page reads
+    (:mod:`inspector.report.app_first_page`).
 
     The first replay in a process pays about 0.4 s once (the tokenizer's ranks, the model map,
-    the validators); later ones of the demo take 0.07 s. Done here, before the server listens, the
-    first page does not wait for it. Sets the offline defaults of :func:`inspector.apply_offline_defaults`
-    in this process, as the app's script itself does. Best effort: a failure here changes nothing
-    (the app reports any real problem when it replays)."""
+    the validators), and a long transcript's replay and forgetting analysis seconds more. Done here,
+    before the server listens, the first page does not wait for them. Sets the offline defaults of
+    :func:`inspector.apply_offline_defaults` in this process, as the app's script itself does. Best
+    effort: a failure here changes nothing (the app reports any real problem when it replays)."""
     import importlib
     import logging
 
     for name in APP_PRELOAD:
         importlib.import_module(name)
-    from inspector import apply_offline_defaults, bundled
-    from inspector.manifest import load_manifest
-    from inspector.replay import replay
-    from inspector.transcripts import load_transcript, sample_path
+    from inspector import apply_offline_defaults
+    from inspector.report.app_first_page import launch_from_serve_args, prepare_first_page
 
     apply_offline_defaults()
     log = logging.getLogger("inspector")
     level = log.level
-    log.setLevel(logging.ERROR)  # the demo's own trim warnings are the app's to show, not the server log's
+    log.setLevel(logging.ERROR)  # the replay's own trim warnings are the app's to show, not the server log's
     try:
-        replay(load_manifest(bundled.sample_manifest()), load_transcript(sample_path()), summarizer="stand-in")
+        prepare_first_page(launch_from_serve_args(args))
     except Exception:  # noqa: BLE001 - best effort, see the docstring
         pass
     finally:
@@ -1061,10 +1063,10 @@ def warm_up() -> None:
 def serve(argv: Sequence[str] | None = None) -> int:
     """``python -m inspector.cli_commands run APP [flags]``: Streamlit's own command line, after
     :func:`warm_up`. Used by :func:`app_command`; takes Streamlit's arguments."""
-    warm_up()
+    args = list(sys.argv[1:] if argv is None else argv)
+    warm_up(args)
     from streamlit.web import cli
 
-    args = list(sys.argv[1:] if argv is None else argv)
     sys.argv = ["streamlit", *args]  # streamlit's click command reads its arguments from sys.argv
     cli.main(prog_name="streamlit")
     return 0

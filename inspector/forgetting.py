@@ -11,8 +11,21 @@ arguments). One is **forgotten** at that call when
   band replaces does not count: that is the agent's configuration, not a setting's loss).
 
 An identifier the agent produces for the first time is never forgotten (nothing earlier holds it),
-nor is one still visible anywhere in the payload. The detector reports, per call: the identifier,
-where it was needed, the newest not-sent message holding it and why that message was not sent
+nor is one still visible anywhere in the payload.
+
+**Where a loss is reported.** An identifier needed by the user message, the next reply or the next
+tool call is reported at every call that needs it and cannot see it. One needed *only* through the
+working memory (``needed_in == ("working_memory",)``) is reported once: at the call where the
+working-memory row holding it stops being sent (the first call of the turn that loses it), not again
+at the later calls of the same turn while it stays lost. It is reported again at a later call whose
+next reply or tool call needs it, or when it is lost anew after a message holding it was sent as it
+is (or none counted as earlier) in between. So the answer grows with the turn's rounds, not with
+rounds × trimmed rows: a turn of thousands of tool rounds no longer re-reports every trimmed
+round's identifiers at every later call. Totals (``forgotten``, ``forgotten_calls``) count these
+reports.
+
+The detector reports, per call: the identifier, where it was needed, the newest not-sent message
+holding it and why that message was not sent
 (:func:`not_sent_reasons`, the one source of those reasons; the report tables use it too).
 
 The same rule measures every strategy, so the numbers compare settings; they are a lower bound on
@@ -39,7 +52,7 @@ from inspector.engine.identifiers import (
     message_parts,
     message_text,
 )
-from inspector.replay import Frame, Replay, expand_ranges
+from inspector.replay import Frame, Replay, expand_ranges, gc_paused
 
 NEEDED_IN = ("user", "working_memory", "next_reply", "next_tool_call")
 """Where an identifier can be needed: the current user message, the working memory, the text of the
@@ -367,7 +380,15 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
     """Per call, in order: identifiers needed, how many an earlier message held, and the forgotten ones.
 
     ``extractor`` is any ``str -> Iterable[Identifier]`` (default: :func:`extract_identifiers`).
-    Deterministic: the same replay gives the same lists. Linear: see the notes above :class:`_Index`."""
+    Deterministic: the same replay gives the same lists. Linear: see the notes above :class:`_Index`
+    (the cyclic garbage collector is paused meanwhile: what the analysis builds holds no cycle, and a
+    full collection re-reads every object alive, so collections during a long analysis made its time
+    grow faster than its work)."""
+    with gc_paused():
+        return _call_needs(rp, extractor)
+
+
+def _call_needs(rp: Replay, extractor: Extractor) -> list[CallNeeds]:
     ix = _Index(rp, extractor)
     msgs = rp.messages
     n = len(msgs)
@@ -380,16 +401,22 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
     n_old: dict[str, int] = {}
     n_plain: dict[str, int] = {}
     candidates: set[str] = set()  # earlier and no holder sent as is: maybe forgotten
+    # working-memory-only needs already reported in this turn and lost ever since (the rule in the
+    # module docstring): kept out of ``candidates`` until they become visible again
+    reported: set[str] = set()
     earlier_p = 0
     state_user: int | None = -1
     prev: _Frame | None = None
     reach = 0
+    wm_bit = _WHERE_BITS["working_memory"]
 
     def judge(key: str, old: int, plain: int) -> None:
         if old and not plain:
-            candidates.add(key)
+            if key not in reported:
+                candidates.add(key)
         else:
             candidates.discard(key)
+            reported.discard(key)
 
     def join(fr: _Frame, idents: Sequence[Identifier], bit: int) -> None:
         nonlocal earlier_p
@@ -426,6 +453,7 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
         fr = _Frame(f, n, ua)
         if prev is None or ua != state_user or fr.at < reach:
             seq.clear(); ident_of.clear(); bits_of.clear(); n_old.clear(); n_plain.clear(); candidates.clear()
+            reported.clear()
             earlier_p = 0
             state_user = ua
             if ua is not None:
@@ -443,7 +471,8 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
         reply = ix.reply.get(f.at, {}) if f.at < n else {}
         extra = [key for key in reply if key not in seq]
         earlier = earlier_p
-        maybe: list[str] = sorted(candidates, key=seq.__getitem__)
+        again = [key for key in reply if key in reported]  # lost WM needs the next reply needs too
+        maybe: list[str] = sorted([*candidates, *again] if again else candidates, key=seq.__getitem__)
         for key in extra:
             o, p = fr.older_plain(holders[key])
             if o:
@@ -453,7 +482,12 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
         lost: list[Forgotten] = []
         why: _Why | None = None
         for key in maybe:
-            if key in ix.in_tools or key in fr.own_text():
+            if key in ix.in_tools:
+                if key in candidates and bits_of[key] == wm_bit:
+                    candidates.discard(key)  # a tool schema always shows it
+                    reported.add(key)
+                continue
+            if key in fr.own_text():
                 continue
             h = holders[key]
             holder = None
@@ -467,6 +501,9 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
                 why = _Why(rp, k, fr.sent)
             if key in seq:
                 ident, bits = ident_of[key], bits_of[key] | (reply[key][1] if key in reply else 0)
+                if bits_of[key] == wm_bit:  # reported here, at the call that loses it; not again
+                    candidates.discard(key)
+                    reported.add(key)
             else:
                 ident, bits = reply[key]
             lost.append(Forgotten(k, ident.text, ident.kind, _ordered(bits), holder, why.reason(holder)))
@@ -474,12 +511,20 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
     return out
 
 
+def replay_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[CallNeeds]:
+    """:func:`call_needs`; with the default extractor computed once per replay and kept on it (the
+    export, the totals, the timeline's markers and every step of one replay read the same lists)."""
+    if extractor is extract_identifiers:
+        return rp.view("forgetting.needs", lambda: call_needs(rp))
+    return call_needs(rp, extractor)
+
+
 def forgotten_references(rp: Replay, extractor: Extractor = extract_identifiers) -> list[list[Forgotten]]:
     """The forgotten identifiers of every call (one list per frame, in frame order). With the default
     extractor the lists are computed once per replay and kept on it (every table, step and export of
     one replay reads the same lists)."""
     if extractor is extract_identifiers:
-        return rp.view("forgetting.forgotten", lambda: [c.forgotten for c in call_needs(rp)])
+        return rp.view("forgetting.forgotten", lambda: [c.forgotten for c in replay_needs(rp)])
     return [c.forgotten for c in call_needs(rp, extractor)]
 
 
@@ -504,7 +549,7 @@ def replay_document(rp: Replay, *, payloads: bool = False, extractor: Extractor 
     """The replay JSON (:meth:`Replay.to_json`) with ``forgotten`` on every frame and the forgetting
     totals under ``totals.forgetting``. Not masked: use :func:`replay_dumps` for what leaves the process."""
     doc = rp.to_json(payloads=payloads)
-    needs = call_needs(rp, extractor)
+    needs = replay_needs(rp, extractor)
     for frame, c in zip(doc["frames"], needs, strict=True):
         frame["forgotten"] = [x.to_json() for x in c.forgotten]
     doc["totals"]["forgetting"] = forgetting_totals(needs)

@@ -63,9 +63,30 @@ def _mask_value(value: str) -> str:
     return v[:keep] + "…" + MASK if keep else MASK
 
 
+# A necessary condition of every pattern above and of an assignment (its ``=``/``:``), in one scan: a
+# text without any of these has nothing to mask (most of a replay document's strings).
+_MAYBE = re.compile(r"(?i:bearer|authorization)|://|sk-|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|AIza|eyJ|[=:]")
+_SHORT = 256
+
+
 def mask_text(text: str) -> str:
     """Mask secrets found in free text (message contents, YAML, log lines)."""
     if not text or not isinstance(text, str):
+        return text
+    if len(text) <= _SHORT:
+        return _mask_short(text)
+    return _mask_text(text)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _mask_short(text: str) -> str:
+    """:func:`_mask_text` remembered for short texts (a replay document repeats its few words —
+    actions, sources, reasons — thousands of times)."""
+    return _mask_text(text)
+
+
+def _mask_text(text: str) -> str:
+    if _MAYBE.search(text) is None:
         return text
     out = text
     for pat in _PATTERNS:
@@ -115,20 +136,43 @@ def _secret_name(key: str) -> bool:
 _SCALARS = (int, float, bool, type(None))
 
 
+_KEY_IS_SECRET: dict[str, bool] = {}  # :func:`_secret_name` by key, read inline by the walk below
+
+
 def mask_secrets(obj: Any) -> Any:
     """A copy of ``obj`` (dicts, lists, strings) with secret-named values and secret-looking text masked."""
+    t = type(obj)
+    if t is str:
+        return mask_text(obj)
+    if t in _SCALARS:  # most of a replay document: nothing to mask, no ABC check
+        return obj
+    if t is dict or isinstance(obj, Mapping):
+        return _mask_mapping(obj)
+    if t is list or t is tuple or isinstance(obj, (list, tuple)):
+        return [v if type(v) in _SCALARS else mask_secrets(v) for v in obj]
     if isinstance(obj, str):
         return mask_text(obj)
-    if type(obj) in _SCALARS:  # most of a replay document: nothing to mask, no ABC check
-        return obj
-    if isinstance(obj, Mapping):
-        out = {}
-        for k, v in obj.items():
-            if is_secret_key(k) and isinstance(v, (str, int, float)) and not isinstance(v, bool) and v not in ("", None):
-                out[k] = _mask_value(str(v))
-            else:
-                out[k] = v if type(v) in _SCALARS else mask_secrets(v)
-        return out
-    if isinstance(obj, (list, tuple)):
-        return [v if type(v) in _SCALARS else mask_secrets(v) for v in obj]
     return obj
+
+
+def _mask_mapping(obj: Mapping[Any, Any]) -> dict[Any, Any]:
+    """One mapping of :func:`mask_secrets` (a replay document holds ~10⁵ of them: the key rule is a
+    dict look-up and scalar values are copied without a call)."""
+    out = {}
+    known = _KEY_IS_SECRET
+    for k, v in obj.items():
+        secret = known.get(k) if type(k) is str else None
+        if secret is None:
+            secret = is_secret_key(k)
+            if type(k) is str and len(known) < 4096:
+                known[k] = secret
+        tv = type(v)
+        if secret and isinstance(v, (str, int, float)) and tv is not bool and v not in ("", None):
+            out[k] = _mask_value(str(v))
+        elif tv in _SCALARS:
+            out[k] = v
+        elif tv is str:
+            out[k] = mask_text(v)
+        else:
+            out[k] = mask_secrets(v)
+    return out

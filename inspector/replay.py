@@ -13,14 +13,17 @@ byte-identical JSON (no clocks, no ordering by hash).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
+import gc
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, count, repeat
 from operator import ne
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from inspector.engine.assembler import Assembly, CommitRecord, ContextAssembler, ContextEngine, PayloadRow
 from inspector.engine.budget import Budget
@@ -35,6 +38,8 @@ from inspector.engine.types import Message, Removals, Repair, RowsView, Span
 from inspector.manifest import as_settings
 
 T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R")
 from inspector.policy import (
     DEFAULT_POLICY,
     NO_MANIFEST,
@@ -624,6 +629,32 @@ def _removed(asm: Assembly, refs: _Refs) -> tuple[tuple[tuple[int, int], ...], i
     return tuple(ranges if len(ranges) < 2 else _merge([], ranges)), synth, not_sent
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for a block (restored after it, also on an error; nested
+    blocks leave it to the outermost). A replay and its analyses build many long-lived objects
+    without cycles: each full collection re-reads every object alive, so collections during a long
+    replay made its time grow faster than its work. Reference counting still frees everything."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _gc_paused_while(fn: Callable[P, R]) -> Callable[P, R]:
+    """``fn`` run inside :func:`gc_paused`."""
+    @functools.wraps(fn)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
+        with gc_paused():
+            return fn(*args, **kwargs)
+    return paused
+
+
+@_gc_paused_while
 def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summarizer: str | Any = None,
            llm: LLMEngine | None = None, summary_cache: str | Path | SummaryCache | None = None,
            allow_imports: Iterable[str] = (), policy: ReplayPolicy | None = None, system: str | None = None,

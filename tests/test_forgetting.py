@@ -84,6 +84,19 @@ def test_a_rule_skipped_for_a_text_could_not_have_matched_it(text: str) -> None:
             assert _GUARDS[kind](text), (kind, text)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_RULE_CHARS, st.text(max_size=120), st.text(alphabet="aZ٣é1 ", max_size=20)))
+def test_the_fast_guards_answer_as_their_patterns(text: str) -> None:
+    """The digit guard (substring searches, the regex only for non-ASCII text) is ``\\d`` found; the
+    capital guard (an ASCII text differs from its lower case) is ``[A-Z]`` found."""
+    import re
+
+    from inspector.engine.identifiers import _has_ascii_upper, _has_digit
+
+    assert _has_digit(text) == (re.search(r"\d", text) is not None)
+    assert _has_ascii_upper(text) == (re.search(r"[A-Z]", text) is not None)
+
+
 # --- the detector against planted ground truth ----------------------------------------------------
 
 def test_planted_conversation_is_deterministic_and_plants_every_kind() -> None:
@@ -551,7 +564,10 @@ def _plain_rule(rp: object) -> list[tuple[int, int, list[tuple[str, str, tuple[s
     """The module docstring's rule with no index and no carried state: per call, every identifier of
     the user message, the working memory and the next reply; held earlier by a message that exists
     (before the turn, or in it and not sent); forgotten if no sent row, synthesised row or tool
-    schema shows it, named with the newest not-sent, non-system holder. Quadratic; for small cases."""
+    schema shows it, named with the newest not-sent, non-system holder; an identifier needed only
+    through the working memory is named once, at the call that loses it, and again only after a
+    holder was sent as it is (or none counted as earlier) in between, or when the next reply needs it.
+    Quadratic; for small cases."""
     from inspector.engine.identifiers import message_text, tool_call_texts
     from inspector.forgetting import NEEDED_IN
 
@@ -560,9 +576,15 @@ def _plain_rule(rp: object) -> list[tuple[int, int, list[tuple[str, str, tuple[s
     tools = json.dumps([rp.transcript.tools, getattr(rp.settings, "tools", None)],  # type: ignore[attr-defined]
                        ensure_ascii=False, default=str).casefold()
     out = []
+    turn: object = object()
+    reach = 0
+    reported: set[str] = set()  # WM-only needs named in this turn and lost ever since
     for k, f in enumerate(rp.frames):  # type: ignore[attr-defined]
         users = [i for i in range(min(f.at, len(msgs))) if msgs[i].get("role") == "user"]
         user_at = users[-1] if users and f.turn > 0 else None
+        if user_at != turn or min(f.at, len(msgs)) < reach:  # a new turn
+            turn, reported, reach = user_at, set(), 0
+        reach = max(reach, min(f.at, len(msgs)))
         needs: dict[str, tuple[object, set[str]]] = {}
 
         def add(idents: object, where: str) -> None:
@@ -574,6 +596,7 @@ def _plain_rule(rp: object) -> list[tuple[int, int, list[tuple[str, str, tuple[s
         for i in range(0 if user_at is None else user_at + 1, min(f.at, len(msgs))):
             if msgs[i].get("role") != "system":
                 add(extract_identifiers(message_text(msgs[i])), "working_memory")
+        persistent = {key: set(where) for key, (_x, where) in needs.items()}
         if f.at < len(msgs):
             add(extract_identifiers(message_text({a: b for a, b in msgs[f.at].items() if a != "tool_calls"})),
                 "next_reply")
@@ -590,12 +613,21 @@ def _plain_rule(rp: object) -> list[tuple[int, int, list[tuple[str, str, tuple[s
             holders = [i for i in range(len(msgs)) if key in texts[i]]
             older = [i for i in holders if i < f.at and (i < start or i not in sent)]
             if not older:
+                reported.discard(key)
                 continue
             earlier += 1
-            if any(i in plain for i in holders) or key in own:
+            if any(i in plain for i in holders):
+                reported.discard(key)
+                continue
+            wm_only = persistent.get(key) == {"working_memory"}
+            if key in reported and where == {"working_memory"}:
+                continue  # named at the call that lost it
+            if key in own:
                 continue
             holder = next((i for i in reversed(older) if i not in sent and msgs[i].get("role") != "system"), None)
             if holder is not None:
+                if wm_only:
+                    reported.add(key)
                 lost.append((x.text, x.kind, tuple(w for w in NEEDED_IN if w in where), holder))  # type: ignore[attr-defined]
         out.append((len(needs), earlier, lost))
     return out
@@ -621,3 +653,62 @@ def test_the_linear_detector_equals_the_rule_read_plainly(manifest: object) -> N
         assert got == _plain_rule(rp)
         lost_somewhere += any(lost for _n, _e, lost in got)
     assert lost_somewhere >= 3  # the cases exercise the loss path, not only the counts
+
+
+# --- where a working-memory loss is reported (the lead's rule, issue 26) ------------------------------
+
+def _rounds_turn(rounds: int, refs: dict[int, str] | None = None) -> list[dict]:
+    """One user message, then ``rounds`` tool rounds: round j asks ``read`` with ``{"path": "file_j.py"}``
+    (or ``{"ticket": refs[j]}``) and gets a 400-character result ending ``ticket TCK-(1000+j)``."""
+    from tests.builders import ask, tool
+
+    msgs = [user("please fix the build")]
+    for j in range(rounds):
+        args = {"ticket": refs[j]} if refs and j in refs else {"path": f"file_{j}.py"}
+        msgs += [ask(f"c{j}", name="read", args=json.dumps(args)), tool(f"c{j}", "x" * 400 + f" ticket TCK-{1000 + j}")]
+    return [*msgs, asst("done")]
+
+
+def _stack_600() -> object:
+    from inspector.manifest import settings_from_dict
+
+    return settings_from_dict({"kind": "Agent", "spec": {"context_manager": {"type": "stack"},
+                                                         "models": [{"model": "gpt-4o", "context_window": 600}]}})
+
+
+def test_a_working_memory_only_loss_is_reported_once_at_the_call_that_loses_it() -> None:
+    """8 rounds, a 600-token window: call k (k ≥ 2) sends the user message and round k−1 only, so it
+    trims rows [1, 2k−1) and loses round k−2 (rows 2k−3, 2k−2). Rule: each of round k−2's identifiers
+    (``file_{k-2}.py`` in its ask, ``TCK-{1000+k-2}`` in its result) is reported once, at call k.
+    Rounds 5 and 7 ask with ``TCK-1001`` instead of a path: round 1's ``TCK-1001`` (row 4) is
+    reported at call 3 (lost, WM only), and again at call 5 (the next tool call needs it: holder 4)
+    and call 7 (row 11 — round 5's ask — just lost, and the next tool call needs it)."""
+    from inspector.replay import replay
+
+    rp = replay(_stack_600(), _transcript(_rounds_turn(8, {5: "TCK-1001", 7: "TCK-1001"})), counter="estimate")
+    assert [f.trimmed for f in rp.frames] == [()] * 2 + [((1, 2 * k - 1),) for k in range(2, 9)]
+    wm, ntc = ("working_memory",), ("working_memory", "next_tool_call")
+    got = [[(x.identifier, x.needed_in, x.message) for x in c.forgotten] for c in call_needs(rp)]
+    assert got == [
+        [], [],
+        [("file_0.py", wm, 1), ("TCK-1000", wm, 2)],
+        [("file_1.py", wm, 3), ("TCK-1001", wm, 4)],
+        [("file_2.py", wm, 5), ("TCK-1002", wm, 6)],
+        [("TCK-1001", ntc, 4), ("file_3.py", wm, 7), ("TCK-1003", wm, 8)],
+        [("file_4.py", wm, 9), ("TCK-1004", wm, 10)],
+        [("TCK-1001", ntc, 11), ("TCK-1005", wm, 12)],
+        [("file_6.py", wm, 13), ("TCK-1006", wm, 14)],
+    ]
+
+
+@pytest.mark.parametrize("rounds", [50, 100])
+def test_the_forgetting_answer_grows_linearly_with_the_rounds(rounds: int) -> None:
+    """The same shape with n rounds and no references: calls 2..n each lose one round, two
+    identifiers: 2(n−1) (call, identifier) pairs (98 / 198), where re-reporting every trimmed round at
+    every later call gave 2 + 4 + … + 2(n−1) = n(n−1) (2 450 / 9 900)."""
+    from inspector.replay import replay
+
+    rp = replay(_stack_600(), _transcript(_rounds_turn(rounds)), counter="estimate")
+    needs = call_needs(rp)
+    assert sum(len(c.forgotten) for c in needs) == 2 * (rounds - 1)
+    assert [len(c.forgotten) for c in needs] == [0, 0] + [2] * (rounds - 1)

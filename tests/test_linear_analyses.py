@@ -102,3 +102,45 @@ def test_calibration_measures_each_transcript_row_once_per_counter(monkeypatch: 
         c = make_counter(kind, "gpt-4o")
         assert list(calls[kind]) == [c.count(msgs[:i]) for i in calls["index"]], kind
     assert list(calls["messages"]) == list(calls["index"])
+
+
+def test_the_garbage_collector_is_paused_during_a_replay_and_its_analysis_and_restored_after() -> None:
+    """replay() and call_needs() run with the cyclic collector off (a full collection re-reads every
+    object alive, which made a long replay's time grow faster than its work) and leave it as found,
+    also after an error."""
+    import gc
+
+    import inspector.forgetting as forgetting
+    from inspector.manifest import load_manifest
+    from inspector.replay import gc_paused, replay
+    from inspector.transcripts import load_transcript, sample_path
+
+    seen: list[bool] = []
+    real = forgetting._Index.__init__
+
+    def spy(self: object, *a: object) -> None:
+        seen.append(gc.isenabled())
+        real(self, *a)  # type: ignore[arg-type]
+
+    forgetting._Index.__init__ = spy  # type: ignore[method-assign]
+    try:
+        assert gc.isenabled()
+        rp = replay(load_manifest("sample_manifests/small-window.yaml"), load_transcript(sample_path()), counter="estimate")
+        forgetting.call_needs(rp)
+    finally:
+        forgetting._Index.__init__ = real  # type: ignore[method-assign]
+    assert seen == [False] and gc.isenabled()
+    try:
+        with gc_paused():
+            assert not gc.isenabled()
+            raise KeyError("x")
+    except KeyError:
+        pass
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # left as found
+    finally:
+        gc.enable()

@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from inspector.redact import MASK, is_secret_key, mask_secrets, mask_text
 
@@ -233,3 +235,27 @@ def test_every_assignment_in_a_text_is_masked_and_the_rest_kept() -> None:
     # a skipped assignment (prose, or no value) does not stop the scan
     assert mask_text("password: required, API_KEY=abcd1234efgh") == f"password: required, API_KEY=abc…{MASK}"
     assert mask_text("TOKEN= , SECRET=abcd1234efgh") == f"TOKEN= , SECRET=abc…{MASK}"
+
+
+# --- the pre-scan guard: a text without any pattern's trigger has nothing to mask ---------------------
+
+_PIECES = ["Bearer ", "bearer\t", "authorization: basic ", "Authorization=Digest ", "https://", "user:", "pw@",
+           "host", "sk-", "sk-proj-", "ghp_", "github_pat_", "xoxb-", "AKIA", "AIza", "eyJ", "api_key", "TOKEN",
+           "password", "=", ": ", '"', "'", " ", "abcdefghijklmnop", "0123456789ABCDEF", "_", "-", ".", "\n", "é"]
+
+
+def _unguarded(text: str) -> str:
+    import inspector.redact as redact
+
+    out = text
+    for pat in redact._PATTERNS:
+        out = pat.sub(redact._mask_match, out)
+    return redact._mask_assignments(out)
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=24).map("".join), st.integers(0, 300))
+def test_the_masking_guard_and_memo_change_no_answer(text: str, pad: int) -> None:
+    """mask_text (guarded by one pre-scan, remembered for short texts) equals every pattern applied
+    in turn, for short and long texts."""
+    for t in (text, text + " " + "x" * pad):
+        assert mask_text(t) == _unguarded(t)

@@ -89,6 +89,19 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 _DIGIT = re.compile(r"\d")
 _ASCII_UPPER = re.compile(r"[A-Z]")
+
+
+def _has_digit(t: str) -> bool:
+    r"""``\d`` occurs in ``t``: ten substring searches (C, no regex engine) find an ASCII digit; only a
+    non-ASCII text without one is asked the regex (a Unicode digit)."""
+    return any(d in t for d in "0123456789") or (not t.isascii() and _DIGIT.search(t) is not None)
+
+
+def _has_ascii_upper(t: str) -> bool:
+    """``[A-Z]`` occurs in ``t`` (an ASCII text: it differs from its lower case)."""
+    return t != t.lower() if t.isascii() else _ASCII_UPPER.search(t) is not None
+
+
 _GUARDS: dict[str, Callable[[str], bool]] = {
     "_key": lambda t: '"' in t and ":" in t,
     "_exception": lambda t: "Error" in t or "Exception" in t or "Warning" in t,
@@ -96,9 +109,9 @@ _GUARDS: dict[str, Callable[[str], bool]] = {
     "email": lambda t: "@" in t,
     "path": lambda t: "/" in t or "." in t,
     "quoted": lambda t: '"' in t or "`" in t or "“" in t,
-    "quantity": lambda t: _DIGIT.search(t) is not None,
-    "id": lambda t: _DIGIT.search(t) is not None,
-    "word": lambda t: "_" in t or _ASCII_UPPER.search(t) is not None,
+    "quantity": _has_digit,
+    "id": _has_digit,
+    "word": lambda t: "_" in t or _has_ascii_upper(t),
 }
 """A character each rule's every match contains (a rule whose character a text lacks cannot match
 it, so its scan is skipped: the same identifiers, without running every pattern over long prose)."""
@@ -113,8 +126,13 @@ def extract_identifiers(text: str) -> list[Identifier]:
     taken: list[tuple[int, int]] = []
     found: list[tuple[int, Identifier]] = []
     seen: set[str] = set()
+    asked: dict[Callable[[str], bool], bool] = {}  # a guard two rules share is asked once
     for kind, rx in _RULES:
-        if not _GUARDS[kind](text):
+        guard = _GUARDS[kind]
+        ok = asked.get(guard)
+        if ok is None:
+            ok = asked[guard] = guard(text)
+        if not ok:
             continue
         for m in rx.finditer(text):
             start, end = m.span()

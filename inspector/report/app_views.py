@@ -1000,7 +1000,7 @@ def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.Da
     """One row per (conversation, strategy): the totals the CLI's ``compare`` prints for a run
     (:func:`~inspector.report.tables.totals_row`) plus the forgotten references, so the app's
     fleet view and ``context-inspector compare A B C`` agree row for row."""
-    from inspector.forgetting import call_needs, forgetting_totals
+    from inspector.forgetting import forgetting_totals, replay_needs
     from inspector.report.tables import totals_row
 
     rows = []
@@ -1008,7 +1008,7 @@ def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.Da
         for name, rp in replays.items():
             row: dict[str, Any] = {"transcript": item.label, "conversation": item.conversation}
             row.update(totals_row(rp, name))
-            row["forgotten"] = forgetting_totals(call_needs(rp))["forgotten"]
+            row["forgotten"] = forgetting_totals(replay_needs(rp))["forgotten"]
             rows.append(row)
     return pd.DataFrame(rows)
 
