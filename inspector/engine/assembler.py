@@ -55,6 +55,7 @@ from inspector.engine.types import (
     Span,
     TrimResult,
 )
+from inspector.ids import stringify_ids
 from inspector.manifest import ContextSettings, ManifestSource, as_settings
 from inspector.params import ASSEMBLER
 from inspector.plugins import Registry, default_registry
@@ -885,6 +886,7 @@ class ContextEngine:
         self.summarizer_calls = {"in_turn": 0, "commit": 0}
         self._system_cache: tuple[str, Message] | None = None
         self._log_runs = LogRuns()  # the committed log's turn starts, for the write-back's recency cap
+        self._ids_converted: list[str] = []  # numeric ids record() converted since the last call (Q19)
 
     @classmethod
     def from_manifest(cls, path: str | Path, **kw: Any) -> ContextEngine:
@@ -923,20 +925,39 @@ class ContextEngine:
         self.conversation.note_user_input(text)
 
     def record(self, msg: Message) -> None:
+        """Append one in-flight row (an assistant message or a tool result). A numeric tool-call id
+        becomes its string form here, as at import (Q19, :mod:`inspector.ids`): the row recorded is
+        a converted copy, and the next call's record says so in its warnings."""
+        msg, changed = stringify_ids(msg)
+        if changed:
+            self._ids_converted += changed
         self.conversation.record(msg)
 
     def assemble(self, *, strict: bool = True) -> Assembly:
         """Build this call's payload. ``strict`` raises :class:`ProviderPayloadError` when the final
         check fails (as the kernel does); otherwise the verdict is recorded in ``check``."""
 
-        result: Assembly = self.assembler.assemble(self)
+        assembler = self.assembler
+        result: Assembly = assembler.assemble(self)
         if result.decision.summarizer_called:
             self.summarizer_calls["in_turn"] += 1
+        if self._ids_converted:
+            warnings = getattr(result, "warnings", None)
+            if isinstance(warnings, list):
+                warnings.append("non-string tool-call id converted to a string when recorded: "
+                                + ", ".join(self._ids_converted))
+            self._ids_converted = []
         try:
-            # a custom assembler's payload is always checked here (its result may have no ``verified``)
-            if not (result.verified if type(result) is Assembly else getattr(result, "verified", False)):
-                check_provider_payload(result.messages, skip=getattr(result, "clean", ()),
-                                       skip_declares=getattr(result, "skip_declares", None))
+            # The final check nothing can skip. Its shortcuts (``verified``: the pairing pass read the
+            # payload as the check does; ``clean``: ranges it need not read) are trusted only when the
+            # rows sent are provably the rows checked: the default assembler itself returned this record
+            # (not a subclass, a wrapper or a patched method, any of which may edit ``messages`` after it
+            # was checked). Any other assembler's payload is checked whole.
+            if type(assembler) is ContextAssembler and "assemble" not in vars(assembler) and type(result) is Assembly:
+                if not result.verified:
+                    check_provider_payload(result.messages, skip=result.clean, skip_declares=result.skip_declares)
+            else:
+                check_provider_payload(result.messages)
         except ProviderPayloadError as exc:
             result.check = str(exc)
             if strict:

@@ -185,7 +185,8 @@ class RowIndex:
             elif ask:
                 u_ids = ids = call_ids(m)
                 u_n = len(ids)
-                u_ok = isinstance(calls, (list, tuple)) and u_n > 0 and len(set(ids)) == u_n
+                # (every call with a string id: a call without one is for the full pass and check to read)
+                u_ok = isinstance(calls, (list, tuple)) and u_n > 0 and len(set(ids)) == u_n and u_n == len(calls)
                 for cid in ids:
                     at = asks.get(cid)
                     if at is None:
