@@ -143,11 +143,49 @@ def test_manifest_rejects_a_bad_token_calibration() -> None:
 
 
 def test_cli_calibrate_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """Numbers worked out by hand from the sample log (not from ``calibrate()``): its first session
+    has three gpt-4o-mini calls whose responses report 32, 56 and 94 prompt tokens; our tiktoken
+    counts of the logged requests are 3 + the content tokens per message: 27, 49, 85; the estimate
+    is chars // 4 + 4 per message: 32, 59, 98. Factor = Σ provider / Σ ours, rounded to 4 places:
+    182 / 161 = 1.130434… → 1.1304 (not an even division), 182 / 189 = 0.962962… → 0.963."""
     assert main(["calibrate", str(OAI), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    expected = calibrate(load_transcript(OAI))
-    assert [c["provider_tokens"] for c in out["calls"]] == expected.calls["provider_tokens"].tolist()
-    assert out["factors"][0]["factor_tiktoken"] == expected.factors.iloc[0]["factor_tiktoken"]
+    calls = [(c["provider_tokens"], c["tiktoken"], c["tiktoken_error"], c["estimate"], c["estimate_error"])
+             for c in out["calls"]]
+    assert calls == [(32, 27, -5, 32, 0), (56, 49, -7, 59, 3), (94, 85, -9, 98, 4)]
+    assert [c["tiktoken_error_pct"] for c in out["calls"]] == [-15.62, -12.5, -9.57]  # -5/32, -7/56, -9/94
+    (f,) = out["factors"]
+    assert (f["model"], f["calls"], f["provider_tokens"], f["tiktoken"], f["estimate"]) == (
+        "gpt-4o-mini", 3, 182, 161, 189)
+    assert (f["factor_tiktoken"], f["factor_estimate"]) == (1.1304, 0.963)
+    assert f["mean_abs_error_pct_tiktoken"] == 12.56  # (15.62 + 12.5 + 9.57) / 3 = 12.563…
+    # least squares through (27, 32), (49, 56), (85, 94): slope 1830.67 / 1714.67 = 1.0677, offset 3.37 → 3
+    assert (f["slope_tiktoken"], f["offset_tiktoken"]) == (1.0677, 3)
+
+
+def _budget_max_tokens(window: int, calibration: float | None) -> int:
+    from inspector.engine.budget import compute_budget
+    from inspector.engine.limits import ModelLimits
+    from inspector.manifest.settings import TrimmerSettings
+
+    limits = ModelLimits("m", "m", window, "manifest", 0, "manifest", None, None, None)
+    return compute_budget(limits, TrimmerSettings(None, 0, 0.0), fixed=0, tool_tokens=0, summarizing=False,
+                          calibration=calibration).max_tokens
+
+
+@pytest.mark.parametrize(("window", "factor", "max_tokens"), [
+    (4000, None, 4000),
+    (4000, 2.0, 2000),  # an even division
+    (4000, 1.1304, 3538),  # 4000 / 1.1304 = 3538.57…: floored, never rounded up (3539 would overflow)
+    (1000, 3.0, 333),  # 333.33…
+    (1000, 0.963, 1038),  # a factor below 1 raises the ceiling: 1038.42… → 1038
+    (10, 7.0, 1),  # 1.43 → 1
+    (10, 11.0, 1),  # 0.91 floors to 0: the ceiling never goes below one token
+    (10, 5000.0, 1),
+])
+def test_the_calibrated_ceiling_is_the_floor_of_the_window_over_the_factor_and_at_least_one(
+        window: int, factor: float | None, max_tokens: int) -> None:
+    assert _budget_max_tokens(window, factor) == max_tokens
 
 
 def test_fitted_line_separates_the_unrecorded_prefix() -> None:

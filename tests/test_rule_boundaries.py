@@ -1,0 +1,105 @@
+"""Boundary values of small stated rules that a one-character change used to slip past every test
+(issue 25's mutation check). Each expectation is written from the rule as documented, at the edge:
+the smallest value the rule takes and the largest it refuses.
+
+* identifiers (``inspector/engine/identifiers.py``, rule 6): a bare number of **5+** digits is an
+  id (an order or ticket number), 4 digits is not; a tool-call argument value of **3–60**
+  characters with no space counts itself (airport codes ``SFO``), 2 does not; a numeric argument
+  counts from **10 000**.
+* OpenAI logs (``inspector/transcripts/openai_log.py``): a request continues the conversation only
+  when it begins with *every* row imported so far, the previous reply included; a regenerated
+  request (same question, another reply) starts a new conversation.
+* secrets (``inspector/redact.py``): an env/config assignment to a secret-named key masks a value of
+  **4+** characters (``DB_PASSWORD=hunter2``); 3 characters stay; a masked value keeps a 3-character
+  prefix only from 12 characters on.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inspector.engine.identifiers import Identifier, argument_identifiers, extract_identifiers
+from inspector.redact import mask_secrets, mask_text
+from inspector.transcripts import parse_transcript
+
+
+# --- identifiers -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(("text", "found"), [
+    ("order 48213 shipped", [Identifier("48213", "id")]),  # 5 digits: an order number
+    ("order 4821 shipped", []),  # 4 digits: a small number
+    ("ticket 1234567 open", [Identifier("1234567", "id")]),
+    ("code A1B2 and AB1", [Identifier("A1B2", "id")]),  # a mixed token counts from 4 characters
+])
+def test_a_bare_number_is_an_identifier_from_five_digits(text: str, found: list[Identifier]) -> None:
+    assert extract_identifiers(text) == found
+
+
+@pytest.mark.parametrize(("value", "found"), [
+    ("SFO", [Identifier("SFO", "quoted")]),  # 3 characters: tracked (an airport code)
+    ("NY", []),  # 2 characters: not
+    ("x" * 60, [Identifier("x" * 60, "quoted")]),  # 60: still one value
+    ("x" * 61, []),  # 61: too long to be a name
+    ("new york", []),  # a space: prose, not a code
+])
+def test_a_short_argument_value_is_tracked_from_three_characters(value: str, found: list[Identifier]) -> None:
+    assert argument_identifiers(json.dumps({"origin": value})) == found
+
+
+def test_both_airport_codes_of_a_flight_search_are_tracked() -> None:
+    idents = argument_identifiers(json.dumps({"origin": "SFO", "destination": "JFK", "cabin": "Y"}))
+    assert [i.text for i in idents] == ["SFO", "JFK"]
+
+
+@pytest.mark.parametrize(("number", "found"), [(10_000, ["10000"]), (9_999, []), (-10_000, ["-10000"])])
+def test_a_numeric_argument_counts_from_ten_thousand(number: int, found: list[str]) -> None:
+    assert [i.text for i in argument_identifiers(json.dumps({"order_id": number}))] == found
+
+
+# --- OpenAI logs: when a request continues the conversation ------------------------------------------
+def _call(messages: list[dict], reply: str) -> str:
+    return json.dumps({"request": {"model": "gpt-4o", "messages": messages},
+                       "response": {"choices": [{"message": {"role": "assistant", "content": reply}}]}})
+
+
+def _conversations(*lines: str) -> list[int]:
+    t = parse_transcript("\n".join(lines) + "\n", name="calls.jsonl")
+    assert t.format == "openai-log"
+    return [c.messages for c in t.conversations]
+
+
+def test_a_request_that_does_not_repeat_the_previous_reply_starts_a_new_conversation() -> None:
+    q = {"role": "user", "content": "Where is order 7?"}
+    first = _call([q], "It ships tomorrow.")
+    # regenerated: the same question answered again, then a follow-up — the earlier reply is not in it
+    regenerated = _call([q, {"role": "assistant", "content": "It shipped today."},
+                         {"role": "user", "content": "Thanks"}], "You're welcome.")
+    assert _conversations(first, regenerated) == [2, 4]
+    # the control: the follow-up repeats the reply it follows, so it continues the one conversation
+    continued = _call([q, {"role": "assistant", "content": "It ships tomorrow."},
+                       {"role": "user", "content": "Thanks"}], "You're welcome.")
+    assert _conversations(first, continued) == [4]
+
+
+def test_a_request_shorter_than_the_conversation_so_far_starts_a_new_one() -> None:
+    q = {"role": "user", "content": "hi"}
+    assert _conversations(_call([q], "hello"), _call([q], "hello again")) == [2, 2]
+
+
+# --- secrets --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("text", "shown"), [
+    ("DB_PASSWORD=hunter2", "DB_PASSWORD=****"),  # 7 characters
+    ("DB_PASSWORD=ab12", "DB_PASSWORD=****"),  # 4: the shortest value masked
+    ("DB_PASSWORD=a12", "DB_PASSWORD=a12"),  # 3: too short to be a secret
+    ("API_TOKEN: x9z8y7w6v5u4", "API_TOKEN: x9z…****"),  # 12 characters: a 3-character prefix stays
+    ("API_TOKEN: x9z8y7w6v5u", "API_TOKEN: ****"),  # 11: nothing of it stays
+    ("password: required", "password: required"),  # one short word of letters: prose
+])
+def test_an_assigned_secret_is_masked_from_four_characters(text: str, shown: str) -> None:
+    assert mask_text(text) == shown
+
+
+def test_a_secret_in_an_exported_record_is_masked_too() -> None:
+    assert mask_secrets({"env": "DB_PASSWORD=hunter2 HOST=db1", "password": "abcd"}) == {
+        "env": "DB_PASSWORD=**** HOST=db1", "password": "****"}
