@@ -45,7 +45,7 @@ def test_every_estimate_id_the_code_uses_is_defined_in_the_design_note() -> None
 
 
 def test_every_choice_is_recorded_with_its_id() -> None:
-    assert CHOICES == {f"Q{i}" for i in range(1, 24)} - {"Q14"}  # Q14 was merged into Q10
+    assert CHOICES == {f"Q{i}" for i in range(1, 25)} - {"Q14"}  # Q14 was merged into Q10
     assert "Q14" in DESIGN.split("| Q10 |", 1)[1].split("\n", 1)[0]
 
 
