@@ -20,7 +20,13 @@ import json
 
 import pytest
 
-from inspector.engine.identifiers import Identifier, argument_identifiers, extract_identifiers
+from inspector.engine.identifiers import (
+    Identifier,
+    argument_identifiers,
+    extract_identifiers,
+    message_text,
+    tool_call_texts,
+)
 from inspector.redact import mask_secrets, mask_text
 from inspector.transcripts import parse_transcript
 
@@ -54,7 +60,51 @@ def test_both_airport_codes_of_a_flight_search_are_tracked() -> None:
 
 @pytest.mark.parametrize(("number", "found"), [(10_000, ["10000"]), (9_999, []), (-10_000, ["-10000"])])
 def test_a_numeric_argument_counts_from_ten_thousand(number: int, found: list[str]) -> None:
-    assert [i.text for i in argument_identifiers(json.dumps({"order_id": number}))] == found
+    assert argument_identifiers(json.dumps({"order_id": number})) == [Identifier(f, "id") for f in found]
+
+
+# the rules' order and overlaps (from mutmut's survivors, docs/mutation.md §4)
+@pytest.mark.parametrize(("text", "found"), [
+    # a span an earlier rule claimed is not matched again, but a match that only touches it is kept
+    ('ID48213"blue-green rollout"', [Identifier("ID48213", "id"), Identifier("blue-green rollout", "quoted")]),
+    ('"blue-green rollout"ID48213', [Identifier("blue-green rollout", "quoted"), Identifier("ID48213", "id")]),
+    # after an overlapped match, the same rule's later matches still count
+    ('"SEC-88213" and ABC123', [Identifier("SEC-88213", "quoted"), Identifier("ABC123", "id")]),
+    # a quoted text is its inner text, for every kind of quote
+    ("deploy `blue-green` now", [Identifier("blue-green", "quoted")]),
+    # a short id is skipped, not the end of the search; so is a quoted run of dots
+    ("codes a1b and SEC-88213", [Identifier("SEC-88213", "id")]),
+    ('"..." then "XXX" then "blue"', [Identifier("XXX", "quoted"), Identifier("blue", "quoted")]),
+    # each identifier once (case-folded), in order of first appearance whatever rule found it
+    ("48213, again 48213", [Identifier("48213", "id")]),
+    ("ID48213 at https://x.io/a and retryBudget", [Identifier("ID48213", "id"), Identifier("https://x.io/a", "url"),
+                                                   Identifier("retryBudget", "word")]),
+])
+def test_rules_claim_spans_in_order_and_report_each_identifier_once(text: str, found: list[Identifier]) -> None:
+    assert extract_identifiers(text) == found
+
+
+@pytest.mark.parametrize(("arguments", "found"), [
+    ("order 48213 to SFO", [Identifier("48213", "id")]),  # not JSON: read as plain text
+    (json.dumps({"codes": ["SFO", "JFK"], "again": "SFO"}), [Identifier("SFO", "quoted"), Identifier("JFK", "quoted")]),
+    (json.dumps({"note": "order 48213 please"}), [Identifier("48213", "id")]),  # a value with spaces: its identifiers
+    (json.dumps({"trip": {"legs": [{"to": "LHR"}]}, "n": 2}), [Identifier("LHR", "quoted")]),
+])
+def test_argument_values_are_read_at_every_depth(arguments: str, found: list[Identifier]) -> None:
+    assert argument_identifiers(arguments) == found
+
+
+def test_a_message_is_read_as_its_content_parts_and_tool_calls() -> None:
+    msg = {"role": "assistant", "content": [{"type": "text", "text": "see"}, {"type": "image", "url": "u"}, "raw"],
+           "tool_calls": [{"id": "c1", "function": {"name": "lookup", "arguments": '{"id": "ABC123"}'}},
+                          {"id": "c2", "function": {"name": "book", "arguments": {"seat": "12A"}}},
+                          {"id": "c3"}, "not a call"]}
+    assert tool_call_texts(msg) == [("lookup", '{"id": "ABC123"}'), ("book", '{"seat": "12A"}')]
+    assert message_text(msg) == 'see\n{"type": "image", "url": "u"}\nraw\nlookup {"id": "ABC123"}\nbook {"seat": "12A"}'
+    assert message_text({"role": "tool", "content": {"k": "é"}}) == '{"k": "é"}'
+    assert message_text({"role": "user", "content": None}) == ""
+    assert tool_call_texts({"role": "assistant", "tool_calls": "x"}) == []
+    assert tool_call_texts({"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}) == [("", "{}")]
 
 
 # --- OpenAI logs: when a request continues the conversation ------------------------------------------
