@@ -95,13 +95,20 @@ def test_argument_values_are_read_at_every_depth(arguments: str, found: list[Ide
 
 
 def test_a_message_is_read_as_its_content_parts_and_tool_calls() -> None:
-    msg = {"role": "assistant", "content": [{"type": "text", "text": "see"}, {"type": "image", "url": "u"}, "raw"],
+    """Everything the model reads, as written: text parts as text, other parts and non-string
+    content as JSON that keeps non-ASCII letters and writes what JSON cannot hold as text."""
+    msg = {"role": "assistant", "content": [{"type": "text", "text": "see"}, {"type": "image", "alt": "Zoë", "raw": b"x"},
+                                            "raw"],
            "tool_calls": [{"id": "c1", "function": {"name": "lookup", "arguments": '{"id": "ABC123"}'}},
-                          {"id": "c2", "function": {"name": "book", "arguments": {"seat": "12A"}}},
+                          {"id": "c2", "function": {"name": "book", "arguments": {"seat": "12A", "who": "Zoë",
+                                                                                   "raw": b"y"}}},
                           {"id": "c3"}, "not a call"]}
-    assert tool_call_texts(msg) == [("lookup", '{"id": "ABC123"}'), ("book", '{"seat": "12A"}')]
-    assert message_text(msg) == 'see\n{"type": "image", "url": "u"}\nraw\nlookup {"id": "ABC123"}\nbook {"seat": "12A"}'
-    assert message_text({"role": "tool", "content": {"k": "é"}}) == '{"k": "é"}'
+    assert tool_call_texts(msg) == [("lookup", '{"id": "ABC123"}'), ("book", '{"seat": "12A", "who": "Zoë", "raw": "b\'y\'"}')]
+    assert message_text(msg) == ('see\n{"type": "image", "alt": "Zoë", "raw": "b\'x\'"}\nraw\nlookup {"id": "ABC123"}\n'
+                                 'book {"seat": "12A", "who": "Zoë", "raw": "b\'y\'"}')
+    assert message_text({"role": "user", "content": "plain", "tool_calls": [
+        {"function": {"name": "f", "arguments": "{}"}}]}) == "plain\nf {}"
+    assert message_text({"role": "tool", "content": {"k": "é", "raw": b"z"}}) == '{"k": "é", "raw": "b\'z\'"}'
     assert message_text({"role": "user", "content": None}) == ""
     assert tool_call_texts({"role": "assistant", "tool_calls": "x"}) == []
     assert tool_call_texts({"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}) == [("", "{}")]
