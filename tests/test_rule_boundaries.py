@@ -160,3 +160,88 @@ def test_an_assigned_secret_is_masked_from_four_characters(text: str, shown: str
 def test_a_secret_in_an_exported_record_is_masked_too() -> None:
     assert mask_secrets({"env": "DB_PASSWORD=hunter2 HOST=db1", "password": "abcd"}) == {
         "env": "DB_PASSWORD=**** HOST=db1", "password": "****"}
+
+
+# --- OpenAI logs: what one conversation records (mutmut's survivors, docs/mutation.md §4) -------------
+TOOL = {"type": "function", "function": {"name": "lookup", "description": "find", "parameters": {"type": "object"}}}
+
+
+def test_an_openai_log_records_rows_origins_requests_tools_and_models() -> None:
+    s, u1, u2 = ({"role": "system", "content": "S"}, {"role": "user", "content": "U1"},
+                 {"role": "user", "content": "U2"})
+    r1, r2 = {"role": "assistant", "content": "R1"}, {"role": "assistant", "content": "R2"}
+    lines = [
+        # the reply has no role (an assistant's); the request names the model and sends a tool
+        {"request": {"model": "gpt-4o", "messages": [s, u1], "tools": [TOOL]},
+         "response": {"choices": [{"message": {"content": "R1"}}], "usage": {"prompt_tokens": 10}}},
+        # no model in the request: the response's; no tools sent this time
+        {"request": {"messages": [s, u1, r1, u2]},
+         "response": {"model": "gpt-4o-mini", "choices": [{"message": r2}]}},
+        # the same rows again, nothing new: still the one conversation (a retry of the call)
+        {"request": {"model": "gpt-4o", "messages": [s, u1, r1, u2, r2]},
+         "response": {"choices": [{"message": {"role": "assistant", "content": "R3"}}]}},
+    ]
+    t = parse_transcript("\n".join(json.dumps(x) for x in lines) + "\n", name="calls.jsonl", path="/p/calls.jsonl")
+    assert [m["content"] for m in t.messages] == ["S", "U1", "R1", "U2", "R2", "R3"]
+    assert t.messages[2]["role"] == "assistant"
+    assert t.origins == ["line 1.request.messages[0]", "line 1.request.messages[1]",
+                         "line 1.response.choices[0].message", "line 2.request.messages[3]",
+                         "line 2.response.choices[0].message", "line 3.response.choices[0].message"]
+    assert t.usage == {2: {"prompt_tokens": 10}}
+    assert [(o.label, o.turn, o.model, o.origin, o.reply, o.tools) for o in t.observed_payloads] == [
+        ("request line 1", 0, "gpt-4o", "line 1.request", 2, [TOOL]),
+        ("request line 2", 1, "gpt-4o-mini", "line 2.request", 4, None),
+        ("request line 3", 1, "gpt-4o", "line 3.request", 5, None)]
+    assert t.observed_payloads[1].messages == [s, u1, r1, u2]
+    assert t.tools == [TOOL] and t.model == "gpt-4o" and t.path == "/p/calls.jsonl"
+    assert t.meta == {"calls": 3, "models": ["gpt-4o", "gpt-4o-mini"]}
+    assert [(c.index, c.label, c.messages, c.user_turns) for c in t.conversations] == [(0, "lines 1-3", 6, 2)]
+    one = parse_transcript(json.dumps(lines[0]) + "\n", name="calls.jsonl")
+    assert one.meta == {"calls": 1} and one.observed_payloads[0].turn == 0
+
+
+def test_a_request_with_no_user_row_has_no_turn() -> None:
+    line = {"request": {"messages": [{"role": "system", "content": "S"}]},
+            "response": {"choices": [{"message": {"role": "assistant", "content": "R"}}]}}
+    t = parse_transcript(json.dumps(line) + "\n", name="calls.jsonl", format="openai-log")
+    assert t.observed_payloads[0].turn is None
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    ([1], "expected an object with 'request' and 'response'"),
+    ({"request": [], "response": {}}, "request must be an object (the chat-completions request body)"),
+    ({"request": {"messages": {}}, "response": {}}, "request.messages must be a list"),
+    ({"request": {"messages": []}, "response": []}, "response must be an object (the chat completion)"),
+    ({"request": {"messages": []}, "response": {"choices": []}},
+     "response.choices[0].message is missing (a failed call has no reply to import)"),
+    ({"request": {"messages": []}, "response": {"choices": [{"message": {"role": "assistant", "content": "R"}}],
+                                                "usage": 5}}, "response.usage must be an object"),
+])
+def test_a_malformed_call_is_refused_naming_its_line_and_field(line: object, error: str) -> None:
+    from inspector.transcripts import TranscriptError
+
+    good = {"request": {"messages": [{"role": "user", "content": "hi"}]},
+            "response": {"choices": [{"message": {"role": "assistant", "content": "yo"}}]}}
+    with pytest.raises(TranscriptError) as err:
+        parse_transcript(json.dumps(good) + "\n" + json.dumps(line) + "\n", name="calls.jsonl", format="openai-log")
+    assert str(err.value) == f"calls.jsonl: line 2: {error}"
+
+
+@pytest.mark.parametrize(("value", "is_log"), [
+    ({"request": {"messages": []}, "response": {}}, True),
+    ({"request": {"messages": []}, "response": []}, False),  # every part must have its shape
+    ({"request": {"messages": {}}, "response": {}}, False),
+    ({"request": [], "response": {}}, False),
+    ({"messages": [], "response": {}}, False),
+    ([{"request": {"messages": []}, "response": {}}], False),
+])
+def test_an_openai_log_is_recognised_by_the_shape_of_a_call(value: object, is_log: bool) -> None:
+    from inspector.transcripts import TranscriptError, detect_format
+    from inspector.transcripts.openai_log import sniff
+
+    assert sniff(value, "calls.json") is is_log
+    try:
+        found = detect_format(json.dumps(value).encode(), "calls.jsonl")
+    except TranscriptError:
+        found = None
+    assert (found == "openai-log") is is_log
