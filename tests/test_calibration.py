@@ -153,6 +153,12 @@ def test_cli_calibrate_json(capsys: pytest.CaptureFixture[str]) -> None:
     calls = [(c["provider_tokens"], c["tiktoken"], c["tiktoken_error"], c["estimate"], c["estimate_error"])
              for c in out["calls"]]
     assert calls == [(32, 27, -5, 32, 0), (56, 49, -7, 59, 3), (94, 85, -9, 98, 4)]
+    # where each call stands: its reply's row (2, 4, 6), its turn (one user row per request), the model,
+    # the cache reads the response reports (0), the rows of the logged request (2, 4, 6)
+    assert [(c["call"], c["index"], c["turn"], c["model"], c["cached_tokens"], c["messages"], c["payload"])
+            for c in out["calls"]] == [(k, 2 * k + 2, k + 1, "gpt-4o-mini", 0, 2 * k + 2, "request as logged")
+                                       for k in range(3)]
+    assert [c["estimate_error_pct"] for c in out["calls"]] == [0.0, 5.36, 4.26]  # 0/32, 3/56, 4/94
     assert [c["tiktoken_error_pct"] for c in out["calls"]] == [-15.62, -12.5, -9.57]  # -5/32, -7/56, -9/94
     (f,) = out["factors"]
     assert (f["model"], f["calls"], f["provider_tokens"], f["tiktoken"], f["estimate"]) == (
@@ -161,6 +167,9 @@ def test_cli_calibrate_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert f["mean_abs_error_pct_tiktoken"] == 12.56  # (15.62 + 12.5 + 9.57) / 3 = 12.563…
     # least squares through (27, 32), (49, 56), (85, 94): slope 1830.67 / 1714.67 = 1.0677, offset 3.37 → 3
     assert (f["slope_tiktoken"], f["offset_tiktoken"]) == (1.0677, 3)
+    # through (32, 32), (59, 56), (98, 94): slope 2074 / 2202 = 0.9419, offset 1.33 → 1; errors (0 + 5.36 + 4.26) / 3
+    assert (f["slope_estimate"], f["offset_estimate"], f["mean_abs_error_pct_estimate"]) == (0.9419, 1, 3.21)
+    assert out["notes"] == []
 
 
 def _budget_max_tokens(window: int, calibration: float | None) -> int:
@@ -201,3 +210,34 @@ def test_fitted_line_separates_the_unrecorded_prefix() -> None:
     line = oai.factors.iloc[0]
     pairs = zip(oai.calls["tiktoken"], oai.calls["provider_tokens"], strict=True)
     assert all(abs(line["offset_tiktoken"] + line["slope_tiktoken"] * x - y) <= 2 for x, y in pairs)
+
+
+def test_correction_factors_are_per_model_and_unknown_where_nothing_was_counted() -> None:
+    """Σ provider / Σ ours per model, a call of no known model grouped on its own, no factor where
+    ours sums to 0, the mean absolute error over the calls that have one (numbers by hand)."""
+    import pandas as pd
+
+    from inspector.calibration import CALL_COLUMNS, FACTOR_COLUMNS, Calibration, correction_factors
+
+    rows = [{"model": "a", "provider_tokens": 110, "tiktoken": 100, "estimate": 0, "tiktoken_error_pct": 10.0,
+             "estimate_error_pct": None},
+            {"model": None, "provider_tokens": 50, "tiktoken": 40, "estimate": 45, "tiktoken_error_pct": 25.0,
+             "estimate_error_pct": 11.11},
+            {"model": "a", "provider_tokens": 220, "tiktoken": 200, "estimate": 0, "tiktoken_error_pct": -10.0,
+             "estimate_error_pct": None}]
+    calls = pd.DataFrame([{c: r.get(c) for c in CALL_COLUMNS} for r in rows], columns=list(CALL_COLUMNS))
+    f = correction_factors(calls)
+    assert list(f.columns) == list(FACTOR_COLUMNS) and len(f) == 2
+    a, unknown = f.iloc[0], f.iloc[1]
+    assert (a["model"], a["calls"], a["provider_tokens"], a["tiktoken"], a["estimate"]) == ("a", 2, 330, 300, 0)
+    assert a["factor_tiktoken"] == 1.1 and pd.isna(a["factor_estimate"])  # 330 / 300; ours 0: no factor
+    assert a["mean_abs_error_pct_tiktoken"] == 10.0 and pd.isna(a["mean_abs_error_pct_estimate"])
+    assert pd.isna(unknown["model"]) and unknown["calls"] == 1
+    assert (unknown["factor_tiktoken"], unknown["factor_estimate"]) == (1.25, 1.1111)  # 50 / 40, 50 / 45
+    cal = Calibration(calls, f)
+    assert cal.factor("a") == 1.1 and cal.factor("a", "estimate") is None and cal.factor("b") is None
+    assert cal.factor() is None  # two models: name one
+    assert Calibration(calls.iloc[:1], correction_factors(calls.iloc[:1])).factor() == 1.1
+    with pytest.raises(ValueError, match=r"^unknown counter 'x' \(expected one of tiktoken, estimate\)$"):
+        cal.factor("a", "x")
+    assert correction_factors(calls.iloc[:0]).empty
