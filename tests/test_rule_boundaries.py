@@ -216,6 +216,12 @@ def test_a_request_with_no_user_row_has_no_turn() -> None:
      "response.choices[0].message is missing (a failed call has no reply to import)"),
     ({"request": {"messages": []}, "response": {"choices": [{"message": {"role": "assistant", "content": "R"}}],
                                                 "usage": 5}}, "response.usage must be an object"),
+    ({"request": {"messages": []}, "response": {"choices": [{}]}},
+     "response.choices[0].message is missing (a failed call has no reply to import)"),
+    ({"request": {"messages": []}, "response": {"choices": [{"message": {"role": "assistant", "content": 5}}]}},
+     "response.choices[0].message: "),
+    ({"request": {"messages": [], "tools": "lookup"}, "response": {"choices": [{"message": {"content": "R"}}]}},
+     "request.tools"),
 ])
 def test_a_malformed_call_is_refused_naming_its_line_and_field(line: object, error: str) -> None:
     from inspector.transcripts import TranscriptError
@@ -224,7 +230,31 @@ def test_a_malformed_call_is_refused_naming_its_line_and_field(line: object, err
             "response": {"choices": [{"message": {"role": "assistant", "content": "yo"}}]}}
     with pytest.raises(TranscriptError) as err:
         parse_transcript(json.dumps(good) + "\n" + json.dumps(line) + "\n", name="calls.jsonl", format="openai-log")
-    assert str(err.value) == f"calls.jsonl: line 2: {error}"
+    text = str(err.value)
+    assert text == f"calls.jsonl: line 2: {error}" if not error.endswith((": ", "tools")) else \
+        text.startswith(f"calls.jsonl: line 2: {error}") and len(text) > len(f"calls.jsonl: line 2: {error}") + 2
+
+
+def test_an_openai_log_names_the_file_and_each_conversation() -> None:
+    from inspector.transcripts import TranscriptError, list_conversations
+    from inspector.transcripts.openai_log import conversations
+
+    a = {"request": {"messages": [{"role": "user", "content": "a"}]},
+         "response": {"model": 5, "choices": [{"message": {"content": "x"}}]}}
+    b = {"request": {"messages": [{"role": "user", "content": "b"}]},
+         "response": {"choices": [{"message": {"content": "y"}}]}}
+    text = json.dumps(a) + "\n" + json.dumps(b) + "\n"
+    assert [(c.index, c.label) for c in conversations(text, name="calls.jsonl")] == [(0, "line 1"), (1, "line 2")]
+    assert [c.index for c in list_conversations(text.encode(), name="calls.jsonl")] == [0, 1]
+    t = parse_transcript(text, name="calls.jsonl", conversation=1)
+    assert t.conversation == 1 and [m["content"] for m in t.messages] == ["b", "y"]
+    assert parse_transcript(text, name="calls.jsonl").model is None  # a model that is not a string is no model
+    with pytest.raises(TranscriptError) as err:
+        parse_transcript(text, name="calls.jsonl", format="openai-log", conversation=2)
+    assert str(err.value) == "calls.jsonl: conversation 2 is out of range: the file holds 2 conversations (0-1)"
+    with pytest.raises(TranscriptError) as err:
+        conversations(text + "{oops\n", name="calls.jsonl")
+    assert str(err.value).startswith("calls.jsonl: ")
 
 
 @pytest.mark.parametrize(("value", "is_log"), [
