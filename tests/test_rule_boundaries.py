@@ -237,15 +237,14 @@ def test_a_malformed_call_is_refused_naming_its_line_and_field(line: object, err
 
 def test_an_openai_log_names_the_file_and_each_conversation() -> None:
     from inspector.transcripts import TranscriptError, list_conversations
-    from inspector.transcripts.openai_log import conversations
 
     a = {"request": {"messages": [{"role": "user", "content": "a"}]},
          "response": {"model": 5, "choices": [{"message": {"content": "x"}}]}}
     b = {"request": {"messages": [{"role": "user", "content": "b"}]},
          "response": {"choices": [{"message": {"content": "y"}}]}}
     text = json.dumps(a) + "\n" + json.dumps(b) + "\n"
-    assert [(c.index, c.label) for c in conversations(text, name="calls.jsonl")] == [(0, "line 1"), (1, "line 2")]
-    assert [c.index for c in list_conversations(text.encode(), name="calls.jsonl")] == [0, 1]
+    assert [(c.index, c.label) for c in list_conversations(text.encode(), name="calls.jsonl")] == [
+        (0, "line 1"), (1, "line 2")]
     t = parse_transcript(text, name="calls.jsonl", conversation=1)
     assert t.conversation == 1 and [m["content"] for m in t.messages] == ["b", "y"]
     assert parse_transcript(text, name="calls.jsonl").model is None  # a model that is not a string is no model
@@ -253,8 +252,8 @@ def test_an_openai_log_names_the_file_and_each_conversation() -> None:
         parse_transcript(text, name="calls.jsonl", format="openai-log", conversation=2)
     assert str(err.value) == "calls.jsonl: conversation 2 is out of range: the file holds 2 conversations (0-1)"
     with pytest.raises(TranscriptError) as err:
-        conversations(text + "{oops\n", name="calls.jsonl")
-    assert str(err.value).startswith("calls.jsonl: ")
+        list_conversations((text + "{oops\n").encode(), name="calls.jsonl")
+    assert str(err.value).startswith("calls.jsonl: line 3")
 
 
 @pytest.mark.parametrize(("value", "is_log"), [
