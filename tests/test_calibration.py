@@ -241,3 +241,46 @@ def test_correction_factors_are_per_model_and_unknown_where_nothing_was_counted(
     with pytest.raises(ValueError, match=r"^unknown counter 'x' \(expected one of tiktoken, estimate\)$"):
         cal.factor("a", "x")
     assert correction_factors(calls.iloc[:0]).empty
+
+
+def test_calibrate_places_each_call_and_counts_the_payload_the_provider_saw() -> None:
+    """A transcript with every case, numbers by hand under the estimate (E1 = C // 4 + 4n; E3 for
+    the one tool: ``[{"type": "function", "function": {"name": "f"}}]`` is 49 characters: 49 // 4 + 4 = 16):
+
+    * usage at row 1 (no logged request): the rows before it, the transcript's model and tools;
+    * usage at row 2 (a user row) and row 9 (no such row): no call, but the turn count runs on;
+    * usage at row 3, an Anthropic count (30 + 0 created + 5 read = 35) with a logged request: its
+      rows, its model and its tools (none);
+    * usage at row 5, after a compaction at row 4: the rows from the compaction on."""
+    from types import SimpleNamespace
+
+    from inspector.calibration import calibrate
+
+    rows = [("user", "abcd"), ("assistant", "efgh"), ("user", "ijkl"), ("assistant", "mnop"), ("user", "qrst"),
+            ("assistant", "uvwx")]
+    msgs = [{"role": r, "content": c} for r, c in rows]
+    tool = {"type": "function", "function": {"name": "f"}}
+    op = SimpleNamespace(reply=3, messages=msgs[:3], tools=None, model="m-op")
+    t = SimpleNamespace(messages=msgs, model="gpt-4o", tools=[tool], observed_payloads=[op],
+                        compactions=[SimpleNamespace(index=4)], meta=None, usage={
+                            1: {"prompt_tokens": 20},
+                            2: {"prompt_tokens": 7},
+                            3: {"input_tokens": 30, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 5},
+                            5: {"prompt_tokens": 12, "prompt_tokens_details": {"cached_tokens": 4}},
+                            9: {"prompt_tokens": 1}})
+    cal = calibrate(t)
+    import pandas as pd
+
+    got = [(r.call, r.index, r.turn, r.model, r.provider_tokens, None if pd.isna(r.cached_tokens) else int(r.cached_tokens),
+            r.estimate, r.estimate_error,
+            r.estimate_error_pct, r.messages, r.payload) for r in cal.calls.itertuples()]
+    assert got == [
+        (0, 1, 1, "gpt-4o", 20, None, 5 + 16, 1, 5.0, 1, "rows 0-0"),
+        (1, 3, 2, "m-op", 35, 5, 12 // 4 + 12, -20, -57.14, 3, "request as logged"),
+        (2, 5, 3, "gpt-4o", 12, 4, 5 + 16, 9, 75.0, 1, "rows 4-4 (since the observed compaction)"),
+    ]
+    f = cal.factors
+    assert f["model"].tolist() == ["gpt-4o", "m-op"]
+    assert f["factor_estimate"].tolist() == [0.7619, 2.3333]  # 32 / 42, 35 / 15
+    assert cal.notes == ["1 compaction(s) by the source framework were observed; calls after one are counted "
+                         "from the compaction summary on."]
