@@ -232,6 +232,9 @@ def test_correction_factors_are_per_model_and_unknown_where_nothing_was_counted(
     assert (a["model"], a["calls"], a["provider_tokens"], a["tiktoken"], a["estimate"]) == ("a", 2, 330, 300, 0)
     assert a["factor_tiktoken"] == 1.1 and pd.isna(a["factor_estimate"])  # 330 / 300; ours 0: no factor
     assert a["mean_abs_error_pct_tiktoken"] == 10.0 and pd.isna(a["mean_abs_error_pct_estimate"])
+    # two calls at different counts are enough for a line: (100, 110), (200, 220) → slope 1.1, offset 0
+    assert (a["slope_tiktoken"], a["offset_tiktoken"]) == (1.1, 0)
+    assert pd.isna(a["slope_estimate"])  # ours is 0 both times: the x values do not vary, no line
     assert pd.isna(unknown["model"]) and unknown["calls"] == 1
     assert (unknown["factor_tiktoken"], unknown["factor_estimate"]) == (1.25, 1.1111)  # 50 / 40, 50 / 45
     cal = Calibration(calls, f)
@@ -267,6 +270,7 @@ def test_calibrate_places_each_call_and_counts_the_payload_the_provider_saw() ->
                             2: {"prompt_tokens": 7},
                             3: {"input_tokens": 30, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 5},
                             5: {"prompt_tokens": 12, "prompt_tokens_details": {"cached_tokens": 4}},
+                            6: {"prompt_tokens": 1},  # one past the last row: no such reply
                             9: {"prompt_tokens": 1}})
     cal = calibrate(t)
     import pandas as pd
@@ -284,3 +288,37 @@ def test_calibrate_places_each_call_and_counts_the_payload_the_provider_saw() ->
     assert f["factor_estimate"].tolist() == [0.7619, 2.3333]  # 32 / 42, 35 / 15
     assert cal.notes == ["1 compaction(s) by the source framework were observed; calls after one are counted "
                          "from the compaction summary on."]
+
+
+@pytest.mark.parametrize("usage", [{"prompt_tokens": -1}, {"prompt_tokens": True}, {"prompt_tokens": "12"},
+                                   {"input_tokens": -3}, {"input_tokens": 2.5}, None, [1]])
+def test_a_count_that_is_not_a_non_negative_integer_is_no_count(usage: Any) -> None:
+    assert provider_input_tokens(usage) is None
+
+
+def test_an_anthropic_count_ignores_parts_that_are_not_counts() -> None:
+    assert provider_input_tokens({"input_tokens": 10, "cache_creation_input_tokens": -4,
+                                  "cache_read_input_tokens": "7"}) == 10
+
+
+def test_what_a_calibration_cannot_count_is_said_in_notes() -> None:
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from inspector.calibration import CALL_COLUMNS, FACTOR_COLUMNS
+
+    msgs = [{"role": "user", "content": "abcd"}, {"role": "assistant", "content": "efgh"}]
+    none = calibrate(SimpleNamespace(messages=msgs, usage={}, model=None, tools=None, observed_payloads=[],
+                                     compactions=[], meta={}))
+    assert list(none.calls.columns) == list(CALL_COLUMNS) and list(none.factors.columns) == list(FACTOR_COLUMNS)
+    assert none.notes == ["The transcript records no provider usage per call: nothing to calibrate against."]
+    log = calibrate(SimpleNamespace(messages=msgs, usage={1: {"prompt_tokens": 0}}, model="m", tools=None,
+                                    observed_payloads=[], compactions=[],
+                                    meta={"not_recorded": ["system prompt", "tool schemas"]}))
+    assert log.notes == [
+        "This log does not record the system prompt or the tool schemas; the provider's count includes them and "
+        "ours cannot, so the factor also absorbs them. The fitted line separates the two: offset ≈ what the log "
+        "leaves out, slope = the per-token correction to apply."]
+    row = log.calls.iloc[0]
+    assert row["provider_tokens"] == 0 and pd.isna(row["estimate_error_pct"])  # no percentage of nothing
