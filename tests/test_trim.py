@@ -411,3 +411,50 @@ def test_over_budget_is_logged_with_the_budget_and_what_is_pinned(caplog: pytest
     assert text.startswith(f"token budget 7 exceeded by pinned content alone (~{out.tokens} tokens: system band, "
                            "last history group, newest working-memory group of 2 row(s))")
     assert text.endswith("; raise the budget or inject less")
+
+
+# -- the incremental trimmer on its own: the reference's result from running sums ----------------------
+def _with_sums(messages: list[Message], pin_tail: list[Message], max_tokens: int) -> Any:
+    from inspector.engine.history import leading_group_size
+    from inspector.engine.trim import trim_with_sums
+
+    c = EstimateCounter()
+    mu, pu = [c.unit(m) for m in messages], [c.unit(m) for m in pin_tail]
+    chain, i = [], 0
+    while i < len(pin_tail):
+        chain.append(i)
+        i += leading_group_size(pin_tail, i)
+    return trim_with_sums(messages, max_tokens=max_tokens, reserve=0, fixed=0, pin_tail=pin_tail, counter=c,
+                          msg_sum=lambda lo, hi: sum(mu[lo:hi]), msg_total=sum(mu), pin_units=lambda k: pu[k],
+                          pin_sum=lambda lo, hi: sum(pu[lo:hi]), pin_total=sum(pu), pin_chain=chain)
+
+
+@pytest.mark.parametrize("max_tokens", [0, -3, 1, 60, 10_000])
+def test_trim_with_sums_gives_the_reference_result_and_leaves_its_input_alone(max_tokens: int) -> None:
+    """Trimming off at ``max_tokens <= 0`` (1 already trims); the same rows, removals, flags and
+    counts as :func:`trim_messages_to_budget`; the caller's list is not touched unless handed over."""
+    msgs = [system("s" * 40), user("a" * 400), asst("b" * 40), user("now")]
+    pin = [*tool_group("w1", 200), *tool_group("w2", 40)]
+    before = list(msgs)
+    ref = trim(msgs, pin, max_tokens=max_tokens)
+    out = _with_sums(msgs, pin, max_tokens)
+    assert msgs == before and all(a is b for a, b in zip(msgs, before, strict=True))
+    assert out.messages == ref.messages and list(out.removed) == list(ref.removed)
+    assert (out.over_budget, out.tokens, out.history_removed, out.answers_removed) == (
+        ref.over_budget, ref.tokens, ref.history_removed, ref.answers_removed)
+    if max_tokens <= 0:
+        assert out.messages == msgs + pin and list(out.removed) == [] and not out.over_budget
+    if max_tokens == 1:  # everything but the system row, the user turn and the newest group goes
+        assert out.messages == [msgs[0], msgs[3], *pin[2:]] and ref.history_removed == 2
+
+
+def test_the_trim_result_counts_history_rows_and_answers_it_removed() -> None:
+    """``history_removed`` (rows of history, the system row not counted) and ``answers_removed``
+    (answers of a dropped ask) say what ``removed`` holds without reading it."""
+    msgs, results, budget = _three_results_case()
+    out = trim(msgs, results, max_tokens=budget)
+    assert (out.history_removed, out.answers_removed) == (0, 0)  # the system row heads the history: 0, not 2
+    first, first_res, second, now = ask("c"), tool("c", "r"), ask("c"), user("now")
+    hitl, live_ask, live_res = tool("c", "hitl"), ask("live"), tool("live", "x")
+    out = trim([system("s"), first, first_res, second, now], [hitl, live_ask, live_res], max_tokens=1)
+    assert (out.history_removed, out.answers_removed) == (3, 1)
