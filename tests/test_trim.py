@@ -429,6 +429,31 @@ def _with_sums(messages: list[Message], pin_tail: list[Message], max_tokens: int
                           pin_sum=lambda lo, hi: sum(pu[lo:hi]), pin_total=sum(pu), pin_chain=chain)
 
 
+def _hitl_cases() -> list[tuple[list[Message], list[Message]]]:
+    """Working memory that opens with results: of the ask ending the history (kept, Q24: each a
+    group of one), of a dropped ask (taken with it, each id once), and a late duplicate."""
+    three = _three_results_case()
+    first, first_res, second, now = ask("c"), tool("c", "r"), ask("c"), user("now")
+    old, old_res, last, answer = ask("call_2", "call_1", args="x" * 200), tool("call_2", "r2"), ask("call_1"), \
+        tool("call_1", "live")
+    o2, o2_res, n2 = ask("a", args="x" * 400), tool("a", "r"), user("now")
+    return [(three[0], three[1]),
+            ([system("s"), first, first_res, second, now], [tool("c", "hitl"), ask("live"), tool("live", "x")]),
+            ([old, old_res, last], [answer]),
+            ([o2, o2_res, n2], [tool("a", "late"), ask("live"), tool("live", "x")])]
+
+
+@pytest.mark.parametrize("case", range(4))
+@pytest.mark.parametrize("max_tokens", [1, 30, 60, 120, 250, 10_000])
+def test_trim_with_sums_equals_the_reference_when_working_memory_opens_with_results(case: int,
+                                                                                   max_tokens: int) -> None:
+    msgs, pin = _hitl_cases()[case]
+    ref, out = trim(msgs, pin, max_tokens=max_tokens), _with_sums(msgs, pin, max_tokens)
+    assert out.messages == ref.messages and list(out.removed) == list(ref.removed)
+    assert (out.over_budget, out.tokens, out.history_removed, out.answers_removed) == (
+        ref.over_budget, ref.tokens, ref.history_removed, ref.answers_removed)
+
+
 @pytest.mark.parametrize("max_tokens", [0, -3, 1, 60, 10_000])
 def test_trim_with_sums_gives_the_reference_result_and_leaves_its_input_alone(max_tokens: int) -> None:
     """Trimming off at ``max_tokens <= 0`` (1 already trims); the same rows, removals, flags and
