@@ -544,6 +544,8 @@ def not_sent_tab(rp: Replay, call: int) -> None:
 def repairs_tab(rp: Replay, call: int) -> None:
     st.subheader(f"Pairing repairs — {av.call_label(rp, call)}")
     here = av.repair_findings(rp, call)
+    if (note := av.trim_note(rp, call)) is not None:
+        st.info(note)
     if not here:
         st.caption("No repair at this call.")
     else:

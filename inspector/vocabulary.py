@@ -168,6 +168,17 @@ def irregularity_words(kind: object) -> str:
     return IRREGULARITY_WORDS.get(str(kind), str(kind).replace("_", " "))
 
 
+def cut_results_words(cut: int, answered: int) -> str:
+    """Q24 in words: ``cut`` tool results the trimmer removed for budget, ``answered`` of their calls
+    the pairing repair then answered with empty results (e.g. "2 results cut for budget; the repair
+    answered their 2 calls with empty results")."""
+    text = f"{cut} result{'' if cut == 1 else 's'} cut for budget"
+    if answered:
+        text += (f"; the repair answered {'its' if cut == 1 else 'their'} {answered} "
+                 f"call{'' if answered == 1 else 's'} with empty results")
+    return text
+
+
 TIMELINE_WORDS: dict[str, str] = {
     "input_budget": "input budget (trimmer ceiling)",
     "trigger": "summary trigger",

@@ -45,8 +45,7 @@ def test_every_estimate_id_the_code_uses_is_defined_in_the_design_note() -> None
 
 
 def test_every_choice_is_recorded_with_its_id() -> None:
-    # Q14 was merged into Q10; Q24 (the trimmer's groups) is recorded by its own change
-    assert CHOICES - {"Q24"} == {f"Q{i}" for i in range(1, 26)} - {"Q14", "Q24"}
+    assert CHOICES == {f"Q{i}" for i in range(1, 26)} - {"Q14"}  # Q14 was merged into Q10
     assert "Q14" in DESIGN.split("| Q10 |", 1)[1].split("\n", 1)[0]
 
 

@@ -94,19 +94,31 @@ def _sig(call: Assembly) -> dict:
     }
 
 
-def drive(cm: dict, trimmer: dict, convo: list, system: str, counter: str) -> int:
-    """Replay ``convo`` through an incremental and a reference engine in lockstep; return the calls compared."""
+def drive(cm: dict, trimmer: dict, convo: list, system: str, counter: str, alone: bool = False) -> int:
+    """Replay ``convo`` through an incremental and a reference engine in lockstep; return the calls compared.
+    ``alone``: a third engine runs the trimmer alone (no pre-cut), whose payload and trimmed rows the
+    other two must give too (pre-cut + trimmer = trimmer)."""
     cm = {**cm, "params": {**cm.get("params", {}), "trimmer": trimmer}}
     s = settings_from_dict({"kind": "Agent", "spec": {"system_prompt": system or None, "context_manager": cm}}).settings
     fast = ContextEngine(s, counter=counter, summarizer=Echo())
     ref = ContextEngine(s, counter=counter, summarizer=Echo())
     ref.assembler.incremental = False
+    oracle = ContextEngine(s, counter=counter, summarizer=Echo())
+    oracle.assembler.precut = False
     calls = 0
 
     def compare() -> None:
         nonlocal calls
         a, b = fast.assemble(strict=False), ref.assemble(strict=False)
         assert _sig(a) == _sig(b)
+        if alone:
+            c = oracle.assemble(strict=False)
+            assert c.messages == a.messages and [(r.message, r.reason) for r in c.trimmed] == [
+                (r.message, r.reason) for r in a.trimmed]
+            if a.precut:
+                hevent("pre-cut")
+            if any(r.source == "working_memory" and r.message.get("role") == "tool" for r in a.trimmer_removed):
+                hevent("a result cut from working memory")
         for call in (a, b):  # a payload the pairing pass verified skips the final check: it would pass
             if call.verified:
                 check_provider_payload(call.messages)
@@ -118,21 +130,21 @@ def drive(cm: dict, trimmer: dict, convo: list, system: str, counter: str) -> in
 
     for user_text, steps, final, commit in convo:
         user = {"role": "user", "content": user_text}
-        fast.user(user)
-        ref.user(user)
+        for e in (fast, ref, oracle):
+            e.user(user)
         for rows in steps:
             compare()
             for r in rows:
-                fast.record(r)
-                ref.record(r)
+                for e in (fast, ref, oracle):
+                    e.record(r)
         if final is not None and final.strip():
             msg = {"role": "assistant", "content": final}
-            fast.record(msg)
-            ref.record(msg)
+            for e in (fast, ref, oracle):
+                e.record(msg)
         compare()
         if commit:
-            ra, rb = fast.finalize_turn(None), ref.finalize_turn(None)
-            assert (ra is None) == (rb is None)
+            ra, rb, rc = fast.finalize_turn(None), ref.finalize_turn(None), oracle.finalize_turn(None)
+            assert (ra is None) == (rb is None) == (rc is None)
             if ra is not None and rb is not None:
                 assert (ra.action, ra.folded_turns, ra.archive) == (rb.action, rb.folded_turns, rb.archive)
     return calls
@@ -275,3 +287,42 @@ def test_an_owned_payload_that_needs_no_repair_is_the_result_and_one_that_does_i
     fixed = sanitize_provider_messages(broken, owned=True)
     assert fixed.messages is not broken and broken == before
     assert fixed.messages == [ok[0], ok[3]] and [r.kind for r in fixed.repairs] == ["orphan_dropped"]
+
+
+# -- Q24: the trimmer's groups are the reference's, on both paths and with or without the pre-cut ------
+@st.composite
+def q24_round(draw, n: int):  # noqa: ANN001, ANN201
+    """A tool round whose results Q24 splits: mislabelled rows inside the run, a matching result
+    after one, duplicates under a declared id, fat results that the budget cannot all hold."""
+    ids = [f"c{n}_{k}" for k in range(draw(st.integers(1, 3)))]
+    rows: list[dict] = [{"role": "assistant", "content": "", "tool_calls": [
+        {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids]}]
+    for i in ids:
+        fate = draw(st.sampled_from(["ok", "ok", "wrong", "dup", "wrong_then_ok"]))
+        if fate in ("wrong", "wrong_then_ok"):
+            rows.append({"role": "tool", "tool_call_id": f"zz{n}", "content": draw(body)})
+        if fate != "wrong":
+            rows.append({"role": "tool", "tool_call_id": i, "content": draw(body)})
+        if fate == "dup":
+            rows.append({"role": "tool", "tool_call_id": i, "content": "again"})
+    return rows
+
+
+@st.composite
+def q24_conversations(draw):  # noqa: ANN001, ANN201
+    turns = []
+    for t in range(draw(st.integers(1, 6))):
+        steps = [draw(q24_round(t * 10 + s)) for s in range(draw(st.integers(1, 3)))]
+        if draw(st.integers(0, 2)) == 0:
+            steps[0] = steps[0][1:]  # working memory opens with results: the HITL shape of the reference's case
+        turns.append((draw(body), steps, draw(st.one_of(st.none(), text)), draw(st.integers(0, 4)) > 0))
+    return turns
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cm=managers, convo=q24_conversations(), system=text, counter=st.sampled_from(["estimate", "tiktoken"]),
+       trimmer=st.fixed_dictionaries({"max_tokens": st.integers(60, 900), "reserve_tokens": st.integers(0, 60),
+                                      "safety_margin_ratio": st.just(0.0)}))
+def test_q24_groups_give_one_result_on_both_paths_with_or_without_the_precut(cm: dict, trimmer: dict, convo: list,
+                                                                             system: str, counter: str) -> None:
+    assert drive(cm, trimmer, convo, system, counter, alone=True) >= 1

@@ -9,17 +9,18 @@ its mind on a second pass; and any trim that breaks the budget or deletes a pinn
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 
 from builders import ask, asst, call, system, tool, user
 from hypothesis import HealthCheck, given, settings
 from hypothesis import event as hevent
 from hypothesis import strategies as st
 
-from inspector.engine.history import leading_group_size
+from inspector.engine.history import call_ids, is_ask, leading_group_size
 from inspector.engine.pairing import check_pairing, sanitize_provider_messages
 from inspector.engine.tokens import EstimateCounter
 from inspector.engine.trim import trim_budget, trim_messages_to_budget
-from inspector.engine.types import Message
+from inspector.engine.types import Message, Removal
 
 # Ids that collide across asks and sort differently from their declaration order (call_9 / call_10).
 IDS = ["call_1", "call_2", "call_9", "call_10", "a", "b"]
@@ -223,14 +224,7 @@ def test_trim_fits_keeps_pinned_parts_and_pairs(case: tuple[list[Message], list[
     tail_groups = _groups(messages[len(head):])
     pin_groups = _groups(pin_tail)
     last_tail = tail_groups[-1] if tail_groups else []
-    newest_pin = pin_groups[-1] if pin_groups else []
-    if len(messages) > len(head) and messages[-1].get("tool_calls"):  # HITL: answers of the ask ending history
-        owed = {c.get("id") for c in messages[-1]["tool_calls"] if isinstance(c, dict)}
-        for m in pin_tail:
-            if m.get("role") != "tool" or m.get("tool_call_id") not in owed:
-                break
-            owed.discard(m.get("tool_call_id"))
-            newest_pin = [m, *newest_pin] if all(m is not x for x in newest_pin) else newest_pin
+    newest_pin = pin_groups[-1] if pin_groups else []  # Q24: an answer at the front is a group of one
     hitl_removed = {id(r.message) for r in result.removed if r.reason == "answer_of_dropped_ask"}
     kept = set(ids_kept)
     for m in head + last_tail:
@@ -246,9 +240,33 @@ def test_trim_fits_keeps_pinned_parts_and_pairs(case: tuple[list[Message], list[
         assert result.tokens <= budget and not result.over_budget
     assert result.over_budget == (result.tokens > budget)
 
-    # the trimmer adds no repair work: every row the final repair changes or drops after trimming was
-    # already one it changed or dropped in the untrimmed payload (a whole group leaves, or nothing)
-    assert _repaired_rows(result.messages) <= _repaired_rows(everything)
+    # the trimmer adds repair work only where Q24 says: every row the final repair changes or drops
+    # after trimming was already one it changed or dropped in the untrimmed payload, or is a result
+    # that followed an ask the trimmer removed (not of its group: mislabelled, or after such a row),
+    # or is the ask ending the history whose answers at the front of working memory were cut
+    removed_ids = {id(r.message) for r in result.removed}
+    after_cut_ask: set[int] = set()
+    for k, m in enumerate(everything):
+        if id(m) in removed_ids and is_ask(m):
+            j = k + 1
+            while j < len(everything) and everything[j].get("role") == "tool":
+                after_cut_ask.add(id(everything[j]))
+                j += 1
+    cut_answers = _cut_answers_of_last_ask(messages, len(head), result.removed)
+    allowed = _repaired_rows(everything) | after_cut_ask | ({id(messages[-1])} if cut_answers else set())
+    assert _repaired_rows(result.messages) <= allowed
+
+
+def _cut_answers_of_last_ask(messages: list[Message], head: int, removed: Sequence[Removal]) -> list[str]:
+    """Q24's exception: ids of the results of the ask ending the history that the budget cut from the
+    front of working memory (each a group of one there), in the order they were cut."""
+    last = messages[-1] if len(messages) > head else None
+    if last is None or not is_ask(last):
+        return []
+    ids = set(call_ids(last))
+    return [r.message.get("tool_call_id") for r in removed
+            if r.source == "working_memory" and r.reason == "budget" and r.message.get("role") == "tool"
+            and r.message.get("tool_call_id") in ids]
 
 
 def _repaired_rows(rows: list[Message]) -> set[int]:
@@ -274,8 +292,10 @@ def _paired(messages: list[Message], pin_tail: list[Message]) -> tuple[list[Mess
 @given(trim_case(), st.sampled_from([EstimateCounter, PerMessageCounter]))
 def test_trimming_a_paired_payload_leaves_nothing_for_the_repair(
         case: tuple[list[Message], list[Message], int, int, int], counter_cls: type[EstimateCounter]) -> None:
-    """The trimmer never leaves a partial group that the repair then has to fix: the repair log is
-    empty before trimming (paired input) and still empty after."""
+    """The trimmer leaves the repair nothing to fix on a paired payload but Q24's one exception: the
+    results of the ask ending the history, at the front of working memory, are groups of one, and
+    those cut for budget are answered with empty results — exactly one per cut result, nothing else —
+    or, when all were cut and another row follows the ask, the ask loses its calls (one repair)."""
     messages, pin_tail, max_tokens, reserve, fixed = case
     messages, pin_tail = _paired(messages, pin_tail)
     assert sanitize_provider_messages(messages + pin_tail).repairs == []
@@ -283,8 +303,24 @@ def test_trimming_a_paired_payload_leaves_nothing_for_the_repair(
                                      pin_tail=pin_tail, counter=counter_cls())
     kinds = {r.source for r in result.removed} | {r.reason for r in result.removed}
     hevent(f"trim removed: {sorted(kinds) or 'nothing'}")
-    assert sanitize_provider_messages(result.messages).repairs == []
-    check_pairing(result.messages)
+    head = 1 if messages and messages[0].get("role") == "system" else 0
+    cut = _cut_answers_of_last_ask(messages, head, result.removed)
+    if cut:
+        hevent("Q24: results of the ask ending the history cut")
+    repairs = sanitize_provider_messages(result.messages).repairs
+    if not cut:
+        assert repairs == []
+    else:
+        at = next(i for i, m in enumerate(result.messages) if m is messages[-1])
+        nxt = result.messages[at + 1] if at + 1 < len(result.messages) else None
+        if nxt is None or nxt.get("role") == "tool":  # a result of it left, or the ask ends the payload
+            assert sorted((r.kind, r.tool_call_id) for r in repairs) == sorted(
+                ("empty_result_synthesised", c) for c in cut)
+        else:  # every result cut and another row follows: the ask loses its calls (its text stays)
+            kind = "ask_stripped" if str(messages[-1].get("content") or "").strip() else "ask_removed"
+            assert [(r.kind, r.index) for r in repairs] == [(kind, at)]
+    if not cut:
+        check_pairing(result.messages)
 
 
 @PROPS

@@ -9,6 +9,7 @@ trimmer alone gives, for every strategy, over random conversations and budgets.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,11 +24,14 @@ class S:
         return "S"
 
 
-def test_precut_keeps_a_leading_summary_block_the_trimmer_protects() -> None:
-    """The issue's reproducer: the payload is [summary, a1, now] at exactly 40 estimated tokens."""
+@pytest.mark.parametrize("incremental", [True, False], ids=["incremental-path", "reference-path"])
+def test_precut_keeps_a_leading_summary_block_the_trimmer_protects(incremental: bool) -> None:
+    """The issue's reproducer: the payload is [summary, a1, now] at exactly 40 estimated tokens. Both
+    paths run the pre-cut (each with its own code for the protected head row), so both are asked."""
     s = settings_from_dict({"kind": "Agent", "spec": {"context_manager": {"type": "summarising", "params": {
         "keep_turns": 1, "trimmer": {"max_tokens": 40, "reserve_tokens": 0, "safety_margin_ratio": 0}}}}}).settings
     engine = ContextEngine(s, counter="estimate", summarizer=S())
+    engine.assembler.incremental = incremental
     for i in range(2):
         engine.user(f"u{i}" + "x" * 60)
         engine.record({"role": "assistant", "content": f"a{i}" + "y" * 60})
@@ -40,20 +44,24 @@ def test_precut_keeps_a_leading_summary_block_the_trimmer_protects() -> None:
     assert call.payload_tokens == 40 == engine.counter.count(call.messages)
     assert call.bands["summary"] > 0
     assert all(not is_summary_block(m) for m in call.precut)
+    assert [m["content"][:2] for m in call.precut] == ["u1"]  # the pre-cut did run: it took u1 (a1 fits)
 
 
 def _lockstep(s, convo) -> None:  # noqa: ANN001
-    fast = ContextEngine(s, counter="estimate", summarizer=Echo())
-    slow = ContextEngine(s, counter="estimate", summarizer=Echo())
+    fast = ContextEngine(s, counter="estimate", summarizer=Echo())  # the incremental path, with its pre-cut
+    ref = ContextEngine(s, counter="estimate", summarizer=Echo())  # the reference path, with its pre-cut
+    ref.assembler.incremental = False
+    slow = ContextEngine(s, counter="estimate", summarizer=Echo())  # the trimmer alone
     slow.assembler.precut = False
-    engines = (fast, slow)
+    engines = (fast, ref, slow)
 
     def same_call() -> None:
-        a, b = (e.assemble(strict=False) for e in engines)
-        assert a.messages == b.messages
-        assert [r.band for r in a.rows] == [r.band for r in b.rows]
-        assert a.payload_tokens == b.payload_tokens
-        assert [r.message for r in a.trimmed] == [r.message for r in b.trimmed]
+        a, r, b = (e.assemble(strict=False) for e in engines)
+        for x in (a, r):
+            assert x.messages == b.messages
+            assert [row.band for row in x.rows] == [row.band for row in b.rows]
+            assert x.payload_tokens == b.payload_tokens
+            assert [m.message for m in x.trimmed] == [m.message for m in b.trimmed]
 
     for user_text, steps, final, commit in convo:
         for e in engines:

@@ -152,3 +152,17 @@ def test_the_live_loop_snippet_runs(llm, tmp_path: Path) -> None:  # noqa: ANN00
     assert len(llm.requests) == 2  # the tool call, then the answer
     second = llm.requests[1]["messages"]
     assert second[-1]["role"] == "tool" and tool_name in second[-1]["content"]
+
+
+def test_the_live_loop_snippet_names_only_fields_the_call_record_has() -> None:
+    """The snippet's comments name the record's fields (``call.bands``, ``call.decision``…): each
+    must be one an :class:`Assembly` has (``call.cm`` was renamed ``call.decision`` and the README
+    kept the old name)."""
+    from inspector.engine.assembler import Assembly
+
+    (snippet,) = [b for b in code_blocks(section("Live use: the engine in a real agent loop", GUIDE), "python")
+                  if "litellm.completion" in b]
+    named = set(re.findall(r"\bcall\.([a-z_]+)", snippet))
+    assert {"bands", "decision", "trimmed", "repairs", "messages", "tools"} <= named
+    fields = set(Assembly.__dataclass_fields__) | {n for n in dir(Assembly) if not n.startswith("_")}
+    assert named <= fields, named - fields

@@ -217,14 +217,17 @@ def test_short_sk_keys_are_masked(body: str) -> None:
 
 
 # -- found by the paired-payload trim property: two trimmer splits, fixed -------------------------
-def test_trimmer_keeps_the_answers_of_an_ask_that_ends_history() -> None:
-    # a turn resumed after a HITL pause: the committed ask ends the history, its answers open working memory
+def test_trimmer_cuts_the_leading_answers_of_an_ask_that_ends_history_one_by_one() -> None:
+    # Q24: a turn resumed after a HITL pause: the committed ask ends the history, its answers open working
+    # memory, each a group of one there; the first goes for budget, the last stays (over budget), and the
+    # repair answers the cut call with an empty result
     held = ask("call_1", "call_2")
     a1, a2 = tool("call_1", "y" * 200), tool("call_2", "")
     out = trim_messages_to_budget([held], max_tokens=1, reserve=0, fixed=0, pin_tail=[a1, a2],
                                   counter=EstimateCounter())
-    assert out.messages == [held, a1, a2] and out.removed == [] and out.over_budget
-    assert _repairs(out.messages) == []
+    assert out.messages == [held, a2] and out.over_budget
+    assert [(r.message, r.source, r.reason) for r in out.removed] == [(a1, "working_memory", "budget")]
+    assert _repairs(out.messages) == [("empty_result_synthesised", "call_1")]
 
 
 def test_hitl_rule_takes_no_answer_for_an_ask_answered_in_its_own_group() -> None:

@@ -34,3 +34,47 @@ def test_a_third_party_callable_is_adapted_and_its_cost_is_unknown() -> None:
     assert summ.label == "function"
     assert summ.summarize([{"role": "user", "content": "hi"}]) == "summary of 1"
     assert summ.cost([{"prompt_tokens": 5}]) is None
+
+
+# -- no swallowed keywords (issue 25): an unknown keyword is a TypeError in every plugin constructor ---
+def test_an_unknown_keyword_is_a_type_error_not_a_summarizer_without_a_model() -> None:
+    """``LLMSummarizer(engine=x)`` (the reference's name for ``llm``) once built a summarizer with no
+    model and no error; every bundled summarizer now refuses a keyword it does not take."""
+    import pytest
+
+    for build in (lambda: LLMSummarizer(engine=object()), lambda: DropSummarizer(model="gpt-4o"),
+                  lambda: StandInSummarizer(engine=object()), lambda: StandInSummarizer(max_char=10)):
+        with pytest.raises(TypeError, match="unexpected keyword argument"):
+            build()
+
+
+def test_every_registered_plugin_constructor_refuses_an_unknown_keyword() -> None:
+    import pytest
+
+    from inspector.plugins import default_registry
+
+    reg = default_registry()
+    specs = [s for slot in ("assembler", "context_manager", "summarizer") for s in reg.specs(slot) if s.builtin]
+    assert len(specs) == 6  # assembler, summarising, sliding-window, stack, llm, drop
+    for spec in specs:
+        with pytest.raises(TypeError, match="unexpected keyword argument 'no_such_keyword'"):
+            spec.load()(no_such_keyword=1)
+
+
+def test_the_llm_engine_still_passes_extra_keywords_through_to_litellm(monkeypatch) -> None:  # noqa: ANN001
+    """The one deliberate pass-through: ``LLMEngine.complete(**kwargs)`` forwards what it does not
+    know to the provider call."""
+    from types import SimpleNamespace
+
+    import inspector.offline as offline
+    from inspector.engine.llm import LLMEngine
+
+    seen: dict[str, object] = {}
+
+    def completion(**kwargs: object) -> object:
+        seen.update(kwargs)
+        return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content="ok"))], usage=None)
+
+    monkeypatch.setattr(offline, "litellm", lambda: SimpleNamespace(completion=completion))
+    LLMEngine(model="gpt-4o").complete([{"role": "user", "content": "hi"}], temperature=0.25, seed=7)
+    assert seen["temperature"] == 0.25 and seen["seed"] == 7 and seen["model"] == "gpt-4o"

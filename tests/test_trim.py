@@ -262,23 +262,69 @@ def test_large_history_trims_in_linear_time() -> None:
     assert spy.total_calls <= 3 * len(history) // 4 + 2
 
 
-# -- found by the trim property's "no new repair" check: two splits, fixed in the engine -------------
-def test_a_mislabelled_row_inside_a_tool_round_leaves_with_the_round() -> None:
-    """The round is the ask plus the whole run of tool rows after it (the pairing repair's unit): a
-    mislabelled row in that run no longer ends the group, so the genuine result cannot stay orphaned."""
+# -- Q24: the trimmer's groups are the reference's (an ask plus its contiguous *matching* results) --------
+def test_a_mislabelled_row_after_a_trimmed_ask_is_a_group_of_one() -> None:
+    """Q24: the round is the ask plus its contiguous *matching* results; a mislabelled row after the
+    ask is a group of its own, and so is every result after it. Trimming takes the ask, then the
+    stray row, and stops as soon as the rest fits: the genuine result stays, and the pairing repair
+    drops it (its ask has gone)."""
     big = ask("c1", args="x" * 400)
     stray, res = tool("zz", "s"), tool("c1", "r")
     msgs = [big, stray, res, asst("done"), user("now")]
-    # dropping the ask and the stray row alone would fit: the budget sits below the kept result's weight
-    budget = e1([res, msgs[3], msgs[4]])
-    assert e1([msgs[3], msgs[4]]) < budget < e1(msgs)
+    budget = e1([res, msgs[3], msgs[4]])  # exactly what is left once the ask and the stray row are gone
+    assert e1([stray, res, msgs[3], msgs[4]]) > budget
     out = trim(msgs, max_tokens=budget)
-    assert out.messages == [msgs[3], msgs[4]]
-    assert [r.message for r in out.removed] == [big, stray, res]
-    assert sanitize_provider_messages(out.messages).repairs == []
-    # the same round as the newest working-memory group is kept whole, over budget
+    assert out.messages == [res, msgs[3], msgs[4]] and out.tokens == budget and not out.over_budget
+    assert [(r.message, r.reason) for r in out.removed] == [(big, "budget"), (stray, "budget")]
+    assert [(r.kind, r.tool_call_id) for r in sanitize_provider_messages(out.messages).repairs] == [
+        ("orphan_dropped", "c1")]
+    # the same round in working memory: three groups, the newest (the result alone) stays, over budget
     wm = trim([user("now")], [big, stray, res], max_tokens=1)
-    assert wm.messages[1:] == [big, stray, res] and wm.over_budget
+    assert wm.messages[1:] == [res] and wm.over_budget
+    assert [r.message for r in wm.removed] == [big, stray]
+
+
+def test_a_duplicate_result_matches_its_ask() -> None:
+    """Q24: "matching" is an id the ask declares, so a second result under a declared id stays in
+    the ask's group (the repair drops the duplicate later); the first non-matching row ends it."""
+    a = ask("c1", args="x" * 400)
+    first, dup, stray = tool("c1", "r"), tool("c1", "again"), tool("zz", "s")
+    now = user("now")
+    out = trim([a, first, dup, stray, now], max_tokens=e1([now]))
+    assert [r.message for r in out.removed] == [a, first, dup, stray] and out.messages == [now]
+    out = trim([a, first, dup, stray, now], max_tokens=e1([stray, now]))
+    assert [r.message for r in out.removed] == [a, first, dup] and out.messages == [stray, now]
+
+
+def _three_results_case() -> tuple[list[Message], list[Message], int]:
+    """An ask for three calls ends the history; its three results wait in working memory (a turn
+    resumed after a HITL pause). The budget holds the system row, the ask and one result."""
+    sys_row = system("s" * 40)
+    last = ask("call_a", "call_b", "call_c")
+    results = [tool("call_a", "A" * 400), tool("call_b", "B" * 400), tool("call_c", "C" * 400)]
+    return [sys_row, last], results, e1([sys_row, last, results[2]])
+
+
+def test_results_of_the_ask_ending_history_leave_one_by_one_and_the_repair_answers_their_calls() -> None:
+    """Q24, the reference's behaviour: the results at the front of working memory are groups of one,
+    so the leading ones are dropped one by one for budget, the last one stays, and the pairing repair
+    answers the two cut calls with empty results, in declaration order."""
+    msgs, results, budget = _three_results_case()
+    # E1 = C // 4 + 4n: system 40 chars, the ask 3 × ("f" + "{}") = 9, one result 400: 449 // 4 + 12
+    assert budget == 124
+    out = trim(msgs, results, max_tokens=budget)
+    assert out.messages == [*msgs, results[2]] and out.tokens == budget and not out.over_budget
+    assert [(r.message, r.source, r.reason) for r in out.removed] == [
+        (results[0], "working_memory", "budget"), (results[1], "working_memory", "budget")]
+    fixed = sanitize_provider_messages(out.messages)
+    assert [(r.kind, r.tool_call_id) for r in fixed.repairs] == [
+        ("empty_result_synthesised", "call_a"), ("empty_result_synthesised", "call_b")]
+    assert fixed.messages[2:] == [results[2], {"role": "tool", "tool_call_id": "call_a", "content": ""},
+                                  {"role": "tool", "tool_call_id": "call_b", "content": ""}]
+    check_provider_payload(fixed.messages)
+    # two results need (40 + 9 + 800) // 4 + 16 = 228: at 227 the second still goes, at 228 it stays
+    assert trim(msgs, results, max_tokens=227).removed == out.removed
+    assert [r.message for r in trim(msgs, results, max_tokens=228).removed] == [results[0]]
 
 
 def test_an_answer_after_the_ask_ending_history_is_not_taken_for_an_older_dropped_ask() -> None:
@@ -305,14 +351,16 @@ def test_trim_budget_is_the_cap_minus_reserve_and_fixed_floored_at_zero(max_toke
     assert trim_budget(max_tokens, reserve, fixed) == budget
 
 
-def test_held_answers_of_the_ask_ending_history_take_each_id_once() -> None:
-    """The answers kept with the ask that ends the history are one row per declared id: a second row
-    under the same id is an ordinary working-memory row and goes first when the budget is short."""
+def test_answers_of_the_ask_ending_history_are_groups_of_one_each() -> None:
+    """Q24: a result at the front of working memory does not follow its ask there, so it is a group
+    of one, a second row under the same id too: both go before the newest group when the budget is
+    short (the repair then strips the unanswered ask, which is no longer last)."""
     last = ask("a")
     first, dup, live_ask, live_res = tool("a", "r"), tool("a", "dup"), ask("live"), tool("live", "x")
     out = trim([last], [first, dup, live_ask, live_res], max_tokens=1)
-    assert out.messages == [last, first, live_ask, live_res]
-    assert [(r.message, r.source, r.reason) for r in out.removed] == [(dup, "working_memory", "budget")]
+    assert out.messages == [last, live_ask, live_res]
+    assert [(r.message, r.source, r.reason) for r in out.removed] == [
+        (first, "working_memory", "budget"), (dup, "working_memory", "budget")]
 
 
 def test_a_payload_exactly_at_the_budget_after_a_drop_loses_nothing_more() -> None:
@@ -363,3 +411,75 @@ def test_over_budget_is_logged_with_the_budget_and_what_is_pinned(caplog: pytest
     assert text.startswith(f"token budget 7 exceeded by pinned content alone (~{out.tokens} tokens: system band, "
                            "last history group, newest working-memory group of 2 row(s))")
     assert text.endswith("; raise the budget or inject less")
+
+
+# -- the incremental trimmer on its own: the reference's result from running sums ----------------------
+def _with_sums(messages: list[Message], pin_tail: list[Message], max_tokens: int) -> Any:
+    from inspector.engine.history import leading_group_size
+    from inspector.engine.trim import trim_with_sums
+
+    c = EstimateCounter()
+    mu, pu = [c.unit(m) for m in messages], [c.unit(m) for m in pin_tail]
+    chain, i = [], 0
+    while i < len(pin_tail):
+        chain.append(i)
+        i += leading_group_size(pin_tail, i)
+    return trim_with_sums(messages, max_tokens=max_tokens, reserve=0, fixed=0, pin_tail=pin_tail, counter=c,
+                          msg_sum=lambda lo, hi: sum(mu[lo:hi]), msg_total=sum(mu), pin_units=lambda k: pu[k],
+                          pin_sum=lambda lo, hi: sum(pu[lo:hi]), pin_total=sum(pu), pin_chain=chain)
+
+
+def _hitl_cases() -> list[tuple[list[Message], list[Message]]]:
+    """Working memory that opens with results: of the ask ending the history (kept, Q24: each a
+    group of one), of a dropped ask (taken with it, each id once), and a late duplicate."""
+    three = _three_results_case()
+    first, first_res, second, now = ask("c"), tool("c", "r"), ask("c"), user("now")
+    old, old_res, last, answer = ask("call_2", "call_1", args="x" * 200), tool("call_2", "r2"), ask("call_1"), \
+        tool("call_1", "live")
+    o2, o2_res, n2 = ask("a", args="x" * 400), tool("a", "r"), user("now")
+    return [(three[0], three[1]),
+            ([system("s"), first, first_res, second, now], [tool("c", "hitl"), ask("live"), tool("live", "x")]),
+            ([old, old_res, last], [answer]),
+            ([o2, o2_res, n2], [tool("a", "late"), ask("live"), tool("live", "x")])]
+
+
+@pytest.mark.parametrize("case", range(4))
+@pytest.mark.parametrize("max_tokens", [1, 30, 60, 120, 250, 10_000])
+def test_trim_with_sums_equals_the_reference_when_working_memory_opens_with_results(case: int,
+                                                                                   max_tokens: int) -> None:
+    msgs, pin = _hitl_cases()[case]
+    ref, out = trim(msgs, pin, max_tokens=max_tokens), _with_sums(msgs, pin, max_tokens)
+    assert out.messages == ref.messages and list(out.removed) == list(ref.removed)
+    assert (out.over_budget, out.tokens, out.history_removed, out.answers_removed) == (
+        ref.over_budget, ref.tokens, ref.history_removed, ref.answers_removed)
+
+
+@pytest.mark.parametrize("max_tokens", [0, -3, 1, 60, 10_000])
+def test_trim_with_sums_gives_the_reference_result_and_leaves_its_input_alone(max_tokens: int) -> None:
+    """Trimming off at ``max_tokens <= 0`` (1 already trims); the same rows, removals, flags and
+    counts as :func:`trim_messages_to_budget`; the caller's list is not touched unless handed over."""
+    msgs = [system("s" * 40), user("a" * 400), asst("b" * 40), user("now")]
+    pin = [*tool_group("w1", 200), *tool_group("w2", 40)]
+    before = list(msgs)
+    ref = trim(msgs, pin, max_tokens=max_tokens)
+    out = _with_sums(msgs, pin, max_tokens)
+    assert msgs == before and all(a is b for a, b in zip(msgs, before, strict=True))
+    assert out.messages == ref.messages and list(out.removed) == list(ref.removed)
+    assert (out.over_budget, out.tokens, out.history_removed, out.answers_removed) == (
+        ref.over_budget, ref.tokens, ref.history_removed, ref.answers_removed)
+    if max_tokens <= 0:
+        assert out.messages == msgs + pin and list(out.removed) == [] and not out.over_budget
+    if max_tokens == 1:  # everything but the system row, the user turn and the newest group goes
+        assert out.messages == [msgs[0], msgs[3], *pin[2:]] and ref.history_removed == 2
+
+
+def test_the_trim_result_counts_history_rows_and_answers_it_removed() -> None:
+    """``history_removed`` (rows of history, the system row not counted) and ``answers_removed``
+    (answers of a dropped ask) say what ``removed`` holds without reading it."""
+    msgs, results, budget = _three_results_case()
+    out = trim(msgs, results, max_tokens=budget)
+    assert (out.history_removed, out.answers_removed) == (0, 0)  # the system row heads the history: 0, not 2
+    first, first_res, second, now = ask("c"), tool("c", "r"), ask("c"), user("now")
+    hitl, live_ask, live_res = tool("c", "hitl"), ask("live"), tool("live", "x")
+    out = trim([system("s"), first, first_res, second, now], [hitl, live_ask, live_res], max_tokens=1)
+    assert (out.history_removed, out.answers_removed) == (3, 1)

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.engine.budget import Budget, compute_budget, resolve_calibration
-from inspector.engine.history import LogRuns, leading_group_size, start_of_tool_group
+from inspector.engine.history import LogRuns, group_start, leading_group_size
 from inspector.engine.incremental import RowIndex, clean_ranges
 from inspector.engine.limits import ModelLimits, resolve_limits
 from inspector.engine.llm import LLMEngine
@@ -55,6 +55,7 @@ from inspector.engine.types import (
     Span,
     TrimResult,
 )
+from inspector.ids import stringify_ids
 from inspector.manifest import ContextSettings, ManifestSource, as_settings
 from inspector.params import ASSEMBLER
 from inspector.plugins import Registry, default_registry
@@ -204,9 +205,9 @@ def build_summarizer(settings: ContextSettings, *, summarizer: Any = "manifest",
 
 def _takes_group(first: Message) -> bool:
     """Whether the pre-cut cuts through the group that ``first`` starts (the group of the newest
-    overflowing row) rather than stopping before it: when ``first`` opens a group of its own — not a
-    ``tool`` row, which only a run reaching back past the history's start leaves there — and is not
-    a summary block (those stay the trimmer's to drop, as before). One rule for both paths."""
+    overflowing row) rather than stopping before it: when ``first`` is not a ``tool`` row (a result
+    that is a group of one, Q24: the trimmer drops it itself) and not a summary block (those stay the
+    trimmer's to drop, as before). One rule for both paths."""
     return first.get("role") != "tool" and not is_summary_block(first)
 
 
@@ -228,8 +229,8 @@ def _precut(history: Sequence[Message], others: Sequence[Message], counter: Toke
         units += counter.unit(history[i])
         n += 1
         if counter.total(units, n) > budget:
-            cut = start_of_tool_group(history, i)
-            last_group = start_of_tool_group(history, len(history) - 1)
+            cut = group_start(history, i)  # the trimmer's groups (Q24), chained from the history's start
+            last_group = group_start(history, len(history) - 1)
             if cut < last_group and _takes_group(history[cut]):
                 # the trimmer drops that whole group too (its suffix holds row i, which overflows, and
                 # it is not the last group, which the trimmer keeps): cut through it, so the trimmer
@@ -487,26 +488,26 @@ class ContextAssembler:
         u_other = u_system + u_user + u_protected + wm_units
         n_other = (1 if system else 0) + (1 if has_user else 0) + head + n_wm
 
-        # The pre-cut (what _precut does over history = [extra?] + past[a0:]): the group start of the
-        # newest row whose suffix overflows, in history positions, then through that group (its end is
-        # the next trimmer group start, from the recorded chain) when _precut's rule says so. Group
-        # starts only grow along the log, so that start is never past the last group's (the clamp
-        # _precut applies); and when every log suffix fits, history[0:] is what overflows at most,
-        # whose cut is 0: no cut. (A start before a0 is a run of tool rows reaching into the log range:
-        # history's first row is a tool row then, and _precut's cut is 0, not extended.)
+        # The pre-cut (what _precut does over history = [extra?] + past[a0:]): the trimmer group start
+        # (Q24) of the newest row whose suffix overflows, in history positions, then through that group
+        # (its end is the next trimmer group start, from the recorded chain) when _precut's rule says
+        # so. The log's chain is the history's from the first non-tool row at or after a0 (every
+        # non-tool row starts a group); a row before it is a tool row, a group of one in the history
+        # (it follows a0's start or the block, not its ask). Group starts only grow along the log, so
+        # that start is never past the last group's (the clamp _precut applies); and when every log
+        # suffix fits, history[0:] is what overflows at most, whose cut is 0: no cut.
         cut = 0
         if n_log > a0:
             p = log.fits_back(budget_tokens, n_other, u_other, a0)
             if p >= a0:
-                g = log.back[p]
-                if g >= a0:
-                    cut = n_extra + g - a0
-                    last = log.back[n_log - 1]  # the last group's start (>= g)
-                    if g < last and _takes_group(past[g]):
-                        chain = log.chain
-                        k = bisect_right(chain, g)
-                        e = chain[k] if k < len(chain) else n_log
-                        cut = n_extra + (e if e < last else last) - a0
+                chain = log.chain
+                g = _chain_start(log, p, a0)
+                cut = n_extra + g - a0
+                last = _chain_start(log, n_log - 1, a0)  # the last group's start (>= g)
+                if g < last and _takes_group(past[g]):
+                    k = bisect_right(chain, g)
+                    e = chain[k] if k < len(chain) else n_log
+                    cut = n_extra + (e if e < last else last) - a0
         a = a0 + cut - n_extra if cut > n_extra else a0  # first log row after the pre-cut
         # (nothing cut, the usual call of a log that fits: no view to build)
         precut: Sequence[Message] = RowsView([extra] if cut and extra is not None else [], past, a0, a) \
@@ -631,6 +632,16 @@ class ContextAssembler:
         payload_tokens = counter.total(payload_units, n_out) + tool_tokens
         return _assembly(engine, budget, decision, sent, layout, bands, payload_tokens, trimmed, sanitized.repairs,
                          precut, sanitized.clean, declares, sanitized.verified)
+
+
+def _chain_start(log: RowIndex, p: int, a0: int) -> int:
+    """The trimmer group start (Q24) holding log row ``p`` in a history that begins at log row ``a0``:
+    the recorded chain's when ``p``'s run of tool rows begins at or after ``a0``, else ``p`` itself
+    (a result before the history's first non-tool row is a group of one there)."""
+    if log.back[p] < a0:
+        return p
+    chain = log.chain
+    return chain[bisect_right(chain, p) - 1]
 
 
 def _msg_sum(pre: Sequence[int], a: int, off: int, end: int, messages: Sequence[Message],
@@ -875,6 +886,7 @@ class ContextEngine:
         self.summarizer_calls = {"in_turn": 0, "commit": 0}
         self._system_cache: tuple[str, Message] | None = None
         self._log_runs = LogRuns()  # the committed log's turn starts, for the write-back's recency cap
+        self._ids_converted: list[str] = []  # numeric ids record() converted since the last call (Q19)
 
     @classmethod
     def from_manifest(cls, path: str | Path, **kw: Any) -> ContextEngine:
@@ -913,20 +925,39 @@ class ContextEngine:
         self.conversation.note_user_input(text)
 
     def record(self, msg: Message) -> None:
+        """Append one in-flight row (an assistant message or a tool result). A numeric tool-call id
+        becomes its string form here, as at import (Q19, :mod:`inspector.ids`): the row recorded is
+        a converted copy, and the next call's record says so in its warnings."""
+        msg, changed = stringify_ids(msg)
+        if changed:
+            self._ids_converted += changed
         self.conversation.record(msg)
 
     def assemble(self, *, strict: bool = True) -> Assembly:
         """Build this call's payload. ``strict`` raises :class:`ProviderPayloadError` when the final
         check fails (as the kernel does); otherwise the verdict is recorded in ``check``."""
 
-        result: Assembly = self.assembler.assemble(self)
+        assembler = self.assembler
+        result: Assembly = assembler.assemble(self)
         if result.decision.summarizer_called:
             self.summarizer_calls["in_turn"] += 1
+        if self._ids_converted:
+            warnings = getattr(result, "warnings", None)
+            if isinstance(warnings, list):
+                warnings.append("non-string tool-call id converted to a string when recorded: "
+                                + ", ".join(self._ids_converted))
+            self._ids_converted = []
         try:
-            # a custom assembler's payload is always checked here (its result may have no ``verified``)
-            if not (result.verified if type(result) is Assembly else getattr(result, "verified", False)):
-                check_provider_payload(result.messages, skip=getattr(result, "clean", ()),
-                                       skip_declares=getattr(result, "skip_declares", None))
+            # The final check nothing can skip. Its shortcuts (``verified``: the pairing pass read the
+            # payload as the check does; ``clean``: ranges it need not read) are trusted only when the
+            # rows sent are provably the rows checked: the default assembler itself returned this record
+            # (not a subclass, a wrapper or a patched method, any of which may edit ``messages`` after it
+            # was checked). Any other assembler's payload is checked whole.
+            if type(assembler) is ContextAssembler and "assemble" not in vars(assembler) and type(result) is Assembly:
+                if not result.verified:
+                    check_provider_payload(result.messages, skip=result.clean, skip_declares=result.skip_declares)
+            else:
+                check_provider_payload(result.messages)
         except ProviderPayloadError as exc:
             result.check = str(exc)
             if strict:

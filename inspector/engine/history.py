@@ -74,19 +74,33 @@ def start_of_tool_group(messages: Sequence[Message], i: int) -> int:
 
 
 def leading_group_size(messages: Sequence[Message], start: int = 0) -> int:
-    """Size of the group starting at ``start``: an ask plus the whole run of ``tool`` rows after it, else 1.
+    """Size of the trimmer's group starting at ``start``: an ask plus its contiguous *matching*
+    results (``tool`` rows answering one of its call ids), else 1 (docs/design.md Q24).
 
-    The run is the pairing repair's unit too (a mislabelled row in it is rebound or dropped as part
-    of that ask's round), so trimming whole groups never leaves a result whose ask has gone."""
+    The reference's groups: any other row — a mislabelled result after an ask, or a ``tool`` row
+    that does not follow its ask (the front of working memory) — is a group of one; the pairing
+    repair then drops or answers what a cut leaves. A duplicate result under a declared id matches."""
     n = len(messages)
     if start >= n:
         return 0
-    if not is_ask(messages[start]):
+    first = messages[start]
+    if not is_ask(first):
         return 1
+    ids = call_ids(first)
     j = start + 1
-    while j < n and messages[j].get("role") == "tool":
+    while j < n and messages[j].get("role") == "tool" and messages[j].get("tool_call_id") in ids:
         j += 1
     return j - start
+
+
+def group_start(messages: Sequence[Message], i: int) -> int:
+    """Start of the trimmer group (:func:`leading_group_size`, chained from row 0) that holds row
+    ``i``: the ask before a run of ``tool`` rows when ``i`` is one of its matching results, else
+    ``i`` itself (every non-tool row and every other ``tool`` row starts a group)."""
+    g = start_of_tool_group(messages, i)
+    if g < i and is_ask(messages[g]) and i < g + leading_group_size(messages, g):
+        return g
+    return i
 
 
 def flatten(groups: Sequence[Sequence[Message]]) -> list[Message]:

@@ -72,7 +72,7 @@ class RowIndex:
         self.chain: list[int] = []  # trimmer group starts from row 0
         self.blocks: list[int] = []  # summary blocks
         self.others: list[int] = []  # rows that are neither assistant nor tool rows (user, system, odd)
-        self._open = False  # the last trimmer group is an ask whose run of tool rows may still grow
+        self._open = False  # the last trimmer group is an ask whose run of matching results may still grow
         self._u_ok = False  # the open pairing unit is clean so far
         self._u_ids: list[str] | None = None  # the call ids its head asks for (None: not an ask)
         self._u_seen = 0  # results seen after its head
@@ -156,8 +156,8 @@ class RowIndex:
                 if u_ok:  # one more result of the open unit: it must answer the next call id
                     u_ok = u_seen < u_n and m.get("tool_call_id") == u_ids[u_seen]  # type: ignore[index]
                     u_seen += 1
-                if grp_open:  # leading_group_size: an ask takes the whole run of tool rows after it
-                    continue
+                if grp_open and m.get("tool_call_id") in u_ids:  # type: ignore[operator]
+                    continue  # leading_group_size: an ask takes its contiguous *matching* results (Q24)
                 chain.append(p)
                 grp_open = False
                 continue
@@ -185,7 +185,8 @@ class RowIndex:
             elif ask:
                 u_ids = ids = call_ids(m)
                 u_n = len(ids)
-                u_ok = isinstance(calls, (list, tuple)) and u_n > 0 and len(set(ids)) == u_n
+                # (every call with a string id: a call without one is for the full pass and check to read)
+                u_ok = isinstance(calls, (list, tuple)) and u_n > 0 and len(set(ids)) == u_n and u_n == len(calls)
                 for cid in ids:
                     at = asks.get(cid)
                     if at is None:

@@ -218,7 +218,7 @@ def _untouched(messages: Sequence[Any], at: Iterable[int], roles: bool) -> bool:
             continue
         ids = _ask_ids(m)
         k = len(ids)
-        if not k or i + k >= n or len(set(ids)) != k:
+        if not k or i + k >= n or len(set(ids)) != k or k != len(m["tool_calls"]):  # a call without a string id
             return False
         for j in range(k):
             r = messages[i + 1 + j]
@@ -349,6 +349,26 @@ def check_provider_payload(messages: Sequence[Message], *, skip: Sequence[tuple[
     _check_pairing_at(messages, at, skip_declares)
 
 
+def _check_id_types(messages: Sequence[Message], at: Iterable[int]) -> None:
+    """Refuse a call id or result id that is present but not a string (Q19): providers reject it,
+    and the pairing rules, which pair string ids only, would otherwise pass an ask whose call they
+    cannot see. The engine's doors convert numbers (:mod:`inspector.ids`), so one arriving here came
+    round them."""
+    for i in at:
+        m = messages[i]
+        if not isinstance(m, dict):
+            continue
+        calls = m.get("tool_calls")
+        if isinstance(calls, list | tuple):
+            for c in calls:
+                cid = c.get("id") if isinstance(c, dict) else None
+                if cid is not None and not isinstance(cid, str):
+                    raise ProviderPayloadError(f"tool call id {cid!r} at messages[{i}] is not a string")
+        rid = m.get("tool_call_id")
+        if rid is not None and not isinstance(rid, str):
+            raise ProviderPayloadError(f"tool result id {rid!r} at messages[{i}] is not a string")
+
+
 def check_roles(messages: Sequence[Message], *, skip: Sequence[tuple[int, int]] = ()) -> None:
     """Raise :class:`ProviderPayloadError` naming the first row whose role is not system, user,
     assistant or tool (Q19). Rows inside ``skip`` ranges are known to be valid and not read."""
@@ -384,6 +404,7 @@ def _check_pairing_at(messages: Sequence[Message], at: list[int] | None,
                       skip_declares: Callable[[str], bool] | None) -> None:
     """:func:`check_pairing` over the positions ``at`` (None: every row); rows not listed are
     whole clean units whose asks ``skip_declares`` answers for."""
+    _check_id_types(messages, range(len(messages)) if at is None else at)
     if at is not None:
         declared: Any = _Declared(_declared_ids(messages[p] for p in at), skip_declares or (lambda _rid: False))
         rows: Iterable[Any] = [messages[p] for p in at]

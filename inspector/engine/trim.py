@@ -2,13 +2,18 @@
 
 ``messages`` is the system band + managed history + current user message; ``pin_tail`` is working
 memory (the live tool round). The trimmer removes the oldest content until the payload fits
-``max_tokens − reserve − fixed``. Order of sacrifice: the oldest history groups (a plain row alone,
-a tool round as one unit: the ask and its contiguous results), then the oldest working-memory
-groups. Never removed: the leading system message, the last non-pinned group (normally the current
-user message; the loop stops before it would empty the history part), the answers at the front of
-``pin_tail`` of an ask that ends the kept history (a turn resumed after a HITL pause: they belong to
-that ask's group), and the newest working-memory group. When those alone exceed the budget the result is returned over budget with
-``over_budget=True`` and a logged warning — instructions are never deleted silently.
+``max_tokens − reserve − fixed``. Order of sacrifice: the oldest history groups, then the oldest
+working-memory groups. Groups are the reference's (Q24,
+:func:`~inspector.engine.history.leading_group_size`): an ask plus its contiguous *matching* results;
+any other row is a group of one — a mislabelled result after an ask, and a ``tool`` row at the front
+of ``pin_tail`` (the answers of an ask that ends the history, a turn resumed after a HITL pause), so
+under a budget that cannot hold them those answers leave one by one, the last one staying; the
+pairing repair then answers the calls whose results were cut with empty results. A call that fits
+the window beats a complete one the provider refuses. Never removed: the leading system message, the
+last non-pinned group (normally the current user message; the loop stops before it would empty the
+history part) and the newest working-memory group. When those alone exceed the budget the result is
+returned over budget with ``over_budget=True`` and a logged warning — instructions are never deleted
+silently.
 
 HITL rule: a committed ask whose results still sit in working memory (a turn paused for approval)
 has its answers at the *front* of ``pin_tail``. Dropping that ask also drops those answering rows
@@ -96,12 +101,8 @@ def trim_messages_to_budget(
             pin_start, units, count = _drop_answers_of(owed, pin_tail, pin_units, pin_start, units, count, removed)
         total = counter.total(units, count)
 
-    # A kept history ask that ends the history part is answered by the rows at the front of pin_tail
-    # (a turn resumed after a HITL pause): those answers are part of its group and stay with it.
-    held = pin_start
-    if n_msgs > head and is_ask(messages[-1]):
-        held = _answers_end(messages[-1], pin_tail, pin_start)
-    cur = held  # pin_tail[held:cur] have been removed
+    # working-memory groups from pin_start (Q24: answers at its front are groups of one each)
+    cur = pin_start  # pin_tail[pin_start:cur] have been removed
     while total > budget and n_pin - cur > 0:
         size = leading_group_size(pin_tail, cur)
         if size >= n_pin - cur:
@@ -113,7 +114,7 @@ def trim_messages_to_budget(
         cur += size
         total = counter.total(units, count)
 
-    result = list(messages[:head]) + list(messages[start:]) + list(pin_tail[pin_start:held]) + list(pin_tail[cur:])
+    result = list(messages[:head]) + list(messages[start:]) + list(pin_tail[cur:])
     return _result(result, removed, total, budget, n_pin - cur, start - head, pin_start)
 
 
@@ -133,16 +134,6 @@ def _result(result: list[Message], removed: list[Removal] | Removals, total: int
             newest_rows,
         )
     return TrimResult(result, removed, over, total, history_removed, answers_removed)
-
-def _answers_end(ask: Message, pin_tail: Sequence[Message], pin_start: int) -> int:
-    """End of the run of rows at ``pin_tail[pin_start:]`` answering ``ask`` (each id once)."""
-    ids = set(call_ids(ask))
-    i = pin_start
-    while i < len(pin_tail) and pin_tail[i].get("role") == "tool" and pin_tail[i].get("tool_call_id") in ids:
-        ids.discard(pin_tail[i].get("tool_call_id"))
-        i += 1
-    return i
-
 
 def _drop_answers_of(
     ids: set[str],
@@ -215,8 +206,8 @@ def trim_with_sums(
     head = 1 if n_msgs and messages[0].get("role") == "system" else 0
     start = head
     pin_start = 0
-    last_ask = n_msgs > head and is_ask(messages[-1])  # the last history row is an ask (kept: the last group)
-    last_ask_ids = set(call_ids(messages[-1])) if last_ask else set()
+    # the last history row is an ask (kept: the last group): answers under its ids are its own
+    last_ask_ids = set(call_ids(messages[-1])) if n_msgs > head and is_ask(messages[-1]) else set()
     # answers of a dropped ask can only stand at the front of pin_tail: with none there, none is owed
     answers_first = n_pin > 0 and pin_tail[0].get("role") == "tool"
     while total > budget and n_msgs - start > 1:
@@ -243,10 +234,9 @@ def trim_with_sums(
                 pin_start += 1
         total = counter.total(units, count)
 
-    held = _answers_end(messages[-1], pin_tail, pin_start) if last_ask else pin_start
-    cur = held
+    cur = pin_start
     if total > budget and n_pin - cur > 0:
-        if held == 0 and pin_chain:
+        if cur == 0 and pin_chain:
             # the groups from row 0 are pin_chain; the loop of the reference stops at the first group
             # start g where the rest fits, or at the last group: the total only falls as g grows
             lo, hi = 0, len(pin_chain) - 1
@@ -262,7 +252,7 @@ def trim_with_sums(
             count -= cur
             removed.add_range(pin_tail, 0, cur, "working_memory")
             total = counter.total(units, count)
-        else:  # a resumed HITL turn: the reference's walk (rare, and short)
+        else:  # answers of a dropped ask left first (a resumed HITL turn): the reference's walk (rare, short)
             while total > budget and n_pin - cur > 0:
                 size = leading_group_size(pin_tail, cur)
                 if size >= n_pin - cur:
@@ -274,8 +264,7 @@ def trim_with_sums(
                 cur += size
                 total = counter.total(units, count)
 
-    result = _joined(messages, start, pin_tail[pin_start:held], pin_tail[cur:] if cur else pin_tail, head=head,
-                     owned=owned)
+    result = _joined(messages, start, pin_tail[cur:] if cur else pin_tail, head=head, owned=owned)
     return _result(result, removed, total, budget, n_pin - cur, start - head, pin_start)
 
 

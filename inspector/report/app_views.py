@@ -396,6 +396,22 @@ def compaction_note(rp: Replay, call: int) -> str | None:
             "manifest's own policy instead.")
 
 
+def trim_note(rp: Replay, call: int) -> str | None:
+    """Tool results the trimmer cut at this call and the calls the repair then answered with empty
+    results, in words (Q24: e.g. "2 results cut for budget; the repair answered their 2 calls with
+    empty results"); None when the trimmer cut no result."""
+    from inspector.vocabulary import cut_results_words
+
+    f = rp.frames[call]
+    cut_ids = [rp.messages[i].get("tool_call_id") for a, b in f.trimmed for i in range(a, b)
+               if i < len(rp.messages) and rp.messages[i].get("role") == "tool"]
+    if not cut_ids:
+        return None
+    ids = set(cut_ids)
+    answered = sum(1 for r in f.repairs if r.repair.kind == "empty_result_synthesised" and r.repair.tool_call_id in ids)
+    return cut_results_words(len(cut_ids), answered) + "."
+
+
 def _engine_tools(rp: Replay) -> Any:
     tools = getattr(rp.settings, "tools", None)
     return [dict(t) for t in tools] if tools else rp.transcript.tools

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from inspector.ids import is_numeric_id, stringify_ids
 from inspector.transcripts.model import (
     STANDARD_ROLES,
     ConversationInfo,
@@ -389,43 +390,16 @@ class Builder:
                           observed_payloads=observed or [], meta=meta or {})
 
 
-def _id_text(value: Any) -> str | None:
-    """The string form of a non-string scalar id (``7`` → ``"7"``); None when it is not one."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
-
-
-def is_numeric_id(value: Any) -> bool:
-    """True for a number used as a tool-call id (not a bool). Importers accept such ids where they
-    accept a string id, so that :func:`stringify_tool_call_ids` converts and reports them the same
-    way in every format (Q19) instead of one importer refusing what another converts."""
-    return _id_text(value) is not None
-
-
 def stringify_tool_call_ids(messages: list[Message]) -> list[Irregularity]:
     """Convert integer (or other numeric) tool-call ids and ``tool_call_id`` values to strings in
-    place, as the reference does (Q19), and report each converted row as ``tool_call_id_converted``.
-    Providers reject non-string ids, so keeping them would send an invalid payload."""
+    place, as the reference does (Q19, the rule in :mod:`inspector.ids`), and report each converted
+    row as ``tool_call_id_converted``. Providers reject non-string ids, so keeping them would send an
+    invalid payload."""
     found: list[Irregularity] = []
     for i, msg in enumerate(messages):
-        changed: list[str] = []
-        calls = msg.get("tool_calls")
-        if isinstance(calls, list):
-            new_calls = []
-            for call in calls:
-                text = _id_text(call.get("id")) if isinstance(call, dict) else None
-                if text is not None:
-                    changed.append(f"{call['id']!r} → {text!r}")
-                    call = {**call, "id": text}
-                new_calls.append(call)
-            if changed:
-                msg["tool_calls"] = new_calls
-        text = _id_text(msg.get("tool_call_id"))
-        if text is not None:
-            changed.append(f"tool_call_id {msg['tool_call_id']!r} → {text!r}")
-            msg["tool_call_id"] = text
+        new, changed = stringify_ids(msg)
         if changed:
+            msg.update(new)
             found.append(Irregularity("tool_call_id_converted", i,
                                       "non-string id converted to a string: " + ", ".join(changed)))
     return found

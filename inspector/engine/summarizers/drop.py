@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from inspector.engine.summarizers import PricedUsage
 from inspector.engine.types import Message
 
@@ -14,7 +12,7 @@ class DropSummarizer(PricedUsage):
     label = "drop"
     calls_model = False  # Q20: a drop is a fold, never a summarizer call
 
-    def __init__(self, **_: Any) -> None:
+    def __init__(self) -> None:
         self.calls = 0
         self.usage = []  # a drop never calls a model
 

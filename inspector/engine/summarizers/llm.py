@@ -114,7 +114,7 @@ class LLMSummarizer(PricedUsage):
 
     def __init__(self, model: str | None = None, instructions: str | None = None, *,
                  llm: LLMEngine | None = None, models: Sequence[Any] = (),
-                 cache: SummaryCache | None = None, **_: Any) -> None:
+                 cache: SummaryCache | None = None) -> None:
         self.llm = llm
         self.instructions = instructions or DEFAULT_INSTRUCTIONS
         self.model, self.model_source = resolve_summary_model(model, models, llm.model if llm else None)

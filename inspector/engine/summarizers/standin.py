@@ -72,7 +72,7 @@ class StandInSummarizer(PricedUsage):
     model_source = "stand-in"
     label = "stand-in"
 
-    def __init__(self, max_chars: int = 2000, price_model: str | None = None, **_: object) -> None:
+    def __init__(self, max_chars: int = 2000, price_model: str | None = None) -> None:
         self.max_chars = max_chars
         self.price_model = price_model  # the summary model whose rates price the estimated usage
         self.calls = 0
