@@ -71,9 +71,10 @@ def transcript_cached(key: str, name: str, fmt: str | None, conversation: int, _
 
 @st.cache_resource(max_entries=24, show_spinner="Replaying the conversation…")
 def replay_cached(m: av.ManifestInput, tkey: tuple[str, str | None, int], counter: str, choice: str,
-                  live_id: str | None, strategy: str | None, agent: tuple[str, str, bool], _transcript: Transcript,
+                  live_id: str | None, strategy: str | None, agent: tuple[Any, ...], _transcript: Transcript,
                   _live: av.LiveSettings | None) -> Replay:
-    """``agent`` = (system text & tools source, model source, manifest is a sample): Q21."""
+    """``agent`` = (system text & tools source, model source, manifest is a sample, unrecorded prefix
+    added to the budget: None, "auto" or N tokens): Q21."""
     loaded = load_manifest_cached(m)
     source: Any = loaded if strategy is None else strategy_manifest(loaded.raw, strategy, file=loaded.file,
                                                                     infra_documents=infra_docs(loaded))
@@ -83,9 +84,9 @@ def replay_cached(m: av.ManifestInput, tkey: tuple[str, str | None, int], counte
         from inspector.engine.llm import LLMEngine
 
         llm = LLMEngine(_live.model, _live.api_base or None, _live.api_key or None, _live.timeout)
-    system, model, sample = agent
+    system, model, sample, prefix = (*agent, None)[:4]
     return replay(source, _transcript, counter=counter, summarizer=mode, llm=llm, system=system, tools=system,
-                  model=model, sample=sample)
+                  model=model, sample=sample, unrecorded_prefix=prefix)
 
 
 def session_figure(key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
@@ -175,6 +176,7 @@ def init_state() -> None:
     ss.setdefault("not_sent_as", "rows")
     ss.setdefault("agent_source", "auto")
     ss.setdefault("model_source", "auto")
+    ss.setdefault("prefix_choice", av.prefix_choice_default())
     ss.setdefault("cmp_strategies", list(DEFAULT_STRATEGIES))
 
 
@@ -300,6 +302,11 @@ def agent_sidebar() -> None:
     st.sidebar.radio("Model & window", list(av.MODEL_SOURCES), key="model_source", format_func=av.MODEL_SOURCES.get,
                      help="Whose model sets the context window and the price. Opening a transcript or a manifest "
                           "leaves this switch as it is.")
+    st.sidebar.radio("Unrecorded prefix", list(av.PREFIX_CHOICES), key="prefix_choice",
+                     format_func=av.PREFIX_CHOICES.get,
+                     help="Logs such as Claude Code's and OpenHands' leave out the system prompt and tool schemas "
+                          "every real call carried. Estimated: add the fitted offset of the recorded usage to every "
+                          "call's budget (as --unrecorded-prefix auto).")
 
 
 def replay_sidebar(loaded: LoadedManifest | None) -> av.LiveSettings | None:
@@ -425,6 +432,8 @@ def budget_view(rp: Replay, call: int) -> None:
                            f"{facts['window_source']} · completion reserve {facts['reserve']:,} "
                            f"({facts['reserve_source']}) · safety margin {facts['margin']:,} · context manager: "
                            f"{facts['cm_words']}"))
+    if facts["prefix_line"]:
+        (st.info if facts["prefix"] else st.warning)(av.plain_md(facts["prefix_line"]))
     if facts["calibration"]:
         st.info(f"Token calibration in force: ×{facts['calibration']} ({facts['calibration_source']}). The input "
                 f"ceiling is the window divided by it ({facts['max_tokens']:,} of our tokens).")
@@ -760,6 +769,8 @@ def header(rp: Replay, t: Transcript, m: av.ManifestInput, name: str) -> None:
                f"**{rp.counter}** · summarizer **{rp.summarizer_label}**")
     if rp.agent is not None:
         st.caption(av.plain_md(av.agent_words(rp)))
+    if prefix := rp.prefix_line():
+        st.caption(av.plain_md(prefix))
 
 
 # --- page ----------------------------------------------------------------------------------------------------------
@@ -783,7 +794,8 @@ def main() -> None:
     src, fmt, conv = tkey_src
     tkey = (src.key, fmt, conv)
     counter, choice = ss.get("counter", DEFAULT_POLICY.counter), ss.get("summarizer", "stand-in")
-    agent = (ss.get("agent_source", "auto"), ss.get("model_source", "auto"), av.is_sample_input(m))
+    agent = (ss.get("agent_source", "auto"), ss.get("model_source", "auto"), av.is_sample_input(m),
+             av.prefix_value(ss.get("prefix_choice")))
     if choice == "live" and live is None:
         choice = "stand-in"  # nothing applied yet: never call a model the user has not confirmed
     live_id = live.fingerprint if live else None

@@ -949,12 +949,17 @@ def add_app(sub: SubParsers) -> None:
         "with neither, the bundled demo under the sample manifest designed with it (support-demo.yaml).",
         ["context-inspector app",
          "context-inspector app sample:demo_support --manifest sample:stack",
-         "context-inspector app --port 8600"])
+         "context-inspector app --port 8600",
+         "context-inspector app --follow calls.jsonl --manifest my-agent.yaml"])
     p.add_argument("transcript", nargs="?", default=None, metavar="TRANSCRIPT",
                    help="open this transcript (default: the bundled demo)")
     p.add_argument("--manifest", default=None, metavar="FILE", help="open this manifest (default: none for a TRANSCRIPT, "
                         "which then runs as its own agent; the bundled support-demo sample for the demo)")
     p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8501")), help="port to serve on")
+    p.add_argument("--follow", default=None, metavar="FILE",
+                   help="follow a live JSON Lines file of model calls (written by inspector.live.JsonlLogger): new "
+                        "calls appear as they arrive; the file may not exist yet")
+    _add_prefix_option(p)
     p.add_argument("--dry-run", action="store_true", help="print the streamlit command instead of running it")
     p.set_defaults(handler=_guard(cmd_app))
 
@@ -965,7 +970,10 @@ def cmd_app(args: argparse.Namespace) -> int:
     for path, what in ((args.transcript, "transcript"), (args.manifest, "manifest")):
         if path is not None:
             _require_file(path, what)
-    cmd = app_command(transcript=args.transcript, manifest=args.manifest, port=args.port)
+    if args.follow and args.transcript:
+        raise UsageError("give either a TRANSCRIPT or --follow FILE, not both")
+    cmd = app_command(transcript=args.transcript, manifest=args.manifest, port=args.port,
+                      unrecorded_prefix=args.unrecorded_prefix, follow=args.follow)
     if args.dry_run:
         import shlex
 

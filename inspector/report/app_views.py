@@ -321,7 +321,27 @@ def budget_facts(rp: Replay, call: int) -> dict[str, Any]:
         "cm_words": action_words(f.decision.action, f.summary_sent),
         "cost_usd": f.cost_usd, "model": rp.limits.get("effective_model") or rp.limits.get("model"),
         "calibration": b.calibration, "calibration_source": b.calibration_source,
+        "prefix": b.prefix, "prefix_source": b.prefix_source, "prefix_line": rp.prefix_line(),
     }
+
+
+PREFIX_CHOICES: dict[str, str] = {"none": "not added", "auto": "estimated (fitted offset)"}
+"""The app's switch for the unrecorded prefix (``--unrecorded-prefix``): not added, or the estimate."""
+
+
+def prefix_choice_default(launch: AppLaunch | None = None) -> str:
+    """``auto`` when the app was started with ``--unrecorded-prefix auto`` (or a number), else ``none``."""
+    launch = app_launch() if launch is None else launch
+    return "auto" if launch.unrecorded_prefix not in (None, "", "0") else "none"
+
+
+def prefix_value(choice: Any, launch: AppLaunch | None = None) -> str | int | None:
+    """The replay's ``unrecorded_prefix`` for the switch: None, ``"auto"``, or the number given at launch."""
+    if choice != "auto":
+        return None
+    launch = app_launch() if launch is None else launch
+    given = launch.unrecorded_prefix
+    return int(given) if given is not None and given.isdigit() and given != "0" else "auto"
 
 
 # --- calibration against provider-reported usage -----------------------------------------------------
@@ -371,17 +391,12 @@ def _rows_words(text: str) -> str:
 
 
 def calibration_caption(rp: Replay) -> str:
-    """The per-model correction factors and what the counts cannot include, in one caption."""
+    """The fitted line first, then what to apply (:func:`inspector.calibration.advice`: the factor, or
+    the slope and the offset as the unrecorded prefix), and what the counts cannot include."""
+    from inspector.calibration import advice
+
     cal = _calibration(rp)
-    parts = []
-    for _, r in cal.factors.iterrows():
-        fit = "" if pd.isna(r["slope_tiktoken"]) else \
-            f" (fitted line: {int(r['offset_tiktoken']):,} + {r['slope_tiktoken']} × ours for tiktoken)"
-        parts.append(f"{code_span(r['model'])}: ×{r['factor_tiktoken']} for tiktoken, ×{r['factor_estimate']} for "
-                     f"estimate over {int(r['calls'])} call(s){fit}")
-    text = ("Correction factor (provider tokens per one of ours) — " + "; ".join(parts) + ". Apply one with "
-            "`spec.models[].token_calibration` or `--token-calibration MODEL=FACTOR`.") if parts else ""
-    return " ".join([text, *cal.notes]).strip()
+    return " ".join([*(plain_md(a) for a in advice(cal)), *cal.notes]).strip()
 
 
 def compaction_note(rp: Replay, call: int) -> str | None:
