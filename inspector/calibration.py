@@ -269,16 +269,6 @@ class PrefixEstimate:
     calls: int
     counter: str
 
-    @property
-    def words(self) -> str:
-        """One plain sentence for every face."""
-        if not self.missing:
-            return ""
-        what = " or the ".join(self.missing)
-        est = (f"≈ {self.tokens:,} tokens estimated from the recorded usage (fitted offset over {self.calls} "
-               f"call(s))" if self.tokens is not None else "its size cannot be estimated (no usage line to fit)")
-        return f"Unrecorded prefix: this log does not record the {what}; every real call also carried them ({est})."
-
 
 def estimate_prefix(transcript: Any, counter: str = "tiktoken", cal: Calibration | None = None) -> PrefixEstimate:
     """The unrecorded prefix of ``transcript`` (``meta["not_recorded"]``, set by the importers of logs
