@@ -19,6 +19,7 @@ from inspector import apply_offline_defaults
 from inspector.compare import (DEFAULT_STRATEGIES, OWN_STRATEGY, PRESETS, infra_docs, own_strategy_yaml,
                                strategy_manifest)
 from inspector.errors import InspectorError
+from inspector.live import FOLLOW_SECONDS, follow_state, read_complete
 from inspector.manifest import LoadedManifest, ManifestError, load_manifest_text
 from inspector.policy import DEFAULT_POLICY
 from inspector.redact import mask_secrets, mask_text
@@ -232,6 +233,12 @@ def transcript_source() -> av.TranscriptSource:
             raise TranscriptError(upload.name, problem)
         return av.TranscriptSource(upload.name, f"upload:{upload.file_id}:{len(data)}", data)
     path = av.sample_transcripts()[ss.transcript_sample]
+    if av.followed(ss.transcript_sample) is not None:  # a live file: its whole lines, as they are now
+        ss._follow_seen = follow_state(path)
+        data = read_complete(path)
+        if problem := av.too_large(len(data)):
+            raise TranscriptError(path.name, problem)
+        return av.TranscriptSource(path.name, f"follow:{path}:{len(data)}", data)
     stat = path.stat()
     if problem := av.too_large(stat.st_size):
         raise TranscriptError(path.name, problem)
@@ -260,6 +267,8 @@ def resolve_transcript() -> tuple[tuple[av.TranscriptSource, str | None, int] | 
     in the run before, loaded or not), so a failing second upload keeps showing the last one that
     loaded."""
     fmt = None if ss.get("transcript_format", AUTO) == AUTO else ss.transcript_format
+    if fmt is None and av.followed(ss.get("transcript_sample")) is not None:
+        fmt = "litellm"  # what inspector.live writes (an empty file has nothing to detect)
     was_upload = bool(ss.get("_upload_held"))
     ss._upload_held = ss.get("transcript_upload") is not None  # loaded or not
     try:
@@ -273,7 +282,7 @@ def resolve_transcript() -> tuple[tuple[av.TranscriptSource, str | None, int] | 
         gsrc, gfmt, gconv = good
         return good, transcript_cached(gsrc.key, gsrc.name, gfmt, gconv, gsrc.data), [str(exc)]
     is_upload = src.key.startswith("upload:")
-    shown = (src.key, fmt, conv)
+    shown = (src.key.rpartition(":")[0] if src.key.startswith("follow:") else src.key, fmt, conv)  # growing: same
     if ss.get("_shown_transcript") != shown:
         ss.call = 0  # a new conversation starts at its first call
         ss._shown_transcript = shown
@@ -534,7 +543,18 @@ def this_call_tab(rp: Replay, call: int) -> None:
     budget_view(rp, call)
     forgotten_list(rp, call)
     calibration_view(rp, call)
+    observed_view(rp, call)
     payload_view(rp, call)
+
+
+def observed_view(rp: Replay, call: int) -> None:
+    """The request the agent really sent at this call (when the log keeps it) beside this replay's."""
+    table = av.observed_beside(rp, call)
+    if table is None:
+        return
+    st.subheader("What was really sent, beside this replay")
+    st.dataframe(av.shown(table), hide_index=True, width="content", key="observed_table")
+    st.caption(av.plain_md(av.observed_words(rp, call)))
 
 
 def not_sent_tab(rp: Replay, call: int) -> None:
@@ -786,6 +806,14 @@ def main() -> None:
     agent_sidebar()
     live = replay_sidebar(loaded)
     show_problems("Manifest problem — showing the last valid manifest", manifest_problems)
+    follow = av.followed(ss.get("transcript_sample"))
+    if follow is not None and (t is None or not t.messages or tkey_src is None
+                               or not tkey_src[0].key.startswith("follow:")):
+        st.title("Context Inspector")
+        st.info(f"Following {follow}: waiting for the agent's first model call (enable the logger with "
+                f"`litellm.callbacks = [inspector.live.JsonlLogger({str(follow)!r})]`).")
+        follow_watch(follow, ss.get("_follow_seen", (0, 0)))
+        return
     show_problems("Transcript problem — showing the last transcript that loaded", transcript_problems)
     if m is None or loaded is None or t is None or tkey_src is None:
         st.info("Load a valid manifest and transcript to start.")
@@ -806,6 +834,8 @@ def main() -> None:
         manifest_tab(loaded, manifest_problems)
         return
     header(rp, t, m, src.name)
+    if follow is not None:
+        follow_newest(rp, follow)
     if not rp.frames:
         st.warning("This transcript has no LLM call to show (no user or assistant message).")
         manifest_tab(loaded, manifest_problems)
@@ -822,6 +852,29 @@ def main() -> None:
         ss.n_calls = len(rp.frames)
         timeline_view(rp, rkey)
         stepped_view(rp, rkey, m, tkey, t, counter, choice, live, agent)
+
+
+@st.fragment(run_every=FOLLOW_SECONDS)
+def follow_watch(path: Path, seen: tuple[int, int]) -> None:
+    """Looks at the followed file every few seconds; a change reruns the whole page (the new calls
+    are imported and replayed, the timeline grows)."""
+    if follow_state(path) != seen:
+        st.rerun()
+
+
+def follow_newest(rp: Replay, path: Path) -> None:
+    """The live file's state line, the switch that keeps the stepper on the newest call, and the
+    watcher; with the switch on, a new call moves the stepper to it."""
+    st.toggle("Stay on the newest call", key="follow_newest", value=True,
+              help="On: each new call the agent makes is shown as it arrives. Off: stay where you are.")
+    n = len(rp.frames)
+    if ss.get("follow_newest", True) and ss.get("_follow_frames") != n and n:
+        ss.call = n - 1
+    ss._follow_frames = n
+    st.caption(f"Live: following {path} · {n:,} call(s) so far · looks for new calls every "
+               f"{FOLLOW_SECONDS:g} s. Each call is replayed under the manifest; “What was really sent” shows "
+               "the request the agent made.")
+    follow_watch(path, ss.get("_follow_seen", (0, 0)))
 
 
 @st.fragment
