@@ -625,7 +625,7 @@ def strategy_editors(chosen: list[str], m: av.ManifestInput) -> dict[str, str | 
 
 
 def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Transcript, counter: str, choice: str,
-                live: av.LiveSettings | None, call: int, agent: tuple[str, str, bool]) -> None:
+                live: av.LiveSettings | None, call: int, agent: tuple[Any, ...]) -> None:
     st.subheader(f"Side by side — {len(ss.cmp_strategies)} strategies")
     chosen = st.multiselect("Strategies (two to four; presets or your own `context_manager` YAML)",
                             [OWN_STRATEGY, *PRESETS, *CUSTOM], key="cmp_strategies", max_selections=4,
@@ -685,7 +685,7 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
 
 @st.cache_resource(max_entries=4, show_spinner="Replaying every conversation under every strategy…")
 def fleet_cached(m: av.ManifestInput, keys: tuple[tuple[str, str | None, int], ...], counter: str, choice: str,
-                 specs: tuple[tuple[str, str | None], ...], agent: tuple[str, str, bool],
+                 specs: tuple[tuple[str, str | None], ...], agent: tuple[Any, ...],
                  _items: tuple[av.FleetInput, ...]) -> Any:
     runs = [(item, {name: replay_cached(m, key, counter, choice, None, spec, agent, item.transcript, None)
                     for name, spec in specs}) for key, item in zip(keys, _items, strict=True)]
@@ -714,7 +714,7 @@ def fleet_inputs(src: av.TranscriptSource, fmt: str | None) -> tuple[list[tuple[
 
 
 def fleet_tab(m: av.ManifestInput, src: av.TranscriptSource, fmt: str | None, counter: str, choice: str,
-              agent: tuple[str, str, bool]) -> None:
+              agent: tuple[Any, ...]) -> None:
     st.subheader("Fleet — every conversation under each strategy")
     st.file_uploader("Add transcripts to the fleet (the loaded file's conversations are always in it)",
                      key="fleet_uploads", accept_multiple_files=True,
@@ -880,7 +880,7 @@ def follow_newest(rp: Replay, path: Path) -> None:
 @st.fragment
 def stepped_view(rp: Replay, rkey: tuple[Any, ...], m: av.ManifestInput, tkey: tuple[str, str | None, int],
                  t: Transcript, counter: str, choice: str, live: av.LiveSettings | None,
-                 agent: tuple[str, str, bool]) -> None:
+                 agent: tuple[Any, ...]) -> None:
     """Everything that depends on the current call. A step reruns only this fragment (the sidebar,
     the inputs and the replay are not touched) and draws only the view that is on screen."""
     if ss.pop("_rerun_page", False):

@@ -49,10 +49,12 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def payload_line(kwargs: dict[str, Any], response_obj: Any, status: str = "success") -> str:
+def payload_line(kwargs: dict[str, Any], response_obj: Any, status: str = "success", start_time: Any = None,
+                 end_time: Any = None) -> str:
     """One call as a JSON line: litellm's ``standard_logging_object`` when litellm built one (it
     does for every completion), else the same fields read from the call's arguments and response
-    (``messages``, ``model``, ``model_parameters``, ``response``, ``call_type``, ``status``)."""
+    (``messages``, ``model``, ``model_parameters``, ``response``, ``call_type``, ``status``, and
+    ``startTime``/``endTime`` when given)."""
     payload = kwargs.get("standard_logging_object")
     if not isinstance(payload, dict):
         response = _jsonable(response_obj) if response_obj is not None else None
@@ -60,6 +62,7 @@ def payload_line(kwargs: dict[str, Any], response_obj: Any, status: str = "succe
         payload = {"call_type": str(kwargs.get("call_type") or "completion"), "status": status,
                    "model": kwargs.get("model"), "messages": kwargs.get("messages"),
                    "model_parameters": params if isinstance(params, dict) else {}, "response": response}
+        payload.update({k: v for k, v in (("startTime", start_time), ("endTime", end_time)) if v is not None})
     return json.dumps(payload, default=_jsonable, ensure_ascii=False) + "\n"
 
 
@@ -94,35 +97,35 @@ def _logger_class() -> type:
             self.failures = failures
 
         def log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
-            self.writer.write(payload_line(kwargs, response_obj))
+            self.writer.write(payload_line(kwargs, response_obj, "success", start_time, end_time))
 
         async def async_log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any,
                                           end_time: Any) -> None:
-            self.writer.write(payload_line(kwargs, response_obj))
+            self.writer.write(payload_line(kwargs, response_obj, "success", start_time, end_time))
 
         def log_failure_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
             if self.failures:
-                self.writer.write(payload_line(kwargs, response_obj, "failure"))
+                self.writer.write(payload_line(kwargs, response_obj, "failure", start_time, end_time))
 
         async def async_log_failure_event(self, kwargs: Any, response_obj: Any, start_time: Any,
                                           end_time: Any) -> None:
             if self.failures:
-                self.writer.write(payload_line(kwargs, response_obj, "failure"))
+                self.writer.write(payload_line(kwargs, response_obj, "failure", start_time, end_time))
 
     return JsonlLogger
 
 
-_CLASS: type | None = None
+_CLASSES: dict[str, type] = {}
+"""The callback class once built (one class, so ``isinstance`` holds across uses)."""
 
 
 def __getattr__(name: str) -> Any:
     """``inspector.live.JsonlLogger``: the callback class, built on first use (it subclasses
     litellm's ``CustomLogger``, so this is where litellm is imported)."""
-    global _CLASS
     if name == "JsonlLogger":
-        if _CLASS is None:
-            _CLASS = _logger_class()
-        return _CLASS
+        if name not in _CLASSES:
+            _CLASSES[name] = _logger_class()
+        return _CLASSES[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
