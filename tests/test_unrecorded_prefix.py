@@ -150,3 +150,15 @@ def test_cli_calibrate_leads_with_the_fitted_line(capsys: pytest.CaptureFixture[
     assert main(["calibrate", str(OAI), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["factors"][0]["factor_offered"] is True and "apply it with --token-calibration" in doc["advice"][0]
+
+
+def test_a_sweep_counts_the_prefix_against_a_small_window() -> None:
+    from pathlib import Path
+
+    from inspector.sweep import sweep
+
+    small = Path(__file__).resolve().parents[1] / "sample_manifests" / "small-window.yaml"  # a 4 000-token window
+    runs = [sweep(str(small), [str(CC)], {"keep_turns": [2]}, processes=1, progress=False, unrecorded_prefix=p)
+            for p in (None, "auto")]
+    # the recorded rows fit (at most 296 tokens); with the 15 860-token prefix no call fits 4 000
+    assert [int(r["over_budget"].iloc[0]) for r in runs] == [0, 4]
