@@ -609,7 +609,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for t, replays in zip(transcripts, per_transcript, strict=True):
         for name, rp in replays.items():
             if not rows:
-                _state(rp.stated()[:2])
+                _state([*rp.stated()[:2], *([rp.prefix_line()] if rp.prefix_line() else [])])
             row = {"transcript": _file_label(t), "conversation": t.conversation}
             row.update(totals_row(rp, name))
             row["summaries"] = row["summarizer_in_turn"] + row["summarizer_commit"]  # model calls, both kinds
@@ -756,6 +756,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     total = len(transcripts) * len(combinations(grid))
     policy = _policy(args)
     _state([policy.describe()])
+    if args.unrecorded_prefix is not None:
+        _state(["unrecorded prefix: added to every call's budget as a fixed part ("
+                + ("each transcript's fitted offset" if args.unrecorded_prefix == "auto"
+                   else f"{args.unrecorded_prefix:,} tokens") + ")"])
     if args.dask is not None:
         from inspector.fleet import FleetError, FleetReport, connect, parse_dask
 
