@@ -1055,7 +1055,7 @@ def cmd_samples(args: argparse.Namespace) -> int:
 
 APP_PRELOAD: tuple[str, ...] = (
     "pandas", "plotly.graph_objects", "yaml", "inspector.replay", "inspector.compare", "inspector.transcripts",
-    "inspector.report.tables", "inspector.report.figures", "inspector.report.app_views",
+    "inspector.report.tables", "inspector.report.figures", "inspector.report.app_views", "inspector.live",
 )
 """What the app's script imports, imported by :func:`serve` before the server starts listening.
 
