@@ -953,7 +953,7 @@ def add_app(sub: SubParsers) -> None:
         "with neither, the bundled demo under the sample manifest designed with it (support-demo.yaml).",
         ["context-inspector app",
          "context-inspector app sample:demo_support --manifest sample:stack",
-         "context-inspector app --follow calls.jsonl --manifest my-agent.yaml --port 8600"])
+         "context-inspector app --follow calls.jsonl --manifest sample:stack --port 8600"])
     p.add_argument("transcript", nargs="?", default=None, metavar="TRANSCRIPT",
                    help="open this transcript (default: the bundled demo)")
     p.add_argument("--manifest", default=None, metavar="FILE", help="open this manifest (default: none for a TRANSCRIPT, "
