@@ -18,6 +18,7 @@ import streamlit as st
 from inspector import apply_offline_defaults
 from inspector.compare import DEFAULT_STRATEGIES, OWN_STRATEGY, PRESETS, own_strategy_yaml
 from inspector.errors import InspectorError
+from inspector.live import FOLLOW_SECONDS, follow_state, read_complete
 from inspector.manifest import LoadedManifest, ManifestError, load_manifest_text
 from inspector.policy import DEFAULT_POLICY
 from inspector.redact import mask_secrets, mask_text
@@ -73,9 +74,10 @@ def transcript_cached(key: str, name: str, fmt: str | None, conversation: int, _
 
 @st.cache_resource(max_entries=24, show_spinner="Replaying the conversation…")
 def replay_cached(m: av.ManifestInput, tkey: tuple[str, str | None, int], counter: str, choice: str,
-                  live_id: str | None, strategy: str | None, agent: tuple[str, str, bool], _transcript: Transcript,
+                  live_id: str | None, strategy: str | None, agent: tuple[Any, ...], _transcript: Transcript,
                   _live: av.LiveSettings | None) -> Replay:
-    """``agent`` = (system text & tools source, model source, manifest is a sample): Q21."""
+    """``agent`` = (system text & tools source, model source, manifest is a sample, unrecorded prefix
+    added to the budget: None, "auto" or N tokens): Q21."""
     ready = take_prepared("replay", (m, tkey, counter, choice, live_id, strategy, agent))
     if ready is not None:
         return ready
@@ -169,6 +171,7 @@ def init_state() -> None:
     ss.setdefault("not_sent_as", "rows")
     ss.setdefault("agent_source", "auto")
     ss.setdefault("model_source", "auto")
+    ss.setdefault("prefix_choice", av.prefix_choice_default())
     ss.setdefault("cmp_strategies", list(DEFAULT_STRATEGIES))
 
 
@@ -224,6 +227,12 @@ def transcript_source() -> av.TranscriptSource:
             raise TranscriptError(upload.name, problem)
         return av.TranscriptSource(upload.name, f"upload:{upload.file_id}:{len(data)}", data)
     path = av.sample_transcripts()[ss.transcript_sample]
+    if av.followed(ss.transcript_sample) is not None:  # a live file: its whole lines, as they are now
+        ss._follow_seen = follow_state(path)
+        data = read_complete(path)
+        if problem := av.too_large(len(data)):
+            raise TranscriptError(path.name, problem)
+        return av.TranscriptSource(path.name, f"follow:{path}:{len(data)}", data)
     stat = path.stat()
     if problem := av.too_large(stat.st_size):
         raise TranscriptError(path.name, problem)
@@ -252,6 +261,8 @@ def resolve_transcript() -> tuple[tuple[av.TranscriptSource, str | None, int] | 
     in the run before, loaded or not), so a failing second upload keeps showing the last one that
     loaded."""
     fmt = None if ss.get("transcript_format", AUTO) == AUTO else ss.transcript_format
+    if fmt is None and av.followed(ss.get("transcript_sample")) is not None:
+        fmt = "litellm"  # what inspector.live writes (an empty file has nothing to detect)
     was_upload = bool(ss.get("_upload_held"))
     ss._upload_held = ss.get("transcript_upload") is not None  # loaded or not
     try:
@@ -265,7 +276,7 @@ def resolve_transcript() -> tuple[tuple[av.TranscriptSource, str | None, int] | 
         gsrc, gfmt, gconv = good
         return good, transcript_cached(gsrc.key, gsrc.name, gfmt, gconv, gsrc.data), [str(exc)]
     is_upload = src.key.startswith("upload:")
-    shown = (src.key, fmt, conv)
+    shown = (src.key.rpartition(":")[0] if src.key.startswith("follow:") else src.key, fmt, conv)  # growing: same
     if ss.get("_shown_transcript") != shown:
         ss.call = 0  # a new conversation starts at its first call
         ss._shown_transcript = shown
@@ -294,6 +305,11 @@ def agent_sidebar() -> None:
     st.sidebar.radio("Model & window", list(av.MODEL_SOURCES), key="model_source", format_func=av.MODEL_SOURCES.get,
                      help="Whose model sets the context window and the price. Opening a transcript or a manifest "
                           "leaves this switch as it is.")
+    st.sidebar.radio("Unrecorded prefix", list(av.PREFIX_CHOICES), key="prefix_choice",
+                     format_func=av.PREFIX_CHOICES.get,
+                     help="Logs such as Claude Code's and OpenHands' leave out the system prompt and tool schemas "
+                          "every real call carried. Estimated: add the fitted offset of the recorded usage to every "
+                          "call's budget (as --unrecorded-prefix auto).")
 
 
 def replay_sidebar(loaded: LoadedManifest | None) -> av.LiveSettings | None:
@@ -419,6 +435,8 @@ def budget_view(rp: Replay, call: int) -> None:
                            f"{facts['window_source']} · completion reserve {facts['reserve']:,} "
                            f"({facts['reserve_source']}) · safety margin {facts['margin']:,} · context manager: "
                            f"{facts['cm_words']}"))
+    if facts["prefix_line"]:
+        (st.info if facts["prefix"] else st.warning)(av.plain_md(facts["prefix_line"]))
     if facts["calibration"]:
         st.info(f"Token calibration in force: ×{facts['calibration']} ({facts['calibration_source']}). The input "
                 f"ceiling is the window divided by it ({facts['max_tokens']:,} of our tokens).")
@@ -519,7 +537,18 @@ def this_call_tab(rp: Replay, call: int) -> None:
     budget_view(rp, call)
     forgotten_list(rp, call)
     calibration_view(rp, call)
+    observed_view(rp, call)
     payload_view(rp, call)
+
+
+def observed_view(rp: Replay, call: int) -> None:
+    """The request the agent really sent at this call (when the log keeps it) beside this replay's."""
+    table = av.observed_beside(rp, call)
+    if table is None:
+        return
+    st.subheader("What was really sent, beside this replay")
+    st.dataframe(av.shown(table), hide_index=True, width="content", key="observed_table")
+    st.caption(av.plain_md(av.observed_words(rp, call)))
 
 
 def not_sent_tab(rp: Replay, call: int) -> None:
@@ -592,7 +621,7 @@ def strategy_editors(chosen: list[str], m: av.ManifestInput) -> dict[str, str | 
 
 
 def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Transcript, counter: str, choice: str,
-                live: av.LiveSettings | None, call: int, agent: tuple[str, str, bool]) -> None:
+                live: av.LiveSettings | None, call: int, agent: tuple[Any, ...]) -> None:
     st.subheader(f"Side by side — {len(ss.cmp_strategies)} strategies")
     chosen = st.multiselect("Strategies (two to four; presets or your own `context_manager` YAML)",
                             [OWN_STRATEGY, *PRESETS, *CUSTOM], key="cmp_strategies", max_selections=4,
@@ -652,7 +681,7 @@ def compare_tab(m: av.ManifestInput, tkey: tuple[str, str | None, int], t: Trans
 
 @st.cache_resource(max_entries=4, show_spinner="Replaying every conversation under every strategy…")
 def fleet_cached(m: av.ManifestInput, keys: tuple[tuple[str, str | None, int], ...], counter: str, choice: str,
-                 specs: tuple[tuple[str, str | None], ...], agent: tuple[str, str, bool],
+                 specs: tuple[tuple[str, str | None], ...], agent: tuple[Any, ...],
                  _items: tuple[av.FleetInput, ...]) -> Any:
     runs = [(item, {name: replay_cached(m, key, counter, choice, None, spec, agent, item.transcript, None)
                     for name, spec in specs}) for key, item in zip(keys, _items, strict=True)]
@@ -681,7 +710,7 @@ def fleet_inputs(src: av.TranscriptSource, fmt: str | None) -> tuple[list[tuple[
 
 
 def fleet_tab(m: av.ManifestInput, src: av.TranscriptSource, fmt: str | None, counter: str, choice: str,
-              agent: tuple[str, str, bool]) -> None:
+              agent: tuple[Any, ...]) -> None:
     st.subheader("Fleet — every conversation under each strategy")
     st.file_uploader("Add transcripts to the fleet (the loaded file's conversations are always in it)",
                      key="fleet_uploads", accept_multiple_files=True,
@@ -756,6 +785,8 @@ def header(rp: Replay, t: Transcript, m: av.ManifestInput, name: str) -> None:
                f"**{rp.counter}** · summarizer **{rp.summarizer_label}**")
     if rp.agent is not None:
         st.caption(av.plain_md(av.agent_words(rp)))
+    if prefix := rp.prefix_line():
+        st.caption(av.plain_md(prefix))
 
 
 # --- page ----------------------------------------------------------------------------------------------------------
@@ -771,6 +802,14 @@ def main() -> None:
     agent_sidebar()
     live = replay_sidebar(loaded)
     show_problems("Manifest problem — showing the last valid manifest", manifest_problems)
+    follow = av.followed(ss.get("transcript_sample"))
+    if follow is not None and (t is None or not t.messages or tkey_src is None
+                               or not tkey_src[0].key.startswith("follow:")):
+        st.title("Context Inspector")
+        st.info(f"Following {follow}: waiting for the agent's first model call (enable the logger with "
+                f"`litellm.callbacks = [inspector.live.JsonlLogger({str(follow)!r})]`).")
+        follow_watch(follow, ss.get("_follow_seen", (0, 0)))
+        return
     show_problems("Transcript problem — showing the last transcript that loaded", transcript_problems)
     if m is None or loaded is None or t is None or tkey_src is None:
         st.info("Load a valid manifest and transcript to start.")
@@ -779,7 +818,8 @@ def main() -> None:
     src, fmt, conv = tkey_src
     tkey = (src.key, fmt, conv)
     counter, choice = ss.get("counter", DEFAULT_POLICY.counter), ss.get("summarizer", "stand-in")
-    agent = (ss.get("agent_source", "auto"), ss.get("model_source", "auto"), av.is_sample_input(m))
+    agent = (ss.get("agent_source", "auto"), ss.get("model_source", "auto"), av.is_sample_input(m),
+             av.prefix_value(ss.get("prefix_choice")))
     if choice == "live" and live is None:
         choice = "stand-in"  # nothing applied yet: never call a model the user has not confirmed
     live_id = live.fingerprint if live else None
@@ -790,6 +830,8 @@ def main() -> None:
         manifest_tab(loaded, manifest_problems)
         return
     header(rp, t, m, src.name)
+    if follow is not None:
+        follow_newest(rp, follow)
     if not rp.frames:
         st.warning("This transcript has no LLM call to show (no user or assistant message).")
         manifest_tab(loaded, manifest_problems)
@@ -808,10 +850,33 @@ def main() -> None:
         stepped_view(rp, rkey, m, tkey, t, counter, choice, live, agent)
 
 
+@st.fragment(run_every=FOLLOW_SECONDS)
+def follow_watch(path: Path, seen: tuple[int, int]) -> None:
+    """Looks at the followed file every few seconds; a change reruns the whole page (the new calls
+    are imported and replayed, the timeline grows)."""
+    if follow_state(path) != seen:
+        st.rerun()
+
+
+def follow_newest(rp: Replay, path: Path) -> None:
+    """The live file's state line, the switch that keeps the stepper on the newest call, and the
+    watcher; with the switch on, a new call moves the stepper to it."""
+    st.toggle("Stay on the newest call", key="follow_newest", value=True,
+              help="On: each new call the agent makes is shown as it arrives. Off: stay where you are.")
+    n = len(rp.frames)
+    if ss.get("follow_newest", True) and ss.get("_follow_frames") != n and n:
+        ss.call = n - 1
+    ss._follow_frames = n
+    st.caption(f"Live: following {path} · {n:,} call(s) so far · looks for new calls every "
+               f"{FOLLOW_SECONDS:g} s. Each call is replayed under the manifest; “What was really sent” shows "
+               "the request the agent made.")
+    follow_watch(path, ss.get("_follow_seen", (0, 0)))
+
+
 @st.fragment
 def stepped_view(rp: Replay, rkey: tuple[Any, ...], m: av.ManifestInput, tkey: tuple[str, str | None, int],
                  t: Transcript, counter: str, choice: str, live: av.LiveSettings | None,
-                 agent: tuple[str, str, bool]) -> None:
+                 agent: tuple[Any, ...]) -> None:
     """Everything that depends on the current call. A step reruns only this fragment (the sidebar,
     the inputs and the replay are not touched) and draws only the view that is on screen."""
     if ss.pop("_rerun_page", False):

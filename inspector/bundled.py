@@ -179,7 +179,8 @@ def app_script() -> Path:
 
 
 def app_command(*, transcript: str | None = None, manifest: str | None = None, port: int = 8501,
-                python: str | None = None) -> list[str]:
+                python: str | None = None, unrecorded_prefix: str | int | None = None,
+                follow: str | None = None) -> list[str]:
     """The command that serves the app:
     ``python -m inspector.cli_commands run <app> <flags> -- [options]``
     (:func:`inspector.cli_commands.serve`: ``streamlit run`` with the app's imports and a first
@@ -191,6 +192,10 @@ def app_command(*, transcript: str | None = None, manifest: str | None = None, p
         extra += ["--transcript", str(Path(transcript).resolve())]
     if manifest:
         extra += ["--manifest", str(Path(manifest).resolve())]
+    if unrecorded_prefix is not None:
+        extra += ["--unrecorded-prefix", str(unrecorded_prefix)]
+    if follow:
+        extra += ["--follow", str(Path(follow).resolve())]
     return cmd + (["--", *extra] if extra else [])
 
 
@@ -200,6 +205,8 @@ class AppLaunch:
 
     transcript: Path | None = None
     manifest: Path | None = None
+    unrecorded_prefix: str | None = None  # "auto" or a number of tokens, as --unrecorded-prefix
+    follow: Path | None = None  # a JSON Lines file of live calls to follow (``inspector.live``)
 
 
 def app_launch(argv: Sequence[str] | None = None) -> AppLaunch:
@@ -208,5 +215,8 @@ def app_launch(argv: Sequence[str] | None = None) -> AppLaunch:
     p = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     p.add_argument("--transcript", default=None)
     p.add_argument("--manifest", default=None)
+    p.add_argument("--unrecorded-prefix", dest="unrecorded_prefix", default=None)
+    p.add_argument("--follow", default=None)
     ns, _ = p.parse_known_args(list(sys.argv[1:] if argv is None else argv))
-    return AppLaunch(Path(ns.transcript) if ns.transcript else None, Path(ns.manifest) if ns.manifest else None)
+    return AppLaunch(Path(ns.transcript) if ns.transcript else None, Path(ns.manifest) if ns.manifest else None,
+                     ns.unrecorded_prefix, Path(ns.follow) if ns.follow else None)

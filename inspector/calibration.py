@@ -28,6 +28,7 @@ import pandas as pd
 
 from inspector.engine.tokens import make_counter
 from inspector.engine.types import Message
+from inspector.errors import InspectorError
 
 COUNTERS: tuple[str, ...] = ("tiktoken", "estimate")
 
@@ -45,12 +46,15 @@ FACTOR_COLUMNS: tuple[str, ...] = (
     "model", "calls", "provider_tokens", "tiktoken", "estimate", "factor_tiktoken", "factor_estimate",
     "mean_abs_error_pct_tiktoken", "mean_abs_error_pct_estimate",
     "slope_tiktoken", "offset_tiktoken", "slope_estimate", "offset_estimate",
+    "median_provider_tokens", "factor_offered",
 )
 """Per model: the totals, ``factor_<counter>`` = Σ provider ÷ Σ ours, the mean absolute error in %,
 and the least-squares line provider ≈ ``offset`` + ``slope`` × ours over the calls (None with fewer
 than two distinct counts). When the log leaves out a fixed part of every payload (Claude Code's
 system prompt and tool schemas), ``offset`` estimates that part and ``slope`` is the per-token
-correction; the factor lumps both together."""
+correction; the factor lumps both together. ``median_provider_tokens`` is the provider's count at the
+median call and ``factor_offered`` says whether the factor may be offered as a correction
+(:func:`factor_offered`: not when the tiktoken offset is more than half of that median)."""
 
 
 def provider_input_tokens(usage: Mapping[str, Any] | None) -> int | None:
@@ -194,6 +198,9 @@ def correction_factors(calls: pd.DataFrame) -> pd.DataFrame:
         for kind in COUNTERS:
             slope, offset = _line(part[kind].tolist(), part["provider_tokens"].tolist())
             row[f"slope_{kind}"], row[f"offset_{kind}"] = slope, offset
+        median = float(part["provider_tokens"].median())
+        row["median_provider_tokens"] = median
+        row["factor_offered"] = factor_offered(row, "tiktoken", median)
         out.append(row)
     return pd.DataFrame(out, columns=list(FACTOR_COLUMNS))
 
@@ -227,3 +234,102 @@ def _notes(transcript: Any, calls: pd.DataFrame) -> list[str]:
                      "after one are counted from the compaction summary on.")
     return notes
 
+
+
+def factor_offered(row: Mapping[str, Any], counter: str = "tiktoken", median_provider: float | None = None) -> bool:
+    """Whether the per-model factor (Σ provider ÷ Σ ours) may be offered as a correction for one
+    :data:`FACTOR_COLUMNS` row: not when the fitted offset is more than half of the provider's count
+    at the median call (``median_provider``). Then most of what the provider counted is a fixed part
+    the log does not show (Claude Code's system prompt and tool schemas) and the factor would scale
+    every recorded token by it; the slope is the per-token correction and the offset the unrecorded
+    prefix. With no fitted line (fewer than two distinct counts) the factor is all there is."""
+    offset = row.get(f"offset_{counter}")
+    if offset is None or (isinstance(offset, float) and offset != offset) or median_provider is None:
+        return True
+    return not 2 * float(offset) > float(median_provider)
+
+
+def median_provider_tokens(calls: pd.DataFrame, model: Any) -> float | None:
+    """The provider's input count at the median call of ``model`` (None: no call)."""
+    part = calls[calls["model"].isna()] if model is None or (isinstance(model, float) and pd.isna(model)) \
+        else calls[calls["model"] == model]
+    return None if part.empty else float(part["provider_tokens"].median())
+
+
+@dataclass(frozen=True)
+class PrefixEstimate:
+    """The unrecorded prefix of a transcript: what the log does not record (``missing``, e.g.
+    ``["system prompt", "tool schemas"]``; empty when the log records everything) and, from the
+    recorded usage, the fitted offset of provider ≈ offset + slope × ours (``tokens``; None when no
+    line could be fitted), with the slope and the number of calls it rests on."""
+
+    missing: tuple[str, ...]
+    tokens: int | None
+    slope: float | None
+    calls: int
+    counter: str
+
+
+def estimate_prefix(transcript: Any, counter: str = "tiktoken", cal: Calibration | None = None) -> PrefixEstimate:
+    """The unrecorded prefix of ``transcript`` (``meta["not_recorded"]``, set by the importers of logs
+    that leave out the system prompt and tool schemas), estimated as the fitted offset of its
+    calibration for ``counter`` (the first model with a fitted line; never below 0)."""
+    if counter not in COUNTERS:
+        counter = "tiktoken"
+    missing = tuple((getattr(transcript, "meta", None) or {}).get("not_recorded") or ())
+    cal = cal if cal is not None else calibrate(transcript)
+    for _, row in cal.factors.iterrows():
+        offset = row[f"offset_{counter}"]
+        if offset is not None and not pd.isna(offset):
+            return PrefixEstimate(missing, max(0, int(offset)), float(row[f"slope_{counter}"]), int(row["calls"]),
+                                  counter)
+    return PrefixEstimate(missing, None, None, len(cal.calls), counter)
+
+
+class PrefixError(InspectorError, ValueError):
+    """``--unrecorded-prefix auto`` on a transcript whose usage fits no line, or a value that is neither
+    ``auto`` nor a whole number of tokens ≥ 0."""
+
+
+def resolve_prefix(value: Any, transcript: Any, counter: str = "tiktoken") -> tuple[int, str | None]:
+    """``(tokens, source)`` of an unrecorded prefix the user adds to the budget: ``"auto"`` = the fitted
+    offset (:func:`estimate_prefix`), an int (or its text) = that many provider tokens, None/0 = none."""
+    if value is None:
+        return 0, None
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        est = estimate_prefix(transcript, counter)
+        if est.tokens is None:
+            raise PrefixError("--unrecorded-prefix auto: the transcript's recorded usage fits no line (it needs "
+                              "provider usage on at least two calls of different sizes); give a number instead")
+        return est.tokens, f"estimated: fitted offset of {est.calls} call(s) of recorded usage ({est.counter})"
+    try:
+        n = int(value) if not isinstance(value, bool) else -1
+    except (TypeError, ValueError):
+        n = -1
+    if n < 0:
+        raise PrefixError(f"unrecorded prefix {value!r} must be 'auto' or a whole number of tokens ≥ 0")
+    return n, ("given" if n else None)
+
+
+def advice(cal: Calibration, counter: str = "tiktoken") -> list[str]:
+    """What to apply, per model, in words (the one source for every face): the fitted line first,
+    then either the factor or — when :func:`factor_offered` says no — the slope as the per-token
+    correction and the offset as the unrecorded prefix."""
+    out: list[str] = []
+    for _, r in cal.factors.iterrows():
+        model, factor = r["model"], r[f"factor_{counter}"]
+        slope, offset = r[f"slope_{counter}"], r[f"offset_{counter}"]
+        fitted = not (slope is None or offset is None or pd.isna(slope) or pd.isna(offset))
+        head = (f"{model}: fitted line provider ≈ {int(offset):,} + {slope} × ours ({counter}, {int(r['calls'])} "
+                f"calls)" if fitted else f"{model}: no line fitted ({int(r['calls'])} call(s) of one size)")
+        median = r["median_provider_tokens"]
+        if factor_offered(r, counter, None if pd.isna(median) else float(median)):
+            tail = (f"; correction factor ×{factor} (provider tokens per one of ours): apply it with "
+                    f"--token-calibration {model}={factor} or spec.models[].token_calibration.{counter}")
+        else:
+            tail = (f". Do not apply the factor ×{factor}: the offset {int(offset):,} is more than half of the "
+                    f"provider's count at the median call ({int(median):,}), so most of each call is a fixed part "
+                    f"the log does not show. Apply the slope (--token-calibration {model}={slope}) and add the offset "
+                    f"as the unrecorded prefix (--unrecorded-prefix auto, or {max(0, int(offset))})")
+        out.append(head + tail + ".")
+    return out

@@ -324,7 +324,23 @@ def _add_replay_options(p: argparse.ArgumentParser, *, conversation: str = "0") 
                    metavar="MODEL=FACTOR", help="opt-in: divide the input ceiling by FACTOR (provider tokens per one "
                                                 "of ours, from `context-inspector calibrate`); MODEL must be the "
                                                 "manifest's model")
+    _add_prefix_option(p)
     add_manifest_options(p)
+
+
+def _prefix_value(text: str) -> str | int:
+    if text.strip().lower() == "auto":
+        return "auto"
+    if text.strip().isdigit():
+        return int(text)
+    raise argparse.ArgumentTypeError(f"{text!r} must be 'auto' or a whole number of tokens")
+
+
+def _add_prefix_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--unrecorded-prefix", dest="unrecorded_prefix", default=None, type=_prefix_value,
+                   metavar="auto|N", help="opt-in: add what the log does not record (Claude Code's, OpenHands' "
+                                          "system prompt and tool schemas) to every call's budget: N provider "
+                                          "tokens, or auto = the fitted offset of `context-inspector calibrate`")
 
 
 def _llm(args: argparse.Namespace) -> Any:
@@ -339,7 +355,8 @@ def _replay_kw(args: argparse.Namespace, llm: Any) -> dict[str, Any]:
     """The replay options of the command line, as :func:`inspector.replay.replay` keywords."""
     return dict(policy=_policy(args), llm=llm, summary_cache=args.summary_cache, allow_imports=args.allow_imports,
                 sample=_sample(args),
-                calibration=dict([args.token_calibration]) if args.token_calibration else None)
+                calibration=dict([args.token_calibration]) if args.token_calibration else None,
+                unrecorded_prefix=getattr(args, "unrecorded_prefix", None))
 
 
 def _replay(args: argparse.Namespace, manifest: Any, transcript: Any, llm: Any = None) -> Any:
@@ -592,7 +609,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for t, replays in zip(transcripts, per_transcript, strict=True):
         for name, rp in replays.items():
             if not rows:
-                _state(rp.stated()[:2])
+                _state([*rp.stated()[:2], *([rp.prefix_line()] if rp.prefix_line() else [])])
             row = {"transcript": _file_label(t), "conversation": t.conversation}
             row.update(totals_row(rp, name))
             row["summaries"] = row["summarizer_in_turn"] + row["summarizer_commit"]  # model calls, both kinds
@@ -709,6 +726,7 @@ def add_sweep(sub: SubParsers) -> None:
     p.add_argument("--dask-ship", dest="dask_ship", choices=["bytes", "path"], default="bytes",
                    help="with --dask: send transcripts to the workers as bytes, or let them read the paths from "
                         "shared storage (default: bytes)")
+    _add_prefix_option(p)
     add_output_options(p, default="table")
     _add_fleet_option(p)
     add_manifest_options(p)
@@ -738,6 +756,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     total = len(transcripts) * len(combinations(grid))
     policy = _policy(args)
     _state([policy.describe()])
+    if args.unrecorded_prefix is not None:
+        _state(["unrecorded prefix: added to every call's budget as a fixed part ("
+                + ("each transcript's fitted offset" if args.unrecorded_prefix == "auto"
+                   else f"{args.unrecorded_prefix:,} tokens") + ")"])
     if args.dask is not None:
         from inspector.fleet import FleetError, FleetReport, connect, parse_dask
 
@@ -754,7 +776,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         try:
             with co.Progress("sweeping on dask", total) as bar, connect(target) as client:
                 df = sweep(args.manifest, items, grid, policy=policy, overrides=args.overrides,
-                           allow_imports=args.allow_imports, progress=bar, client=client, ship=args.dask_ship)
+                           allow_imports=args.allow_imports, progress=bar, client=client, ship=args.dask_ship,
+                           unrecorded_prefix=args.unrecorded_prefix)
         except FleetError as exc:
             raise UsageError(str(exc)) from None
         _state([f"dask: {FleetReport(**df.attrs['fleet']).words()}"])
@@ -762,7 +785,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         with co.Progress("sweeping", total) as bar:
             df = sweep(args.manifest, transcripts, grid, policy=policy,
                        processes=args.processes, overrides=args.overrides, allow_imports=args.allow_imports,
-                       progress=bar)
+                       progress=bar, unrecorded_prefix=args.unrecorded_prefix)
     params = param_columns(df)
     fleet = fleet_table(df, params) if len(transcripts) > 1 or args.fleet_summary else None
     columns = [*SWEEP_RUN_LEAD, *(Column(p) for p in params), *SWEEP_METRICS]
@@ -855,9 +878,11 @@ def add_calibrate(sub: SubParsers) -> None:
         sub, "calibrate", "our token counts beside the provider's reported usage, per call, and a correction factor",
         "For every call whose provider usage the transcript records (Claude Code logs, OpenAI "
         "request/response logs, ...): the provider's input tokens, ours (tiktoken and estimate) for the "
-        "same payload, the error, and the correction factor per model. Apply a factor with "
-        "--token-calibration MODEL=FACTOR on replay/compare or spec.models[].token_calibration in the "
-        "manifest.",
+        "same payload, the error, and per model the fitted line provider ≈ offset + slope × ours and the "
+        "correction factor. When the offset is more than half of the provider's count at the median call "
+        "(the log leaves out the system prompt and tools), apply the slope with --token-calibration "
+        "MODEL=SLOPE and the offset with --unrecorded-prefix auto; otherwise the factor "
+        "(--token-calibration MODEL=FACTOR or spec.models[].token_calibration in the manifest).",
         ["context-inspector calibrate sample:demo_calls.openai-log",
          "context-inspector calibrate sample:demo_session.claude-code --transcript-format claude-code --format json"])
     p.add_argument("transcript", metavar="TRANSCRIPT", help="a transcript that records provider usage")
@@ -874,16 +899,19 @@ CALIBRATE_COLUMNS: tuple[Column, ...] = (
 )
 """Per call, in 100 columns: the provider's count beside ours and the error in %; ``--wide`` adds the rest."""
 FACTOR_TABLE_COLUMNS: tuple[Column, ...] = (
-    Column("model"), Column("calls"), Column("provider_tokens"), Column("factor_tiktoken"),
-    Column("factor_estimate"), Column("mean_abs_error_pct_tiktoken"), Column("mean_abs_error_pct_estimate"),
-    Column("tiktoken", narrow=False), Column("estimate", narrow=False), Column("slope_tiktoken", narrow=False),
-    Column("offset_tiktoken", narrow=False), Column("slope_estimate", narrow=False),
-    Column("offset_estimate", narrow=False),
+    Column("model"), Column("calls"), Column("provider_tokens"), Column("slope_tiktoken"),
+    Column("offset_tiktoken"), Column("factor_tiktoken"), Column("mean_abs_error_pct_tiktoken"),
+    Column("factor_estimate", narrow=False), Column("mean_abs_error_pct_estimate", narrow=False),
+    Column("tiktoken", narrow=False), Column("estimate", narrow=False), Column("slope_estimate", narrow=False),
+    Column("offset_estimate", narrow=False), Column("median_provider_tokens", narrow=False),
+    Column("factor_offered", narrow=False),
 )
+"""Per model: the fitted line (slope, offset) first, then the factor (the calibration's advice says
+which to apply: :func:`inspector.calibration.advice`)."""
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from inspector.calibration import calibrate
+    from inspector.calibration import advice, calibrate
 
     transcripts = _collect(args, [args.transcript])
     cal = calibrate(transcripts[0])
@@ -892,7 +920,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     if args.fmt == "json":
         co.write(json.dumps({"calls": json.loads(cal.calls.to_json(orient="records")),
-                             "factors": json.loads(cal.factors.to_json(orient="records")), "notes": cal.notes},
+                             "factors": json.loads(cal.factors.to_json(orient="records")),
+                             "advice": advice(cal), "notes": cal.notes},
                             ensure_ascii=False, indent=1), args.output)
     elif args.fmt == "csv":
         co.write(cal.calls.to_csv(index=False), args.output)
@@ -900,12 +929,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         import textwrap
 
         colour = co.stdout_colour(args.output)
-        text = co.render_table(cal.calls.to_dict(orient="records"), CALIBRATE_COLUMNS, wide=args.wide, color=colour,
-                               total=False)
+        width = co.WIDE_WIDTH if args.wide else co.TABLE_WIDTH
+        text = "\n".join("\n".join(textwrap.wrap(a, width, subsequent_indent="  ")) for a in advice(cal)) + "\n\n"
+        text += co.render_table(cal.calls.to_dict(orient="records"), CALIBRATE_COLUMNS, wide=args.wide, color=colour,
+                                total=False)
         text += "\n" + co.render_table(cal.factors.to_dict(orient="records"), FACTOR_TABLE_COLUMNS, wide=args.wide,
                                        color=colour, total=False,
-                                       title="correction factors (provider tokens per one of ours):")
-        width = co.WIDE_WIDTH if args.wide else co.TABLE_WIDTH
+                                       title="fitted line (provider ≈ offset + slope × ours) and correction factor:")
         text += "".join("\n" + "\n".join(textwrap.wrap(f"note: {n}", width, subsequent_indent="  "))
                         for n in cal.notes)
         co.write(text, args.output)
@@ -923,12 +953,16 @@ def add_app(sub: SubParsers) -> None:
         "with neither, the bundled demo under the sample manifest designed with it (support-demo.yaml).",
         ["context-inspector app",
          "context-inspector app sample:demo_support --manifest sample:stack",
-         "context-inspector app --port 8600"])
+         "context-inspector app --follow calls.jsonl --manifest sample:stack --port 8600"])
     p.add_argument("transcript", nargs="?", default=None, metavar="TRANSCRIPT",
                    help="open this transcript (default: the bundled demo)")
     p.add_argument("--manifest", default=None, metavar="FILE", help="open this manifest (default: none for a TRANSCRIPT, "
                         "which then runs as its own agent; the bundled support-demo sample for the demo)")
     p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8501")), help="port to serve on")
+    p.add_argument("--follow", default=None, metavar="FILE",
+                   help="follow a live JSON Lines file of model calls (written by inspector.live.JsonlLogger): new "
+                        "calls appear as they arrive; the file may not exist yet")
+    _add_prefix_option(p)
     p.add_argument("--dry-run", action="store_true", help="print the streamlit command instead of running it")
     p.set_defaults(handler=_guard(cmd_app))
 
@@ -939,7 +973,10 @@ def cmd_app(args: argparse.Namespace) -> int:
     for path, what in ((args.transcript, "transcript"), (args.manifest, "manifest")):
         if path is not None:
             _require_file(path, what)
-    cmd = app_command(transcript=args.transcript, manifest=args.manifest, port=args.port)
+    if args.follow and args.transcript:
+        raise UsageError("give either a TRANSCRIPT or --follow FILE, not both")
+    cmd = app_command(transcript=args.transcript, manifest=args.manifest, port=args.port,
+                      unrecorded_prefix=args.unrecorded_prefix, follow=args.follow)
     if args.dry_run:
         import shlex
 
@@ -1018,7 +1055,7 @@ def cmd_samples(args: argparse.Namespace) -> int:
 
 APP_PRELOAD: tuple[str, ...] = (
     "pandas", "plotly.graph_objects", "yaml", "inspector.replay", "inspector.compare", "inspector.transcripts",
-    "inspector.report.tables", "inspector.report.figures", "inspector.report.app_views",
+    "inspector.report.tables", "inspector.report.figures", "inspector.report.app_views", "inspector.live",
     "inspector.report.app_first_page",
 )
 """What the app's script imports, imported by :func:`serve` before the server starts listening.

@@ -304,8 +304,10 @@ def call_heading_html(rp: Replay, call: int) -> str:
         parts.append(f"trimmer cut {trimmed} message(s)")
     if f.repairs:
         parts.append(f"{len(f.repairs)} pairing repair(s)")
+    prefix = rp.prefix_line()  # what the log leaves out, and whether this budget counts it
     return (f"<b>{html.escape(call_label(rp, call))}</b> of {len(rp.frames)} — "
-            + html.escape("; ".join(parts)) + f" · summarizer: {html.escape(rp.summarizer_label)}")
+            + html.escape("; ".join(parts)) + f" · summarizer: {html.escape(rp.summarizer_label)}"
+            + (f"<br>{html.escape(prefix)}" if prefix else ""))
 
 
 def show(rp: Replay, call: int = 0) -> Any:

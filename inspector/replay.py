@@ -198,7 +198,7 @@ class Frame:
 
     def to_json(self, transcript_messages: Sequence[Message] | None = None) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "turn": self.turn, "step": self.step, "at": self.at, "budget": record_json(self.budget, BUDGET_FIELDS),
+            "turn": self.turn, "step": self.step, "at": self.at, "budget": _budget_json(self.budget),
             "bands": self.bands, "payload_tokens": self.payload_tokens, "headroom": self.headroom,
             "cm": record_json(self.decision, DECISION_FIELDS),
             "messages": self.message_count, "trimmed": [list(r) for r in self.trimmed],
@@ -269,6 +269,15 @@ DECISION_FIELDS: tuple[str, ...] = CallDecision._fields
 """A frame's ``cm`` object: every :class:`CallDecision` field, in declaration order."""
 
 
+def _budget_json(budget: Any) -> dict[str, Any]:
+    """A frame's ``budget`` object: :data:`BUDGET_FIELDS`, plus ``prefix`` and ``prefix_source`` when an
+    unrecorded prefix was added to the budget (a replay without one reads as before)."""
+    out = record_json(budget, BUDGET_FIELDS)
+    if budget.prefix:
+        out.update(prefix=budget.prefix, prefix_source=budget.prefix_source)
+    return out
+
+
 def record_json(record: Any, names: Sequence[str]) -> dict[str, Any]:
     """The one serializer of a frame's typed records: the named fields, in order."""
     return {name: getattr(record, name) for name in names}
@@ -310,6 +319,9 @@ class Replay:
     policy: ReplayPolicy = DEFAULT_POLICY
     summary_price_model: str | None = None  # the stand-in's estimated summaries are priced at this model's rates
     agent: AgentInForce | None = None  # the system text, tools, model and window in force, with sources (Q21)
+    unrecorded: Any = None
+    """The transcript's unrecorded prefix (:class:`inspector.calibration.PrefixEstimate`) when its log
+    leaves out the system prompt or tools, or when the user added one to the budget; else None."""
     views: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """Views the report layer derives from this replay once (masked previews, per-call indexes),
     by name; read through :meth:`view`. Never serialised: a view is a function of the replay."""
@@ -328,7 +340,25 @@ class Replay:
         if self.agent is not None:
             lines.append(self.agent.describe())
         lines.append(f"summarizer: {self.summarizer_label}")
+        prefix = self.prefix_line()
+        if prefix:
+            lines.append(prefix)
         return lines
+
+    def prefix_line(self) -> str:
+        """The unrecorded prefix in words: what the log leaves out, the estimate, and whether this
+        budget counts it (``unrecorded prefix: …``); empty when there is nothing to say."""
+        est = self.unrecorded
+        added = int(self.limits.get("unrecorded_prefix") or 0)
+        if added:
+            return (f"unrecorded prefix: {added:,} tokens added to the budget as a fixed part of every call "
+                    f"({self.limits.get('unrecorded_prefix_source')})")
+        if est is None or not est.missing:
+            return ""
+        size = f"≈ {est.tokens:,} tokens (estimated: fitted offset of the recorded usage)" if est.tokens is not None \
+            else "size unknown (no usage to fit)"
+        return (f"unrecorded prefix: the log does not record the {' or the '.join(est.missing)}, {size}; NOT in "
+                "this budget, so the headroom is overstated by that much (add it: --unrecorded-prefix auto)")
 
     @property
     def messages(self) -> list[Message]:
@@ -659,7 +689,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
            llm: LLMEngine | None = None, summary_cache: str | Path | SummaryCache | None = None,
            allow_imports: Iterable[str] = (), policy: ReplayPolicy | None = None, system: str | None = None,
            tools: str | None = None, model: str | None = None, sample: bool | None = None,
-           calibration: Mapping[str, float] | None = None) -> Replay:
+           calibration: Mapping[str, float] | None = None, unrecorded_prefix: int | str | None = None) -> Replay:
     """Replay ``transcript`` (an imported :class:`~inspector.transcripts.Transcript`) under ``manifest``.
 
     ``manifest`` may be None: the transcript is replayed as its own agent (its system text, tools
@@ -673,6 +703,12 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     for the manifest's model (see :mod:`inspector.calibration`); the manifest's own
     ``spec.models[].token_calibration`` applies otherwise. Every frame's budget states the factor
     in force and its source.
+
+    ``unrecorded_prefix`` (``"auto"`` or a number of provider tokens, opt-in) adds what the log does
+    not record (Claude Code's system prompt and tool schemas) to every call's budget as a fixed part:
+    ``"auto"`` is the fitted offset of :func:`inspector.calibration.calibrate`
+    (:func:`inspector.calibration.resolve_prefix`). The budget records it (``Budget.prefix`` and its
+    source); :attr:`Replay.unrecorded` holds the estimate whenever the log leaves something out.
     """
     custom = summarizer if summarizer is not None and not isinstance(summarizer, str) else None
     pol = (policy or DEFAULT_POLICY).with_(counter=counter, summarizer=summarizer if custom is None else None,
@@ -685,6 +721,15 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
     mode = custom if custom is not None else summarizer_choice(settings, pol.summarizer, live=llm is not None)
     engine = ContextEngine(settings, counter=pol.counter, llm=llm, summarizer=mode, summary_cache=cache,
                            allow_imports=allow_imports, calibration=calibration)
+    unrecorded = None
+    missing = (getattr(transcript, "meta", None) or {}).get("not_recorded")
+    if missing or unrecorded_prefix not in (None, 0):
+        from inspector.calibration import estimate_prefix, resolve_prefix
+
+        unrecorded = estimate_prefix(transcript, engine.counter.name)
+        tokens, source = resolve_prefix(unrecorded_prefix, transcript, engine.counter.name)
+        if tokens:
+            engine.limits = dataclasses.replace(engine.limits, prefix=tokens, prefix_source=source)
     agent = dataclasses.replace(agent, window=engine.limits.window, window_source=engine.limits.window_source)
     bound = getattr(engine.cm, "summarizer", None)  # only a summarising manager holds one
     summ = None if bound is None else as_summarizer(bound)
@@ -696,7 +741,7 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
         if summ.price_model is None:  # priced at the summary model's rates
             summ.price_model = _summary_model(settings, engine.limits.effective_model)
     rp = Replay(transcript, settings, engine.counter.name, pol.summarizer if custom is None else "custom",
-                label, limits=engine.limits.as_dict(), policy=pol, agent=agent)
+                label, limits=engine.limits.as_dict(), policy=pol, agent=agent, unrecorded=unrecorded)
     rp.summary_price_model = None if summ is None else summ.price_model
     msgs: list[Message] = transcript.messages
     rec = _Recorder(rp, engine, summ, msgs, dict(getattr(transcript, "usage", {}) or {}))

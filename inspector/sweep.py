@@ -119,7 +119,7 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
               params: Mapping[str, Any], counter: str | None = None, summarizer: str | None = None, *,
               manifest_file: str | None = None, allow_imports: Iterable[str] = (), llm: Any = None,
               summary_cache: str | os.PathLike[str] | None = None, on_error: OnError = "record",
-              policy: Any = None) -> dict[str, Any]:
+              policy: Any = None, unrecorded_prefix: int | str | None = None) -> dict[str, Any]:
     """One sweep row: replay ``transcript`` under ``manifest_doc`` with ``params`` applied.
 
     A pure function of its arguments — no clocks, no global state, nothing shared between calls —
@@ -144,7 +144,9 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     auto-detected) or an imported :class:`~inspector.transcripts.Transcript`. ``counter`` and
     ``summarizer`` are as for :func:`~inspector.replay.replay`; ``llm`` (an
     :class:`~inspector.engine.llm.LLMEngine`) lets ``summarizer="manifest"`` call a real model and
-    ``summary_cache`` (a folder) reuses its summaries across runs.
+    ``summary_cache`` (a folder) reuses its summaries across runs. ``unrecorded_prefix`` (``"auto"`` or
+    N tokens) adds what the log does not record to every call's budget, as for
+    :func:`~inspector.replay.replay`.
 
     Returns ``{"transcript", "conversation", <each param>, <METRIC_COLUMNS>, "summarizer", "counter",
     "error"}``.
@@ -168,7 +170,8 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
                                     base_dir=Path(file).parent if file else None)
         rp = replay(loaded, _load(transcript), policy=pol, llm=llm,
                     summary_cache=None if summary_cache is None else os.fspath(summary_cache),
-                    allow_imports=allow_imports, sample=manifest_doc is None or loaded.settings.sample)
+                    allow_imports=allow_imports, sample=manifest_doc is None or loaded.settings.sample,
+                    unrecorded_prefix=unrecorded_prefix)
     except (InspectorError, ValueError, OSError) as exc:
         if on_error == "raise":
             raise
@@ -333,7 +336,7 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
           summarizer: str | None = None, policy: Any = None, processes: int | None = None, progress: Progress | bool | None = None,
           llm: Any = None, summary_cache: str | os.PathLike[str] | None = None, overrides: Iterable[str] = (),
           allow_imports: Iterable[str] = (), on_error: OnError = "record", client: Any = None,
-          ship: str = "bytes") -> Any:
+          ship: str = "bytes", unrecorded_prefix: int | str | None = None) -> Any:
     """Replay every transcript under every grid combination; one DataFrame row per run.
 
     ``manifest``: a path, a ``LoadedManifest`` or a raw document; ``overrides`` (``PATH=VALUE``, as
@@ -364,7 +367,8 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     labels = _unique_labels(items)
     tasks = [(t, combo) for t in items for combo in combos]
     kw = dict(manifest_file=file, allow_imports=tuple(allow_imports), llm=llm, policy=policy,
-              summary_cache=os.fspath(summary_cache) if summary_cache is not None else None, on_error=on_error)
+              summary_cache=os.fspath(summary_cache) if summary_cache is not None else None, on_error=on_error,
+              unrecorded_prefix=unrecorded_prefix)
     report = _progress_reporter(progress, len(tasks))
     rows: list[dict[str, Any] | None] = [None] * len(tasks)
     workers = _worker_count(processes, len(tasks))

@@ -550,7 +550,26 @@ def test_this_call_shows_calibration_against_provider_usage() -> None:
     table = next(df.value for df in at.dataframe if "error vs provider" in list(df.value.columns))
     assert table["tokens"].tolist()[:3] == [expected["provider_tokens"], expected["tiktoken"], expected["estimate"]]
     assert table["error vs provider"].tolist()[1] == expected["tiktoken_error"]
-    assert any("Correction factor" in c.value for c in at.caption)
+    # the fitted line first; the offset (3) is far below half the median call: the factor is offered
+    assert any("fitted line provider" in c.value and "correction factor" in c.value for c in at.caption)
+
+
+def test_a_claude_code_log_states_its_unrecorded_prefix_and_the_switch_adds_it() -> None:
+    from inspector.transcripts import sample_path
+
+    path = sample_path("demo_session.claude-code.jsonl")
+    at = start()
+    at.file_uploader(key="transcript_upload").set_value((path.name, path.read_bytes(), "application/json")).run()
+    assert_healthy(at)
+    said = [w.value for w in at.warning if "unrecorded prefix" in w.value]
+    assert said and "15,860" in said[0] and "NOT in this budget" in said[0]
+    assert any("Do not apply the factor" in c.value for c in at.caption)  # offset 15 860 > half of 15 967
+    band = band_bar(at)
+    assert "unrecorded prefix (estimated)" not in band
+    at.sidebar.radio(key="prefix_choice").set_value("auto").run()
+    assert_healthy(at)
+    assert any("15,860 tokens added to the budget" in i.value for i in at.info)
+    assert "unrecorded prefix (estimated)" in band_bar(at)
 
 
 def test_this_call_notes_an_observed_compaction() -> None:

@@ -62,7 +62,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("replay", ("inspector.policy", "inspector.replay", "inspector.observed", "inspector.calibration")),
     ("analysis", ("inspector.forgetting", "inspector.compare", "inspector.fleet", "inspector.sweep",
                   "inspector.planted", "inspector.tuning")),
-    ("report", ("inspector.report",)),
+    ("report", ("inspector.report", "inspector.live")),
     ("faces", ("inspector.cli", "inspector.cli_base", "inspector.cli_commands", "inspector.cli_output",
                "inspector.notebook", "inspector.__main__")),
 )

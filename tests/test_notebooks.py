@@ -189,7 +189,8 @@ def test_compaction_demo_runs_offline_and_shows_every_mechanism(monkeypatch: pyt
     md = _markdown(nb)
     for sentence in ("The first fold happens at the commit of turn", "the manager reuses that summary",
                      "needed a repair", "sends the fewest input tokens", "In turn 4, from a ratio of 0 to 1",
-                     "Forgotten references", "factor **×", "fitted line provider ≈"):
+                     "Forgotten references", "correction factor ×", "fitted line provider ≈",
+                     "Do not apply the factor"):
         assert sentence in md
     prose = md + "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     for code in ("unchanged-too-few-turns", "unchanged-under-budget", "ask_stripped", "`reused`", "next_tool_call",

@@ -41,6 +41,8 @@ class Budget(NamedTuple):
     ceiling: int  # hysteresis ceiling (= hint for non-summarising managers)
     calibration: float | None = None  # provider tokens per one of ours, when a correction is in force
     calibration_source: str | None = None  # where that factor was set
+    prefix: int = 0  # unrecorded prefix (provider tokens) taken off the input ceiling, a fixed part of every call
+    prefix_source: str | None = None  # where that prefix was set (e.g. "estimated: fitted offset …")
 
     @property
     def trimmer_reserve(self) -> int:
@@ -123,25 +125,34 @@ def resolve_calibration(primary: Any, limits: ModelLimits, counter: str,
 
 @lru_cache(maxsize=64, typed=True)
 def _call_independent(window: int, window_source: str, completion: int, completion_source: str, tmax: Any, res: Any,
-                      ratio_value: Any, calibration: float | None) -> tuple[int, str, int, str, int, float]:
+                      ratio_value: Any, calibration: float | None, prefix: int = 0) -> tuple[int, str, int, str, int, float]:
     """The part of a budget no call changes: ``(max_tokens, its source, reserve, its source, margin,
-    safety ratio)`` from the window, the trimmer settings and the calibration. Remembered per
-    distinct input (``typed``: ``True`` is not the integer 1 here), because every call of a replay
-    asks with the same inputs and only ``fixed`` moves."""
+    safety ratio)`` from the window, the trimmer settings, the calibration and the unrecorded prefix.
+    Remembered per distinct input (``typed``: ``True`` is not the integer 1 here), because every call
+    of a replay asks with the same inputs and only ``fixed`` moves.
+
+    The unrecorded prefix (provider tokens the transcript never shows, sent on every call) is a fixed
+    part of every call: it comes off the ceiling before the calibration converts it into our units,
+    ``max_tokens = floor((ceiling − prefix) / calibration)``; the safety margin stays the ratio of the
+    ceiling without it (the prefix does not shrink the margin)."""
     if isinstance(tmax, int) and not isinstance(tmax, bool) and tmax >= 1:
         max_tokens, max_src = tmax, "trimmer"
     else:
         max_tokens, max_src = window, "window"
+    full = max_tokens
+    if prefix > 0:
+        max_tokens = max(1, max_tokens - prefix)
     if calibration is not None:
         cp, cq = _exact(str(calibration))
         max_tokens = max(1, max_tokens * cq // cp)
+        full = max(1, full * cq // cp)
     if isinstance(res, int) and not isinstance(res, bool):
         reserve, reserve_src = max(0, res), "trimmer"
     else:
         reserve, reserve_src = completion, completion_source
     ratio = clamp_ratio(ratio_value)
     mp, mq = _exact(str(ratio))
-    margin = -(-max_tokens * mp // mq)  # ceil, exactly
+    margin = -(-full * mp // mq)  # ceil, exactly
     return max_tokens, max_src, reserve, reserve_src, margin, ratio
 
 
@@ -153,6 +164,9 @@ def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens
 
     ``calibration`` (provider tokens per one of ours) converts the input ceiling into our counter's
     units: ``max_tokens = floor(ceiling / calibration)``; everything else follows from it as usual.
+    ``limits.prefix`` (an unrecorded prefix the user added) comes off the ceiling first (see
+    :func:`_call_independent`), so the trimmer's budget, the hard budget and the headroom all leave
+    room for it.
     The settings are read on every call (a test may retune them); what follows from them alone is
     computed once per distinct value, the rest (``fixed`` and what depends on it) per call."""
     try:  # a TrimmerSettings has all three; another trimmer object may lack some (the defaults below)
@@ -160,7 +174,8 @@ def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens
     except AttributeError:
         trim = (getattr(trimmer, "max_tokens", None), getattr(trimmer, "reserve_tokens", None),
                 getattr(trimmer, "safety_margin_ratio", TRIMMER.safety_margin_ratio))
-    key = (limits.window, limits.window_source, limits.completion, limits.completion_source, *trim, calibration)
+    prefix = getattr(limits, "prefix", 0) or 0  # ModelLimits.prefix: the unrecorded prefix added to the budget
+    key = (limits.window, limits.window_source, limits.completion, limits.completion_source, *trim, calibration, prefix)
     try:
         max_tokens, max_src, reserve, reserve_src, margin, ratio = _call_independent(*key)
     except TypeError:  # an unhashable setting (a custom trimmer object's own value): computed, not remembered
@@ -181,4 +196,5 @@ def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens
     # tuple.__new__ builds the record in C (calling Budget(...) runs the NamedTuple's Python-level __new__)
     return _new_tuple(Budget, (limits.window, limits.window_source, max_tokens, max_src, reserve, reserve_src, margin,
                                ratio, tool_tokens, fixed, hard, hint, ceiling, calibration,
-                               calibration_source if calibration else None))
+                               calibration_source if calibration else None, prefix,
+                               getattr(limits, "prefix_source", None) if prefix else None))

@@ -60,14 +60,19 @@ class ModelLimits:
     output_cost_per_token: float | None
     price_source: str | None
     warnings: tuple[str, ...] = ()
+    prefix: int = 0
+    """Provider tokens every call carries that the transcript does not record (e.g. Claude Code's own
+    system prompt and tool schemas), when the user adds them to the budget; 0 = none added."""
+    prefix_source: str | None = None  # where ``prefix`` came from, in words
 
     def as_dict(self) -> dict[str, Any]:
+        extra = {"unrecorded_prefix": self.prefix, "unrecorded_prefix_source": self.prefix_source} if self.prefix else {}
         return {
             "model": self.model, "effective_model": self.effective_model,
             "window": self.window, "window_source": self.window_source,
             "completion": self.completion, "completion_source": self.completion_source,
             "input_cost_per_token": self.input_cost_per_token, "output_cost_per_token": self.output_cost_per_token,
-            "price_source": self.price_source,
+            "price_source": self.price_source, **extra,
         }
 
 

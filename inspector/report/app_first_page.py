@@ -40,11 +40,11 @@ def take_prepared(kind: str, key: Any) -> Any | None:
 
 
 def app_replay(loaded: Any, transcript: Any, counter: str, choice: str, strategy: str | None,
-               agent: tuple[str, str, bool], live: av.LiveSettings | None) -> Replay:
+               agent: tuple[Any, ...], live: av.LiveSettings | None) -> Replay:
     """The app's replay of one transcript: ``loaded`` (the editor's manifest) or ``strategy`` swapped
     into it, the summarizer ``choice`` of the sidebar (Q22: ``drop`` drops, anything else is the
     manifest's policy, served by ``live`` when applied), ``agent`` = (system text & tools source,
-    model source, manifest is a sample) (Q21)."""
+    model source, manifest is a sample, unrecorded prefix: None, "auto" or N tokens) (Q21)."""
     from inspector.compare import infra_docs, strategy_manifest
     from inspector.replay import replay
 
@@ -56,9 +56,9 @@ def app_replay(loaded: Any, transcript: Any, counter: str, choice: str, strategy
         from inspector.engine.llm import LLMEngine
 
         llm = LLMEngine(live.model, live.api_base or None, live.api_key or None, live.timeout)
-    system, model, sample = agent
+    system, model, sample, prefix = (*agent, None)[:4]
     return replay(source, transcript, counter=counter, summarizer=mode, llm=llm, system=system, tools=system,
-                  model=model, sample=sample)
+                  model=model, sample=sample, unrecorded_prefix=prefix)
 
 
 def first_page_inputs(launch: AppLaunch) -> tuple[av.ManifestInput, av.TranscriptSource]:
@@ -78,12 +78,13 @@ def first_page_inputs(launch: AppLaunch) -> tuple[av.ManifestInput, av.Transcrip
 
 
 def replay_key(m: av.ManifestInput, src: av.TranscriptSource, counter: str = FIRST_COUNTER,
-               choice: str | None = None, agent: tuple[str, str, bool] | None = None) -> tuple[Any, ...]:
+               choice: str | None = None, agent: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
     """The app's ``replay_cached`` key for the first conversation of ``src``, no live model, no
     strategy swapped in: (manifest, (source key, format, conversation), counter, summarizer choice,
     live id, strategy, agent)."""
     choice = next(iter(av.SUMMARIZER_CHOICES)) if choice is None else choice
-    agent = (*FIRST_AGENT_SWITCHES, av.is_sample_input(m)) if agent is None else agent
+    agent = (*FIRST_AGENT_SWITCHES, av.is_sample_input(m), av.prefix_value(av.prefix_choice_default())) \
+        if agent is None else agent
     return (m, (src.key, None, 0), counter, choice, None, None, agent)
 
 

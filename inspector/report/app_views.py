@@ -26,7 +26,7 @@ from inspector.redact import mask_secrets, mask_text
 from inspector.replay import PENDING_WORDS, Replay
 from inspector.vocabulary import action_words, irregularity_words, repair_words
 from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_segments
-from inspector.report.tables import _preview, frames_table, not_sent_table, payload_table, repairs_table
+from inspector.report.tables import _counter, _preview, frames_table, not_sent_table, payload_table, repairs_table
 
 from inspector.bundled import DEMO_MANIFEST, MAX_UPLOAD_MB, AppLaunch, app_launch, sample_manifest_dir  # noqa: E402
 
@@ -76,6 +76,17 @@ def launch_label(path: Path) -> str:
     return f"opened: {path.name}"
 
 
+def follow_label(path: Path) -> str:
+    """How the file followed with ``context-inspector app --follow FILE`` appears in the picker."""
+    return f"live: {path.name}"
+
+
+def followed(label: Any, launch: AppLaunch | None = None) -> Path | None:
+    """The followed file when ``label`` is its picker entry, else None."""
+    launch = app_launch() if launch is None else launch
+    return launch.follow if launch.follow is not None and label == follow_label(launch.follow) else None
+
+
 OWN_AGENT = "none: the transcript's own agent"
 """The manifest picker's entry for no manifest at all: the transcript replayed as its own agent
 (its system text, tools and recorded model, the default strategy), as ``context-inspector replay
@@ -121,7 +132,9 @@ def default_choices(launch: AppLaunch | None = None) -> tuple[str, str]:
     if launch.manifest is not None:
         manifest = launch_label(launch.manifest)
     else:
-        manifest = OWN_AGENT if launch.transcript is not None else DEFAULT_MANIFEST
+        manifest = OWN_AGENT if launch.transcript is not None or launch.follow is not None else DEFAULT_MANIFEST
+    if launch.follow is not None:
+        return manifest, follow_label(launch.follow)
     return (manifest, launch_label(launch.transcript) if launch.transcript is not None else DEFAULT_TRANSCRIPT)
 
 
@@ -132,6 +145,8 @@ def sample_transcripts(shared: Path = SHARED_TRANSCRIPT_DIR, launch: AppLaunch |
 
     launch = app_launch() if launch is None else launch
     out: dict[str, Path] = {}
+    if launch.follow is not None:  # the live file: first, and listed even before the agent's first call
+        out[follow_label(launch.follow)] = launch.follow
     if launch.transcript is not None:
         out[launch_label(launch.transcript)] = launch.transcript
     bundled = Path(str(resources.files("inspector") / "samples"))
@@ -321,7 +336,27 @@ def budget_facts(rp: Replay, call: int) -> dict[str, Any]:
         "cm_words": action_words(f.decision.action, f.summary_sent),
         "cost_usd": f.cost_usd, "model": rp.limits.get("effective_model") or rp.limits.get("model"),
         "calibration": b.calibration, "calibration_source": b.calibration_source,
+        "prefix": b.prefix, "prefix_source": b.prefix_source, "prefix_line": rp.prefix_line(),
     }
+
+
+PREFIX_CHOICES: dict[str, str] = {"none": "not added", "auto": "estimated (fitted offset)"}
+"""The app's switch for the unrecorded prefix (``--unrecorded-prefix``): not added, or the estimate."""
+
+
+def prefix_choice_default(launch: AppLaunch | None = None) -> str:
+    """``auto`` when the app was started with ``--unrecorded-prefix auto`` (or a number), else ``none``."""
+    launch = app_launch() if launch is None else launch
+    return "auto" if launch.unrecorded_prefix not in (None, "", "0") else "none"
+
+
+def prefix_value(choice: Any, launch: AppLaunch | None = None) -> str | int | None:
+    """The replay's ``unrecorded_prefix`` for the switch: None, ``"auto"``, or the number given at launch."""
+    if choice != "auto":
+        return None
+    launch = app_launch() if launch is None else launch
+    given = launch.unrecorded_prefix
+    return int(given) if given is not None and given.isdigit() and given != "0" else "auto"
 
 
 # --- calibration against provider-reported usage -----------------------------------------------------
@@ -371,17 +406,12 @@ def _rows_words(text: str) -> str:
 
 
 def calibration_caption(rp: Replay) -> str:
-    """The per-model correction factors and what the counts cannot include, in one caption."""
+    """The fitted line first, then what to apply (:func:`inspector.calibration.advice`: the factor, or
+    the slope and the offset as the unrecorded prefix), and what the counts cannot include."""
+    from inspector.calibration import advice
+
     cal = _calibration(rp)
-    parts = []
-    for _, r in cal.factors.iterrows():
-        fit = "" if pd.isna(r["slope_tiktoken"]) else \
-            f" (fitted line: {int(r['offset_tiktoken']):,} + {r['slope_tiktoken']} × ours for tiktoken)"
-        parts.append(f"{code_span(r['model'])}: ×{r['factor_tiktoken']} for tiktoken, ×{r['factor_estimate']} for "
-                     f"estimate over {int(r['calls'])} call(s){fit}")
-    text = ("Correction factor (provider tokens per one of ours) — " + "; ".join(parts) + ". Apply one with "
-            "`spec.models[].token_calibration` or `--token-calibration MODEL=FACTOR`.") if parts else ""
-    return " ".join([text, *cal.notes]).strip()
+    return " ".join([*(plain_md(a) for a in advice(cal)), *cal.notes]).strip()
 
 
 def compaction_note(rp: Replay, call: int) -> str | None:
@@ -410,6 +440,49 @@ def trim_note(rp: Replay, call: int) -> str | None:
     ids = set(cut_ids)
     answered = sum(1 for r in f.repairs if r.repair.kind == "empty_result_synthesised" and r.repair.tool_call_id in ids)
     return cut_results_words(len(cut_ids), answered) + "."
+
+
+def _observed_at(rp: Replay, call: int) -> Any:
+    f = rp.frames[call]
+    return next((op for op in getattr(rp.transcript, "observed_payloads", None) or []
+                 if getattr(op, "reply", None) == f.at), None)
+
+
+def observed_beside(rp: Replay, call: int) -> pd.DataFrame | None:
+    """The request the agent really sent for this call's reply (the log's observed payload: a
+    litellm or openai-log line, a live file) beside this replay's payload under the manifest:
+    messages and tokens (this replay's counter), and the provider's count when the log has it.
+    None when the log keeps no request for this call."""
+    op = _observed_at(rp, call)
+    if op is None:
+        return None
+    f = rp.frames[call]
+    tk = _counter(rp)
+    provider = None
+    if (usage := (getattr(rp.transcript, "usage", None) or {}).get(f.at)) is not None:
+        from inspector.calibration import provider_input_tokens
+
+        provider = provider_input_tokens(usage)
+    rows = [{"payload": "really sent (the request as logged)", "messages": len(op.messages),
+             "tokens": tk.count(op.messages) + tk.count_tools(op.tools), "provider's count": provider},
+            {"payload": f"this replay (under the manifest, {rp.counter})", "messages": f.message_count,
+             "tokens": f.payload_tokens, "provider's count": None}]
+    return pd.DataFrame(rows, columns=["payload", "messages", "tokens", "provider's count"])
+
+
+def observed_words(rp: Replay, call: int) -> str:
+    """What differs between the request really sent and this replay's payload, in words."""
+    from inspector.observed import payload_differences
+
+    op = _observed_at(rp, call)
+    if op is None:
+        return ""
+    f = rp.frames[call]
+    diff = payload_differences(op.messages, op.tools, f.payload(rp.messages), _engine_tools(rp) if
+                               f.bands.get("tool_schemas") else None)
+    said = "; ".join(f"{k}: {v}" for k, v in diff.items() if v)
+    return ("The replay sends exactly what the agent sent." if not said else
+            f"Where the replay differs from what the agent sent — {said}.")
 
 
 def _engine_tools(rp: Replay) -> Any:

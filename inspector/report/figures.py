@@ -16,13 +16,13 @@ from inspector.report.tables import frames_table
 
 BAND_COLORS = {
     "system": "#4C78A8", "summary": "#B279A2", "history": "#72B7B2", "user": "#F58518",
-    "working_memory": "#E45756", "tool_schemas": "#9D755D", "reserve": "#BAB0AC", "margin": "#D8D8D8",
-    "headroom": "#EEEEEE",
+    "working_memory": "#E45756", "tool_schemas": "#9D755D", "prefix": "#5D4037", "reserve": "#BAB0AC",
+    "margin": "#D8D8D8", "headroom": "#EEEEEE",
 }
 BAND_LABELS = {
     "system": "system band", "summary": "summary", "history": "kept history", "user": "current user turn",
     "working_memory": "working memory", "tool_schemas": "tool schemas", "reserve": "completion reserve",
-    "margin": "safety margin", "headroom": "headroom",
+    "prefix": "unrecorded prefix (estimated)", "margin": "safety margin", "headroom": "headroom",
 }
 MARKERS = {
     "summarized": ("star", "#6A3D9A"),
@@ -73,11 +73,14 @@ def marker_words(action: str) -> str:
 
 
 def band_segments(frame: Any) -> list[tuple[str, int]]:
-    """The call's bands in payload order, then the completion reserve and the safety margin, then
-    the headroom when there is some. Over budget there is no headroom and no extra band: the
+    """The call's bands in payload order, the unrecorded prefix when one was added to the budget
+    (``Budget.prefix``: what the log does not show but every real call carried), then the completion
+    reserve and the safety margin, then the headroom when there is some. Over budget there is no headroom and no extra band: the
     overflow is the part of these segments that lies past the window line (:func:`band_bar_html`)."""
     b = frame.budget
     segs = [(k, frame.bands.get(k, 0)) for k in ("system", "summary", "history", "user", "working_memory", "tool_schemas")]
+    if b.prefix:
+        segs.append(("prefix", b.prefix))
     segs += [("reserve", b.reserve), ("margin", b.margin)]
     if frame.headroom >= 0:
         segs.append(("headroom", frame.headroom))
@@ -127,7 +130,7 @@ def band_bar_html(rp: Replay, call: int) -> str:
         keys.append("<span class='ci-key'><i class='ci-over-key'></i>"
                     f"{html.escape(f'past the window line: {over_tokens:,} tokens over budget')}</span>")
     marks = [(window, f"window {window:,} ({f.budget.window_source})", "dashed")]
-    if f.budget.max_tokens != window:
+    if f.budget.max_tokens != window and (f.budget.calibration or not f.budget.prefix):
         marks.append((f.budget.max_tokens, f"calibrated cap {f.budget.max_tokens:,}", "dotted"))
     labels, lines = [], []
     for row, (tokens, text, style) in enumerate(marks):

@@ -327,21 +327,18 @@ def strategies(replays: Mapping[str, Replay]) -> str:
 
 def calibration(cal: Any, *, name: str = "") -> str:
     """One transcript's calibration (:func:`inspector.calibration.calibrate`) in words: per model,
-    the provider's input count against ours, the correction factor and, when the log leaves out a
-    fixed part of every payload, the fitted offset and per-token slope."""
+    the provider's input count against ours, then what to apply — the fitted line first, and the
+    factor only when :func:`inspector.calibration.factor_offered` allows it, else the slope and the
+    offset as the unrecorded prefix (:func:`inspector.calibration.advice`, the one wording)."""
+    from inspector.calibration import advice
+
     if not len(cal.factors):
         return " ".join(cal.notes) or "No provider usage recorded: nothing to calibrate against."
     parts = []
-    for _, f in cal.factors.iterrows():
-        text = (f"Over {int(f.calls)} logged call(s) of `{f.model}`{' in ' + name if name else ''}, the provider "
-                f"counted {int(f.provider_tokens):,} input tokens; `tiktoken` counted {int(f.tiktoken):,} (factor "
-                f"**×{f.factor_tiktoken}**, mean error {f.mean_abs_error_pct_tiktoken} %) and `estimate` "
-                f"{int(f.estimate):,} (factor **×{f.factor_estimate}**).")
-        if not pd.isna(f.slope_tiktoken) and not pd.isna(f.offset_tiktoken) and abs(int(f.offset_tiktoken)) >= 100:
-            text += (f" The fitted line provider ≈ {int(f.offset_tiktoken):,} + {f.slope_tiktoken} × ours separates "
-                     f"what the log leaves out ({int(f.offset_tiktoken):,} tokens per call) from the per-token "
-                     f"factor (×{f.slope_tiktoken}).")
-        parts.append(text)
+    for (_, f), said in zip(cal.factors.iterrows(), advice(cal), strict=True):
+        parts.append(f"Over {int(f.calls)} logged call(s) of `{f.model}`{' in ' + name if name else ''}, the "
+                     f"provider counted {int(f.provider_tokens):,} input tokens; `tiktoken` counted "
+                     f"{int(f.tiktoken):,} and `estimate` {int(f.estimate):,}. {said}")
     return " ".join([*parts, *cal.notes])
 
 
