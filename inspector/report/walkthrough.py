@@ -14,7 +14,6 @@ from typing import Any
 
 import pandas as pd
 
-from inspector.manifest.settings import resolved_params
 from inspector.params import SlidingWindowParams
 from inspector.plugins import DEFAULTS
 from inspector.replay import Replay
@@ -44,7 +43,7 @@ _SUMMARY_ACTIONS = ("summarized", "reused")  # vocabulary.SUMMARY_ACTIONS in pre
 def _keep_turns(rp: Replay) -> Any:
     """The ``keep_turns`` the replay's context manager ran with (its params model's default when the
     manifest does not write one); None for a manager without one."""
-    return resolved_params(rp.settings.context_manager).get("keep_turns")
+    return getattr(rp.settings.context_manager.typed_params, "keep_turns", None)
 
 
 def _ranges(ranges: Any) -> str:
@@ -364,7 +363,7 @@ def ratios(rp: Replay) -> list[float]:
 def three_strategies(loaded: Any) -> dict[str, Any]:
     """The manifest's own context manager, a sliding window with the same ``keep_turns`` and the
     stack (full history), as :func:`inspector.compare.compare` strategies, named for a heading."""
-    keep = resolved_params(loaded.settings.context_manager).get("keep_turns") or SlidingWindowParams().keep_turns
+    keep = getattr(loaded.settings.context_manager.typed_params, "keep_turns", None) or SlidingWindowParams().keep_turns
     own = loaded.raw["spec"].get("context_manager") or {"type": DEFAULTS["context_manager"]}
     return {str(loaded.settings.context_manager.type): own,
             f"sliding window (keep {keep})": {"type": "sliding-window", "params": {"keep_turns": keep}},
