@@ -148,6 +148,18 @@ class PluginParams(BaseModel):
     def resolve(cls, written: Mapping[Any, Any]) -> dict[str, Any]:
         """The values the plugin will run with: defaults, overridden by each valid written value,
         aliases folded into their field (the aliases then leave the view), clamps applied."""
+        return cls.of(written).resolved()
+
+    def resolved(self) -> dict[str, Any]:
+        """This configuration's values by name, without the aliases folded into another field."""
+        hidden = {a for aliases in type(self).folds.values() for a in aliases}
+        return {k: v for k, v in self.model_dump().items() if k not in hidden}
+
+    @classmethod
+    def of(cls: type[P], written: Mapping[Any, Any]) -> P:
+        """The validated configuration for params as a manifest writes them: defaults, overridden by
+        each valid written value (an invalid one is left out: validation has reported it), aliases
+        folded into their field, clamps applied."""
         values: dict[str, Any] = {}
         for key in cls.model_fields:
             if isinstance(key, str) and written.get(key) is not None and cls.problem(key, written[key]) is None:
@@ -158,9 +170,7 @@ class PluginParams(BaseModel):
                 values.pop(k, None)
             if chosen is not None:
                 values[target] = chosen
-        dumped = cls.build(cls.__name__, **values).model_dump()
-        hidden = {a for aliases in cls.folds.values() for a in aliases}
-        return {k: v for k, v in dumped.items() if k not in hidden}
+        return cls.build(cls.__name__, **values)
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:

@@ -1,4 +1,9 @@
-"""Plugin registry: three slots (``assembler``, ``context_manager``, ``summarizer``), names, aliases, URNs.
+"""Plugin registry: every kind of plugin, by slot, name, aliases and URN.
+
+Five slots: the three a manifest binds (``assembler``, ``context_manager``, ``summarizer``,
+:data:`SLOTS`), the transcript importers (asked in registration order by format detection,
+:mod:`inspector.transcripts.detect`) and the token counters (``--counter``,
+:func:`inspector.engine.tokens.make_counter`).
 
 Name resolution (docs/design.md §2.1), case-insensitive:
   1. exact URN (``mas.cm.stack``);
@@ -6,7 +11,8 @@ Name resolution (docs/design.md §2.1), case-insensitive:
   3. any plugin of the slot whose URN ends in ``.<name with - → _>`` (``sliding-window`` →
      ``mas.cm.sliding_window`` even without the alias).
 
-Built-ins are registered by import path and loaded lazily. Third-party packages register without
+Built-ins are registered by import path and loaded lazily (an importer's target may name a whole
+module: ``"inspector.transcripts.openai_chat"``). Third-party packages register without
 editing this package, either by calling :func:`register` or through the Python entry-point group
 ``context_inspector.plugins`` whose objects are :class:`PluginSpec` instances (or lists of them).
 
@@ -36,14 +42,17 @@ from inspector.params import (
     params_table,
 )
 
-Slot = Literal["assembler", "context_manager", "summarizer"]
+Slot = Literal["assembler", "context_manager", "summarizer", "importer", "counter"]
 SLOTS: tuple[Slot, ...] = ("assembler", "context_manager", "summarizer")
+"""The slots a manifest binds (``spec.<slot>``)."""
+ALL_SLOTS: tuple[Slot, ...] = (*SLOTS, "importer", "counter")
+"""Every slot of the registry: the manifest's, then transcript importers and token counters."""
 
 DEFAULTS: dict[Slot, str] = {"assembler": "assembler", "context_manager": "summarising", "summarizer": "llm"}
 
 
-__all__ = ["DEFAULTS", "ENTRY_POINT_GROUP", "SLOTS", "PluginLookupError", "PluginSpec", "Registry", "Slot",
-           "builtin_params_table", "default_registry", "register"]
+__all__ = ["ALL_SLOTS", "BUILTIN_COUNTERS", "BUILTIN_IMPORTERS", "DEFAULTS", "ENTRY_POINT_GROUP", "SLOTS",
+           "PluginLookupError", "PluginSpec", "Registry", "Slot", "builtin_params_table", "default_registry", "register"]
 
 
 @dataclass(frozen=True)
@@ -65,15 +74,16 @@ class PluginSpec:
         if self.params_model is not None:
             object.__setattr__(self, "params", self.params_model.names())
 
-    def load(self) -> Callable[..., Any]:
+    def load(self) -> Any:
+        """The target itself: the factory (or, for ``"module:attr"``, the attribute imported now; for a
+        bare ``"module"``, the module, which is what an importer normally is)."""
         if callable(self.target):
             return self.target
         module, _, attr = self.target.partition(":")
         obj: Any = importlib.import_module(module)
-        for part in attr.split("."):
+        for part in attr.split(".") if attr else ():
             obj = getattr(obj, part)
-        loaded: Callable[..., Any] = obj
-        return loaded
+        return obj
 
 
 BUILTIN_SPECS: list[PluginSpec] = [  # the built-ins, by import path (loaded only when used)
@@ -93,6 +103,24 @@ BUILTIN_SPECS: list[PluginSpec] = [  # the built-ins, by import path (loaded onl
                builtin=True, params_model=DropParams),
 ]
 
+
+def _importer(module: str) -> PluginSpec:
+    """A built-in transcript importer: the module ``inspector.transcripts.<module>`` (its ``NAME`` is the format)."""
+    name = {"litellm_log": "litellm", "anthropic_messages": "anthropic", "openai_chat": "openai"}.get(
+        module, module.replace("_", "-"))
+    return PluginSpec("importer", name, f"mas.importer.{module}", f"inspector.transcripts.{module}", builtin=True)
+
+
+BUILTIN_IMPORTERS: list[PluginSpec] = [_importer(m) for m in (
+    "tau_bench", "tau2_bench", "swe_agent", "letta", "inspect_ai", "otel_genai", "openhands", "bashkit", "mas_lab",
+    "claude_code", "litellm_log", "openai_log", "anthropic_messages", "openai_chat")]
+"""The built-in transcript importers in detection order: the most specific shape first, ``openai`` last."""
+BUILTIN_COUNTERS: list[PluginSpec] = [
+    PluginSpec("counter", "tiktoken", "mas.counter.tiktoken", "inspector.engine.tokens:TiktokenCounter", builtin=True),
+    PluginSpec("counter", "estimate", "mas.counter.estimate", "inspector.engine.tokens:EstimateCounter", builtin=True),
+]
+"""The built-in token counters, in the order ``--counter`` lists them (each made with ``model=``)."""
+
 ENTRY_POINT_GROUP = "context_inspector.plugins"
 
 
@@ -110,7 +138,7 @@ def builtin_params_table() -> str:
 
 class Registry:
     def __init__(self, specs: Iterable[PluginSpec] = ()) -> None:
-        self._specs: dict[Slot, dict[str, PluginSpec]] = {s: {} for s in SLOTS}
+        self._specs: dict[Slot, dict[str, PluginSpec]] = {s: {} for s in ALL_SLOTS}
         for spec in specs:
             self.register(spec)
         self._entry_points_loaded = False
@@ -199,7 +227,7 @@ class Registry:
 def default_registry() -> Registry:
     """The process-wide registry (built-ins plus entry points), made on first use; one instance that
     :func:`register` adds to and a caller may pass around (``ContextEngine(registry=...)``)."""
-    return Registry(BUILTIN_SPECS)
+    return Registry([*BUILTIN_SPECS, *BUILTIN_IMPORTERS, *BUILTIN_COUNTERS])
 
 
 def register(spec: PluginSpec, *, replace: bool = False) -> None:

@@ -29,8 +29,22 @@ from pathlib import Path
 from typing import Any
 
 from inspector.engine.history import role_of
+from inspector.plugins import default_registry
 
-COUNTERS: tuple[str, ...] = ("tiktoken", "estimate")
+
+def counters() -> tuple[str, ...]:
+    """The token counters a replay may use, in the order ``--counter`` lists them: the registry's
+    ``counter`` slot (the built-in ``tiktoken`` and ``estimate``, then any an installed package adds)."""
+    return tuple(spec.name for spec in default_registry().specs("counter"))
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    """``COUNTERS``: :func:`counters` read when it is asked for (an entry point may add one after import)."""
+    if name == "COUNTERS":
+        return counters()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 SUMMARIZER_MODES: tuple[str, ...] = ("auto", "stand-in", "drop", "manifest")
 SOURCES: tuple[str, ...] = ("auto", "manifest", "transcript")
 
@@ -55,7 +69,7 @@ class ReplayPolicy:
     """Whose model (and so window and price): ``auto`` | ``manifest`` | ``transcript`` (Q21)."""
 
     def __post_init__(self) -> None:
-        for name, allowed in (("counter", COUNTERS), ("summarizer", SUMMARIZER_MODES), ("system", SOURCES),
+        for name, allowed in (("counter", counters()), ("summarizer", SUMMARIZER_MODES), ("system", SOURCES),
                               ("tools", SOURCES), ("model", SOURCES)):
             value = getattr(self, name)
             if value not in allowed:

@@ -29,11 +29,11 @@ from inspector.engine.assembler import Assembly, CommitRecord, ContextAssembler,
 from inspector.engine.budget import Budget
 from inspector.engine.history import role_of
 from inspector.engine.llm import LLMEngine
-from inspector.engine.managers.base import CMAction, CMDecision
-from inspector.engine.managers.summarising import is_summary_block
+from inspector.engine.managers.base import NO_TERMS, BudgetTerms, CMAction, CMDecision, budget_terms
 from inspector.engine.summarizers import Summarizer, as_summarizer, calls_a_model
 from inspector.engine.summarizers.llm import SummaryCache
 from inspector.engine.summarizers.standin import StandInSummarizer
+from inspector.engine.summary_block import is_summary_block
 from inspector.engine.types import Message, Removals, Repair, RowsView, Span
 from inspector.manifest import as_settings
 
@@ -322,6 +322,9 @@ class Replay:
     unrecorded: Any = None
     """The transcript's unrecorded prefix (:class:`inspector.calibration.PrefixEstimate`) when its log
     leaves out the system prompt or tools, or when the user added one to the budget; else None."""
+    terms: BudgetTerms = NO_TERMS
+    """What the replay's context manager added to every call's budget (whether it summarises, its
+    hysteresis ratio and summary threshold): what faces read instead of the manager's name or params."""
     views: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """Views the report layer derives from this replay once (masked previews, per-call indexes),
     by name; read through :meth:`view`. Never serialised: a view is a function of the replay."""
@@ -741,7 +744,8 @@ def replay(manifest: Any, transcript: Any, *, counter: str | None = None, summar
         if summ.price_model is None:  # priced at the summary model's rates
             summ.price_model = _summary_model(settings, engine.limits.effective_model)
     rp = Replay(transcript, settings, engine.counter.name, pol.summarizer if custom is None else "custom",
-                label, limits=engine.limits.as_dict(), policy=pol, agent=agent, unrecorded=unrecorded)
+                label, limits=engine.limits.as_dict(), policy=pol, agent=agent, unrecorded=unrecorded,
+                terms=budget_terms(engine.cm))
     rp.summary_price_model = None if summ is None else summ.price_model
     msgs: list[Message] = transcript.messages
     rec = _Recorder(rp, engine, summ, msgs, dict(getattr(transcript, "usage", {}) or {}))

@@ -195,3 +195,34 @@ def test_keep_turns_is_checked_by_its_range(keep: int) -> None:
             settings_from_dict(doc)
         with pytest.raises(ValueError, match=r"summarising: keep_turns must be an integer >= 1"):
             SummarizingConversation(keep_turns=keep)
+
+
+@pytest.mark.parametrize(("cm", "keep"), [
+    ({"type": "summarising"}, 10),  # not written: the params model's default
+    ({"type": "sliding-window", "params": {"window_size": 4}}, 4),  # an alias folded into keep_turns
+    ({"type": "sliding-window", "params": {"keep_turns": 3, "max_turns": 7}}, 3),  # keep_turns wins
+    ({"type": "stack"}, None),  # no keep_turns at all
+])
+def test_a_binding_carries_its_validated_params_model(cm: dict[str, Any], keep: int | None) -> None:
+    binding = settings_from_dict({"spec": {"context_manager": cm}}).settings.context_manager
+    typed = binding.typed_params
+    assert isinstance(typed, PluginParams) and getattr(typed, "keep_turns", None) == keep
+
+
+@pytest.mark.parametrize(("cm", "summarizing", "ratio", "lines"), [
+    ({"type": "summarising", "params": {"hysteresis_ratio": 0.25}}, True, 0.25, ["input_budget", "trigger", "ceiling"]),
+    ({"type": "summarising"}, True, 0.1, ["input_budget", "trigger", "ceiling"]),  # the params model's default
+    ({"type": "sliding-window"}, False, 0.0, ["input_budget"]),  # no summary: no trigger, no ceiling
+])
+def test_faces_read_the_budget_terms_the_replay_recorded(cm: dict[str, Any], summarizing: bool, ratio: float,
+                                                         lines: list[str]) -> None:
+    from inspector.replay import replay
+    from inspector.report import figures, walkthrough
+    from inspector.transcripts import parse_transcript
+
+    doc = {"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "t"}, "spec": {"context_manager": cm}}
+    chat = parse_transcript('[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]')
+    rp = replay(doc, chat, counter="estimate")
+    assert (rp.terms.summarizing, rp.terms.hysteresis_ratio) == (summarizing, ratio)
+    assert figures._budget_lines(rp) == lines
+    assert walkthrough.ratios(rp) == sorted({0.0, 0.1, 0.3, ratio})

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from inspector.engine.assembler import ContextEngine
-from inspector.plugins import PluginLookupError, PluginSpec, Registry, BUILTIN_SPECS, default_registry
+from inspector.plugins import ENTRY_POINT_GROUP, PluginLookupError, PluginSpec, Registry, BUILTIN_SPECS, default_registry
 from inspector.manifest import settings_from_dict
 
 
@@ -96,3 +97,93 @@ def test_ref_imports_need_an_allow_list(tmp_path: Path, monkeypatch: pytest.Monk
     assert "sneaky_cm" not in sys.modules
     spec = reg.resolve_ref("context_manager", "sneaky_cm:CM", allow_imports=["sneaky_cm"])
     assert spec.load().__name__ == "CM" and "sneaky_cm" in sys.modules
+
+
+_ACME = '''
+from typing import Any
+
+from inspector.engine.tokens import EstimateCounter
+from inspector.plugins import PluginSpec
+from inspector.transcripts.model import ConversationInfo, Transcript
+
+
+class Lines:
+    """A throw-away importer: one user message per line of plain text starting with '>'."""
+
+    NAME = "quoted-lines"
+
+    @staticmethod
+    def sniff(obj_or_text: Any, name: str) -> bool:
+        return isinstance(obj_or_text, str) and obj_or_text.startswith(">")
+
+    @staticmethod
+    def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+        lines = [ln[1:].strip() for ln in obj_or_text.splitlines() if ln.startswith(">")]
+        return Transcript(format="quoted-lines", path=path, messages=[{"role": "user", "content": ln} for ln in lines],
+                          origins=[f"line {i + 1}" for i in range(len(lines))], tools=None, model=None, usage={},
+                          irregularities=[], conversations=[ConversationInfo(0, name, len(lines), len(lines))])
+
+    @staticmethod
+    def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+        return Lines.parse(obj_or_text, name=name).conversations
+
+
+class Flat(EstimateCounter):
+    """A throw-away counter: every message is 100 tokens, whatever it holds."""
+
+    name = "flat"
+
+    def total(self, units: int, n: int) -> int:
+        return 100 * n
+
+
+PLUGINS = [PluginSpec("importer", "quoted-lines", "acme.importer.quoted_lines", "acme_formats:Lines",
+                      meta={"before": "openai"}),
+           PluginSpec("counter", "flat", "acme.counter.flat", "acme_formats:Flat")]
+'''
+
+
+@pytest.fixture
+def acme_entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The process-wide registry as an installed package ``acme-formats`` with an importer and a counter
+    under the ``context_inspector.plugins`` entry point would make it (an EntryPoint built here, nothing
+    installed); the built-ins alone again afterwards."""
+    import importlib.metadata
+
+    from inspector.transcripts import detect
+
+    (tmp_path / "acme_formats.py").write_text(_ACME)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ep = importlib.metadata.EntryPoint("acme", "acme_formats:PLUGINS", ENTRY_POINT_GROUP)
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda **kw: [ep] if kw.get("group") == ENTRY_POINT_GROUP else real(**kw))
+    monkeypatch.setattr(detect, "_registry", {})  # detection order is rebuilt from the fresh registry
+    default_registry.cache_clear()
+    yield
+    default_registry.cache_clear()
+
+
+def test_an_entry_point_importer_is_asked_before_the_catch_all(acme_entry_point: None) -> None:
+    from inspector.transcripts import detect_format, list_formats
+
+    assert list_formats()[-3:] == ["anthropic", "quoted-lines", "openai"]  # meta["before"] places it
+    assert list_formats()[:2] == ["tau-bench", "tau2-bench"]  # the built-ins keep their order
+    assert detect_format("> hello\n> again") == "quoted-lines"
+
+
+def test_an_entry_point_counter_is_a_counter_choice(acme_entry_point: None, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from inspector.cli import main
+    from inspector.engine.tokens import make_counter
+
+    assert make_counter("flat").total(7, 3) == 300
+    chat = tmp_path / "chat.txt"
+    chat.write_text("> hello\n> again\n")
+    assert main(["replay", str(chat), "--counter", "flat", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["transcript"]["format"] == "quoted-lines" and out["settings"]["counter"] == "flat"
+    (pending,) = out["frames"]  # the call that would follow the last line: "hello" as history, "again" as the user
+    assert (pending["bands"]["history"], pending["bands"]["user"], pending["payload_tokens"]) == (100, 100, 200)

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from inspector.engine.types import Message
+from inspector.plugins import default_registry
 
 
 @runtime_checkable
@@ -152,6 +153,10 @@ class EstimateCounter(_CachedCounter):
 
     name = "estimate"
 
+    def __init__(self, **_: object) -> None:
+        """Made like every counter, with ``model=``, which a character estimate does not depend on."""
+        super().__init__()
+
     def _measure(self, msg: Message) -> int:
         c = msg.get("content")
         chars = len(c) if isinstance(c, str) else 0
@@ -247,9 +252,14 @@ class TiktokenCounter(_CachedCounter):
 
 
 def make_counter(kind: str = "tiktoken", model: str | None = None) -> TokenCounter:
-    """``kind`` is ``"estimate"`` or ``"tiktoken"``; a fresh cache per call (one per replay/session)."""
-    if kind == "estimate":
-        return EstimateCounter()
-    if kind == "tiktoken":
-        return TiktokenCounter(model=model)
-    raise ValueError(f"unknown token counter {kind!r} (expected 'tiktoken' or 'estimate')")
+    """A fresh counter (one cache per replay/session) of the registry's ``counter`` slot named ``kind``
+    (``"tiktoken"``, ``"estimate"`` or one an installed package registers), made by calling its factory
+    with ``model=``; raises ValueError for a name no counter has."""
+    specs = default_registry().specs("counter")
+    spec = next((s for s in specs if s.name == kind), None)
+    if spec is None:
+        names = [repr(s.name) for s in specs]
+        expected = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        raise ValueError(f"unknown token counter {kind!r} (expected {expected})")
+    made: TokenCounter = spec.load()(model=model)
+    return made

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from inspector.errors import EXIT_USAGE, InspectorError, PluginLookupError
-from inspector.params import TRIMMER
+from inspector.params import TRIMMER, PluginParams
 from inspector.plugins import Slot, default_registry
 
 Severity = Literal["error", "warning"]
@@ -120,6 +121,13 @@ class Binding:
     slot: Slot | None = None
     """The registry slot the binding fills (how its params model is found); None for a hand-made binding."""
 
+    @functools.cached_property
+    def typed_params(self) -> PluginParams | None:
+        """The validated params model the plugin runs with (:meth:`inspector.params.PluginParams.of`:
+        defaults filled, aliases folded, clamps applied); None for a plugin without a params model."""
+        spec = default_registry().find(self.slot, self.type) if self.slot is not None else None
+        return None if spec is None or spec.params_model is None else spec.params_model.of(self.params)
+
 
 @dataclass(frozen=True)
 class TrimmerSettings:
@@ -151,11 +159,8 @@ def resolved_params(binding: Binding) -> dict[str, Any]:
     (:meth:`inspector.params.PluginParams.resolve`: defaults filled, sliding-window aliases folded
     into ``keep_turns`` with precedence keep_turns > window_size > max_turns, clamps applied).
     A plugin without a params model: the params as written."""
-    written = dict(binding.params)
-    spec = default_registry().find(binding.slot, binding.type) if binding.slot is not None else None
-    if spec is None or spec.params_model is None:
-        return written
-    return spec.params_model.resolve(written)
+    typed = binding.typed_params
+    return dict(binding.params) if typed is None else typed.resolved()
 
 
 @dataclass(frozen=True)

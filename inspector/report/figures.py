@@ -350,8 +350,7 @@ def _y_top(df: Any, lines: Sequence[str]) -> tuple[float, bool]:
 def _budget_lines(rp: Replay) -> list[str]:
     """The budget lines a replay's timeline draws: the input budget, and the summarising manager's
     trigger and ceiling (no line where they do not apply)."""
-    summarizing = getattr(getattr(rp.settings, "context_manager", None), "type", None) == "summarising"
-    return [col for col in ("input_budget", "trigger", "ceiling") if col == "input_budget" or summarizing]
+    return [col for col in ("input_budget", "trigger", "ceiling") if col == "input_budget" or rp.terms.summarizing]
 
 
 def timeline_range(n: int) -> tuple[float, float]:

@@ -14,6 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from inspector.params import SlidingWindowParams
+from inspector.plugins import DEFAULTS
 from inspector.replay import Replay
 from inspector.report.figures import timeline
 from inspector.report.tables import _preview, compare_table, forgotten_table, frames_table, repairs_table
@@ -39,8 +41,9 @@ _SUMMARY_ACTIONS = ("summarized", "reused")  # vocabulary.SUMMARY_ACTIONS in pre
 
 
 def _keep_turns(rp: Replay) -> Any:
-    cm = getattr(rp.settings, "context_manager", None)
-    return (getattr(cm, "params", None) or {}).get("keep_turns")
+    """The ``keep_turns`` the replay's context manager ran with (its params model's default when the
+    manifest does not write one); None for a manager without one."""
+    return getattr(rp.settings.context_manager.typed_params, "keep_turns", None)
 
 
 def _ranges(ranges: Any) -> str:
@@ -191,7 +194,7 @@ def ratio_on_turn(loaded: Any, transcript: Any, turn: int, ratios: list[float], 
     trimmed and the tokens sent in the turn."""
     from inspector.compare import compare
 
-    base = loaded.raw["spec"].get("context_manager") or {"type": "summarising"}
+    base = loaded.raw["spec"].get("context_manager") or {"type": DEFAULTS["context_manager"]}
     specs = {r: {**base, "params": {**(base.get("params") or {}), "hysteresis_ratio": r}} for r in ratios}
     replays = compare(loaded, transcript, {str(r): spec for r, spec in specs.items()}, **replay_kw)
     rows = []
@@ -351,17 +354,15 @@ def calibration_table(cal: Any) -> pd.DataFrame:
 
 def ratios(rp: Replay) -> list[float]:
     """The hysteresis ratios the walkthrough compares: none, 0.1, 0.3 and the replay's own."""
-    cm = getattr(rp.settings, "context_manager", None)
-    own = (getattr(cm, "params", None) or {}).get("hysteresis_ratio", 0.1)
-    return sorted({0.0, 0.1, 0.3, float(own)})
+    return sorted({0.0, 0.1, 0.3, float(rp.terms.hysteresis_ratio)})
 
 
 def three_strategies(loaded: Any) -> dict[str, Any]:
     """The manifest's own context manager, a sliding window with the same ``keep_turns`` and the
     stack (full history), as :func:`inspector.compare.compare` strategies, named for a heading."""
-    keep = (getattr(loaded.settings.context_manager, "params", None) or {}).get("keep_turns", 10)
-    own = loaded.raw["spec"].get("context_manager") or {"type": "summarising"}
-    return {str(getattr(loaded.settings.context_manager, "type", "summarising")): own,
+    keep = getattr(loaded.settings.context_manager.typed_params, "keep_turns", None) or SlidingWindowParams().keep_turns
+    own = loaded.raw["spec"].get("context_manager") or {"type": DEFAULTS["context_manager"]}
+    return {str(loaded.settings.context_manager.type): own,
             f"sliding window (keep {keep})": {"type": "sliding-window", "params": {"keep_turns": keep}},
             "stack (full history)": {"type": "stack"}}
 

@@ -1,4 +1,4 @@
-"""The importer registry and format detection.
+"""Format detection over the registered importers.
 
 An importer is any object (normally a module) with ``NAME``, ``sniff(obj_or_text, name) -> bool``,
 ``parse(obj_or_text, *, name, path, conversation) -> Transcript`` and
@@ -7,7 +7,9 @@ JSON document, or a :class:`~inspector.transcripts._common.JsonlText` when the i
 JSON document (JSON Lines). A zip (an Inspect AI ``.eval`` log) is read into the document it holds
 before detection (:func:`read_input`), so importers never see bytes.
 
-Detection asks importers in registration order and takes the first that claims the input, so the
+Importers are plugins of the registry's ``importer`` slot (:mod:`inspector.plugins`): the built-ins
+there, an installed package's through the ``context_inspector.plugins`` entry points, a caller's
+through :func:`register`. Detection asks importers in registration order and takes the first that claims the input, so the
 order goes from the most specific shape to the most general: the third-party layouts (and logs) have
 distinctive top-level keys (``litellm`` payload lines come before ``openai-log`` and ``openai``,
 which would also claim a ``messages`` list), Anthropic requests are recognised by what chat-completions lacks, and
@@ -17,9 +19,10 @@ detection entirely (names match case-insensitively, ``_`` and ``-`` alike).
 
 from __future__ import annotations
 
-import importlib
+import warnings
 from typing import Any, Protocol, runtime_checkable
 
+from inspector.plugins import default_registry
 from inspector.transcripts._common import JsonlText, decode, first_jsonl_value, parse_input
 from inspector.transcripts.inspect_ai import ZIP_MAGIC, eval_zip_document
 from inspector.transcripts.model import ConversationInfo, Transcript, TranscriptError
@@ -39,32 +42,31 @@ class Importer(Protocol):
     def conversations(self, obj_or_text: Any, *, name: str) -> list[ConversationInfo]: ...
 
 
-_BUILTIN_MODULES: tuple[str, ...] = (
-    "inspector.transcripts.tau_bench",
-    "inspector.transcripts.tau2_bench",
-    "inspector.transcripts.swe_agent",
-    "inspector.transcripts.letta",
-    "inspector.transcripts.inspect_ai",
-    "inspector.transcripts.otel_genai",
-    "inspector.transcripts.openhands",
-    "inspector.transcripts.bashkit",
-    "inspector.transcripts.mas_lab",
-    "inspector.transcripts.claude_code",
-    "inspector.transcripts.litellm_log",
-    "inspector.transcripts.openai_log",
-    "inspector.transcripts.anthropic_messages",
-    "inspector.transcripts.openai_chat",
-)
-
 _registry: dict[str, Importer] = {}
+"""The importers in detection order, filled from the plugin registry's ``importer`` slot on first use."""
 
 
 def _ensure_builtins() -> None:
+    """Fill :data:`_registry` from :func:`inspector.plugins.default_registry`: the built-ins in their
+    order, then each installed package's importer (entry point ``context_inspector.plugins``) at the
+    end, or ahead of the format its spec's ``meta["before"]`` names."""
     if _registry:
         return
-    for path in _BUILTIN_MODULES:
-        module: Any = importlib.import_module(path)
-        _registry[module.NAME] = module
+    for spec in default_registry().specs("importer"):
+        importer: Any = spec.load()
+        if not isinstance(importer, Importer):
+            warnings.warn(f"importer plugin {spec.name!r} lacks NAME, sniff, parse or conversations; ignored",
+                          stacklevel=2)
+            continue
+        _place(importer, spec.meta.get("before"))
+
+
+def _place(importer: Importer, before: str | None) -> None:
+    items = [(k, v) for k, v in _registry.items() if k != importer.NAME]
+    position = next((n for n, (k, _) in enumerate(items) if k == before), len(items))
+    items.insert(position, (importer.NAME, importer))
+    _registry.clear()
+    _registry.update(items)
 
 
 def register(importer: Importer, *, before: str | None = None) -> None:
@@ -73,11 +75,7 @@ def register(importer: Importer, *, before: str | None = None) -> None:
     _ensure_builtins()
     if not isinstance(importer, Importer):
         raise TypeError("an importer needs NAME, sniff, parse and conversations")
-    items = [(k, v) for k, v in _registry.items() if k != importer.NAME]
-    position = next((n for n, (k, _) in enumerate(items) if k == before), len(items))
-    items.insert(position, (importer.NAME, importer))
-    _registry.clear()
-    _registry.update(items)
+    _place(importer, before)
 
 
 def list_formats() -> list[str]:

@@ -10,7 +10,6 @@ request past the safety-bounded budget (docs/design.md §3.2, §3.5).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,33 +18,13 @@ from inspector.engine.budget import hysteresis_ceiling
 from inspector.engine.history import LogRuns, row_digest_bytes, split_user_turns
 from inspector.engine.managers.base import BudgetTerms, CMDecision, ContextManager, Managed
 from inspector.engine.summarizers import calls_a_model
+from inspector.engine.summary_block import SUMMARY_PREFIX as SUMMARY_PREFIX
+from inspector.engine.summary_block import is_summary_block as is_summary_block
+from inspector.engine.summary_block import summary_block as summary_block
+from inspector.engine.summary_block import summary_body as summary_body
+from inspector.engine.summary_block import summary_turns as summary_turns
 from inspector.engine.types import Message
 from inspector.params import SUMMARIZING, SummarizingParams
-
-SUMMARY_PREFIX = "[Conversation summary — "
-
-
-def summary_block(turns: int, text: str) -> Message:
-    """The summary block format (a data format other tools recognise by its prefix)."""
-    return {"role": "system", "content": f"{SUMMARY_PREFIX}{turns} earlier exchange(s)]\n{text}"}
-
-
-def is_summary_block(msg: Message) -> bool:
-    c = msg.get("content")
-    return msg.get("role") == "system" and isinstance(c, str) and c.startswith(SUMMARY_PREFIX)
-
-
-def summary_body(msg: Message) -> str:
-    """The text of a summary block without its header line."""
-    c = str(msg.get("content") or "")
-    return c.split("\n", 1)[1] if "\n" in c else ""
-
-
-def summary_turns(msg: Message) -> int:
-    """How many earlier exchanges a summary block says it covers (0 when its header has no count)."""
-    m = re.match(re.escape(SUMMARY_PREFIX) + r"(\d+) ", str(msg.get("content") or ""))
-    return int(m.group(1)) if m else 0
-
 
 def fingerprint(groups: Sequence[Sequence[Message]]) -> str:
     """SHA-256 over roles, contents, tool-call ids/names/arguments and tool_call_ids (docs/design.md Q13):

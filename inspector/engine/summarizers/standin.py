@@ -21,8 +21,8 @@ import re
 from typing import Any
 
 from inspector.engine.identifiers import extract_identifiers, message_text
-from inspector.engine.managers.summarising import is_summary_block, summary_body
 from inspector.engine.summarizers import PricedUsage
+from inspector.engine.summary_block import is_summary_block, summary_body
 from inspector.engine.types import Message
 
 STANDIN_MODEL = "offline-stand-in"
