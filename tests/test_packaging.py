@@ -189,3 +189,19 @@ def test_the_app_opens_what_it_was_launched_with(tmp_path: Path, monkeypatch: py
     assert at.session_state["manifest_sample"] == "opened: agent.yaml"
     assert at.session_state["manifest_yaml"] == manifest.read_text()
     assert at.session_state["n_calls"] == 2  # episode 0 of the file: one reply per turn, two turns
+
+
+def test_the_app_knows_a_sample_by_the_editors_text_not_by_where_the_file_came_from() -> None:
+    """Q25 in the app: an uploaded copy that keeps the marker is a sample; the sample itself, edited
+    in the editor so that the marker is gone, is the user's own agent although it was read from the
+    samples folder."""
+    from inspector.report.app_views import ManifestInput, is_sample_input
+
+    text = (ROOT / "sample_manifests" / "small-window.yaml").read_text(encoding="utf-8")
+    folder = str(ROOT / "sample_manifests")
+    assert is_sample_input(ManifestInput(text, "small-window.yaml", folder, False))
+    assert is_sample_input(ManifestInput(text, "uploaded.yaml", None, False))
+    unmarked = "\n".join(ln for ln in text.splitlines() if "context-inspector/sample" not in ln)
+    assert unmarked != text
+    assert not is_sample_input(ManifestInput(unmarked, "small-window.yaml", folder, False))
+    assert not is_sample_input(ManifestInput("kind: [", "broken.yaml", folder, False))

@@ -9,6 +9,7 @@ Keeping these here (not in ``app.py``) lets the tests and notebooks reuse them w
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -195,8 +196,22 @@ class LiveSettings:
 
 
 def is_sample_input(m: ManifestInput) -> bool:
-    """Whether the editor holds one of the bundled samples (read from the samples folder)."""
-    return m.base_dir is not None and is_sample_manifest(Path(m.base_dir) / m.name)
+    """Whether the editor's manifest is a bundled sample: what its text declares (the marker
+    ``metadata.context-inspector/sample: true``, Q25), whether it was picked, uploaded or edited; a
+    text that does not load is not a sample (the page reports why)."""
+    return _text_is_sample(m.text)
+
+
+@functools.lru_cache(maxsize=32)
+def _text_is_sample(text: str) -> bool:
+    """The marker of a manifest text, read once per text (the page asks on every rerun)."""
+    from inspector.errors import InspectorError
+    from inspector.manifest import load_manifest_text
+
+    try:
+        return is_sample_manifest(load_manifest_text(text))
+    except (InspectorError, ValueError, TypeError):
+        return False
 
 
 def too_large(size: int, limit: int | None = None) -> str | None:
