@@ -25,7 +25,7 @@ from inspector.transcripts import load_transcript, sample_path
 
 CC = sample_path("demo_session.claude-code.jsonl")  # fields and their sources: docs/SAMPLE_LOGS.md
 OAI = sample_path("demo_calls.openai-log.jsonl")
-SMALL = Path(__file__).resolve().parents[1] / "sample_manifests" / "small-window.yaml"
+SMALL = Path(__file__).resolve().parents[2] / "sample_manifests" / "small-window.yaml"
 
 
 def _enc() -> Any:

@@ -32,7 +32,7 @@ from inspector.replay import replay
 from inspector.report import app_views as av
 from inspector.transcripts import load_transcript, sample_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 INPUT_BUDGET = 7200 - 1000 - 720
 
 

@@ -27,7 +27,7 @@ from inspector.report.tables import compare_table  # noqa: E402
 from inspector.sweep import combinations, sweep, sweep_one  # noqa: E402
 from inspector.transcripts import load_transcript, sample_path  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "sample_manifests" / "small-window.yaml"
 T1, T2 = sample_path("demo_support.json"), sample_path("demo_support.anthropic.json")
 SET = ["spec.models[0].context_window=4000"]

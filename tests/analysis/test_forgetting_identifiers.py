@@ -19,7 +19,7 @@ from inspector.planted import planted_conversation
 
 from tests.conftest import need_shared
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LABELS = ROOT / "benchmarks" / "data" / "forgetting_labels.json"
 
 

@@ -11,7 +11,7 @@ from inspector.engine.budget import Budget
 from inspector.replay import CallDecision, FrameRepair, replay
 from inspector.transcripts import load_transcript, sample_path
 
-MANIFEST = Path(__file__).resolve().parents[1] / "sample_manifests" / "small-window.yaml"
+MANIFEST = Path(__file__).resolve().parents[2] / "sample_manifests" / "small-window.yaml"
 
 
 def _replay(transcript: Any) -> Any:

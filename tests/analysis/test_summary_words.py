@@ -14,7 +14,7 @@ import pytest
 
 from inspector.vocabulary import ACTION_WORDS, EVENT_WORDS, NOT_SENT_ACTION_WORDS, action_words, summary_event
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TAU = ROOT.parent / "shared" / "data" / "transcripts" / "tau-bench" / "gpt-4o-airline.json"
 SMALL = ROOT / "sample_manifests" / "small-window.yaml"
 

@@ -33,7 +33,7 @@ from inspector.transcripts import load_transcript, sample_path
 
 from cli_run import run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "sample_manifests" / "small-window.yaml"
 T1, T2 = sample_path("demo_support.json"), sample_path("demo_support.anthropic.json")
 SET = ["spec.models[0].context_window=6000"]  # room for the demo's own system text and 15 tools (Q21)

@@ -22,7 +22,7 @@ from inspector.replay import SUMMARY_TRIMMED, replay
 from inspector.report import app_views as av
 from inspector.report.tables import frames_table, not_sent_table
 from inspector.transcripts import Transcript, load_transcript
-from tests.test_engine_properties import Echo, conversations, managers, text, trimmers
+from tests.engine.test_engine_invariants import Echo, conversations, managers, text, trimmers
 
 SAMPLE = ROOT / "sample_manifests" / "small-window.yaml"
 DEMO = ROOT / "inspector" / "samples" / "demo_support.json"

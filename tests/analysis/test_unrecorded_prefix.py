@@ -157,7 +157,7 @@ def test_a_sweep_counts_the_prefix_against_a_small_window() -> None:
 
     from inspector.sweep import sweep
 
-    small = Path(__file__).resolve().parents[1] / "sample_manifests" / "small-window.yaml"  # a 4 000-token window
+    small = Path(__file__).resolve().parents[2] / "sample_manifests" / "small-window.yaml"  # a 4 000-token window
     runs = [sweep(str(small), [str(CC)], {"keep_turns": [2]}, processes=1, progress=False, unrecorded_prefix=p)
             for p in (None, "auto")]
     # the recorded rows fit (at most 296 tokens); with the 15 860-token prefix no call fits 4 000

@@ -21,7 +21,7 @@ from inspector.compare import DEFAULT_STRATEGIES, OWN_STRATEGY
 from inspector.report import app_views as av
 from inspector.vocabulary import EVENT_WORDS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 SAMPLES = sorted(p.name for p in (ROOT / "sample_manifests").glob("*.yaml"))
 DEMO_CALLS = 27  # assistant messages of inspector/samples/demo_support.json

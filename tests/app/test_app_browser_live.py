@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from streamlit_server import free_port, served
 from test_app_browser import CHROMIUM, LAUNCH_ARGS, wait_for_call
-from test_live import wait_for_lines
+from tests.transcripts.test_live_logger import wait_for_lines
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [
     pytest.mark.browser,

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from inspector.bundled import AppLaunch
 from inspector.report import app_first_page as first
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 DEMO = ROOT / "inspector" / "samples" / "demo_support.json"
 

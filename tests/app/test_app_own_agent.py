@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from inspector.replay import SUMMARY_TRIMMED
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 
 

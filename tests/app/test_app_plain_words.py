@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from inspector.report import app_views as av
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 SHARED = av.SHARED_TRANSCRIPT_DIR
 ENGINE_CODES = ("unchanged-under-budget", "unchanged-too-few-turns", "window-slid", "stack-capped",

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_bar_html, call_strip_html
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -93,7 +93,7 @@ def test_a_sample_name_is_the_same_file_as_its_path(tmp_path: Path) -> None:
 def test_every_help_example_names_no_file_that_an_empty_folder_lacks() -> None:
     """The examples of ``--help`` use ``sample:NAME`` or files an earlier example writes; tests/test_installed.py
     runs them all from an empty folder after a wheel install."""
-    from test_installed import help_examples
+    from tests.package.test_installed import help_examples
 
     for line in help_examples():
         words = line.split()[2:]

@@ -13,7 +13,7 @@ import pytest
 
 from inspector.cli import build_parser, main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_manifests"
 SCRIPT = Path(sys.executable).parent / "context-inspector"
 

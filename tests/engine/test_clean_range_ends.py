@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from inspector.engine.incremental import RowIndex, clean_ranges
 from inspector.engine.pairing import check_provider_payload, sanitize_provider_messages
 from inspector.engine.tokens import make_counter
-from tests.test_incremental import payloads
+from test_incremental_equals_reference import payloads
 
 
 def _verdict(payload: list[dict], **kw: object) -> str:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from inspector.engine.history import LogRuns, split_user_turns, turn_starts
 from inspector.engine.managers.summarising import fingerprint
 from inspector.engine.tokens import EstimateCounter
-from tests.test_incremental_scaling import lookups, many_turns
+from test_per_call_work import lookups, many_turns
 
 ROW = st.one_of(
     st.builds(lambda t: {"role": "user", "content": t}, st.text(max_size=12)),

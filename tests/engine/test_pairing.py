@@ -19,7 +19,7 @@ from builders import ask, asst, call, result_ids, system, tool, toolturn, user
 from inspector.engine.pairing import check_pairing, check_provider_payload, sanitize_provider_messages
 from inspector.engine.types import ProviderPayloadError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _kinds(result: Any) -> list[str]:

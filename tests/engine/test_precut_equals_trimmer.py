@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from inspector.engine.assembler import ContextEngine
 from inspector.engine.managers.summarising import is_summary_block
 from inspector.manifest import settings_from_dict
-from tests.test_engine_properties import Echo, conversations, managers, text, trimmers
+from test_engine_invariants import Echo, conversations, managers, text, trimmers
 
 
 class S:

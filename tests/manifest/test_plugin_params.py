@@ -31,7 +31,7 @@ from inspector.manifest.settings import TrimmerSettings
 from inspector.params import SAFETY_MARGIN_RATIO, PluginParams, SummarizingParams
 from inspector.plugins import BUILTIN_SPECS, PluginSpec, builtin_params_table, default_registry, register
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENGINE_ONLY = {"engine", "models", "cache"}  # constructor arguments the engine passes, never a manifest
 LIMITS = ModelLimits(model="m", effective_model="m", window=100_000, window_source="test", completion=1_000,
                      completion_source="test", input_cost_per_token=None, output_cost_per_token=None,

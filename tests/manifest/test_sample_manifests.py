@@ -8,7 +8,7 @@ import pytest
 
 from inspector.manifest import load_manifest, validate_file
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_manifests"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_manifests"
 NAMES = ["default", "summarising-drop", "summarising-llm", "sliding-window", "stack", "compaction-sugar",
          "small-window", "support-demo"]
 

@@ -27,7 +27,7 @@ def rel(p: Path) -> str:
 
 # the tests and the other documents cite the design note too (this file names the pattern it bans)
 CITING = [*SOURCES, *sorted((ROOT / "docs").glob("*.md")),
-          *sorted(p for p in (ROOT / "tests").glob("*.py") if p.name != "test_docs.py")]
+          *sorted(p for p in (ROOT / "tests").rglob("*.py") if p.name != "test_docs.py")]
 ESTIMATES = set(re.findall(r"^\| (E\d) \|", DESIGN, re.MULTILINE)) | \
     set(re.findall(r"^- \*\*(E\d)\*\*", DESIGN, re.MULTILINE))
 

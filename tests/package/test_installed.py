@@ -25,7 +25,7 @@ import pytest
 
 from cli_run import run
 from conftest import ROOT
-from test_readme import CLI_LINES
+from tests.package.test_readme import CLI_LINES
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from inspector.calibration import calibrate
 from inspector.transcripts import detect_format, list_conversations, load_transcript, parse_transcript
 from inspector.transcripts.claude_code import COMPACTION_PREFIX
 
-LOG = Path(__file__).parent / "data" / "transcripts" / "claude-code-slash-command.jsonl"
+LOG = Path(__file__).parents[1] / "data" / "transcripts" / "claude-code-slash-command.jsonl"
 
 
 def lines() -> list[dict[str, Any]]:

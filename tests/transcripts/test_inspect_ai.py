@@ -24,7 +24,7 @@ from inspector.calibration import calibrate, provider_input_tokens
 from inspector.transcripts import TranscriptError, detect_format, list_conversations, load_transcript, parse_transcript
 from inspector.transcripts.inspect_ai import call_usage
 
-DATA = Path(__file__).parent / "data" / "transcripts"
+DATA = Path(__file__).parents[1] / "data" / "transcripts"
 POPULARITY = DATA / "popularity.eval"  # openai/gpt-4o-mini, 10 samples, inspect_ai 0.3.58
 DEDUP = DATA / "log_message_deduplication.eval"  # 0.3.135: message_pool + input_refs, tool calls
 OLD_JSON = DATA / "log_formats.json"  # 0.3.41 .json: events under sample.transcript

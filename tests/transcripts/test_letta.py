@@ -21,7 +21,7 @@ import pytest
 
 from inspector.transcripts import TranscriptError, detect_format, list_conversations, load_transcript, parse_transcript
 
-DATA = Path(__file__).parent / "data" / "transcripts"
+DATA = Path(__file__).parents[1] / "data" / "transcripts"
 CONVO = DATA / "memgpt_agent_with_convo.current.af"
 BUILDER = DATA / "lettabot-builder.trimmed.af"
 

@@ -20,7 +20,7 @@ import pytest
 from inspector.calibration import calibrate
 from inspector.transcripts import TranscriptError, detect_format, list_conversations, load_transcript, parse_transcript
 
-LOG = Path(__file__).parent / "data" / "transcripts" / "litellm-standard-logging.jsonl"
+LOG = Path(__file__).parents[1] / "data" / "transcripts" / "litellm-standard-logging.jsonl"
 
 
 def payloads() -> list[dict[str, Any]]:

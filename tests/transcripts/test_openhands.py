@@ -20,7 +20,7 @@ import pytest
 from inspector.calibration import calibrate
 from inspector.transcripts import TranscriptError, detect_format, load_transcript, parse_transcript
 
-TRAJ = Path(__file__).parent / "data" / "transcripts" / "openhands_wrong_initial_state.json"
+TRAJ = Path(__file__).parents[1] / "data" / "transcripts" / "openhands_wrong_initial_state.json"
 
 
 def events() -> list[dict[str, Any]]:

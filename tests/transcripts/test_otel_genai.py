@@ -23,7 +23,7 @@ import pytest
 from inspector.calibration import calibrate, provider_input_tokens
 from inspector.transcripts import TranscriptError, detect_format, list_conversations, load_transcript, parse_transcript
 
-DATA = Path(__file__).parent / "data" / "transcripts"
+DATA = Path(__file__).parents[1] / "data" / "transcripts"
 SEMCONV = DATA / "otel-semconv.otlp.json"
 OPENLLMETRY = DATA / "otel-openllmetry.otlp.jsonl"
 OPENINFERENCE = DATA / "otel-openinference.otlp.json"
