@@ -1,4 +1,4 @@
-"""The bundled demo demonstrates (issue 28 point 6): the demo conversation under the sample manifest
+"""The bundled demo demonstrates: the demo conversation under the sample manifest
 designed with it (``support-demo.yaml``, what the app and ``context-inspector app`` open by
 default) shows every mechanism in one conversation, so it cannot silently stop showing one.
 

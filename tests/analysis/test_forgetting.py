@@ -238,7 +238,7 @@ class _Counting:
         return "new summary"
 
 
-def test_q23_previous_summary_alone_is_reused_not_resummarised() -> None:
+def test_a_previous_summary_alone_is_reused_not_resummarised() -> None:
     summ = _Counting()
     cm = SummarizingConversation(keep_turns=2, summarizer=summ)
     block = summary_block(3, "ticket SEC-88213")
@@ -254,7 +254,7 @@ def test_q23_previous_summary_alone_is_reused_not_resummarised() -> None:
     assert len(summ.inputs) == 1 and summ.inputs[0][0] is block and len(summ.inputs[0]) == 3
 
 
-def test_q23_no_replay_call_summarises_only_a_summary(manifest: object) -> None:
+def test_no_replay_call_summarises_only_a_summary(manifest: object) -> None:
     conv = planted_conversation(4)
     seen: list[list[dict]] = []
 
@@ -276,7 +276,7 @@ def test_bundled_planted_sample_is_the_generator_output() -> None:
     assert doc["messages"] == planted_conversation(7, turns=30, facts=9).transcript.messages
 
 
-# --- cost: the detector reads frames' runs, never expands them (issue 13) ---------------------------
+# --- cost: the detector reads frames' runs, never expands them ---------------------------
 
 def _reference_not_sent(rp: object, call: int) -> set[int]:
     """Independent expectation: messages before the reply that the expanded payload does not show."""
@@ -321,7 +321,7 @@ def test_forgetting_never_expands_a_frames_payload_runs(manifest: object, monkey
     assert expanded[0] == 0
 
 
-# --- the detector's rules on hand-built conversations (issue 25: each fails under a one-line bug) ---
+# --- the detector's rules on hand-built conversations (each fails under a one-line bug) ---
 
 def _transcript(msgs: list[dict], tools: list | None = None) -> object:
     from inspector.transcripts.model import Transcript
@@ -397,12 +397,12 @@ def test_the_reported_holder_is_the_newest_message_not_sent() -> None:
     assert lost == [(3, "SEC-88213", ("next_reply",), 1, "dropped at the commit of turn 2 (the stored history keeps the newest turns)")]
 
 
-# --- issue 28: the words follow what was sent --------------------------------------------------------
+# --- the words follow what was sent --------------------------------------------------------
 
 def test_a_message_summarised_into_a_summary_that_was_trimmed_says_it_was_not_sent() -> None:
     """The demo under support-demo.yaml (keep_turns 2): the commit of turn 3 folds turn 1 into a
     summary; in turn 4 the history crosses the trigger at call 8 and the summary is reused and sent,
-    at call 9 the trimmer cuts it (issue 28)."""
+    at call 9 the trimmer cuts it."""
     from inspector.forgetting import not_sent_reasons
     from inspector.replay import replay
     from inspector.transcripts import load_transcript, sample_path
@@ -446,7 +446,7 @@ def test_a_message_folded_in_the_call_names_the_summary_only_if_it_was_sent(acti
     assert not_sent_reasons(rp, len(rp.frames) - 1) == {0: expected, 1: expected}
 
 
-# --- cost: linear in the transcript (issue 26): operation counts, not times ------------------------
+# --- cost: linear in the transcript: operation counts, not times ------------------------
 
 def _one_long_turn(rounds: int) -> list[dict]:
     """One user message, then ``rounds`` tool rounds (an ask with one argument, its result)."""
@@ -655,7 +655,7 @@ def test_the_linear_detector_equals_the_rule_read_plainly(manifest: object) -> N
     assert lost_somewhere >= 3  # the cases exercise the loss path, not only the counts
 
 
-# --- where a working-memory loss is reported (the lead's rule, issue 26) ------------------------------
+# --- where a working-memory loss is reported ------------------------------
 
 def _rounds_turn(rounds: int, refs: dict[int, str] | None = None) -> list[dict]:
     """One user message, then ``rounds`` tool rounds: round j asks ``read`` with ``{"path": "file_j.py"}``

@@ -1,4 +1,4 @@
-"""The extractor's masks (issue 28 point 5): keys and exception names are not forgotten facts.
+"""The extractor's masks: keys and exception names are not forgotten facts.
 
 Bug classes: a JSON key (``address1``, ``zip``) reported as a forgotten reference; a key mask so
 wide it hides a value, an id used as a map key or a planted fact (recall falls); an exception
@@ -61,7 +61,7 @@ def test_a_quoted_word_without_a_colon_is_still_reported() -> None:
         "city": "quoted", "blue-green plan": "quoted", "zip": "quoted"}
 
 
-def test_issue_25_rules_hold_a_bare_five_digit_number_and_short_argument_values() -> None:
+def test_the_identifier_rules_hold_a_bare_five_digit_number_and_short_argument_values() -> None:
     assert _found("the order 48213 shipped, not 4821") == {"48213": "id"}
     args = {i.text: i.kind for i in argument_identifiers('{"origin": "SFO", "destination": "JFK", "date": "2024-05-24"}')}
     assert {"SFO", "JFK", "2024-05-24"} <= set(args) and "origin" not in args and "destination" not in args

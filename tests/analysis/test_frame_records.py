@@ -1,4 +1,4 @@
-"""Frames hold the engine's typed records, and repairs name real transcript messages (issue 12, point 3)."""
+"""Frames hold the engine's typed records, and repairs name real transcript messages."""
 
 from __future__ import annotations
 

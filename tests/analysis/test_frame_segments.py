@@ -1,16 +1,15 @@
-"""Issue 13, seventh pass (the replay's recording side): the fast paths a frame is now recorded
-through give exactly what the general code gave, for every layout and every removal, not only the
-usual shapes the byte-identity check replays.
+"""How a frame records its payload and its removals: the shortcuts for the usual shapes give exactly
+what the general path gives, for every layout and every removal, not only the usual shapes the
+byte-identity check replays.
 
 * ``_segments`` takes a layout part that is one plain transcript run (a span read from its two ends,
   a row that is a transcript message as is) in place, and sends every other part through
-  ``_part_segments``: held equal to the recorder's code before this pass (``old_segments`` below,
-  kept here verbatim as the oracle) and to the general path alone (every part through
-  ``_part_segments``), over random layouts, including rows of no transcript index, rebound copies,
-  a transcript holding one message object twice, and spans that break the log's premise;
+  ``_part_segments``: held equal to the general path alone (every part through ``_part_segments``,
+  adjacent plain runs merged) over random layouts, including rows of no transcript index, rebound
+  copies, a transcript holding one message object twice, and spans that break the log's premise;
 * ``_removed`` answers a call that removed nothing without reading further, and extends the last
-  range in place for a removal right after it: held equal to the code before this pass
-  (``old_removed``) over random pre-cuts and trimmer removals;
+  range in place for a removal right after it: held equal to the general path (every removed part
+  through :meth:`_Refs.add_run`, then one merge of the ranges) over random pre-cuts and trimmer removals;
 * a frame keeps the shipped assembler's ``bands`` dict as it is (a new one every call) and copies
   any other assembler's, which may be one dict updated in place.
 """
@@ -39,67 +38,9 @@ from inspector.transcripts import parse_transcript
 Message = dict[str, Any]
 
 
-# -- the oracles: the recorder's code before this pass -------------------------------------------
+# -- the general paths: every part the same way, no shortcut ----------------------------------
 
-def old_segments(layout: Iterable[Any], refs: _Refs) -> list[Any]:
-    out: list[Any] = []
-    add = out.append
-    ref_of, msgs = refs.ref, refs.msgs
-    o_ref, o_n, o_band = 0, 0, None
-    for part in layout:
-        if type(part) is Span:
-            rows, band, lo, hi = part.rows, part.band, part.lo, part.hi
-            if hi <= lo:
-                continue
-            a = refs.whole(rows, lo, hi)
-            pieces: Iterable[tuple[int | None, int]] = ((a, hi - lo),) if a is not None else refs.runs(rows, lo, hi)
-            at = lo
-            for ref, n in pieces:
-                if ref is None:
-                    if o_band is not None:
-                        add((o_ref, o_n, o_band, None, None))
-                        o_band = None
-                    for m in rows[at:at + n]:
-                        add((None, 1, band, None, m))
-                elif o_band == band and o_ref + o_n == ref:
-                    o_n += n
-                else:
-                    if o_band is not None:
-                        add((o_ref, o_n, o_band, None, None))
-                    o_ref, o_n, o_band = ref, n, band
-                at += n
-            continue
-        msg, src, band = part.message, part.source, part.band
-        r = ref_of.get(id(msg))
-        if r is not None and msgs[r] is not msg:
-            r = None
-        if r is not None and msg is src:
-            own = None
-        else:
-            own = msg
-            if r is None and src is not None:
-                r = refs.get(src)
-        kind = part.synthetic
-        if kind is None and r is None:
-            kind = "system_band" if band == "system" else ("summary" if band == "summary" else None)
-        if own is None and r is not None and kind is None:
-            if o_band == band and o_ref + o_n == r:
-                o_n += 1
-            else:
-                if o_band is not None:
-                    add((o_ref, o_n, o_band, None, None))
-                o_ref, o_n, o_band = r, 1, band
-        else:
-            if o_band is not None:
-                add((o_ref, o_n, o_band, None, None))
-                o_band = None
-            add((r, 1, band, kind, own))
-    if o_band is not None:
-        add((o_ref, o_n, o_band, None, None))
-    return out
-
-
-def _old_merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for lo, hi in sorted(ranges):
         if out and lo <= out[-1][1]:
@@ -110,7 +51,10 @@ def _old_merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def old_removed(asm: Any, refs: _Refs) -> tuple[tuple[tuple[int, int], ...], int, tuple[dict[str, Any], ...]]:
+def general_removed(asm: Any, refs: _Refs) -> tuple[tuple[tuple[int, int], ...], int, tuple[dict[str, Any], ...]]:
+    """Every removed part through :meth:`_Refs.add_run` (a single row by its own index), then one
+    merge; summary blocks not sent: rows of no transcript index among the pre-cut's first three and
+    the trimmer's single rows."""
     removed, pre = asm.trimmer_removed, asm.precut
     few: Sequence[Any] = removed.parts() if isinstance(removed, Removals) else removed
     ranges: list[tuple[int, int]] = []
@@ -141,7 +85,7 @@ def old_removed(asm: Any, refs: _Refs) -> tuple[tuple[tuple[int, int], ...], int
                 ranges.append((r, r + 1))
     not_sent = tuple([{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
                       for m in lone if is_summary_block(m)]) if lone else ()
-    return tuple(ranges if len(ranges) < 2 else _old_merge(ranges)), synth, not_sent
+    return tuple(ranges if len(ranges) < 2 else merged(ranges)), synth, not_sent
 
 
 def general_segments(layout: Iterable[Any], refs: _Refs) -> list[Any]:
@@ -222,12 +166,10 @@ def layouts(draw: Any) -> tuple[list[Message], list[Any]]:
 
 @settings(max_examples=400, deadline=None)
 @given(layouts())
-def test_segments_fast_paths_equal_the_code_before_and_the_general_path(case: tuple[list[Message], list[Any]]) -> None:
+def test_segments_equal_the_general_path(case: tuple[list[Message], list[Any]]) -> None:
     msgs, layout = case
     refs = _Refs(msgs)
-    got = _segments(layout, refs)
-    assert got == old_segments(layout, refs)
-    assert got == general_segments(layout, refs)
+    assert _segments(layout, refs) == general_segments(layout, refs)
 
 
 def test_segments_of_the_usual_layout_are_plain_runs() -> None:
@@ -248,10 +190,10 @@ def test_a_message_object_standing_twice_in_the_transcript_takes_its_later_index
     msgs = [x, d, y, d]  # later duplicates win: d is message 3
     refs = _Refs(msgs)
     layout = [Span([x, d], 0, 2, "history")]
-    assert _segments(layout, refs) == old_segments(layout, refs) == [(0, 1, "history", None, None),
+    assert _segments(layout, refs) == general_segments(layout, refs) == [(0, 1, "history", None, None),
                                                                       (3, 1, "history", None, None)]
     asm = SimpleNamespace(precut=RowsView([], [x, d], 0, 2), trimmer_removed=[Removal(y, "history")])
-    assert _removed(asm, refs) == old_removed(asm, refs) == (((0, 1), (2, 4)), 0, ())
+    assert _removed(asm, refs) == general_removed(asm, refs) == (((0, 1), (2, 4)), 0, ())
 
 
 @st.composite
@@ -284,10 +226,10 @@ def removals(draw: Any) -> tuple[list[Message], Any]:
 
 @settings(max_examples=400, deadline=None)
 @given(removals())
-def test_removed_fast_paths_equal_the_code_before(case: tuple[list[Message], Any]) -> None:
+def test_removed_equals_the_general_path(case: tuple[list[Message], Any]) -> None:
     msgs, asm = case
     refs = _Refs(msgs)
-    assert _removed(asm, refs) == old_removed(asm, refs)
+    assert _removed(asm, refs) == general_removed(asm, refs)
 
 
 def test_removed_after_the_precut_extend_its_range() -> None:

@@ -1,4 +1,4 @@
-"""What the faces compute per replay stays linear (issue 26): operation counts, not times.
+"""What the faces compute per replay stays linear: operation counts, not times.
 
 Bug classes: a per-row property that rebuilds a frame's whole row list read inside a loop over the
 rows (a payload of n rows costs n²), and a per-call view that recomputes a whole-replay analysis

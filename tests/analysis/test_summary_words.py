@@ -1,4 +1,4 @@
-"""Issue 28 (1): a summary computed or reused whose block the token trimmer cut is "not sent", on
+"""A summary computed or reused whose block the token trimmer cut is "not sent", on
 every face — the words come from one place (:func:`inspector.vocabulary.action_words`,
 :func:`~inspector.vocabulary.summary_event`)."""
 

@@ -1,4 +1,4 @@
-"""The unrecorded prefix (issue 31): what a log leaves out of every call (Claude Code's, OpenHands'
+"""The unrecorded prefix: what a log leaves out of every call (Claude Code's, OpenHands'
 system prompt and tool schemas), estimated as the calibration's fitted offset, stated wherever a
 budget is shown and, opt-in, added to the budget as a fixed part of every call.
 

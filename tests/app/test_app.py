@@ -585,7 +585,7 @@ def test_this_call_notes_an_observed_compaction() -> None:
     assert any("Observed compaction" in i.value for i in at.info)
 
 
-# --- forgotten references (issue 14) and the fleet view (issue 15) ------------------------------------------
+# --- forgotten references and the fleet view --------------------------------------------------------------------------
 
 def message_text(rp_messages: list[dict[str, Any]], index: int) -> str:
     return json.dumps(rp_messages[index], ensure_ascii=False)
@@ -651,7 +651,7 @@ def test_fleet_view_summarises_every_conversation_like_the_cli(tmp_path: Path) -
     assert list(frame_by_columns(at, "strategy", "convs")["convs"]) == [5, 5]
 
 
-# --- stepping by event, the editor, side by side (issue 11) ----------------------------------------------------
+# --- stepping by event, the editor, side by side ----------------------------------------------------
 
 def test_jump_to_next_and_previous_event_lands_on_the_calls_the_replay_records() -> None:
     from inspector.manifest import load_manifest

@@ -1,6 +1,6 @@
-"""Live in a real browser (issue 31): an agent's litellm calls, written by ``inspector.live.JsonlLogger``
+"""Live in a real browser: an agent's litellm calls, written by ``inspector.live.JsonlLogger``
 against the local test server, appear in ``context-inspector app --follow FILE`` as they arrive, and
-the stepper moves to the newest call. Headless Chromium, as tests/test_app_browser.py."""
+the stepper moves to the newest call. Headless Chromium, as tests/app/test_app_browser.py."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Issue 28 in a real browser: the app tells the truth at a glance, and is readable at 1024×768.
+"""In a real browser, the app tells the truth at a glance, and is readable at 1024×768.
 
 Each test drives the app served as ``context-inspector app`` serves it, in headless Chromium
 (Debian's, never ``playwright install``), and checks what a user sees against what the package's
-own replay says. Each one failed on the app before issue 28 (the summary words and counts, the
+own replay says. Each one failed on an earlier app (the summary words and counts, the
 over-budget bar, a failed upload, a manifest picked after an upload, the 1024×768 layout).
 Browser tests are CPU-heavy: run this file alone. ``UPDATE_DOCS_SCREENSHOT=1`` refreshes the
 screenshots in docs/.
@@ -329,7 +329,7 @@ PAGE_TEXT = """() => { const main = document.querySelector('[data-testid=stMain]
 def test_no_engine_code_appears_on_the_demo_pages_in_the_browser(page: Any) -> None:
     """The demo's views as the browser shows them (chat rows, HTML, captions, the timeline's SVG
     text), at a call of every kind of manager action and at the first repair. The shared
-    transcripts and the table cells are scanned under AppTest (tests/test_app_plain_words.py)."""
+    transcripts and the table cells are scanned under AppTest (tests/app/test_app_plain_words.py)."""
     from test_app_plain_words import ENGINE_CODES
 
     rp = demo_replay()

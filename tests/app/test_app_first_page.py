@@ -1,4 +1,4 @@
-"""The server's warm-up prepares the first page's replay under the key the page reads (issue 26).
+"""The server's warm-up prepares the first page's replay under the key the page reads.
 
 Bug class: the warm-up replays something the first page never asks for (the demo when the app was
 started on another transcript, or the right transcript under another key), so the first page

@@ -1,4 +1,4 @@
-"""The app following a live file (``context-inspector app --follow FILE``, issue 31): calls written
+"""The app following a live file (``context-inspector app --follow FILE``): calls written
 by ``inspector.live.JsonlLogger`` appear as they arrive, the stepper stays on the newest call, and
 each call's request as really sent sits beside the replay's payload. AppTest, in process."""
 

@@ -49,7 +49,7 @@ def test_the_demo_runs_as_its_own_agent_and_states_it() -> None:
 
 
 def test_opening_a_transcript_leaves_the_agent_switches_as_they_are() -> None:
-    """Issue 28: one rule for every way of opening a pair (the policy's, as on the command line);
+    """One rule for every way of opening a pair (the policy's, as on the command line);
     opening another transcript never turns a switch the user set back to the transcript's."""
     at = start()
     at.radio(key="agent_source").set_value("manifest").run()

@@ -1,4 +1,4 @@
-"""Issue 28: the app says what happened in plain words, and what it says follows what was sent.
+"""The app says what happened in plain words, and what it says follows what was sent.
 
 AppTest (no browser): every rendered element of every view is read back as text — Markdown,
 captions, alerts, headings, metrics, picker options, HTML blocks, table cells and the timeline's
@@ -24,7 +24,7 @@ APP = str(ROOT / "app.py")
 SHARED = av.SHARED_TRANSCRIPT_DIR
 ENGINE_CODES = ("unchanged-under-budget", "unchanged-too-few-turns", "window-slid", "stack-capped",
                 "summarizer-failed", "ask_stripped", "orphan_dropped", "reused_tool_call_id", "truncated_after_tool")
-"""The codes issue 28 lists: none may appear as text in the app's views."""
+"""The engine's codes: none may appear as text in the app's views."""
 
 
 def start(transcript: str | None = None) -> AppTest:
@@ -122,7 +122,7 @@ def test_no_engine_code_appears_as_text_on_a_shared_transcript(name: str) -> Non
 
 
 def test_the_band_table_lists_no_over_budget_band_and_adds_up_to_what_the_call_asks_for() -> None:
-    """Issue 28 (2): over budget, the overflow is the part past the window line, not a band; the
+    """Over budget, the overflow is the part past the window line, not a band; the
     shares are of the window, so they add up to (payload + reserve + margin) / window, once."""
     tau2 = "tau2-bench/toolorchestra_airline_gpt-5_1trial.json"
     if not (SHARED / tau2).exists():
@@ -154,7 +154,7 @@ def test_the_context_manager_caption_says_a_trimmed_summary_was_not_sent() -> No
 
 
 def test_every_not_sent_row_says_why_on_its_one_line() -> None:
-    """Issue 28 (9): a "Not sent & why" chat row says its reason before it is opened, not only in
+    """A "Not sent & why" chat row says its reason before it is opened, not only in
     the box inside it."""
     from inspector.manifest import load_manifest
     from inspector.replay import replay

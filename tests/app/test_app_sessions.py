@@ -1,4 +1,4 @@
-"""Four concurrent browser sessions on different transcripts never mix their state (issue 6, under load).
+"""Four concurrent browser sessions on different transcripts never mix their state, under load.
 
 One real `streamlit run` server, four isolated Chromium contexts (four websocket sessions alive at
 once). Each uploads its own transcript, then the sessions step in an interleaved order; every page

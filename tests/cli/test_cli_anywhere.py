@@ -1,4 +1,4 @@
-"""Issue 27 through the console script: samples named anywhere (``sample:NAME``, ``samples``,
+"""Through the console script: samples named anywhere (``sample:NAME``, ``samples``,
 ``samples copy``), the sample marker (Q25), exit statuses and pipes, widths and hints, what
 ``observed`` shows, the pending next call, and retired model ids."""
 
@@ -91,7 +91,7 @@ def test_a_sample_name_is_the_same_file_as_its_path(tmp_path: Path) -> None:
 
 
 def test_every_help_example_names_no_file_that_an_empty_folder_lacks() -> None:
-    """The examples of ``--help`` use ``sample:NAME`` or files an earlier example writes; tests/test_installed.py
+    """The examples of ``--help`` use ``sample:NAME`` or files an earlier example writes; tests/package/test_installed.py
     runs them all from an empty folder after a wheel install."""
     from tests.package.test_installed import help_examples
 

@@ -79,7 +79,7 @@ def test_compare_replay_and_import_draw_progress_on_a_terminal(tb: Path, cmd: li
 
 
 STATED = ["policy", "agent", "summarizer"]
-"""The lines every replaying command writes on stderr to say what was in force (issue 9)."""
+"""The lines every replaying command writes on stderr to say what was in force."""
 
 
 @pytest.mark.parametrize("cmd", [

@@ -1,4 +1,4 @@
-"""Issue 9, point 1 through the console script: ``context-inspector replay TRANSCRIPT`` with no
+"""Through the console script: ``context-inspector replay TRANSCRIPT`` with no
 manifest replays every shared transcript as its own agent — its system text is the first payload
 row, its tool schemas are the tools sent, and its recorded model's window (litellm's model map) is
 the window — and ``compare``, ``sweep`` and ``observed`` take the transcript alone as well.

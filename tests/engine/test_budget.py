@@ -5,6 +5,8 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inspector.engine.budget import CalibrationError, compute_budget, resolve_calibration
 from inspector.engine.limits import ModelResolutionError, resolve_limits, resolve_mapped_model
@@ -81,7 +83,7 @@ def test_fixed_parts_reduce_the_hard_budget() -> None:
     assert budget_for({}, fixed=1_000).hard == 112_200
 
 
-def test_unknown_model_falls_back_with_one_warning_per_name_scenario_13() -> None:
+def test_unknown_model_falls_back_with_one_warning_per_name() -> None:
     spec = {"models": [{"model": "acme/foo-unknown-xyz"}]}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -91,7 +93,7 @@ def test_unknown_model_falls_back_with_one_warning_per_name_scenario_13() -> Non
     assert sum("acme/foo-unknown-xyz" in str(w.message) for w in caught) == 1
 
 
-def test_litellm_model_info_and_explicit_window_wins_scenario_13() -> None:
+def test_litellm_model_info_and_explicit_window_wins() -> None:
     b = budget_for({"models": [{"model": "vertex_ai/gemini-2.5-flash"}]})
     assert (b.window, b.window_source) == (1_048_576, "litellm")
     b = budget_for({"models": [{"model": "vertex_ai/gemini-2.5-flash", "context_window": 50_000}]})
@@ -117,7 +119,7 @@ def test_mapping_cycles_are_errors() -> None:
         resolve_mapped_model("m0", chain)
 
 
-def test_budgets_use_the_primary_model_scenario_14() -> None:
+def test_budgets_use_the_primary_model() -> None:
     spec = {"models": [{"id": "main", "context_window": 128_000, "max_tokens": 2_000},
                        {"id": "summarizer", "context_window": 8_000}]}
     b = budget_for(spec)
@@ -138,7 +140,7 @@ class Row:
     ("summarizer", [Row("summarizer", "any")], "gpt-4o", ("gpt-4o", "agent")),
     (None, [Row("summarizer", "gpt-4o-mini")], "gpt-4o", ("gpt-4o-mini", "spec.models[id=summarizer]")),
 ])
-def test_summary_model_selection_scenario_15(requested, rows, engine, expected) -> None:  # noqa: ANN001
+def test_summary_model_selection(requested, rows, engine, expected) -> None:  # noqa: ANN001
     assert resolve_summary_model(requested, rows, engine) == expected
 
 
@@ -227,3 +229,31 @@ def test_a_row_whose_extra_is_not_a_mapping_has_no_calibration() -> None:
     limits = resolve_limits(_settings({"models": [{"model": "gpt-4o"}]}))
     assert resolve_calibration(_Row("token_calibration"), limits, "estimate") == (None, None)
     assert resolve_calibration(_Row(["token_calibration"]), limits, "estimate") == (None, None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(max_tokens=st.integers(1, 2_000_000), fixed=st.integers(0, 300_000),
+       margin_ratio=st.sampled_from([0.0, 0.05, 0.1, 0.15, 0.2, 0.33, 0.5]),
+       hysteresis=st.sampled_from([0.0, 0.1, 0.15, 0.25, 0.3, 0.7, 1.0]),
+       calibration=st.sampled_from([None, 0.8, 1.0, 1.17, 1.3]))
+def test_the_budget_by_integer_division_equals_the_exact_fraction_formulas(
+        max_tokens: int, fixed: int, margin_ratio: float, hysteresis: float, calibration: float | None) -> None:
+    """The per-call budget divides integers instead of building Fractions; the result must be the
+    exact rational formulas of docs/design.md §3.2, computed here independently with Fraction."""
+    import math
+    from fractions import Fraction
+    from types import SimpleNamespace
+
+    from inspector.engine.budget import compute_budget
+
+    limits = SimpleNamespace(window=max_tokens, window_source="test", completion=100, completion_source="test")
+    trimmer = SimpleNamespace(max_tokens=None, reserve_tokens=None, safety_margin_ratio=margin_ratio)
+    b = compute_budget(limits, trimmer, fixed=fixed, tool_tokens=0, summarizing=True,  # type: ignore[arg-type]
+                       hysteresis_ratio=hysteresis, calibration=calibration)
+    cap = max(1, math.floor(Fraction(max_tokens) / Fraction(str(calibration)))) if calibration else max_tokens
+    margin = math.ceil(cap * Fraction(str(margin_ratio)))
+    hard = max(1, cap - 100 - margin - fixed)
+    r = Fraction(str(hysteresis))
+    hint = max(1, math.floor(hard / (1 + r)))
+    assert (b.max_tokens, b.margin, b.hard, b.hint) == (cap, margin, hard, hint)
+    assert b.ceiling == max(hint, math.floor(hint * (1 + r)))

@@ -1,5 +1,5 @@
 """The per-call budget record: immutable, and what is remembered between calls never outlives a change
-of the settings it was computed from (issue 13, fifth pass: the call-independent part is computed once
+of the settings it was computed from (the call-independent part is computed once
 per distinct setting, only ``fixed`` and what follows from it per call)."""
 
 from __future__ import annotations

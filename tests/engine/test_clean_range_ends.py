@@ -1,4 +1,4 @@
-"""Clean ranges that reach the ends of a range (issue 13, sixth pass).
+"""Clean ranges that reach the ends of a range.
 
 :func:`~inspector.engine.incremental.clean_ranges` gives the first unit of a range when it begins
 at the range's start, and with ``to_end`` (the range ends the payload, as working memory does) the
@@ -30,8 +30,8 @@ def _verdict(payload: list[dict], **kw: object) -> str:
 @given(rows=payloads(), cut=st.integers(0, 60), to_end=st.booleans(), user_after=st.booleans())
 def test_skipping_the_ranges_clean_ends_equals_the_full_pass(rows: list[dict], cut: int, to_end: bool,
                                                             user_after: bool) -> None:
-    """``to_end`` holds for a range followed by nothing or by a row that is not a tool row (the seventh
-    pass gives it to the committed log's range when the user turn follows): both are checked."""
+    """``to_end`` holds for a range followed by nothing or by a row that is not a tool row (the assembly
+    gives it to the committed log's range when the user turn follows): both are checked."""
     idx = RowIndex(make_counter("estimate")).sync(rows)
     lo = min(cut, len(rows))
     tail = [{"role": "user", "content": "now"}] if user_after or not to_end else []

@@ -1,9 +1,9 @@
-"""Issue 13, seventh pass (the commit path): each fast path equals the general one it stands for.
+"""The commit path: each shortcut equals the general one it stands for.
 
 * :func:`~inspector.engine.history.call_ids` checks the usual shape by exact type before
   ``isinstance``: the same ids as the plain ``isinstance`` loop for every shape. (A C-level read of
-  the usual shape, ``map(dict.get, ...)`` checked with ``frozenset.issuperset``, was tried in this
-  pass and dropped: fewer executed lines, but about four times slower for asks of one or two calls.)
+  the usual shape, ``map(dict.get, ...)`` checked with ``frozenset.issuperset``, was tried and
+  dropped: fewer executed lines, but about four times slower for asks of one or two calls.)
 * :meth:`~inspector.engine.archive.Archive.apply_managed` keeps its copy of ``managed`` as the new
   projection after a fold instead of rebuilding it from the covering set: it must be the rebuilt
   projection, row for row by identity, also after later commits and a snapshot round trip.

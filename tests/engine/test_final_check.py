@@ -1,4 +1,4 @@
-"""The final check nothing can skip (issue 25, docs/design.md §3.8) and ids at the engine's boundary (Q19).
+"""The final check nothing can skip (docs/design.md §3.8) and ids at the engine's boundary (Q19).
 
 Bug class: a shortcut trusted beyond what it proves. ``ContextEngine.assemble`` skips reading the
 payload again when the default assembler's pairing pass already read it (``verified``) and reads

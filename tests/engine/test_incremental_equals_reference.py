@@ -1,4 +1,4 @@
-"""Incremental assembly equals the full-payload reference at every call (issue 13).
+"""Incremental assembly equals the full-payload reference at every call.
 
 The incremental path (running sums over the committed log and working memory, cuts by bisection,
 pairing repair and final check over the dirty units only, bands from sums) must give exactly what
@@ -323,6 +323,6 @@ def q24_conversations(draw):  # noqa: ANN001, ANN201
 @given(cm=managers, convo=q24_conversations(), system=text, counter=st.sampled_from(["estimate", "tiktoken"]),
        trimmer=st.fixed_dictionaries({"max_tokens": st.integers(60, 900), "reserve_tokens": st.integers(0, 60),
                                       "safety_margin_ratio": st.just(0.0)}))
-def test_q24_groups_give_one_result_on_both_paths_with_or_without_the_precut(cm: dict, trimmer: dict, convo: list,
+def test_trim_groups_give_one_result_on_both_paths_with_or_without_the_precut(cm: dict, trimmer: dict, convo: list,
                                                                              system: str, counter: str) -> None:
     assert drive(cm, trimmer, convo, system, counter, alone=True) >= 1

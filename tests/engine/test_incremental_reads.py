@@ -1,9 +1,9 @@
-"""Issue 13, seventh pass: what one incremental assembly reads.
+"""What one incremental assembly reads.
 
 The committed log's range is followed in the payload by the user turn, which closes the log's last
 pairing unit: that unit is skipped as clean like the rest (when it is), so the pairing pass reads only
 the system band's row and the user row of a usual call — and the result stays the one the reference
-path gives (tests/test_incremental.py holds the two equal for random conversations).
+path gives (test_incremental_equals_reference.py holds the two equal for random conversations).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Decision records of the sliding-window and stack managers, worked out from their rules.
 
-The managers' output rows are pinned elsewhere (test_managers); here the record each call leaves
+The managers' output rows are pinned elsewhere (test_manager_rules); here the record each call leaves
 (``last_decision``: action, turns kept and dropped, the rows folded away) is checked too, since the
 replay, the tables and the "why did my message disappear?" view all read it.
 """

@@ -1,5 +1,4 @@
-"""The committed log is read once per row by the whole engine, and the stack manager's per-turn result
-(issue 13, fifth pass).
+"""The committed log is read once per row by the whole engine, and the stack manager's per-turn result.
 
 The write-back's recency check and the manager's decision read the same running facts
 (:meth:`ContextManager.log_runs`), so a commit reads its new rows once, not once per reader; the

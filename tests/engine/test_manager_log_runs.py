@@ -1,4 +1,4 @@
-"""The managers' running view of the committed log (issue 13, second pass).
+"""The managers' running view of the committed log.
 
 :class:`~inspector.engine.history.LogRuns` replaces three per-call walks of the whole log — the
 user-turn split, the summary trigger's token sum and the summary-reuse fingerprint — by facts
@@ -88,31 +88,3 @@ def test_summarising_that_keeps_growing_reads_each_row_a_bounded_number_of_times
     assert calls_big == 2 * calls_small
     assert big / small < 2.3, (small, big)
     assert reads_big / reads_small < 2.3, (reads_small, reads_big)
-
-
-@settings(max_examples=300, deadline=None)
-@given(max_tokens=st.integers(1, 2_000_000), fixed=st.integers(0, 300_000),
-       margin_ratio=st.sampled_from([0.0, 0.05, 0.1, 0.15, 0.2, 0.33, 0.5]),
-       hysteresis=st.sampled_from([0.0, 0.1, 0.15, 0.25, 0.3, 0.7, 1.0]),
-       calibration=st.sampled_from([None, 0.8, 1.0, 1.17, 1.3]))
-def test_the_budget_by_integer_division_equals_the_exact_fraction_formulas(
-        max_tokens: int, fixed: int, margin_ratio: float, hysteresis: float, calibration: float | None) -> None:
-    """The per-call budget divides integers instead of building Fractions; the result must be the
-    exact rational formulas of docs/design.md §3.2, computed here independently with Fraction."""
-    import math
-    from fractions import Fraction
-    from types import SimpleNamespace
-
-    from inspector.engine.budget import compute_budget
-
-    limits = SimpleNamespace(window=max_tokens, window_source="test", completion=100, completion_source="test")
-    trimmer = SimpleNamespace(max_tokens=None, reserve_tokens=None, safety_margin_ratio=margin_ratio)
-    b = compute_budget(limits, trimmer, fixed=fixed, tool_tokens=0, summarizing=True,  # type: ignore[arg-type]
-                       hysteresis_ratio=hysteresis, calibration=calibration)
-    cap = max(1, math.floor(Fraction(max_tokens) / Fraction(str(calibration)))) if calibration else max_tokens
-    margin = math.ceil(cap * Fraction(str(margin_ratio)))
-    hard = max(1, cap - 100 - margin - fixed)
-    r = Fraction(str(hysteresis))
-    hint = max(1, math.floor(hard / (1 + r)))
-    assert (b.max_tokens, b.margin, b.hard, b.hint) == (cap, margin, hard, hint)
-    assert b.ceiling == max(hint, math.floor(hint * (1 + r)))

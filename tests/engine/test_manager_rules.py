@@ -33,7 +33,7 @@ def fat_turn(i: int, n: int = 400) -> list[dict]:
 
 
 # -- stack ------------------------------------------------------------------------------------------
-def test_stack_cap_backs_up_to_the_ask_scenario_16() -> None:
+def test_stack_cap_backs_up_to_the_ask() -> None:
     past = toolturn("call_0") + toolturn("call_1")
     out = StackConversation(max_messages=2).manage_history(past, 0)
     assert out == past[-3:]
@@ -41,14 +41,14 @@ def test_stack_cap_backs_up_to_the_ask_scenario_16() -> None:
 
 
 @pytest.mark.parametrize("cap", range(1, 20))
-def test_stack_every_cap_passes_the_final_check_scenario_16(cap: int) -> None:
+def test_stack_every_cap_passes_the_final_check(cap: int) -> None:
     past = [m for i in range(10) for m in toolturn(f"call_{i}")]
     out = StackConversation(max_messages=cap).manage_history(past, 0)
     check_provider_payload(out)
     assert out == past[len(past) - len(out):]
 
 
-def test_stack_without_cap_is_unchanged_and_zero_cap_is_an_error_scenario_17() -> None:
+def test_stack_without_cap_is_unchanged_and_zero_cap_is_an_error() -> None:
     past = toolturn("a") + T(1)
     cm = StackConversation()
     assert cm.manage_history(past, 1) == past
@@ -58,14 +58,14 @@ def test_stack_without_cap_is_unchanged_and_zero_cap_is_an_error_scenario_17() -
 
 
 # -- sliding window ---------------------------------------------------------------------------------
-def test_sliding_keeps_last_two_user_turns_with_their_rows_scenario_18() -> None:
+def test_sliding_keeps_last_two_user_turns_with_their_rows() -> None:
     past = T(0) + toolturn("x") + T(2) + toolturn("y") + T(4)
     out = SlidingWindowConversation(keep_turns=2).manage_history(past, 0)
     assert out == toolturn("y") + T(4)
     assert [m["role"] for m in out].count("user") == 2
 
 
-def test_sliding_parallel_results_travel_with_their_turn_scenario_19() -> None:
+def test_sliding_parallel_results_travel_with_their_turn() -> None:
     par = [user("go"), ask("a", "b"), tool("a"), tool("b"), asst("done")]
     out = SlidingWindowConversation(max_turns=1).manage_history(toolturn("old") + par, 0)
     assert out == par
@@ -73,7 +73,7 @@ def test_sliding_parallel_results_travel_with_their_turn_scenario_19() -> None:
     assert SlidingWindowConversation(keep_turns=1).manage_history(four, 0) == four[-4:]
 
 
-def test_sliding_counts_a_leading_summary_block_as_a_turn_scenario_20() -> None:
+def test_sliding_counts_a_leading_summary_block_as_a_turn() -> None:
     past = [summary_block(3, "S")] + T(1) + T(2)
     cm = SlidingWindowConversation(keep_turns=2)
     assert cm.manage_history(past, 0) == T(1) + T(2)
@@ -87,7 +87,7 @@ def test_sliding_alias_precedence() -> None:
 
 
 # -- summarising ------------------------------------------------------------------------------------
-def test_under_budget_never_calls_the_summarizer_scenario_21() -> None:
+def test_under_budget_never_calls_the_summarizer() -> None:
     rec = Recorder()
     cm = SummarizingConversation(keep_turns=1, summarizer=rec)
     past = toolturn("a") + toolturn("b")
@@ -95,7 +95,7 @@ def test_under_budget_never_calls_the_summarizer_scenario_21() -> None:
     assert rec.inputs == [] and cm.last_decision.action == "unchanged-under-budget"
 
 
-def test_summary_hysteresis_reuse_then_recompute_scenario_22() -> None:
+def test_summary_hysteresis_reuse_then_recompute() -> None:
     counter = EstimateCounter()
     rec = Recorder("S")
     cm = SummarizingConversation(keep_turns=2, hysteresis_ratio=0.1, summarizer=rec)
@@ -120,7 +120,7 @@ def test_summary_hysteresis_reuse_then_recompute_scenario_22() -> None:
     assert out[0]["content"].startswith(f"{SUMMARY_PREFIX}5 earlier exchange(s)]")
 
 
-def test_hysteresis_reuses_identical_call_and_fat_turn_scenario_23() -> None:
+def test_hysteresis_reuses_identical_call_and_fat_turn() -> None:
     counter = EstimateCounter()
     rec = Recorder(lambda n: f"summary {n}")
     cm = SummarizingConversation(keep_turns=2, hysteresis_ratio=0.2, summarizer=rec)
@@ -143,7 +143,7 @@ def test_hysteresis_reuses_identical_call_and_fat_turn_scenario_23() -> None:
     assert len(rec0.inputs) > 1
 
 
-def test_different_prefix_is_not_reused_scenario_24() -> None:
+def test_different_prefix_is_not_reused() -> None:
     rec = Recorder(lambda n: f"summary {n}")
     cm = SummarizingConversation(keep_turns=2, summarizer=rec)
     a = [m for i in range(5) for m in fat_turn(i)]
@@ -153,7 +153,7 @@ def test_different_prefix_is_not_reused_scenario_24() -> None:
     assert len(rec.inputs) == 2 and out_a[0]["content"] != out_b[0]["content"]
 
 
-def test_prefix_differing_only_in_tool_ids_is_not_reused_q13() -> None:
+def test_prefix_differing_only_in_tool_ids_is_not_reused() -> None:
     rec = Recorder(lambda n: f"summary {n}")
     cm = SummarizingConversation(keep_turns=1, summarizer=rec)
     a = [m for i in range(3) for m in toolturn(f"id{i}")] + fat_turn(9)
@@ -164,7 +164,7 @@ def test_prefix_differing_only_in_tool_ids_is_not_reused_q13() -> None:
 
 
 @pytest.mark.parametrize("summarizer", [None, DropSummarizer()], ids=["no-summarizer", "drop"])
-def test_drop_keeps_exactly_the_last_turn_scenario_25(summarizer: object) -> None:
+def test_drop_keeps_exactly_the_last_turn(summarizer: object) -> None:
     past = [m for i in range(4) for m in toolturn(f"c{i}")]
     cm = SummarizingConversation(keep_turns=1, summary_threshold=1, summarizer=summarizer)
     out = cm.manage_history(past, 0)
@@ -173,7 +173,7 @@ def test_drop_keeps_exactly_the_last_turn_scenario_25(summarizer: object) -> Non
     assert (d.action, d.dropped_turns, d.compressed_turns) == ("dropped", 3, 0)
 
 
-def test_llm_without_engine_drops_and_warns_once_scenario_26() -> None:
+def test_llm_without_engine_drops_and_warns_once() -> None:
     cm = SummarizingConversation(keep_turns=1, summarizer=LLMSummarizer())
     past = [m for i in range(4) for m in fat_turn(i)]
     with warnings.catch_warnings(record=True) as caught:
@@ -183,7 +183,7 @@ def test_llm_without_engine_drops_and_warns_once_scenario_26() -> None:
     assert sum("no live engine" in str(w.message) for w in caught) == 1
 
 
-def test_failing_summarizer_keeps_tail_and_retries_scenario_27() -> None:
+def test_failing_summarizer_keeps_tail_and_retries() -> None:
     calls = []
 
     def boom(msgs: list[dict]) -> str:
@@ -198,7 +198,7 @@ def test_failing_summarizer_keeps_tail_and_retries_scenario_27() -> None:
     assert len(calls) == 2  # nothing cached: the next call tried again
 
 
-def test_over_budget_with_few_turns_is_unchanged_scenario_29() -> None:
+def test_over_budget_with_few_turns_is_unchanged() -> None:
     rec = Recorder()
     cm = SummarizingConversation(keep_turns=3, summarizer=rec)
     past = [m for i in range(3) for m in fat_turn(i)]
@@ -206,7 +206,7 @@ def test_over_budget_with_few_turns_is_unchanged_scenario_29() -> None:
     assert cm.last_decision.action == "unchanged-too-few-turns" and rec.inputs == []
 
 
-def test_llm_summarizer_prompt_is_two_messages_scenario_28(llm) -> None:  # noqa: ANN001
+def test_llm_summarizer_prompt_is_two_messages(llm) -> None:  # noqa: ANN001
     from inspector.engine.llm import LLMEngine
 
     engine = LLMEngine(model="openai/test-model", api_base=llm.api_base, api_key="x", timeout=10)

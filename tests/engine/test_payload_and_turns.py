@@ -34,7 +34,7 @@ def play_turn(e: ContextEngine, rows: list[dict]) -> None:
     e.commit()
 
 
-def test_assembly_order_user_then_tool_round_scenario_44() -> None:
+def test_assembly_order_user_then_tool_round() -> None:
     e = engine()
     e.user("Who is POTUS?")
     e.record(ask("call_1"))
@@ -45,11 +45,11 @@ def test_assembly_order_user_then_tool_round_scenario_44() -> None:
     assert out.bands["working_memory"] > 0 and out.bands["user"] > 0 and out.check == "ok"
 
 
-def test_empty_state_sends_hello_scenario_45() -> None:
+def test_empty_state_sends_hello() -> None:
     assert engine().assemble().messages == [{"role": "user", "content": "Hello"}]
 
 
-def test_hitl_pause_then_resume_pairs_across_the_boundary_scenario_46_54() -> None:
+def test_hitl_pause_then_resume_pairs_across_the_boundary() -> None:
     e = engine({"context_manager": "stack"})
     e.user("q")
     e.record(ask("call_1"))
@@ -72,7 +72,7 @@ def fat_tool_turn(k: int) -> list[dict]:
     return [user(f"q{k}"), ask(f"old_{k}"), tool(f"old_{k}", f"old_{k}-result " + "x" * 400), asst(f"done {k}")]
 
 
-def test_summarising_never_compresses_the_live_round_scenario_47() -> None:
+def test_summarising_never_compresses_the_live_round() -> None:
     rec = Recorder()
     spec = {"context_manager": {"type": "summarising", "params": {
         "keep_turns": 2, "trimmer": {"max_tokens": 500, "reserve_tokens": 0, "safety_margin_ratio": 0}}}}
@@ -93,7 +93,7 @@ def test_summarising_never_compresses_the_live_round_scenario_47() -> None:
     assert out.messages[-1]["content"] == "live-result" and out.check == "ok"
 
 
-def test_tiny_trimmer_drops_history_before_the_live_round_scenario_48() -> None:
+def test_tiny_trimmer_drops_history_before_the_live_round() -> None:
     spec = {"context_manager": {"type": "stack", "params": {"trimmer": {"max_tokens": 40, "reserve_tokens": 0}}}}
     e = engine(spec)
     for k in range(4):
@@ -106,7 +106,7 @@ def test_tiny_trimmer_drops_history_before_the_live_round_scenario_48() -> None:
     assert all(r.source in ("history",) for r in out.trimmed)
 
 
-def test_two_calls_on_one_engine_summarise_once_scenario_49() -> None:
+def test_two_calls_on_one_engine_summarise_once() -> None:
     class Fixed(Recorder):
         def summarize(self, msgs: list[dict]) -> str:
             self.inputs.append(msgs)
@@ -128,7 +128,7 @@ def test_two_calls_on_one_engine_summarise_once_scenario_49() -> None:
     assert first.messages == second.messages and first.messages[0] is second.messages[0]
 
 
-def test_turn_commits_and_tool_rows_are_visible_next_turn_scenario_51_52() -> None:
+def test_turn_commits_and_tool_rows_are_visible_next_turn() -> None:
     e = engine({"context_manager": "stack"})
     for i in range(3):
         play_turn(e, T(i))
@@ -154,7 +154,7 @@ def test_turn_commits_and_tool_rows_are_visible_next_turn_scenario_51_52() -> No
     ({}, 12, [f"u{i}" for i in range(2, 12)]),  # default summarising, no engine → drop, keeps 10
     ({"context_manager": {"type": "summarising", "params": {"keep_turns": 2, "summarizer": "drop"}}}, 6, ["u4", "u5"]),
 ])
-def test_write_back_caps_the_committed_log_scenarios_55_57(spec: dict, turns: int, expected_users: list[str]) -> None:
+def test_write_back_caps_the_committed_log(spec: dict, turns: int, expected_users: list[str]) -> None:
     e = engine(spec)
     for i in range(turns):
         play_turn(e, [user(f"u{i}"), asst(f"a{i}")])
@@ -162,14 +162,14 @@ def test_write_back_caps_the_committed_log_scenarios_55_57(spec: dict, turns: in
     assert users == expected_users
 
 
-def test_stack_write_back_scenario_56() -> None:
+def test_stack_write_back() -> None:
     e = engine({"context_manager": {"type": "stack", "params": {"max_messages": 4}}})
     for i in range(6):
         play_turn(e, [user(f"q{i}"), asst(f"a{i}")])
     assert [m["content"] for m in e.conversation.committed_messages] == ["q4", "a4", "q5", "a5"]
 
 
-def test_archive_keeps_every_folded_leaf_scenario_58() -> None:
+def test_archive_keeps_every_folded_leaf() -> None:
     e = engine({"context_manager": {"type": "summarising", "params": {"keep_turns": 2}}}, summarizer=Recorder())
     for i in range(6):
         play_turn(e, [user(f"q{i}"), asst(f"a{i}")])
@@ -206,7 +206,7 @@ def test_edited_or_truncated_snapshot_is_refused() -> None:
     assert Archive.load(text).projection() == e.conversation.archive.projection()  # the intact one loads
 
 
-def test_system_band_is_rebuilt_not_accumulated_q15() -> None:
+def test_system_band_is_rebuilt_not_accumulated() -> None:
     e = engine({"system_prompt": "You are helpful.", "context": {"policy": "Be brief."}})
     e.user("a")
     one = e.assemble().messages[0]["content"]

@@ -1,4 +1,4 @@
-"""No return to quadratic: per-call work of a replay does not grow with the history (issue 13).
+"""No return to quadratic: per-call work of a replay does not grow with the history.
 
 Wall-clock time is never asserted. What is counted is the work the reference path did per payload
 row — token-unit look-ups (each payload row's units read from the counter's cache) and reads of a

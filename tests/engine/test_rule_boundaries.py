@@ -1,5 +1,5 @@
 """Boundary values of small stated rules that a one-character change used to slip past every test
-(issue 25's mutation check). Each expectation is written from the rule as documented, at the edge:
+(the mutation check, docs/mutation.md). Each expectation is written from the rule as documented, at the edge:
 the smallest value the rule takes and the largest it refuses.
 
 * identifiers (``inspector/engine/identifiers.py``, rule 6): a bare number of **5+** digits is an

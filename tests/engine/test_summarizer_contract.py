@@ -3,17 +3,33 @@ an adapter whose unknown cost stays unknown (None), never silently zero."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
 from inspector.engine.summarizers import Summarizer, as_summarizer, price_usage
 from inspector.engine.summarizers.drop import DropSummarizer
 from inspector.engine.summarizers.llm import LLMSummarizer
 from inspector.engine.summarizers.standin import StandInSummarizer
+from inspector.plugins import PluginSpec, default_registry
 
 
-def test_bundled_summarizers_meet_the_contract_without_an_adapter() -> None:
-    for summ in (DropSummarizer(), LLMSummarizer(model="gpt-4o"), StandInSummarizer()):
-        assert isinstance(summ, Summarizer)
-        assert as_summarizer(summ) is summ
-        assert summ.cost([]) == 0.0  # no calls logged costs nothing
+def _built(spec: PluginSpec) -> Callable[[], Any]:
+    return lambda: spec.load()()  # as a manifest naming it with no params builds it
+
+
+SUMMARIZERS = [pytest.param(_built(spec), id=spec.name) for spec in default_registry().specs("summarizer")] + \
+    [pytest.param(StandInSummarizer, id="stand-in")]  # the offline stand-in is chosen by policy, not by name
+
+
+@pytest.mark.parametrize("make", SUMMARIZERS)
+def test_bundled_summarizers_meet_the_contract_without_an_adapter(make: Callable[[], Any]) -> None:
+    """Every summarizer of the registry, built with its defaults, and the offline stand-in."""
+    summ = make()
+    assert isinstance(summ, Summarizer)
+    assert as_summarizer(summ) is summ
+    assert summ.cost([]) == 0.0  # no calls logged costs nothing
 
 
 def test_llm_summarizer_prices_usage_at_its_model_rates() -> None:
@@ -36,7 +52,7 @@ def test_a_third_party_callable_is_adapted_and_its_cost_is_unknown() -> None:
     assert summ.cost([{"prompt_tokens": 5}]) is None
 
 
-# -- no swallowed keywords (issue 25): an unknown keyword is a TypeError in every plugin constructor ---
+# -- no swallowed keywords: an unknown keyword is a TypeError in every plugin constructor ---
 def test_an_unknown_keyword_is_a_type_error_not_a_summarizer_without_a_model() -> None:
     """``LLMSummarizer(engine=x)`` (the reference's name for ``llm``) once built a summarizer with no
     model and no error; every bundled summarizer now refuses a keyword it does not take."""

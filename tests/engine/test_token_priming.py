@@ -1,4 +1,4 @@
-"""Issue 13, eighth pass: the replay measures its rows up front, and a short turn is derived again.
+"""The replay measures its rows up front, and a short turn is derived again.
 
 * :meth:`~inspector.engine.tokens._CachedCounter.prime` measures each message not cached yet, once,
   with the same units as measuring it on first use; a replay primes the rows it sends (a

@@ -141,7 +141,7 @@ def _repaired(rows: list[Message]) -> set[int]:
     return {id(rows[r.index]) for r in sanitize_provider_messages(rows).repairs if r.index is not None}
 
 
-def test_scenario_39_exact_e1_numbers() -> None:
+def test_the_oldest_history_goes_first_with_exact_e1_numbers() -> None:
     msgs = _s39()
     assert e1(msgs) == 444
     at_300 = trim(msgs, max_tokens=300)
@@ -154,7 +154,7 @@ def test_scenario_39_exact_e1_numbers() -> None:
     assert e1(msgs[:1] + msgs[5:]) == 28
 
 
-def test_scenario_43_hitl_removals_are_reported() -> None:
+def test_hitl_removals_are_reported() -> None:
     messages, pin_tail = _s43()
     result = trim(messages, pin_tail, max_tokens=40)
     assert result.messages == [messages[3], pin_tail[1], pin_tail[2]]

@@ -1,13 +1,12 @@
-"""Issue 13, sixth pass (recording, managers, budget, write-back): the fast paths added for the usual
+"""Recording, managers, budget, write-back: the shortcuts taken for the usual
 shapes decide exactly what the general code decided for every shape.
 
 * ``call_ids`` tests exact types first (a plain list of plain dicts with string ids); subclasses and
   odd shapes still go through ``isinstance``;
 * ``LogRuns.sync`` reads new rows in C (``map``/``compress``/``accumulate``); its facts still equal
   :func:`turn_starts` and the prefix sums of ``history_unit``, however the log grows;
-* ``compute_budget`` reads the trimmer's attributes directly, with the old defaults for an object
-  that lacks some, and takes a positive int threshold (never a bool) as before;
-(the replay's recording changes are held by the byte-identity check and the frame-record tests).
+* ``compute_budget`` reads the trimmer's attributes directly, with the defaults for an object
+  that lacks some, and takes a positive int threshold (never a bool).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ def cm_of(spec_value: object, mode: str = "assemble"):
 # --- the default ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["assemble", "validate"])
-def test_scenario1_omitted_context_manager_is_summarising_with_llm(mode: str) -> None:
+def test_omitted_context_manager_is_summarising_with_llm(mode: str) -> None:
     s = settings_from_dict(agent(), mode=mode).settings  # type: ignore[arg-type]
     assert (s.context_manager.type, s.context_manager.urn, s.context_manager.source) == (
         "summarising", "mas.cm.summarising", "default")
@@ -39,7 +39,7 @@ def test_scenario1_omitted_context_manager_is_summarising_with_llm(mode: str) ->
 
 
 @pytest.mark.parametrize("value", [None, "", "   ", {}])
-def test_scenario1_null_empty_and_empty_object_count_as_omitted(value: object) -> None:
+def test_null_empty_and_empty_object_count_as_omitted(value: object) -> None:
     s = cm_of(value, "validate")
     assert (s.context_manager.type, s.context_manager.source) == ("summarising", "default")
 
@@ -62,7 +62,7 @@ def test_scenario1_null_empty_and_empty_object_count_as_omitted(value: object) -
         ({"type": "stack", "ref": "mas.cm.summarising"}, "stack", "mas.cm.stack"),  # type wins
     ],
 )
-def test_scenario2_context_manager_names_resolve(written: object, canonical: str, urn: str) -> None:
+def test_context_manager_names_resolve(written: object, canonical: str, urn: str) -> None:
     s = cm_of(written, "validate")
     assert (s.context_manager.type, s.context_manager.urn) == (canonical, urn)
     assert s.context_manager.source == "spec.context_manager"
@@ -70,17 +70,17 @@ def test_scenario2_context_manager_names_resolve(written: object, canonical: str
 
 @pytest.mark.parametrize("written", ["context-assembler", "ctx-assembler", "assembler", {"type": "assembler"},
                                      "mas.ctx.assembler"])
-def test_scenario2_assembler_aliases_resolve(written: object) -> None:
+def test_assembler_aliases_resolve(written: object) -> None:
     s = settings_from_dict(agent(assembler=written), mode="validate").settings
     assert (s.assembler.type, s.assembler.urn, s.assembler.source) == ("assembler", "mas.ctx.assembler",
                                                                         "spec.assembler")
 
 
-def test_scenario2_stack_string_and_object_forms_are_identical() -> None:
+def test_stack_string_and_object_forms_are_identical() -> None:
     assert cm_of("stack") == cm_of({"type": "stack"}) == cm_of({"type": "stack", "params": {}})
 
 
-def test_q5_three_forms_of_the_default_normalise_identically_except_source() -> None:
+def test_three_forms_of_the_default_normalise_identically_except_source() -> None:
     omitted, named, full = cm_of(None), cm_of("summarising"), cm_of({"type": "summarising", "params": {}})
     for s in (named, full):
         assert (s.context_manager.type, s.context_manager.urn, dict(s.context_manager.params)) == (
@@ -92,7 +92,7 @@ def test_q5_three_forms_of_the_default_normalise_identically_except_source() -> 
 # --- a malformed value: strict error, lenient default -------------------------------------
 
 @pytest.mark.parametrize("value", [42, 3.5, True, ["stack"], [], {"type": 7}, {"type": "stack", "params": [1]}])
-def test_scenario3_malformed_context_manager_fails_validate_naming_the_field(value: object) -> None:
+def test_malformed_context_manager_fails_validate_naming_the_field(value: object) -> None:
     with pytest.raises(ManifestError) as info:
         cm_of(value, "validate")
     assert any(i.path.startswith("spec.context_manager") for i in info.value.issues)
@@ -100,7 +100,7 @@ def test_scenario3_malformed_context_manager_fails_validate_naming_the_field(val
 
 
 @pytest.mark.parametrize("value", [42, 3.5, True, ["stack"], {"type": 7}, {"type": "stack", "params": [1]}])
-def test_scenario3_malformed_context_manager_assembles_with_default_summarising(value: object) -> None:
+def test_malformed_context_manager_assembles_with_default_summarising(value: object) -> None:
     loaded = settings_from_dict(agent(context_manager=value), mode="assemble")
     s = loaded.settings
     assert (s.context_manager.type, s.context_manager.source) == (
@@ -109,7 +109,7 @@ def test_scenario3_malformed_context_manager_assembles_with_default_summarising(
     assert any(w.path.startswith("spec.context_manager") for w in loaded.warnings)
 
 
-def test_scenario3_same_yaml_validate_fails_assemble_succeeds_with_line() -> None:
+def test_same_yaml_validate_fails_assemble_succeeds_with_line() -> None:
     text = "kind: Agent\nspec:\n  context_manager: 42\n"
     with pytest.raises(ManifestError) as info:
         load_manifest_text(text, file="m.yaml", mode="validate")
@@ -133,14 +133,14 @@ def test_scenario3_same_yaml_validate_fails_assemble_succeeds_with_line() -> Non
          "spec.context_manager.params.summarizer"),
     ],
 )
-def test_scenario4_unknown_plugin_is_a_lookup_error_naming_the_slot(mode: str, spec: dict, field: str) -> None:
+def test_unknown_plugin_is_a_lookup_error_naming_the_slot(mode: str, spec: dict, field: str) -> None:
     with pytest.raises(UnknownPluginError) as info:
         settings_from_dict(agent(**spec), mode=mode)  # type: ignore[arg-type]
     assert isinstance(info.value, PluginLookupError) and isinstance(info.value, ManifestError)
     assert field in str(info.value)
 
 
-def test_scenario4_assembler_forms_yield_default_assembler_with_params() -> None:
+def test_assembler_forms_yield_default_assembler_with_params() -> None:
     plain = settings_from_dict(agent(assembler="assembler"), mode="validate").settings.assembler
     full = settings_from_dict(agent(assembler={"type": "assembler", "params": {"emit_segments": False}}),
                               mode="validate").settings.assembler
@@ -176,11 +176,11 @@ def test_ref_import_requires_allow_imports() -> None:
         ({"strategy": "keep_recent", "window_size": 5}, {"type": "stack", "params": {}}),  # only its keys
     ],
 )
-def test_scenario5_compaction_translation_is_exact(compaction: dict, expected: dict) -> None:
+def test_compaction_translation_is_exact(compaction: dict, expected: dict) -> None:
     assert compaction_to_context_manager(compaction) == expected
 
 
-def test_scenario5_compaction_applies_when_context_manager_is_absent() -> None:
+def test_compaction_applies_when_context_manager_is_absent() -> None:
     wm = {"compaction": {"strategy": "summarize", "keep_turns": 6, "model": "gpt-4o-mini"}}
     s = settings_from_dict(agent(working_memory=wm), mode="validate").settings
     assert (s.context_manager.type, dict(s.context_manager.params), s.context_manager.source) == (
@@ -190,7 +190,7 @@ def test_scenario5_compaction_applies_when_context_manager_is_absent() -> None:
         "llm", {"model": "gpt-4o-mini"}, "spec.working_memory.compaction")
 
 
-def test_scenario5_sliding_window_sugar_keeps_the_alias_as_written() -> None:
+def test_sliding_window_sugar_keeps_the_alias_as_written() -> None:
     wm = {"compaction": {"strategy": "sliding_window", "window_size": 20}}
     cm = settings_from_dict(agent(working_memory=wm), mode="validate").settings.context_manager
     assert (cm.type, dict(cm.params)) == ("sliding-window", {"window_size": 20})
@@ -198,7 +198,7 @@ def test_scenario5_sliding_window_sugar_keeps_the_alias_as_written() -> None:
 
 # --- bogus strategy; context_manager wins ----------------------------------------------------
 
-def test_scenario6_unknown_strategy_names_it_and_the_allowed_list() -> None:
+def test_unknown_strategy_names_it_and_the_allowed_list() -> None:
     with pytest.raises(ManifestError) as info:
         compaction_to_context_manager({"strategy": "bogus"})
     message = str(info.value)
@@ -207,7 +207,7 @@ def test_scenario6_unknown_strategy_names_it_and_the_allowed_list() -> None:
 
 
 @pytest.mark.parametrize("mode", ["assemble", "validate"])
-def test_scenario6_unknown_strategy_in_a_manifest_is_an_error_with_line(mode: str) -> None:
+def test_unknown_strategy_in_a_manifest_is_an_error_with_line(mode: str) -> None:
     text = "spec:\n  working_memory:\n    compaction:\n      strategy: bogus\n"
     with pytest.raises(ManifestError) as info:
         load_manifest_text(text, file="m.yaml", mode=mode)  # type: ignore[arg-type]
@@ -216,7 +216,7 @@ def test_scenario6_unknown_strategy_in_a_manifest_is_an_error_with_line(mode: st
     assert "bogus" in issue.message
 
 
-def test_scenario6_context_manager_wins_and_is_left_exactly_as_written() -> None:
+def test_context_manager_wins_and_is_left_exactly_as_written() -> None:
     written = {"type": "sliding-window", "params": {"window_size": 3}}
     loaded = settings_from_dict(agent(context_manager=written,
                                       working_memory={"compaction": {"strategy": "bogus"}}), mode="validate")
@@ -257,7 +257,7 @@ BASE = {"type": "summarising", "params": {"keep_turns": 10, "trimmer": {"max_tok
         (BASE, None, BASE),
     ],
 )
-def test_scenario7_overlay_binding(base: object, patch: object, expected: object) -> None:
+def test_overlay_binding(base: object, patch: object, expected: object) -> None:
     import copy
 
     before = copy.deepcopy(base)

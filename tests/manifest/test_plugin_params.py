@@ -1,4 +1,4 @@
-"""Each plugin's parameters come from one params model (issue 12, point 2).
+"""Each plugin's parameters come from one params model.
 
 The model (:mod:`inspector.params`) is the only place a parameter's name, type, range, default and
 doc are written; the registry, the manifest's checks, the resolved defaults, the constructors, the

@@ -253,7 +253,7 @@ def test_validate_collects_every_error_in_one_pass_sorted_by_line() -> None:
     ]
 
 
-def test_q2_working_memory_messages_is_a_deprecation_warning_not_an_error() -> None:
+def test_working_memory_messages_is_a_deprecation_warning_not_an_error() -> None:
     text = """\
         spec:
           context_manager:
@@ -277,7 +277,7 @@ def test_q2_working_memory_messages_is_a_deprecation_warning_not_an_error() -> N
     assert dict(settings.context_manager.params) == {}  # stripped before the constructor
 
 
-def test_q9_is_an_error_in_assemble_mode_too_because_the_constructor_would_reject_it() -> None:
+def test_a_param_the_manager_does_not_take_is_an_error_in_assemble_mode_too() -> None:
     with pytest.raises(ManifestError, match=r"spec\.context_manager\.params\.keep_turns"):
         settings_from_dict({"spec": {"context_manager": {"type": "stack", "params": {"keep_turns": 3}}}})
 

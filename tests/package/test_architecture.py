@@ -217,7 +217,7 @@ def test_fold_kinds_are_the_archives_kinds() -> None:
     assert set(FOLD_KINDS.values()) <= set(get_args(FoldKind))
 
 
-# --- state lives on instances (issue 12, point 8) -------------------------------------------------
+# --- state lives on instances -------------------------------------------------
 
 def test_no_module_rebinds_a_global_and_nothing_is_bolted_onto_an_object() -> None:
     """No ``global`` statement (a warned-once flag, a lazily made singleton) and no attribute set on

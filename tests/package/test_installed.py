@@ -1,4 +1,4 @@
-"""Installed, not just checked out (issue 27): the suite builds a wheel of this checkout, installs it
+"""Installed, not just checked out: the suite builds a wheel of this checkout, installs it
 into a fresh virtual environment and runs the README's CLI examples, and every ``--help`` example,
 from an empty folder through the installed console script; the results equal a checkout's.
 

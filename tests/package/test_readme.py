@@ -86,9 +86,9 @@ def shell_examples() -> list[str]:
 
 
 NOT_RUN_HERE = {  # (a test of what the line shows, reason it is not run as written)
-    "make run": "starts the Streamlit server and blocks; the app is started the same way by tests/test_packaging.py",
+    "make run": "starts the Streamlit server and blocks; the app is started the same way by tests/package/test_packaging.py",
     "make test": "is this very test suite",
-    "--dask": "names your own agent.yaml and sessions and a Dask cluster; tests/test_fleet.py runs sweep and "
+    "--dask": "names your own agent.yaml and sessions and a Dask cluster; tests/analysis/test_fleet.py runs sweep and "
               "compare with --dask on a 2-worker LocalCluster",
 }
 

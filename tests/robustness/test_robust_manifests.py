@@ -2,7 +2,7 @@
 numeric field, bad YAML aliases and misspelt plugin aliases, conflicting ``context_manager`` and
 ``working_memory.compaction``, unknown keys in every closed block, odd encodings, a 50 MB file.
 
-test_manifest_validate.py pins one message per rule and test_manifest_fuzz.py the error contract;
+manifest/test_validate_mode.py pins one message per rule and test_manifest_fuzz.py the error contract;
 this module sweeps *every field* and then keeps going: whatever loads in assemble mode must also
 replay, because "validates" is worthless if the engine then crashes on the same value.
 

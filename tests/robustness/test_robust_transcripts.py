@@ -251,7 +251,7 @@ NO_ID = [
                  "no-id.json: message 1: tool result without tool_call_id", id="openai-null"),
     pytest.param("openai", json.dumps([{"role": "user", "content": "u"}, {"role": "tool", "tool_call_id": "", "content": "x"}]),
                  "no-id.json: message 1: tool result without tool_call_id", id="openai-empty"),
-    # a numeric tool_call_id is converted to a string and reported, not refused (Q19: test_invalid_payloads_q19.py)
+    # a numeric tool_call_id is converted to a string and reported, not refused (Q19: transcripts/test_numeric_ids_become_strings.py)
     pytest.param("openai", json.dumps({"role": "user", "content": "u"}) + "\n" + json.dumps({"role": "tool", "content": "x"}),
                  "no-id.json: line 2: tool result without tool_call_id", id="openai-jsonl"),
     pytest.param("anthropic", json.dumps({"messages": [{"role": "user", "content": [{"type": "tool_result", "content": "x"}]}]}),
@@ -329,7 +329,7 @@ def test_a_truncated_file_through_the_console_script(tmp_path: Path) -> None:
         assert out.returncode == 1 and out.stderr.startswith("error: cut.json: ") and out.stdout == ""
 
 
-WRONG_SHAPES = [  # forced to the openai importer: undetectable input is covered by test_transcripts_api
+WRONG_SHAPES = [  # forced to the openai importer: undetectable input is covered by transcripts/test_import_api
     pytest.param('{"messages": "hello"}', "messages must be a list", id="messages-a-string"),
     pytest.param('[{"role": "user", "content": {"text": "hi"}}]', "content must be", id="content-an-object"),
     pytest.param('[{"role": "assistant", "content": null, "tool_calls": {"id": "x"}}]', "tool_calls", id="calls-an-object"),

@@ -84,7 +84,7 @@ skeletons = st.one_of(
     messages,
 )
 
-# the importers added for issue 31: their containers, with the same junk inside
+# the trace, agent-file, eval and event importers: their containers, with the same junk inside
 parts = st.lists(st.fixed_dictionaries({"type": st.sampled_from(["text", "tool_call", "tool_call_response", "x"])},
                                        optional={"content": maybe(short_text), "id": maybe(short_text),
                                                  "name": maybe(short_text), "arguments": maybe(small_dicts),
@@ -203,14 +203,14 @@ def test_format_skeletons_with_junk_messages(value: Any, fmt: str | None) -> Non
 
 @FUZZ
 @given(new_skeletons, st.sampled_from([None, "otel-genai", "letta", "inspect-ai", "openhands"]))
-def test_issue31_format_skeletons_with_junk(value: Any, fmt: str | None) -> None:
+def test_trace_agent_file_eval_and_event_skeletons_with_junk(value: Any, fmt: str | None) -> None:
     check(json.dumps(value), fmt)
 
 
 @FUZZ
 @given(litellm_rows | st.lists(otlp, min_size=1, max_size=3) | cc_lines,
        st.sampled_from([None, "litellm", "otel-genai", "claude-code"]))
-def test_issue31_json_lines(rows: list[Any], fmt: str | None) -> None:
+def test_litellm_otlp_and_claude_code_json_lines(rows: list[Any], fmt: str | None) -> None:
     check("\n".join(json.dumps(r) for r in rows), fmt)
 
 

@@ -1,4 +1,4 @@
-"""Live (issue 31): ``inspector.live.JsonlLogger``, a litellm callback, writes every real model call
+"""Live: ``inspector.live.JsonlLogger``, a litellm callback, writes every real model call
 as litellm's standard logging payload, one JSON object per line, and the ``litellm`` importer reads
 the file back. End to end: real litellm calls to the local test server (tests/llm_server.py)."""
 
