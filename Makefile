@@ -50,7 +50,7 @@ mutation: $(STAMP)
 	$(BIN)/mutmut results | tail -n 60
 
 # The notebooks are ordinary notebooks: edit and run them in Jupyter, then clear outputs (and any
-# saved widget state) before committing; tests/test_notebooks.py refuses notebooks with outputs.
+# saved widget state) before committing; tests/notebooks/test_notebooks.py refuses notebooks with outputs.
 .PHONY: notebooks-clean
 notebooks-clean: $(STAMP)
 	$(BIN)/python -m nbconvert --clear-output --inplace --log-level=WARN \

@@ -1,6 +1,6 @@
 """How secret masking scales on hostile text: t(2n) / t(n) per input shape, measured in one run.
 
-A ratio near 2 is linear; near 4 quadratic. The inputs are the near-matches of tests/test_redact.py
+A ratio near 2 is linear; near 4 quadratic. The inputs are the near-matches of tests/engine/test_secret_masking.py
 (repeated ``a-``, ``api_key-``, ``token=`` …), which once made an unanchored pattern quadratic."""
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ once, as the fields of a :class:`PluginParams` subclass, and everything else is 
 * the resolved defaults ``validate --show`` prints (:meth:`PluginParams.resolve`);
 * the constructors' defaults and checks (:meth:`PluginParams.build`, :data:`SUMMARIZING` & co.);
 * the strategy presets of the compare view (:meth:`PluginParams.preset`);
-* the parameter table in docs/guide.md (:func:`params_table`, held equal by tests/test_params_model.py).
+* the parameter table in docs/guide.md (:func:`params_table`, held equal by tests/manifest/test_plugin_params.py).
 
 A clamp (the hysteresis ratio into [0, 1], the safety margin into [0, 0.5]) is a :class:`Clamp`
 marker on its field: validation warns with its range, and the engine reads the same object.

@@ -126,7 +126,7 @@ ENTRY_POINT_GROUP = "context_inspector.plugins"
 
 def builtin_params_table() -> str:
     """The table of every built-in plugin's parameters (and the trimmer's) in docs/guide.md, written
-    from their params models; tests/test_params_model.py holds the guide equal to it."""
+    from their params models; tests/manifest/test_plugin_params.py holds the guide equal to it."""
     rows: list[tuple[str, type[PluginParams]]] = []
     for slot in SLOTS:
         rows += [(f"{slot} `{spec.name}`", spec.params_model) for spec in BUILTIN_SPECS

@@ -84,16 +84,23 @@ def llm(fake_llm):  # noqa: ANN001, ANN201
     return fake_llm
 
 
-SLOW_MODULES = frozenset({
-    "test_app.py", "test_app_browser.py", "test_app_sessions.py", "test_notebooks.py", "test_typecheck.py",
-    "test_robust_manifests.py", "test_robust_transcripts.py", "test_manifest_fuzz.py", "test_transcripts_fuzz.py",
-    "test_faults.py", "test_security.py", "test_startup.py", "test_packaging.py",
+TESTS = Path(__file__).resolve().parent
+SLOW_PATHS = frozenset({
+    "robustness", "notebooks", "app/test_app.py", "app/test_app_browser.py", "app/test_app_sessions.py",
+    "package/test_typecheck.py", "package/test_startup.py", "package/test_packaging.py",
 })
-"""Modules left out of the quick subset (``make test-fast`` = ``pytest -m "not slow"``): the app in
-AppTest and Chromium, executed notebooks, mypy, fuzzing, the robustness and fault batteries."""
+"""Folders and modules (relative to ``tests/``) left out of the quick subset (``make test-fast`` =
+``pytest -m "not slow"``): the robustness, fuzzing and fault batteries and the executed notebooks
+(whole folders), the app in AppTest and Chromium, mypy, start-up and packaging."""
+
+
+def is_slow(path: Path) -> bool:
+    """True for a test module in a folder or at a path listed in :data:`SLOW_PATHS`."""
+    rel = path.resolve().relative_to(TESTS).as_posix()
+    return rel in SLOW_PATHS or rel.split("/", 1)[0] in SLOW_PATHS
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.name in SLOW_MODULES:
+        if is_slow(item.path):
             item.add_marker(pytest.mark.slow)

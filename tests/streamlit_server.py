@@ -1,5 +1,5 @@
 """A Streamlit server on a free 127.0.0.1 port, for the tests and benchmarks that drive the app
-over HTTP or in a real browser (tests/test_app_browser.py, tests/test_packaging.py,
+over HTTP or in a real browser (tests/app/test_app_browser.py, tests/package/test_packaging.py,
 benchmarks/app_browser.py). One place for the port, the health wait and the shutdown."""
 
 from __future__ import annotations

@@ -1,0 +1,106 @@
+"""Frames hold the engine's typed records, and repairs name real transcript messages."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+from inspector.engine.budget import Budget
+from inspector.replay import CallDecision, FrameRepair, replay
+from inspector.transcripts import load_transcript, sample_path
+
+MANIFEST = Path(__file__).resolve().parents[2] / "sample_manifests" / "small-window.yaml"
+
+
+def _replay(transcript: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return replay(MANIFEST, transcript, counter="estimate", summarizer="drop")
+
+
+def ask(cid: str, name: str = "lookup", text: str = "") -> dict[str, Any]:
+    return {"role": "assistant", "content": text,
+            "tool_calls": [{"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}]}
+
+
+def result(cid: str, text: str = "ok") -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": cid, "content": text}
+
+
+def test_a_frame_holds_the_budget_record_and_a_typed_decision() -> None:
+    rp = _replay(load_transcript(sample_path("demo_support.json")))
+    for f in rp.frames:
+        assert isinstance(f.budget, Budget) and isinstance(f.decision, CallDecision)
+        # the input budget by its definition (docs/design.md §3.2): ceiling − completion reserve − margin
+        assert f.input_budget == f.budget.max_tokens - f.budget.reserve - f.budget.margin
+        shown = f.to_json()
+        assert shown["budget"]["hint"] == f.budget.hint and shown["cm"]["action"] == f.decision.action
+        assert set(shown["cm"]) == {"action", "compressed_turns", "kept_turns", "dropped_turns",
+                                    "summarizer_called", "error", "raw_tokens"}
+    json.loads(rp.dumps(payloads=True))  # still one strict-JSON document
+
+
+def test_repairs_name_the_transcript_message_they_concern(tmp_path: Path) -> None:
+    """An unanswered ask mid-history, a result with no ask, a second result for one ask: each repair's
+    ``ref`` is the transcript index of a message that carries the id the repair names."""
+    messages = [
+        {"role": "user", "content": "first"},
+        ask("c1", text="checking"),  # never answered: stripped
+        {"role": "assistant", "content": "done"},
+        {"role": "user", "content": "second"},
+        result("ghost"),  # no ask anywhere: dropped
+        ask("c2"),
+        result("c2"),
+        result("c2", "again"),  # a second answer: dropped
+        {"role": "assistant", "content": "all good"},
+        {"role": "user", "content": "third"},
+        {"role": "assistant", "content": "bye"},
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(messages))
+    rp = _replay(load_transcript(str(path)))
+    seen: set[str] = set()
+    for f in rp.frames:
+        for r in f.repairs:
+            assert isinstance(r, FrameRepair)
+            seen.add(r.repair.kind)
+            if r.ref is None:
+                continue
+            msg = rp.messages[r.ref]
+            ids = {msg.get("tool_call_id")} | {c["id"] for c in msg.get("tool_calls") or ()}
+            assert r.repair.tool_call_id in ids, (r, msg)
+            assert f.to_json()["repairs"][f.repairs.index(r)]["ref"] == r.ref
+    assert seen, "the transcript was built to need repairs"
+    assert all(r.ref is not None for f in rp.frames for r in f.repairs if r.repair.kind != "empty_result_synthesised")
+
+
+def test_a_derived_view_is_kept_on_its_own_replay() -> None:
+    """``Replay.view``: made once per replay (the second read makes nothing), never shared between two."""
+    first = _replay(load_transcript(sample_path("demo_support.json")))
+    second = _replay(load_transcript(sample_path("demo_support.json")))
+    made: list[int] = []
+
+    def make() -> list[int]:
+        made.append(1)
+        return [len(made)]
+
+    a = first.view("probe", make)
+    assert first.view("probe", make) is a and len(made) == 1
+    b = second.view("probe", make)
+    assert b is not a and len(made) == 2
+
+
+def test_frames_and_commits_keep_no_list() -> None:
+    """A replay keeps every frame alive; a frame's sequences are tuples (read-only, and no object per
+    empty field for the garbage collector to walk), and they serialise as the same JSON arrays."""
+    rp = _replay(load_transcript(sample_path("demo_support.json")))
+    assert any(f.folded for f in rp.frames) or any(c.folded for c in rp.commits), "the sample folds"
+    for f in rp.frames:
+        for name in ("segments", "trimmed", "folded", "repairs", "warnings", "not_sent"):
+            assert type(getattr(f, name)) is tuple, name
+        shown = f.to_json()
+        assert shown["trimmed"] == [list(r) for r in f.trimmed] and shown["warnings"] == list(f.warnings)
+    assert all(type(c.folded) is tuple for c in rp.commits)
+    assert '"warnings": []' in rp.dumps()

@@ -1,0 +1,154 @@
+"""No return to quadratic: per-call work of a replay does not grow with the history.
+
+Wall-clock time is never asserted. What is counted is the work the reference path did per payload
+row — token-unit look-ups (each payload row's units read from the counter's cache) and reads of a
+message's fields (every row any stage walks: the messages are dicts that count their reads) — on the two
+shapes that used to be quadratic: one user turn with thousands of tool rounds (everything is
+working memory) and an uncapped ``stack`` over many turns (the trimmer cuts on every call). Doubling
+the transcript must roughly double the count; the same measurement on the reference path shows
+the count does catch quadratic growth.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any
+
+import pytest
+
+from inspector.engine.assembler import ContextEngine
+from inspector.engine.tokens import EstimateCounter
+from inspector.manifest import settings_from_dict
+
+
+class Row(dict):  # type: ignore[type-arg]
+    """A message that counts how often any stage reads one of its fields (a row walked)."""
+
+    reads = 0
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        Row.reads += 1
+        return super().get(key, default)
+
+    def __getitem__(self, key: Any) -> Any:
+        Row.reads += 1
+        return super().__getitem__(key)
+
+
+class CountingCounter(EstimateCounter):
+    """The real ``estimate`` counter, counting how often a message's units are looked up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lookups = 0
+
+    def unit(self, msg: dict) -> int:
+        self.lookups += 1
+        return super().unit(msg)
+
+    def history_unit(self, msg: dict) -> int:
+        self.lookups += 1
+        return super().history_unit(msg)
+
+
+def one_enormous_turn(rounds: int) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = [{"role": "user", "content": "fix the bug"}]
+    for i in range(rounds):
+        rows += [{"role": "assistant", "content": None, "tool_calls": [
+                     {"id": f"call_{i}", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"i": i})}}]},
+                 {"role": "tool", "tool_call_id": f"call_{i}", "content": "file.txt " * 8}]
+    rows.append({"role": "assistant", "content": "done"})
+    return rows
+
+
+def many_turns(turns: int) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for i in range(turns):
+        rows += [{"role": "user", "content": f"question {i}"},
+                 {"role": "assistant", "content": None, "tool_calls": [
+                     {"id": f"call_{i}", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]},
+                 {"role": "tool", "tool_call_id": f"call_{i}", "content": "result text " * 8},
+                 {"role": "assistant", "content": f"answer {i}"}]
+    return rows
+
+
+def lookups(rows: list[dict[str, Any]], cm: dict[str, Any], *, incremental: bool = True) -> tuple[int, int, int]:
+    """Drive an engine through ``rows`` as a replay does; return (unit look-ups, field reads, calls)."""
+    counter, _engine, calls = drive(rows, cm, incremental=incremental)
+    return counter.lookups, Row.reads, calls
+
+
+def drive(rows: list[dict[str, Any]], cm: dict[str, Any], *,
+          incremental: bool = True) -> tuple[CountingCounter, ContextEngine, int]:
+    """Drive an engine through ``rows`` as a replay does (``Row.reads`` counts from 0)."""
+    rows = [Row(m) for m in rows]
+    Row.reads = 0
+    s = settings_from_dict({"kind": "Agent", "spec": {
+        "context_manager": {**cm, "params": {**cm.get("params", {}), "trimmer": {"max_tokens": 2000, "reserve_tokens": 200}}},
+        "models": [{"model": "gpt-4o", "context_window": 2000}]}}).settings
+    counter = CountingCounter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        engine = ContextEngine(s, counter=counter, summarizer="drop")
+        engine.assembler.incremental = incremental
+        calls = 0
+        for m in rows:
+            if m["role"] == "user":
+                if engine.conversation.current_user is not None:
+                    engine.commit()
+                engine.user(m)
+                continue
+            if m["role"] == "assistant":
+                call = engine.assemble()
+                assert call.check == "ok"
+                calls += 1
+            engine.record(m)
+    return counter, engine, calls
+
+
+SHAPES = {
+    "one enormous turn (stack)": (one_enormous_turn, {"type": "stack"}),
+    "one enormous turn (summarising)": (one_enormous_turn, {"type": "summarising", "params": {"keep_turns": 2}}),
+    "many turns, uncapped stack": (many_turns, {"type": "stack"}),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_token_lookups_grow_linearly_with_the_transcript(shape: str) -> None:
+    make, cm = SHAPES[shape]
+    small, reads_small, calls_small = lookups(make(2500), cm)
+    big, reads_big, calls_big = lookups(make(5000), cm)
+    assert calls_big >= 2 * calls_small - 1
+    assert big / small < 2.3, f"{small:,} -> {big:,} look-ups for twice the transcript"
+    assert big / calls_big < 40, f"{big / calls_big:.0f} look-ups per call"
+    assert reads_big / reads_small < 2.3, f"{reads_small:,} -> {reads_big:,} field reads for twice the transcript"
+    assert reads_big / calls_big < 120, f"{reads_big / calls_big:.0f} field reads per call"
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_each_row_has_its_facts_derived_once_per_index(shape: str) -> None:
+    """A row's facts (units, role, ask, call ids, group and unit boundaries) are derived when it
+    enters working memory and again when it is committed — never per call. Re-deriving the payload's
+    rows on every call (thousands of calls here, hundreds of rows each) would exceed this by orders
+    of magnitude; so would re-indexing the log from scratch at each commit."""
+    make, cm = SHAPES[shape]
+    rows = make(1500)
+    _counter, engine, calls = drive(rows, cm)
+    assert calls >= 1500
+    assert engine.assembler.rows_indexed <= 2 * len(rows), f"{engine.assembler.rows_indexed:,} rows indexed"
+
+
+@pytest.mark.parametrize("shape", ["one enormous turn (stack)", "one enormous turn (summarising)"])
+def test_the_count_catches_quadratic_growth(shape: str) -> None:
+    """The reference path reads all of working memory on every call: in one enormous turn the same
+    counts grow more than 3× when the transcript doubles, so the assertion above would fail on a
+    return to it. (Over many turns the reference's counts stay linear — the pre-cut already bounded
+    them — and its quadratic part was the frames' JSON, which ``test_robust_transcripts`` measures.)"""
+    make, cm = SHAPES[shape]
+    small, reads_small, _ = lookups(make(300), cm, incremental=False)
+    big, reads_big, _ = lookups(make(600), cm, incremental=False)
+    fast_small, fast_reads_small, _ = lookups(make(300), cm)
+    fast_big, fast_reads_big, _ = lookups(make(600), cm)
+    assert max(big / small, reads_big / reads_small) > 3, (small, big, reads_small, reads_big)
+    assert fast_big / fast_small < 2.3 and fast_reads_big / fast_reads_small < 2.3
