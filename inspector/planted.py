@@ -53,6 +53,8 @@ class PlantedFact:
 
 @dataclass
 class PlantedConversation:
+    """A generated conversation and the facts planted in it (the ground truth for the forgetting check)."""
+
     transcript: Transcript
     facts: list[PlantedFact] = field(default_factory=list)
 
@@ -167,11 +169,13 @@ class Score:
 
     @property
     def precision(self) -> float:
+        """True positives over everything reported; 1.0 when nothing was reported."""
         d = self.true_positives + self.false_positives
         return self.true_positives / d if d else 1.0
 
     @property
     def recall(self) -> float:
+        """True positives over everything that should have been reported; 1.0 when nothing should."""
         d = self.true_positives + self.false_negatives
         return self.true_positives / d if d else 1.0
 

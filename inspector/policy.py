@@ -80,10 +80,12 @@ class ReplayPolicy:
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     def describe(self) -> str:
+        """The policy as the one line every face prints (``policy: counter … · summarizer …``)."""
         return (f"policy: counter {self.counter} · summarizer {self.summarizer} · system text {self.system} · "
                 f"tools {self.tools} · model {self.model}")
 
     def as_dict(self) -> dict[str, str]:
+        """The policy's fields by name (for JSON)."""
         return dataclasses.asdict(self)
 
 
@@ -161,12 +163,14 @@ class AgentInForce:
     window_source: str | None = None
 
     def describe(self) -> str:
+        """The agent in force as one line: whose system text, tools, model and window, and why."""
         window = f"{self.window:,} tokens ({self.window_source})" if self.window is not None else "?"
         return (f"agent: system text {self.system_detail} · tools {self.tools_detail} · "
                 f"model {f'{self.model} ({self.model_source})' if self.model else self.model_source} · "
                 f"window {window}")
 
     def as_dict(self) -> dict[str, Any]:
+        """The agent in force by field (for JSON)."""
         return dataclasses.asdict(self)
 
 
@@ -175,8 +179,7 @@ def _declares_system(settings: Any) -> bool:
 
 
 def _transcript_system(transcript: Any) -> list[tuple[int, str]]:
-    """``(index, text)`` of every system message. The roles are read by ``map`` in C: a replay
-    resolves its agent once, but over every message of a transcript that may be long."""
+    """``(index, text)`` of every system message of the transcript, in order."""
     msgs = transcript.messages
     out = []
     for i, role in enumerate(map(role_of, msgs)):

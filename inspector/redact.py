@@ -124,19 +124,20 @@ def _mask_assignments(text: str) -> str:
 
 
 def is_secret_key(key: Any) -> bool:
+    """True when ``key`` is a string whose name says it holds a secret (``api_key``, ``DB_PASSWORD``…)."""
     return isinstance(key, str) and _secret_name(key)
 
 
 @functools.lru_cache(maxsize=4096)
 def _secret_name(key: str) -> bool:
-    """The key rule, asked once per distinct key (a replay document repeats a few dozen keys ~10⁵ times)."""
+    """The key rule for one key name (answered once per distinct name)."""
     return bool(_SECRET_KEY.match(key.strip()))
 
 
 _SCALARS = (int, float, bool, type(None))
 
 
-_KEY_IS_SECRET: dict[str, bool] = {}  # :func:`_secret_name` by key, read inline by the walk below
+_KEY_IS_SECRET: dict[str, bool] = {}  # :func:`_secret_name` by key name, for the walk below
 
 
 def mask_secrets(obj: Any) -> Any:
@@ -144,7 +145,7 @@ def mask_secrets(obj: Any) -> Any:
     t = type(obj)
     if t is str:
         return mask_text(obj)
-    if t in _SCALARS:  # most of a replay document: nothing to mask, no ABC check
+    if t in _SCALARS:  # numbers, booleans and null hold no secret
         return obj
     if t is dict or isinstance(obj, Mapping):
         return _mask_mapping(obj)
@@ -156,8 +157,8 @@ def mask_secrets(obj: Any) -> Any:
 
 
 def _mask_mapping(obj: Mapping[Any, Any]) -> dict[Any, Any]:
-    """One mapping of :func:`mask_secrets` (a replay document holds ~10⁵ of them: the key rule is a
-    dict look-up and scalar values are copied without a call)."""
+    """One mapping of :func:`mask_secrets`: a value under a secret-named key is masked whole (numbers
+    included), any other text is masked where it looks like a secret, other scalars are kept."""
     out = {}
     known = _KEY_IS_SECRET
     for k, v in obj.items():

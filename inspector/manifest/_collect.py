@@ -34,6 +34,13 @@ def dotted(parts: Sequence[PathPart]) -> str:
 
 @dataclass
 class Collector:
+    """The issues found while reading one manifest: errors, warnings and deprecations, each with its
+    field path and (when a locator is given) its line.
+
+    ``mode`` decides how strict the reading is: ``validate`` makes every doubtful value an error,
+    the lenient modes turn some of them into warnings and fall back to a default, as the runtime does.
+    """
+
     mode: Mode
     file: str | None = None
     locate: Locator | None = None
@@ -49,9 +56,12 @@ class Collector:
 
     @property
     def strict(self) -> bool:
+        """True when reading for ``validate``: a doubtful value is an error, not a warning."""
         return self.mode == "validate"
 
     def issue(self, path: Path_, message: str, severity: Literal["error", "warning"], doc: int | None = None) -> Issue:
+        """An :class:`Issue` at ``path`` of document ``doc`` (default: the Agent document), with its
+        line when the locator finds it; the issue is returned, not recorded."""
         d = self.doc if doc is None else doc
         line = self.locate(d, path) if self.locate is not None else None
         return Issue(self.doc_prefix.get(d, "") + dotted(path), message, line, self.file, severity)
@@ -61,6 +71,7 @@ class Collector:
         self.errors.append(self.issue(path, message, "error", doc))
 
     def warn(self, path: Path_, message: str, *, doc: int | None = None, validate_only: bool = False) -> None:
+        """Record a warning at ``path``; with ``validate_only`` only when reading for ``validate``."""
         if validate_only and not self.strict:
             return
         self.warnings.append(self.issue(path, message, "warning", doc))
@@ -75,10 +86,13 @@ class Collector:
             self.warn(path, message, doc=doc)
 
     def unknown(self, path: Path_, message: str) -> None:
+        """Record an error for a plugin name the registry does not know; :meth:`raise_if_errors`
+        then raises :class:`UnknownPluginError` rather than :class:`ManifestError`."""
         self.unknown_plugin = True
         self.error(path, message)
 
     def deprecate(self, path: Path_, message: str) -> None:
+        """Record a deprecated field: accepted and ignored, with a warning at ``path``."""
         self.deprecated.append(f"{dotted(path)} is accepted and ignored (deprecated)")
         self.warn(path, message)
         self.deprecated_issues.append(self.warnings[-1])
@@ -91,6 +105,10 @@ class Collector:
         self.warnings.sort(key=key)
 
     def raise_if_errors(self) -> None:
+        """Sort the issues by line and raise when there is any error.
+
+        Raises :class:`UnknownPluginError` when an error names an unknown plugin, else
+        :class:`ManifestError`; both carry every error and the warnings."""
         self.sort()
         if self.errors:
             cls = UnknownPluginError if self.unknown_plugin else ManifestError

@@ -91,6 +91,8 @@ class SkillModel(_Closed):
 
 
 class ToolFunctionModel(_Open):
+    """The ``function`` of a tool schema: its name (required), description and JSON-schema parameters."""
+
     name: Annotated[StrictStr, Field(min_length=1)]
     description: StrictStr | None = None
     parameters: dict[Any, Any] | None = None
@@ -105,12 +107,16 @@ class ToolModel(_Closed):
 
 
 class PricingModel(_Closed):
+    """Prices a manifest states for a model, in currency units per million tokens (each optional)."""
+
     input_per_million_tokens: NonNegativeFloat | None = None
     cached_input_per_million_tokens: NonNegativeFloat | None = None
     output_per_million_tokens: NonNegativeFloat | None = None
 
 
 class GenerationModel(_Open):
+    """Generation settings of a model entry: its window, output limits, truncation policy and prices."""
+
     context_window: PositiveInt | None = None
     max_tokens: PositiveInt | None = None
     max_completion_tokens: PositiveInt | None = None
@@ -128,6 +134,8 @@ class InfraModelsModel(_Open):
 
 
 class InfraModel(_Open):
+    """``spec.infra`` of an Agent document: only its ``models`` block is read."""
+
     models: dict[Any, Any] | None = None
 
 
