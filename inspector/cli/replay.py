@@ -65,7 +65,7 @@ def replays_json(replays: Sequence[tuple[Any, Any]], *, payloads: bool, single: 
 
 
 def _frame_rows(rp: Any, t: Any) -> list[dict[str, Any]]:
-    """The frames table's rows (plain dicts: no pandas on the terminal-table path) led by the file
+    """The frames table's rows as plain dicts (pandas is for CSV only: docs/performance.md) led by the file
     and conversation and ending with the forgotten-reference count."""
     from inspector.forgetting import forgotten_references
     from inspector.report.tables import frame_rows
