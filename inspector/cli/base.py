@@ -108,8 +108,10 @@ def add_parser(subparsers: SubParsers, name: str, summary: str, description: str
     body = "\n".join(textwrap.fill(par, 96) for par in description.split("\n\n")[:1])
     rest = description.split("\n\n", 1)[1:]
     epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
-    return subparsers.add_parser(name, help=summary, description=body + ("\n\n" + rest[0] if rest else ""),
-                                 epilog=epilog, formatter_class=HelpFormatter)
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name, help=summary, description=body + ("\n\n" + rest[0] if rest else ""), epilog=epilog,
+        formatter_class=HelpFormatter)
+    return parser
 
 
 def print_issues(issues: Sequence[Issue], *, prefix: str = "error: ", stream: TextIO | None = None) -> None:
