@@ -124,7 +124,7 @@ def serve(script: Path) -> Iterator[tuple[int, float]]:
     # This checkout's app is served as `context-inspector app` serves it (its imports done before the
     # server listens); any other script (the trivial page, another checkout's app.py) by plain streamlit.
     ours = script.resolve() == (ROOT / "app.py").resolve()
-    cmd = [sys.executable, "-m", *(("inspector.cli_commands",) if ours else ("streamlit",)), "run", str(script),
+    cmd = [sys.executable, "-m", *(("inspector.cli.app_server",) if ours else ("streamlit",)), "run", str(script),
            *STREAMLIT_FLAGS, "--server.port", str(port)]
     with served(cmd, port, cwd=ROOT, env=env, out=subprocess.DEVNULL, timeout=120.0) as t_up:
         yield port, t_up

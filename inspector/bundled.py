@@ -182,10 +182,10 @@ def app_command(*, transcript: str | None = None, manifest: str | None = None, p
                 python: str | None = None, unrecorded_prefix: str | int | None = None,
                 follow: str | None = None) -> list[str]:
     """The command that serves the app:
-    ``python -m inspector.cli_commands run <app> <flags> -- [options]``
-    (:func:`inspector.cli_commands.serve`: ``streamlit run`` with the app's imports and a first
+    ``python -m inspector.cli.app_server run <app> <flags> -- [options]``
+    (:func:`inspector.cli.app_server.serve`: ``streamlit run`` with the app's imports and a first
     replay done before the server listens)."""
-    cmd = [python or sys.executable, "-m", "inspector.cli_commands", "run", str(app_script()),
+    cmd = [python or sys.executable, "-m", "inspector.cli.app_server", "run", str(app_script()),
            *STREAMLIT_FLAGS, "--server.port", str(port)]
     extra: list[str] = []
     if transcript:

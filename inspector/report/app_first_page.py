@@ -2,7 +2,7 @@
 
 A fresh server used to replay only the bundled demo while it warmed up; the first page then
 imported and replayed the transcript it was started on (seconds, for a long one). Now
-:func:`prepare_first_page` (called by :func:`inspector.cli_commands.warm_up`) reads the same
+:func:`prepare_first_page` (called by :func:`inspector.cli.app_server.warm_up`) reads the same
 inputs the first page reads — the manifest and transcript chosen at launch, the default counter,
 summarizer and agent switches — and computes what the page's cached functions would: the
 conversation list, the parsed transcript and the replay (with its event index and forgetting

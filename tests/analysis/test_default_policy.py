@@ -40,9 +40,9 @@ def test_every_cli_command_defaults_to_the_policy(command: str) -> None:
     extra = {"compare": ["--strategy", "a=stack"], "sweep": ["--grid", "keep_turns=1"]}.get(command, [])
     args = build_parser().parse_args([command, str(DEMO), *extra])
     assert args.counter is None and getattr(args, "summarizer", None) is None  # None = DEFAULT_POLICY's
-    from inspector.cli_commands import _policy
+    from inspector.cli.options import policy_from_args
 
-    assert _policy(args) == DEFAULT_POLICY
+    assert policy_from_args(args) == DEFAULT_POLICY
 
 
 def test_replay_sweep_and_app_agree_by_default() -> None:

@@ -244,7 +244,7 @@ def test_default_progress_is_one_line_on_a_non_terminal(capsys: pytest.CaptureFi
 
 
 def test_the_sweep_command_writes_each_format(tmp_path: Path) -> None:
-    """The CLI is the one writer of a sweep (inspector/cli_commands.py); the analysis layer returns a table."""
+    """The CLI is the one writer of a sweep (inspector/cli/sweep.py); the analysis layer returns a table."""
     common = ["sweep", str(MANIFEST), str(T1), "--set", SET[0], "--counter", "estimate"]
     out = tmp_path / "sweep.csv"
     proc = run(*common, "--grid", "keep_turns=2,3", "--format", "csv", "-o", str(out))

@@ -31,7 +31,7 @@ def test_after_the_warm_up_the_apps_imports_load_nothing_heavy_and_a_replay_is_w
     code = f"""
 import importlib, json, sys, time
 import streamlit  # the server has it before anything else
-from inspector.cli_commands import warm_up
+from inspector.cli.app_server import warm_up
 warm_up()
 before = set(sys.modules)
 for name in {app_imports()!r}:

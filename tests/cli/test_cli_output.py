@@ -228,7 +228,7 @@ def test_usage_errors_say_the_hint_first_then_one_usage_line(args: tuple[str, ..
 
 
 def test_a_table_too_wide_leaves_columns_out_and_says_so_never_cuts_a_number() -> None:
-    from inspector.cli_output import TABLE_WIDTH, Column, render_table
+    from inspector.cli.output import TABLE_WIDTH, Column, render_table
 
     columns = [Column(f"metric_{i}", "sum") for i in range(20)]
     rows = [{c.key: 1_234_567 + i for i, c in enumerate(columns)} for _ in range(3)]

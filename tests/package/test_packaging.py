@@ -130,7 +130,7 @@ def test_app_runs_streamlit_with_the_make_run_flags(tmp_path: Path) -> None:
     out = run("app", str(DEMO), "--manifest", str(SMALL), "--port", "8765", "--dry-run")
     assert out.returncode == 0, out.stderr
     argv = out.stdout.split()
-    assert argv[1:5] == ["-m", "inspector.cli_commands", "run", str(app_script())]  # streamlit run, warmed up
+    assert argv[1:5] == ["-m", "inspector.cli.app_server", "run", str(app_script())]  # streamlit run, warmed up
     flags = argv[5:argv.index("--")]
     assert flags == [*STREAMLIT_FLAGS, "--server.port", "8765"]
     assert argv[argv.index("--") + 1:] == ["--transcript", str(DEMO.resolve()), "--manifest", str(SMALL.resolve())]

@@ -2,7 +2,8 @@
 
 Rules every command follows through this module:
 
-- Results go to stdout (or ``-o FILE``); progress, warnings and errors go to stderr.
+- Results go to stdout (or ``-o FILE``); progress, warnings, errors and the settings in force
+  (:func:`state`) go to stderr, so stdout stays the requested format.
 - A progress bar appears only when stderr is a terminal; piped or redirected, nothing is drawn.
 - A warning is one line, ``warning: <message>``; an error is one line, ``error: <message>``.
 - A terminal table fits 100 columns (``--wide``: every column, no width limit), ends with a totals
@@ -16,7 +17,7 @@ import io
 import math
 import sys
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from inspector.vocabulary import action_words, column_words
 TABLE_WIDTH = 100
 """Columns a terminal table may use unless ``--wide`` is given."""
 WIDE_WIDTH = 400
+"""Columns a terminal table may use with ``--wide``."""
 
 Agg = Literal["sum", "max", "min", ""]
 
@@ -60,6 +62,7 @@ def warning(message: str, stream: TextIO | None = None) -> None:
 
 def _showwarning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
                  file: TextIO | None = None, line: str | None = None) -> None:
+    """:func:`warnings.showwarning`'s signature; only the message is shown."""
     warning(str(message), file)
 
 
@@ -68,16 +71,27 @@ def install_warning_format() -> None:
     warnings.showwarning = _showwarning
 
 
+def state(lines: Iterable[str]) -> None:
+    """Print ``lines`` (the policy, the agent, the fleet in force) on stderr, one per line, so the
+    reader of stdout gets only the requested format."""
+    for line in lines:
+        print(line, file=sys.stderr)
+
+
 # --- progress -------------------------------------------------------------------------------------
 
 def stderr_is_terminal(stream: TextIO | None = None) -> bool:
+    """Whether ``stream`` (default stderr) is a terminal, the one place a progress bar is drawn."""
     s = stream if stream is not None else sys.stderr
     return bool(getattr(s, "isatty", lambda: False)())
 
 
 class Progress:
     """A progress bar on stderr when it is a terminal; a no-op otherwise. ``advance()`` after each
-    unit of work; ``total=None`` draws a spinner with the elapsed time."""
+    unit of work; ``total=None`` draws a spinner with the elapsed time.
+
+    ``label`` names the work, ``total`` counts its units, ``stream`` is where it is drawn (default
+    stderr). Used as a context manager: the bar disappears when the block ends."""
 
     def __init__(self, label: str, total: int | None, stream: TextIO | None = None) -> None:
         self.label = label
@@ -103,6 +117,7 @@ class Progress:
         return self
 
     def advance(self, n: int = 1) -> None:
+        """Count ``n`` more units done."""
         if self._bar is not None:
             self._bar.advance(self._task, n)
 
@@ -118,7 +133,8 @@ class Progress:
 
 @contextmanager
 def spinner(label: str) -> Iterator[None]:
-    """A spinner with elapsed time on a terminal while a single long step runs."""
+    """A context manager: a spinner labelled ``label`` with the elapsed time, on a terminal, while
+    a single long step runs."""
     with Progress(label, None):
         yield
 
@@ -126,9 +142,9 @@ def spinner(label: str) -> Iterator[None]:
 # --- tables ---------------------------------------------------------------------------------------
 
 def cell(value: Any, key: str = "", row: Mapping[str, Any] | None = None) -> str:
-    """A value as table text: thousands separators, 4-decimal dollars, plain words, "–" for none.
-    ``row``: the whole row, for words that depend on another column (a summary action's words
-    follow ``summary_sent``)."""
+    """``value`` of column ``key`` as table text: thousands separators, 4-decimal dollars, plain
+    words, "–" for none. ``row``: the whole row, for words that depend on another column (a summary
+    action's words follow ``summary_sent``)."""
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):
         value = value.item()
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -186,36 +202,38 @@ def _wrap_header(text: str, width: int) -> str:
     return "\n".join(lines)
 
 
-def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], *, title: str | None = None,
-                 wide: bool = False, total: bool = True, color: bool = False) -> str:
-    """The rows as a text table (rich), ``TABLE_WIDTH`` columns wide unless ``wide``."""
-    from rich.console import Console
-    from rich.table import Table
-
-    present = set().union(*(r.keys() for r in rows)) if rows else {c.key for c in columns}
-    shown = [c for c in columns if (wide or c.narrow) and c.key in present]
-    numeric = {c.key for c in shown if rows and all(
-        isinstance(r.get(c.key), (int, float)) or r.get(c.key) is None for r in rows)}
-    table = Table(box=None, pad_edge=False, show_edge=False,
-                  header_style="bold" if color else "")
-    cells = [[cell(r.get(c.key), c.key, r) for c in shown] for r in rows]
-    foot: list[str] | None = None
-    if total and rows and any(c.agg for c in shown):
-        t = totals(rows, shown, shown[0].key)
-        foot = [cell(t[c.key], c.key) if t[c.key] is not None else "" for c in shown]
+def _column_layout(shown: Sequence[Column], numeric: set[str],
+                   text_rows: Sequence[Sequence[str]]) -> list[tuple[str, int]]:
+    """Each shown column's heading (wrapped to its data) and width: its widest cell, free text capped
+    at ``_TEXT_MAX``, never narrower than the heading's longest word."""
     layout: list[tuple[str, int]] = []
     for j, c in enumerate(shown):
-        data = max([len(row[j]) for row in [*cells, *([foot] if foot else [])]] or [0])
+        data = max([len(row[j]) for row in text_rows] or [0])
         if c.key not in numeric and c.key not in _NO_WRAP:
             data = min(data, _TEXT_MAX)
         header = _wrap_header(column_words(c.key), data)
         layout.append((header, max(data, *(len(line) for line in header.split("\n")))))
-    keep = len(shown)
-    limit = WIDE_WIDTH if wide else TABLE_WIDTH
+    return layout
+
+
+def _columns_that_fit(layout: Sequence[tuple[str, int]], limit: int) -> int:
+    """How many leading columns fit in ``limit`` characters (two between columns; at least one).
+    A number is never cut: the last columns that do not fit are left out, and the table says so."""
+    keep = len(layout)
     while keep > 1 and sum(w for _, w in layout[:keep]) + 2 * (keep - 1) > limit:
-        keep -= 1  # never cut a number: the last columns that do not fit are left out, and said so
-    hidden = [column_words(c.key).replace("\n", " ") for c in shown[keep:]]
-    for (header, width), c in zip(layout[:keep], shown[:keep], strict=True):
+        keep -= 1
+    return keep
+
+
+def _draw(layout: Sequence[tuple[str, int]], shown: Sequence[Column], numeric: set[str], cells: list[list[str]],
+          foot: list[str] | None, *, wide: bool, color: bool) -> list[str]:
+    """The table drawn by rich with the columns of ``layout``, its lines stripped of trailing blanks."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold" if color else "")
+    keep = len(layout)
+    for (header, width), c in zip(layout, shown[:keep], strict=True):
         table.add_column(header, justify="right" if c.key in numeric else "left", overflow="fold",
                          no_wrap=c.key in numeric or c.key in _NO_WRAP, min_width=width, max_width=width)
     for row in cells:
@@ -226,15 +244,37 @@ def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], *
     buf = io.StringIO()
     Console(file=buf, width=WIDE_WIDTH if wide else TABLE_WIDTH, color_system="auto" if color else None,
             force_terminal=color, highlight=False, soft_wrap=False).print(table)
-    lines = [line.rstrip() for line in buf.getvalue().splitlines()]
-    if hidden:
-        import textwrap
+    return [line.rstrip() for line in buf.getvalue().splitlines()]
 
+
+def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], *, title: str | None = None,
+                 wide: bool = False, total: bool = True, color: bool = False) -> str:
+    """The rows as a text table (rich), ``TABLE_WIDTH`` columns wide unless ``wide``.
+
+    ``columns`` in order, each shown when ``wide`` or :attr:`Column.narrow` and present in a row;
+    ``title`` wraps above the table, ``total`` adds the :func:`totals` row, ``color`` bold headings
+    and terminal colours. Columns that do not fit are left out whole (a number is never cut) and a
+    line under the table names them. Returns the text with a final newline."""
+    import textwrap
+
+    present = set().union(*(r.keys() for r in rows)) if rows else {c.key for c in columns}
+    shown = [c for c in columns if (wide or c.narrow) and c.key in present]
+    numeric = {c.key for c in shown if rows and all(
+        isinstance(r.get(c.key), (int, float)) or r.get(c.key) is None for r in rows)}
+    cells = [[cell(r.get(c.key), c.key, r) for c in shown] for r in rows]
+    foot: list[str] | None = None
+    if total and rows and any(c.agg for c in shown):
+        t = totals(rows, shown, shown[0].key)
+        foot = [cell(t[c.key], c.key) if t[c.key] is not None else "" for c in shown]
+    layout = _column_layout(shown, numeric, [*cells, *([foot] if foot else [])])
+    limit = WIDE_WIDTH if wide else TABLE_WIDTH
+    keep = _columns_that_fit(layout, limit)
+    lines = _draw(layout[:keep], shown, numeric, cells, foot, wide=wide, color=color)
+    hidden = [column_words(c.key).replace("\n", " ") for c in shown[keep:]]
+    if hidden:
         lines += textwrap.wrap(f"(not shown, too wide: {', '.join(hidden)}; --wide shows every column)", limit)
     if title:
-        import textwrap
-
-        lines[:0] = textwrap.wrap(title, WIDE_WIDTH if wide else TABLE_WIDTH)
+        lines[:0] = textwrap.wrap(title, limit)
     return "\n".join(lines) + "\n"
 
 
@@ -248,5 +288,5 @@ def write(text: str, out: str | None) -> None:
 
 
 def stdout_colour(out: str | None) -> bool:
-    """Colour only when writing to a terminal's stdout."""
+    """Whether to colour: only when the output goes to stdout (``out`` is None) and that is a terminal."""
     return not out and bool(getattr(sys.stdout, "isatty", lambda: False)())

@@ -1,7 +1,8 @@
-"""The command line's floor: exit statuses, the parser class, the options and helpers every
-subcommand shares. :mod:`inspector.cli` (``validate``, the parser, ``main``) and
-:mod:`inspector.cli_commands` (the other subcommands) both build on it, so neither imports the other's
-module at load time (no cycle)."""
+"""The command line's floor: exit statuses, the parser class, and the helpers every subcommand
+uses to declare itself and read a manifest.
+
+Every other module of :mod:`inspector.cli` builds on this one, and it imports none of them, so the
+subcommand modules never import each other or the package's ``__init__`` (no cycle)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,19 @@ from typing import Any, NoReturn, TextIO
 from inspector.errors import EXIT_INVALID, EXIT_USAGE
 from inspector.manifest import Issue, LoadedManifest, load_manifest
 
-__all__ = ["EXIT_INTERNAL", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "ArgumentParser", "Handler", "HelpFormatter",
-           "SubParsers", "add_manifest_options", "add_parser", "load_manifest_from_args", "print_issues"]
+__all__ = ["EXIT_BROKEN_PIPE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE",
+           "ArgumentParser", "Handler", "HelpFormatter", "SubParsers", "add_manifest_options", "add_parser",
+           "load_manifest_from_args", "print_issues"]
 
 EXIT_OK = 0
+"""The command did what was asked."""
 EXIT_INTERNAL = 3
+"""A bug of ours (an exception no rule anticipated): one ``error: internal error: ...`` line."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C: 128 + SIGINT, what a shell reports for a tool the interrupt stopped."""
+EXIT_BROKEN_PIPE = 141
+"""The reader of stdout went away (``| head``): 128 + SIGPIPE, what a shell reports for a tool that
+the closed pipe stopped. Nothing is printed."""
 
 Handler = Callable[[argparse.Namespace], int]
 SubParsers = Any  # argparse._SubParsersAction is private; typed loosely on purpose
@@ -26,6 +35,7 @@ SubParsers = Any  # argparse._SubParsersAction is private; typed loosely on purp
 # --- shared helpers for subcommands ---------------------------------------------------------------
 
 def _override(text: str) -> str:
+    """``--set``'s value as given, once it has the ``PATH=VALUE`` shape (argparse's usage error otherwise)."""
     path, sep, _ = text.partition("=")
     if not sep or not path.strip():
         raise argparse.ArgumentTypeError(f"{text!r} must look like PATH=VALUE")
@@ -33,7 +43,8 @@ def _override(text: str) -> str:
 
 
 def add_manifest_options(parser: argparse.ArgumentParser) -> None:
-    """Options every manifest-reading command accepts."""
+    """Add ``--set PATH=VALUE`` and ``--allow-import MODULE`` (both repeatable) to ``parser``: the
+    options every manifest-reading command accepts, read by :func:`load_manifest_from_args`."""
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE", type=_override,
                         help="override a field before reading, value parsed as YAML "
                              "(e.g. --set spec.context_manager.params.keep_turns=3); repeatable")
@@ -42,7 +53,10 @@ def add_manifest_options(parser: argparse.ArgumentParser) -> None:
 
 
 def load_manifest_from_args(args: argparse.Namespace, path: str, *, mode: str = "assemble") -> LoadedManifest:
-    """Load ``path`` with the command's ``--set`` / ``--allow-import`` options."""
+    """Load the manifest at ``path`` in ``mode`` (``"assemble"`` or ``"validate"``) with the command's
+    ``--set`` and ``--allow-import`` options from ``args``; returns the
+    :class:`inspector.manifest.LoadedManifest`. Raises :class:`inspector.manifest.ManifestError`
+    when the file cannot be read or its content is invalid."""
     return load_manifest(path, mode=mode,  # type: ignore[arg-type]
                          allow_imports=getattr(args, "allow_imports", ()),
                          overrides=getattr(args, "overrides", ()))
@@ -64,6 +78,7 @@ class ArgumentParser(argparse.ArgumentParser):
     the hint."""
 
     def error(self, message: str) -> NoReturn:
+        """Print ``message`` (secrets masked) and the short usage on stderr, then exit 2."""
         from inspector.redact import mask_text
 
         self.exit(EXIT_USAGE, f"error: {mask_text(message)}\n{self.short_usage()}\n")
@@ -85,18 +100,23 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def add_parser(subparsers: SubParsers, name: str, summary: str, description: str,
                examples: Sequence[str]) -> argparse.ArgumentParser:
-    """A subcommand with a one-line summary, a description and its examples (shown by ``--help``)."""
+    """Add the subcommand ``name`` to ``subparsers`` and return its parser: ``summary`` is its line
+    in the main ``--help``, ``description`` its own help (the first paragraph wrapped at 96
+    columns, the rest kept as written) and ``examples`` the command lines listed after it."""
     import textwrap
 
     body = "\n".join(textwrap.fill(par, 96) for par in description.split("\n\n")[:1])
     rest = description.split("\n\n", 1)[1:]
     epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
-    return subparsers.add_parser(name, help=summary, description=body + ("\n\n" + rest[0] if rest else ""),
-                                 epilog=epilog, formatter_class=HelpFormatter)
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name, help=summary, description=body + ("\n\n" + rest[0] if rest else ""), epilog=epilog,
+        formatter_class=HelpFormatter)
+    return parser
 
 
 def print_issues(issues: Sequence[Issue], *, prefix: str = "error: ", stream: TextIO | None = None) -> None:
-    """One line per issue on stderr (``error: FILE:LINE: field.path: message``), secrets masked."""
+    """Print one line per issue on ``stream`` (default stderr), ``prefix`` first
+    (``error: FILE:LINE: field.path: message``), secrets masked."""
     from inspector.redact import mask_text
 
     out = stream if stream is not None else sys.stderr

@@ -1,0 +1,7 @@
+"""``python -m inspector.cli`` runs the ``context-inspector`` command line, as ``python -m inspector`` does."""
+
+import sys
+
+from inspector.cli import main
+
+sys.exit(main())
