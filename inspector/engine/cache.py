@@ -29,7 +29,7 @@ never returns to a branch it left).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,9 +188,10 @@ class CallCache:
 
 @dataclass(slots=True)
 class _Entry:
-    """One stored prefix: its first ``rows`` rows, alive until ``expires`` seconds."""
+    """One stored prefix: the payload's first ``rows`` rows, ``tokens`` tokens, alive until ``expires``."""
 
     rows: int
+    tokens: int
     expires: float
 
 
@@ -210,14 +211,17 @@ class PromptCache:
     """The provider's cache as a sequence of calls sees it, kept incrementally.
 
     Made with a :class:`CacheRule` and ``head``, the number of leading rows that hold the tool
-    schemas and the system text (where the head breakpoint goes). :meth:`call` takes each call in
-    turn. The state is the previous payload's cumulative token counts and the cached prefixes of it,
-    each a number of rows and an expiry time; prefixes of rows that changed are forgotten (they can never match
-    again when changed rows are new rows)."""
+    schemas and the system text (where the head breakpoint goes). Each call is given either by
+    :meth:`call` (the token counts of the rows after the unchanged ones) or by :meth:`call_prefix`
+    (a function giving the tokens of any leading rows); use one of the two for a whole sequence.
+    The state is the cached prefixes of the previous payload, each a number of rows, its tokens
+    and an expiry time; prefixes of rows that changed are forgotten (they can never match again
+    when changed rows are new rows)."""
 
     def __init__(self, rule: CacheRule, head: int = 1) -> None:
         self.rule, self.head = rule, head
-        self._cum: list[int] = [0]  # _cum[j]: tokens of the previous payload's first j rows
+        self._cum: list[int] = [0]  # for call(): _cum[j] is the tokens of the payload's first j rows
+        self._rows = 0  # rows of the previous payload
         self._entries: list[_Entry] = []  # sorted by rows
         self._now = 0.0
 
@@ -225,62 +229,84 @@ class PromptCache:
         """The cache record of the next call, whose payload is the previous payload's first ``kept``
         rows followed by rows of ``new_rows`` tokens, made at ``at`` seconds (None: no time known,
         taken as the previous call's). Time never runs backwards: an earlier ``at`` counts as the
-        latest seen. Raises :class:`CacheRuleError` when ``kept`` exceeds the previous payload's rows
-        or a count is negative."""
+        latest seen. Costs in proportion to ``new_rows``. Raises :class:`CacheRuleError` when
+        ``kept`` exceeds the previous payload's rows or a count is negative."""
         cum = self._cum
-        if not 0 <= kept < len(cum):
-            raise CacheRuleError(f"{kept} unchanged rows, but the previous call had {len(cum) - 1}")
+        if len(cum) != self._rows + 1:
+            raise CacheRuleError("call() after call_prefix(): give a sequence of calls one way")
         if any(t < 0 for t in new_rows):
             raise CacheRuleError("a row's token count must not be negative")
-        if at is not None and at > self._now:
-            self._now = float(at)
-        broke_at, lost = self._cut(kept)
+        self._check(kept, kept + len(new_rows))
         del cum[kept + 1:]
         total = cum[-1]
         for t in new_rows:
             total += t
             cum.append(total)
+        return self.call_prefix(kept, len(cum) - 1, cum.__getitem__, at)
+
+    def call_prefix(self, kept: int, rows: int, tokens_upto: Callable[[int], int],
+                    at: float | None = None) -> CallCache:
+        """The cache record of the next call, a payload of ``rows`` rows whose first ``kept`` are the
+        previous payload's: ``tokens_upto(j)`` gives the tokens of its first ``j`` rows (non-decreasing
+        in ``j``). It is asked about a handful of rows a call (the unchanged ones, the breakpoints,
+        the whole), so a caller that knows the payload as runs of rows never counts row by row.
+        ``at`` as for :meth:`call`. Raises :class:`CacheRuleError` when ``kept`` exceeds the previous
+        payload's rows or ``rows``."""
+        self._check(kept, rows)
+        if at is not None and at > self._now:
+            self._now = float(at)
+        broke_at, lost = self._cut(kept, tokens_upto)
+        self._rows = rows
+        total = tokens_upto(rows)
         if self.rule.name == "openai":
-            cached, written = self._openai(kept), 0
+            cached, written = self._openai(rows, total), 0
         elif self.rule.name == "anthropic":
-            cached, written = self._anthropic()
+            cached, written = self._anthropic(rows, tokens_upto)
         else:
             cached = written = 0
         return CallCache(total, cached, written, total - cached - written, broke_at, lost)
 
+    def _check(self, kept: int, rows: int) -> None:
+        if not 0 <= kept <= self._rows:
+            raise CacheRuleError(f"{kept} unchanged rows, but the previous call had {self._rows}")
+        if rows < kept:
+            raise CacheRuleError(f"{kept} unchanged rows in a payload of {rows}")
+
     def _alive(self, entry: _Entry) -> bool:
         return self._now <= entry.expires
 
-    def _cut(self, kept: int) -> tuple[int | None, int]:
+    def _cut(self, kept: int, tokens_upto: Callable[[int], int]) -> tuple[int | None, int]:
         """Forget the prefixes longer than ``kept`` rows (an OpenAI entry shrinks to ``kept``: a partial
         match still serves); the break, if a live one of them served more than ``kept`` rows do."""
-        entries, cum, readable = self._entries, self._cum, self.rule.readable
-        longest = None
-        shrunk: _Entry | None = None
+        entries, readable = self._entries, self.rule.readable
+        longest: _Entry | None = None
+        expires: float | None = None
         while entries and entries[-1].rows > kept:
             entry = entries.pop()
             if longest is None and self._alive(entry):
-                longest = entry.rows
-            if shrunk is None or entry.expires > shrunk.expires:
-                shrunk = _Entry(kept, entry.expires)
-        if shrunk is not None and self.rule.name == "openai":
+                longest = entry
+            expires = entry.expires if expires is None else max(expires, entry.expires)
+        if longest is None and expires is None:
+            return None, 0
+        kept_tokens = tokens_upto(kept)
+        if expires is not None and self.rule.name == "openai":
             if entries and entries[-1].rows == kept:
-                entries[-1].expires = max(entries[-1].expires, shrunk.expires)
+                entries[-1].expires = max(entries[-1].expires, expires)
             else:
-                entries.append(shrunk)
-        lost = 0 if longest is None else readable(cum[longest]) - readable(cum[kept])
+                entries.append(_Entry(kept, kept_tokens, expires))
+        lost = 0 if longest is None else readable(longest.tokens) - readable(kept_tokens)
         return (kept, lost) if lost > 0 else (None, 0)
 
-    def _openai(self, kept: int) -> int:
-        """Read the longest live stored prompt (all stored prompts now prefix this one up to ``kept``
-        rows), then store this whole prompt when it is long enough."""
-        cum, entries, rule = self._cum, self._entries, self.rule
+    def _openai(self, rows: int, total: int) -> int:
+        """Read the longest live stored prompt (all stored prompts now prefix this one up to the
+        unchanged rows), then store this whole prompt when it is long enough."""
+        entries, rule = self._entries, self.rule
         hit = next((e for e in reversed(entries) if self._alive(e)), None)
-        cached = rule.readable(cum[hit.rows]) if hit is not None else 0
+        cached = rule.readable(hit.tokens) if hit is not None else 0
         if hit is not None and cached:
             hit.expires = self._now + rule.ttl
-        if cum[-1] >= rule.min_tokens:
-            entries[:] = [_Entry(len(cum) - 1, self._now + rule.ttl)]
+        if total >= rule.min_tokens:
+            entries[:] = [_Entry(rows, total, self._now + rule.ttl)]
         return cached
 
     def _hit(self, boundary: int) -> _Entry | None:
@@ -293,24 +319,27 @@ class PromptCache:
                 return entries[k]
         return None
 
-    def _anthropic(self) -> tuple[int, int]:
+    def _anthropic(self, rows: int, tokens_upto: Callable[[int], int]) -> tuple[int, int]:
         """Read at each breakpoint, refresh what was read, store each long-enough breakpoint's prefix."""
-        cum, rule, entries = self._cum, self.rule, self._entries
-        marks = _breakpoints(rule, len(cum) - 1, self.head)
+        rule, entries = self.rule, self._entries
+        marks = _breakpoints(rule, rows, self.head)
         expires = self._now + rule.ttl
         read = 0
         for hit in [h for h in map(self._hit, marks) if h is not None]:
-            read = max(read, hit.rows)
+            read = max(read, hit.tokens)
             hit.expires = expires
-        stored = [b for b in marks if cum[b] >= rule.min_tokens]
-        for b in stored:
+        top = 0
+        for b in marks:
+            tokens = tokens_upto(b)
+            if tokens < rule.min_tokens:
+                continue
+            top = tokens
             k = bisect.bisect_left(entries, b, key=_rows)
             if k < len(entries) and entries[k].rows == b:
                 entries[k].expires = expires
             else:
-                entries.insert(k, _Entry(b, expires))
-        top = stored[-1] if stored else 0
-        return cum[read], max(0, cum[top] - cum[read])
+                entries.insert(k, _Entry(b, tokens, expires))
+        return read, max(0, top - read)
 
 
 def reference_calls(rule: CacheRule, payloads: Sequence[tuple[Sequence[Hashable], Sequence[int]]],
