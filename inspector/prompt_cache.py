@@ -7,10 +7,12 @@ prices each call with and without caching (:func:`inspector.engine.cache.prices_
 The rows a provider sees, in order: one **head** row (the tool schemas, plus the unrecorded prefix
 when the replay adds it to the budget), then the payload's rows as the frame records them (its
 system row first). A payload row is known by its transcript index, or, for a row the engine made
-(a summary, a rebound copy), by its index and content. The rows two consecutive calls share are
-read from the frames' segment runs, so each call costs in proportion to the rows that changed.
-A row's tokens are the replay counter's count of the payload up to that row minus the count up to
-the row before (so the rows sum to the frame's ``payload_tokens``, whatever the counter's rounding).
+(a summary, a rebound copy), by its index and content. The rows two consecutive calls share, and
+the tokens of any leading rows, are read from the frames' segment runs and running sums of the
+counter's units over the transcript, so a call costs in proportion to its runs, not its rows (a
+sliding window changes every row after the system row on every shift). The tokens of the first
+rows are the replay counter's count of them (so a call's rows add up to its frame's
+``payload_tokens``, whatever the counter's rounding).
 
 A **cache break** is a call whose changed rows cut a cached prefix that was still alive (a
 compaction, a trim, a sliding window). Its cost is counted on the rows of this call that the
@@ -20,6 +22,7 @@ kept; this call pays them at the write or input rate instead.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -118,65 +121,94 @@ def common_rows(a: Sequence[Run], b: Sequence[Run]) -> int:
     return rows
 
 
-def rows_from(runs: Sequence[Run], start: int, msgs: Sequence[Message]) -> Iterator[tuple[Any, Message]]:
-    """``(key, message)`` of every payload row from row ``start`` on: the key is the transcript index
-    of a row sent as it is, or ``(index, "made")`` for a row the engine made."""
-    pos = 0
-    for ref, n, own in runs:
-        if pos + n <= start:
-            pos += n
-            continue
-        if own is not None:
-            yield (ref, "made"), own
-        elif ref is not None:
-            for r in range(ref + max(0, start - pos), ref + n):
-                yield r, msgs[r]
-        pos += n
+class _Layout:
+    """One call's provider rows as runs: the head row, then the payload's runs, each with the
+    message row it starts at and the counter's units before it, so the tokens of any leading rows
+    take a binary search over the runs, never a walk over the rows."""
+
+    def __init__(self, head: int, runs: tuple[Run, ...], units: _Units) -> None:
+        self.head, self.runs, self.units = head, runs, units
+        self.starts: list[int] = []
+        self.before: list[int] = []
+        rows = total = 0
+        for ref, n, own in runs:
+            self.starts.append(rows)
+            self.before.append(total)
+            rows += n
+            total += units.of_own(own) if own is not None else units.of_range(ref or 0, (ref or 0) + n)
+        self.rows = rows  # message rows (the head row apart)
+        self.total_units = total
+
+    def tokens_upto(self, j: int) -> int:
+        """Tokens of the first ``j`` provider rows (row 0 is the head row): the head's tokens plus the
+        counter's count of the first ``j − 1`` payload rows."""
+        if j <= 0:
+            return 0
+        m = j - 1
+        if m >= self.rows:
+            units = self.total_units
+        else:
+            k = bisect.bisect_right(self.starts, m) - 1
+            ref, _n, own = self.runs[k]
+            off = m - self.starts[k]
+            units = self.before[k] + (0 if own is not None or off == 0 else self.units.of_range(ref or 0, (ref or 0) + off))
+        return self.head + self.units.counter.total(units, min(m, self.rows))
+
+    def past(self, row: int) -> Iterator[tuple[int, Run]]:
+        """``(start row, run)`` of each run or run's tail from message row ``row`` on."""
+        k = max(0, bisect.bisect_right(self.starts, row) - 1)
+        for start, (ref, n, own) in zip(self.starts[k:], self.runs[k:]):
+            if start + n <= row:
+                continue
+            cut = max(0, row - start)
+            yield start + cut, (None if ref is None else ref + cut, n - cut, own)
 
 
-class _Follower:
-    """The payload rows of consecutive calls, kept incrementally: their keys, the counter's
-    cumulative units and the cumulative tokens of the message rows (the head row apart)."""
+class _Units:
+    """The replay counter's units of transcript rows, as running sums over the transcript (extended
+    as far as a call needs, so each message is asked once), and of rows the engine made."""
 
     def __init__(self, counter: Any, msgs: Sequence[Message]) -> None:
         self.counter, self.msgs = counter, msgs
-        self.runs: tuple[Run, ...] = ()
-        self.head = -1
-        self.keys: list[Any] = []
-        self.units: list[int] = [0]
-        self.tokens: list[int] = [0]
+        self.sums: list[int] = [0]
 
-    def step(self, head: int, runs: tuple[Run, ...]) -> tuple[int, list[int], set[Any]]:
-        """Move to the next call: ``(kept, new_rows, dropped)`` in provider rows (head row = row 0):
-        the rows unchanged since the previous call, the tokens of the rows after them, and the keys
-        of the previous call's rows past ``kept``."""
-        same = common_rows(self.runs, runs) if head == self.head else -1
-        kept_msgs = max(same, 0)
-        dropped = set(self.keys[kept_msgs:])
-        del self.keys[kept_msgs:], self.units[kept_msgs + 1:], self.tokens[kept_msgs + 1:]
-        unit, total = self.counter.unit, self.counter.total
-        new_rows = [] if same >= 0 else [head]
-        for key, msg in rows_from(runs, kept_msgs, self.msgs):
-            self.keys.append(key)
-            self.units.append(self.units[-1] + unit(msg))
-            self.tokens.append(total(self.units[-1], len(self.keys)))
-            new_rows.append(self.tokens[-1] - self.tokens[-2])
-        self.runs, self.head = runs, head
-        return (0 if same < 0 else 1 + kept_msgs), new_rows, dropped
+    def of_range(self, lo: int, hi: int) -> int:
+        sums, unit, msgs = self.sums, self.counter.unit, self.msgs
+        while len(sums) <= hi:
+            sums.append(sums[-1] + unit(msgs[len(sums) - 1]))
+        return sums[hi] - sums[lo]
+
+    def of_own(self, own: Message) -> int:
+        return int(self.counter.unit(own))
 
 
-def _resent(call: CallCache, follower: _Follower, dropped: set[Any]) -> tuple[int, int]:
+def shared_rows(cur: _Layout, prev: _Layout, row: int) -> Iterator[tuple[int, int]]:
+    """Message-row ranges ``[a, b)`` of ``cur`` from ``row`` on that ``prev`` also sent from ``row`` on:
+    the same transcript rows, or a made row with the same index and content."""
+    before = list(prev.past(row))
+    for start, (ref, n, own) in cur.past(row):
+        if own is not None:
+            if any(o is not None and r == ref and o == own for _s, (r, _n, o) in before):
+                yield start, start + 1
+            continue
+        if ref is None:
+            continue
+        for _s, (lo, m, o) in before:
+            if o is None and lo is not None:
+                a, b = max(ref, lo), min(ref + n, lo + m)
+                if a < b:
+                    yield start + a - ref, start + b - ref
+
+
+def _resent(call: CallCache, cur: _Layout, prev: _Layout) -> tuple[int, int]:
     """Tokens, written and uncached, of this call's rows past the break that the previous call sent."""
     assert call.broke_at is not None
     written_end = call.cached + call.written
-    head = call.input - follower.tokens[-1]
     in_written = in_uncached = 0
-    for k in range(max(call.broke_at - 1, 0), len(follower.keys)):
-        if follower.keys[k] in dropped:
-            lo, hi = head + follower.tokens[k], head + follower.tokens[k + 1]
-            w = max(0, min(hi, written_end) - max(lo, call.cached))
-            u = max(0, hi - max(lo, written_end))
-            in_written, in_uncached = in_written + w, in_uncached + u
+    for a, b in shared_rows(cur, prev, max(call.broke_at - 1, 0)):
+        lo, hi = cur.tokens_upto(a + 1), cur.tokens_upto(b + 1)
+        in_written += max(0, min(hi, written_end) - max(lo, call.cached))
+        in_uncached += max(0, hi - max(lo, written_end))
     return in_written, in_uncached
 
 
@@ -204,17 +236,20 @@ def account(rp: Any, *, rule: str | None = None, times: Mapping[int, float] | No
     if times is None:
         found = (getattr(rp.transcript, "meta", None) or {}).get("timestamps")
         times = found if isinstance(found, Mapping) else {}
-    follower = _Follower(_counter(rp), rp.messages)
+    units = _Units(_counter(rp), rp.messages)
     prefix = int(rp.limits.get("unrecorded_prefix") or 0)
     cache = PromptCache(cache_rule, _head_rows(rp.frames[0]) if rp.frames else 1)
     pending = rp.pending_call
     calls = []
+    prev: _Layout | None = None
     for i, frame in enumerate(rp.frames):
-        kept, new_rows, dropped = follower.step(prefix + frame.bands.get("tool_schemas", 0), frame_runs(frame.segments))
-        call = cache.call(kept, new_rows, times.get(frame.at))
-        resent = _resent(call, follower, dropped) if call.broke_at is not None else (0, 0)
+        cur = _Layout(prefix + frame.bands.get("tool_schemas", 0), frame_runs(frame.segments), units)
+        kept = 0 if prev is None or prev.head != cur.head else 1 + common_rows(prev.runs, cur.runs)
+        call = cache.call_prefix(kept, 1 + cur.rows, cur.tokens_upto, times.get(frame.at))
+        resent = _resent(call, cur, prev) if call.broke_at is not None and prev is not None else (0, 0)
         calls.append(CallCacheCost(i, i == pending, call, prices.with_cache(call), prices.without_cache(call),
                                    sum(resent), _break_cost(prices, *resent), prices.missing(call)))
+        prev = cur
     return CacheAccount(cache_rule, prices, tuple(calls))
 
 
