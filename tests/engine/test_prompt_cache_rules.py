@@ -267,3 +267,22 @@ def test_incremental_equals_the_whole_payload_reference(steps: list[tuple[float,
     for call, (_, toks) in zip(incremental, payloads):
         assert call.cached + call.written + call.uncached == call.input == sum(toks)
         assert min(call.cached, call.written, call.uncached, call.lost) >= 0
+
+
+@pytest.mark.parametrize("rule", [OPENAI, ANTHROPIC])
+def test_call_prefix_asks_for_a_handful_of_rows_whatever_the_payload_size(rule: CacheRule) -> None:
+    """A window that shifts every row after the head still costs a call a few look-ups, not one per row."""
+    asked: list[int] = []
+
+    def upto(j: int) -> int:
+        asked.append(j)
+        return 1_000 * j
+
+    cache = PromptCache(rule, head=2)
+    first = cache.call_prefix(0, 10_000, upto)
+    asked.clear()
+    shifted = cache.call_prefix(2, 10_000, upto)
+    assert len(asked) <= 4
+    assert first.input == shifted.input == 10_000_000
+    assert shifted.broke_at == 2
+    assert shifted.cached == (1_920 if rule is OPENAI else 2_000)  # the 2 000-token head: 15 steps of 128, or whole
