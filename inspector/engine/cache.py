@@ -20,8 +20,10 @@ calls carry no time, entries never expire. Rows are compared whole: a changed ro
 with the row it replaced.
 
 :class:`PromptCache` follows a sequence of calls incrementally: each call names how many leading
-rows are unchanged since the previous call and gives the token counts of the rows after them, so
-a call costs in proportion to what changed. :func:`reference_calls` computes the same records by
+rows are unchanged since the previous call and gives either the token counts of the rows after
+them (:meth:`PromptCache.call`) or a function giving the tokens of any leading rows
+(:meth:`PromptCache.call_prefix`, asked a handful of rows a call), so a call never walks the rows
+it shares with the previous one. :func:`reference_calls` computes the same records by
 comparing whole payloads; the two agree whenever changed rows are new rows (an agent's payload
 never returns to a branch it left).
 """
