@@ -61,7 +61,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("engine", ("inspector.engine",)),
     ("replay", ("inspector.policy", "inspector.replay", "inspector.observed", "inspector.calibration")),
     ("analysis", ("inspector.forgetting", "inspector.compare", "inspector.fleet", "inspector.sweep",
-                  "inspector.planted", "inspector.tuning")),
+                  "inspector.planted", "inspector.tuning", "inspector.prompt_cache")),
     ("report", ("inspector.report", "inspector.live")),
     ("faces", ("inspector.cli", "inspector.notebook", "inspector.__main__")),
 )

@@ -1,0 +1,272 @@
+"""Prompt caching over a replay: what the provider's cache would serve on each call, and what it costs.
+
+:func:`account` follows a :class:`~inspector.replay.Replay`'s calls in order through the cache rule
+of its model (:func:`inspector.engine.cache.rule_for_model`, or a rule named by the caller) and
+prices each call with and without caching (:func:`inspector.engine.cache.prices_for_model`).
+
+The rows a provider sees, in order: one **head** row (the tool schemas, plus the unrecorded prefix
+when the replay adds it to the budget), then the payload's rows as the frame records them (its
+system row first). A payload row is known by its transcript index, or, for a row the engine made
+(a summary, a rebound copy), by its index and content. The rows two consecutive calls share, and
+the tokens of any leading rows, are read from the frames' segment runs and running sums of the
+counter's units over the transcript, so a call costs in proportion to its runs, not its rows (a
+sliding window changes every row after the system row on every shift). The tokens of the first
+rows are the replay counter's count of them (so a call's rows add up to its frame's
+``payload_tokens``, whatever the counter's rounding).
+
+A **cache break** is a call whose changed rows cut a cached prefix that was still alive (a
+compaction, a trim, a sliding window). Its cost is counted on the rows of this call that the
+previous call's payload held past the break: the cache would have read them had the prefix been
+kept; this call pays them at the write or input rate instead.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.engine.cache import CachePrices, CacheRule, CallCache, PromptCache, prices_for_model, rule_for_model
+from inspector.engine.types import Message
+
+__all__ = ["CacheAccount", "CallCacheCost", "account"]
+
+Run = tuple[int | None, int, Message | None]
+"""A frame's payload rows as runs: ``(ref, n, own)``, the transcript rows ``ref .. ref + n − 1`` when
+``own`` is None, else one row the engine made (``own``) in place of message ``ref``."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallCacheCost:
+    """One call's cache record and its price.
+
+    ``frame``: the index of the call in :attr:`Replay.frames <inspector.replay.Replay.frames>`;
+    ``pending``: whether it is the pending next call, never made. ``cache``: the provider's
+    :class:`~inspector.engine.cache.CallCache` (cached, written, uncached, ``broke_at`` counted in
+    rows with the head row as row 0). ``cost_usd``: the input's cost with caching;
+    ``uncached_cost_usd``: without caching; each None when a price it needs is unknown
+    (``missing_prices`` names the litellm fields). ``resent``: at a cache break, the tokens of this
+    call's rows past the break that the previous call sent too (0 otherwise); ``break_cost_usd``:
+    what they cost this call above the cache-read rate, i.e. what the break cost versus keeping
+    the prefix (0.0 without a break, None when a price is unknown)."""
+
+    frame: int
+    pending: bool
+    cache: CallCache
+    cost_usd: float | None
+    uncached_cost_usd: float | None
+    resent: int
+    break_cost_usd: float | None
+    missing_prices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CacheAccount:
+    """The prompt-cache accounting of one replay: the ``rule`` and ``prices`` used and one
+    :class:`CallCacheCost` per frame (``calls``, in frame order)."""
+
+    rule: CacheRule
+    prices: CachePrices
+    calls: tuple[CallCacheCost, ...]
+
+    def totals(self, *, include_pending: bool = False) -> dict[str, Any]:
+        """Sums over the calls the agent made (the pending next call only with ``include_pending``):
+        input, cached, written and uncached tokens, the cache-hit share (cached ÷ input), the costs
+        with and without caching and of the breaks (None when a price is unknown for any call), the
+        number of breaks, and the litellm price fields that were missing."""
+        calls = [c for c in self.calls if include_pending or not c.pending]
+        tokens = {name: sum(getattr(c.cache, name) for c in calls) for name in ("input", "cached", "written", "uncached")}
+        return {
+            "calls": len(calls), **tokens,
+            "cache_hit_share": round(tokens["cached"] / tokens["input"], 4) if tokens["input"] else 0.0,
+            "cost_usd": _sum([c.cost_usd for c in calls]),
+            "uncached_cost_usd": _sum([c.uncached_cost_usd for c in calls]),
+            "breaks": sum(1 for c in calls if c.cache.broke_at is not None),
+            "resent": sum(c.resent for c in calls),
+            "break_cost_usd": _sum([c.break_cost_usd for c in calls]),
+            "missing_prices": sorted({name for c in calls for name in c.missing_prices}),
+            "rule": self.rule.name, "rule_source": self.rule.source,
+        }
+
+
+def _sum(values: Sequence[float | None]) -> float | None:
+    return None if any(v is None for v in values) else round(sum(v for v in values if v is not None), 8)
+
+
+def frame_runs(segments: Sequence[Any]) -> tuple[Run, ...]:
+    """A frame's segments as :data:`Run` s (the band and synthetic marks dropped: the provider sees rows)."""
+    return tuple((ref, n, own) for ref, n, _band, _syn, own in segments)
+
+
+def common_rows(a: Sequence[Run], b: Sequence[Run]) -> int:
+    """How many leading rows the payloads of runs ``a`` and ``b`` share: equal transcript indices, or
+    made rows with the same index and content. Walks the runs, not the rows."""
+    rows = i = j = oa = ob = 0
+    while i < len(a) and j < len(b):
+        (ra, na, own_a), (rb, nb, own_b) = a[i], b[j]
+        if own_a is not None or own_b is not None:
+            if own_a is None or own_b is None or ra != rb or own_a != own_b:
+                break
+            rows, i, j = rows + 1, i + 1, j + 1
+            continue
+        if ra is None or rb is None or ra + oa != rb + ob:
+            break
+        step = min(na - oa, nb - ob)
+        rows, oa, ob = rows + step, oa + step, ob + step
+        if oa == na:
+            i, oa = i + 1, 0
+        if ob == nb:
+            j, ob = j + 1, 0
+    return rows
+
+
+class _Layout:
+    """One call's provider rows as runs: the head row, then the payload's runs, each with the
+    message row it starts at and the counter's units before it, so the tokens of any leading rows
+    take a binary search over the runs, never a walk over the rows."""
+
+    def __init__(self, head: int, runs: tuple[Run, ...], units: _Units) -> None:
+        self.head, self.runs, self.units = head, runs, units
+        self.starts: list[int] = []
+        self.before: list[int] = []
+        rows = total = 0
+        for ref, n, own in runs:
+            self.starts.append(rows)
+            self.before.append(total)
+            rows += n
+            total += units.of_own(own) if own is not None else units.of_range(ref or 0, (ref or 0) + n)
+        self.rows = rows  # message rows (the head row apart)
+        self.total_units = total
+
+    def tokens_upto(self, j: int) -> int:
+        """Tokens of the first ``j`` provider rows (row 0 is the head row): the head's tokens plus the
+        counter's count of the first ``j − 1`` payload rows."""
+        if j <= 0:
+            return 0
+        m = j - 1
+        if m >= self.rows:
+            units = self.total_units
+        else:
+            k = bisect.bisect_right(self.starts, m) - 1
+            ref, _n, own = self.runs[k]
+            off = m - self.starts[k]
+            units = self.before[k] + (0 if own is not None or off == 0 else self.units.of_range(ref or 0, (ref or 0) + off))
+        return self.head + self.units.counter.total(units, min(m, self.rows))
+
+    def past(self, row: int) -> Iterator[tuple[int, Run]]:
+        """``(start row, run)`` of each run or run's tail from message row ``row`` on."""
+        k = max(0, bisect.bisect_right(self.starts, row) - 1)
+        for start, (ref, n, own) in zip(self.starts[k:], self.runs[k:]):
+            if start + n <= row:
+                continue
+            cut = max(0, row - start)
+            yield start + cut, (None if ref is None else ref + cut, n - cut, own)
+
+
+class _Units:
+    """The replay counter's units of transcript rows, as running sums over the transcript (extended
+    as far as a call needs, so each message is asked once), and of rows the engine made."""
+
+    def __init__(self, counter: Any, msgs: Sequence[Message]) -> None:
+        self.counter, self.msgs = counter, msgs
+        self.sums: list[int] = [0]
+
+    def of_range(self, lo: int, hi: int) -> int:
+        sums, unit, msgs = self.sums, self.counter.unit, self.msgs
+        while len(sums) <= hi:
+            sums.append(sums[-1] + unit(msgs[len(sums) - 1]))
+        return sums[hi] - sums[lo]
+
+    def of_own(self, own: Message) -> int:
+        return int(self.counter.unit(own))
+
+
+def shared_rows(cur: _Layout, prev: _Layout, row: int) -> Iterator[tuple[int, int]]:
+    """Message-row ranges ``[a, b)`` of ``cur`` from ``row`` on that ``prev`` also sent from ``row`` on:
+    the same transcript rows, or a made row with the same index and content."""
+    before = list(prev.past(row))
+    for start, (ref, n, own) in cur.past(row):
+        if own is not None:
+            if any(o is not None and r == ref and o == own for _s, (r, _n, o) in before):
+                yield start, start + 1
+            continue
+        if ref is None:
+            continue
+        for _s, (lo, m, o) in before:
+            if o is None and lo is not None:
+                a, b = max(ref, lo), min(ref + n, lo + m)
+                if a < b:
+                    yield start + a - ref, start + b - ref
+
+
+def _resent(call: CallCache, cur: _Layout, prev: _Layout) -> tuple[int, int]:
+    """Tokens, written and uncached, of this call's rows past the break that the previous call sent."""
+    assert call.broke_at is not None
+    written_end = call.cached + call.written
+    in_written = in_uncached = 0
+    for a, b in shared_rows(cur, prev, max(call.broke_at - 1, 0)):
+        lo, hi = cur.tokens_upto(a + 1), cur.tokens_upto(b + 1)
+        in_written += max(0, min(hi, written_end) - max(lo, call.cached))
+        in_uncached += max(0, hi - max(lo, written_end))
+    return in_written, in_uncached
+
+
+def _break_cost(prices: CachePrices, written: int, uncached: int) -> float | None:
+    need = [(written, prices.write), (uncached, prices.input)]
+    if (written or uncached) and (prices.read is None or any(n and p is None for n, p in need)):
+        return None
+    read = prices.read or 0.0
+    return round(written * ((prices.write or 0.0) - read) + uncached * ((prices.input or 0.0) - read), 10)
+
+
+def account(rp: Any, *, rule: str | None = None, times: Mapping[int, float] | None = None) -> CacheAccount:
+    """The prompt-cache accounting of replay ``rp`` (:class:`~inspector.replay.Replay`).
+
+    ``rule``: a cache rule name (:data:`inspector.engine.cache.RULE_NAMES`) instead of the one the
+    model's provider implies. ``times``: each transcript row's time in seconds (transcript index →
+    seconds), for the entries' lifetime; a call happens at its reply's time. Default: the
+    transcript's ``meta["timestamps"]`` when it has one, else no times (entries never expire).
+    Raises :class:`~inspector.engine.cache.CacheRuleError` for an unknown rule name."""
+    model = rp.limits.get("effective_model") or rp.limits.get("model")
+    cache_rule = rule_for_model(model, rule)
+    prices = prices_for_model(model)
+    if rp.limits.get("input_cost_per_token") is not None:  # the replay's own input price (infra may set it)
+        prices = CachePrices(float(rp.limits["input_cost_per_token"]), prices.read, prices.write, prices.source)
+    if times is None:
+        found = (getattr(rp.transcript, "meta", None) or {}).get("timestamps")
+        times = found if isinstance(found, Mapping) else {}
+    units = _Units(_counter(rp), rp.messages)
+    prefix = int(rp.limits.get("unrecorded_prefix") or 0)
+    cache = PromptCache(cache_rule, _head_rows(rp.frames[0]) if rp.frames else 1)
+    pending = rp.pending_call
+    calls = []
+    prev: _Layout | None = None
+    for i, frame in enumerate(rp.frames):
+        cur = _Layout(prefix + frame.bands.get("tool_schemas", 0), frame_runs(frame.segments), units)
+        kept = 0 if prev is None or prev.head != cur.head else 1 + common_rows(prev.runs, cur.runs)
+        call = cache.call_prefix(kept, 1 + cur.rows, cur.tokens_upto, times.get(frame.at))
+        resent = _resent(call, cur, prev) if call.broke_at is not None and prev is not None else (0, 0)
+        calls.append(CallCacheCost(i, i == pending, call, prices.with_cache(call), prices.without_cache(call),
+                                   sum(resent), _break_cost(prices, *resent), prices.missing(call)))
+        prev = cur
+    return CacheAccount(cache_rule, prices, tuple(calls))
+
+
+def _head_rows(frame: Any) -> int:
+    """The head row plus the frame's leading system rows: where the head breakpoint goes."""
+    n = 1
+    for _ref, count, band, _syn, _own in frame.segments:
+        if band != "system":
+            break
+        n += count
+    return n
+
+
+def _counter(rp: Any) -> Any:
+    """The replay's own counter (its per-message cache is reused), or a fresh one of the same kind."""
+    if rp.token_counter is not None:
+        return rp.token_counter
+    from inspector.engine.tokens import make_counter
+
+    return make_counter(rp.counter, rp.limits.get("effective_model"))

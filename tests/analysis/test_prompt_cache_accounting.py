@@ -1,0 +1,163 @@
+"""Prompt caching over a replay (inspector.prompt_cache): a sliding window caches less than an
+uncapped stack, the rows add up to the frames' payload tokens, the incremental accounting equals the
+whole-payload reference, the usual Anthropic placement reproduces Claude Code's logs, and breaks are
+priced."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from inspector.engine.cache import anthropic_rule, reference_calls, rule_for_model
+from inspector.prompt_cache import account
+from inspector.replay import Replay, replay
+from inspector.transcripts import load_transcript, sample_path
+
+MANIFESTS = Path(__file__).resolve().parents[2] / "inspector" / "samples" / "manifests"
+
+
+def _stack_uncapped() -> dict[str, Any]:
+    doc = yaml.safe_load((MANIFESTS / "stack.yaml").read_text(encoding="utf-8"))
+    doc["spec"]["context_manager"]["params"].pop("max_messages")
+    return dict(doc)
+
+
+@functools.lru_cache(maxsize=None)
+def _replay(manifest: str, counter: str = "tiktoken", transcript: str = "demo_support.json") -> Replay:
+    source: Any = _stack_uncapped() if manifest == "stack-uncapped" else MANIFESTS / f"{manifest}.yaml"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return replay(source, load_transcript(sample_path(transcript)), counter=counter)
+
+
+@functools.lru_cache(maxsize=None)
+def _claude_code() -> Replay:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return replay(None, load_transcript(sample_path("demo_session.claude-code.jsonl")), unrecorded_prefix="auto")
+
+
+@pytest.mark.parametrize("rule", [None, "anthropic"])
+def test_a_sliding_window_caches_fewer_tokens_than_an_uncapped_stack(rule: str | None) -> None:
+    """The window shifts the prefix every few turns; the stack only appends."""
+    sliding = account(_replay("sliding-window"), rule=rule).totals()
+    stack = account(_replay("stack-uncapped"), rule=rule).totals()
+    assert sliding["cached"] < stack["cached"]
+    assert sliding["cache_hit_share"] < stack["cache_hit_share"]
+    assert sliding["breaks"] > 0 and stack["breaks"] == 0
+
+
+@pytest.mark.parametrize("counter", ["tiktoken", "estimate"])
+@pytest.mark.parametrize("manifest", ["sliding-window", "stack-uncapped", "summarising-drop", "small-window"])
+def test_each_calls_tokens_add_up_to_its_payload_tokens(manifest: str, counter: str) -> None:
+    rp = _replay(manifest, counter)
+    acc = account(rp)
+    assert [c.cache.input for c in acc.calls] == [f.payload_tokens for f in rp.frames]
+    for c in acc.calls:
+        assert c.cache.cached + c.cache.written + c.cache.uncached == c.cache.input
+
+
+def _whole_payloads(rp: Replay) -> list[tuple[list[Any], list[int]]]:
+    """Every frame's provider rows from its whole payload: the head row, then each row keyed by its
+    transcript index (a made row by its index and content), with the counter's prefix differences."""
+    counter, out = rp.token_counter, []
+    for frame in rp.frames:
+        keys: list[Any] = [("head", frame.bands["tool_schemas"])]
+        tokens = [frame.bands["tool_schemas"]]
+        units = 0
+        own = frame.own
+        for k, (ref, msg) in enumerate(zip(frame.refs, frame.payload(rp.messages))):
+            keys.append(ref if k not in own else (ref, json.dumps(msg, sort_keys=True, default=str)))
+            before = counter.total(units, k)
+            units += counter.unit(msg)
+            tokens.append(counter.total(units, k + 1) - before)
+        out.append((keys, tokens))
+    return out
+
+
+@pytest.mark.parametrize("rule", ["openai", "anthropic"])
+@pytest.mark.parametrize("manifest", ["sliding-window", "stack-uncapped", "summarising-drop", "small-window"])
+def test_the_incremental_accounting_equals_the_whole_payload_reference(manifest: str, rule: str) -> None:
+    rp = _replay(manifest, "estimate")
+    acc = account(rp, rule=rule)
+    head = 1 + next(n for _r, n, band, _s, _o in rp.frames[0].segments if band == "system")
+    assert [c.cache for c in acc.calls] == reference_calls(acc.rule, _whole_payloads(rp), None, head)
+
+
+def test_the_agent_placement_reads_the_previous_read_plus_write() -> None:
+    """FIELD.md: Claude Code logs show read(k) = read(k−1) + write(k−1), the first call writing the
+    whole prefix (most of it Claude Code's own system prompt and tools, the unrecorded prefix here)."""
+    rp = _claude_code()
+    acc = account(rp)
+    assert acc.rule.name == "anthropic" and acc.rule.min_tokens == 1_024
+    calls = [c.cache for c in acc.calls]
+    assert calls[0].cached == 0 and calls[0].written == calls[0].input > rp.limits["unrecorded_prefix"]
+    for before, after in zip(calls, calls[1:]):
+        assert after.cached == before.cached + before.written
+        assert after.written == after.input - before.input and after.uncached == 0
+
+
+def test_the_lifetime_uses_the_calls_times() -> None:
+    rp = _claude_code()
+    at = [f.at for f in rp.frames]
+    times = {at[0]: 0.0, at[1]: 240.0, at[2]: 240.0 + 360.0, at[3]: 240.0 + 360.0 + 60.0}
+    calls = [c.cache for c in account(rp, times=times).calls]
+    assert calls[1].cached == calls[0].input  # 4 minutes later: read
+    assert (calls[2].cached, calls[2].written) == (0, calls[2].input)  # 6 minutes later: written again
+    assert calls[3].cached == calls[2].input
+
+
+def test_without_times_nothing_expires() -> None:
+    calls = [c.cache for c in account(_claude_code()).calls]
+    assert all(c.cached > 0 for c in calls[1:])
+
+
+def test_a_sliding_window_breaks_after_the_system_row_and_prices_the_resent_rows() -> None:
+    acc = account(_replay("sliding-window"))
+    p = acc.prices
+    breaks = [c for c in acc.calls if c.cache.broke_at is not None]
+    assert breaks and all(c.cache.broke_at == 2 for c in breaks)  # row 0 head (tools), row 1 system
+    for c in breaks:
+        assert 0 < c.resent <= c.cache.uncached and c.cache.cached <= c.cache.input - c.resent
+        assert p.read is not None and p.input is not None
+        assert c.break_cost_usd == pytest.approx(c.resent * (p.input - p.read))
+    assert all(c.break_cost_usd == 0.0 and c.resent == 0 for c in acc.calls if c.cache.broke_at is None)
+
+
+def test_cost_with_and_without_caching() -> None:
+    acc = account(_replay("stack-uncapped"))
+    p = acc.prices
+    assert (p.input, p.read) == (2.5e-06, 1.25e-06)  # litellm's gpt-4o
+    for c in acc.calls:
+        assert c.uncached_cost_usd == pytest.approx(c.cache.input * 2.5e-06)
+        assert c.cost_usd == pytest.approx(c.cache.cached * 1.25e-06 + c.cache.uncached * 2.5e-06)
+    totals = acc.totals()
+    assert totals["cost_usd"] < totals["uncached_cost_usd"]
+
+
+def test_a_missing_cache_price_is_no_price() -> None:
+    doc = copy.deepcopy(_stack_uncapped())
+    doc["spec"]["models"][0]["model"] = "gpt-3.5-turbo"  # litellm has no cache_read_input_token_cost for it
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rp = replay(doc, load_transcript(sample_path("demo_support.json")))
+    acc = account(rp, rule="openai")
+    hit = next(c for c in acc.calls if c.cache.cached)
+    assert hit.cost_usd is None and hit.missing_prices == ("cache_read_input_token_cost",)
+    assert hit.uncached_cost_usd is not None
+    totals = acc.totals()
+    assert totals["cost_usd"] is None and totals["missing_prices"] == ["cache_read_input_token_cost"]
+
+
+def test_the_rule_comes_from_the_model_unless_named() -> None:
+    rp = _replay("stack-uncapped")
+    assert account(rp).rule == rule_for_model("gpt-4o")
+    assert account(rp, rule="none").totals()["cached"] == 0
+    assert account(_claude_code()).rule == anthropic_rule(source=account(_claude_code()).rule.source)
