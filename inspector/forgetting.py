@@ -52,7 +52,9 @@ from inspector.engine.identifiers import (
     message_parts,
     message_text,
 )
-from inspector.replay import Frame, Replay, expand_ranges, gc_paused
+from inspector.replay import Frame, Replay
+from inspector.replay.ranges import expand_ranges
+from inspector.replay.run import gc_paused
 
 NEEDED_IN = ("user", "working_memory", "next_reply", "next_tool_call")
 """Where an identifier can be needed: the current user message, the working memory, the text of the

@@ -229,7 +229,7 @@ def run_metrics(rp: Any) -> dict[str, Any]:
 
 def _folded_messages(rp: Any) -> tuple[set[int], set[int]]:
     """Distinct transcript indices the manager summarised / dropped, in a call or at a commit."""
-    from inspector.replay import expand_ranges
+    from inspector.replay.ranges import expand_ranges
 
     summarised: set[int] = set()
     dropped: set[int] = set()
