@@ -8,6 +8,7 @@ memory hold transcript messages in transcript order, so a run of rows is read fr
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import count
 from typing import Any
@@ -266,3 +267,72 @@ def _removed(asm: Assembly, refs: _Refs) -> tuple[tuple[tuple[int, int], ...], i
                       for m in lone if is_summary_block(m)]) if lone else ()
     return tuple(ranges if len(ranges) < 2 else _merge([], ranges)), synth, not_sent
 
+
+# --- membership and arithmetic over runs (the forgetting detector's) ------------------------------
+
+class IndexRuns:
+    """Membership in half-open ``[start, end)`` ranges of transcript indices, merged into sorted,
+    disjoint runs (``starts``, ``ends``): ``i in runs`` answers by bisection, O(log runs) per
+    question and O(runs) to build, so a frame's long history run is never expanded to a set.
+    Anything but an int is in no run."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self, ranges: Sequence[tuple[int, int]]) -> None:
+        merged: list[tuple[int, int]] = []
+        for lo, hi in sorted(ranges):
+            if merged and lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+            else:
+                merged.append((lo, hi))
+        self.starts = [a for a, _ in merged]
+        self.ends = [b for _, b in merged]
+
+    def __contains__(self, i: object) -> bool:
+        if not isinstance(i, int):
+            return False
+        k = bisect_right(self.starts, i) - 1
+        return k >= 0 and i < self.ends[k]
+
+
+def complement(runs: IndexRuns, lo: int, hi: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` minus the runs, as sorted disjoint ranges."""
+    out: list[tuple[int, int]] = []
+    at = lo
+    k = max(bisect_right(runs.ends, lo), 0)
+    while at < hi and k < len(runs.starts):
+        a, b = runs.starts[k], runs.ends[k]
+        if a >= hi:
+            break
+        if a > at:
+            out.append((at, a))
+        at = max(at, b)
+        k += 1
+    if at < hi:
+        out.append((at, hi))
+    return out
+
+
+def symmetric_difference(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The ranges in exactly one of two sorted, disjoint range lists (O(len a + len b))."""
+    points = sorted({p for r in a for p in r} | {p for r in b for p in r})
+    out: list[tuple[int, int]] = []
+    i = j = 0
+    for lo, hi in zip(points, points[1:]):
+        while i < len(a) and a[i][1] <= lo:
+            i += 1
+        while j < len(b) and b[j][1] <= lo:
+            j += 1
+        in_a = i < len(a) and a[i][0] <= lo
+        in_b = j < len(b) and b[j][0] <= lo
+        if in_a != in_b:
+            if out and out[-1][1] == lo:
+                out[-1] = (out[-1][0], hi)
+            else:
+                out.append((lo, hi))
+    return out
+
+
+def count_in(h: Sequence[int], ranges: Sequence[tuple[int, int]]) -> int:
+    """How many of the sorted indices ``h`` fall in the ranges."""
+    return sum(bisect_left(h, b) - bisect_left(h, a) for a, b in ranges)
