@@ -269,70 +269,93 @@ def select(name: str, conversation: int, total: int) -> int:
 def analyse(messages: Sequence[Message]) -> list[Irregularity]:
     """Report what a strict provider or pairing validator would object to, without changing
     anything. Results are matched to the *latest* earlier call declaring their id, so reused ids
-    (SWE-agent) still pair with their own call."""
+    (SWE-agent) still pair with their own call. Returns the irregularities in transcript order of
+    the rows that show them, then the calls never answered and a transcript that ends on a result."""
     found: list[Irregularity] = []
-    declared: dict[str, int] = {}  # id -> index of the latest message declaring it
-    pending: dict[tuple[int, str], None] = {}  # (ask index, id) without a result yet, in order
-    answered: set[tuple[int, str]] = set()
-    run_ask: int | None = None  # ask whose contiguous run of tool rows we are in
-    n = len(messages)
+    pairing = _Pairing(found)
     for i, msg in enumerate(messages):
         role = msg.get("role")
-        if role not in STANDARD_ROLES:
-            found.append(Irregularity("nonstandard_role", i, f"role {role!r} is not a chat-completions role"))
-        content = msg.get("content")
-        if isinstance(content, list):
-            kinds = sorted({str(p.get("type")) if isinstance(p, dict) else type(p).__name__
-                            for p in content if not (isinstance(p, dict) and p.get("type") == "text")})
-            if kinds:
-                found.append(Irregularity("non_text_content", i, "content has non-text parts: " + ", ".join(kinds)))
+        found.extend(_row_shape(i, msg, role))
         calls = msg.get("tool_calls")
         if calls:
-            if role != "assistant":
-                found.append(Irregularity("tool_calls_on_non_assistant", i, f"a {role!r} message carries tool_calls"))
-            seen_here: set[str] = set()
-            for call in calls:
-                cid = call.get("id") if isinstance(call, dict) else None
-                if not isinstance(cid, str) or not cid:
-                    continue
-                if cid in seen_here:
-                    found.append(Irregularity("reused_tool_call_id", i,
-                                              f"call id {cid!r} appears twice in this message"))
-                elif cid in declared:
-                    found.append(Irregularity("reused_tool_call_id", i,
-                                              f"call id {cid!r} was already declared by message {declared[cid]}"))
-                seen_here.add(cid)
-                declared[cid] = i
-                pending[(i, cid)] = None
-            run_ask = i
-            continue
-        if role == "tool":
-            cid = msg.get("tool_call_id")
-            if not isinstance(cid, str) or cid not in declared:
-                found.append(Irregularity("orphan_result", i, f"tool_call_id {cid!r} matches no earlier tool call"))
-            else:
-                j = declared[cid]
-                key = (j, cid)
-                if key in answered:
-                    found.append(Irregularity("duplicate_result", i,
-                                              f"second result for {cid!r} (called by message {j})"))
-                else:
-                    answered.add(key)
-                    pending.pop(key, None)
-                    if run_ask != j:
-                        found.append(Irregularity(
-                            "result_far_from_call", i,
-                            f"result for {cid!r} is not in the run of tool results right after its call (message {j})"))
-            continue
-        run_ask = None
-    for j, cid in pending:
+            pairing.declare(i, role, calls)
+        elif role == "tool":
+            pairing.result(i, msg.get("tool_call_id"))
+        else:
+            pairing.run_ask = None
+    for j, cid in pairing.pending:
         nxt = _next_non_tool(messages, j)
         where = "the transcript ends first" if nxt is None else f"next message {nxt} is {messages[nxt].get('role')!r}"
         found.append(Irregularity("unanswered_call", j, f"call {cid!r} has no result; {where}"))
-    if n and messages[-1].get("role") == "tool":
-        found.append(Irregularity("truncated_after_tool", n - 1,
+    if messages and messages[-1].get("role") == "tool":
+        found.append(Irregularity("truncated_after_tool", len(messages) - 1,
                                   "the transcript ends on a tool result with no assistant reply after it"))
     return found
+
+
+def _row_shape(i: int, msg: Message, role: Any) -> list[Irregularity]:
+    """Row ``i``'s own shape: a role chat completions does not know, content parts that are not text."""
+    out: list[Irregularity] = []
+    if role not in STANDARD_ROLES:
+        out.append(Irregularity("nonstandard_role", i, f"role {role!r} is not a chat-completions role"))
+    content = msg.get("content")
+    if isinstance(content, list):
+        kinds = sorted({str(p.get("type")) if isinstance(p, dict) else type(p).__name__
+                        for p in content if not (isinstance(p, dict) and p.get("type") == "text")})
+        if kinds:
+            out.append(Irregularity("non_text_content", i, "content has non-text parts: " + ", ".join(kinds)))
+    return out
+
+
+class _Pairing:
+    """Tool calls and their results, row by row, reporting into ``found``: ``declared`` maps an id
+    to the latest message declaring it, ``pending`` holds the (ask index, id) pairs without a result
+    yet (in order), and ``run_ask`` is the ask whose contiguous run of tool rows we are in."""
+
+    def __init__(self, found: list[Irregularity]) -> None:
+        self.found = found
+        self.declared: dict[str, int] = {}
+        self.pending: dict[tuple[int, str], None] = {}
+        self.answered: set[tuple[int, str]] = set()
+        self.run_ask: int | None = None
+
+    def declare(self, i: int, role: Any, calls: Sequence[Any]) -> None:
+        """Row ``i`` asks ``calls``: reported when not an assistant row, or when it reuses an id."""
+        found, declared = self.found, self.declared
+        if role != "assistant":
+            found.append(Irregularity("tool_calls_on_non_assistant", i, f"a {role!r} message carries tool_calls"))
+        seen_here: set[str] = set()
+        for call in calls:
+            cid = call.get("id") if isinstance(call, dict) else None
+            if not isinstance(cid, str) or not cid:
+                continue
+            if cid in seen_here:
+                found.append(Irregularity("reused_tool_call_id", i, f"call id {cid!r} appears twice in this message"))
+            elif cid in declared:
+                found.append(Irregularity("reused_tool_call_id", i,
+                                          f"call id {cid!r} was already declared by message {declared[cid]}"))
+            seen_here.add(cid)
+            declared[cid] = i
+            self.pending[(i, cid)] = None
+        self.run_ask = i
+
+    def result(self, i: int, cid: Any) -> None:
+        """Row ``i`` is the result for ``cid``: reported when it matches no earlier call, answers
+        one twice, or stands outside the run of results right after its call."""
+        if not isinstance(cid, str) or cid not in self.declared:
+            self.found.append(Irregularity("orphan_result", i, f"tool_call_id {cid!r} matches no earlier tool call"))
+            return
+        j = self.declared[cid]
+        key = (j, cid)
+        if key in self.answered:
+            self.found.append(Irregularity("duplicate_result", i, f"second result for {cid!r} (called by message {j})"))
+            return
+        self.answered.add(key)
+        self.pending.pop(key, None)
+        if self.run_ask != j:
+            self.found.append(Irregularity(
+                "result_far_from_call", i,
+                f"result for {cid!r} is not in the run of tool results right after its call (message {j})"))
 
 
 def _next_non_tool(messages: Sequence[Message], j: int) -> int | None:
