@@ -54,6 +54,7 @@ class DaskTarget:
     address: str | None = None
 
     def describe(self) -> str:
+        """The cluster in words (a local cluster and its workers, or the scheduler's address)."""
         if self.kind == "local":
             return f"a local Dask cluster of {self.workers or 'one per core'} worker process(es)"
         return f"the Dask scheduler at {self.address}"
@@ -88,7 +89,9 @@ def _distributed() -> Any:
 @contextmanager
 def connect(target: DaskTarget | str) -> Iterator[Any]:
     """A ``distributed.Client`` for ``target``; a LocalCluster started here is closed on exit (a
-    remote scheduler is only disconnected from)."""
+    remote scheduler is only disconnected from). Raises :class:`FleetError` when Dask is not
+    installed or the scheduler cannot be reached, and :class:`ValueError` for a target string
+    :func:`parse_dask` cannot read."""
     distributed = _distributed()
     t = parse_dask(target) if isinstance(target, str) else target
     if t.kind == "local":
@@ -125,9 +128,12 @@ class FleetReport:
     runs: int | None = None  # sweep rows computed (a task computes several); None = one per task
 
     def as_dict(self) -> dict[str, Any]:
+        """The report as a plain dict (what a sweep table's ``attrs["fleet"]`` holds)."""
         return asdict(self)
 
     def words(self) -> str:
+        """The cluster run in a sentence: runs, tasks, workers, scheduler, how
+        transcripts were shipped and whether any task re-ran after a worker died."""
         lost = (f"{self.rescheduled + self.resubmitted} task(s) re-ran after a worker died; no row was lost"
                 if self.rescheduled or self.resubmitted else "no worker died")
         runs = f"{self.runs} run(s) in " if self.runs is not None else ""

@@ -73,6 +73,7 @@ class Forgotten:
     reason: str  # why that message was not sent at this call
 
     def to_json(self) -> dict[str, Any]:
+        """The record as a frame's ``forgotten`` entry (the call is the frame's own)."""
         d = asdict(self)
         d["needed_in"] = list(self.needed_in)
         d.pop("call")

@@ -79,6 +79,7 @@ class Summaries:
 
     @property
     def words(self) -> str:
+        """Where the summaries come from, in a sentence for the notebook (Markdown)."""
         if self.model:
             return f"Summaries come from **{self.model}** through litellm (cached in `{self.summary_cache}`)."
         return ("Summaries come from the **offline stand-in (not a model)**: a deterministic, labelled text built "

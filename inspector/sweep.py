@@ -297,7 +297,8 @@ def param_value(value: Any) -> Any:
 
 def combinations(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     """Every combination of the grid, in ``itertools.product`` order of the keys as given.
-    An empty grid is one combination: the manifest as written."""
+    An empty grid is one combination: the manifest as written. Raises :class:`ValueError` when a
+    key's values are not a list, or are empty."""
     keys = list(grid)
     for k in keys:
         values = grid[k]
@@ -315,7 +316,10 @@ def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
 
     Each value is parsed as YAML (``4`` is an int, ``null`` None). A right-hand side in brackets is
     one YAML list, for values that contain commas:
-    ``context_manager=[sliding-window, {type: stack, params: {max_messages: 20}}]``."""
+    ``context_manager=[sliding-window, {type: stack, params: {max_messages: 20}}]``.
+
+    Raises :class:`ValueError` (quoting the item) when an item is not ``NAME=VALUES``, names a key
+    twice, or has no values or values that cannot be read."""
     from inspector.manifest import parse_value
 
     grid: dict[str, list[Any]] = {}

@@ -70,10 +70,12 @@ class Frame:
 
     @property
     def row_bands(self) -> list[str]:
+        """Payload row → its band, expanded from the segments."""
         return [band for _r, n, band, _s, _o in self.segments for _ in range(n)]
 
     @property
     def synthetic(self) -> list[str | None]:
+        """Payload row → its synthetic kind (None for a transcript message), expanded from the segments."""
         return [syn for _r, n, _b, syn, _o in self.segments for _ in range(n)]
 
     @property
@@ -89,6 +91,7 @@ class Frame:
 
     @property
     def message_count(self) -> int:
+        """How many rows the payload holds."""
         return sum(seg[1] for seg in self.segments)
 
     @property
@@ -102,6 +105,8 @@ class Frame:
         return self.budget.max_tokens - self.budget.trimmer_reserve
 
     def payload(self, transcript_messages: Sequence[Message]) -> list[Message]:
+        """The payload's rows: the frame's own rows, and the others read from
+        ``transcript_messages`` (the replayed transcript's messages) by index."""
         out: list[Message] = []
         for ref, n, _b, _s, own in self.segments:
             if own is not None:
@@ -111,6 +116,9 @@ class Frame:
         return out
 
     def to_json(self, transcript_messages: Sequence[Message] | None = None) -> dict[str, Any]:
+        """The frame as a replay file's frame object; with ``transcript_messages``
+        (the replayed transcript's messages) also its ``payload``: every row's role, content, tool calls,
+        tool call id, transcript index (``ref``), synthetic kind and band."""
         d: dict[str, Any] = {
             "turn": self.turn, "step": self.step, "at": self.at, "budget": _budget_json(self.budget),
             "bands": self.bands, "payload_tokens": self.payload_tokens, "headroom": self.headroom,
@@ -158,6 +166,7 @@ class CallDecision(NamedTuple):
 
     @classmethod
     def of(cls, d: CMDecision) -> CallDecision:
+        """The call decision of the engine's decision ``d``."""
         return cls(d.action, d.compressed_turns, d.kept_turns, d.dropped_turns, d.summarizer_called, d.error,
                    d.raw_tokens)
 
@@ -172,6 +181,7 @@ class FrameRepair:
     ref: int | None
 
     def to_json(self) -> dict[str, Any]:
+        """The repair's own fields (:meth:`~inspector.engine.types.Repair.as_dict`) and ``ref``."""
         return {**self.repair.as_dict(), "ref": self.ref}
 
 
@@ -199,6 +209,10 @@ def record_json(record: Any, names: Sequence[str]) -> dict[str, Any]:
 
 @dataclass(slots=True)
 class Commit:
+    """One turn boundary: the write-back fold of turn ``turn`` (its action, whether the
+    summarizer was called and at what cost, how many turns it folded and the transcript ranges
+    that left the stored log, any error) and the archive's counts after it."""
+
     turn: int
     action: str
     summarizer_called: bool
@@ -209,6 +223,7 @@ class Commit:
     summary_cost_usd: float | None = 0.0
 
     def to_json(self) -> dict[str, Any]:
+        """The commit as a replay file's commit object (the action under ``cm``)."""
         return {"turn": self.turn, "cm": self.action, "summarizer_called": self.summarizer_called,
                 "folded_turns": self.folded_turns, "folded": [list(r) for r in self.folded], "error": self.error,
                 "summary_cost_usd": self.summary_cost_usd, "archive": self.archive}

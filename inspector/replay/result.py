@@ -21,6 +21,11 @@ that ends on a tool result or a user message would make next, which the agent ne
 
 @dataclass
 class Replay:
+    """One replay of a transcript under settings: the :class:`Frame` of every LLM call
+    and the :class:`Commit` of every turn boundary, with what was in force (counter, summarizer,
+    limits, policy, agent, budget terms) and the summarizer's calls, failures and cost.
+    Made by :func:`~inspector.replay.replay`."""
+
     transcript: Any
     settings: Any
     counter: str
@@ -84,6 +89,7 @@ class Replay:
 
     @property
     def messages(self) -> list[Message]:
+        """The replayed transcript's messages (what frames' indices point at)."""
         return self.transcript.messages
 
     @property
@@ -149,6 +155,9 @@ class Replay:
                 "commit": sum(1 for c in self.commits if c.action == "dropped")}
 
     def to_json(self, *, payloads: bool = False) -> dict[str, Any]:
+        """The replay as a JSON document: the transcript, the settings and what was in
+        force, every frame (with its payload rows when ``payloads``; the pending call marked), every
+        commit and the :meth:`totals`. Not masked: :meth:`dumps` is what leaves the process."""
         t = self.transcript
         msgs = t.messages
         return {

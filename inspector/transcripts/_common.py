@@ -146,7 +146,8 @@ def jsonl_values(text: str, name: str) -> list[tuple[int, Any]]:
 
 def lines_or_document(obj_or_text: Any, name: str) -> list[tuple[int, Any]]:
     """JSONL rows for formats stored one object per line; a one-line file parses as a single JSON
-    document, so a bare object is accepted as line 1."""
+    document, so a bare object is accepted as line 1. Returns ``(line number, value)`` pairs;
+    raises :class:`TranscriptError` when the input is neither."""
     if isinstance(obj_or_text, JsonlText):
         return jsonl_values(obj_or_text, name)
     if isinstance(obj_or_text, dict):
@@ -238,7 +239,8 @@ def object_with_role(m: Any, where: str, name: str) -> tuple[dict[str, Any], str
 
 
 def plain_content(m: dict[str, Any], where: str, name: str) -> Any:
-    """OpenAI-like content: a string, a list of parts, or null (kept as is)."""
+    """OpenAI-like content: a string, a list of parts, or null (kept as is). Raises
+    :class:`TranscriptError` (naming ``where``) for anything else."""
     content = m.get("content")
     if content is not None and not isinstance(content, (str, list)):
         raise TranscriptError(name, f"{where}.content must be a string, a list or null")
@@ -246,11 +248,14 @@ def plain_content(m: dict[str, Any], where: str, name: str) -> Any:
 
 
 def count_user_turns(messages: Iterable[Mapping[str, Any]]) -> int:
+    """How many of ``messages`` are user rows."""
     return sum(1 for m in messages if m.get("role") == "user")
 
 
 def select(name: str, conversation: int, total: int) -> int:
-    """Validate a conversation index; out of range names how many there are."""
+    """``conversation`` when it is an index among ``total`` conversations. Raises
+    :class:`TranscriptError` when it is not an integer, the file holds none, or it is out of range
+    (saying how many there are)."""
     if isinstance(conversation, bool) or not isinstance(conversation, int):
         raise TranscriptError(name, f"conversation must be an integer, got {conversation!r}")
     if total == 0:
@@ -383,6 +388,8 @@ class Builder:
         self.notes: list[Irregularity] = []
 
     def add(self, message: Message, origin: str, usage: Mapping[str, Any] | None = None) -> int:
+        """Append ``message`` (read from ``origin``, with the provider's ``usage`` of
+        the call it replies to, if any); returns its index."""
         index = len(self.messages)
         self.messages.append(message)
         self.origins.append(origin)
@@ -391,12 +398,15 @@ class Builder:
         return index
 
     def note(self, kind: str, index: int | None, detail: str) -> None:
+        """Record an irregularity the importer saw at row ``index`` (None: the whole file)."""
         self.notes.append(Irregularity(kind, index, detail))
 
     def finish(self, *, format: str, path: str | None, tools: list[dict[str, Any]] | None,
                model: str | None, conversation: int, conversations: list[ConversationInfo],
                meta: dict[str, Any] | None = None,
                observed: list[ObservedPayload] | None = None) -> Transcript:
+        """The :class:`Transcript` of the rows added, with the irregularities the
+        importer noted and those :func:`analyse` finds (non-string ids converted first), ordered by row."""
         self.notes += stringify_tool_call_ids(self.messages)
         merged: list[Irregularity] = []
         seen: set[tuple[str, int | None]] = set()
@@ -429,6 +439,7 @@ def stringify_tool_call_ids(messages: list[Message]) -> list[Irregularity]:
 
 
 def conversation_info(index: int, label: str, messages: Sequence[Mapping[str, Any]]) -> ConversationInfo:
+    """The chooser's entry for conversation ``index``: its label, rows and user turns."""
     return ConversationInfo(index=index, label=label, messages=len(messages), user_turns=count_user_turns(messages))
 
 

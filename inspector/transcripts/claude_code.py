@@ -327,11 +327,17 @@ def _rows(obj_or_text: Any, name: str) -> tuple[Builder, dict[str, Any], list[Ob
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in a Claude Code session log (the session is one conversation), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     b, _, _ = _rows(obj_or_text, name)
     return [conversation_info(0, name, b.messages)]
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of a Claude Code session log as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     select(name, conversation, 1)
     b, meta, compactions = _rows(obj_or_text, name)
     model = meta.pop("_model")

@@ -78,7 +78,9 @@ _CACHE_INCLUDED_PROVIDERS = frozenset({"openai", "openai-api", "grok"})
 
 def eval_zip_document(data: bytes, name: str) -> dict[str, Any]:
     """An ``.eval`` zip as the ``.json`` log's object: the header plus ``samples`` (each sample's
-    object gains ``"_member"``, its path in the zip, for origins)."""
+    object gains ``"_member"``, its path in the zip, for origins). Raises
+    :class:`TranscriptReadError` when ``data`` is not a readable zip, and :class:`TranscriptError`
+    when it unpacks to too much or a member is not the JSON the log needs."""
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except _ZIP_ERRORS as exc:
@@ -170,6 +172,8 @@ def _is_log(obj: Any) -> bool:
 
 
 def sniff(obj_or_text: Any, name: str) -> bool:
+    """Whether ``obj_or_text`` (a parsed JSON document, or a :class:`JsonlText`) is an Inspect AI eval log object (``version`` and an ``eval`` naming its task and model).
+    ``name`` is the file's name; never raises."""
     return not isinstance(obj_or_text, JsonlText) and _is_log(obj_or_text)
 
 
@@ -211,6 +215,9 @@ def _infos(samples: list[dict[str, Any]]) -> list[ConversationInfo]:
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in an Inspect AI eval log (one per sample), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     return _infos(_samples(obj_or_text, name)[1])
 
 
@@ -428,6 +435,9 @@ def _model_calls(log: dict[str, Any], sample: dict[str, Any], where: str, rows: 
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of an Inspect AI eval log as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     log, samples = _samples(obj_or_text, name)
     k = select(name, conversation, len(samples))
     sample = samples[k]

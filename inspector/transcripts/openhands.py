@@ -60,6 +60,8 @@ def _is_event(value: Any) -> bool:
 
 
 def sniff(obj_or_text: Any, name: str) -> bool:
+    """Whether ``obj_or_text`` (a parsed JSON document, or a :class:`JsonlText`) is a JSON list whose first events (up to five) are all OpenHands events.
+    ``name`` is the file's name; never raises."""
     return (not isinstance(obj_or_text, JsonlText) and isinstance(obj_or_text, list) and bool(obj_or_text)
             and all(_is_event(e) for e in obj_or_text[:5]))
 
@@ -259,11 +261,17 @@ def _rows(obj_or_text: Any, name: str) -> tuple[Builder, dict[str, Any], list[Ob
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in an OpenHands trajectory (the trajectory is one conversation), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     b, _, _, _ = _rows(obj_or_text, name)
     return [conversation_info(0, name, b.messages)]
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of an OpenHands trajectory as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     select(name, conversation, 1)
     b, meta, compactions, tools = _rows(obj_or_text, name)
     model = meta.pop("_model")
