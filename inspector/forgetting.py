@@ -342,9 +342,7 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
 
     ``extractor`` is any ``str -> Iterable[Identifier]`` (default: :func:`extract_identifiers`).
     Deterministic: the same replay gives the same lists. Linear: see the notes above :class:`_Index`
-    (the cyclic garbage collector is paused meanwhile: what the analysis builds holds no cycle, and a
-    full collection re-reads every object alive, so collections during a long analysis made its time
-    grow faster than its work)."""
+    (run inside :func:`~inspector.replay.run.gc_paused`: what the analysis builds holds no cycle)."""
     with gc_paused():
         return _call_needs(rp, extractor)
 
@@ -570,8 +568,8 @@ def replay_document(rp: Replay, *, payloads: bool = False, extractor: Extractor 
 
 def replay_dumps(rp: Replay, *, payloads: bool = False, extractor: Extractor = extract_identifiers) -> str:
     """:func:`replay_document` as JSON text, secrets masked: one line per top-level field and one
-    line per frame or commit (written by the C encoder: an indented dump of a long replay's document
-    spent longer in Python's pure encoder than the replay itself)."""
+    line per frame or commit (:func:`document_text`), so a diff of two replays shows the frames
+    that differ."""
     from inspector.redact import mask_secrets
 
     return document_text(mask_secrets(replay_document(rp, payloads=payloads, extractor=extractor)))

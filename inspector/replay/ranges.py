@@ -73,7 +73,7 @@ class _Refs:
     looking at its ends, halving only where the run is not contiguous (O(log n) per break)."""
 
     def __init__(self, msgs: Sequence[Message]) -> None:
-        self.ref = dict(zip(map(id, msgs), count()))  # id → index, later duplicates win (built in C)
+        self.ref = dict(zip(map(id, msgs), count()))  # id → index; a message listed twice maps to its last index
         self.msgs = msgs
 
     def get(self, m: Message) -> int | None:
@@ -127,9 +127,9 @@ class _Refs:
 def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs) -> list[Segment]:
     """The payload (an assembly's layout) as :data:`Segment` runs: spans by their ends, single rows by identity.
 
-    O(layout parts + breaks in the spans), never O(payload rows): a long history is one span. The
-    plain transcript run being extended is kept in locals and written once, when it ends (a call's
-    layout is a handful of parts, each read once, so the per-part work is what a frame costs).
+    O(layout parts + breaks in the spans), never O(payload rows): a long history is one span. Runs
+    that continue each other in the same band are merged, so a frame's segments are as few as its
+    payload allows (the open run is written when it ends).
 
     The usual part is one plain run: a span whose two ends are transcript messages ``len − 1``
     apart (:meth:`_Refs.whole`), or a row that is a transcript message as is (its own source, no

@@ -32,7 +32,7 @@ class _Recorder:
         self.usage_by_index = usage_by_index
         self.price = engine.limits.input_cost_per_token
         self.turn, self.step, self.open_turn = 0, 0, False
-        # read on every call, bound once: the engine's own methods and the replay's frame list
+        # the engine's assembly and the replay's frame list, as every call uses them
         self.assemble, self.add_frame = engine.assemble, rp.frames.append
         self.own_bands = type(engine.assembler) is ContextAssembler
         """Whether a frame may keep its assembly's ``bands`` dict as it is: the shipped assembler builds a
@@ -75,7 +75,7 @@ class _Recorder:
         refs = self.refs
         trimmed, trimmed_synth, not_sent = _removed(asm, refs)
         repairs, warnings, tokens, price = asm.repairs, asm.warnings, asm.payload_tokens, self.price
-        # positional, in Frame's field order (keywords cost a frame more than half a microsecond each)
+        # the fields in Frame's declaration order
         self.add_frame(Frame(
             self.turn, self.step, len(self.msgs) if next_index is None else next_index, asm.budget,
             asm.bands if self.own_bands else dict(asm.bands),

@@ -29,10 +29,8 @@ class Frame:
     history is one run), so a frame's size does not grow with the history; ``refs``, ``row_bands``,
     ``synthetic``, ``own`` and :meth:`payload` expand it on demand.
 
-    The record is read-only once made: its sequences are tuples (an empty one is the shared ``()``).
-    A replay keeps thousands of frames alive, and every list a frame held was one more object each
-    garbage collection walked for the rest of the replay (most of them empty: no fold, no repair,
-    no warning on most calls); a tuple of plain values is dropped from the collector's tracking."""
+    The record is read-only once made: its sequences are tuples (an empty one is the shared ``()``),
+    so nothing a face does to one frame changes another, or the replay's totals."""
 
     turn: int  # 1-based; 0 = preamble
     step: int  # 0-based LLM call within the turn
@@ -151,10 +149,8 @@ class CallDecision(NamedTuple):
     :class:`~inspector.engine.managers.base.CMDecision` without the rows it folded (those are the
     frame's ``folded`` ranges) or the summary text (``Frame.summary_text``), so a frame stays small.
 
-    Immutable, and a :class:`~typing.NamedTuple` rather than a frozen dataclass (like the engine's
-    :class:`~inspector.engine.budget.Budget`): a replay makes a new one about once a turn, and a
-    frozen dataclass sets each of its 7 fields through ``object.__setattr__`` (about 0.5 µs more a
-    record here); a tuple is built in one step."""
+    Immutable (a :class:`~typing.NamedTuple`, like the engine's
+    :class:`~inspector.engine.budget.Budget`), so frames with equal decisions share one record."""
 
     action: CMAction
     compressed_turns: int

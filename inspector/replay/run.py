@@ -32,9 +32,8 @@ R = TypeVar("R")
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector for a block (restored after it, also on an error; nested
-    blocks leave it to the outermost). A replay and its analyses build many long-lived objects
-    without cycles: each full collection re-reads every object alive, so collections during a long
-    replay made its time grow faster than its work. Reference counting still frees everything."""
+    blocks leave it to the outermost). A replay and its analyses build long-lived objects without
+    cycles, which reference counting frees by itself: nothing they make waits for the collector."""
     if not gc.isenabled():
         yield
         return
@@ -172,12 +171,12 @@ def _drive(rp: Replay, engine: ContextEngine, summ: Summarizer | None, transcrip
     msgs: list[Message] = transcript.messages
     rec = _Recorder(rp, engine, summ, msgs, dict(getattr(transcript, "usage", {}) or {}))
     conv = engine.conversation
-    record = engine.record  # through the engine (whatever it does with a recorded row), bound once
+    record = engine.record  # through the engine (whatever it does with a recorded row)
     call, user = rec.call, rec.user
     roles = list(map(role_of, msgs))
     pending = _prime(engine, msgs, roles, transcript_system=transcript_system)
     for i, m, role in zip(range(len(msgs)), msgs, roles):
-        if role == "assistant":  # the commonest role first
+        if role == "assistant":  # a call
             call(i)
         elif role == "user":
             user(m)
