@@ -109,7 +109,7 @@ _UNSENT_SUMMARY_REASONS = {
     "summarized": "summarised into this call's summary block, which was {how}",
     "reused": "summarised into the reused summary (hysteresis), which was {how}",
 }
-"""The in-call reasons when the call's summary is not in its payload (issue 28): the words follow
+"""The in-call reasons when the call's summary is not in its payload: the words follow
 what was sent, so a message folded into a summary the model never saw does not read as kept."""
 
 
@@ -182,7 +182,7 @@ def not_sent_reasons(rp: Replay, call: int) -> dict[int, str]:
 
 # --- the detector ---------------------------------------------------------------------------------
 #
-# Linear in the transcript (issue 26). Built once per replay (:class:`_Index`): each message is read
+# Linear in the transcript. Built once per replay (:class:`_Index`): each message is read
 # once (:func:`message_parts`) and its identifiers extracted once per use (its full text when it is
 # a user or working-memory row, its text and tool-call arguments when it is a call's next reply);
 # one Aho–Corasick pass over every message's case-folded text gives, for every identifier any call

@@ -95,7 +95,7 @@ def require_json(obj_or_text: Any, name: str, what: str) -> Any:
     return obj_or_text
 
 
-_DECODER: Any = json.JSONDecoder()  # its C ``scan_once`` is not in the typeshed stubs
+_DECODER: Any = json.JSONDecoder()  # ``scan_once`` is not in the typeshed stubs
 _JSON_SPACE = " \t\r"
 
 
@@ -116,11 +116,8 @@ def first_jsonl_value(text: str) -> Any:
 
 
 def jsonl_values(text: str, name: str) -> list[tuple[int, Any]]:
-    """``(line number, value)`` for every non-blank line; a bad line is an error naming it.
-
-    Uses the decoder's C scanner directly (half the cost of ``json.loads`` per line, which counts
-    at 100 000 lines) and falls back to ``json.loads`` only to word the error.
-    """
+    """``(line number, value)`` for every non-blank line. Raises :class:`TranscriptError` naming the
+    first line that is not one JSON value (worded by ``json.loads``: what is wrong, and where)."""
     out: list[tuple[int, Any]] = []
     scan = _DECODER.scan_once
     for lineno, line in enumerate(_split_lines(text), start=1):
