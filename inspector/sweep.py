@@ -164,8 +164,9 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
                            "conversation": getattr(transcript, "conversation", 0)}
     row.update({k: param_value(v) for k, v in params.items()})
     try:
-        rp = _replay_run(doc, file, transcript, params, pol, sample=manifest_doc is None, llm=llm,
-                         summary_cache=summary_cache, allow_imports=allow_imports, unrecorded_prefix=unrecorded_prefix)
+        rp = _replay_run(doc, file, transcript, params, sample=manifest_doc is None, replay_kw=dict(
+            policy=pol, llm=llm, summary_cache=None if summary_cache is None else os.fspath(summary_cache),
+            allow_imports=allow_imports, unrecorded_prefix=unrecorded_prefix))
     except (InspectorError, ValueError, OSError) as exc:
         if on_error == "raise":
             raise
@@ -178,21 +179,18 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     return row
 
 
-def _replay_run(doc: Mapping[str, Any], file: str | None, transcript: Any, params: Mapping[str, Any], pol: Any, *,
-                sample: bool, llm: Any, summary_cache: str | os.PathLike[str] | None, allow_imports: Iterable[str],
-                unrecorded_prefix: int | str | None) -> Any:
+def _replay_run(doc: Mapping[str, Any], file: str | None, transcript: Any, params: Mapping[str, Any], *,
+                sample: bool, replay_kw: dict[str, Any]) -> Any:
     """The replay of one run: the manifest document with ``params`` applied, read as settings (its
-    relative files against ``file``'s folder), replayed under ``pol``; ``sample`` is forced when the
-    sweep has no manifest (else the manifest says). Raises what reading or replaying raises."""
+    relative files against ``file``'s folder), replayed with ``replay_kw`` (:func:`~inspector.replay.replay`'s
+    keywords); ``sample`` is forced when the sweep has no manifest (else the manifest says). Raises
+    what reading or replaying raises."""
     from inspector.manifest import settings_from_dict
     from inspector.replay import replay
 
-    loaded = settings_from_dict(apply_params(doc, params), file=file, allow_imports=allow_imports,
+    loaded = settings_from_dict(apply_params(doc, params), file=file, allow_imports=replay_kw["allow_imports"],
                                 base_dir=Path(file).parent if file else None)
-    return replay(loaded, _load(transcript), policy=pol, llm=llm,
-                  summary_cache=None if summary_cache is None else os.fspath(summary_cache),
-                  allow_imports=allow_imports, sample=sample or loaded.settings.sample,
-                  unrecorded_prefix=unrecorded_prefix)
+    return replay(loaded, _load(transcript), sample=sample or loaded.settings.sample, **replay_kw)
 
 
 def summary_cost_basis(rp: Any) -> str:
@@ -458,10 +456,8 @@ class _Runner:
         """The rows run on the Dask cluster of ``client``, and the cluster run's :class:`~inspector.fleet.FleetReport`."""
         from inspector.fleet import run_sweep_tasks
 
-        kw = dict(self.kw)
-        counter, summarizer = kw.pop("counter"), kw.pop("summarizer")
-        rows, fleet = run_sweep_tasks(client, sweep_one, self.doc, tasks, counter, summarizer, kw,
-                                      ship=ship, progress=self.report)  # type: ignore[arg-type]
+        rows, fleet = run_sweep_tasks(client, sweep_one, self.doc, tasks, self.kw, ship=ship,  # type: ignore[arg-type]
+                                      progress=self.report)
         return list(rows), fleet
 
 
