@@ -100,7 +100,8 @@ class Calibration:
     notes: list[str] = field(default_factory=list)
 
     def factor(self, model: str | None = None, counter: str = "tiktoken") -> float | None:
-        """The correction factor for ``model`` (the only model when None) and ``counter``."""
+        """The correction factor for ``model`` (the only model when None) and ``counter``; None when
+        no single model matches or its factor is unknown. Raises :class:`ValueError` for an unknown counter."""
         if counter not in COUNTERS:
             raise ValueError(f"unknown counter {counter!r} (expected one of {', '.join(COUNTERS)})")
         rows = self.factors if model is None else self.factors[self.factors["model"] == model]
@@ -293,7 +294,9 @@ class PrefixError(InspectorError, ValueError):
 
 def resolve_prefix(value: Any, transcript: Any, counter: str = "tiktoken") -> tuple[int, str | None]:
     """``(tokens, source)`` of an unrecorded prefix the user adds to the budget: ``"auto"`` = the fitted
-    offset (:func:`estimate_prefix`), an int (or its text) = that many provider tokens, None/0 = none."""
+    offset (:func:`estimate_prefix`), an int (or its text) = that many provider tokens, None/0 = none.
+    Raises :class:`PrefixError` when ``"auto"`` finds no fit (too little recorded usage) or the value
+    is neither ``"auto"`` nor a whole number ≥ 0."""
     if value is None:
         return 0, None
     if isinstance(value, str) and value.strip().lower() == "auto":

@@ -54,7 +54,9 @@ def infra_docs(loaded: Any) -> list[dict[str, Any]]:
 
 def strategy_manifest(base_raw: Mapping[str, Any], spec: Any, *, file: str | None = None,
                       infra_documents: Sequence[Mapping[str, Any]] = ()) -> Any:
-    """The base manifest document with ``spec.context_manager`` replaced by ``spec`` (validated leniently)."""
+    """The base manifest document with ``spec.context_manager`` replaced by ``spec`` (validated
+    leniently), as loaded settings; ``spec`` may be a manifest file, YAML text or a mapping. Raises
+    :class:`ValueError` when ``spec`` is not valid YAML, and what reading the manifest raises."""
     from inspector.manifest import load_manifest, settings_from_dict
 
     if isinstance(spec, str) and spec.strip().endswith((".yaml", ".yml")) and Path(spec.strip()).is_file():

@@ -54,6 +54,7 @@ class DaskTarget:
     address: str | None = None
 
     def describe(self) -> str:
+        """The cluster in words (a local cluster and its workers, or the scheduler's address)."""
         if self.kind == "local":
             return f"a local Dask cluster of {self.workers or 'one per core'} worker process(es)"
         return f"the Dask scheduler at {self.address}"
@@ -88,7 +89,9 @@ def _distributed() -> Any:
 @contextmanager
 def connect(target: DaskTarget | str) -> Iterator[Any]:
     """A ``distributed.Client`` for ``target``; a LocalCluster started here is closed on exit (a
-    remote scheduler is only disconnected from)."""
+    remote scheduler is only disconnected from). Raises :class:`FleetError` when Dask is not
+    installed or the scheduler cannot be reached, and :class:`ValueError` for a target string
+    :func:`parse_dask` cannot read."""
     distributed = _distributed()
     t = parse_dask(target) if isinstance(target, str) else target
     if t.kind == "local":
@@ -125,9 +128,12 @@ class FleetReport:
     runs: int | None = None  # sweep rows computed (a task computes several); None = one per task
 
     def as_dict(self) -> dict[str, Any]:
+        """The report as a plain dict (what a sweep table's ``attrs["fleet"]`` holds)."""
         return asdict(self)
 
     def words(self) -> str:
+        """The cluster run in a sentence: runs, tasks, workers, scheduler, how
+        transcripts were shipped and whether any task re-ran after a worker died."""
         lost = (f"{self.rescheduled + self.resubmitted} task(s) re-ran after a worker died; no row was lost"
                 if self.rescheduled or self.resubmitted else "no worker died")
         runs = f"{self.runs} run(s) in " if self.runs is not None else ""
@@ -233,20 +239,20 @@ module, the floor the sweep runs on, never imports it back."""
 
 
 def _sweep_task(sweep_one: SweepRow, doc: Any, transcript: Any, data: bytes | None, data_key: str | None,
-                combos: Sequence[Mapping[str, Any]], counter: str, summarizer: str,
-                kw: Mapping[str, Any]) -> list[dict[str, Any]]:
+                combos: Sequence[Mapping[str, Any]], kw: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """On a worker: the rows of ``transcript`` under each combination (``data``: the file's shipped
+    bytes, written once per worker under ``data_key``; None when the worker opens the path itself)."""
     if data is not None and data_key is not None:
         transcript = _WORKER_FILES.path(data_key, Path(os.fspath(transcript)).name or "transcript", data)
-    return [sweep_one(doc, transcript, combo, counter, summarizer, **kw) for combo in combos]
+    return [sweep_one(doc, transcript, combo, **kw) for combo in combos]
 
 
 def run_sweep_tasks(client: Any, sweep_one: SweepRow, doc: Mapping[str, Any],
-                    tasks: Sequence[tuple[Any, Mapping[str, Any]]],
-                    counter: str, summarizer: str, kw: Mapping[str, Any], *, ship: Ship = "bytes",
+                    tasks: Sequence[tuple[Any, Mapping[str, Any]]], kw: Mapping[str, Any], *, ship: Ship = "bytes",
                     progress: Callable[[int], None] | None = None, retries: int = DEFAULT_RETRIES,
                     chunk: int = 16) -> tuple[list[dict[str, Any]], FleetReport]:
-    """The sweep's ``(transcript, combo)`` tasks as ``sweep_one`` rows (:func:`inspector.sweep.sweep_one`), in
-    task order. ``ship="bytes"``: each transcript path is read here once and scattered once;
+    """The sweep's ``(transcript, combo)`` tasks as ``sweep_one`` rows (:func:`inspector.sweep.sweep_one`,
+    called with the keywords ``kw``), in task order. ``ship="bytes"``: each transcript path is read here once and scattered once;
     ``"path"``: workers open the paths themselves (shared storage). Imported transcripts travel
     as objects either way. An unreadable path under ``"bytes"`` is left to the worker, which
     records the same error row a local run would. Consecutive rows of one transcript go to one
@@ -278,7 +284,7 @@ def run_sweep_tasks(client: Any, sweep_one: SweepRow, doc: Mapping[str, Any],
         t = tasks[group[0]][0]
         data, key = scattered.get(os.fspath(t), (None, None)) if isinstance(t, (str, os.PathLike)) else (None, None)
         combos = [dict(tasks[i][1]) for i in group]
-        calls.append(((sweep_one, dict(doc), t, data, key, combos, counter, summarizer, dict(kw)), {}))
+        calls.append(((sweep_one, dict(doc), t, data, key, combos, dict(kw)), {}))
     shipped = ship if any(isinstance(t, (str, os.PathLike)) for t, _ in tasks) else "objects"
     chunks, report = run_tasks(client, _sweep_task, calls, progress=progress, retries=retries, shipped=shipped,
                                weights=[len(g) for g in groups])

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import functools
 import json
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -52,7 +52,9 @@ from inspector.engine.identifiers import (
     message_parts,
     message_text,
 )
-from inspector.replay import Frame, Replay, expand_ranges, gc_paused
+from inspector.replay import Frame, Replay
+from inspector.replay.ranges import IndexRuns, complement, count_in, expand_ranges, symmetric_difference
+from inspector.replay.run import gc_paused
 
 NEEDED_IN = ("user", "working_memory", "next_reply", "next_tool_call")
 """Where an identifier can be needed: the current user message, the working memory, the text of the
@@ -71,6 +73,7 @@ class Forgotten:
     reason: str  # why that message was not sent at this call
 
     def to_json(self) -> dict[str, Any]:
+        """The record as a frame's ``forgotten`` entry (the call is the frame's own)."""
         d = asdict(self)
         d["needed_in"] = list(self.needed_in)
         d.pop("call")
@@ -87,32 +90,9 @@ class CallNeeds:
     forgotten: list[Forgotten]
 
 
-class _Runs:
-    """Membership in sorted, disjoint half-open ``[start, end)`` ranges by bisection: O(log runs) per
-    question and O(runs) to build, so a frame's long history run is never expanded to a set."""
-
-    __slots__ = ("starts", "ends")
-
-    def __init__(self, ranges: Sequence[tuple[int, int]]) -> None:
-        merged: list[tuple[int, int]] = []
-        for lo, hi in sorted(ranges):
-            if merged and lo <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
-            else:
-                merged.append((lo, hi))
-        self.starts = [a for a, _ in merged]
-        self.ends = [b for _, b in merged]
-
-    def __contains__(self, i: object) -> bool:
-        if not isinstance(i, int):
-            return False
-        k = bisect_right(self.starts, i) - 1
-        return k >= 0 and i < self.ends[k]
-
-
-def _sent_runs(f: Frame) -> _Runs:
+def _sent_runs(f: Frame) -> IndexRuns:
     """The transcript indices a frame's payload shows, read from its segments (never ``refs``)."""
-    return _Runs([(ref, ref + (n if own is None else 1)) for ref, n, _b, _s, own in f.segments
+    return IndexRuns([(ref, ref + (n if own is None else 1)) for ref, n, _b, _s, own in f.segments
                   if ref is not None])
 
 
@@ -129,7 +109,7 @@ _UNSENT_SUMMARY_REASONS = {
     "summarized": "summarised into this call's summary block, which was {how}",
     "reused": "summarised into the reused summary (hysteresis), which was {how}",
 }
-"""The in-call reasons when the call's summary is not in its payload (issue 28): the words follow
+"""The in-call reasons when the call's summary is not in its payload: the words follow
 what was sent, so a message folded into a summary the model never saw does not read as kept."""
 
 
@@ -160,12 +140,12 @@ class _Why:
 
     __slots__ = ("f", "n", "msgs", "sent", "trimmed", "folded_now", "folded_at", "in_call", "unsent_summary")
 
-    def __init__(self, rp: Replay, call: int, sent: _Runs | None = None) -> None:
+    def __init__(self, rp: Replay, call: int, sent: IndexRuns | None = None) -> None:
         f = self.f = rp.frames[call]
         self.msgs = rp.messages
         self.sent = _sent_runs(f) if sent is None else sent
-        self.trimmed = _Runs(f.trimmed)
-        self.folded_now = _Runs(f.folded)
+        self.trimmed = IndexRuns(f.trimmed)
+        self.folded_now = IndexRuns(f.folded)
         self.folded_at = _fold_origins(rp)
         how = _summary_unsent(f)
         action = f.decision.action
@@ -202,7 +182,7 @@ def not_sent_reasons(rp: Replay, call: int) -> dict[int, str]:
 
 # --- the detector ---------------------------------------------------------------------------------
 #
-# Linear in the transcript (issue 26). Built once per replay (:class:`_Index`): each message is read
+# Linear in the transcript. Built once per replay (:class:`_Index`): each message is read
 # once (:func:`message_parts`) and its identifiers extracted once per use (its full text when it is
 # a user or working-memory row, its text and tool-call arguments when it is a call's next reply);
 # one Aho–Corasick pass over every message's case-folded text gives, for every identifier any call
@@ -219,49 +199,6 @@ def _ordered(bits: int) -> tuple[str, ...]:
     return tuple(w for w in NEEDED_IN if bits & _WHERE_BITS[w])
 
 
-def _complement(runs: _Runs, lo: int, hi: int) -> list[tuple[int, int]]:
-    """``[lo, hi)`` minus the runs, as sorted disjoint ranges."""
-    out: list[tuple[int, int]] = []
-    at = lo
-    k = max(bisect_right(runs.ends, lo), 0)
-    while at < hi and k < len(runs.starts):
-        a, b = runs.starts[k], runs.ends[k]
-        if a >= hi:
-            break
-        if a > at:
-            out.append((at, a))
-        at = max(at, b)
-        k += 1
-    if at < hi:
-        out.append((at, hi))
-    return out
-
-
-def _xor(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The ranges in exactly one of two sorted, disjoint range lists (O(len a + len b))."""
-    points = sorted({p for r in a for p in r} | {p for r in b for p in r})
-    out: list[tuple[int, int]] = []
-    i = j = 0
-    for lo, hi in zip(points, points[1:]):
-        while i < len(a) and a[i][1] <= lo:
-            i += 1
-        while j < len(b) and b[j][1] <= lo:
-            j += 1
-        in_a = i < len(a) and a[i][0] <= lo
-        in_b = j < len(b) and b[j][0] <= lo
-        if in_a != in_b:
-            if out and out[-1][1] == lo:
-                out[-1] = (out[-1][0], hi)
-            else:
-                out.append((lo, hi))
-    return out
-
-
-def _count(h: Sequence[int], ranges: Sequence[tuple[int, int]]) -> int:
-    """How many of the sorted indices ``h`` fall in the ranges."""
-    return sum(bisect_left(h, b) - bisect_left(h, a) for a, b in ranges)
-
-
 @functools.lru_cache(maxsize=1 << 15)
 def _default_identifiers(text: str) -> tuple[Identifier, ...]:
     """:func:`extract_identifiers`, remembered by text: a sweep replays one transcript under many
@@ -271,15 +208,35 @@ def _default_identifiers(text: str) -> tuple[Identifier, ...]:
 
 class _Index:
     """What the detector reads from a replay's transcript, once: case-folded texts, identifiers per
-    use, and for each identifier any call needs, the messages whose text holds it (ascending)."""
+    use, and for each identifier any call needs, the messages whose text holds it (ascending).
+
+    ``user_at``: per frame, the transcript index of its turn's user message (None in the preamble);
+    ``full``: the identifiers of each row some call reads as its user message or working memory;
+    ``reply``: per next reply, its identifiers by key with where they were needed (bits of
+    :data:`NEEDED_IN`); ``holders`` and ``keys_of``: the messages holding each key, and the keys each
+    message holds; ``in_tools``: the keys the tool schemas show."""
 
     def __init__(self, rp: Replay, extractor: Extractor) -> None:
         msgs = rp.messages
-        n = len(msgs)
         if extractor is extract_identifiers:
             extractor = _default_identifiers
+        full_rows, reply_rows = self._rows_read(rp)
+        texts = self._extract(msgs, extractor, full_rows, reply_rows)
+        keys = {x.key for v in self.full.values() for x in v} | {k for v in self.reply.values() for k in v}
+        ac = self._find_holders(keys, texts)
+        tools = rp.transcript.tools
+        settings_tools = getattr(rp.settings, "tools", None)
+        tools_text = json.dumps([tools, settings_tools], ensure_ascii=False, default=str).casefold()
+        self.in_tools: set[str] = {k for _end, k in ac.iter(tools_text)} if len(ac) else set()
+        if "" in keys:
+            self.in_tools.add("")
+
+    def _rows_read(self, rp: Replay) -> tuple[set[int], set[int]]:
+        """Sets ``user_at``; returns the rows some call reads as its user message or working memory
+        (whole text), and the rows some call reads as its next reply."""
+        msgs = rp.messages
+        n = len(msgs)
         users = [i for i, m in enumerate(msgs) if m.get("role") == "user"]
-        # which rows some call reads as its user message / working memory, and which as its next reply
         self.user_at: list[int | None] = []
         full_rows: set[int] = set()
         reply_rows: set[int] = set()
@@ -297,7 +254,12 @@ class _Index:
                 reply_rows.add(f.at)
         for ua, hi in reach.items():
             full_rows.update(i for i in range(0 if ua is None else ua + 1, hi) if msgs[i].get("role") != "system")
-        # one read per message; extraction once per use
+        return full_rows, reply_rows
+
+    def _extract(self, msgs: Sequence[Any], extractor: Extractor, full_rows: set[int],
+                 reply_rows: set[int]) -> list[str]:
+        """Sets ``full`` and ``reply``, reading each message once and extracting once per use;
+        returns every message's case-folded text (its content, and its tool calls' names and arguments)."""
         texts: list[str] = []
         self.full: dict[int, list[Identifier]] = {}
         self.reply: dict[int, dict[str, tuple[Identifier, int]]] = {}
@@ -315,9 +277,13 @@ class _Index:
                 for _, args in calls:
                     self._add(r, argument_identifiers(args, extractor), "next_tool_call")
                 self.reply[i] = r
-        keys = {x.key for v in self.full.values() for x in v} | {k for v in self.reply.values() for k in v}
+        return texts
+
+    def _find_holders(self, keys: set[str], texts: Sequence[str]) -> Any:
+        """Sets ``holders`` and ``keys_of`` from one Aho–Corasick pass over the texts (substring
+        semantics: a text holds a key when it contains it); returns the automaton of the keys."""
         self.holders: dict[str, list[int]] = {k: [] for k in keys}
-        self.keys_of: list[list[str]] = [[] for _ in range(n)]
+        self.keys_of: list[list[str]] = [[] for _ in range(len(texts))]
         ac = ahocorasick.Automaton()
         for k in keys:
             if k:
@@ -335,12 +301,7 @@ class _Index:
                 mine[:] = dict.fromkeys(mine)
             for k in mine:
                 self.holders[k].append(i)
-        tools = rp.transcript.tools
-        settings_tools = getattr(rp.settings, "tools", None)
-        tools_text = json.dumps([tools, settings_tools], ensure_ascii=False, default=str).casefold()
-        self.in_tools: set[str] = {k for _end, k in ac.iter(tools_text)} if len(ac) else set()
-        if "" in keys:
-            self.in_tools.add("")
+        return ac
 
     @staticmethod
     def _add(into: dict[str, tuple[Identifier, int]], idents: Any, where: str) -> None:
@@ -360,15 +321,15 @@ class _Frame:
         self.at = min(f.at, n)
         self.start = user_at if user_at is not None else 0
         self.sent = _sent_runs(f)
-        self.plain = _Runs([(ref, ref + n_) for ref, n_, _b, _s, own in f.segments if ref is not None and own is None])
+        self.plain = IndexRuns([(ref, ref + n_) for ref, n_, _b, _s, own in f.segments if ref is not None and own is None])
         self.plain_ranges = list(zip(self.plain.starts, self.plain.ends))
-        self.unsent = _complement(self.sent, self.start, self.at)  # the turn's rows not sent
+        self.unsent = complement(self.sent, self.start, self.at)  # the turn's rows not sent
         self._own: str | None = None
 
     def older_plain(self, h: Sequence[int]) -> tuple[int, int]:
         """(holders counting as "earlier", holders sent as they are) among the sorted ``h``."""
-        return (bisect_left(h, self.start) + _count(h, self.unsent),
-                _count(h, self.plain_ranges))
+        return (bisect_left(h, self.start) + count_in(h, self.unsent),
+                count_in(h, self.plain_ranges))
 
     def own_text(self) -> str:
         if self._own is None:
@@ -381,134 +342,183 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
 
     ``extractor`` is any ``str -> Iterable[Identifier]`` (default: :func:`extract_identifiers`).
     Deterministic: the same replay gives the same lists. Linear: see the notes above :class:`_Index`
-    (the cyclic garbage collector is paused meanwhile: what the analysis builds holds no cycle, and a
-    full collection re-reads every object alive, so collections during a long analysis made its time
-    grow faster than its work)."""
+    (run inside :func:`~inspector.replay.run.gc_paused`: what the analysis builds holds no cycle)."""
     with gc_paused():
         return _call_needs(rp, extractor)
 
 
-def _call_needs(rp: Replay, extractor: Extractor) -> list[CallNeeds]:
-    ix = _Index(rp, extractor)
-    msgs = rp.messages
-    n = len(msgs)
-    holders = ix.holders
-    out: list[CallNeeds] = []
-    # the persistent needs of the current turn (user message + working memory): key -> state
-    seq: dict[str, int] = {}  # insertion order
-    ident_of: dict[str, Identifier] = {}
-    bits_of: dict[str, int] = {}
-    n_old: dict[str, int] = {}
-    n_plain: dict[str, int] = {}
-    candidates: set[str] = set()  # earlier and no holder sent as is: maybe forgotten
-    # working-memory-only needs already reported in this turn and lost ever since (the rule in the
-    # module docstring): kept out of ``candidates`` until they become visible again
-    reported: set[str] = set()
-    earlier_p = 0
-    state_user: int | None = -1
-    prev: _Frame | None = None
-    reach = 0
-    wm_bit = _WHERE_BITS["working_memory"]
+class _TurnNeeds:
+    """The persistent needs of the current turn (its user message and working memory only grow
+    within a turn), by key: first-seen order, identifier, where needed (bits of :data:`NEEDED_IN`),
+    and two counts of its holders — those counting as "earlier" (before the turn, or in the turn
+    and not sent) and those sent as they are — kept up to date from the rows whose status changed
+    since the previous call. ``candidates``: keys held earlier and sent nowhere as they are (maybe
+    forgotten); ``reported``: working-memory-only needs already reported in this turn and lost ever
+    since (the rule in the module docstring), kept out of ``candidates`` until visible again;
+    ``earlier``: how many keys have an earlier holder."""
 
-    def judge(key: str, old: int, plain: int) -> None:
+    __slots__ = ("holders", "keys_of", "seq", "ident_of", "bits_of", "n_old", "n_plain", "candidates", "reported",
+                 "earlier")
+
+    def __init__(self, ix: _Index) -> None:
+        self.holders, self.keys_of = ix.holders, ix.keys_of
+        self.seq: dict[str, int] = {}  # insertion order
+        self.ident_of: dict[str, Identifier] = {}
+        self.bits_of: dict[str, int] = {}
+        self.n_old: dict[str, int] = {}
+        self.n_plain: dict[str, int] = {}
+        self.candidates: set[str] = set()
+        self.reported: set[str] = set()
+        self.earlier = 0
+
+    def reset(self) -> None:
+        """A new turn: no needs yet."""
+        for d in (self.seq, self.ident_of, self.bits_of, self.n_old, self.n_plain):
+            d.clear()
+        self.candidates.clear()
+        self.reported.clear()
+        self.earlier = 0
+
+    def judge(self, key: str, old: int, plain: int) -> None:
+        """``key`` is a candidate when an earlier message holds it and none is sent as it is."""
         if old and not plain:
-            if key not in reported:
-                candidates.add(key)
+            if key not in self.reported:
+                self.candidates.add(key)
         else:
-            candidates.discard(key)
-            reported.discard(key)
+            self.candidates.discard(key)
+            self.reported.discard(key)
 
-    def join(fr: _Frame, idents: Sequence[Identifier], bit: int) -> None:
-        nonlocal earlier_p
+    def join(self, fr: _Frame, idents: Sequence[Identifier], bit: int) -> None:
+        """Add the identifiers a row of the turn needs (``bit``: where), counted against call ``fr``."""
+        seq, bits_of, holders = self.seq, self.bits_of, self.holders
         for ident in idents:
             key = ident.key
             if key in seq:
                 bits_of[key] |= bit
                 continue
             seq[key] = len(seq)
-            ident_of[key] = ident
+            self.ident_of[key] = ident
             bits_of[key] = bit
             o, p = fr.older_plain(holders[key])
-            n_old[key], n_plain[key] = o, p
-            earlier_p += o > 0
-            judge(key, o, p)
+            self.n_old[key], self.n_plain[key] = o, p
+            self.earlier += o > 0
+            self.judge(key, o, p)
 
-    def shift(rows: Sequence[tuple[int, int]], now: _Runs | list[tuple[int, int]], counts: dict[str, int]) -> None:
-        """Rows whose membership changed: +1 for each that is now in ``now``, −1 otherwise."""
-        nonlocal earlier_p
-        member = now if isinstance(now, _Runs) else _Runs(now)
+    def shift(self, rows: Sequence[tuple[int, int]], now: IndexRuns | list[tuple[int, int]],
+              counts: dict[str, int]) -> None:
+        """Rows whose membership changed: +1 to ``counts`` for each key of a row now in ``now``, −1 otherwise."""
+        member = now if isinstance(now, IndexRuns) else IndexRuns(now)
+        seq, n_old, n_plain, keys_of = self.seq, self.n_old, self.n_plain, self.keys_of
         for lo, hi in rows:
             for r in range(lo, hi):
                 d = 1 if r in member else -1
-                for key in ix.keys_of[r]:
+                for key in keys_of[r]:
                     if key in seq:
                         before = n_old[key] > 0
                         counts[key] += d
                         after = n_old[key] > 0
-                        earlier_p += after - before
-                        judge(key, n_old[key], n_plain[key])
+                        self.earlier += after - before
+                        self.judge(key, n_old[key], n_plain[key])
 
+    def follow(self, prev: _Frame, fr: _Frame) -> None:
+        """The next call of the same turn: update the counts from the rows whose status changed."""
+        self.shift(symmetric_difference(prev.unsent, fr.unsent), fr.unsent, self.n_old)
+        self.shift(symmetric_difference(prev.plain_ranges, fr.plain_ranges), fr.plain, self.n_plain)
+
+
+def _call_needs(rp: Replay, extractor: Extractor) -> list[CallNeeds]:
+    """:func:`call_needs` with the collector paused: the calls in order, each turn's needs kept by a
+    :class:`_TurnNeeds` and reset when a new turn starts (or the calls step back)."""
+    ix = _Index(rp, extractor)
+    msgs = rp.messages
+    n = len(msgs)
+    turn = _TurnNeeds(ix)
+    out: list[CallNeeds] = []
+    state_user: int | None = -1
+    prev: _Frame | None = None
+    reach = 0
+    wm_bit = _WHERE_BITS["working_memory"]
     for k, f in enumerate(rp.frames):
         ua = ix.user_at[k]
         fr = _Frame(f, n, ua)
         if prev is None or ua != state_user or fr.at < reach:
-            seq.clear(); ident_of.clear(); bits_of.clear(); n_old.clear(); n_plain.clear(); candidates.clear()
-            reported.clear()
-            earlier_p = 0
+            turn.reset()
             state_user = ua
             if ua is not None:
-                join(fr, ix.full[ua], _WHERE_BITS["user"])
+                turn.join(fr, ix.full[ua], _WHERE_BITS["user"])
             reach = ua + 1 if ua is not None else 0
         else:
-            assert prev is not None
-            shift(_xor(prev.unsent, fr.unsent), fr.unsent, n_old)
-            shift(_xor(prev.plain_ranges, fr.plain_ranges), fr.plain, n_plain)
+            turn.follow(prev, fr)
         for i in range(reach, fr.at):
             if msgs[i].get("role") != "system":
-                join(fr, ix.full[i], _WHERE_BITS["working_memory"])
+                turn.join(fr, ix.full[i], wm_bit)
         reach = max(reach, fr.at)
         prev = fr
-        reply = ix.reply.get(f.at, {}) if f.at < n else {}
-        extra = [key for key in reply if key not in seq]
-        earlier = earlier_p
-        again = [key for key in reply if key in reported]  # lost WM needs the next reply needs too
-        maybe: list[str] = sorted([*candidates, *again] if again else candidates, key=seq.__getitem__)
-        for key in extra:
-            o, p = fr.older_plain(holders[key])
-            if o:
-                earlier += 1
-                if not p:
-                    maybe.append(key)
-        lost: list[Forgotten] = []
-        why: _Why | None = None
-        for key in maybe:
-            if key in ix.in_tools:
-                if key in candidates and bits_of[key] == wm_bit:
-                    candidates.discard(key)  # a tool schema always shows it
-                    reported.add(key)
-                continue
-            if key in fr.own_text():
-                continue
-            h = holders[key]
-            holder = None
-            for j in range(bisect_left(h, fr.at) - 1, -1, -1):  # the newest not-sent holder, not a system text
-                if h[j] not in fr.sent and msgs[h[j]].get("role") != "system":
-                    holder = h[j]
-                    break
-            if holder is None:
-                continue
-            if why is None:
-                why = _Why(rp, k, fr.sent)
-            if key in seq:
-                ident, bits = ident_of[key], bits_of[key] | (reply[key][1] if key in reply else 0)
-                if bits_of[key] == wm_bit:  # reported here, at the call that loses it; not again
-                    candidates.discard(key)
-                    reported.add(key)
-            else:
-                ident, bits = reply[key]
-            lost.append(Forgotten(k, ident.text, ident.kind, _ordered(bits), holder, why.reason(holder)))
-        out.append(CallNeeds(k, len(seq) + len(extra), earlier, lost))
+        out.append(_one_call(rp, ix, turn, k, fr))
     return out
+
+
+def _one_call(rp: Replay, ix: _Index, turn: _TurnNeeds, k: int, fr: _Frame) -> CallNeeds:
+    """Call ``k``'s needs: the turn's, plus the keys only its next reply needs; the candidates (and
+    the lost working-memory needs the reply needs again) are judged by :func:`_lost`."""
+    at = fr.f.at
+    reply = ix.reply.get(at, {}) if at < len(rp.messages) else {}
+    seq = turn.seq
+    extra = [key for key in reply if key not in seq]
+    earlier = turn.earlier
+    again = [key for key in reply if key in turn.reported]  # lost WM needs the next reply needs too
+    maybe: list[str] = sorted([*turn.candidates, *again] if again else turn.candidates, key=seq.__getitem__)
+    for key in extra:
+        o, p = fr.older_plain(ix.holders[key])
+        if o:
+            earlier += 1
+            if not p:
+                maybe.append(key)
+    return CallNeeds(k, len(seq) + len(extra), earlier, _lost(rp, ix, turn, k, fr, maybe, reply))
+
+
+def _lost(rp: Replay, ix: _Index, turn: _TurnNeeds, k: int, fr: _Frame, maybe: Sequence[str],
+          reply: dict[str, tuple[Identifier, int]]) -> list[Forgotten]:
+    """The keys of ``maybe`` call ``k`` forgot: shown neither by a tool schema nor by a row of its
+    own, and held by a not-sent message that is not a system text (the newest one is named, with
+    why it was not sent). A working-memory-only need is reported here, at the call that loses it,
+    and not again while it stays lost."""
+    msgs = rp.messages
+    wm_bit = _WHERE_BITS["working_memory"]
+    candidates, reported, seq, bits_of = turn.candidates, turn.reported, turn.seq, turn.bits_of
+    lost: list[Forgotten] = []
+    why: _Why | None = None
+    for key in maybe:
+        if key in ix.in_tools:
+            if key in candidates and bits_of[key] == wm_bit:
+                candidates.discard(key)  # a tool schema always shows it
+                reported.add(key)
+            continue
+        if key in fr.own_text():
+            continue
+        holder = _newest_unsent_holder(ix.holders[key], fr, msgs)
+        if holder is None:
+            continue
+        if why is None:
+            why = _Why(rp, k, fr.sent)
+        if key in seq:
+            ident, bits = turn.ident_of[key], bits_of[key] | (reply[key][1] if key in reply else 0)
+            if bits_of[key] == wm_bit:  # reported here, at the call that loses it; not again
+                candidates.discard(key)
+                reported.add(key)
+        else:
+            ident, bits = reply[key]
+        lost.append(Forgotten(k, ident.text, ident.kind, _ordered(bits), holder, why.reason(holder)))
+    return lost
+
+
+def _newest_unsent_holder(h: Sequence[int], fr: _Frame, msgs: Sequence[Any]) -> int | None:
+    """The newest of the holders ``h`` (ascending) before call ``fr``'s reply that it does not send
+    and that is not a system text; None when there is none."""
+    for j in range(bisect_left(h, fr.at) - 1, -1, -1):
+        if h[j] not in fr.sent and msgs[h[j]].get("role") != "system":
+            return h[j]
+    return None
 
 
 def replay_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[CallNeeds]:
@@ -558,8 +568,8 @@ def replay_document(rp: Replay, *, payloads: bool = False, extractor: Extractor 
 
 def replay_dumps(rp: Replay, *, payloads: bool = False, extractor: Extractor = extract_identifiers) -> str:
     """:func:`replay_document` as JSON text, secrets masked: one line per top-level field and one
-    line per frame or commit (written by the C encoder: an indented dump of a long replay's document
-    spent longer in Python's pure encoder than the replay itself)."""
+    line per frame or commit (:func:`document_text`), so a diff of two replays shows the frames
+    that differ."""
     from inspector.redact import mask_secrets
 
     return document_text(mask_secrets(replay_document(rp, payloads=payloads, extractor=extractor)))

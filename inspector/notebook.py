@@ -79,6 +79,7 @@ class Summaries:
 
     @property
     def words(self) -> str:
+        """Where the summaries come from, in a sentence for the notebook (Markdown)."""
         if self.model:
             return f"Summaries come from **{self.model}** through litellm (cached in `{self.summary_cache}`)."
         return ("Summaries come from the **offline stand-in (not a model)**: a deterministic, labelled text built "
@@ -318,8 +319,51 @@ def show(rp: Replay, call: int = 0) -> Any:
     return Stepper(rp, call)
 
 
+class _StepperMoves:
+    """The stepper's moves and views, apart from its widgets (made in :func:`_stepper_class`, where
+    ipywidgets is imported): ``step`` is the call slider, ``events`` the calls of each kind of event,
+    and ``heading``, ``bar``, ``payload``, ``not_sent`` the HTML panes one call fills."""
+
+    replay: Replay
+    events: dict[str, list[int]]
+    step: Any
+    heading: Any
+    bar: Any
+    payload: Any
+    not_sent: Any
+
+    def go(self, call: int) -> None:
+        """Move to ``call`` (clamped to the replay)."""
+        self.step.value = max(self.step.min, min(int(call), self.step.max))
+
+    def jump(self, kind: str) -> int | None:
+        """Move to the next call after the current one with an event of ``kind``; None if none."""
+        nxt = next((k for k in self.events.get(kind, []) if k > self.step.value), None)
+        if nxt is not None:
+            self.go(nxt)
+        return nxt
+
+    def render(self) -> None:
+        """Fill the panes with the current call: its heading, band bar, payload and what was not sent."""
+        k = self.step.value
+        self.heading.value = call_heading_html(self.replay, k)
+        self.bar.value = band_bar_html(self.replay, k)
+        self.payload.value = payload_html(self.replay, k)
+        self.not_sent.value = not_sent_html(self.replay, k)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The live widget, plus the current call as HTML for a static export (no widget state)."""
+        bundle = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
+        if isinstance(bundle, dict):
+            bundle["text/html"] = (self.heading.value + self.bar.value + "<h4>payload</h4>" + self.payload.value
+                                   + "<h4>not sent &amp; why</h4>" + self.not_sent.value)
+        return bundle
+
+
 @functools.cache
 def _stepper_class() -> type:
+    """The stepper widget class: a :class:`_StepperMoves` laid out in an ipywidgets ``VBox``.
+    Raises :class:`ImportError` (saying what to install) when ipywidgets is not installed."""
     try:
         import ipywidgets as w
     except ImportError as exc:
@@ -327,7 +371,7 @@ def _stepper_class() -> type:
 
     from inspector.report.tables import step_events
 
-    class _Stepper(w.VBox):  # type: ignore[misc]
+    class _Stepper(_StepperMoves, w.VBox):  # type: ignore[misc]
         def __init__(self, rp: Replay, call: int = 0) -> None:
             n = len(rp.frames)
             if n == 0:
@@ -356,32 +400,6 @@ def _stepper_class() -> type:
             super().__init__([w.HBox([self.prev_button, self.step, self.next_button]),
                               w.HBox([self.event, self.jump_button]), self.heading, self.bar, tabs])
             self.render()
-
-        def go(self, call: int) -> None:
-            """Move to ``call`` (clamped to the replay)."""
-            self.step.value = max(self.step.min, min(int(call), self.step.max))
-
-        def jump(self, kind: str) -> int | None:
-            """Move to the next call after the current one with an event of ``kind``; None if none."""
-            nxt = next((k for k in self.events.get(kind, []) if k > self.step.value), None)
-            if nxt is not None:
-                self.go(nxt)
-            return nxt
-
-        def render(self) -> None:
-            k = self.step.value
-            self.heading.value = call_heading_html(self.replay, k)
-            self.bar.value = band_bar_html(self.replay, k)
-            self.payload.value = payload_html(self.replay, k)
-            self.not_sent.value = not_sent_html(self.replay, k)
-
-        def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-            """The live widget, plus the current call as HTML for a static export (no widget state)."""
-            bundle = super()._repr_mimebundle_(**kwargs)
-            if isinstance(bundle, dict):
-                bundle["text/html"] = (self.heading.value + self.bar.value + "<h4>payload</h4>" + self.payload.value
-                                       + "<h4>not sent &amp; why</h4>" + self.not_sent.value)
-            return bundle
 
     return _Stepper
 

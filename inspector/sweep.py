@@ -9,7 +9,20 @@ every transcript under every combination and returns a pandas DataFrame with one
 Guarantees: a row is a pure function of (manifest document, transcript, parameters, counter,
 summarizer) — :func:`sweep_one` — so the result is identical whatever the parallelism (one
 process per run through :class:`concurrent.futures.ProcessPoolExecutor`, or inline with
-``processes=1``), and the same function can be mapped over a cluster.
+``processes=1``), and the same function can be mapped over a cluster. To sweep thousands of
+sessions, map it over (transcript, params) pairs with any executor whose workers can import
+``inspector`` and read the transcript paths (all arguments are plain picklable values), then build
+the table yourself::
+
+    from itertools import product
+    from inspector.manifest import load_manifest
+    from inspector.sweep import combinations, sweep_one
+
+    doc = load_manifest("agent.yaml").raw            # a plain dict: ship it to every worker
+    grid = {"keep_turns": [2, 4, 6], "hysteresis_ratio": [0, 0.1]}
+    jobs = [(doc, path, p) for path in session_paths for p in combinations(grid)]
+    rows = client.map(lambda j: sweep_one(*j, manifest_file="agent.yaml"), jobs)  # dask, ray, Spark, ...
+    df = pandas.DataFrame(rows)                      # same columns as sweep()
 
 Grid keys are dotted manifest paths (``spec.models[0].context_window``) or short names:
 ``keep_turns``, ``hysteresis_ratio``, ``summary_threshold``, ``max_messages`` (→
@@ -28,7 +41,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, TypedDict, Unpack
 
 import yaml
 
@@ -123,20 +136,8 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     """One sweep row: replay ``transcript`` under ``manifest_doc`` with ``params`` applied.
 
     A pure function of its arguments — no clocks, no global state, nothing shared between calls —
-    so it gives the same row in any process, in any order. To sweep thousands of sessions on a
-    cluster, map it over (transcript, params) pairs with any executor whose workers can import
-    ``inspector`` and read the transcript paths (all arguments are plain picklable values), then
-    build the table yourself::
-
-        from itertools import product
-        from inspector.manifest import load_manifest
-        from inspector.sweep import combinations, sweep_one
-
-        doc = load_manifest("agent.yaml").raw            # a plain dict: ship it to every worker
-        grid = {"keep_turns": [2, 4, 6], "hysteresis_ratio": [0, 0.1]}
-        jobs = [(doc, path, p) for path in session_paths for p in combinations(grid)]
-        rows = client.map(lambda j: sweep_one(*j, manifest_file="agent.yaml"), jobs)  # dask, ray, Spark, ...
-        df = pandas.DataFrame(rows)                      # same columns as sweep()
+    so it gives the same row in any process, in any order (the module docstring shows it mapped
+    over a cluster).
 
     ``manifest_doc``: the raw manifest mapping (``LoadedManifest.raw``); a path or a
     ``LoadedManifest`` is accepted too. ``manifest_file`` names the file the document came from:
@@ -148,40 +149,48 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     N tokens) adds what the log does not record to every call's budget, as for
     :func:`~inspector.replay.replay`.
 
-    Returns ``{"transcript", "conversation", <each param>, <METRIC_COLUMNS>, "summarizer", "counter",
-    "error"}``.
+    Returns ``{"transcript", "conversation", <each param>, <METRIC_COLUMNS>, <INFO_COLUMNS>}``.
     With ``on_error="record"`` an invalid combination (e.g. ``keep_turns`` on a ``stack`` manager)
     or an unreadable transcript gives a row whose metrics are ``None`` and whose ``error`` says why;
-    ``"raise"`` re-raises instead.
+    ``"raise"`` re-raises instead (an :class:`~inspector.errors.InspectorError`, a
+    :class:`ValueError` or an :class:`OSError`). Raises :class:`TypeError` when ``manifest_doc`` is
+    none of the accepted kinds.
     """
-    from inspector.manifest import settings_from_dict
-    from inspector.replay import replay
-
     from inspector.policy import DEFAULT_POLICY
 
-    pol = (policy or DEFAULT_POLICY).with_(counter=counter, summarizer=summarizer)  # Q22: one default policy
-    counter, summarizer = pol.counter, pol.summarizer
+    pol = (policy or DEFAULT_POLICY).with_(counter=counter, summarizer=summarizer)  # one default policy
     doc, file = _manifest_source(manifest_doc, manifest_file)
     row: dict[str, Any] = {"transcript": transcript_label(transcript),
                            "conversation": getattr(transcript, "conversation", 0)}
     row.update({k: param_value(v) for k, v in params.items()})
     try:
-        loaded = settings_from_dict(apply_params(doc, params), file=file, allow_imports=allow_imports,
-                                    base_dir=Path(file).parent if file else None)
-        rp = replay(loaded, _load(transcript), policy=pol, llm=llm,
-                    summary_cache=None if summary_cache is None else os.fspath(summary_cache),
-                    allow_imports=allow_imports, sample=manifest_doc is None or loaded.settings.sample,
-                    unrecorded_prefix=unrecorded_prefix)
+        rp = _replay_run(doc, file, transcript, params, sample=manifest_doc is None, replay_kw=dict(
+            policy=pol, llm=llm, summary_cache=None if summary_cache is None else os.fspath(summary_cache),
+            allow_imports=allow_imports, unrecorded_prefix=unrecorded_prefix))
     except (InspectorError, ValueError, OSError) as exc:
         if on_error == "raise":
             raise
         row.update(dict.fromkeys(METRIC_COLUMNS))
-        row.update(summarizer=summarizer, counter=counter, error=f"{type(exc).__name__}: {exc}")
+        row.update(summarizer=pol.summarizer, counter=pol.counter, error=f"{type(exc).__name__}: {exc}")
         return row
     row.update(run_metrics(rp))
     row.update(summary_cost_basis=summary_cost_basis(rp), summarizer=rp.summarizer_label, counter=rp.counter,
                pending_call=rp.pending_call is not None, error=None)
     return row
+
+
+def _replay_run(doc: Mapping[str, Any], file: str | None, transcript: Any, params: Mapping[str, Any], *,
+                sample: bool, replay_kw: dict[str, Any]) -> Any:
+    """The replay of one run: the manifest document with ``params`` applied, read as settings (its
+    relative files against ``file``'s folder), replayed with ``replay_kw`` (:func:`~inspector.replay.replay`'s
+    keywords); ``sample`` is forced when the sweep has no manifest (else the manifest says). Raises
+    what reading or replaying raises."""
+    from inspector.manifest import settings_from_dict
+    from inspector.replay import replay
+
+    loaded = settings_from_dict(apply_params(doc, params), file=file, allow_imports=replay_kw["allow_imports"],
+                                base_dir=Path(file).parent if file else None)
+    return replay(loaded, _load(transcript), sample=sample or loaded.settings.sample, **replay_kw)
 
 
 def summary_cost_basis(rp: Any) -> str:
@@ -229,7 +238,7 @@ def run_metrics(rp: Any) -> dict[str, Any]:
 
 def _folded_messages(rp: Any) -> tuple[set[int], set[int]]:
     """Distinct transcript indices the manager summarised / dropped, in a call or at a commit."""
-    from inspector.replay import expand_ranges
+    from inspector.replay.ranges import expand_ranges
 
     summarised: set[int] = set()
     dropped: set[int] = set()
@@ -286,7 +295,8 @@ def param_value(value: Any) -> Any:
 
 def combinations(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     """Every combination of the grid, in ``itertools.product`` order of the keys as given.
-    An empty grid is one combination: the manifest as written."""
+    An empty grid is one combination: the manifest as written. Raises :class:`ValueError` when a
+    key's values are not a list, or are empty."""
     keys = list(grid)
     for k in keys:
         values = grid[k]
@@ -304,7 +314,10 @@ def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
 
     Each value is parsed as YAML (``4`` is an int, ``null`` None). A right-hand side in brackets is
     one YAML list, for values that contain commas:
-    ``context_manager=[sliding-window, {type: stack, params: {max_messages: 20}}]``."""
+    ``context_manager=[sliding-window, {type: stack, params: {max_messages: 20}}]``.
+
+    Raises :class:`ValueError` (quoting the item) when an item is not ``NAME=VALUES``, names a key
+    twice, or has no values or values that cannot be read."""
     from inspector.manifest import parse_value
 
     grid: dict[str, list[Any]] = {}
@@ -332,24 +345,43 @@ def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
 
 # --- the sweep ------------------------------------------------------------------------------------
 
-def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *, counter: str | None = None,
-          summarizer: str | None = None, policy: Any = None, processes: int | None = None, progress: Progress | bool | None = None,
-          llm: Any = None, summary_cache: str | os.PathLike[str] | None = None, overrides: Iterable[str] = (),
-          allow_imports: Iterable[str] = (), on_error: OnError = "record", client: Any = None,
-          ship: str = "bytes", unrecorded_prefix: int | str | None = None) -> Any:
+class RunOptions(TypedDict, total=False):
+    """How every run of a sweep replays, as :func:`sweep` takes them by keyword (each is
+    :func:`sweep_one`'s keyword of the same name): ``counter``, ``summarizer`` and ``policy`` as
+    for :func:`~inspector.replay.replay`; ``llm`` and ``summary_cache`` for a live summarizer;
+    ``allow_imports`` for plugins named by import path; ``on_error`` (``"record"`` or ``"raise"``);
+    ``unrecorded_prefix`` (``"auto"`` or N tokens)."""
+
+    counter: str | None
+    summarizer: str | None
+    policy: Any
+    llm: Any
+    summary_cache: str | os.PathLike[str] | None
+    allow_imports: Iterable[str]
+    on_error: OnError
+    unrecorded_prefix: int | str | None
+
+
+def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *, processes: int | None = None,
+          progress: Progress | bool | None = None, overrides: Iterable[str] = (), client: Any = None,
+          ship: str = "bytes", **run: Unpack[RunOptions]) -> Any:
     """Replay every transcript under every grid combination; one DataFrame row per run.
 
     ``manifest``: a path, a ``LoadedManifest`` or a raw document; ``overrides`` (``PATH=VALUE``, as
     ``--set``) are applied to it first. ``transcripts``: one or a list of paths or imported
     transcripts. ``processes``: worker processes (``None`` = every core available, ``1`` = inline,
     no pool). ``progress``: a callable ``(done, total)``; ``None``/``True`` = a counter on stderr;
-    ``False`` = silent. Rows come back in input order whatever finished first, so the table is
-    identical for any ``processes``. See :func:`sweep_one` for the columns and for mapping the same
-    function over a cluster.
+    ``False`` = silent. ``run``: how each run replays (:class:`RunOptions`). Rows come back in input
+    order whatever finished first, so the table is identical for any ``processes``. See
+    :func:`sweep_one` for the columns and for mapping the same function over a cluster.
 
     ``client``: a ``distributed.Client`` runs the same tasks on that Dask cluster instead (see
     :mod:`inspector.fleet`; ``ship`` = ``"bytes"`` or ``"path"`` says how transcripts reach the
     workers); the table is identical and ``df.attrs["fleet"]`` reports the cluster run.
+
+    Raises :class:`~inspector.manifest.OverrideError` when an override or a grid key names no
+    field of the manifest, :class:`ValueError` for an empty grid value list or ``processes`` < 1,
+    and what :func:`sweep_one` raises with ``on_error="raise"``.
     """
     import pandas as pd
 
@@ -364,46 +396,69 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     single = isinstance(transcripts, (str, os.PathLike)) or hasattr(transcripts, "messages")
     items = [transcripts] if single else list(transcripts)
     combos = combinations(grid)
-    labels = _unique_labels(items)
     tasks = [(t, combo) for t in items for combo in combos]
-    kw = dict(manifest_file=file, allow_imports=tuple(allow_imports), llm=llm, policy=policy,
-              summary_cache=os.fspath(summary_cache) if summary_cache is not None else None, on_error=on_error,
-              unrecorded_prefix=unrecorded_prefix)
     report = _progress_reporter(progress, len(tasks))
-    rows: list[dict[str, Any] | None] = [None] * len(tasks)
-    workers = _worker_count(processes, len(tasks))
-    fleet = None
+    runner = _Runner(doc, _row_keywords(run, file), report)
     if client is not None:  # the Dask hook: same tasks, same rows, run on a cluster
-        from inspector.fleet import run_sweep_tasks
-
-        done_rows, fleet = run_sweep_tasks(client, sweep_one, doc, tasks, counter, summarizer, kw, ship=ship,  # type: ignore[arg-type]
-                                           progress=report)
-        rows = list(done_rows)
-    elif workers <= 1:
-        for i, (t, combo) in enumerate(tasks):
-            rows[i] = sweep_one(doc, t, combo, counter, summarizer, **kw)
-            report(i + 1)
+        rows, fleet = runner.on_dask(client, tasks, ship)
     else:
+        rows, fleet = runner.here(tasks, _worker_count(processes, len(tasks))), None
+    labels = _unique_labels(items)
+    for i, row in enumerate(rows):
+        row["transcript"] = labels[i // len(combos)]
+        row["conversation"] = getattr(items[i // len(combos)], "conversation", 0)
+    df = pd.DataFrame(rows, columns=["transcript", "conversation", *grid.keys(), *METRIC_COLUMNS, *INFO_COLUMNS])
+    if fleet is not None:
+        df.attrs["fleet"] = fleet.as_dict()
+    return df
+
+
+def _row_keywords(run: RunOptions, file: str | None) -> dict[str, Any]:
+    """:func:`sweep_one`'s keywords for every run: the options as plain picklable values, and the
+    manifest's file (its relative context files resolve against its folder)."""
+    cache = run.get("summary_cache")
+    return dict(counter=run.get("counter"), summarizer=run.get("summarizer"), manifest_file=file,
+                allow_imports=tuple(run.get("allow_imports", ())), llm=run.get("llm"), policy=run.get("policy"),
+                summary_cache=os.fspath(cache) if cache is not None else None,
+                on_error=run.get("on_error", "record"), unrecorded_prefix=run.get("unrecorded_prefix"))
+
+
+class _Runner:
+    """Runs a sweep's ``(transcript, combination)`` tasks as :func:`sweep_one` rows, in task order,
+    reporting each finished run to ``report``: inline, on a process pool, or on a Dask cluster."""
+
+    def __init__(self, doc: dict[str, Any], kw: dict[str, Any], report: Callable[[int], None]) -> None:
+        self.doc, self.kw, self.report = doc, kw, report
+
+    def here(self, tasks: Sequence[tuple[Any, dict[str, Any]]], workers: int) -> list[dict[str, Any]]:
+        """The rows on this machine: inline with one worker, else on a process pool."""
+        doc, kw = self.doc, self.kw
+        if workers <= 1:
+            rows = []
+            for i, (t, combo) in enumerate(tasks):
+                rows.append(sweep_one(doc, t, combo, **kw))
+                self.report(i + 1)
+            return rows
+        out: list[dict[str, Any] | None] = [None] * len(tasks)
         pool = cf.ProcessPoolExecutor(max_workers=workers)
         try:
-            futures = {pool.submit(sweep_one, doc, t, combo, counter, summarizer, **kw): i
-                       for i, (t, combo) in enumerate(tasks)}
+            futures = {pool.submit(sweep_one, doc, t, combo, **kw): i for i, (t, combo) in enumerate(tasks)}
             for done, fut in enumerate(cf.as_completed(futures), start=1):
-                rows[futures[fut]] = fut.result()
-                report(done)
+                out[futures[fut]] = fut.result()
+                self.report(done)
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         pool.shutdown(wait=True)
-    for i, row in enumerate(rows):
-        assert row is not None
-        row["transcript"] = labels[i // len(combos)]
-        row["conversation"] = getattr(items[i // len(combos)], "conversation", 0)
-    columns = ["transcript", "conversation", *grid.keys(), *METRIC_COLUMNS, *INFO_COLUMNS]
-    df = pd.DataFrame(rows, columns=columns)
-    if fleet is not None:
-        df.attrs["fleet"] = fleet.as_dict()
-    return df
+        return [row for row in out if row is not None]
+
+    def on_dask(self, client: Any, tasks: Sequence[tuple[Any, dict[str, Any]]], ship: str) -> tuple[list[dict[str, Any]], Any]:
+        """The rows run on the Dask cluster of ``client``, and the cluster run's :class:`~inspector.fleet.FleetReport`."""
+        from inspector.fleet import run_sweep_tasks
+
+        rows, fleet = run_sweep_tasks(client, sweep_one, self.doc, tasks, self.kw, ship=ship,  # type: ignore[arg-type]
+                                      progress=self.report)
+        return list(rows), fleet
 
 
 def _worker_count(processes: int | None, tasks: int) -> int:

@@ -95,7 +95,7 @@ def require_json(obj_or_text: Any, name: str, what: str) -> Any:
     return obj_or_text
 
 
-_DECODER: Any = json.JSONDecoder()  # its C ``scan_once`` is not in the typeshed stubs
+_DECODER: Any = json.JSONDecoder()  # ``scan_once`` is not in the typeshed stubs
 _JSON_SPACE = " \t\r"
 
 
@@ -116,11 +116,8 @@ def first_jsonl_value(text: str) -> Any:
 
 
 def jsonl_values(text: str, name: str) -> list[tuple[int, Any]]:
-    """``(line number, value)`` for every non-blank line; a bad line is an error naming it.
-
-    Uses the decoder's C scanner directly (half the cost of ``json.loads`` per line, which counts
-    at 100 000 lines) and falls back to ``json.loads`` only to word the error.
-    """
+    """``(line number, value)`` for every non-blank line. Raises :class:`TranscriptError` naming the
+    first line that is not one JSON value (worded by ``json.loads``: what is wrong, and where)."""
     out: list[tuple[int, Any]] = []
     scan = _DECODER.scan_once
     for lineno, line in enumerate(_split_lines(text), start=1):
@@ -146,7 +143,8 @@ def jsonl_values(text: str, name: str) -> list[tuple[int, Any]]:
 
 def lines_or_document(obj_or_text: Any, name: str) -> list[tuple[int, Any]]:
     """JSONL rows for formats stored one object per line; a one-line file parses as a single JSON
-    document, so a bare object is accepted as line 1."""
+    document, so a bare object is accepted as line 1. Returns ``(line number, value)`` pairs;
+    raises :class:`TranscriptError` when the input is neither."""
     if isinstance(obj_or_text, JsonlText):
         return jsonl_values(obj_or_text, name)
     if isinstance(obj_or_text, dict):
@@ -238,7 +236,8 @@ def object_with_role(m: Any, where: str, name: str) -> tuple[dict[str, Any], str
 
 
 def plain_content(m: dict[str, Any], where: str, name: str) -> Any:
-    """OpenAI-like content: a string, a list of parts, or null (kept as is)."""
+    """OpenAI-like content: a string, a list of parts, or null (kept as is). Raises
+    :class:`TranscriptError` (naming ``where``) for anything else."""
     content = m.get("content")
     if content is not None and not isinstance(content, (str, list)):
         raise TranscriptError(name, f"{where}.content must be a string, a list or null")
@@ -246,11 +245,14 @@ def plain_content(m: dict[str, Any], where: str, name: str) -> Any:
 
 
 def count_user_turns(messages: Iterable[Mapping[str, Any]]) -> int:
+    """How many of ``messages`` are user rows."""
     return sum(1 for m in messages if m.get("role") == "user")
 
 
 def select(name: str, conversation: int, total: int) -> int:
-    """Validate a conversation index; out of range names how many there are."""
+    """``conversation`` when it is an index among ``total`` conversations. Raises
+    :class:`TranscriptError` when it is not an integer, the file holds none, or it is out of range
+    (saying how many there are)."""
     if isinstance(conversation, bool) or not isinstance(conversation, int):
         raise TranscriptError(name, f"conversation must be an integer, got {conversation!r}")
     if total == 0:
@@ -269,70 +271,93 @@ def select(name: str, conversation: int, total: int) -> int:
 def analyse(messages: Sequence[Message]) -> list[Irregularity]:
     """Report what a strict provider or pairing validator would object to, without changing
     anything. Results are matched to the *latest* earlier call declaring their id, so reused ids
-    (SWE-agent) still pair with their own call."""
+    (SWE-agent) still pair with their own call. Returns the irregularities in transcript order of
+    the rows that show them, then the calls never answered and a transcript that ends on a result."""
     found: list[Irregularity] = []
-    declared: dict[str, int] = {}  # id -> index of the latest message declaring it
-    pending: dict[tuple[int, str], None] = {}  # (ask index, id) without a result yet, in order
-    answered: set[tuple[int, str]] = set()
-    run_ask: int | None = None  # ask whose contiguous run of tool rows we are in
-    n = len(messages)
+    pairing = _Pairing(found)
     for i, msg in enumerate(messages):
         role = msg.get("role")
-        if role not in STANDARD_ROLES:
-            found.append(Irregularity("nonstandard_role", i, f"role {role!r} is not a chat-completions role"))
-        content = msg.get("content")
-        if isinstance(content, list):
-            kinds = sorted({str(p.get("type")) if isinstance(p, dict) else type(p).__name__
-                            for p in content if not (isinstance(p, dict) and p.get("type") == "text")})
-            if kinds:
-                found.append(Irregularity("non_text_content", i, "content has non-text parts: " + ", ".join(kinds)))
+        found.extend(_row_shape(i, msg, role))
         calls = msg.get("tool_calls")
         if calls:
-            if role != "assistant":
-                found.append(Irregularity("tool_calls_on_non_assistant", i, f"a {role!r} message carries tool_calls"))
-            seen_here: set[str] = set()
-            for call in calls:
-                cid = call.get("id") if isinstance(call, dict) else None
-                if not isinstance(cid, str) or not cid:
-                    continue
-                if cid in seen_here:
-                    found.append(Irregularity("reused_tool_call_id", i,
-                                              f"call id {cid!r} appears twice in this message"))
-                elif cid in declared:
-                    found.append(Irregularity("reused_tool_call_id", i,
-                                              f"call id {cid!r} was already declared by message {declared[cid]}"))
-                seen_here.add(cid)
-                declared[cid] = i
-                pending[(i, cid)] = None
-            run_ask = i
-            continue
-        if role == "tool":
-            cid = msg.get("tool_call_id")
-            if not isinstance(cid, str) or cid not in declared:
-                found.append(Irregularity("orphan_result", i, f"tool_call_id {cid!r} matches no earlier tool call"))
-            else:
-                j = declared[cid]
-                key = (j, cid)
-                if key in answered:
-                    found.append(Irregularity("duplicate_result", i,
-                                              f"second result for {cid!r} (called by message {j})"))
-                else:
-                    answered.add(key)
-                    pending.pop(key, None)
-                    if run_ask != j:
-                        found.append(Irregularity(
-                            "result_far_from_call", i,
-                            f"result for {cid!r} is not in the run of tool results right after its call (message {j})"))
-            continue
-        run_ask = None
-    for j, cid in pending:
+            pairing.declare(i, role, calls)
+        elif role == "tool":
+            pairing.result(i, msg.get("tool_call_id"))
+        else:
+            pairing.run_ask = None
+    for j, cid in pairing.pending:
         nxt = _next_non_tool(messages, j)
         where = "the transcript ends first" if nxt is None else f"next message {nxt} is {messages[nxt].get('role')!r}"
         found.append(Irregularity("unanswered_call", j, f"call {cid!r} has no result; {where}"))
-    if n and messages[-1].get("role") == "tool":
-        found.append(Irregularity("truncated_after_tool", n - 1,
+    if messages and messages[-1].get("role") == "tool":
+        found.append(Irregularity("truncated_after_tool", len(messages) - 1,
                                   "the transcript ends on a tool result with no assistant reply after it"))
     return found
+
+
+def _row_shape(i: int, msg: Message, role: Any) -> list[Irregularity]:
+    """Row ``i``'s own shape: a role chat completions does not know, content parts that are not text."""
+    out: list[Irregularity] = []
+    if role not in STANDARD_ROLES:
+        out.append(Irregularity("nonstandard_role", i, f"role {role!r} is not a chat-completions role"))
+    content = msg.get("content")
+    if isinstance(content, list):
+        kinds = sorted({str(p.get("type")) if isinstance(p, dict) else type(p).__name__
+                        for p in content if not (isinstance(p, dict) and p.get("type") == "text")})
+        if kinds:
+            out.append(Irregularity("non_text_content", i, "content has non-text parts: " + ", ".join(kinds)))
+    return out
+
+
+class _Pairing:
+    """Tool calls and their results, row by row, reporting into ``found``: ``declared`` maps an id
+    to the latest message declaring it, ``pending`` holds the (ask index, id) pairs without a result
+    yet (in order), and ``run_ask`` is the ask whose contiguous run of tool rows we are in."""
+
+    def __init__(self, found: list[Irregularity]) -> None:
+        self.found = found
+        self.declared: dict[str, int] = {}
+        self.pending: dict[tuple[int, str], None] = {}
+        self.answered: set[tuple[int, str]] = set()
+        self.run_ask: int | None = None
+
+    def declare(self, i: int, role: Any, calls: Sequence[Any]) -> None:
+        """Row ``i`` asks ``calls``: reported when not an assistant row, or when it reuses an id."""
+        found, declared = self.found, self.declared
+        if role != "assistant":
+            found.append(Irregularity("tool_calls_on_non_assistant", i, f"a {role!r} message carries tool_calls"))
+        seen_here: set[str] = set()
+        for call in calls:
+            cid = call.get("id") if isinstance(call, dict) else None
+            if not isinstance(cid, str) or not cid:
+                continue
+            if cid in seen_here:
+                found.append(Irregularity("reused_tool_call_id", i, f"call id {cid!r} appears twice in this message"))
+            elif cid in declared:
+                found.append(Irregularity("reused_tool_call_id", i,
+                                          f"call id {cid!r} was already declared by message {declared[cid]}"))
+            seen_here.add(cid)
+            declared[cid] = i
+            self.pending[(i, cid)] = None
+        self.run_ask = i
+
+    def result(self, i: int, cid: Any) -> None:
+        """Row ``i`` is the result for ``cid``: reported when it matches no earlier call, answers
+        one twice, or stands outside the run of results right after its call."""
+        if not isinstance(cid, str) or cid not in self.declared:
+            self.found.append(Irregularity("orphan_result", i, f"tool_call_id {cid!r} matches no earlier tool call"))
+            return
+        j = self.declared[cid]
+        key = (j, cid)
+        if key in self.answered:
+            self.found.append(Irregularity("duplicate_result", i, f"second result for {cid!r} (called by message {j})"))
+            return
+        self.answered.add(key)
+        self.pending.pop(key, None)
+        if self.run_ask != j:
+            self.found.append(Irregularity(
+                "result_far_from_call", i,
+                f"result for {cid!r} is not in the run of tool results right after its call (message {j})"))
 
 
 def _next_non_tool(messages: Sequence[Message], j: int) -> int | None:
@@ -360,6 +385,8 @@ class Builder:
         self.notes: list[Irregularity] = []
 
     def add(self, message: Message, origin: str, usage: Mapping[str, Any] | None = None) -> int:
+        """Append ``message`` (read from ``origin``, with the provider's ``usage`` of
+        the call it replies to, if any); returns its index."""
         index = len(self.messages)
         self.messages.append(message)
         self.origins.append(origin)
@@ -368,12 +395,15 @@ class Builder:
         return index
 
     def note(self, kind: str, index: int | None, detail: str) -> None:
+        """Record an irregularity the importer saw at row ``index`` (None: the whole file)."""
         self.notes.append(Irregularity(kind, index, detail))
 
     def finish(self, *, format: str, path: str | None, tools: list[dict[str, Any]] | None,
                model: str | None, conversation: int, conversations: list[ConversationInfo],
                meta: dict[str, Any] | None = None,
                observed: list[ObservedPayload] | None = None) -> Transcript:
+        """The :class:`Transcript` of the rows added, with the irregularities the
+        importer noted and those :func:`analyse` finds (non-string ids converted first), ordered by row."""
         self.notes += stringify_tool_call_ids(self.messages)
         merged: list[Irregularity] = []
         seen: set[tuple[str, int | None]] = set()
@@ -406,6 +436,7 @@ def stringify_tool_call_ids(messages: list[Message]) -> list[Irregularity]:
 
 
 def conversation_info(index: int, label: str, messages: Sequence[Mapping[str, Any]]) -> ConversationInfo:
+    """The chooser's entry for conversation ``index``: its label, rows and user turns."""
     return ConversationInfo(index=index, label=label, messages=len(messages), user_turns=count_user_turns(messages))
 
 

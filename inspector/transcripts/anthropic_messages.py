@@ -212,7 +212,8 @@ def count_rows(raw: Sequence[Any]) -> tuple[int, int]:
 
 def convert_tools(raw: Any, fail: Callable[[str], TranscriptError]) -> list[dict[str, Any]] | None:
     """Anthropic tool definitions → OpenAI ``tools`` (``input_schema`` becomes ``parameters``).
-    Server tools without a schema (``{"type": "web_search_…"}``) are kept as given."""
+    Server tools without a schema (``{"type": "web_search_…"}``) are kept as given. None stays None;
+    a malformed list raises the :class:`TranscriptError` that ``fail`` makes."""
     if raw is None:
         return None
     if not isinstance(raw, list):
@@ -298,6 +299,9 @@ def _system_rows(system: Any, name: str) -> list[Message]:
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in a Messages API request (the request is one conversation), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     messages, top = _layout(obj_or_text, name)
     rows, users = count_rows(messages)
     rows += len(_system_rows(top.get("system"), name))
@@ -305,6 +309,9 @@ def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of a Messages API request as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     messages, top = _layout(obj_or_text, name)
     select(name, conversation, 1)
     b = Builder()

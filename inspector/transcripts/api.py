@@ -141,7 +141,8 @@ def transcript_to_json(t: Transcript) -> dict[str, Any]:
 
 
 def sample_path(name: str = "demo_support.json") -> Path:
-    """Path of a bundled demo transcript (``inspector/samples/``)."""
+    """Path of a bundled demo transcript (``inspector/samples/``). Raises :class:`FileNotFoundError`
+    when no bundled sample has that name."""
     root = resources.files("inspector") / "samples" / name
     path = Path(str(root))
     if not path.is_file():

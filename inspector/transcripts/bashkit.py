@@ -22,6 +22,8 @@ NAME = "bashkit"
 
 
 def sniff(obj_or_text: Any, name: str) -> bool:
+    """Whether ``obj_or_text`` (a parsed JSON document, or a :class:`JsonlText`) is a JSON object whose first result has a ``trace`` with a ``messages`` list.
+    ``name`` is the file's name; never raises."""
     if isinstance(obj_or_text, JsonlText) or not isinstance(obj_or_text, dict):
         return False
     results = obj_or_text.get("results")
@@ -55,6 +57,9 @@ def _label(task: dict[str, Any], k: int) -> str:
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in a bashkit-eval results object (one per result), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     _, results = _results(obj_or_text, name)
     out = []
     for k in range(len(results)):
@@ -67,6 +72,9 @@ def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of a bashkit-eval results object as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     root, results = _results(obj_or_text, name)
     k = select(name, conversation, len(results))
     task, trace, msgs = _result(results, k, name)

@@ -172,31 +172,37 @@ class _Reply:
             self.usage = message["usage"]  # repeated per line; the last one is the response's final count
 
 
-def _rows(obj_or_text: Any, name: str) -> tuple[Builder, dict[str, Any], list[ObservedCompaction]]:
-    rows = lines_or_document(obj_or_text, name)
-    b = Builder()
-    skipped: dict[str, int] = {}
-    synthetic: list[int] = []
-    errors: list[int] = []
-    compactions: list[ObservedCompaction] = []
-    models: list[str] = []
-    reply: _Reply | None = None
-    boundary: tuple[int, str] | None = None  # a compact_boundary line waiting for the next row
-    command_row: int | None = None  # the row of a slash command line, while its expansion may follow
-    merged_commands: list[int] = []
+class _Session:
+    """The rows of one session log, built line by line: :meth:`line` reads one log line, and
+    :meth:`finish` closes the last reply and states what the log told (``meta``). Assistant lines
+    of one response wait in ``reply`` until the response ends; a ``compact_boundary`` line waits in
+    ``boundary`` for the next row; a slash command's row waits in ``command_row`` for its expansion."""
 
-    def place_boundary(index: int) -> None:
-        nonlocal boundary, command_row
-        command_row = None
-        if boundary is not None:
-            compactions.append(ObservedCompaction(index, f"line {boundary[0]}", boundary[1]))
-            boundary = None
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.b = Builder()
+        self.skipped: dict[str, int] = {}
+        self.synthetic: list[int] = []
+        self.errors: list[int] = []
+        self.compactions: list[ObservedCompaction] = []
+        self.models: list[str] = []
+        self.reply: _Reply | None = None
+        self.boundary: tuple[int, str] | None = None  # a compact_boundary line waiting for the next row
+        self.command_row: int | None = None  # the row of a slash command line, while its expansion may follow
+        self.merged_commands: list[int] = []
 
-    def flush() -> None:
-        nonlocal reply
-        if reply is None:
+    def place_boundary(self, index: int) -> None:
+        """Row ``index`` is the first after a waiting compaction boundary (if any): it starts the new context."""
+        self.command_row = None
+        if self.boundary is not None:
+            self.compactions.append(ObservedCompaction(index, f"line {self.boundary[0]}", self.boundary[1]))
+            self.boundary = None
+
+    def flush(self) -> None:
+        """Write the waiting reply (if any) as one assistant row: text blocks as content, tool_use blocks as calls."""
+        r, self.reply = self.reply, None
+        if r is None:
             return
-        r, reply = reply, None
         calls = [{"id": blk["id"], "type": "function",
                   "function": {"name": blk["name"], "arguments": dumps_arguments(blk["input"])}}
                  for blk in r.blocks if blk.get("type") == "tool_use"]
@@ -206,44 +212,47 @@ def _rows(obj_or_text: Any, name: str) -> tuple[Builder, dict[str, Any], list[Ob
             msg["tool_calls"] = calls
         origin = f"line {r.first}" if r.first == r.last else f"lines {r.first}-{r.last}"
         is_synthetic = r.model == SYNTHETIC_MODEL
-        index = b.add(msg, origin, None if is_synthetic else r.usage)
-        place_boundary(index)
+        index = self.b.add(msg, origin, None if is_synthetic else r.usage)
+        self.place_boundary(index)
         if is_synthetic:
-            synthetic.append(index)
-        elif r.model and r.model not in models:
-            models.append(r.model)
+            self.synthetic.append(index)
+        elif r.model and r.model not in self.models:
+            self.models.append(r.model)
 
-    for lineno, value in rows:
+    def line(self, lineno: int, value: Any) -> None:
+        """Read one log line. Raises :class:`TranscriptError` (naming the line) when it is not a
+        JSON object, or a conversation entry's ``message`` or its content blocks are malformed."""
+        name = self.name
         if not isinstance(value, dict):
             raise TranscriptError(name, "expected a JSON object", line=lineno)
         kind = value.get("type")
         if kind == "system" and value.get("subtype") == BOUNDARY_SUBTYPE and value.get("isSidechain") is not True:
-            flush()  # the reply before the boundary belongs to the old context
-            boundary = (lineno, _boundary_detail(value))
+            self.flush()  # the reply before the boundary belongs to the old context
+            self.boundary = (lineno, _boundary_detail(value))
         if kind not in _ENTRY_TYPES or value.get("isSidechain") is True:
             label = "sidechain" if kind in _ENTRY_TYPES else (kind if isinstance(kind, str) else "untyped")
-            skipped[label] = skipped.get(label, 0) + 1
-            continue
+            self.skipped[label] = self.skipped.get(label, 0) + 1
+            return
         message = value.get("message")
         if not isinstance(message, dict):
             raise TranscriptError(name, f"a {kind!r} entry needs a 'message' object", line=lineno)
         if "content" not in message:
             raise TranscriptError(name, "message.content is missing", line=lineno)
-        content = message["content"]
-        _check_blocks(content, name, lineno)
+        _check_blocks(message["content"], name, lineno)
         if kind == "assistant":
             msg_id = message.get("id") if isinstance(message.get("id"), str) else None
-            if reply is None or msg_id is None or reply.id != msg_id:
-                flush()
-                reply = _Reply(msg_id, lineno, message)
-            reply.add(lineno, message)
-            continue
-        flush()
+            if self.reply is None or msg_id is None or self.reply.id != msg_id:
+                self.flush()
+                self.reply = _Reply(msg_id, lineno, message)
+            self.reply.add(lineno, message)
+            return
+        self.flush()
+        self.user_line(lineno, value, message["content"])
+
+    def user_line(self, lineno: int, value: dict[str, Any], content: Any) -> None:
+        """A user line: one tool row per ``tool_result`` block, then one user row with the other blocks."""
         where = f"line {lineno}"
-        if isinstance(content, str):
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": content}]
-        else:
-            blocks = list(content)
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
         rest_at: list[int] = []
         for k, blk in enumerate(blocks):
             if blk["type"] != "tool_result":
@@ -251,58 +260,84 @@ def _rows(obj_or_text: Any, name: str) -> tuple[Builder, dict[str, Any], list[Ob
                 continue
             value_ = blk.get("content")
             text = value_ if isinstance(value_, str) else blocks_to_content(value_ if isinstance(value_, list) else [])
-            index = b.add({"role": "tool", "content": "" if text is None else text, "tool_call_id": blk["tool_use_id"]},
-                          f"{where}.content[{k}]" if not isinstance(content, str) else where)
-            place_boundary(index)
+            index = self.b.add({"role": "tool", "content": "" if text is None else text,
+                                "tool_call_id": blk["tool_use_id"]},
+                               f"{where}.content[{k}]" if not isinstance(content, str) else where)
+            self.place_boundary(index)
             if blk.get("is_error") is True:
-                errors.append(index)
+                self.errors.append(index)
         if rest_at or not blocks:
-            rest = [blocks[k] for k in rest_at]
-            loc = where if len(rest_at) == len(blocks) else f"{where}.content[{','.join(map(str, rest_at))}]"
-            row_content: Any = content if isinstance(content, str) else blocks_to_content(rest)
-            row_text = _text_of(row_content).lstrip()
-            if (value.get("isMeta") is True and command_row is not None and command_row == len(b.messages) - 1
-                    and len(rest_at) == len(blocks)):
-                # a slash command's expansion: the same user turn as the command line before it
-                first = b.origins[command_row].removeprefix("line ").split("-")[0]
-                b.messages[command_row]["content"] = _parts(b.messages[command_row]["content"]) + _parts(row_content)
-                b.origins[command_row] = f"lines {first}-{lineno}"
-                merged_commands.append(command_row)
-                command_row = None
-                continue
-            index = b.add({"role": "user", "content": row_content}, loc)
-            command_row = index if row_text.startswith(_COMMAND_TAGS) and len(rest_at) == len(blocks) else None
-            summary = row_text.startswith(COMPACTION_PREFIX)
-            if boundary is not None:
-                detail = boundary[1] + ("; the summary entry follows" if summary else "")
-                compactions.append(ObservedCompaction(index, f"line {boundary[0]}", detail))
-                boundary = None
-            elif summary:
-                compactions.append(ObservedCompaction(index, loc, "Claude Code compaction summary "
-                                                                  f"(the user entry begins {COMPACTION_PREFIX!r})"))
-            continue
-    flush()
-    meta: dict[str, Any] = {"not_recorded": ["system prompt", "tool schemas"]}
-    if skipped:
-        meta["skipped_entries"] = dict(sorted(skipped.items()))
-    if synthetic:
-        meta["synthetic_replies"] = synthetic
-    if errors:
-        meta["error_results"] = errors
-    if merged_commands:
-        meta["slash_commands"] = merged_commands
-    if len(models) > 1:
-        meta["models"] = models
-    meta["_model"] = models[0] if models else None
-    return b, meta, compactions
+            whole = len(rest_at) == len(blocks)
+            loc = where if whole else f"{where}.content[{','.join(map(str, rest_at))}]"
+            row_content: Any = content if isinstance(content, str) else blocks_to_content([blocks[k] for k in rest_at])
+            if value.get("isMeta") is True and whole and self.command_row is not None \
+                    and self.command_row == len(self.b.messages) - 1:
+                self.merge_command(lineno, row_content)
+            else:
+                self.user_row(row_content, loc, whole)
+
+    def merge_command(self, lineno: int, row_content: Any) -> None:
+        """A slash command's expansion: the same user turn as the command line before it."""
+        row = self.command_row
+        assert row is not None
+        b = self.b
+        first = b.origins[row].removeprefix("line ").split("-")[0]
+        b.messages[row]["content"] = _parts(b.messages[row]["content"]) + _parts(row_content)
+        b.origins[row] = f"lines {first}-{lineno}"
+        self.merged_commands.append(row)
+        self.command_row = None
+
+    def user_row(self, row_content: Any, loc: str, whole: bool) -> None:
+        """One user row; a slash command waits for its expansion, and a compaction (a waiting
+        boundary, or Claude Code's summary text) is observed at this row."""
+        row_text = _text_of(row_content).lstrip()
+        index = self.b.add({"role": "user", "content": row_content}, loc)
+        self.command_row = index if row_text.startswith(_COMMAND_TAGS) and whole else None
+        summary = row_text.startswith(COMPACTION_PREFIX)
+        if self.boundary is not None:
+            detail = self.boundary[1] + ("; the summary entry follows" if summary else "")
+            self.compactions.append(ObservedCompaction(index, f"line {self.boundary[0]}", detail))
+            self.boundary = None
+        elif summary:
+            self.compactions.append(ObservedCompaction(index, loc, "Claude Code compaction summary "
+                                                                   f"(the user entry begins {COMPACTION_PREFIX!r})"))
+
+    def finish(self) -> dict[str, Any]:
+        """Close the last reply; the importer's ``meta`` (with the first model under ``_model``)."""
+        self.flush()
+        meta: dict[str, Any] = {"not_recorded": ["system prompt", "tool schemas"]}
+        for key, value in (("skipped_entries", dict(sorted(self.skipped.items()))),
+                           ("synthetic_replies", self.synthetic), ("error_results", self.errors),
+                           ("slash_commands", self.merged_commands)):
+            if value:
+                meta[key] = value
+        if len(self.models) > 1:
+            meta["models"] = self.models
+        meta["_model"] = self.models[0] if self.models else None
+        return meta
+
+
+def _rows(obj_or_text: Any, name: str) -> tuple[Builder, dict[str, Any], list[ObservedCompaction]]:
+    """The session's rows, its ``meta`` and the compactions observed in it (see the module docstring)."""
+    session = _Session(name)
+    for lineno, value in lines_or_document(obj_or_text, name):
+        session.line(lineno, value)
+    meta = session.finish()
+    return session.b, meta, session.compactions
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in a Claude Code session log (the session is one conversation), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     b, _, _ = _rows(obj_or_text, name)
     return [conversation_info(0, name, b.messages)]
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of a Claude Code session log as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     select(name, conversation, 1)
     b, meta, compactions = _rows(obj_or_text, name)
     model = meta.pop("_model")

@@ -34,12 +34,16 @@ class Importer(Protocol):
 
     NAME: str
 
-    def sniff(self, obj_or_text: Any, name: str) -> bool: ...
+    def sniff(self, obj_or_text: Any, name: str) -> bool:
+        """Whether the parsed document (or :class:`JsonlText`) is this format; never raises."""
 
     def parse(self, obj_or_text: Any, *, name: str, path: str | None = None,
-              conversation: int = 0) -> Transcript: ...
+              conversation: int = 0) -> Transcript:
+        """Conversation ``conversation`` as a :class:`Transcript`. Raises :class:`TranscriptError`
+        (naming the field or line) when the file is malformed or holds no such conversation."""
 
-    def conversations(self, obj_or_text: Any, *, name: str) -> list[ConversationInfo]: ...
+    def conversations(self, obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+        """The conversations the file holds, for a chooser. Raises :class:`TranscriptError` when it is malformed."""
 
 
 _registry: dict[str, Importer] = {}
@@ -71,7 +75,8 @@ def _place(importer: Importer, before: str | None) -> None:
 
 def register(importer: Importer, *, before: str | None = None) -> None:
     """Add (or replace) an importer. ``before`` puts it ahead of a named format in detection
-    order, which a third-party format needs when ``openai`` would also claim its files."""
+    order, which a third-party format needs when ``openai`` would also claim its files. Raises
+    :class:`TypeError` when ``importer`` lacks ``NAME``, ``sniff``, ``parse`` or ``conversations``."""
     _ensure_builtins()
     if not isinstance(importer, Importer):
         raise TypeError("an importer needs NAME, sniff, parse and conversations")
@@ -89,7 +94,8 @@ def _key(name: str) -> str:
 
 
 def get_importer(format: str, *, file: str | None = None) -> Importer:
-    """The importer for a format name; an unknown name lists the supported ones."""
+    """The importer for a format name. Raises :class:`TranscriptError` (naming ``file``) when
+    ``format`` is not a name or names no registered format, listing the supported ones."""
     _ensure_builtins()
     if not isinstance(format, str):
         raise TranscriptError(file, f"format must be a name, got {format!r}; supported formats: {', '.join(_registry)}")
@@ -101,7 +107,9 @@ def get_importer(format: str, *, file: str | None = None) -> Importer:
 
 
 def detect_in(obj_or_text: Any, name: str) -> Importer:
-    """The first importer whose sniff claims an already-parsed input."""
+    """The first importer whose sniff claims an already-parsed input (a sniffer that raises claims
+    nothing). Raises :class:`TranscriptError` when none does: not JSON at all (where it fails), or
+    a format no importer reads (listing the supported ones)."""
     _ensure_builtins()
     for importer in _registry.values():
         try:

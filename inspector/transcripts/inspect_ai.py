@@ -40,6 +40,7 @@ import json
 import re
 import zipfile
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,7 +78,9 @@ _CACHE_INCLUDED_PROVIDERS = frozenset({"openai", "openai-api", "grok"})
 
 def eval_zip_document(data: bytes, name: str) -> dict[str, Any]:
     """An ``.eval`` zip as the ``.json`` log's object: the header plus ``samples`` (each sample's
-    object gains ``"_member"``, its path in the zip, for origins)."""
+    object gains ``"_member"``, its path in the zip, for origins). Raises
+    :class:`TranscriptReadError` when ``data`` is not a readable zip, and :class:`TranscriptError`
+    when it unpacks to too much or a member is not the JSON the log needs."""
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except _ZIP_ERRORS as exc:
@@ -169,6 +172,8 @@ def _is_log(obj: Any) -> bool:
 
 
 def sniff(obj_or_text: Any, name: str) -> bool:
+    """Whether ``obj_or_text`` (a parsed JSON document, or a :class:`JsonlText`) is an Inspect AI eval log object (``version`` and an ``eval`` naming its task and model).
+    ``name`` is the file's name; never raises."""
     return not isinstance(obj_or_text, JsonlText) and _is_log(obj_or_text)
 
 
@@ -210,6 +215,9 @@ def _infos(samples: list[dict[str, Any]]) -> list[ConversationInfo]:
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in an Inspect AI eval log (one per sample), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     return _infos(_samples(obj_or_text, name)[1])
 
 
@@ -341,8 +349,41 @@ class _Calls:
     compactions: list[dict[str, Any]] = field(default_factory=list)
 
 
+def _reply_row(raw_reply: dict[str, Any], reply: Message, at: dict[Any, int], rows: Sequence[Message],
+               cursor: int) -> int | None:
+    """The assistant row a model call's reply is: found by message id, or (in a log without message
+    ids) the first assistant row from ``cursor`` on with the same reply; None when it is no
+    assistant row of the sample (the call's reply went elsewhere)."""
+    index = at.get(raw_reply.get("id")) if isinstance(raw_reply.get("id"), str) else None
+    if index is None and not at:
+        index = next((n for n in range(cursor, len(rows))
+                      if rows[n]["role"] == "assistant" and _same_reply(rows[n], reply)), None)
+    if index is None or rows[index]["role"] != "assistant":
+        return None
+    return index
+
+
+def _call_input(event: dict[str, Any], ev: str, pool: list[Any], attachments: dict[str, Any],
+                name: str) -> list[Message]:
+    """A model event's input rows: its ``input_refs`` ranges of the sample's message pool when it
+    has them, else its ``input``. Raises :class:`TranscriptError` when a ref is not a ``[start, end]`` range."""
+    refs = event.get("input_refs")
+    given = event.get("input")
+    raw_input: list[Any] = given if isinstance(given, list) else []
+    if isinstance(refs, list) and refs:
+        raw_input = []
+        for r in refs:
+            if not (isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) for x in r)):
+                raise TranscriptError(name, f"{ev}.input_refs must hold [start, end] ranges")
+            raw_input.extend(pool[r[0]:r[1]])
+    return [_row(_resolve(m, attachments), f"{ev}.input[{i}]", name) for i, m in enumerate(raw_input)]
+
+
 def _model_calls(log: dict[str, Any], sample: dict[str, Any], where: str, rows: list[Message],
                  ids: list[Any], attachments: dict[str, Any], name: str) -> _Calls:
+    """The sample's model calls, matched to its assistant rows: each call's input as an observed
+    payload, its usage at its reply's row, the tools and models seen, compaction events, and how
+    many calls' replies are not rows of the sample (failed, or another conversation's)."""
     out = _Calls()
     transcript = _obj(sample.get("transcript"))
     events = sample.get("events") if isinstance(sample.get("events"), list) else transcript.get("events")
@@ -372,24 +413,12 @@ def _model_calls(log: dict[str, Any], sample: dict[str, Any], where: str, rows: 
             continue
         raw_reply = _resolve(choices[0]["message"], attachments)
         reply = _row({**raw_reply, "role": "assistant"}, f"{ev}.output.choices[0].message", name)
-        index = at.get(raw_reply.get("id")) if isinstance(raw_reply.get("id"), str) else None
-        if index is None and not at:
-            index = next((n for n in range(cursor, len(rows))
-                          if rows[n]["role"] == "assistant" and _same_reply(rows[n], reply)), None)
-        if index is None or rows[index]["role"] != "assistant":
+        index = _reply_row(raw_reply, reply, at, rows, cursor)
+        if index is None:
             out.elsewhere += 1
             continue
         cursor = index + 1
-        refs = event.get("input_refs")
-        given = event.get("input")
-        raw_input: list[Any] = given if isinstance(given, list) else []
-        if isinstance(refs, list) and refs:
-            raw_input = []
-            for r in refs:
-                if not (isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) for x in r)):
-                    raise TranscriptError(name, f"{ev}.input_refs must hold [start, end] ranges")
-                raw_input.extend(pool[r[0]:r[1]])
-        payload = [_row(_resolve(m, attachments), f"{ev}.input[{i}]", name) for i, m in enumerate(raw_input)]
+        payload = _call_input(event, ev, pool, attachments, name)
         tools = _tools(_resolve(event.get("tools"), attachments))
         model = event.get("model") if isinstance(event.get("model"), str) else None
         if model and model not in out.models:
@@ -406,6 +435,9 @@ def _model_calls(log: dict[str, Any], sample: dict[str, Any], where: str, rows: 
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of an Inspect AI eval log as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     log, samples = _samples(obj_or_text, name)
     k = select(name, conversation, len(samples))
     sample = samples[k]

@@ -87,6 +87,8 @@ def _unwrap(obj: Any) -> Any:
 
 
 def sniff(obj_or_text: Any, name: str) -> bool:
+    """Whether ``obj_or_text`` (a parsed JSON document, or a :class:`JsonlText`) is a Letta AgentFile in either shape (never JSON Lines).
+    ``name`` is the file's name; never raises."""
     if isinstance(obj_or_text, JsonlText):
         return False
     obj = _unwrap(obj_or_text)
@@ -126,6 +128,9 @@ def _agents(obj_or_text: Any, name: str) -> list[_Agent]:
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in a Letta AgentFile (one per agent), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     return [ConversationInfo(k, a.label, len(a.messages),
                              count_user_turns(m for m in a.messages if isinstance(m, dict)))
             for k, a in enumerate(_agents(obj_or_text, name))]
@@ -226,6 +231,9 @@ def _in_context(agent: _Agent, b: Builder, name: str) -> list[int] | None:
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of a Letta AgentFile as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     agents = _agents(obj_or_text, name)
     k = select(name, conversation, len(agents))
     agent = agents[k]

@@ -38,6 +38,8 @@ def _is_payload(value: Any) -> bool:
 
 
 def sniff(obj_or_text: Any, name: str) -> bool:
+    """Whether ``obj_or_text`` (a parsed JSON document, or a :class:`JsonlText`) is a litellm standard logging payload (the first line of JSON Lines, or the whole document).
+    ``name`` is the file's name; never raises."""
     if isinstance(obj_or_text, JsonlText):
         return _is_payload(first_jsonl_value(obj_or_text))
     return _is_payload(obj_or_text)
@@ -93,10 +95,16 @@ def _chains(obj_or_text: Any, name: str) -> tuple[list[CallChain], dict[str, int
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in a litellm standard logging payload log (one per chain of calls that extend each other), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     return [conversation_info(k, c.label, c.flat) for k, c in enumerate(_chains(obj_or_text, name)[0])]
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of a litellm standard logging payload log as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     chains, skipped = _chains(obj_or_text, name)
     return build_chain(chains, conversation, format=NAME, name=name, path=path,
                        meta={"skipped_calls": skipped} if skipped else None)

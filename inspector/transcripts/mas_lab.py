@@ -45,6 +45,8 @@ def _is_event(value: Any) -> bool:
 
 
 def sniff(obj_or_text: Any, name: str) -> bool:
+    """Whether ``obj_or_text`` (a parsed JSON document, or a :class:`JsonlText`) is a mas-lab event (the first line of JSON Lines, or the whole document).
+    ``name`` is the file's name; never raises."""
     if isinstance(obj_or_text, JsonlText):
         return _is_event(first_jsonl_value(obj_or_text))
     return _is_event(obj_or_text)
@@ -147,10 +149,16 @@ def _infos(agents: list[_Agent]) -> list[ConversationInfo]:
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in a mas-lab event trace (one per agent), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     return _infos(_agents(obj_or_text, name)[0])
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of a mas-lab event trace as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     agents, events = _agents(obj_or_text, name)
     k = select(name, conversation, len(agents))
     agent = agents[k]

@@ -49,8 +49,7 @@ def _check_content(value: Any) -> Any:
     raise ValueError("must be a string, a list of content parts or null")
 
 
-# TypedDicts, not BaseModels: validating 100 000 messages must take a fraction of a second, and
-# pydantic checks TypedDicts several times faster than it builds model instances.
+# TypedDicts, not BaseModels: the rows are checked and kept as the plain dicts every importer produces.
 _STRICT = ConfigDict(strict=True, extra="ignore")
 
 
@@ -140,7 +139,8 @@ def normalize_messages(raw: Sequence[Any], fail: Callable[[int, str], Transcript
 
 
 def normalize_tools(raw: Any, fail: Callable[[str], TranscriptError]) -> list[dict[str, Any]] | None:
-    """Validate an OpenAI ``tools`` array (kept as given: it is already the engine's shape)."""
+    """Validate an OpenAI ``tools`` array (kept as given: it is already the engine's shape; None
+    stays None). A malformed array raises the :class:`TranscriptError` that ``fail`` makes."""
     if raw is None:
         return None
     if not isinstance(raw, list):
@@ -232,10 +232,16 @@ def _infos(convs: list[_Conv]) -> list[ConversationInfo]:
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in chat-completions messages (one per conversation of the file (module docstring)), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     return _infos(_conversations(obj_or_text, name))
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of chat-completions messages as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     convs = _conversations(obj_or_text, name)
     k = select(name, conversation, len(convs))
     conv = convs[k]

@@ -76,6 +76,7 @@ class CallChain:
 
     @property
     def label(self) -> str:
+        """How the chain is named in a chooser: the line of its call, or its first and last lines."""
         first, last = self.calls[0].line, self.calls[-1].line
         return f"line {first}" if first == last else f"lines {first}-{last}"
 
@@ -163,8 +164,14 @@ def _chains(obj_or_text: Any, name: str) -> list[CallChain]:
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in a log of chat-completions calls (one per chain of calls that extend each other), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     return [conversation_info(k, c.label, c.flat) for k, c in enumerate(_chains(obj_or_text, name))]
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of a log of chat-completions calls as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     return build_chain(_chains(obj_or_text, name), conversation, format=NAME, name=name, path=path)

@@ -77,6 +77,9 @@ def _is_request(value: Any) -> bool:
 
 
 def sniff(obj_or_text: Any, name: str) -> bool:
+    """Whether ``obj_or_text`` (a parsed JSON document, or a :class:`JsonlText`) is an OTLP JSON export request with GenAI spans (the first line of JSON Lines, or the whole
+    document).
+    ``name`` is the file's name; never raises."""
     if isinstance(obj_or_text, JsonlText):
         return _is_request(first_jsonl_value(obj_or_text))
     return _is_request(obj_or_text)
@@ -87,7 +90,8 @@ def sniff(obj_or_text: Any, name: str) -> bool:
 
 
 def any_value(value: Any, where: str, name: str) -> Any:
-    """An OTLP ``AnyValue`` as a Python value."""
+    """An OTLP ``AnyValue`` as a Python value. Raises :class:`TranscriptError` (naming ``where``) when
+    it is not an AnyValue object or its integer is not one."""
     if not isinstance(value, dict):
         raise TranscriptError(name, f"{where} must be an AnyValue object")
     if "stringValue" in value:
@@ -481,6 +485,9 @@ def _infos(sessions: list[_Session]) -> list[ConversationInfo]:
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in OTLP JSON GenAI traces (one per conversation the spans continue (module docstring)), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     return _infos(_sessions(obj_or_text, name)[0])
 
 
@@ -489,6 +496,9 @@ def _origin(sp: _Span) -> str:
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of OTLP JSON GenAI traces as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     sessions, other = _sessions(obj_or_text, name)
     k = select(name, conversation, len(sessions))
     session = sessions[k]

@@ -34,6 +34,9 @@ NAME = "swe-agent"
 
 
 def sniff(obj_or_text: Any, name: str) -> bool:
+    """Whether ``obj_or_text`` (a parsed JSON document, or a :class:`JsonlText`) is a JSON object with a ``history`` list and a ``trajectory``, ``replay_config`` or
+    ``environment`` key (or a ``.traj`` file name).
+    ``name`` is the file's name; never raises."""
     if isinstance(obj_or_text, JsonlText) or not isinstance(obj_or_text, dict):
         return False
     if not isinstance(obj_or_text.get("history"), list):
@@ -73,6 +76,9 @@ def _label(root: dict[str, Any], name: str) -> str:
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in a SWE-agent trajectory (the trajectory is one conversation), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     root, history = _root(obj_or_text, name)
     return [ConversationInfo(0, _label(root, name), len(history),
                              count_user_turns(m for m in history if isinstance(m, dict)))]
@@ -100,6 +106,9 @@ def _row(m: Any, i: int, name: str, b: Builder) -> Message:
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of a SWE-agent trajectory as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     root, history = _root(obj_or_text, name)
     select(name, conversation, 1)
     b = Builder()

@@ -32,6 +32,8 @@ NAME = "tau2-bench"
 
 
 def sniff(obj_or_text: Any, name: str) -> bool:
+    """Whether ``obj_or_text`` (a parsed JSON document, or a :class:`JsonlText`) is a JSON object with a ``simulations`` list and ``tasks`` or ``info``.
+    ``name`` is the file's name; never raises."""
     return (not isinstance(obj_or_text, JsonlText) and isinstance(obj_or_text, dict)
             and isinstance(obj_or_text.get("simulations"), list)
             and ("tasks" in obj_or_text or "info" in obj_or_text))
@@ -68,6 +70,9 @@ def _label(sim: dict[str, Any], k: int) -> str:
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in a tau2-bench results object (one per simulation), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     root, sims = _root(obj_or_text, name)
     system = 1 if isinstance(_get(root, "info", "environment_info", "policy"), str) else 0
     out = []
@@ -118,6 +123,9 @@ def _row(m: Any, where: str, name: str) -> Message:
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of a tau2-bench results object as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     root, sims = _root(obj_or_text, name)
     k = select(name, conversation, len(sims))
     sim = _simulation(sims, k, name)

@@ -22,6 +22,8 @@ NAME = "tau-bench"
 
 
 def sniff(obj_or_text: Any, name: str) -> bool:
+    """Whether ``obj_or_text`` (a parsed JSON document, or a :class:`JsonlText`) is a non-empty JSON array whose first element has a ``traj`` list.
+    ``name`` is the file's name; never raises."""
     return (not isinstance(obj_or_text, JsonlText) and isinstance(obj_or_text, list) and bool(obj_or_text)
             and isinstance(obj_or_text[0], dict) and isinstance(obj_or_text[0].get("traj"), list))
 
@@ -51,6 +53,9 @@ def _label(ep: dict[str, Any], k: int) -> str:
 
 
 def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
+    """The conversations in a tau-bench trajectory array (one per episode), each with its label,
+    rows and user turns, for a chooser. Raises :class:`TranscriptError` (naming the field or line)
+    when the file is malformed."""
     episodes = _episodes(obj_or_text, name)
     out = []
     for k in range(len(episodes)):
@@ -61,6 +66,9 @@ def conversations(obj_or_text: Any, *, name: str) -> list[ConversationInfo]:
 
 
 def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation: int = 0) -> Transcript:
+    """Conversation ``conversation`` of a tau-bench trajectory array as a :class:`Transcript` (``path``
+    recorded on it). Raises :class:`TranscriptError` (naming the field or line) when the file is
+    malformed or holds no such conversation."""
     episodes = _episodes(obj_or_text, name)
     k = select(name, conversation, len(episodes))
     ep = _episode(episodes, k, name)

@@ -32,7 +32,8 @@ from inspector.engine.assembler import PayloadRow
 from inspector.engine.managers.summarising import SUMMARY_PREFIX, is_summary_block
 from inspector.engine.types import Removal, Removals, RowsView, Span
 from inspector.manifest import settings_from_dict
-from inspector.replay import SUMMARY_TRIMMED, _part_segments, _Refs, _removed, _segments, replay
+from inspector.replay import replay
+from inspector.replay.ranges import SUMMARY_TRIMMED, _part_segments, _Refs, _removed, _segments
 from inspector.transcripts import parse_transcript
 
 Message = dict[str, Any]

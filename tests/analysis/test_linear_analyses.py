@@ -112,7 +112,8 @@ def test_the_garbage_collector_is_paused_during_a_replay_and_its_analysis_and_re
 
     import inspector.forgetting as forgetting
     from inspector.manifest import load_manifest
-    from inspector.replay import gc_paused, replay
+    from inspector.replay import replay
+    from inspector.replay.run import gc_paused
     from inspector.transcripts import load_transcript, sample_path
 
     seen: list[bool] = []

@@ -17,7 +17,8 @@ import pandas as pd
 import pytest
 
 from inspector.manifest import ManifestError, apply_overrides, load_manifest, set_dotted, settings_from_dict
-from inspector.replay import expand_ranges, replay
+from inspector.replay import replay
+from inspector.replay.ranges import expand_ranges
 from inspector.sweep import (
     METRIC_COLUMNS,
     apply_params,

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from conftest import ROOT
 from inspector.manifest import load_manifest, settings_from_dict
-from inspector.replay import SUMMARY_TRIMMED, replay
+from inspector.replay import replay
+from inspector.replay.ranges import SUMMARY_TRIMMED
 from inspector.report import app_views as av
 from inspector.report.tables import frames_table, not_sent_table
 from inspector.transcripts import Transcript, load_transcript

@@ -15,7 +15,7 @@ import pytest
 
 from streamlit.testing.v1 import AppTest
 
-from inspector.replay import SUMMARY_TRIMMED
+from inspector.replay.ranges import SUMMARY_TRIMMED
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

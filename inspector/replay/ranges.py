@@ -1,0 +1,338 @@
+"""From an assembly to transcript indices: the payload's :data:`~inspector.replay.records.Segment`
+runs and the ranges a call trimmed or folded.
+
+Frames record *ranges* of transcript indices, never lists of rows: the committed log and working
+memory hold transcript messages in transcript order, so a run of rows is read from its two ends
+(:class:`_Refs`), and what a call removed is a handful of ranges however many rows it holds.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import count
+from typing import Any
+
+from inspector.engine.assembler import Assembly, PayloadRow
+from inspector.engine.summary_block import is_summary_block
+from inspector.engine.types import Message, Removals, RowsView, Span
+from inspector.replay.records import Segment
+
+SUMMARY_TRIMMED = "summary block computed but trimmed for budget (token trimmer): the model saw neither it " \
+                  "nor the turns it summarises"
+"""Why a computed summary block is not in the payload (Q18): the only cut that can remove one."""
+
+
+def _ranges(indices: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted indices as half-open ranges: a stack replay trims thousands of rows per frame."""
+    out: list[tuple[int, int]] = []
+    for i in sorted(indices):
+        if out and out[-1][1] == i:
+            out[-1] = (out[-1][0], i + 1)
+        else:
+            out.append((i, i + 1))
+    return out
+
+
+def _row_ranges(rows: Sequence[Message], refs: _Refs) -> tuple[tuple[int, int], ...]:
+    """``_ranges`` of the rows' transcript indices (rows of none left out): what a fold removed.
+
+    The rows of a fold are a prefix of the committed log, which holds transcript messages in
+    transcript order (the premise :meth:`_Refs.runs` rests on too), so when the two ends are
+    ``len − 1`` apart the rows are that one range, read from the ends; otherwise every row is looked up."""
+    if not rows:
+        return ()
+    n = len(rows)
+    a = refs.whole(rows, 0, n)
+    if a is not None:
+        return ((a, a + n),)
+    return tuple(_ranges(r for r in (refs.get(m) for m in rows) if r is not None))
+
+
+def expand_ranges(ranges: Sequence[tuple[int, int]]) -> list[int]:
+    """Every transcript index in ``[start, end)`` ranges, in order (frames record runs, not lists)."""
+    return [i for a, b in ranges for i in range(a, b)]
+
+
+def _merge(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(a + b):
+        if out and lo <= out[-1][1]:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
+
+
+class _Refs:
+    """Transcript index of each message object, and runs of a row list mapped to transcript ranges.
+
+    The committed log and working memory hold transcript messages in transcript order, so a run
+    ``rows[lo:hi]`` whose two ends are ``hi − lo − 1`` apart in the transcript is one range: found by
+    looking at its ends, halving only where the run is not contiguous (O(log n) per break)."""
+
+    def __init__(self, msgs: Sequence[Message]) -> None:
+        self.ref = dict(zip(map(id, msgs), count()))  # id → index; a message listed twice maps to its last index
+        self.msgs = msgs
+
+    def get(self, m: Message) -> int | None:
+        r = self.ref.get(id(m))
+        return r if r is not None and self.msgs[r] is m else None
+
+    def whole(self, rows: Sequence[Message], lo: int, hi: int) -> int | None:
+        """The transcript index of ``rows[lo]`` when ``rows[lo:hi]`` (not empty) is one transcript
+        run — its two ends are transcript messages ``hi − lo − 1`` apart — else None. The usual
+        case of every run a frame records, answered from the two ends alone."""
+        m0, m1 = rows[lo], rows[hi - 1]
+        ref_of, msgs = self.ref, self.msgs
+        a, b = ref_of.get(id(m0)), ref_of.get(id(m1))
+        if a is not None and b is not None and b - a == hi - lo - 1 and msgs[a] is m0 and msgs[b] is m1:
+            return a
+        return None
+
+    def add_run(self, ranges: list[tuple[int, int]], rows: Sequence[Message], lo: int, hi: int) -> int:
+        """Append the transcript ranges of ``rows[lo:hi]`` to ``ranges``; return how many of its rows
+        are synthesised (no transcript index)."""
+        if hi <= lo:
+            return 0
+        a = self.whole(rows, lo, hi)
+        if a is not None:
+            ranges.append((a, a + hi - lo))  # one run: the usual case
+            return 0
+        extra = 0
+        for ref, n in self.runs(rows, lo, hi):
+            if ref is None:
+                extra += n
+            else:
+                ranges.append((ref, ref + n))
+        return extra
+
+    def runs(self, rows: Sequence[Message], lo: int, hi: int) -> Iterator[tuple[int | None, int]]:
+        """``(ref, n)`` runs covering ``rows[lo:hi]`` in order; ``ref`` None for a row of no transcript index."""
+        if hi <= lo:
+            return
+        a = self.whole(rows, lo, hi)
+        if a is not None:
+            yield a, hi - lo
+            return
+        if hi - lo == 1:
+            yield None, 1
+            return
+        mid = (lo + hi) // 2
+        yield from self.runs(rows, lo, mid)
+        yield from self.runs(rows, mid, hi)
+
+
+def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs) -> list[Segment]:
+    """The payload (an assembly's layout) as :data:`Segment` runs: spans by their ends, single rows by identity.
+
+    O(layout parts + breaks in the spans), never O(payload rows): a long history is one span. Runs
+    that continue each other in the same band are merged, so a frame's segments are as few as its
+    payload allows (the open run is written when it ends).
+
+    The usual part is one plain run: a span whose two ends are transcript messages ``len − 1``
+    apart (:meth:`_Refs.whole`), or a row that is a transcript message as is (its own source, no
+    synthetic kind). It is merged into the open run right here;
+    any other part (a span of several runs or of rows of no transcript index, a synthesised or
+    rebound row) is broken up by :func:`_part_segments`, whose plain runs merge the same way."""
+    out: list[Segment] = []
+    add = out.append
+    whole, get = refs.whole, refs.get
+    # the open plain transcript run (it may grow): first ref, length, band; band None = no open run
+    o_ref, o_n, o_band = 0, 0, None
+    for part in layout:
+        if type(part) is Span:
+            rows, lo, hi = part.rows, part.lo, part.hi
+            if hi <= lo:
+                continue
+            n = hi - lo
+            ref = whole(rows, lo, hi)  # None: not one transcript run
+        else:
+            msg = part.message  # type: ignore[union-attr]
+            n = 1
+            ref = get(msg)
+            if ref is not None and (part.source is not msg or part.synthetic is not None):  # type: ignore[union-attr]
+                ref = None  # not a transcript message as is
+        if ref is not None:  # one plain run: the usual case
+            band = part.band
+            if o_band == band and o_ref + o_n == ref:
+                o_n += n
+            else:
+                if o_band is not None:
+                    add((o_ref, o_n, o_band, None, None))
+                o_ref, o_n, o_band = ref, n, band
+            continue
+        for seg in _part_segments(part, refs):
+            ref, n, band, kind, own = seg
+            if kind is None and own is None and ref is not None:  # a plain run
+                if o_band == band and o_ref + o_n == ref:
+                    o_n += n
+                    continue
+                if o_band is not None:
+                    add((o_ref, o_n, o_band, None, None))
+                o_ref, o_n, o_band = ref, n, band
+            else:
+                if o_band is not None:
+                    add((o_ref, o_n, o_band, None, None))
+                    o_band = None
+                add(seg)
+    if o_band is not None:
+        add((o_ref, o_n, o_band, None, None))
+    return out
+
+
+def _part_segments(part: PayloadRow | Span, refs: _Refs) -> Iterator[Segment]:
+    """The :data:`Segment` runs of one layout part that is not one plain transcript run (see
+    :func:`_segments`, which merges adjacent plain runs): a span's runs in order, each row of no
+    transcript index its own row; a single row with its transcript index (None when synthesised;
+    a rebound copy takes its source's) and its synthetic kind."""
+    if type(part) is Span:
+        rows, lo, band = part.rows, part.lo, part.band
+        for ref, n in refs.runs(rows, lo, part.hi):
+            if ref is None:  # not a transcript message: kept as its own row
+                for m in rows[lo:lo + n]:
+                    yield None, 1, band, None, m
+            else:
+                yield ref, n, band, None, None
+            lo += n
+        return
+    msg, src, band = part.message, part.source, part.band  # type: ignore[union-attr]
+    r = refs.get(msg)
+    if r is not None and msg is src:
+        own = None  # a transcript message as is
+    else:
+        own = msg
+        if r is None and src is not None:
+            r = refs.get(src)
+    kind = part.synthetic  # type: ignore[union-attr]
+    if kind is None and r is None:
+        kind = "system_band" if band == "system" else ("summary" if band == "summary" else None)
+    yield r, 1, band, kind, own
+
+
+def _removed(asm: Assembly, refs: _Refs) -> tuple[tuple[tuple[int, int], ...], int, tuple[dict[str, Any], ...]]:
+    """What the budget removed from this call's payload, as a frame keeps it: the transcript ranges
+    (the pre-cut ``asm.precut``, then the trimmer's removals ``asm.trimmer_removed``: a
+    :class:`~inspector.engine.types.Removals`, whose parts are read, or a list of
+    :class:`~inspector.engine.types.Removal`), how many removed rows were synthesised (no
+    transcript index), and the summary blocks among those the model did not see (Q18, ``not_sent``).
+
+    Most calls remove nothing: one look at the two, then ``((), 0, ())``. Otherwise such a block can
+    only stand among the pre-cut prefix's first three rows (at its head; a stack replay pre-cuts
+    thousands of rows per call, never walk all of them) or be one of the trimmer's single-row
+    removals; the pre-cut's rows are looked at only when its runs hold a synthesised row at all.
+    A single removal right after the last range (the trimmer takes the oldest rows after the
+    pre-cut, one by one) extends that range in place; anything else is merged by :func:`_merge`.
+    O(recorded parts + breaks), not O(removed rows)."""
+    pre, removed = asm.precut, asm.trimmer_removed
+    if type(pre) is RowsView:
+        head, rows, lo, hi = pre.source()
+        if not head and hi <= lo and not removed:
+            return (), 0, ()  # the usual call: nothing removed
+    elif not pre and not removed:
+        return (), 0, ()
+    ranges: list[tuple[int, int]] = []
+    lone: list[Message] = []
+    synth = 0
+    if type(pre) is RowsView:
+        if head:
+            synth += refs.add_run(ranges, head, 0, len(head))
+        if hi > lo:
+            synth += refs.add_run(ranges, rows, lo, hi)
+        if synth:
+            lone = [m for m in [*head[:3], *rows[lo:min(hi, lo + 3)]][:3] if refs.get(m) is None]
+    elif pre:
+        synth += refs.add_run(ranges, pre, 0, len(pre))
+        if synth:
+            lone = [m for m in pre[:3] if refs.get(m) is None]
+    few: Sequence[Any] = removed
+    if type(removed) is Removals or (type(removed) is not list and isinstance(removed, Removals)):
+        few = removed.parts()
+    get = refs.get
+    for part in few:
+        if type(part) is tuple:
+            synth += refs.add_run(ranges, part[0], part[1], part[2])
+        else:  # one row: its own index, or a synthesised row
+            m = part.message
+            r = get(m)
+            if r is None:
+                synth += 1
+                lone.append(m)
+            elif ranges and ranges[-1][1] == r:  # right after the last range: the usual removal
+                ranges[-1] = (ranges[-1][0], r + 1)
+            else:
+                ranges.append((r, r + 1))
+    not_sent = tuple([{"kind": "summary", "reason": SUMMARY_TRIMMED, "content": m.get("content")}
+                      for m in lone if is_summary_block(m)]) if lone else ()
+    return tuple(ranges if len(ranges) < 2 else _merge([], ranges)), synth, not_sent
+
+
+# --- membership and arithmetic over runs (the forgetting detector's) ------------------------------
+
+class IndexRuns:
+    """Membership in half-open ``[start, end)`` ranges of transcript indices, merged into sorted,
+    disjoint runs (``starts``, ``ends``): ``i in runs`` answers by bisection, O(log runs) per
+    question and O(runs) to build, so a frame's long history run is never expanded to a set.
+    Anything but an int is in no run."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self, ranges: Sequence[tuple[int, int]]) -> None:
+        merged: list[tuple[int, int]] = []
+        for lo, hi in sorted(ranges):
+            if merged and lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+            else:
+                merged.append((lo, hi))
+        self.starts = [a for a, _ in merged]
+        self.ends = [b for _, b in merged]
+
+    def __contains__(self, i: object) -> bool:
+        if not isinstance(i, int):
+            return False
+        k = bisect_right(self.starts, i) - 1
+        return k >= 0 and i < self.ends[k]
+
+
+def complement(runs: IndexRuns, lo: int, hi: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` minus the runs, as sorted disjoint ranges."""
+    out: list[tuple[int, int]] = []
+    at = lo
+    k = max(bisect_right(runs.ends, lo), 0)
+    while at < hi and k < len(runs.starts):
+        a, b = runs.starts[k], runs.ends[k]
+        if a >= hi:
+            break
+        if a > at:
+            out.append((at, a))
+        at = max(at, b)
+        k += 1
+    if at < hi:
+        out.append((at, hi))
+    return out
+
+
+def symmetric_difference(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The ranges in exactly one of two sorted, disjoint range lists (O(len a + len b))."""
+    points = sorted({p for r in a for p in r} | {p for r in b for p in r})
+    out: list[tuple[int, int]] = []
+    i = j = 0
+    for lo, hi in zip(points, points[1:]):
+        while i < len(a) and a[i][1] <= lo:
+            i += 1
+        while j < len(b) and b[j][1] <= lo:
+            j += 1
+        in_a = i < len(a) and a[i][0] <= lo
+        in_b = j < len(b) and b[j][0] <= lo
+        if in_a != in_b:
+            if out and out[-1][1] == lo:
+                out[-1] = (out[-1][0], hi)
+            else:
+                out.append((lo, hi))
+    return out
+
+
+def count_in(h: Sequence[int], ranges: Sequence[tuple[int, int]]) -> int:
+    """How many of the sorted indices ``h`` fall in the ranges."""
+    return sum(bisect_left(h, b) - bisect_left(h, a) for a, b in ranges)

@@ -1,0 +1,111 @@
+"""The replay's recorder: what a replay writes down as it drives the engine, call by call and turn by turn."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from inspector.engine.assembler import CommitRecord, ContextAssembler, ContextEngine
+from inspector.engine.summarizers import Summarizer
+from inspector.engine.types import Message
+from inspector.replay.ranges import _Refs, _removed, _row_ranges, _segments
+from inspector.replay.records import CallDecision, Commit, Frame, FrameRepair
+from inspector.replay.result import Replay
+
+
+class _Recorder:
+    """What a replay records as it drives the engine: the turn and the step within it, one
+    :class:`Frame` per LLM call and one :class:`Commit` per turn boundary, with the summarizer's
+    cost attributed to the call or commit that incurred it.
+
+    Stages, in transcript order: :meth:`user` (commit the open turn, start the next), :meth:`call`
+    (assemble and record a frame; the rows before the first user message form the preamble turn
+    0), :meth:`finish` (the pending call of a transcript that does not end with a reply, else the
+    last commit). Guarantee: the same calls in the same order give the same frames and commits.
+    """
+
+    def __init__(self, rp: Replay, engine: ContextEngine, summ: Summarizer | None, msgs: Sequence[Message],
+                 usage_by_index: dict[int, Any]) -> None:
+        self.rp, self.engine, self.summ, self.msgs = rp, engine, summ, msgs
+        self.refs = _Refs(msgs)
+        self.decisions: dict[tuple[Any, ...], CallDecision] = {}  # equal call decisions shared (immutable records)
+        self.usage_by_index = usage_by_index
+        self.price = engine.limits.input_cost_per_token
+        self.turn, self.step, self.open_turn = 0, 0, False
+        # the engine's assembly and the replay's frame list, as every call uses them
+        self.assemble, self.add_frame = engine.assemble, rp.frames.append
+        self.own_bands = type(engine.assembler) is ContextAssembler
+        """Whether a frame may keep its assembly's ``bands`` dict as it is: the shipped assembler builds a
+        new one on every call and keeps no reference to it (nor to the assembly). Another assembler's
+        dict may be one it updates in place, so a frame copies it."""
+
+    def _usage_mark(self) -> int:
+        return 0 if self.summ is None else len(self.summ.usage)
+
+    def _summary_cost_since(self, n: int) -> float | None:
+        """Cost of the summarizer calls logged since its usage log had ``n`` entries (0 when none)."""
+        return None if self.summ is None else self.summ.cost(self.summ.usage[n:])
+
+    def open_preamble(self) -> None:
+        """Rows before the first user message form the preamble turn (0)."""
+        if not self.open_turn:
+            self.open_turn, self.turn, self.step = True, 0, 0
+
+    def user(self, m: Message) -> None:
+        if self.open_turn:
+            self.commit()
+        engine = self.engine
+        engine.user(m)
+        self.turn, self.step, self.open_turn = engine.conversation.turn_index, 0, True
+
+    def call(self, next_index: int | None) -> None:
+        """One LLM call: the payload assembled before the reply at ``next_index`` (None: the next
+        call), recorded as one :class:`Frame`. Every fact of the engine's :class:`Assembly` is read
+        once; equal call decisions share one :class:`CallDecision` (immutable; the calls of a turn
+        mostly repeat one, so a new record is made once per distinct decision)."""
+        if not self.open_turn:
+            self.open_preamble()
+        mark = self._usage_mark()
+        asm = self.assemble(strict=False)
+        d = asm.decision
+        key = (d.action, d.compressed_turns, d.kept_turns, d.dropped_turns, d.summarizer_called, d.error, d.raw_tokens)
+        decision = self.decisions.get(key)
+        if decision is None:
+            decision = self.decisions[key] = CallDecision(*key)
+        refs = self.refs
+        trimmed, trimmed_synth, not_sent = _removed(asm, refs)
+        repairs, warnings, tokens, price = asm.repairs, asm.warnings, asm.payload_tokens, self.price
+        # the fields in Frame's declaration order
+        self.add_frame(Frame(
+            self.turn, self.step, len(self.msgs) if next_index is None else next_index, asm.budget,
+            asm.bands if self.own_bands else dict(asm.bands),
+            tokens, asm.headroom, decision, tuple(_segments(asm.layout, refs)), trimmed, trimmed_synth,
+            _row_ranges(d.folded, refs) if d.folded else (),  # most calls fold nothing
+            tuple([FrameRepair(r, refs.get(row) if row is not None else None)
+                   for r, row in zip(repairs, asm.repaired_rows or [None] * len(repairs))]) if repairs else (),
+            asm.check, None if price is None else round(tokens * price, 10),
+            self.usage_by_index.get(next_index) if next_index is not None and self.usage_by_index else None,
+            d.summary_text, tuple(warnings) if warnings else (),
+            self._summary_cost_since(mark) if d.summarizer_called else 0.0, not_sent,
+        ))
+        if d.action == "summarizer-failed":
+            self.rp.summarizer_failures += 1
+        self.step += 1
+
+    def commit(self) -> None:
+        mark = self._usage_mark()
+        rec: CommitRecord = self.engine.commit()
+        folded = rec.folded
+        self.rp.commits.append(Commit(rec.turn, rec.action, rec.summarizer_called, rec.folded_turns, rec.error,
+                                      rec.archive, _row_ranges(folded, self.refs) if folded else (),
+                                      self._summary_cost_since(mark) if rec.summarizer_called else 0.0))
+        if rec.action == "summarizer-failed":
+            self.rp.summarizer_failures += 1
+
+    def finish(self, *, pending: bool) -> None:
+        """End of transcript: the call that would be sent next when no reply ends it, else the last commit."""
+        if self.open_turn and pending:
+            self.call(None)
+        elif self.open_turn:
+            self.commit()
+
