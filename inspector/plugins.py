@@ -87,7 +87,7 @@ class PluginSpec:
 
 
 BUILTIN_SPECS: list[PluginSpec] = [  # the built-ins, by import path (loaded only when used)
-    PluginSpec("assembler", "assembler", "mas.ctx.assembler", "inspector.engine.assembler:ContextAssembler",
+    PluginSpec("assembler", "assembler", "mas.ctx.assembler", "inspector.engine.assembly.assembler:ContextAssembler",
                ("context-assembler", "ctx-assembler"), builtin=True, params_model=AssemblerParams),
     PluginSpec("context_manager", "summarising", "mas.cm.summarising",
                "inspector.engine.managers.summarising:SummarizingConversation", ("summarizing",),

@@ -25,7 +25,7 @@ from operator import ne
 from pathlib import Path
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
-from inspector.engine.assembler import Assembly, CommitRecord, ContextAssembler, ContextEngine, PayloadRow
+from inspector.engine import Assembly, CommitRecord, ContextAssembler, ContextEngine, PayloadRow
 from inspector.engine.budget import Budget
 from inspector.engine.history import role_of
 from inspector.engine.llm import LLMEngine

@@ -32,7 +32,8 @@ from inspector.params import SAFETY_MARGIN_RATIO, PluginParams, SummarizingParam
 from inspector.plugins import BUILTIN_SPECS, PluginSpec, builtin_params_table, default_registry, register
 
 ROOT = Path(__file__).resolve().parents[1]
-ENGINE_ONLY = {"engine", "models", "cache"}  # constructor arguments the engine passes, never a manifest
+ENGINE_ONLY = {"engine", "models", "cache", "params"}  # constructor arguments the engine passes, never a manifest
+# ("params": the validated model that ``from_params`` hands a built-in manager instead of its keywords)
 LIMITS = ModelLimits(model="m", effective_model="m", window=100_000, window_source="test", completion=1_000,
                      completion_source="test", input_cost_per_token=None, output_cost_per_token=None,
                      price_source=None)

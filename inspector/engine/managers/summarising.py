@@ -80,12 +80,15 @@ class SummarizingConversation(ContextManager):
 
     def __init__(self, keep_turns: int = SUMMARIZING.keep_turns,
                  summary_threshold: int = SUMMARIZING.summary_threshold,
-                 hysteresis_ratio: float = SUMMARIZING.hysteresis_ratio, summarizer: Any = None) -> None:
+                 hysteresis_ratio: float = SUMMARIZING.hysteresis_ratio, summarizer: Any = None, *,
+                 params: SummarizingParams | None = None) -> None:
         """Defaults, checks and the hysteresis clamp come from :class:`~inspector.params.SummarizingParams`
-        (a value it refuses raises ``ValueError`` naming the parameter)."""
+        (a value it refuses raises ``ValueError`` naming the parameter). ``params``, a validated
+        model, is used as it is instead of the three keywords (:meth:`from_params`)."""
         super().__init__()
-        params = SummarizingParams.build(self.name, keep_turns=keep_turns, summary_threshold=summary_threshold,
-                                         hysteresis_ratio=hysteresis_ratio)
+        if params is None:
+            params = SummarizingParams.build(self.name, keep_turns=keep_turns, summary_threshold=summary_threshold,
+                                             hysteresis_ratio=hysteresis_ratio)
         self.keep_turns = params.keep_turns
         self.summary_threshold = params.summary_threshold
         self.hysteresis_ratio = params.hysteresis_ratio
@@ -94,8 +97,15 @@ class SummarizingConversation(ContextManager):
         if summarizer is not None:
             self.bind_summarizer(summarizer)
 
+    @classmethod
+    def from_params(cls, params: SummarizingParams) -> SummarizingConversation:
+        """The manager a manifest binds, from its validated params (no second check); its summarizer
+        is bound afterwards (:meth:`bind_summarizer`)."""
+        return cls(params=params)
+
     @property
     def turn_cap(self) -> int | None:
+        """The write-back's recency cap: ``keep_turns`` user turns."""
         return self.keep_turns
 
     def budget_terms(self) -> BudgetTerms:

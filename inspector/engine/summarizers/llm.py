@@ -30,6 +30,7 @@ from typing import Any
 from inspector.engine.llm import LLMEngine
 from inspector.engine.summarizers import PricedUsage
 from inspector.engine.types import Message
+from inspector.params import LLMSummarizerParams
 
 DEFAULT_INSTRUCTIONS = (
     "You compress the earlier part of a conversation between a user and an AI agent so the agent can "
@@ -110,6 +111,13 @@ class SummaryCache:
 
 
 class LLMSummarizer(PricedUsage):
+    """Compresses older turns with one model call through ``llm`` (no engine: it folds like ``drop``).
+
+    ``model`` is a ``spec.models[]`` id or a LiteLLM id (None: the summarizer row of ``models``, else
+    the agent's, :func:`resolve_summary_model`); ``instructions`` the summary call's system prompt
+    (None: :data:`DEFAULT_INSTRUCTIONS`); ``cache`` a :class:`SummaryCache` that keeps paid-for
+    summaries across runs."""
+
     label = "llm"
 
     def __init__(self, model: str | None = None, instructions: str | None = None, *,
@@ -122,6 +130,13 @@ class LLMSummarizer(PricedUsage):
         self.calls = 0  # live model calls made (cache hits excluded)
         self.usage: list[dict[str, Any]] = []
         self.warned_no_llm = False  # once per summarizer (one per replay), not once per process
+
+    @classmethod
+    def from_params(cls, params: LLMSummarizerParams, *, llm: LLMEngine | None = None, models: Sequence[Any] = (),
+                    cache: SummaryCache | None = None) -> LLMSummarizer:
+        """The summarizer a manifest binds, from its validated params (``model``, ``instructions``),
+        calling through ``llm`` with the manifest's ``models`` rows and ``cache``."""
+        return cls(params.model, params.instructions, llm=llm, models=models, cache=cache)
 
     @property
     def calls_model(self) -> bool:

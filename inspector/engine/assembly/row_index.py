@@ -28,7 +28,7 @@ from itertools import repeat
 from operator import add, is_
 
 from inspector.engine.history import call_ids
-from inspector.engine.managers.summarising import is_summary_block
+from inspector.engine.summary_block import is_summary_block
 from inspector.engine.pairing import PROVIDER_ROLES
 from inspector.engine.tokens import TokenCounter
 from inspector.engine.types import Message
