@@ -101,52 +101,15 @@ class Archive:
         kept hold the suffix), so a copy of it becomes the projection: no rebuild over the covering set.
         """
         proj = self.projection()
-        n_proj = len(proj)
         view = list(managed)  # the archive's own copy: the new projection when the shape holds
-        n_view = len(view)
-        if n_view == n_proj and all(map(operator.is_, view, proj)):
+        if len(view) == len(proj) and all(map(operator.is_, view, proj)):
             return []
-        block: Message | None = None
-        k = n_proj - n_view  # where view[0] stands if ``managed`` is a plain suffix
-        if view:
-            first = view[0]
-            if not (0 <= k < n_proj and first is proj[k]) and not any(map(operator.is_, proj, repeat(first))):
-                block = first  # a row the projection does not hold: the summary block
-                k += 1
-        # identity with proj[k:] row by row (C-level map): every kept row is a projection row, in place
-        shape_ok = k >= 0 and all(map(operator.is_, islice(view, 0 if block is None else 1, None),
-                                      islice(proj, k, None)))
-        if not shape_ok:
+        shape = _suffix_of(view, proj)
+        parts = self._split_at(shape[0]) if shape is not None else None
+        if shape is None or parts is None:
             return self._fold(list(self.covering), "rewrite", None, view)
-        # locate the covering node holding position k
-        folded: list[str] = []
-        offset = 0
-        split_tail: str | None = None
-        remaining: list[str] = []
-        for idx, nid in enumerate(self.covering):
-            node = self.nodes[nid]
-            n = len(node.messages)
-            if offset + n <= k:
-                folded.append(nid)
-            elif offset < k:  # k falls inside this node: split it
-                if node.kind != "leaf":
-                    return self._fold(list(self.covering), "rewrite", None, view)
-                cut = k - offset
-                head = Node(self._new_id("L"), "leaf", turn=node.turn, messages=node.messages[:cut])
-                tail = Node(self._new_id("L"), "leaf", turn=node.turn, messages=node.messages[cut:])
-                self.nodes[head.id] = head
-                self.nodes[tail.id] = tail
-                node.kind, node.children, node.messages = "split", [head.id, tail.id], []
-                self._counts["leaves"] += 1
-                folded.append(head.id)
-                split_tail = tail.id
-                remaining = self.covering[idx + 1:]
-                break
-            else:
-                remaining = self.covering[idx:]
-                break
-            offset += n
-        kept = ([split_tail] if split_tail else []) + remaining
+        block = shape[1]
+        folded, kept = parts
         fold = Node(self._new_id("F"), "fold", children=folded, fold_kind=fold_kind,
                     text=text if block is not None else None, messages=[block] if block is not None else [])
         self.nodes[fold.id] = fold
@@ -154,6 +117,33 @@ class Archive:
         self.covering = [fold.id, *kept]
         self._projection = view  # = fold.messages + the kept nodes' rows, i.e. [block?] + proj[k:]
         return folded
+
+    def _split_at(self, k: int) -> tuple[list[str], list[str]] | None:
+        """The covering set cut at projection position ``k``: (the node ids before it, which the fold
+        takes; the ids from it on, which stay). A leaf that ``k`` falls inside is split in two (its
+        head folded, its tail kept); None when ``k`` falls inside a node that is no leaf."""
+        folded: list[str] = []
+        offset = 0
+        for idx, nid in enumerate(self.covering):
+            node = self.nodes[nid]
+            n = len(node.messages)
+            if offset + n <= k:
+                folded.append(nid)
+                offset += n
+                continue
+            if offset == k:
+                return folded, self.covering[idx:]
+            if node.kind != "leaf":  # k falls inside a node that cannot be split
+                return None
+            cut = k - offset
+            head = Node(self._new_id("L"), "leaf", turn=node.turn, messages=node.messages[:cut])
+            tail = Node(self._new_id("L"), "leaf", turn=node.turn, messages=node.messages[cut:])
+            self.nodes[head.id] = head
+            self.nodes[tail.id] = tail
+            node.kind, node.children, node.messages = "split", [head.id, tail.id], []
+            self._counts["leaves"] += 1
+            return [*folded, head.id], [tail.id, *self.covering[idx + 1:]]
+        return folded, []
 
     def _fold(self, ids: list[str], kind: FoldKind, text: str | None, messages: list[Message]) -> list[str]:
         fold = Node(self._new_id("F"), "fold", children=ids, fold_kind=kind, text=text, messages=messages)
@@ -362,3 +352,20 @@ def _check_committed_record(arch: Archive) -> None:
 def _checksum(body: dict[str, Any]) -> str:
     raw = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def _suffix_of(view: list[Message], proj: list[Message]) -> tuple[int, Message | None] | None:
+    """``(k, block)`` when ``view`` is ``[block?] + proj[k:]`` by identity (``block`` a row the
+    projection does not hold: the summary block), else None."""
+    n_proj = len(proj)
+    block: Message | None = None
+    k = n_proj - len(view)  # where view[0] stands if ``view`` is a plain suffix
+    if view:
+        first = view[0]
+        if not (0 <= k < n_proj and first is proj[k]) and not any(map(operator.is_, proj, repeat(first))):
+            block = first  # a row the projection does not hold: the summary block
+            k += 1
+    # identity with proj[k:] row by row: every kept row is a projection row, in place
+    if k >= 0 and all(map(operator.is_, islice(view, 0 if block is None else 1, None), islice(proj, k, None))):
+        return k, block
+    return None

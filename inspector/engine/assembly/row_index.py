@@ -183,16 +183,8 @@ class RowIndex:
                 u_ok = False
                 self.blocks.append(p)
             elif ask:
-                u_ids = ids = call_ids(m)
-                u_n = len(ids)
-                # (every call with a string id: a call without one is for the full pass and check to read)
-                u_ok = isinstance(calls, (list, tuple)) and u_n > 0 and len(set(ids)) == u_n and u_n == len(calls)
-                for cid in ids:
-                    at = asks.get(cid)
-                    if at is None:
-                        asks[cid] = [p]
-                    else:
-                        at.append(p)
+                u_ids, u_ok = _ask_facts(asks, p, m, calls)
+                u_n = len(u_ids)
             else:
                 u_ok = True
             chain.append(p)
@@ -265,6 +257,21 @@ class RowIndex:
             else:
                 a = mid + 1
         return a - 1
+
+
+def _ask_facts(asks: dict[str, list[int]], p: int, m: Message, calls: object) -> tuple[list[str], bool]:
+    """The call ids the ask ``m`` at ``p`` declares (recorded in ``asks``: id -> positions of the asks
+    declaring it) and whether its unit can be clean: its ``tool_calls`` is a list of distinct string
+    ids (a call without one is for the full pass and check to read)."""
+    ids = call_ids(m)
+    n = len(ids)
+    for cid in ids:
+        at = asks.get(cid)
+        if at is None:
+            asks[cid] = [p]
+        else:
+            at.append(p)
+    return ids, isinstance(calls, (list, tuple)) and n > 0 and len(set(ids)) == n and n == len(calls)
 
 
 def clean_ranges(index: RowIndex, lo: int, hi: int, to_end: bool = False) -> list[tuple[int, int]]:
