@@ -125,6 +125,7 @@ class PluginParams(BaseModel):
 
     @classmethod
     def clamp_of(cls, key: str) -> Clamp | None:
+        """The :class:`Clamp` on field ``key`` (None: no clamp, or no such field)."""
         fld = cls.model_fields.get(key)
         return next((m for m in fld.metadata if isinstance(m, Clamp)), None) if fld is not None else None
 
@@ -174,10 +175,12 @@ class PluginParams(BaseModel):
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:
+        """Every field's default, aliases folded (:meth:`resolve` of nothing written)."""
         return cls.resolve({})
 
     @classmethod
     def preset_params(cls) -> dict[str, Any]:
+        """The compare view's preset of this plugin: the :attr:`preset` fields with their defaults."""
         defaults = cls.defaults()
         return {k: defaults[k] for k in cls.preset}
 

@@ -37,6 +37,10 @@ class ArchiveError(InspectorError, ValueError):
 
 @dataclass(slots=True)
 class Node:
+    """One node of the archive: a ``leaf`` (one committed turn's rows), a ``fold`` (the nodes a manager
+    folded, ``fold_kind`` saying how, with the summary block it left in ``messages`` and its ``text``)
+    or a ``split`` (a leaf cut in two by a fold, ``children`` its halves)."""
+
     id: str
     kind: Literal["leaf", "fold", "split"]
     turn: int | None = None
@@ -46,6 +50,7 @@ class Node:
     text: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The node as a JSON-ready dict: its id and kind, and only the fields it has (a split keeps no rows)."""
         d: dict[str, Any] = {"id": self.id, "kind": self.kind}
         if self.turn is not None:
             d["turn"] = self.turn
@@ -61,6 +66,10 @@ class Node:
 
 
 class Archive:
+    """Every committed row, kept: leaves in commit order and the folds over them. The covering set
+    (``covering``) is the nodes whose rows make the committed log the next call sees
+    (:meth:`projection`); folds never delete a leaf, so :meth:`archived_messages` is the whole record."""
+
     def __init__(self) -> None:
         self.nodes: dict[str, Node] = {}
         self.covering: list[str] = []
@@ -75,6 +84,8 @@ class Archive:
 
     # -- building -------------------------------------------------------------------------------
     def add_leaf(self, turn: int, messages: Sequence[Message]) -> str:
+        """Commit one turn's ``messages`` as a new leaf at the end of the covering set; returns its id. Raises
+        :class:`ValueError` for no messages."""
         if not messages:
             raise ValueError("a leaf needs at least one message")
         node = Node(self._new_id("L"), "leaf", turn=turn, messages=list(messages))
@@ -88,6 +99,8 @@ class Archive:
         return node.id
 
     def projection(self) -> list[Message]:
+        """The committed log the next call sees: the rows of the covering set, in order (kept up to date as
+        leaves and folds are added; do not change the list)."""
         if self._projection is None:
             self._projection = [m for nid in self.covering for m in self.nodes[nid].messages]
         return self._projection
@@ -171,9 +184,11 @@ class Archive:
         return out
 
     def archived_messages(self) -> list[Message]:
+        """Every row ever committed, in commit order (the leaves under every fold and split)."""
         return [m for leaf in self.base_leaves() for m in leaf.messages]
 
     def stats(self) -> dict[str, int]:
+        """Counts: leaves, folds, nodes in the covering set, rows in the committed log and rows ever archived."""
         return {
             "leaves": self._counts["leaves"],
             "folds": self._counts["folds"],
@@ -184,6 +199,7 @@ class Archive:
 
     # -- snapshots ------------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
+        """The archive as a JSON-ready dict with a checksum, which :meth:`load` reads back."""
         body = {"version": SNAPSHOT_VERSION, "seq": self._seq,
                 "nodes": [self.nodes[k].to_json() for k in sorted(self.nodes, key=lambda s: (s[0], int(s[1:])))],
                 "covering": list(self.covering), "leaves": list(self.leaves)}

@@ -38,30 +38,39 @@ class EngineView(Protocol):
     the manifest's settings, the token calibration in force and the system band's row."""
 
     @property
-    def conversation(self) -> Conversation: ...
+    def conversation(self) -> Conversation:
+        """The conversation state (turns, working memory, the committed log)."""
 
     @property
-    def counter(self) -> TokenCounter: ...
+    def counter(self) -> TokenCounter:
+        """The token counter every decision of the call uses."""
 
     @property
-    def tools(self) -> list[dict[str, Any]] | None: ...
+    def tools(self) -> list[dict[str, Any]] | None:
+        """The tool schemas sent with each call (None: none)."""
 
     @property
-    def cm(self) -> Any: ...
+    def cm(self) -> Any:
+        """The context manager."""
 
     @property
-    def limits(self) -> ModelLimits: ...
+    def limits(self) -> ModelLimits:
+        """The model's window, completion reserve and prices."""
 
     @property
-    def settings(self) -> ContextSettings: ...
+    def settings(self) -> ContextSettings:
+        """The manifest's resolved settings (the assembler reads the trimmer's)."""
 
     @property
-    def calibration(self) -> float | None: ...
+    def calibration(self) -> float | None:
+        """Provider tokens per one of the counter's, when a calibration is in force (else None)."""
 
     @property
-    def calibration_source(self) -> str | None: ...
+    def calibration_source(self) -> str | None:
+        """Where the calibration was set (None without one)."""
 
-    def system_message(self) -> Message | None: ...
+    def system_message(self) -> Message | None:
+        """The system band's row for this call (None: there is none)."""
 
 
 @dataclass(slots=True)

@@ -46,11 +46,9 @@ class RowIndex:
     """
 
     CARRY_MIN = 12
-    """The fewest rows of a ``carry`` index worth taking over (:meth:`sync`): taking facts over has
-    a fixed cost of about a dozen list operations, which deriving a short turn's rows again costs
-    less than (timed: 2–8 working-memory rows derive in 3–6 µs and take over in about 7; the two
-    meet between 8 and 16 rows). Below it the rows are derived, with the same facts. At least 2
-    (:meth:`_carry` derives carry's first row and takes over from its second)."""
+    """The fewest rows of a ``carry`` index taken over (:meth:`sync`); a shorter turn's rows are
+    derived again, with the same facts. At least 2 (:meth:`_carry` derives carry's first row and
+    takes over from its second)."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
@@ -102,7 +100,7 @@ class RowIndex:
         unit here too (it is not a ``tool`` row continuing an earlier unit), both indexes stand in
         the same state after it — a fresh unit and trimmer group from the same row — and every fact
         of the rows after it depends only on that state and those rows, so carry's facts shifted
-        by ``s`` are the ones :meth:`_extend` would derive. Checked by identity, row by row (C-level)."""
+        by ``s`` are the ones :meth:`_extend` would derive. Checked by identity, row by row."""
         c_rows, k = carry.rows, carry.n
         assert c_rows is not None
         first = c_rows[0]
@@ -206,6 +204,7 @@ class RowIndex:
         return self.pre[hi] - self.pre[lo]
 
     def unit(self, i: int) -> int:
+        """Units of ``rows[i]``."""
         return self.pre[i + 1] - self.pre[i]
 
     def declares(self, cid: str, lo: int, hi: int) -> bool:
@@ -245,7 +244,7 @@ class RowIndex:
         total = self.counter.total
         end = self.n
         pre = self.pre
-        if self.additive:  # total(u, n) == u: a C-level bisection over the sums
+        if self.additive:  # total(u, n) == u: a bisection over the sums themselves
             # the smallest i in [lo, end) with units_other + pre[end] - pre[i] <= budget; pre never falls
             return bisect_left(pre, pre[end] + units_other - budget_units, lo, end) - 1
         a, b = lo, end  # answer in [lo - 1, end - 1]

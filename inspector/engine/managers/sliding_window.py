@@ -53,6 +53,8 @@ class SlidingWindowConversation(ContextManager):
         return self.keep_turns
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
+        """The last ``keep_turns`` user turns of ``past`` (the hint is ignored) and the decision: ``window-
+        slid`` when older turns were dropped, else ``unchanged-too-few-turns``."""
         keep = self.keep_turns
         same = self.same_log(past, keep)  # the hint is ignored: every call of a turn gets the same result
         if same is not None:

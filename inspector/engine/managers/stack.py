@@ -42,6 +42,8 @@ class StackConversation(ContextManager):
         return len(self.log_runs(past).starts)
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
+        """All of ``past`` (the hint is ignored), or, over ``max_messages``, its last rows from the start of a
+        tool group (``stack-capped``)."""
         cap = self.max_messages
         if cap is None or not past or len(past) <= cap:
             same = self.same_log(past, cap)  # every call of a turn sees the same log: one result per turn

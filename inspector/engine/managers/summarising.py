@@ -254,7 +254,7 @@ class SummarizingConversation(ContextManager):
         block = summary_block(m, text) if text is not None else None
         self._cache = _Cache(text, m, self._identity(past, runs, m), tuple(folded), block)
         if block is None:
-            # (positional, in field order: the write-back of a drop summarizer folds like this at every commit)
+            # (positional, in field order)
             decision = CMDecision("dropped", 0, m, keep, raw, high, ceiling, called, None, model, source, None, folded)
             return Managed(verbatim, decision)
         decision = CMDecision(

@@ -62,6 +62,8 @@ def resolve_summary_model(requested: str | None, models: Sequence[Any], agent_mo
 
 
 def build_prompt(messages: Sequence[Message], instructions: str | None = None) -> list[Message]:
+    """The summary call's messages: ``instructions`` (default :data:`DEFAULT_INSTRUCTIONS`) as the system row,
+    ``messages`` as JSON in the user row."""
     return [
         {"role": "system", "content": instructions or DEFAULT_INSTRUCTIONS},
         {"role": "user", "content": json.dumps(list(messages), default=str)},
@@ -79,12 +81,15 @@ class SummaryCache:
 
     @staticmethod
     def key(model: str | None, instructions: str, prompt_input: str) -> str:
+        """The cache key of one summary call: a SHA-256 over the model, the instructions and the prompt's
+        input."""
         h = hashlib.sha256()
         for part in (model or "", instructions, prompt_input):
             h.update(part.encode("utf-8", "replace") + b"\x00")
         return h.hexdigest()
 
     def get(self, key: str) -> str | None:
+        """The cached summary for ``key``, or None (a missing, unreadable or mismatched file is a miss)."""
         path = self.folder / f"{key}.json"
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -99,6 +104,8 @@ class SummaryCache:
         return text
 
     def put(self, key: str, text: str, model: str | None) -> None:
+        """Write ``text`` for ``key`` atomically (temporary file, then rename). Raises :class:`OSError` when
+        the folder cannot be written."""
         self.folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
         try:
@@ -144,6 +151,8 @@ class LLMSummarizer(PricedUsage):
         return self.llm is not None
 
     def summarize(self, messages: list[Message]) -> str | None:
+        """The summary of ``messages`` from one model call (or the cache); None, with one warning, when there
+        is no live engine. Raises :class:`~inspector.engine.llm.LLMCallError` when the call fails."""
         if self.llm is None:
             if not self.warned_no_llm:
                 self.warned_no_llm = True
