@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from inspector.engine.history import call_ids, is_ask, leading_group_size
 from inspector.engine.tokens import TokenCounter
@@ -50,8 +51,7 @@ def trim_budget(max_tokens: int, reserve: int, fixed: int) -> int:
     return left if left > 0 else 0
 
 
-@dataclass(frozen=True, slots=True)
-class RowSums:
+class RowSums(NamedTuple):
     """The unit sums a caller already holds for :func:`trim_with_sums` (running sums over the committed
     log and working memory): ``msg_total`` is the units of ``messages`` and ``msg_sum(lo, hi)`` those of
     ``messages[lo:hi]``; ``pin_total``, ``pin_sum(lo, hi)`` and ``pin_units(k)`` the same for

@@ -97,10 +97,10 @@ class IncrementalPath:
         """The log the last call indexed: (list object, length, last row)."""
         self._rule: tuple[Any, ...] = (None, None, None, None, None, None)
         """(system row, user row, has_user, placeholder, own_system, the band rule made for them)."""
-        self._marks: tuple[list[Message] | None, int, Message | None, Message | None, tuple[int, ...], bool] = \
-            (None, -1, None, None, (), False)
-        """(``_base``, its length, system row, user row, :func:`_marks_of` for them), kept while those
-        four stay the same (the log only grows in place, and a new one is a new list)."""
+        self._marks: tuple[Any, ...] = (None, -1, None, None, None, None)
+        """(``_base``, its length, system row, user row, log index, the ``singled`` rule made for them
+        from :func:`_marks_of`), kept while those five stay the same (the log only grows in place,
+        and a new one is a new list)."""
 
     @property
     def rows_indexed(self) -> int:
@@ -210,9 +210,12 @@ class IncrementalPath:
         past, system = self._base, c.system
         u_obj = c.user if c.has_user else None
         marks = self._marks
-        if marks[0] is not past or marks[1] != len(past) or marks[2] is not system or marks[3] is not u_obj:
-            marks = self._marks = (past, len(past), system, u_obj, *_marks_of(self._base_pos, system, u_obj))
-        return partial(_singled_any, log, marks[4], marks[5], system, u_obj)
+        if marks[0] is not past or marks[1] != len(past) or marks[2] is not system or marks[3] is not u_obj or \
+                marks[4] is not log:
+            singled = partial(_singled_any, log, *_marks_of(self._base_pos, system, u_obj), system, u_obj)
+            marks = self._marks = (past, len(past), system, u_obj, log, singled)
+        rule: Callable[[RowIndex, int, int], bool] = marks[5]
+        return rule
 
 
 def _match_log(managed: Sequence[Message], past: list[Message],
@@ -388,12 +391,14 @@ class _Layout:
         if self.run_idx is idx and self.run_hi == lo:
             self.run_hi = hi
             return
-        self._flush()
+        if self.run_idx is not None:
+            self._flush()
         self.run_idx, self.run_lo, self.run_hi, self.run_band = idx, lo, hi, band
 
     def row(self, row: PayloadRow, units: int) -> None:
         """Lay one row of ``units`` units (after the pending run)."""
-        self._flush()
+        if self.run_idx is not None:
+            self._flush()
         self.parts.append(row)
         self.units[row.band] += units
         self.count[row.band] += 1
