@@ -7,7 +7,9 @@ once, as the fields of a :class:`PluginParams` subclass, and everything else is 
 * the manifest's value checks and their messages (:meth:`PluginParams.problem`), and whether an
   invalid value is an error in every mode or falls back to the default (``on_invalid``);
 * the resolved defaults ``validate --show`` prints (:meth:`PluginParams.resolve`);
-* the constructors' defaults and checks (:meth:`PluginParams.build`, :data:`SUMMARIZING` & co.);
+* the constructors' defaults and checks (:meth:`PluginParams.build`, :data:`SUMMARIZING` & co.), and
+  the plugins a manifest binds, built from the validated model itself (``from_params``,
+  :mod:`inspector.engine.builders`: checked once, no default restated);
 * the strategy presets of the compare view (:meth:`PluginParams.preset`);
 * the parameter table in docs/guide.md (:func:`params_table`, held equal by tests/test_params_model.py).
 
