@@ -39,7 +39,7 @@ import time
 import tracemalloc
 from typing import Any
 
-from inspector.engine.assembler import ContextAssembler
+from inspector.engine import ContextAssembler
 from inspector.engine.tokens import TiktokenCounter, content_text
 from inspector.manifest import settings_from_dict
 from inspector.replay import Replay, replay

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from inspector.engine.assembler import Assembly, ContextEngine
+from inspector.engine import Assembly, ContextEngine
 from inspector.engine.history import split_user_turns
 from inspector.engine.types import Message
 from inspector.manifest import as_settings

@@ -7,7 +7,9 @@ once, as the fields of a :class:`PluginParams` subclass, and everything else is 
 * the manifest's value checks and their messages (:meth:`PluginParams.problem`), and whether an
   invalid value is an error in every mode or falls back to the default (``on_invalid``);
 * the resolved defaults ``validate --show`` prints (:meth:`PluginParams.resolve`);
-* the constructors' defaults and checks (:meth:`PluginParams.build`, :data:`SUMMARIZING` & co.);
+* the constructors' defaults and checks (:meth:`PluginParams.build`, :data:`SUMMARIZING` & co.), and
+  the plugins a manifest binds, built from the validated model itself (``from_params``,
+  :mod:`inspector.engine.builders`: checked once, no default restated);
 * the strategy presets of the compare view (:meth:`PluginParams.preset`);
 * the parameter table in docs/guide.md (:func:`params_table`, held equal by tests/manifest/test_plugin_params.py).
 
@@ -125,6 +127,7 @@ class PluginParams(BaseModel):
 
     @classmethod
     def clamp_of(cls, key: str) -> Clamp | None:
+        """The :class:`Clamp` on field ``key`` (None: no clamp, or no such field)."""
         fld = cls.model_fields.get(key)
         return next((m for m in fld.metadata if isinstance(m, Clamp)), None) if fld is not None else None
 
@@ -174,10 +177,12 @@ class PluginParams(BaseModel):
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:
+        """Every field's default, aliases folded (:meth:`resolve` of nothing written)."""
         return cls.resolve({})
 
     @classmethod
     def preset_params(cls) -> dict[str, Any]:
+        """The compare view's preset of this plugin: the :attr:`preset` fields with their defaults."""
         defaults = cls.defaults()
         return {k: defaults[k] for k in cls.preset}
 

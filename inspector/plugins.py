@@ -57,6 +57,10 @@ __all__ = ["ALL_SLOTS", "BUILTIN_COUNTERS", "BUILTIN_IMPORTERS", "DEFAULTS", "EN
 
 @dataclass(frozen=True)
 class PluginSpec:
+    """One plugin: its slot, canonical name, URN, target (``module:attr`` loaded lazily, or the factory
+    itself), aliases, accepted params (from ``params_model`` when it has one) and whether it is built
+    in."""
+
     slot: Slot
     name: str  # canonical
     urn: str
@@ -87,7 +91,7 @@ class PluginSpec:
 
 
 BUILTIN_SPECS: list[PluginSpec] = [  # the built-ins, by import path (loaded only when used)
-    PluginSpec("assembler", "assembler", "mas.ctx.assembler", "inspector.engine.assembler:ContextAssembler",
+    PluginSpec("assembler", "assembler", "mas.ctx.assembler", "inspector.engine.assembly.assembler:ContextAssembler",
                ("context-assembler", "ctx-assembler"), builtin=True, params_model=AssemblerParams),
     PluginSpec("context_manager", "summarising", "mas.cm.summarising",
                "inspector.engine.managers.summarising:SummarizingConversation", ("summarizing",),
@@ -137,6 +141,9 @@ def builtin_params_table() -> str:
 
 
 class Registry:
+    """Plugins by slot and name (built-ins, entry points, ``register`` calls); names resolve as the module
+    docstring says."""
+
     def __init__(self, specs: Iterable[PluginSpec] = ()) -> None:
         self._specs: dict[Slot, dict[str, PluginSpec]] = {s: {} for s in ALL_SLOTS}
         for spec in specs:
@@ -144,6 +151,8 @@ class Registry:
         self._entry_points_loaded = False
 
     def register(self, spec: PluginSpec, *, replace: bool = False) -> None:
+        """Add ``spec`` to its slot. Raises :class:`ValueError` when another plugin of that name is
+        registered, unless ``replace``."""
         table = self._specs[spec.slot]
         key = spec.name.lower()
         if key in table and not replace and table[key] != spec:
@@ -155,6 +164,7 @@ class Registry:
         self._specs[slot].pop(name.lower(), None)
 
     def specs(self, slot: Slot) -> list[PluginSpec]:
+        """Every plugin of ``slot``, in registration order (the entry points loaded first, once)."""
         self._load_entry_points()
         return list(self._specs[slot].values())
 

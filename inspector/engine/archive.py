@@ -37,6 +37,10 @@ class ArchiveError(InspectorError, ValueError):
 
 @dataclass(slots=True)
 class Node:
+    """One node of the archive: a ``leaf`` (one committed turn's rows), a ``fold`` (the nodes a manager
+    folded, ``fold_kind`` saying how, with the summary block it left in ``messages`` and its ``text``)
+    or a ``split`` (a leaf cut in two by a fold, ``children`` its halves)."""
+
     id: str
     kind: Literal["leaf", "fold", "split"]
     turn: int | None = None
@@ -46,6 +50,7 @@ class Node:
     text: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The node as a JSON-ready dict: its id and kind, and only the fields it has (a split keeps no rows)."""
         d: dict[str, Any] = {"id": self.id, "kind": self.kind}
         if self.turn is not None:
             d["turn"] = self.turn
@@ -61,6 +66,10 @@ class Node:
 
 
 class Archive:
+    """Every committed row, kept: leaves in commit order and the folds over them. The covering set
+    (``covering``) is the nodes whose rows make the committed log the next call sees
+    (:meth:`projection`); folds never delete a leaf, so :meth:`archived_messages` is the whole record."""
+
     def __init__(self) -> None:
         self.nodes: dict[str, Node] = {}
         self.covering: list[str] = []
@@ -75,6 +84,8 @@ class Archive:
 
     # -- building -------------------------------------------------------------------------------
     def add_leaf(self, turn: int, messages: Sequence[Message]) -> str:
+        """Commit one turn's ``messages`` as a new leaf at the end of the covering set; returns its id. Raises
+        :class:`ValueError` for no messages."""
         if not messages:
             raise ValueError("a leaf needs at least one message")
         node = Node(self._new_id("L"), "leaf", turn=turn, messages=list(messages))
@@ -88,6 +99,8 @@ class Archive:
         return node.id
 
     def projection(self) -> list[Message]:
+        """The committed log the next call sees: the rows of the covering set, in order (kept up to date as
+        leaves and folds are added; do not change the list)."""
         if self._projection is None:
             self._projection = [m for nid in self.covering for m in self.nodes[nid].messages]
         return self._projection
@@ -101,52 +114,15 @@ class Archive:
         kept hold the suffix), so a copy of it becomes the projection: no rebuild over the covering set.
         """
         proj = self.projection()
-        n_proj = len(proj)
         view = list(managed)  # the archive's own copy: the new projection when the shape holds
-        n_view = len(view)
-        if n_view == n_proj and all(map(operator.is_, view, proj)):
+        if len(view) == len(proj) and all(map(operator.is_, view, proj)):
             return []
-        block: Message | None = None
-        k = n_proj - n_view  # where view[0] stands if ``managed`` is a plain suffix
-        if view:
-            first = view[0]
-            if not (0 <= k < n_proj and first is proj[k]) and not any(map(operator.is_, proj, repeat(first))):
-                block = first  # a row the projection does not hold: the summary block
-                k += 1
-        # identity with proj[k:] row by row (C-level map): every kept row is a projection row, in place
-        shape_ok = k >= 0 and all(map(operator.is_, islice(view, 0 if block is None else 1, None),
-                                      islice(proj, k, None)))
-        if not shape_ok:
+        shape = _suffix_of(view, proj)
+        parts = self._split_at(shape[0]) if shape is not None else None
+        if shape is None or parts is None:
             return self._fold(list(self.covering), "rewrite", None, view)
-        # locate the covering node holding position k
-        folded: list[str] = []
-        offset = 0
-        split_tail: str | None = None
-        remaining: list[str] = []
-        for idx, nid in enumerate(self.covering):
-            node = self.nodes[nid]
-            n = len(node.messages)
-            if offset + n <= k:
-                folded.append(nid)
-            elif offset < k:  # k falls inside this node: split it
-                if node.kind != "leaf":
-                    return self._fold(list(self.covering), "rewrite", None, view)
-                cut = k - offset
-                head = Node(self._new_id("L"), "leaf", turn=node.turn, messages=node.messages[:cut])
-                tail = Node(self._new_id("L"), "leaf", turn=node.turn, messages=node.messages[cut:])
-                self.nodes[head.id] = head
-                self.nodes[tail.id] = tail
-                node.kind, node.children, node.messages = "split", [head.id, tail.id], []
-                self._counts["leaves"] += 1
-                folded.append(head.id)
-                split_tail = tail.id
-                remaining = self.covering[idx + 1:]
-                break
-            else:
-                remaining = self.covering[idx:]
-                break
-            offset += n
-        kept = ([split_tail] if split_tail else []) + remaining
+        block = shape[1]
+        folded, kept = parts
         fold = Node(self._new_id("F"), "fold", children=folded, fold_kind=fold_kind,
                     text=text if block is not None else None, messages=[block] if block is not None else [])
         self.nodes[fold.id] = fold
@@ -154,6 +130,33 @@ class Archive:
         self.covering = [fold.id, *kept]
         self._projection = view  # = fold.messages + the kept nodes' rows, i.e. [block?] + proj[k:]
         return folded
+
+    def _split_at(self, k: int) -> tuple[list[str], list[str]] | None:
+        """The covering set cut at projection position ``k``: (the node ids before it, which the fold
+        takes; the ids from it on, which stay). A leaf that ``k`` falls inside is split in two (its
+        head folded, its tail kept); None when ``k`` falls inside a node that is no leaf."""
+        folded: list[str] = []
+        offset = 0
+        for idx, nid in enumerate(self.covering):
+            node = self.nodes[nid]
+            n = len(node.messages)
+            if offset + n <= k:
+                folded.append(nid)
+                offset += n
+                continue
+            if offset == k:
+                return folded, self.covering[idx:]
+            if node.kind != "leaf":  # k falls inside a node that cannot be split
+                return None
+            cut = k - offset
+            head = Node(self._new_id("L"), "leaf", turn=node.turn, messages=node.messages[:cut])
+            tail = Node(self._new_id("L"), "leaf", turn=node.turn, messages=node.messages[cut:])
+            self.nodes[head.id] = head
+            self.nodes[tail.id] = tail
+            node.kind, node.children, node.messages = "split", [head.id, tail.id], []
+            self._counts["leaves"] += 1
+            return [*folded, head.id], [tail.id, *self.covering[idx + 1:]]
+        return folded, []
 
     def _fold(self, ids: list[str], kind: FoldKind, text: str | None, messages: list[Message]) -> list[str]:
         fold = Node(self._new_id("F"), "fold", children=ids, fold_kind=kind, text=text, messages=messages)
@@ -181,9 +184,11 @@ class Archive:
         return out
 
     def archived_messages(self) -> list[Message]:
+        """Every row ever committed, in commit order (the leaves under every fold and split)."""
         return [m for leaf in self.base_leaves() for m in leaf.messages]
 
     def stats(self) -> dict[str, int]:
+        """Counts: leaves, folds, nodes in the covering set, rows in the committed log and rows ever archived."""
         return {
             "leaves": self._counts["leaves"],
             "folds": self._counts["folds"],
@@ -194,6 +199,7 @@ class Archive:
 
     # -- snapshots ------------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
+        """The archive as a JSON-ready dict with a checksum, which :meth:`load` reads back."""
         body = {"version": SNAPSHOT_VERSION, "seq": self._seq,
                 "nodes": [self.nodes[k].to_json() for k in sorted(self.nodes, key=lambda s: (s[0], int(s[1:])))],
                 "covering": list(self.covering), "leaves": list(self.leaves)}
@@ -362,3 +368,20 @@ def _check_committed_record(arch: Archive) -> None:
 def _checksum(body: dict[str, Any]) -> str:
     raw = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def _suffix_of(view: list[Message], proj: list[Message]) -> tuple[int, Message | None] | None:
+    """``(k, block)`` when ``view`` is ``[block?] + proj[k:]`` by identity (``block`` a row the
+    projection does not hold: the summary block), else None."""
+    n_proj = len(proj)
+    block: Message | None = None
+    k = n_proj - len(view)  # where view[0] stands if ``view`` is a plain suffix
+    if view:
+        first = view[0]
+        if not (0 <= k < n_proj and first is proj[k]) and not any(map(operator.is_, proj, repeat(first))):
+            block = first  # a row the projection does not hold: the summary block
+            k += 1
+    # identity with proj[k:] row by row: every kept row is a projection row, in place
+    if k >= 0 and all(map(operator.is_, islice(view, 0 if block is None else 1, None), islice(proj, k, None))):
+        return k, block
+    return None

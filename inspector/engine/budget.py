@@ -22,9 +22,7 @@ from inspector.params import HYSTERESIS_RATIO, SAFETY_MARGIN_RATIO, SUMMARIZING,
 class Budget(NamedTuple):
     """One call's budget, as the engine computed it (every face shows these numbers, never its own).
 
-    Immutable, and a :class:`~typing.NamedTuple` rather than a frozen dataclass because one is built
-    per LLM call: a frozen dataclass sets each of its 15 fields through ``object.__setattr__``
-    (about 4 µs a call here, a few per cent of a whole replay), a tuple is built in one step."""
+    Immutable: a face reads it, never changes it."""
 
     window: int
     window_source: str
@@ -46,11 +44,12 @@ class Budget(NamedTuple):
 
     @property
     def trimmer_reserve(self) -> int:
+        """What the trimmer holds back from ``max_tokens``: the completion reserve plus the safety margin."""
         return self.reserve + self.margin
 
 
 _new_tuple = tuple.__new__
-"""``tuple.__new__``: :func:`compute_budget` builds its :class:`Budget` through it in C."""
+"""Builds a :class:`Budget` from its fields in order, all of them given (:func:`compute_budget`)."""
 
 
 @lru_cache(maxsize=256)
@@ -193,7 +192,7 @@ def compute_budget(limits: ModelLimits, trimmer: Any, *, fixed: int, tool_tokens
     if (type(st) is int or (isinstance(st, int) and not isinstance(st, bool))) and 0 < st < hint:
         hint = st
     ceiling = hysteresis_ceiling(hint, hysteresis_ratio) if summarizing else hint  # the one formula
-    # tuple.__new__ builds the record in C (calling Budget(...) runs the NamedTuple's Python-level __new__)
+    # every field given, in order
     return _new_tuple(Budget, (limits.window, limits.window_source, max_tokens, max_src, reserve, reserve_src, margin,
                                ratio, tool_tokens, fixed, hard, hint, ceiling, calibration,
                                calibration_source if calibration else None, prefix,

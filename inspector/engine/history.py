@@ -16,11 +16,12 @@ from typing import Any
 from inspector.engine.types import Message
 
 role_of = operator.methodcaller("get", "role")
-"""A message's role (None when it has none): ``map(role_of, rows)`` reads every row's role in C
-(the replay loop and the agent's system text read them this way)."""
+"""A message's role (None when it has none), as a callable: ``map(role_of, rows)`` reads every row's
+role (the replay loop and the agent's system text read them this way)."""
 
 
 def is_ask(msg: Message) -> bool:
+    """Whether ``msg`` is an ask: an assistant row with tool calls."""
     return msg.get("role") == "assistant" and bool(msg.get("tool_calls"))
 
 
@@ -104,13 +105,14 @@ def group_start(messages: Sequence[Message], i: int) -> int:
 
 
 def flatten(groups: Sequence[Sequence[Message]]) -> list[Message]:
+    """The rows of ``groups``, in order, as one list."""
     return [m for g in groups for m in g]
 
 
 _NEAR = 16
-"""How many leading positions :meth:`LogRuns._refold` compares one by one before it scans in C: a
-write-back fold drops a turn or two (a handful of rows), where setting up the C scan costs more than
-the comparisons (timed)."""
+"""How many leading positions :meth:`LogRuns._refold` compares one by one before it scans the rest
+by identity in one pass: a write-back fold drops a turn or two (a handful of rows), so the row it
+looks for is nearly always among the first few."""
 
 
 class LogRuns:
@@ -156,8 +158,7 @@ class LogRuns:
             n = self.n
         if n == size:
             return self
-        # the new rows, each read once, in one plain loop: a commit appends a turn of a few rows, and
-        # for those (and for hundreds) the loop times faster than map/compress/accumulate pipelines
+        # the new rows, each read once: a commit appends a turn of a few rows
         starts = self.starts
         unit = None if counter is None else getattr(counter, "history_unit", None)
         pre = self.pre
@@ -179,7 +180,7 @@ class LogRuns:
         has when the assembler next looks at it): the rows already read keep their facts, shifted,
         instead of being read again; a leading block and the later rows are read by ``sync``.
         ``k`` is where ``rows[blk]`` stands in the old list (an identity scan: the first
-        :data:`_NEAR` positions in Python, the rest in C), and the whole overlap is checked by
+        :data:`_NEAR` positions one by one, the rest in one pass), and the whole overlap is checked by
         identity. False (read from scratch) for anything else."""
         old, n = self.rows, self.n
         if old is None or not n or len(old) < n or old[n - 1] is not self.last or not rows:
@@ -189,8 +190,8 @@ class LogRuns:
             if size <= blk:
                 break
             target = rows[blk]
-            k = 0  # a fold drops a few rows as a rule: the first positions are read in Python (no iterators to
-            while k < n and k < _NEAR and old[k] is not target:  # set up), the rest by the identity scan in C
+            k = 0  # a fold drops a few rows as a rule: the first positions are read one by one
+            while k < n and k < _NEAR and old[k] is not target:
                 k += 1
             if k == _NEAR < n:
                 k = next(compress(count(_NEAR), map(operator.is_, islice(old, _NEAR, n), repeat(target))), n)
@@ -201,8 +202,8 @@ class LogRuns:
             return False
         if size <= blk:
             return False
-        # a fold happens on most commits, so the kept facts are taken over in C: the prefix sums as a
-        # slice (only their differences count: ``pre[0]`` need not be 0), the starts shifted by ``map``
+        # the kept facts are taken over: the prefix sums as a slice (only their differences count:
+        # ``pre[0]`` need not be 0), the starts shifted
         unit = getattr(self.counter, "history_unit", None)
         if unit is not None:
             pre = self.pre

@@ -33,6 +33,7 @@ class OncePerKey:
         self._seen: set[str] = set()
 
     def first(self, key: str) -> bool:
+        """True the first time ``key`` is asked, False after."""
         if key in self._seen:
             return False
         self._seen.add(key)
@@ -50,6 +51,10 @@ class ModelResolutionError(InspectorError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ModelLimits:
+    """What the engine knows of the model: its name as written and after infra mapping, the context window and
+    the completion reserve with where each came from, prices per token (None: unknown), warnings about
+    how they were found, and an unrecorded prefix added to every call."""
+
     model: str | None  # primary model as written
     effective_model: str | None  # after infra mapping
     window: int
@@ -66,6 +71,7 @@ class ModelLimits:
     prefix_source: str | None = None  # where ``prefix`` came from, in words
 
     def as_dict(self) -> dict[str, Any]:
+        """The limits as a JSON-ready dict (the prefix only when one is added)."""
         extra = {"unrecorded_prefix": self.prefix, "unrecorded_prefix_source": self.prefix_source} if self.prefix else {}
         return {
             "model": self.model, "effective_model": self.effective_model,

@@ -16,6 +16,9 @@ from inspector.errors import InspectorError
 
 
 class LLMCallError(InspectorError, RuntimeError):
+    """A model call failed; ``reason`` classifies it (authentication, rate limit, timeout, ...), the message
+    adds the provider's words."""
+
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
@@ -23,6 +26,8 @@ class LLMCallError(InspectorError, RuntimeError):
 
 @dataclass(slots=True)
 class Completion:
+    """One model call's answer: its text, the model that answered and the reported usage."""
+
     text: str
     model: str
     usage: dict[str, Any] = field(default_factory=dict)
@@ -30,6 +35,10 @@ class Completion:
 
 @dataclass
 class LLMEngine:
+    """How the engine calls a model through LiteLLM: the default ``model``, an ``api_base`` and ``api_key``, a
+    ``timeout`` in seconds, retries and extra keywords for every call. Its ``repr`` never shows the
+    key."""
+
     model: str
     api_base: str | None = None
     api_key: str | None = None
@@ -41,6 +50,9 @@ class LLMEngine:
         return f"LLMEngine(model={self.model!r}, api_base={self.api_base!r}, api_key={'***' if self.api_key else None})"
 
     def complete(self, messages: list[Message], *, model: str | None = None, **kwargs: Any) -> Completion:
+        """One completion of ``messages`` with ``model`` (default: the engine's); returns a
+        :class:`Completion`. Raises :class:`LLMCallError` when the provider fails or answers with
+        no text."""
         from inspector.offline import litellm
 
         lm = litellm()

@@ -38,6 +38,7 @@ class Conversation:
 
     @property
     def last_user_text(self) -> str:
+        """The current user row's content as text (JSON for structured content; empty when there is none)."""
         if self.current_user is None:
             return ""
         c = self.current_user.get("content")
@@ -45,6 +46,7 @@ class Conversation:
 
     @property
     def committed_messages(self) -> list[Message]:
+        """The committed log the next call sees (the archive's projection)."""
         return self.archive.projection()
 
     # -- turn lifecycle -------------------------------------------------------------------------
@@ -87,14 +89,19 @@ class Conversation:
 
     # -- persistence ----------------------------------------------------------------------------
     def export_state(self) -> dict[str, Any]:
+        """The state to persist between processes: the archive's snapshot, the turn index, working memory and
+        the open call id."""
         return {"archive": self.archive.snapshot(), "turn_index": self.turn_index,
                 "working": copy.deepcopy(self.working), "open_call_id": self.open_call_id}
 
     def restore_state(self, state: Mapping[str, Any]) -> None:
+        """Restore what :meth:`export_state` gave. Raises :class:`~inspector.engine.archive.ArchiveError` for
+        a snapshot that does not load."""
         self.archive = Archive.load(state["archive"])
         self.turn_index = int(state.get("turn_index", 0))
         self.working = copy.deepcopy(list(state.get("working", [])))
         self.open_call_id = state.get("open_call_id")
 
     def clear_committed(self) -> None:
+        """Forget the committed log (a new, empty archive)."""
         self.archive = Archive()

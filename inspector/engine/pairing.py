@@ -52,7 +52,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspector.engine.history import call_ids, is_ask
 from inspector.engine.types import Message, ProviderPayloadError, Repair, RepairKind, SanitizeResult
@@ -260,8 +260,8 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
     at = _outside(messages, skip) if skip else range(len(messages))
     if _untouched(messages, at, roles=True):  # the common case: nothing to repair
         kept = messages if owned and isinstance(messages, list) else list(messages)
-        # origin is the identity: a range, not a list of thousands of ints (an uncapped stack, every call);
-        # the rows read were also checked for provider roles, so the final check's rules hold (verified)
+        # origin is the identity (a range, not a list of ints); the rows read were also checked for
+        # provider roles, so the final check's rules hold (verified)
         return SanitizeResult(kept, [], range(len(messages)), skip if owned and type(skip) is list else list(skip),
                               True)
     if _untouched(messages, at, roles=False):  # well paired, a row with a role no provider accepts
@@ -271,10 +271,13 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
         declared: Any = _Declared(_declared_ids(messages[p] for p in at), skip_declares or (lambda _rid: False))
     else:
         declared = _declared_ids(messages)
-    out: list[Message] = []
-    origin: list[int | None] = []
-    repairs: list[Repair] = []
-    clean: list[tuple[int, int]] = []
+    return _repair(messages, skip, declared)
+
+
+def _repair(messages: Sequence[Message], skip: Sequence[tuple[int, int]], declared: Any) -> SanitizeResult:
+    """The full repair pass (rules in the module docstring): the ``skip`` ranges copied unread, every
+    other row read once; ``declared`` answers "does some ask of the payload declare this id"."""
+    out = _Repaired([], [], [], [])
     n = len(messages)
     i = 0
     nxt = 0  # next skip range
@@ -282,9 +285,9 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
         if nxt < len(skip) and skip[nxt][0] == i:
             lo, hi = skip[nxt]
             nxt += 1
-            clean.append((len(out), len(out) + hi - lo))
-            out.extend(messages[lo:hi])
-            origin += _positions(hi)[lo:hi]
+            out.clean.append((len(out.messages), len(out.messages) + hi - lo))
+            out.messages.extend(messages[lo:hi])
+            out.origin.extend(_positions(hi)[lo:hi])
             i = hi
             continue
         msg = messages[i]
@@ -292,40 +295,59 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
             if _role(msg) == "tool":  # rule 6: not in the run right after an ask
                 rid = _result_id(msg)
                 kind: RepairKind = "stray_result_dropped" if rid in declared else "orphan_dropped"
-                repairs.append(Repair(kind, rid, i, "not in the run of results right after its ask"))
+                out.repairs.append(Repair(kind, rid, i, "not in the run of results right after its ask"))
             else:  # rule 7
-                out.append(msg)
-                origin.append(i)
+                out.messages.append(msg)
+                out.origin.append(i)
             i += 1
             continue
+        i = _repair_ask(messages, i, declared, out)
+    return SanitizeResult(out.messages, out.repairs, out.origin, out.clean)
 
-        ids = _ask_ids(msg)
-        end = i + 1
-        while end < n and _role(messages[end]) == "tool":
-            end += 1
-        settled = _settle_run(messages, i, end, ids, declared)
-        if not settled.kept and end < n:  # rule 4
-            detail = f"unanswered calls: {', '.join(ids)}" if ids else "no call has an id"
-            if _has_text(msg.get("content")):
-                out.append({k: v for k, v in msg.items() if k != "tool_calls"})
-                origin.append(i)
-                repairs.append(Repair("ask_stripped", None, i, detail))
-            else:
-                repairs.append(Repair("ask_removed", None, i, detail))
-            repairs.extend(settled.repairs)
-        else:  # rule 5
-            out.append(msg)
-            origin.append(i)
-            for p, row in settled.kept:
-                out.append(row)
-                origin.append(p)
-            repairs.extend(settled.repairs)
-            for cid in settled.unanswered:
-                out.append({"role": "tool", "tool_call_id": cid, "content": ""})
-                origin.append(None)
-                repairs.append(Repair("empty_result_synthesised", cid, i, f"no result for the ask at {i}"))
-        i = end
-    return SanitizeResult(out, repairs, origin, clean)
+
+class _Repaired(NamedTuple):
+    """The repair pass's output as it grows: rows, their input positions (None: synthesised), the
+    repairs, and the output ranges copied unread."""
+
+    messages: list[Message]
+    origin: list[int | None]
+    repairs: list[Repair]
+    clean: list[tuple[int, int]]
+
+
+def _repair_ask(messages: Sequence[Message], i: int, declared: Any, out: _Repaired) -> int:
+    """Repair the ask at ``i`` and the run of ``tool`` rows after it into ``out``: an ask none of
+    whose calls is answered before more rows follow loses its calls (rule 4), else it keeps its
+    results and an empty result answers each call left unanswered (rule 5). Returns the position
+    after the run."""
+    msg = messages[i]
+    n = len(messages)
+    ids = _ask_ids(msg)
+    end = i + 1
+    while end < n and _role(messages[end]) == "tool":
+        end += 1
+    settled = _settle_run(messages, i, end, ids, declared)
+    if not settled.kept and end < n:  # rule 4
+        detail = f"unanswered calls: {', '.join(ids)}" if ids else "no call has an id"
+        if _has_text(msg.get("content")):
+            out.messages.append({k: v for k, v in msg.items() if k != "tool_calls"})
+            out.origin.append(i)
+            out.repairs.append(Repair("ask_stripped", None, i, detail))
+        else:
+            out.repairs.append(Repair("ask_removed", None, i, detail))
+        out.repairs.extend(settled.repairs)
+        return end
+    out.messages.append(msg)  # rule 5
+    out.origin.append(i)
+    for p, row in settled.kept:
+        out.messages.append(row)
+        out.origin.append(p)
+    out.repairs.extend(settled.repairs)
+    for cid in settled.unanswered:
+        out.messages.append({"role": "tool", "tool_call_id": cid, "content": ""})
+        out.origin.append(None)
+        out.repairs.append(Repair("empty_result_synthesised", cid, i, f"no result for the ask at {i}"))
+    return end
 
 
 def _fmt_ids(ids: set[Any]) -> str:

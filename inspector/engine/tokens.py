@@ -25,6 +25,9 @@ from inspector.plugins import default_registry
 
 @runtime_checkable
 class TokenCounter(Protocol):
+    """What every token count goes through: per-message units (cached per message), their total for ``n``
+    messages, and the tool schemas' tokens. ``name`` says which counter it is."""
+
     name: str
 
     def unit(self, msg: Message) -> int:
@@ -36,11 +39,14 @@ class TokenCounter(Protocol):
     def total(self, units: int, n: int) -> int:
         """Token count of ``n`` messages whose units sum to ``units``."""
 
-    def count(self, msgs: Iterable[Message]) -> int: ...
+    def count(self, msgs: Iterable[Message]) -> int:
+        """Tokens of ``msgs`` as a payload."""
 
-    def count_history(self, msgs: Iterable[Message]) -> int: ...
+    def count_history(self, msgs: Iterable[Message]) -> int:
+        """Tokens of ``msgs`` as the summarising manager's trigger counts them."""
 
-    def count_tools(self, tools: Sequence[dict[str, Any]] | None) -> int: ...
+    def count_tools(self, tools: Sequence[dict[str, Any]] | None) -> int:
+        """Tokens of the tool schemas (0 for none)."""
 
     @property
     def computed(self) -> int:
@@ -171,9 +177,11 @@ class EstimateCounter(_CachedCounter):
         return len(c) if isinstance(c, str) else 0
 
     def total(self, units: int, n: int) -> int:
+        """``units // 4 + 4 * n``: four characters a token, four tokens a message."""
         return units // 4 + 4 * n
 
     def count_tools(self, tools: Sequence[dict[str, Any]] | None) -> int:
+        """The schemas' JSON length // 4, plus 4 a tool (0 for none)."""
         if not tools:
             return 0
         return len(json.dumps(list(tools), ensure_ascii=False)) // 4 + 4 * len(tools)
@@ -210,6 +218,7 @@ class TiktokenCounter(_CachedCounter):
         self._names: dict[str, int] = {}  # tool-call name -> its tokens (an agent calls a few tools, over and over)
 
     def text_tokens(self, text: str) -> int:
+        """Tokens of ``text`` in this counter's encoding (special tokens read as text)."""
         if not text:
             return 0
         return len(self._enc.encode(text, disallowed_special=()))
@@ -235,11 +244,12 @@ class TiktokenCounter(_CachedCounter):
         return n
 
     def total(self, units: int, n: int) -> int:
+        """``units`` itself: each message's overhead is inside its unit."""
         return units
 
     def count_tools(self, tools: Sequence[dict[str, Any]] | None) -> int:
-        """Tokens of the tool schemas; the last text's count is kept (an agent sends the same schemas
-        on every call, and tokenising them per call would cost more than the call's new rows)."""
+        """Tokens of the tool schemas (0 for none); the last text's count is kept, since an agent
+        sends the same schemas on every call."""
         if not tools:
             return 0
         text = json.dumps(list(tools), ensure_ascii=False)

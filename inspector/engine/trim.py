@@ -33,23 +33,51 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from inspector.engine.history import call_ids, is_ask, leading_group_size
 from inspector.engine.tokens import TokenCounter
 from inspector.engine.types import Message, Removal, Removals, TrimResult
 
-__all__ = ["trim_budget", "trim_messages_to_budget", "trim_with_sums"]
+__all__ = ["RowSums", "trim_budget", "trim_messages_to_budget", "trim_with_sums"]
 
 _log = logging.getLogger(__name__)
 
 
 def trim_budget(max_tokens: int, reserve: int, fixed: int) -> int:
-    """Tokens the messages may use: ``max(0, max_tokens − max(0, reserve) − max(0, fixed))``.
-
-    Written with conditional expressions, not ``max``: every LLM call asks this (the pre-cut and
-    the trimmer), and three builtin calls cost more than the subtraction they guard."""
+    """Tokens the messages may use: ``max(0, max_tokens − max(0, reserve) − max(0, fixed))``."""
     left = max_tokens - (reserve if reserve > 0 else 0) - (fixed if fixed > 0 else 0)
     return left if left > 0 else 0
+
+
+class RowSums(NamedTuple):
+    """The unit sums a caller already holds for :func:`trim_with_sums` (running sums over the committed
+    log and working memory): ``msg_total`` is the units of ``messages`` and ``msg_sum(lo, hi)`` those of
+    ``messages[lo:hi]``; ``pin_total``, ``pin_sum(lo, hi)`` and ``pin_units(k)`` the same for
+    ``pin_tail``; ``pin_chain`` the start of every working-memory group as
+    :func:`~inspector.engine.history.leading_group_size` chains them from row 0."""
+
+    msg_sum: Callable[[int, int], int]
+    msg_total: int
+    pin_units: Callable[[int], int]
+    pin_sum: Callable[[int, int], int]
+    pin_total: int
+    pin_chain: Sequence[int]
+
+
+@dataclass(slots=True)
+class _Cut:
+    """Where a trim stands: the units and rows still in, their total, the first history row still in
+    (``start``; rows from the protected head up to it are gone), the first working-memory row still
+    in, and what was removed so far, in order."""
+
+    units: int
+    count: int
+    total: int
+    start: int
+    pin_start: int
+    removed: list[Removal] | Removals
 
 
 def trim_messages_to_budget(
@@ -76,47 +104,76 @@ def trim_messages_to_budget(
     budget = trim_budget(max_tokens, reserve, fixed)
     if total <= budget:
         return TrimResult(list(messages) + list(pin_tail), [], False, total)
+    head = 1 if len(messages) and messages[0].get("role") == "system" else 0
+    cut = _Cut(units, count, total, head, 0, [])
+    _drop_history(messages, pin_tail, cut, budget, counter, lambda lo, hi: sum(msg_units[lo:hi]),
+                  pin_units.__getitem__)
+    cur = _drop_working_groups(pin_tail, cut, budget, counter, pin_units.__getitem__)
+    result = list(messages[:head]) + list(messages[cut.start:]) + list(pin_tail[cur:])
+    return _result(result, cut.removed, cut.total, budget, len(pin_tail) - cur, cut.start - head, cut.pin_start)
 
-    removed: list[Removal] = []
-    n_msgs, n_pin = len(messages), len(pin_tail)
-    head = 1 if n_msgs and messages[0].get("role") == "system" else 0
-    start = head  # messages[head:start] have been removed
-    pin_start = 0  # pin_tail[:pin_start] have been removed
 
+def _drop_history(messages: Sequence[Message], pin_tail: Sequence[Message], cut: _Cut, budget: int,
+                  counter: TokenCounter, msg_sum: Callable[[int, int], int], pin_unit: Callable[[int], int]) -> None:
+    """Drop the oldest history groups while over ``budget``, never the last one; a dropped ask takes
+    the answers it left owed at the front of ``pin_tail`` with it (the HITL rule)."""
+    n_msgs = len(messages)
     # answers at the front of pin_tail follow the last history row: when that row is an ask (kept: it is
     # the last group), the answers under its ids are its own, never those of an older dropped ask
-    last_ask_ids = set(call_ids(messages[-1])) if n_msgs > head and is_ask(messages[-1]) else set()
-    while total > budget and n_msgs - start > 1:
+    last_ask_ids = set(call_ids(messages[-1])) if n_msgs > cut.start and is_ask(messages[-1]) else set()
+    # answers of a dropped ask can only stand at the front of pin_tail: with none there, none is owed
+    answers_first = bool(pin_tail) and pin_tail[0].get("role") == "tool"
+    removed = cut.removed
+    while cut.total > budget and n_msgs - cut.start > 1:
+        start = cut.start
         size = leading_group_size(messages, start)
         if size >= n_msgs - start:
             break
         first = messages[start]
+        cut.units -= msg_sum(start, start + size)
         for k in range(start, start + size):
-            units -= msg_units[k]
             removed.append(Removal(messages[k], "history"))
-        count -= size
-        start += size
-        if is_ask(first):
-            owed = set(call_ids(first)) - {m.get("tool_call_id") for m in messages[start - size + 1:start]} - last_ask_ids
-            pin_start, units, count = _drop_answers_of(owed, pin_tail, pin_units, pin_start, units, count, removed)
-        total = counter.total(units, count)
+        cut.count -= size
+        cut.start = start + size
+        if answers_first and is_ask(first):
+            owed = set(call_ids(first)) - {m.get("tool_call_id") for m in messages[start + 1:start + size]} \
+                - last_ask_ids
+            _drop_answers_of(owed, pin_tail, pin_unit, cut)
+        cut.total = counter.total(cut.units, cut.count)
 
-    # working-memory groups from pin_start (Q24: answers at its front are groups of one each)
-    cur = pin_start  # pin_tail[pin_start:cur] have been removed
-    while total > budget and n_pin - cur > 0:
+
+def _drop_answers_of(ids: set[str], pin_tail: Sequence[Message], pin_unit: Callable[[int], int], cut: _Cut) -> None:
+    """HITL rule: remove the rows at the front of ``pin_tail`` answering a dropped ask's call ids
+    ``ids`` that its own group left unanswered (each id once)."""
+    while cut.pin_start < len(pin_tail) and pin_tail[cut.pin_start].get("role") == "tool":
+        row = pin_tail[cut.pin_start]
+        tid = row.get("tool_call_id")
+        if tid not in ids:
+            break
+        ids.discard(tid)
+        cut.units -= pin_unit(cut.pin_start)
+        cut.count -= 1
+        cut.removed.append(Removal(row, "working_memory", "answer_of_dropped_ask"))
+        cut.pin_start += 1
+
+
+def _drop_working_groups(pin_tail: Sequence[Message], cut: _Cut, budget: int, counter: TokenCounter,
+                         pin_unit: Callable[[int], int]) -> int:
+    """Drop the oldest working-memory groups from ``cut.pin_start`` while over ``budget``, never the
+    newest (answers at its front are groups of one each); returns the first row still in."""
+    n_pin = len(pin_tail)
+    cur = cut.pin_start
+    while cut.total > budget and n_pin - cur > 0:
         size = leading_group_size(pin_tail, cur)
         if size >= n_pin - cur:
             break
         for k in range(cur, cur + size):
-            units -= pin_units[k]
-            removed.append(Removal(pin_tail[k], "working_memory"))
-        count -= size
+            cut.units -= pin_unit(k)
+            cut.removed.append(Removal(pin_tail[k], "working_memory"))
+        cut.count -= size
         cur += size
-        total = counter.total(units, count)
-
-    result = list(messages[:head]) + list(messages[start:]) + list(pin_tail[cur:])
-    return _result(result, removed, total, budget, n_pin - cur, start - head, pin_start)
-
+        cut.total = counter.total(cut.units, cut.count)
+    return cur
 
 
 def _result(result: list[Message], removed: list[Removal] | Removals, total: int, budget: int, newest_rows: int,
@@ -135,28 +192,6 @@ def _result(result: list[Message], removed: list[Removal] | Removals, total: int
         )
     return TrimResult(result, removed, over, total, history_removed, answers_removed)
 
-def _drop_answers_of(
-    ids: set[str],
-    pin_tail: Sequence[Message],
-    pin_units: list[int],
-    pin_start: int,
-    units: int,
-    count: int,
-    removed: list[Removal],
-) -> tuple[int, int, int]:
-    """HITL rule: remove the rows at the front of ``pin_tail`` answering a dropped ask's call ids
-    ``ids`` that its own group left unanswered (each id once)."""
-    while pin_start < len(pin_tail) and pin_tail[pin_start].get("role") == "tool":
-        tid = pin_tail[pin_start].get("tool_call_id")
-        if tid not in ids:
-            break
-        ids.discard(tid)
-        units -= pin_units[pin_start]
-        count -= 1
-        removed.append(Removal(pin_tail[pin_start], "working_memory", "answer_of_dropped_ask"))
-        pin_start += 1
-    return pin_start, units, count
-
 
 def trim_with_sums(
     messages: Sequence[Message],
@@ -166,33 +201,24 @@ def trim_with_sums(
     fixed: int,
     pin_tail: Sequence[Message],
     counter: TokenCounter,
-    msg_sum: Callable[[int, int], int],
-    msg_total: int,
-    pin_units: Callable[[int], int],
-    pin_sum: Callable[[int, int], int],
-    pin_total: int,
-    pin_chain: Sequence[int],
+    sums: RowSums,
     owned: bool = False,
     budget: int | None = None,
 ) -> TrimResult:
     """:func:`trim_messages_to_budget` for incremental assembly: the same result, without reading
     every row.
 
-    The caller knows the unit sums already (running sums over the committed log and working
-    memory): ``msg_total`` is the units of ``messages``, ``msg_sum(lo, hi)`` those of ``messages[lo:hi]``
-    (asked once per dropped group), ``pin_sum(lo, hi)``
-    the units of ``pin_tail[lo:hi]``, ``pin_total`` those of all of it and ``pin_units(k)`` one row's; ``pin_chain`` is the start of every
-    working-memory group as :func:`~inspector.engine.history.leading_group_size` chains them from row
-    0 (recorded when each row was appended). History groups are dropped one by one as in the
-    reference (after the pre-cut there are a handful); the working-memory cut — thousands of groups in
-    one enormous turn — is found by bisection over the group starts, and the rows it removes are
-    recorded as one range of ``pin_tail``. Cost: O(history groups dropped + log(groups)), plus
-    copying the kept rows into the result list. ``owned``: the caller hands ``messages`` (a list)
-    over — it may become the result's list instead of being copied once more. ``budget``: the
-    caller's ``trim_budget(max_tokens, reserve, fixed)`` when it has it already (not computed twice).
+    The caller knows the unit sums already (``sums``, a :class:`RowSums`). History groups are
+    dropped one by one as in the reference (after the pre-cut there are a handful); the
+    working-memory cut (thousands of groups in one enormous turn) is found by bisection over the
+    group starts, and the rows it removes are recorded as one range of ``pin_tail``. Cost:
+    O(history groups dropped + log(groups)), plus copying the kept rows into the result list.
+    ``owned``: the caller hands ``messages`` (a list) over: it may become the result's list instead
+    of being copied once more. ``budget``: the caller's ``trim_budget(max_tokens, reserve, fixed)``
+    when it has it already.
     """
     n_msgs, n_pin = len(messages), len(pin_tail)
-    units = msg_total + pin_total
+    units = sums.msg_total + sums.pin_total
     count = n_msgs + n_pin
     total = counter.total(units, count)
     if max_tokens <= 0:
@@ -201,71 +227,38 @@ def trim_with_sums(
         budget = trim_budget(max_tokens, reserve, fixed)
     if total <= budget:
         return TrimResult(_joined(messages, 0, pin_tail, owned=owned), [], False, total)
-
-    removed = Removals()
     head = 1 if n_msgs and messages[0].get("role") == "system" else 0
-    start = head
-    pin_start = 0
-    # the last history row is an ask (kept: the last group): answers under its ids are its own
-    last_ask_ids = set(call_ids(messages[-1])) if n_msgs > head and is_ask(messages[-1]) else set()
-    # answers of a dropped ask can only stand at the front of pin_tail: with none there, none is owed
-    answers_first = n_pin > 0 and pin_tail[0].get("role") == "tool"
-    while total > budget and n_msgs - start > 1:
-        size = leading_group_size(messages, start)
-        if size >= n_msgs - start:
-            break
-        first = messages[start]
-        units -= msg_sum(start, start + size)
-        for k in range(start, start + size):
-            removed.append(Removal(messages[k], "history"))
-        count -= size
-        start += size
-        if answers_first and is_ask(first):
-            owed = set(call_ids(first)) - {m.get("tool_call_id") for m in messages[start - size + 1:start]} \
-                - last_ask_ids
-            while pin_start < n_pin and pin_tail[pin_start].get("role") == "tool":
-                tid = pin_tail[pin_start].get("tool_call_id")
-                if tid not in owed:
-                    break
-                owed.discard(tid)
-                units -= pin_units(pin_start)
-                count -= 1
-                removed.append(Removal(pin_tail[pin_start], "working_memory", "answer_of_dropped_ask"))
-                pin_start += 1
-        total = counter.total(units, count)
+    cut = _Cut(units, count, total, head, 0, Removals())
+    _drop_history(messages, pin_tail, cut, budget, counter, sums.msg_sum, sums.pin_units)
+    if cut.total > budget and n_pin - cut.pin_start > 0 and cut.pin_start == 0 and sums.pin_chain:
+        cur = _cut_working_by_bisection(pin_tail, cut, budget, counter, sums)
+    else:  # answers of a dropped ask left first (a resumed HITL turn): the reference's walk (rare, short)
+        cur = _drop_working_groups(pin_tail, cut, budget, counter, sums.pin_units)
+    result = _joined(messages, cut.start, pin_tail[cur:] if cur else pin_tail, head=head, owned=owned)
+    return _result(result, cut.removed, cut.total, budget, n_pin - cur, cut.start - head, cut.pin_start)
 
-    cur = pin_start
-    if total > budget and n_pin - cur > 0:
-        if cur == 0 and pin_chain:
-            # the groups from row 0 are pin_chain; the loop of the reference stops at the first group
-            # start g where the rest fits, or at the last group: the total only falls as g grows
-            lo, hi = 0, len(pin_chain) - 1
-            while lo < hi:
-                mid = (lo + hi) // 2
-                g = pin_chain[mid]
-                if counter.total(units - pin_sum(0, g), count - g) <= budget:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            cur = pin_chain[lo]
-            units -= pin_sum(0, cur)
-            count -= cur
-            removed.add_range(pin_tail, 0, cur, "working_memory")
-            total = counter.total(units, count)
-        else:  # answers of a dropped ask left first (a resumed HITL turn): the reference's walk (rare, short)
-            while total > budget and n_pin - cur > 0:
-                size = leading_group_size(pin_tail, cur)
-                if size >= n_pin - cur:
-                    break
-                for k in range(cur, cur + size):
-                    units -= pin_units(k)
-                    removed.append(Removal(pin_tail[k], "working_memory"))
-                count -= size
-                cur += size
-                total = counter.total(units, count)
 
-    result = _joined(messages, start, pin_tail[cur:] if cur else pin_tail, head=head, owned=owned)
-    return _result(result, removed, total, budget, n_pin - cur, start - head, pin_start)
+def _cut_working_by_bisection(pin_tail: Sequence[Message], cut: _Cut, budget: int, counter: TokenCounter,
+                              sums: RowSums) -> int:
+    """The reference's working-memory walk from row 0 as one bisection over the group starts
+    ``sums.pin_chain``: it stops at the first group start where the rest fits, or at the last group
+    (the total only falls as the start grows). Returns the first row kept; the rows before it are
+    recorded as one removed range."""
+    chain = sums.pin_chain
+    lo, hi = 0, len(chain) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        g = chain[mid]
+        if counter.total(cut.units - sums.pin_sum(0, g), cut.count - g) <= budget:
+            hi = mid
+        else:
+            lo = mid + 1
+    cur = chain[lo]
+    cut.units -= sums.pin_sum(0, cur)
+    cut.count -= cur
+    cut.removed.add_range(pin_tail, 0, cur, "working_memory")  # type: ignore[union-attr]
+    cut.total = counter.total(cut.units, cut.count)
+    return cur
 
 
 def _joined(messages: Sequence[Message], start: int, *tails: Sequence[Message], head: int = 0,

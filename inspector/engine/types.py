@@ -46,6 +46,7 @@ class Repair:
     new_id: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        """The repair as a JSON-ready dict (``new_id`` and ``detail`` only when set)."""
         d: dict[str, Any] = {"kind": self.kind, "tool_call_id": self.tool_call_id, "index": self.index}
         if self.new_id is not None:
             d["new_id"] = self.new_id
@@ -76,6 +77,10 @@ class Removal:
 
 @dataclass(slots=True)
 class TrimResult:
+    """The trimmer's outcome: the rows kept (in order, the same objects), the rows removed, whether what is
+    pinned alone is over the budget, the kept rows' tokens, and how many of the removed rows are
+    history rows and answers of a dropped ask."""
+
     messages: list[Message]
     removed: list[Removal] | Removals = field(default_factory=list)
     over_budget: bool = False  # pinned content alone exceeds the budget (warning, never silent deletion)
@@ -113,10 +118,12 @@ class Removals(Sequence["Removal"]):
         self._len = 0
 
     def append(self, item: Removal) -> None:
+        """Record one removed row."""
         self._parts.append(item)
         self._len += 1
 
     def add_range(self, rows: Sequence[Message], lo: int, hi: int, source: str) -> None:
+        """Record ``rows[lo:hi]`` as removed from ``source`` (nothing for an empty range)."""
         if hi > lo:
             self._parts.append((rows, lo, hi, source))
             self._len += hi - lo
@@ -156,7 +163,7 @@ class RowsView(Sequence[Message]):
     __slots__ = ("_head", "_rows", "_lo", "_hi")
 
     def __init__(self, head: Sequence[Message], rows: Sequence[Message], lo: int, hi: int) -> None:
-        # (no builtin calls for the usual empty head and ordered bounds: a view is made on every LLM call)
+        # (an empty head stays empty; bounds out of order make an empty view)
         self._head, self._rows, self._lo, self._hi = list(head) if head else [], rows, lo, hi if hi > lo else lo
 
     def __eq__(self, other: object) -> bool:

@@ -61,6 +61,7 @@ class RawBinding:
 
     @property
     def locator(self) -> str | None:
+        """What names the plugin: its ``type``, else its ``ref`` (None: neither)."""
         return self.type or self.ref
 
 
@@ -174,6 +175,9 @@ def check_params(spec: PluginSpec, params: Mapping[Any, Any], path: Path_, col: 
 
 
 def make_binding(spec: PluginSpec | None, raw: RawBinding, params: Mapping[Any, Any], source: str) -> Binding:
+    """The resolved :class:`~inspector.manifest.settings.Binding` of ``spec`` with (a copy of) ``params``,
+    from ``source``; for an unknown plugin (``spec`` None, an error already recorded) the name as
+    written."""
     if spec is None:  # unknown plugin: an error is already recorded; keep the name as written
         name = raw.locator or ""
         return Binding(type=name, urn=name, params=copy.deepcopy(dict(params)), source=source, ref=raw.ref)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import count
 from typing import Any
 
-from inspector.engine.assembler import Assembly, PayloadRow
+from inspector.engine import Assembly, PayloadRow
 from inspector.engine.summary_block import is_summary_block
 from inspector.engine.types import Message, Removals, RowsView, Span
 from inspector.replay.records import Segment

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from inspector.engine.assembler import CommitRecord, ContextAssembler, ContextEngine
+from inspector.engine import CommitRecord, ContextAssembler, ContextEngine
 from inspector.engine.summarizers import Summarizer
 from inspector.engine.types import Message
 from inspector.replay.ranges import _Refs, _removed, _row_ranges, _segments

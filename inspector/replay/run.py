@@ -12,7 +12,7 @@ from operator import ne
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from inspector.engine.assembler import ContextEngine
+from inspector.engine import ContextEngine
 from inspector.engine.history import role_of
 from inspector.engine.llm import LLMEngine
 from inspector.engine.managers.base import budget_terms

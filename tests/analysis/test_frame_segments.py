@@ -28,7 +28,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.engine.assembler import PayloadRow
+from inspector.engine import PayloadRow
 from inspector.engine.managers.summarising import SUMMARY_PREFIX, is_summary_block
 from inspector.engine.types import Removal, Removals, RowsView, Span
 from inspector.manifest import settings_from_dict
@@ -258,7 +258,7 @@ def test_frames_of_the_shipped_assembler_keep_one_bands_dict_each() -> None:
 
 
 PLUGIN = '''
-from inspector.engine.assembler import ContextAssembler
+from inspector.engine import ContextAssembler
 
 class Asm(ContextAssembler):
     """Hands out one bands dict, updated in place on every call."""

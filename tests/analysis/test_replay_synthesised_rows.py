@@ -18,7 +18,7 @@ from inspector.replay import replay
 from inspector.transcripts import parse_transcript
 
 PLUGIN = '''
-from inspector.engine.assembler import ContextAssembler
+from inspector.engine import ContextAssembler
 from inspector.engine.types import Span
 
 NOTE = {"role": "user", "content": "[note synthesised by the custom assembler]"}

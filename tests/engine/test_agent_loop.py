@@ -6,7 +6,7 @@ import json
 
 from conftest import ROOT
 from inspector.offline import litellm
-from inspector.engine.assembler import ContextEngine
+from inspector.engine import ContextEngine
 
 
 def test_agent_loop_end_to_end(llm) -> None:  # noqa: ANN001

@@ -1,6 +1,6 @@
 """Clean ranges that reach the ends of a range.
 
-:func:`~inspector.engine.incremental.clean_ranges` gives the first unit of a range when it begins
+:func:`~inspector.engine.assembly.row_index.clean_ranges` gives the first unit of a range when it begins
 at the range's start, and with ``to_end`` (the range ends the payload, as working memory does) the
 index's last unit when it is complete and clean. The pairing repair and the final check given those
 ranges must still give the full pass's result, for payloads that end with the range and for ones
@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.engine.incremental import RowIndex, clean_ranges
+from inspector.engine.assembly.row_index import RowIndex, clean_ranges
 from inspector.engine.pairing import check_provider_payload, sanitize_provider_messages
 from inspector.engine.tokens import make_counter
 from test_incremental_equals_reference import payloads

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import event as hevent
 from hypothesis import strategies as st
 
-from inspector.engine.assembler import ContextEngine
+from inspector.engine import ContextEngine
 from inspector.engine.history import is_ask, start_of_tool_group
 from inspector.engine.pairing import check_provider_payload, sanitize_provider_messages
 from inspector.manifest import settings_from_dict

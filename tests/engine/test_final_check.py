@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from builders import ask, tool
 
-from inspector.engine.assembler import ContextEngine
+from inspector.engine import ContextEngine
 from inspector.engine.pairing import check_provider_payload
 from inspector.engine.types import ProviderPayloadError
 from inspector.manifest import settings_from_dict
 
 PLUGIN = '''
-from inspector.engine.assembler import ContextAssembler
+from inspector.engine import ContextAssembler
 
 
 class Replaces:

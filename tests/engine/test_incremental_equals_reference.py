@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import event as hevent
 from hypothesis import strategies as st
 
-from inspector.engine.assembler import Assembly, ContextEngine
-from inspector.engine.incremental import RowIndex, clean_ranges
+from inspector.engine import Assembly, ContextEngine
+from inspector.engine.assembly.row_index import RowIndex, clean_ranges
 from inspector.engine.pairing import check_provider_payload, sanitize_provider_messages
 from inspector.engine.tokens import make_counter
 from inspector.engine.types import Span

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from inspector.engine.assembler import ContextAssembler, ContextEngine
+from inspector.engine import ContextAssembler, ContextEngine
 from inspector.manifest import settings_from_dict
 
 

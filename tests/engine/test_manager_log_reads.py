@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import ask, asst, tool, user
-from inspector.engine.assembler import ContextEngine
+from inspector.engine import ContextEngine
 from inspector.engine.history import LogRuns, split_user_turns
 from inspector.engine.managers.sliding_window import SlidingWindowConversation
 from inspector.engine.managers.stack import StackConversation

@@ -8,7 +8,7 @@ import pytest
 
 from builders import T, ask, asst, tool, user
 from inspector.engine.archive import Archive, ArchiveError
-from inspector.engine.assembler import ContextEngine
+from inspector.engine import ContextEngine
 from inspector.manifest import settings_from_dict
 
 

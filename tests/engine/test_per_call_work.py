@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from inspector.engine.assembler import ContextEngine
+from inspector.engine import ContextEngine
 from inspector.engine.tokens import EstimateCounter
 from inspector.manifest import settings_from_dict
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.engine.assembler import ContextEngine
+from inspector.engine import ContextEngine
 from inspector.plugins import ENTRY_POINT_GROUP, PluginLookupError, PluginSpec, Registry, BUILTIN_SPECS, default_registry
 from inspector.manifest import settings_from_dict
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector.engine.assembler import ContextEngine
+from inspector.engine import ContextEngine
 from inspector.engine.managers.summarising import is_summary_block
 from inspector.manifest import settings_from_dict
 from test_engine_invariants import Echo, conversations, managers, text, trimmers

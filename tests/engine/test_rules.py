@@ -14,7 +14,7 @@ from fractions import Fraction
 import pytest
 
 from builders import ask, asst, system, tool, user
-from inspector.engine.assembler import ContextEngine
+from inspector.engine import ContextEngine
 from inspector.engine.budget import compute_budget
 from inspector.engine.limits import resolve_limits
 from inspector.engine.managers.summarising import SummarizingConversation, summary_block

@@ -4,8 +4,8 @@
   with the same units as measuring it on first use; a replay primes the rows it sends (a
   transcript's system row only when the transcript's prompt is in force), so priming changes no
   frame, no commit and not how many messages were tokenised — only when.
-* :class:`~inspector.engine.incremental.RowIndex` takes working memory's facts over at commit only
-  from :attr:`~inspector.engine.incremental.RowIndex.CARRY_MIN` rows on (below, deriving the rows
+* :class:`~inspector.engine.assembly.row_index.RowIndex` takes working memory's facts over at commit only
+  from :attr:`~inspector.engine.assembly.row_index.RowIndex.CARRY_MIN` rows on (below, deriving the rows
   again costs less): the facts are the same either way (the general property is
   ``test_a_log_taking_working_memorys_facts_over_equals_one_deriving_them``), and a replay of long
   turns still takes them over.
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.engine.incremental import RowIndex
+from inspector.engine.assembly.row_index import RowIndex
 from inspector.engine.tokens import EstimateCounter, TiktokenCounter, make_counter
 from inspector.manifest import settings_from_dict
 from inspector.replay import replay

@@ -416,7 +416,7 @@ def test_over_budget_is_logged_with_the_budget_and_what_is_pinned(caplog: pytest
 # -- the incremental trimmer on its own: the reference's result from running sums ----------------------
 def _with_sums(messages: list[Message], pin_tail: list[Message], max_tokens: int) -> Any:
     from inspector.engine.history import leading_group_size
-    from inspector.engine.trim import trim_with_sums
+    from inspector.engine.trim import RowSums, trim_with_sums
 
     c = EstimateCounter()
     mu, pu = [c.unit(m) for m in messages], [c.unit(m) for m in pin_tail]
@@ -425,8 +425,9 @@ def _with_sums(messages: list[Message], pin_tail: list[Message], max_tokens: int
         chain.append(i)
         i += leading_group_size(pin_tail, i)
     return trim_with_sums(messages, max_tokens=max_tokens, reserve=0, fixed=0, pin_tail=pin_tail, counter=c,
-                          msg_sum=lambda lo, hi: sum(mu[lo:hi]), msg_total=sum(mu), pin_units=lambda k: pu[k],
-                          pin_sum=lambda lo, hi: sum(pu[lo:hi]), pin_total=sum(pu), pin_chain=chain)
+                          sums=RowSums(msg_sum=lambda lo, hi: sum(mu[lo:hi]), msg_total=sum(mu),
+                                       pin_units=lambda k: pu[k], pin_sum=lambda lo, hi: sum(pu[lo:hi]),
+                                       pin_total=sum(pu), pin_chain=chain))
 
 
 def _hitl_cases() -> list[tuple[list[Message], list[Message]]]:

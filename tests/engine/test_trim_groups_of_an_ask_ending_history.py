@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 from builders import ask, tool
 
-from inspector.engine.assembler import ContextEngine
+from inspector.engine import ContextEngine
 from inspector.engine.types import Repair
 from inspector.manifest import settings_from_dict
 from inspector.report.app_views import trim_note

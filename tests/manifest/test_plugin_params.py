@@ -32,7 +32,8 @@ from inspector.params import SAFETY_MARGIN_RATIO, PluginParams, SummarizingParam
 from inspector.plugins import BUILTIN_SPECS, PluginSpec, builtin_params_table, default_registry, register
 
 ROOT = Path(__file__).resolve().parents[2]
-ENGINE_ONLY = {"engine", "models", "cache"}  # constructor arguments the engine passes, never a manifest
+ENGINE_ONLY = {"engine", "models", "cache", "params"}  # constructor arguments the engine passes, never a manifest
+# ("params": the validated model that ``from_params`` hands a built-in manager instead of its keywords)
 LIMITS = ModelLimits(model="m", effective_model="m", window=100_000, window_source="test", completion=1_000,
                      completion_source="test", input_cost_per_token=None, output_cost_per_token=None,
                      price_source=None)
@@ -226,3 +227,57 @@ def test_faces_read_the_budget_terms_the_replay_recorded(cm: dict[str, Any], sum
     assert (rp.terms.summarizing, rp.terms.hysteresis_ratio) == (summarizing, ratio)
     assert figures._budget_lines(rp) == lines
     assert walkthrough.ratios(rp) == sorted({0.0, 0.1, 0.3, ratio})
+
+
+# --- settings typed once: the binding's params model goes to the plugin --------------------------
+
+def _settings(cm: dict[str, Any]) -> Any:
+    return settings_from_dict({"spec": {"context_manager": cm}}).settings
+
+
+@pytest.mark.parametrize(("cm", "attr", "expected"), [
+    # the aliases are folded by the model (keep_turns > window_size > max_turns), not by the constructor
+    ({"type": "sliding-window", "params": {"window_size": 3, "max_turns": 7}}, "keep_turns", 3),
+    ({"type": "stack", "params": {"max_messages": 40}}, "max_messages", 40),
+    # the hysteresis ratio is clamped into [0, 1] by the model's Clamp
+    ({"type": "summarising", "params": {"keep_turns": 2, "hysteresis_ratio": 1.5}}, "hysteresis_ratio", 1.0),
+])
+def test_a_builtin_manager_is_built_from_its_bindings_params_model_without_a_second_check(
+        cm: dict[str, Any], attr: str, expected: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.engine import build_context_manager
+    from inspector.engine.tokens import EstimateCounter
+
+    settings = _settings(cm)
+    typed = settings.context_manager.typed_params  # validated here, once
+    assert typed is not None and getattr(typed, attr) == expected
+
+    def second_check(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the params were validated a second time")
+
+    monkeypatch.setattr(PluginParams, "build", classmethod(second_check))
+    manager = build_context_manager(settings, EstimateCounter(), summarizer="drop")
+    assert getattr(manager, attr) == expected
+
+
+def test_a_name_the_builtin_does_not_accept_is_a_type_error_naming_the_field() -> None:
+    import dataclasses
+
+    from inspector.engine import build_context_manager
+    from inspector.engine.tokens import EstimateCounter
+    from inspector.manifest.settings import Binding
+
+    settings = _settings({"type": "stack"})
+    # a hand-made binding skips the manifest's checks: the builder still refuses the unknown name
+    bad = Binding(type="stack", urn="mas.cm.stack", params={"max_message": 4}, source="test", slot="context_manager")
+    with pytest.raises(TypeError, match=r"^spec\.context_manager\.params: StackConversation rejected "
+                                        r"\['max_message'\]: unexpected keyword argument\(s\) 'max_message'$"):
+        build_context_manager(dataclasses.replace(settings, context_manager=bad), EstimateCounter())
+
+
+def test_the_llm_summarizer_is_built_from_its_params_model() -> None:
+    from inspector.engine import build_summarizer
+
+    settings = settings_from_dict({"spec": {"context_manager": {"type": "summarising", "params": {
+        "summarizer": {"type": "llm", "params": {"model": "gpt-4o-mini", "instructions": "Be brief."}}}}}}).settings
+    summarizer = build_summarizer(settings)
+    assert (summarizer.model, summarizer.instructions) == ("gpt-4o-mini", "Be brief.")

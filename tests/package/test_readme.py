@@ -158,7 +158,7 @@ def test_the_live_loop_snippet_names_only_fields_the_call_record_has() -> None:
     """The snippet's comments name the record's fields (``call.bands``, ``call.decision``…): each
     must be one an :class:`Assembly` has (``call.cm`` was renamed ``call.decision`` and the README
     kept the old name)."""
-    from inspector.engine.assembler import Assembly
+    from inspector.engine import Assembly
 
     (snippet,) = [b for b in code_blocks(section("Live use: the engine in a real agent loop", GUIDE), "python")
                   if "litellm.completion" in b]

@@ -24,7 +24,7 @@ import pytest
 
 from builders import asst, user
 from inspector.engine.archive import Archive, ArchiveError, _checksum
-from inspector.engine.assembler import ContextEngine
+from inspector.engine import ContextEngine
 from inspector.engine.llm import LLMCallError, LLMEngine
 from inspector.engine.summarizers.llm import SummaryCache
 from inspector.manifest import settings_from_dict

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from inspector.engine.assembler import ContextEngine
+from inspector.engine import ContextEngine
 from inspector.engine.llm import LLMEngine
 from inspector.plugins import PluginLookupError
 from inspector.manifest import ManifestError, ManifestReadError, load_manifest, load_manifest_text, settings_from_dict
@@ -38,7 +38,7 @@ PLUGIN_SOURCE = '''
 import pathlib
 pathlib.Path({marker!r}).write_text("imported")
 
-from inspector.engine.assembler import ContextAssembler
+from inspector.engine import ContextAssembler
 from inspector.engine.managers.stack import StackConversation
 
 

@@ -75,8 +75,7 @@ class Managed(NamedTuple):
 
     ``messages`` is a sequence the engine only reads: a manager that keeps the whole log may return a
     read-only view of it (:class:`~inspector.engine.types.RowsView`) rather than a copy per call.
-    Immutable; a named tuple rather than a frozen dataclass because one is made on every LLM call
-    and every commit (a frozen dataclass sets each field through ``object.__setattr__``)."""
+    Immutable: the engine reads a result, never changes it."""
 
     messages: Sequence[Message]
     decision: CMDecision
@@ -97,7 +96,7 @@ class ContextManager(ABC):
     """Whether :meth:`log_runs` keeps the log's trigger units too (a manager whose decision counts tokens)."""
 
     # Per-instance state made on first use; the class-level None is what an instance reads before
-    # that (also one whose subclass skipped ``__init__``), without a getattr call on every LLM call.
+    # that (also one whose subclass skipped ``__init__``).
     _log_runs: LogRuns | None = None
     _same_log: tuple[Sequence[Message], int, Message | None, object, Managed] | None = None
 
@@ -151,19 +150,22 @@ class ContextManager(ABC):
     # Recency caps used by the commit-time write-back (docs/design.md §3.11); None = no cap of that kind.
     @property
     def turn_cap(self) -> int | None:
+        """The write-back's recency cap in user turns (None: no cap of that kind)."""
         return None
 
     @property
     def message_cap(self) -> int | None:
+        """The write-back's recency cap in rows (None: no cap of that kind)."""
         return None
 
     def bind_summarizer(self, summarizer: Any) -> None:  # pragma: no cover - only summarising overrides
+        """Bind the summarizer older turns are folded with. Raises :class:`TypeError`: only a manager that
+        takes a summarizer overrides this."""
         raise TypeError(f"{type(self).__name__} takes no summarizer")
 
 
 def is_manager(cm: object) -> TypeGuard[ContextManager]:
-    """``isinstance(cm, ContextManager)``, with a subclass found in its class's MRO first (the ABC
-    check is a Python-level call, and the engine asks on every LLM call)."""
+    """Whether ``cm`` is a :class:`ContextManager` (its class's MRO holds it, or the ABC says so)."""
     return ContextManager in type(cm).__mro__ or isinstance(cm, ContextManager)
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed
 from inspector.engine.types import Message
-from inspector.params import SLIDING_WINDOW
+from inspector.params import SLIDING_WINDOW, SlidingWindowParams
 
 
 def _as_int(value: object) -> int | None:
@@ -31,17 +31,30 @@ class SlidingWindowConversation(ContextManager):
     name = "sliding-window"
 
     def __init__(self, keep_turns: int | None = None, window_size: int | None = None,
-                 max_turns: int | None = None) -> None:
+                 max_turns: int | None = None, *, params: SlidingWindowParams | None = None) -> None:
+        """``params``, a validated model whose aliases are already folded into ``keep_turns``, is used
+        as it is instead of the three keywords (:meth:`from_params`)."""
         super().__init__()
+        if params is not None:
+            self.keep_turns = params.keep_turns
+            return
         n = next((v for v in (_as_int(keep_turns), _as_int(window_size), _as_int(max_turns)) if v is not None),
                  SLIDING_WINDOW.keep_turns)
         self.keep_turns = max(1, n)
 
+    @classmethod
+    def from_params(cls, params: SlidingWindowParams) -> SlidingWindowConversation:
+        """The manager a manifest binds, from its validated params (no second check)."""
+        return cls(params=params)
+
     @property
     def turn_cap(self) -> int | None:
+        """The write-back's recency cap: ``keep_turns`` user turns."""
         return self.keep_turns
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
+        """The last ``keep_turns`` user turns of ``past`` (the hint is ignored) and the decision: ``window-
+        slid`` when older turns were dropped, else ``unchanged-too-few-turns``."""
         keep = self.keep_turns
         same = self.same_log(past, keep)  # the hint is ignored: every call of a turn gets the same result
         if same is not None:

@@ -19,13 +19,22 @@ class StackConversation(ContextManager):
 
     name = "stack"
 
-    def __init__(self, max_messages: int | None = STACK.max_messages) -> None:
-        """The default and the check come from :class:`~inspector.params.StackParams`."""
+    def __init__(self, max_messages: int | None = STACK.max_messages, *, params: StackParams | None = None) -> None:
+        """The default and the check come from :class:`~inspector.params.StackParams` (a value it
+        refuses raises ``ValueError``); ``params``, a validated model, is used as it is instead."""
         super().__init__()
-        self.max_messages = StackParams.build(self.name, max_messages=max_messages).max_messages
+        if params is None:
+            params = StackParams.build(self.name, max_messages=max_messages)
+        self.max_messages = params.max_messages
+
+    @classmethod
+    def from_params(cls, params: StackParams) -> StackConversation:
+        """The manager a manifest binds, from its validated params (no second check)."""
+        return cls(params=params)
 
     @property
     def message_cap(self) -> int | None:
+        """The write-back's recency cap: ``max_messages`` rows (None: no cap)."""
         return self.max_messages
 
     def _turns(self, past: Sequence[Message]) -> int:
@@ -33,6 +42,8 @@ class StackConversation(ContextManager):
         return len(self.log_runs(past).starts)
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
+        """All of ``past`` (the hint is ignored), or, over ``max_messages``, its last rows from the start of a
+        tool group (``stack-capped``)."""
         cap = self.max_messages
         if cap is None or not past or len(past) <= cap:
             same = self.same_log(past, cap)  # every call of a turn sees the same log: one result per turn

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspector.engine.budget import hysteresis_ceiling
 from inspector.engine.history import LogRuns, row_digest_bytes, split_user_turns
@@ -36,6 +36,15 @@ def fingerprint(groups: Sequence[Sequence[Message]]) -> str:
         for m in group:
             h.update(row_digest_bytes(m))
     return h.hexdigest()
+
+
+class _Trigger(NamedTuple):
+    """One call's trigger: the log's tokens as the manager counts them, the threshold they passed
+    (the hint, else ``summary_threshold``) and the hysteresis ceiling a reused summary must fit."""
+
+    raw: int
+    threshold: int
+    ceiling: int
 
 
 @dataclass(slots=True)
@@ -80,12 +89,15 @@ class SummarizingConversation(ContextManager):
 
     def __init__(self, keep_turns: int = SUMMARIZING.keep_turns,
                  summary_threshold: int = SUMMARIZING.summary_threshold,
-                 hysteresis_ratio: float = SUMMARIZING.hysteresis_ratio, summarizer: Any = None) -> None:
+                 hysteresis_ratio: float = SUMMARIZING.hysteresis_ratio, summarizer: Any = None, *,
+                 params: SummarizingParams | None = None) -> None:
         """Defaults, checks and the hysteresis clamp come from :class:`~inspector.params.SummarizingParams`
-        (a value it refuses raises ``ValueError`` naming the parameter)."""
+        (a value it refuses raises ``ValueError`` naming the parameter). ``params``, a validated
+        model, is used as it is instead of the three keywords (:meth:`from_params`)."""
         super().__init__()
-        params = SummarizingParams.build(self.name, keep_turns=keep_turns, summary_threshold=summary_threshold,
-                                         hysteresis_ratio=hysteresis_ratio)
+        if params is None:
+            params = SummarizingParams.build(self.name, keep_turns=keep_turns, summary_threshold=summary_threshold,
+                                             hysteresis_ratio=hysteresis_ratio)
         self.keep_turns = params.keep_turns
         self.summary_threshold = params.summary_threshold
         self.hysteresis_ratio = params.hysteresis_ratio
@@ -94,8 +106,15 @@ class SummarizingConversation(ContextManager):
         if summarizer is not None:
             self.bind_summarizer(summarizer)
 
+    @classmethod
+    def from_params(cls, params: SummarizingParams) -> SummarizingConversation:
+        """The manager a manifest binds, from its validated params (no second check); its summarizer
+        is bound afterwards (:meth:`bind_summarizer`)."""
+        return cls(params=params)
+
     @property
     def turn_cap(self) -> int | None:
+        """The write-back's recency cap: ``keep_turns`` user turns."""
         return self.keep_turns
 
     def budget_terms(self) -> BudgetTerms:
@@ -134,54 +153,69 @@ class SummarizingConversation(ContextManager):
         return (n, id(past[0]), id(past[runs.turn_start(n) - 1]))
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
+        """The history for this call and why (class docstring): unchanged under the trigger (``hint``,
+        else ``summary_threshold``), else the cached summary reused while it fits the hysteresis
+        ceiling, else unchanged with too few turns to fold, else the older turns folded."""
         if not past:
             self._cache = None
             decision = CMDecision("unchanged-under-budget")
             return Managed([], decision)
-        counter = self.counter
         runs = self.log_runs(past)  # each row read once while the log grows; a fold's new list once
         n_rows = runs.n  # len(past), as synced
         turns = len(runs.starts)
         high = hint if hint > 0 else self.summary_threshold
-        raw = counter.total(runs.history(0, n_rows), n_rows)
+        raw = self.counter.total(runs.history(0, n_rows), n_rows)
         if high <= 0 or raw <= high:
             self._cache = None
-            # (positional, in field order — action, compressed, dropped, kept turns, raw tokens, threshold:
-            # the usual decision of nearly every call, where keywords cost more than the rest of it)
+            # (positional, in field order: action, compressed, dropped, kept turns, raw tokens, threshold)
             decision = CMDecision("unchanged-under-budget", 0, 0, turns, raw, high)
             return Managed(list(past), decision)
-        ceiling = self._ceiling(high)
+        trigger = _Trigger(raw, high, self._ceiling(high))
+        reused = self._reuse(past, runs, turns, trigger)
+        if reused is not None:
+            return reused
+        if turns <= self.keep_turns:
+            decision = CMDecision("unchanged-too-few-turns", kept_turns=turns, raw_tokens=raw,
+                                  threshold=high, ceiling=trigger.ceiling)
+            return Managed(list(past), decision)
+        return self._fold(past, runs, turns - self.keep_turns, trigger)
+
+    def _reuse(self, past: Sequence[Message], runs: LogRuns, turns: int, trigger: _Trigger) -> Managed | None:
+        """The cached fold applied to ``past`` when its first turns are still the folded ones (by
+        identity, else by fingerprint) and the view fits the hysteresis ceiling; else None (a cache
+        that no longer fits the log is cleared)."""
         cache = self._cache
         if cache is not None and cache.n >= turns:
             self._cache = cache = None
-        if cache is not None and 0 < cache.n < turns:
-            ident = self._identity(past, runs, cache.n)
-            same = ident == cache.identity
-            if not same and runs.fingerprint(cache.n) == cache.digest:
-                cache.identity = ident
-                same = True
-            if same:
-                s = runs.turn_start(cache.n)
-                head = [cache.block] if cache.block is not None else []
-                units = runs.history(s, n_rows) + sum(counter.history_unit(b) for b in head)
-                if counter.total(units, len(head) + n_rows - s) <= ceiling:
-                    view = head + list(past[s:])
-                    decision = CMDecision(
-                        "reused" if cache.block is not None else "dropped",
-                        compressed_turns=cache.n if cache.block is not None else 0,
-                        dropped_turns=0 if cache.block is not None else cache.n,
-                        kept_turns=turns - cache.n, raw_tokens=raw, threshold=high, ceiling=ceiling,
-                        summary_text=cache.text, folded=list(past[:s]),
-                        summary_model=getattr(self.summarizer, "model", None),
-                        summary_model_source=getattr(self.summarizer, "model_source", None),
-                    )
-                    return Managed(view, decision)
-        if turns <= self.keep_turns:
-            decision = CMDecision("unchanged-too-few-turns", kept_turns=turns, raw_tokens=raw,
-                                  threshold=high, ceiling=ceiling)
-            return Managed(list(past), decision)
+        if cache is None or not 0 < cache.n < turns:
+            return None
+        ident = self._identity(past, runs, cache.n)
+        if ident != cache.identity:
+            if runs.fingerprint(cache.n) != cache.digest:
+                return None
+            cache.identity = ident
+        counter = self.counter
+        s = runs.turn_start(cache.n)
+        head = [cache.block] if cache.block is not None else []
+        units = runs.history(s, runs.n) + sum(counter.history_unit(b) for b in head)
+        if counter.total(units, len(head) + runs.n - s) > trigger.ceiling:
+            return None
+        summarised = cache.block is not None
+        decision = CMDecision(
+            "reused" if summarised else "dropped",
+            compressed_turns=cache.n if summarised else 0, dropped_turns=0 if summarised else cache.n,
+            kept_turns=turns - cache.n, raw_tokens=trigger.raw, threshold=trigger.threshold,
+            ceiling=trigger.ceiling, summary_text=cache.text, folded=list(past[:s]),
+            summary_model=getattr(self.summarizer, "model", None),
+            summary_model_source=getattr(self.summarizer, "model_source", None),
+        )
+        return Managed(head + list(past[s:]), decision)
+
+    def _fold(self, past: Sequence[Message], runs: LogRuns, m: int, trigger: _Trigger) -> Managed:
+        """Fold the ``m`` older turns: the previous summary reused when it is all there is to fold
+        (Q23), else summarised (or dropped, with no summarizer or no text); a summarizer that raises
+        leaves the cache untouched and the verbatim tail goes on (``summarizer-failed``)."""
         keep = self.keep_turns
-        m = turns - keep  # the older turns: folded into a summary or dropped
         cut = runs.turn_start(m)
         verbatim: list[Message]
         folded: list[Message]
@@ -192,6 +226,7 @@ class SummarizingConversation(ContextManager):
         summarizer = self.summarizer
         model = None if summarizer is None else getattr(summarizer, "model", None)
         source = None if summarizer is None else getattr(summarizer, "model_source", None)
+        raw, high, ceiling = trigger
         if folded and is_summary_block(folded[0]) and all(is_summary_block(x) for x in folded):
             # Q23: the only thing older than keep_turns is the previous summary: nothing new to fold,
             # so no summary is computed; it is reused as is and the decision records that.
@@ -204,8 +239,8 @@ class SummarizingConversation(ContextManager):
             return Managed(list(past), decision)
         text: str | None = None
         called = False
-        if self.summarizer is not None:
-            called = calls_a_model(self.summarizer)  # Q20: a drop or an offline llm folds, it is no call
+        if summarizer is not None:
+            called = calls_a_model(summarizer)  # Q20: a drop or an offline llm folds, it is no call
             try:
                 result = self._summarize(folded)
             except Exception as exc:  # noqa: BLE001 - any summarizer failure: verbatim tail, cache untouched
@@ -216,14 +251,12 @@ class SummarizingConversation(ContextManager):
                 )
                 return Managed(verbatim, decision)
             text = result.strip() if isinstance(result, str) and result.strip() else None
-        ident = self._identity(past, runs, m)
-        if text is None:
-            self._cache = _Cache(None, m, ident, tuple(folded), None)
-            # (positional, in field order: the write-back of a drop summarizer folds like this at every commit)
+        block = summary_block(m, text) if text is not None else None
+        self._cache = _Cache(text, m, self._identity(past, runs, m), tuple(folded), block)
+        if block is None:
+            # (positional, in field order)
             decision = CMDecision("dropped", 0, m, keep, raw, high, ceiling, called, None, model, source, None, folded)
             return Managed(verbatim, decision)
-        block = summary_block(m, text)
-        self._cache = _Cache(text, m, ident, tuple(folded), block)
         decision = CMDecision(
             "summarized", compressed_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high, ceiling=ceiling,
             summarizer_called=called, summary_text=text, folded=folded, summary_model=model,

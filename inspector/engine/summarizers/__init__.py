@@ -28,9 +28,11 @@ class Summarizer(Protocol):
     usage: list[Usage]
     price_model: str | None
 
-    def cost(self, entries: Sequence[Usage]) -> float | None: ...
+    def cost(self, entries: Sequence[Usage]) -> float | None:
+        """USD of some of :attr:`usage`'s ``entries``: 0.0 for none, None when no price is known."""
 
-    def summarize(self, messages: list[Message]) -> str | None: ...
+    def summarize(self, messages: list[Message]) -> str | None:
+        """The summary text of ``messages``, or None to drop them; raises when it failed."""
 
 
 def price_usage(model: str, entries: Sequence[Usage]) -> float | None:
@@ -57,6 +59,8 @@ class PricedUsage:
     usage: list[Usage]
 
     def cost(self, entries: Sequence[Usage]) -> float | None:
+        """USD of ``entries`` at ``price_model``'s rates (else the summary model's): 0.0 for none, None when
+        unpriced."""
         return price_usage(str(self.price_model or self.model or ""), entries)
 
 

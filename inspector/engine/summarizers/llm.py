@@ -30,6 +30,7 @@ from typing import Any
 from inspector.engine.llm import LLMEngine
 from inspector.engine.summarizers import PricedUsage
 from inspector.engine.types import Message
+from inspector.params import LLMSummarizerParams
 
 DEFAULT_INSTRUCTIONS = (
     "You compress the earlier part of a conversation between a user and an AI agent so the agent can "
@@ -61,6 +62,8 @@ def resolve_summary_model(requested: str | None, models: Sequence[Any], agent_mo
 
 
 def build_prompt(messages: Sequence[Message], instructions: str | None = None) -> list[Message]:
+    """The summary call's messages: ``instructions`` (default :data:`DEFAULT_INSTRUCTIONS`) as the system row,
+    ``messages`` as JSON in the user row."""
     return [
         {"role": "system", "content": instructions or DEFAULT_INSTRUCTIONS},
         {"role": "user", "content": json.dumps(list(messages), default=str)},
@@ -78,12 +81,15 @@ class SummaryCache:
 
     @staticmethod
     def key(model: str | None, instructions: str, prompt_input: str) -> str:
+        """The cache key of one summary call: a SHA-256 over the model, the instructions and the prompt's
+        input."""
         h = hashlib.sha256()
         for part in (model or "", instructions, prompt_input):
             h.update(part.encode("utf-8", "replace") + b"\x00")
         return h.hexdigest()
 
     def get(self, key: str) -> str | None:
+        """The cached summary for ``key``, or None (a missing, unreadable or mismatched file is a miss)."""
         path = self.folder / f"{key}.json"
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -98,6 +104,8 @@ class SummaryCache:
         return text
 
     def put(self, key: str, text: str, model: str | None) -> None:
+        """Write ``text`` for ``key`` atomically (temporary file, then rename). Raises :class:`OSError` when
+        the folder cannot be written."""
         self.folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
         try:
@@ -110,6 +118,13 @@ class SummaryCache:
 
 
 class LLMSummarizer(PricedUsage):
+    """Compresses older turns with one model call through ``llm`` (no engine: it folds like ``drop``).
+
+    ``model`` is a ``spec.models[]`` id or a LiteLLM id (None: the summarizer row of ``models``, else
+    the agent's, :func:`resolve_summary_model`); ``instructions`` the summary call's system prompt
+    (None: :data:`DEFAULT_INSTRUCTIONS`); ``cache`` a :class:`SummaryCache` that keeps paid-for
+    summaries across runs."""
+
     label = "llm"
 
     def __init__(self, model: str | None = None, instructions: str | None = None, *,
@@ -123,12 +138,21 @@ class LLMSummarizer(PricedUsage):
         self.usage: list[dict[str, Any]] = []
         self.warned_no_llm = False  # once per summarizer (one per replay), not once per process
 
+    @classmethod
+    def from_params(cls, params: LLMSummarizerParams, *, llm: LLMEngine | None = None, models: Sequence[Any] = (),
+                    cache: SummaryCache | None = None) -> LLMSummarizer:
+        """The summarizer a manifest binds, from its validated params (``model``, ``instructions``),
+        calling through ``llm`` with the manifest's ``models`` rows and ``cache``."""
+        return cls(params.model, params.instructions, llm=llm, models=models, cache=cache)
+
     @property
     def calls_model(self) -> bool:
         """Only with a live engine is a summary a model call; without one it folds like ``drop`` (Q20)."""
         return self.llm is not None
 
     def summarize(self, messages: list[Message]) -> str | None:
+        """The summary of ``messages`` from one model call (or the cache); None, with one warning, when there
+        is no live engine. Raises :class:`~inspector.engine.llm.LLMCallError` when the call fails."""
         if self.llm is None:
             if not self.warned_no_llm:
                 self.warned_no_llm = True

@@ -68,6 +68,10 @@ def _who(msg: Message) -> str:
 
 
 class StandInSummarizer(PricedUsage):
+    """The labelled offline stand-in for a summary model: an extractive summary of at most ``max_chars``
+    characters, with usage estimated as a model call would report it (priced at ``price_model``'s
+    rates)."""
+
     model = STANDIN_MODEL
     model_source = "stand-in"
     label = "stand-in"

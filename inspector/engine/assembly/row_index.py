@@ -28,7 +28,7 @@ from itertools import repeat
 from operator import add, is_
 
 from inspector.engine.history import call_ids
-from inspector.engine.managers.summarising import is_summary_block
+from inspector.engine.summary_block import is_summary_block
 from inspector.engine.pairing import PROVIDER_ROLES
 from inspector.engine.tokens import TokenCounter
 from inspector.engine.types import Message
@@ -46,11 +46,9 @@ class RowIndex:
     """
 
     CARRY_MIN = 12
-    """The fewest rows of a ``carry`` index worth taking over (:meth:`sync`): taking facts over has
-    a fixed cost of about a dozen list operations, which deriving a short turn's rows again costs
-    less than (timed: 2–8 working-memory rows derive in 3–6 µs and take over in about 7; the two
-    meet between 8 and 16 rows). Below it the rows are derived, with the same facts. At least 2
-    (:meth:`_carry` derives carry's first row and takes over from its second)."""
+    """The fewest rows of a ``carry`` index taken over (:meth:`sync`); a shorter turn's rows are
+    derived again, with the same facts. At least 2 (:meth:`_carry` derives carry's first row and
+    takes over from its second)."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
@@ -102,7 +100,7 @@ class RowIndex:
         unit here too (it is not a ``tool`` row continuing an earlier unit), both indexes stand in
         the same state after it — a fresh unit and trimmer group from the same row — and every fact
         of the rows after it depends only on that state and those rows, so carry's facts shifted
-        by ``s`` are the ones :meth:`_extend` would derive. Checked by identity, row by row (C-level)."""
+        by ``s`` are the ones :meth:`_extend` would derive. Checked by identity, row by row."""
         c_rows, k = carry.rows, carry.n
         assert c_rows is not None
         first = c_rows[0]
@@ -183,16 +181,8 @@ class RowIndex:
                 u_ok = False
                 self.blocks.append(p)
             elif ask:
-                u_ids = ids = call_ids(m)
-                u_n = len(ids)
-                # (every call with a string id: a call without one is for the full pass and check to read)
-                u_ok = isinstance(calls, (list, tuple)) and u_n > 0 and len(set(ids)) == u_n and u_n == len(calls)
-                for cid in ids:
-                    at = asks.get(cid)
-                    if at is None:
-                        asks[cid] = [p]
-                    else:
-                        at.append(p)
+                u_ids, u_ok = _ask_facts(asks, p, m, calls)
+                u_n = len(u_ids)
             else:
                 u_ok = True
             chain.append(p)
@@ -214,6 +204,7 @@ class RowIndex:
         return self.pre[hi] - self.pre[lo]
 
     def unit(self, i: int) -> int:
+        """Units of ``rows[i]``."""
         return self.pre[i + 1] - self.pre[i]
 
     def declares(self, cid: str, lo: int, hi: int) -> bool:
@@ -253,7 +244,7 @@ class RowIndex:
         total = self.counter.total
         end = self.n
         pre = self.pre
-        if self.additive:  # total(u, n) == u: a C-level bisection over the sums
+        if self.additive:  # total(u, n) == u: a bisection over the sums themselves
             # the smallest i in [lo, end) with units_other + pre[end] - pre[i] <= budget; pre never falls
             return bisect_left(pre, pre[end] + units_other - budget_units, lo, end) - 1
         a, b = lo, end  # answer in [lo - 1, end - 1]
@@ -265,6 +256,21 @@ class RowIndex:
             else:
                 a = mid + 1
         return a - 1
+
+
+def _ask_facts(asks: dict[str, list[int]], p: int, m: Message, calls: object) -> tuple[list[str], bool]:
+    """The call ids the ask ``m`` at ``p`` declares (recorded in ``asks``: id -> positions of the asks
+    declaring it) and whether its unit can be clean: its ``tool_calls`` is a list of distinct string
+    ids (a call without one is for the full pass and check to read)."""
+    ids = call_ids(m)
+    n = len(ids)
+    for cid in ids:
+        at = asks.get(cid)
+        if at is None:
+            asks[cid] = [p]
+        else:
+            at.append(p)
+    return ids, isinstance(calls, (list, tuple)) and n > 0 and len(set(ids)) == n and n == len(calls)
 
 
 def clean_ranges(index: RowIndex, lo: int, hi: int, to_end: bool = False) -> list[tuple[int, int]]:

@@ -1,0 +1,555 @@
+"""The incremental assembly: the reference's result from running sums and recorded boundaries.
+
+:class:`IncrementalPath` keeps a :class:`~inspector.engine.assembly.row_index.RowIndex` over every
+message ever committed (in commit order) and one over working memory, so a call reads only what
+changed since the last one: the pre-cut and the working-memory cut by bisection over running sums,
+the pairing repair and the final check over the dirty units and the two ends of each range, bands
+from the sums, and the payload's long runs recorded as :class:`~inspector.engine.types.Span`
+ranges. It applies when the context manager's result is ``[summary block?] + a suffix of the
+committed log`` (the shipped managers' contract); otherwise it returns None and the reference
+path (:mod:`inspector.engine.assembly.reference`) runs. Tests hold the two equal call by call.
+
+One call, in named steps: :func:`_match_log` (where the manager's result sits in the log),
+:func:`_precut_at` (history that can never fit), :func:`_compose` (the payload handed to the
+trimmer), the trim from sums, :func:`_locate` (where the log range and working memory sit after
+it), :func:`_clean_sources` (the ranges the pairing pass need not read), the pairing pass, then the
+layout (:class:`_Layout`) and the bands.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, NamedTuple
+
+from inspector.engine.assembly.call import HELLO, BandRule, Call, band_rule, takes_group
+from inspector.engine.assembly.records import Assembly, PayloadRow, assembly_record
+from inspector.engine.assembly.row_index import RowIndex, clean_ranges
+from inspector.engine.pairing import sanitize_provider_messages
+from inspector.engine.summary_block import is_summary_block
+from inspector.engine.tokens import TokenCounter
+from inspector.engine.trim import RowSums, trim_budget, trim_with_sums
+from inspector.engine.types import Message, RowsView, SanitizeResult, Span
+from inspector.vocabulary import BANDS
+
+__all__ = ["IncrementalPath", "RowUnits"]
+
+_NO_TOKENS: dict[str, int] = dict.fromkeys(BANDS, 0)
+"""Every band at 0, in band order: copied (never changed) as a call's per-band sums start."""
+
+Source = tuple[RowIndex, int, int, int, str]
+"""A clean range of an index: (index, lo, hi, its payload position, band)."""
+
+
+class RowUnits(NamedTuple):
+    """What the assembler already read for a call: the units of the system band's row, of the user
+    row and of all of working memory, and the two indexes (committed log, working memory)."""
+
+    system: int
+    user: int
+    working: int
+    log: RowIndex
+    wmi: RowIndex
+
+
+class _Where(NamedTuple):
+    """Where the log range and working memory sit in the trimmer's output: ``out[log_at:log_end]``
+    is ``log.rows[la:]`` and ``out[wm_at:]`` is ``wmi.rows[cur:]``."""
+
+    log: RowIndex
+    la: int
+    log_at: int
+    log_end: int
+    wmi: RowIndex
+    cur: int
+    wm_at: int
+
+
+class _Composed(NamedTuple):
+    """The payload handed to the trimmer: ``messages[off:end]`` is the log range from row ``a``, the
+    rows before it the front (system band, protected head, an uncut block), then the user row or the
+    placeholder. ``units`` is the total units of ``messages``; ``precut`` the rows cut before it."""
+
+    messages: list[Message]
+    a: int
+    off: int
+    end: int
+    placeholder: bool
+    units: int
+    precut: Sequence[Message]
+
+
+class IncrementalPath:
+    """The incremental path's state across calls: the indexes, the committed log they read, and the
+    band rule and marks of the last call (every call of a turn reuses them).
+
+    Guarantees: :meth:`assemble` returns the reference path's record for the same call, or None
+    when the call is not one it covers; each row's facts are derived when it enters working memory
+    and at most once more at commit (:attr:`rows_indexed`)."""
+
+    def __init__(self) -> None:
+        self._indexes: dict[str, RowIndex] = {}
+        self._base: list[Message] = []  # every committed message, in commit order
+        self._base_pos: dict[int, int] = {}  # id(message) -> position in _base
+        self._seen: tuple[Sequence[Message] | None, int, Message | None] = (None, -1, None)
+        """The log the last call indexed: (list object, length, last row)."""
+        self._rule: tuple[Any, ...] = (None, None, None, None, None, None)
+        """(system row, user row, has_user, placeholder, own_system, the band rule made for them)."""
+        self._marks: tuple[Any, ...] = (None, -1, None, None, None, None)
+        """(``_base``, its length, system row, user row, log index, the ``singled`` rule made for them
+        from :func:`_marks_of`), kept while those five stay the same (the log only grows in place,
+        and a new one is a new list)."""
+
+    @property
+    def rows_indexed(self) -> int:
+        """How many rows had their facts derived over this path's life: each row when it enters
+        working memory and at most once more at commit (a long turn's facts are taken over from
+        working memory, :attr:`RowIndex.CARRY_MIN`), never per call: tests hold this at O(rows)."""
+        return sum(idx.measured for idx in self._indexes.values())
+
+    def index(self, name: str, counter: TokenCounter, rows: Sequence[Message], carry: RowIndex | None = None) -> RowIndex:
+        """The index called ``name`` (``"working"``, ``"log"``) brought in step with ``rows``; a new
+        one when ``counter`` changed. ``carry`` as :meth:`RowIndex.sync` takes it."""
+        idx = self._indexes.get(name)
+        if idx is None or idx.counter is not counter:
+            idx = self._indexes[name] = RowIndex(counter)
+        return idx.sync(rows, carry)
+
+    def log_index(self, counter: TokenCounter, past: Sequence[Message]) -> RowIndex:
+        """The index over every message ever committed, in commit order (an append-only list, so a
+        fold never re-indexes: the projection ``past`` is ``[summary block?] + a suffix`` of it).
+
+        Every call of a turn sees the same log (the same list object, length and last row): then
+        nothing was committed since the last call and the index is returned as it stands."""
+        n = len(past)
+        seen = self._seen
+        log = self._indexes.get("log")
+        if log is not None and seen[0] is past and seen[1] == n and log.counter is counter and \
+                (not n or seen[2] is past[-1]):
+            return log
+        base, pos = self._base, self._base_pos
+        j = n
+        while j > 0 and id(past[j - 1]) not in pos:  # the rows committed since the last call
+            j -= 1
+        if j > 0 and (pos[id(past[j - 1])] != len(base) - 1 or base[-1] is not past[j - 1]):
+            # not a continuation (a restored snapshot, a rewrite): start again from this projection
+            base, pos = self._base, self._base_pos = [], {}
+            j = 1 if past and is_summary_block(past[0]) else 0
+        if j < n:
+            new = past[j:]
+            pos.update(zip(map(id, new), range(len(base), len(base) + len(new))))
+            base.extend(new)
+        self._seen = (past, n, past[-1] if n else None)
+        return self.index("log", counter, base, carry=self._indexes.get("working"))
+
+    def assemble(self, c: Call, ru: RowUnits) -> Assembly | None:
+        """Call ``c``'s assembly from running sums (module docstring); None when the manager's result
+        is not ``[summary block?] + a suffix of the committed log`` or the trimmer dropped the
+        answers of an ask (a resumed turn): the reference path handles those."""
+        past = self._base
+        matched = _match_log(c.managed, past, self._base_pos)
+        if matched is None:
+            return None
+        k, m0, blk = matched
+        head = 1 if c.system is None and m0 is not None and m0.get("role") == "system" else 0
+        prot = m0 if head else None  # a protected head row (a system-role row standing first, no system band)
+        extra = m0 if blk and not head else None  # a summary block the cut may take
+        a0 = k + 1 if head and not blk else k  # history rows from the log: past[a0:]
+        comp = _compose(c, ru, prot, extra, a0)
+        counter = c.engine.counter
+        sums = RowSums(partial(_msg_sum, ru.log.pre, comp.a, comp.off, comp.end, comp.messages, counter.unit),
+                       comp.units, ru.wmi.unit, ru.wmi.units, ru.working, ru.wmi.chain)
+        n_msgs = comp.end + (1 if c.has_user else 0) + (1 if comp.placeholder else 0)  # len(messages)
+        t_head = 1 if n_msgs and comp.messages[0].get("role") == "system" else 0
+        budget = c.budget
+        trimmed = trim_with_sums(comp.messages, max_tokens=budget.max_tokens, reserve=budget.trimmer_reserve,
+                                 fixed=c.tool_tokens, pin_tail=c.wm, counter=counter, sums=sums, owned=True,
+                                 budget=trim_budget(budget.max_tokens, budget.trimmer_reserve, c.tool_tokens))
+        # ``messages`` was handed over (owned): the trimmer's result may be that very list, so it is not read again
+        if trimmed.answers_removed:
+            return None  # answers of a dropped ask (HITL): the reference handles it
+        w = _locate(ru, comp, len(trimmed.messages), n_msgs, t_head, trimmed.history_removed, len(c.wm))
+        sources, skip = _clean_sources(w, trimmed.messages)
+        declares = partial(_declares, sources)
+        sanitized = sanitize_provider_messages(trimmed.messages, skip=skip, skip_declares=declares, owned=True)
+        band_of = self._band_rule(c, comp.placeholder)
+        singled = self._singled(c, ru.log)
+        lay = _Layout()
+        if sanitized.messages is trimmed.messages and not sanitized.repairs and \
+                not singled(w.log, w.la, w.log.n) and not singled(w.wmi, w.cur, w.wmi.n):
+            payload_units = _layout_ranges(lay, sanitized.messages, w, band_of, c, ru)
+            layout = lay.close()
+        else:
+            _layout_rows(lay, sanitized, sources, trimmed.messages, band_of, counter.unit, w, singled)
+            layout = lay.close()
+            payload_units = sum(lay.units.values())
+        bands = _bands(lay, ru.log.additive, counter, c.tool_tokens)
+        payload_tokens = counter.total(payload_units, len(sanitized.messages)) + c.tool_tokens
+        return assembly_record(c, sanitized, layout, bands, payload_tokens, trimmed, comp.precut, declares)
+
+    def _band_rule(self, c: Call, placeholder: bool) -> BandRule:
+        """:func:`~inspector.engine.assembly.call.band_rule` for this call: the same rule on every
+        call of a turn, so it is made once a turn and kept."""
+        system, user, has_user = c.system, c.user, c.has_user
+        own_system = c.engine.conversation.system_message is system
+        rule = self._rule
+        if rule[0] is system and rule[1] is user and rule[2] is has_user and rule[3] is placeholder and \
+                rule[4] is own_system:
+            band_of: BandRule = rule[5]
+            return band_of
+        band_of = band_rule(system, user, has_user, placeholder, own_system)
+        self._rule = (system, user, has_user, placeholder, own_system, band_of)
+        return band_of
+
+    def _singled(self, c: Call, log: RowIndex) -> Callable[[RowIndex, int, int], bool]:
+        """``singled(idx, lo, hi)``: whether a row of ``idx.rows[lo:hi]`` is one the band rule gives
+        a band other than its range's (:func:`_singled_out`), with the marks of this call's system
+        and user rows read once while they and the log stay the same."""
+        past, system = self._base, c.system
+        u_obj = c.user if c.has_user else None
+        marks = self._marks
+        if marks[0] is not past or marks[1] != len(past) or marks[2] is not system or marks[3] is not u_obj or \
+                marks[4] is not log:
+            singled = partial(_singled_any, log, *_marks_of(self._base_pos, system, u_obj), system, u_obj)
+            marks = self._marks = (past, len(past), system, u_obj, log, singled)
+        rule: Callable[[RowIndex, int, int], bool] = marks[5]
+        return rule
+
+
+def _match_log(managed: Sequence[Message], past: list[Message],
+               pos: Mapping[int, int]) -> tuple[int, Message | None, int] | None:
+    """``(k, first row, blk)`` when ``managed`` is ``[summary block] * blk + past[k:]`` (checked at its
+    two ends, the shipped managers' contract), else None. Each end is read once (``managed`` may be
+    a view whose reads are not free)."""
+    n_log = len(past)
+    if type(managed) is RowsView:
+        n_man, m0, m1, m_last = managed.ends()
+    else:
+        n_man = len(managed)
+        m0, m1, m_last = (managed[0], managed[1] if n_man > 1 else None, managed[-1]) if n_man else \
+            (None, None, None)
+    k = n_log
+    blk = 0
+    if m0 is not None:
+        k0 = pos.get(id(m0))
+        if k0 is None:  # not a log row: the summary block before the suffix, or not this contract
+            if not is_summary_block(m0):
+                return None
+            blk = 1
+            if m1 is not None:
+                k = pos.get(id(m1), n_log)
+        else:
+            k = k0
+    mb = m1 if blk else m0  # the first log row of managed (None: there is none)
+    if n_man - blk != n_log - k or (mb is not None and (mb is not past[k] or m_last is not past[-1])):
+        return None
+    return k, m0, blk
+
+
+def _precut_at(log: RowIndex, a0: int, budget_tokens: int, n_other: int, u_other: int) -> int | None:
+    """The pre-cut in log positions (what :func:`~inspector.engine.assembly.reference.precut` gives
+    over the history ``past[a0:]``): the trimmer group start of the newest row whose suffix
+    overflows, then through that group (its end is the next group start, from the recorded chain)
+    when :func:`~inspector.engine.assembly.call.takes_group` says so; None when every suffix fits.
+
+    The log's chain is the history's from the first non-tool row at or after ``a0``; a row before it
+    is a tool row, a group of one in the history. Group starts only grow along the log, so that start
+    is never past the last group's (the clamp the reference applies)."""
+    n_log = log.n
+    p = log.fits_back(budget_tokens, n_other, u_other, a0)
+    if p < a0:
+        return None
+    g = _chain_start(log, p, a0)
+    last = _chain_start(log, n_log - 1, a0)  # the last group's start (>= g)
+    if g < last and takes_group(log.rows[g]):  # type: ignore[index]
+        chain = log.chain
+        k = bisect_right(chain, g)
+        e = chain[k] if k < len(chain) else n_log
+        return e if e < last else last
+    return g
+
+
+def _compose(c: Call, ru: RowUnits, prot: Message | None, extra: Message | None, a0: int) -> _Composed:
+    """The payload before the trimmer: the front (the system band, or a protected head row with no
+    system band, then a summary block the pre-cut left), the log rows after the pre-cut, then the
+    user row, or :data:`~inspector.engine.assembly.call.HELLO` when there is nothing else to send;
+    with the units of it all (the log range's from its running sums)."""
+    log, system, has_user = ru.log, c.system, c.has_user
+    past: list[Message] = log.rows  # type: ignore[assignment]
+    n_log = log.n
+    unit = c.engine.counter.unit
+    u_user = ru.user if has_user else 0
+    u_protected = unit(prot) if prot is not None else 0
+    n_extra = 1 if extra is not None else 0
+    cut = 0
+    if n_log > a0:
+        budget = c.budget
+        u_other = ru.system + u_user + u_protected + ru.working
+        n_other = (1 if system else 0) + (1 if has_user else 0) + (1 if prot is not None else 0) + len(c.wm)
+        at = _precut_at(log, a0, trim_budget(budget.max_tokens, budget.trimmer_reserve, c.tool_tokens),
+                        n_other, u_other)
+        cut = n_extra + at - a0 if at is not None else 0
+    a = a0 + cut - n_extra if cut > n_extra else a0  # first log row after the pre-cut
+    # (nothing cut, the usual call of a log that fits: no view to build)
+    precut: Sequence[Message] = RowsView([extra] if extra is not None else [], past, a0, a) if cut else ()
+    kept_extra = extra is not None and not cut
+    front: list[Message] = [system] if system else [prot] if prot is not None else []
+    if kept_extra:
+        front.append(extra)  # type: ignore[arg-type]
+    off = len(front)  # rows before the log range
+    messages = past[a:]  # the long run of log rows, copied once
+    if off:
+        messages[:0] = front
+    end = off + n_log - a
+    if has_user:
+        messages.append(c.user)
+    placeholder = not end and not has_user and not c.wm  # nothing else to send
+    if placeholder:
+        messages.append(HELLO)
+    units = log.pre[n_log] - log.pre[a] + ru.system + u_protected + u_user + \
+        (unit(extra) if kept_extra else 0) + (unit(HELLO) if placeholder else 0)  # type: ignore[arg-type]
+    return _Composed(messages, a, off, end, placeholder, units, precut)
+
+
+def _locate(ru: RowUnits, comp: _Composed, n_in: int, n_msgs: int, t_head: int, dropped_hist: int,
+            n_wm: int) -> _Where:
+    """Where the log range and working memory sit in the trimmer's output of ``n_in`` rows, from what
+    it dropped: ``dropped_hist`` history rows after the protected head (``t_head``), and working
+    memory's oldest rows (the output's length says how many)."""
+    start = t_head + dropped_hist
+    off = comp.off
+    la = comp.a + (start - off if start > off else 0)  # first log row still in the payload
+    log_at = (off if off > start else start) - start + t_head
+    wm_kept = n_in - (n_msgs - dropped_hist)
+    return _Where(ru.log, la, log_at, log_at + ru.log.n - la, ru.wmi, n_wm - wm_kept, n_in - wm_kept)
+
+
+def _clean_sources(w: _Where, out_in: Sequence[Message]) -> tuple[list[Source], list[tuple[int, int]]]:
+    """The clean ranges of the log range and of working memory (:func:`clean_ranges`), with their
+    payload ranges: what the pairing pass and the final check need not read. The log range's last
+    unit is one of them too when what follows it in the payload closes it: a row that is not a tool
+    row (the user turn, as a rule) or nothing at all; working memory ends the payload."""
+    n_in = len(out_in)
+    nxt = out_in[w.log_end] if w.log_end < n_in else None
+    closed = nxt is None or (type(nxt) is dict and nxt.get("role") != "tool")
+    sources: list[Source] = []
+    skip: list[tuple[int, int]] = []
+    for idx, lo, at, band, to_end in ((w.log, w.la, w.log_at, "history", closed),
+                                      (w.wmi, w.cur, w.wm_at, "working_memory", True)):
+        for s_lo, s_hi in clean_ranges(idx, lo, idx.n, to_end):
+            p_lo = at + s_lo - lo
+            sources.append((idx, s_lo, s_hi, p_lo, band))
+            skip.append((p_lo, p_lo + s_hi - s_lo))
+    return sources, skip
+
+
+def _chain_start(log: RowIndex, p: int, a0: int) -> int:
+    """The trimmer group start holding log row ``p`` in a history that begins at log row ``a0``:
+    the recorded chain's when ``p``'s run of tool rows begins at or after ``a0``, else ``p`` itself
+    (a result before the history's first non-tool row is a group of one there)."""
+    if log.back[p] < a0:
+        return p
+    chain = log.chain
+    return chain[bisect_right(chain, p) - 1]
+
+
+def _msg_sum(pre: Sequence[int], a: int, off: int, end: int, messages: Sequence[Message],
+             unit: Callable[[Message], int], i: int, j: int) -> int:
+    """Units of ``messages[i:j]`` where ``messages[off:end]`` is the log range from row ``a`` (its
+    running sums ``pre``) and every other row is measured by ``unit`` (bound with
+    :func:`functools.partial` into :class:`~inspector.engine.trim.RowSums`' ``msg_sum``)."""
+    if off <= i and j <= end:
+        return pre[a + j - off] - pre[a + i - off]
+    return sum(pre[a + q - off + 1] - pre[a + q - off] if off <= q < end else unit(messages[q]) for q in range(i, j))
+
+
+def _declares(sources: Sequence[Source], rid: str) -> bool:
+    """Whether an ask inside one of the clean ``sources`` ranges declares call id ``rid`` (rule 6's
+    label for the pairing pass, which does not read those rows; bound with :func:`functools.partial`)."""
+    return any(idx.declares(rid, lo, hi) for idx, lo, hi, _at, _b in sources)
+
+
+class _Layout:
+    """The payload's layout as it is built, with the units and rows per band: rows sent as they are,
+    in their own band, from one index grow as one pending :class:`~inspector.engine.types.Span`
+    (:meth:`span`) until a row of another kind is laid (:meth:`row`) or the layout is closed."""
+
+    __slots__ = ("parts", "units", "count", "run_idx", "run_lo", "run_hi", "run_band")
+
+    def __init__(self) -> None:
+        self.parts: list[PayloadRow | Span] = []
+        self.units = dict(_NO_TOKENS)
+        self.count = dict(_NO_TOKENS)
+        self.run_idx: RowIndex | None = None
+        self.run_lo = self.run_hi = 0
+        self.run_band = ""
+
+    def span(self, idx: RowIndex, lo: int, hi: int, band: str) -> None:
+        """Lay ``idx.rows[lo:hi]`` in ``band``: it extends the pending run when it continues it."""
+        if self.run_idx is idx and self.run_hi == lo:
+            self.run_hi = hi
+            return
+        if self.run_idx is not None:
+            self._flush()
+        self.run_idx, self.run_lo, self.run_hi, self.run_band = idx, lo, hi, band
+
+    def row(self, row: PayloadRow, units: int) -> None:
+        """Lay one row of ``units`` units (after the pending run)."""
+        if self.run_idx is not None:
+            self._flush()
+        self.parts.append(row)
+        self.units[row.band] += units
+        self.count[row.band] += 1
+
+    def close(self) -> list[PayloadRow | Span]:
+        """The layout, the pending run laid."""
+        self._flush()
+        return self.parts
+
+    def _flush(self) -> None:
+        idx = self.run_idx
+        if idx is None:
+            return
+        lo, hi, band = self.run_lo, self.run_hi, self.run_band
+        self.parts.append(Span(idx.rows, lo, hi, band))  # type: ignore[arg-type]
+        self.units[band] += idx.pre[hi] - idx.pre[lo]
+        self.count[band] += hi - lo
+        self.run_idx = None
+
+
+def _layout_ranges(lay: _Layout, sent: Sequence[Message], w: _Where, band_of: BandRule, c: Call,
+                   ru: RowUnits) -> int:
+    """The layout when nothing was repaired and no row of the two ranges is one the band rule singles
+    out: each range is one Span in its own band, and only the rows around them are read (the front,
+    then the user turn or the placeholder), whose units the call already holds. Returns the
+    payload's units."""
+    system = c.system
+    u_obj = c.user if c.has_user else None
+    unit = c.engine.counter.unit
+    payload_units = 0
+    for r_lo, r_hi, idx, lo, band in ((0, w.log_at, w.log, w.la, "history"),
+                                      (w.log_end, w.wm_at, w.wmi, w.cur, "working_memory")):
+        for i in range(r_lo, r_hi):
+            src = sent[i]
+            b, syn = band_of(src, False)
+            u = ru.system if src is system else ru.user if src is u_obj else unit(src)
+            lay.row(PayloadRow(src, b, syn, src), u)
+            payload_units += u
+        if idx.n > lo:
+            lay.span(idx, lo, idx.n, band)
+            payload_units += idx.pre[idx.n] - idx.pre[lo]
+    return payload_units
+
+
+def _layout_rows(lay: _Layout, sanitized: SanitizeResult, sources: Sequence[Source], out_in: Sequence[Message],
+                 band_of: BandRule, unit: Callable[[Message], int], w: _Where,
+                 singled: Callable[[RowIndex, int, int], bool]) -> None:
+    """The layout row by row, for a payload the pairing pass changed or whose ranges hold a row the
+    band rule singles out: each clean range in one step, every other row read (:func:`_lay_row`)."""
+    prev_band = "working_memory"
+    origin = sanitized.origin
+    sent = sanitized.messages
+    n_out = len(sent)
+    spans = iter(zip(sanitized.clean, sources))
+    nxt = next(spans, None)
+    i = 0
+    while i < n_out:  # the spans in one step each; only the rows between them one by one
+        if nxt is not None and i == nxt[0][0]:
+            (_o_lo, o_hi), (idx, lo, hi, _at, band) = nxt
+            nxt = next(spans, None)
+            if not singled(idx, lo, hi):
+                lay.span(idx, lo, hi, band)
+                prev_band = band
+                i = o_hi
+                continue
+            # else its rows are read one by one below, like the rows between the clean ranges
+        prev_band = _lay_row(lay, sent[i], origin[i], out_in, prev_band, band_of, unit, w)
+        i += 1
+
+
+def _lay_row(lay: _Layout, out: Message, org: int | None, out_in: Sequence[Message], prev_band: str,
+             band_of: BandRule, unit: Callable[[Message], int], w: _Where) -> str:
+    """Lay one row sent (``org``: its position in the pairing pass's input, None for an empty result
+    it added, which takes the band before it); a row sent as recorded in its own range's band joins
+    that range's run. Returns its band."""
+    if org is None:
+        lay.row(PayloadRow(out, prev_band, "empty_result", None), unit(out))
+        return prev_band
+    src = out_in[org]
+    in_wm = org >= w.wm_at
+    b, syn = band_of(src, in_wm)
+    if out is src and syn is None:
+        if in_wm and b == "working_memory":
+            q = w.cur + org - w.wm_at
+            lay.span(w.wmi, q, q + 1, b)
+            return b
+        if w.log_at <= org < w.log_end and b == "history":
+            q = w.la + org - w.log_at
+            lay.span(w.log, q, q + 1, b)
+            return b
+    lay.row(PayloadRow(out, b, syn, src), unit(out))
+    return b
+
+
+def _bands(lay: _Layout, additive: bool, counter: TokenCounter, tool_tokens: int) -> dict[str, int]:
+    """Each band's tokens from its units (in place: the units are the tokens for an additive
+    counter), and the tool schemas'."""
+    bands = lay.units
+    if not additive:
+        total = counter.total
+        for k, n in lay.count.items():
+            if n:
+                bands[k] = total(bands[k], n)
+    bands["tool_schemas"] = tool_tokens
+    return bands
+
+
+def _marks_of(pos: Mapping[int, int], system: Message | None, user: Message | None) -> tuple[tuple[int, ...], bool]:
+    """What :func:`_singled_out` needs of the system band's row and the user row (``user`` None when
+    there is none): their positions in the committed log (``pos``: its positions by identity), and
+    whether either has an assistant or tool role."""
+    marks: list[int] = []
+    odd = False
+    for obj in (system, user):
+        if obj is not None:
+            p = pos.get(id(obj))
+            if p is not None:
+                marks.append(p)
+            if obj.get("role") in ("assistant", "tool"):
+                odd = True
+    return tuple(marks), odd
+
+
+def _singled_any(log: RowIndex, log_marks: tuple[int, ...], odd_role: bool, system: Message | None,
+                 user: Message | None, idx: RowIndex, lo: int, hi: int) -> bool:
+    """:func:`_singled_out` for a range of the committed log (``idx is log``) or of working memory."""
+    if idx is log:
+        return _singled_out(idx, lo, hi, log_marks, False)
+    return _singled_out(idx, lo, hi, None, odd_role, system, user)
+
+
+def _singled_out(idx: RowIndex, lo: int, hi: int, log_marks: tuple[int, ...] | None, odd_role: bool,
+                 system: Message | None = None, user: Message | None = None) -> bool:
+    """Whether a row of ``idx.rows[lo:hi]`` is one the band rule gives a band other than its range's:
+    the system band's row, the current user row (``user``, None when there is none) or, in the
+    committed log, a summary block. ``log_marks`` and ``odd_role`` come from :func:`_marks_of`: for
+    the committed log ``log_marks`` are the positions of the first two in it; for working memory it
+    is None and ``system``/``user`` are looked for among its rows that are neither assistant nor tool
+    rows (when either of the two has such a role, ``odd_role``, it cannot tell: True). O(log rows)."""
+    if hi <= lo:
+        return False
+    if log_marks is not None:
+        for p in log_marks:
+            if lo <= p < hi:
+                return True
+        return idx.has_block(lo, hi)
+    if odd_role:
+        return True
+    odd = idx.others_in(lo, hi)
+    if not odd:
+        return False
+    rows = idx.rows
+    assert rows is not None
+    return any((system is not None and rows[p] is system) or (user is not None and rows[p] is user) for p in odd)
