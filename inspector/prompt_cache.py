@@ -389,20 +389,22 @@ def cache_totals_words(rp: Any, option: str | None = None) -> str:
     return words
 
 
-CACHE_COLUMNS: tuple[str, ...] = ("cache_rule", "cache_cost_usd", "cache_hit_share", "cache_breaks")
+CACHE_COLUMNS: tuple[str, ...] = ("cache_cost_usd", "cache_hit_share", "cache_breaks", "cached_tokens",
+                                  "cache_input_tokens", "cache_rule")
 """The prompt-cache columns of a compare or sweep row (:func:`cache_metrics`)."""
 
 
 def cache_metrics(rp: Any, option: str | None = None) -> dict[str, Any]:
-    """The :data:`CACHE_COLUMNS` of one replay: the rule, ``cache_cost_usd`` (the total cost with
-    prompt caching: the agent's calls at the rule's read, write and input rates plus the
-    summarizer's cost; None when part of it has no price), ``cache_hit_share`` (cached ÷ input
-    tokens) and ``cache_breaks``, over the calls the agent made."""
+    """The :data:`CACHE_COLUMNS` of one replay, over the calls the agent made: ``cache_cost_usd``
+    (the total cost with prompt caching: the agent's calls at the rule's read, write and input
+    rates plus the summarizer's cost; None when part of it has no price), ``cache_hit_share``
+    (cached ÷ input tokens), ``cache_breaks``, ``cached_tokens``, ``cache_input_tokens`` (the input
+    the share is of) and ``cache_rule``."""
     t = replay_cache(rp, option).totals()
     summary = rp.totals()["summary_cost_usd"]
     cost = None if t["cost_usd"] is None or summary is None else round(t["cost_usd"] + summary, 8)
-    return {"cache_rule": t["rule"], "cache_cost_usd": cost, "cache_hit_share": t["cache_hit_share"],
-            "cache_breaks": t["breaks"]}
+    return {"cache_cost_usd": cost, "cache_hit_share": t["cache_hit_share"], "cache_breaks": t["breaks"],
+            "cached_tokens": t["cached"], "cache_input_tokens": t["input"], "cache_rule": t["rule"]}
 
 
 # --- checked against the provider's own record -------------------------------------------------------
