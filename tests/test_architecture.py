@@ -64,7 +64,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
                   "inspector.planted", "inspector.tuning")),
     ("report", ("inspector.report", "inspector.live")),
     ("faces", ("inspector.cli", "inspector.cli_base", "inspector.cli_commands", "inspector.cli_output",
-               "inspector.notebook", "inspector.__main__")),
+               "inspector.notebook", "inspector.__main__", "inspector.app")),
 )
 """The layer map, written once (docs/architecture.md draws it): a module may import its own floor
 or a lower one, never a higher one. A prefix names a package and everything in it."""

@@ -1,4 +1,4 @@
-"""plotly figures over a replay: the per-call band bar, the timeline, aligned comparisons.
+"""plotly figures over a replay: the per-call band bar and the timeline, shared by the app and the notebooks.
 
 Lines on the timeline are on the payload scale: ``input budget`` = max_tokens − reserve − margin
 (the trimmer's ceiling), ``summary trigger`` = fixed parts + hint, ``hysteresis ceiling`` = fixed
@@ -8,7 +8,7 @@ parts + ceiling; so a payload bar crossing a line means exactly what the engine 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from inspector.replay import Replay
@@ -166,7 +166,7 @@ BAND_BAR_CSS = (
     "border:1px solid rgba(0,0,0,.2)}")
 
 
-def _tick_step(n: int, most: int = 14) -> int:
+def tick_step(n: int, most: int = 14) -> int:
     """An integer tick step (1, 2, 5, 10, 20, 50, …) giving at most ``most`` ticks over ``n`` calls."""
     step = 1
     while n / step > most:
@@ -290,7 +290,7 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
     layout: dict[str, Any] = dict(
         barmode="stack", bargap=0.15, height=340,
         margin=dict(**TIMELINE_MARGIN, t=40 if title else 16, b=10),
-        xaxis=dict(title=dict(text="LLM call"), tickformat="d", dtick=_tick_step(n), tick0=0,
+        xaxis=dict(title=dict(text="LLM call"), tickformat="d", dtick=tick_step(n), tick0=0,
                    range=list(timeline_range(n))),
         yaxis=dict(title=dict(text="tokens"), tickformat=",d", rangemode="tozero", automargin=False),
         legend=dict(orientation="h", y=-0.22, traceorder="normal"), hovermode="x unified",
@@ -347,6 +347,14 @@ def _y_top(df: Any, lines: Sequence[str]) -> tuple[float, bool]:
     return max([tallest * 1.22, *(h * 1.05 for h in near)]), len(near) < len(highs)
 
 
+def timeline_top(rp: Replay) -> float | None:
+    """The top of ``rp``'s timeline y axis as :func:`timeline` draws it without ``y_max`` (every
+    payload with its markers, every budget line within :data:`OFF_SCALE` × the tallest payload);
+    None for a replay with no call. Timelines drawn side by side share the largest of their tops."""
+    df = frames_table(rp)
+    return None if df.empty else _y_top(df, _budget_lines(rp))[0]
+
+
 def _budget_lines(rp: Replay) -> list[str]:
     """The budget lines a replay's timeline draws: the input budget, and the summarising manager's
     trigger and ceiling (no line where they do not apply)."""
@@ -357,26 +365,6 @@ def timeline_range(n: int) -> tuple[float, float]:
     """The timeline's x range over ``n`` calls: every call's bar (or step) whole, k ± 0.5, with a
     little air at both ends. One source for the figure and :func:`call_strip_html`."""
     return (-0.6, n - 0.4)
-
-
-def call_strip_html(n: int, call: int) -> str:
-    """A thin strip under the timeline marking the current call ("▲ call k of N").
-
-    It spans the timeline's plot area (the same fixed margins, the same x range as the unzoomed
-    figure; below the legend), so the marker sits under call ``k``'s bar. (A legend on top put the
-    strip right under the axis, but at 1024 px it took most of the chart's height.) In the app a step redraws this strip
-    instead of the figure: moving a cursor drawn into the figure resent and re-laid-out the whole
-    timeline on every step. A zoomed timeline keeps the strip on the whole conversation (it is then
-    an overview: where the current call lies in all N)."""
-    lo, hi = timeline_range(n)
-    pos = 100.0 * (call - lo) / (hi - lo) if hi > lo else 0.0
-    text = f"▲ call {call:,} of {n:,}"
-    side = f"right:{100.0 - pos:.3f}%;text-align:right" if pos > 70 else f"left:{pos:.3f}%"
-    return (f"<div class='ci-strip' style='position:relative;height:20px;margin:-6px {TIMELINE_MARGIN['r']}px 0 "
-            f"{TIMELINE_MARGIN['l']}px;border-top:1px solid #ccc;font-size:.75rem;color:#D62728'>"
-            f"<div class='ci-cursor' data-call='{call}' style='position:absolute;left:{pos:.3f}%;top:-7px;"
-            f"height:10px;border-left:2px solid #D62728'></div>"
-            f"<div style='position:absolute;top:2px;{side};white-space:nowrap;padding:0 4px'>{text}</div></div>")
 
 
 def data_revision(data: list[dict[str, Any]]) -> str:
@@ -421,57 +409,3 @@ def commit_positions(rp: Replay) -> list[tuple[float, str]]:
             continue
         out.append((last_call[c.turn] + 0.5, c.action))
     return out
-
-
-def compare_timelines(replays: Mapping[str, Replay]) -> list[Any]:
-    """One timeline per strategy with the same y axis, so heights compare at a glance.
-
-    They carry no legend: in two to four narrow columns a legend of ten entries covered the axis
-    and scrolled inside the chart. Colours and markers are those of the main timeline (whose legend
-    the app shows above them), and hovering a call still names every band, line and event."""
-    tops = [_y_top(df, _budget_lines(rp))[0] for rp in replays.values() if not (df := frames_table(rp)).empty]
-    y_max = max(tops, default=None)
-    figs = [timeline(rp, title=name, y_max=y_max) for name, rp in replays.items()]
-    for fig, rp in zip(figs, replays.values(), strict=True):
-        # Narrow columns: at most 5 call ticks (14 collided at 1024 px), the axis title in the margin.
-        fig.update_layout(showlegend=False, height=300, xaxis=dict(dtick=_tick_step(len(rp.frames), 5)))
-    return figs
-
-
-LEGEND_SYMBOLS = {
-    "star": "★", "circle-open": "○", "circle-x-open": "⊗", "x": "✕", "x-thin-open": "✕", "triangle-left": "◀",
-    "triangle-down": "▼", "diamond": "◆", "triangle-up": "▲", "line-ns-open": "│",
-}
-"""How the timeline's marker symbols are drawn in :func:`legend_html` (plotly symbol → character)."""
-
-
-def legend_html(fig: Any) -> str:
-    """A figure's legend as wrapping HTML (a swatch for a band, a short line for a budget line, the
-    marker's symbol for an event), in the figure's trace order. The app draws it under the timeline
-    instead of plotly's own legend, which at 1024 px became a scroll box that cut entries off."""
-    import html
-
-    keys = []
-    for trace in fig.data:
-        if trace.showlegend is False or not trace.name:
-            continue
-        name = html.escape(str(trace.name))
-        mode = str(getattr(trace, "mode", "") or "")
-        if trace.type == "bar" or getattr(trace, "stackgroup", None):
-            color = trace.marker.color if trace.type == "bar" else trace.fillcolor
-            swatch = f"<i style='background:{html.escape(str(color))}'></i>"
-        elif mode.startswith("markers"):
-            symbol = LEGEND_SYMBOLS.get(str(trace.marker.symbol), "●")
-            swatch = f"<b style='color:{html.escape(str(trace.marker.color))}'>{symbol}</b>"
-        else:
-            line = trace.line
-            style = {"dash": "dashed", "dot": "dotted"}.get(str(line.dash), "solid")
-            swatch = (f"<u style='border-top:{max(float(line.width or 2), 2):.1f}px {style} "
-                      f"{html.escape(str(line.color))}'></u>")
-        keys.append(f"<span class='ci-lkey'>{swatch}{name}</span>")
-    return ("<style>.ci-legend-tl{font-size:.78rem;line-height:1.7;margin:0 0 4px " f"{TIMELINE_MARGIN['l']}px" "}"
-            ".ci-lkey{white-space:nowrap;margin-right:14px;display:inline-block}"
-            ".ci-lkey i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px}"
-            ".ci-lkey u{display:inline-block;width:22px;height:0;margin-right:4px;vertical-align:middle}"
-            ".ci-lkey b{margin-right:4px}</style>"
-            f"<div class='ci-legend-tl'>{''.join(keys)}</div>")

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 BAND_ORDER = BANDS  # the payload order, from inspector.vocabulary
 
 
-def _preview(content: Any, n: int = 160) -> str:
+def preview_text(content: Any, n: int = 160) -> str:
     """A one-line, secret-masked preview of message content (always plain text)."""
     from inspector.redact import mask_text
 
@@ -84,7 +84,7 @@ def payload_table(rp: Replay, call: int) -> pd.DataFrame:
     import pandas as pd
 
     f: Frame = rp.frames[call]
-    counter = _counter(rp)
+    counter = counter_of(rp)
     rows = []
     refs, bands, synthetic = f.refs, f.row_bands, f.synthetic  # each rebuilds a list: once per call, not per row
     for k, msg in enumerate(f.payload(rp.messages)):
@@ -93,11 +93,11 @@ def payload_table(rp: Replay, call: int) -> pd.DataFrame:
         rows.append({"pos": k, "ref": refs[k], "band": bands[k], "synthetic": synthetic[k] or "",
                      "role": msg.get("role"), "tool_call_id": msg.get("tool_call_id") or "",
                      "tool_calls": names, "tokens": counter.count([msg]) if counter else None,
-                     "content": _preview(msg.get("content"))})
+                     "content": preview_text(msg.get("content"))})
     return pd.DataFrame(rows)
 
 
-def _counter(rp: Replay) -> Any:
+def counter_of(rp: Replay) -> Any:
     from inspector.engine.tokens import make_counter
 
     if rp.token_counter is None:  # a replay rebuilt from JSON has no live counter
@@ -114,7 +114,7 @@ def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
 
     f = rp.frames[call]
     rows: list[dict[str, Any]] = [  # computed for this call and not sent (Q18): never shown as sent
-        {"ref": None, "role": "system", "reason": n["reason"], "content": _preview(n.get("content"))}
+        {"ref": None, "role": "system", "reason": n["reason"], "content": preview_text(n.get("content"))}
         for n in f.not_sent]
     rows += [{"ref": i, "role": rp.messages[i].get("role"), "reason": reason, "content": _cached_preview(rp, i)}
              for i, reason in not_sent_reasons(rp, call).items()]
@@ -128,7 +128,7 @@ def _cached_preview(rp: Replay, i: int) -> str:
     cache: dict[int, str] = rp.view("previews", dict)
     text = cache.get(i)
     if text is None:
-        text = cache[i] = _preview(rp.messages[i].get("content"))
+        text = cache[i] = preview_text(rp.messages[i].get("content"))
     return text
 
 
