@@ -13,6 +13,7 @@ from typing import Any
 
 from inspector.replay import Replay
 from inspector.report.tables import frames_table
+from inspector.vocabulary import BANDS
 
 BAND_COLORS = {
     "system": "#4C78A8", "summary": "#B279A2", "history": "#72B7B2", "user": "#F58518",
@@ -78,7 +79,7 @@ def band_segments(frame: Any) -> list[tuple[str, int]]:
     reserve and the safety margin, then the headroom when there is some. Over budget there is no headroom and no extra band: the
     overflow is the part of these segments that lies past the window line (:func:`band_bar_html`)."""
     b = frame.budget
-    segs = [(k, frame.bands.get(k, 0)) for k in ("system", "summary", "history", "user", "working_memory", "tool_schemas")]
+    segs = [(k, frame.bands.get(k, 0)) for k in BANDS]
     if b.prefix:
         segs.append(("prefix", b.prefix))
     segs += [("reserve", b.reserve), ("margin", b.margin)]
@@ -196,24 +197,43 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
 
     Hovering a call shows all of it at once (every band, the lines, the events); ticks are whole
     call numbers; calls over the input budget get their own marker. Up to
-    :data:`TIMELINE_BAR_MAX` calls are bars, longer replays stepped areas (same numbers)."""
+    :data:`TIMELINE_BAR_MAX` calls are bars, longer replays stepped areas (same numbers).
+    ``selected`` draws the cursor (:func:`cursor_shape`) at that call, ``title`` heads the chart and
+    ``y_max`` fixes the top of the y axis (timelines side by side share one). Returns a plotly
+    ``Figure``; an empty one for a replay with no call."""
     import plotly.graph_objects as go
-
-    from inspector.vocabulary import TIMELINE_WORDS
 
     df = frames_table(rp)
     if df.empty:
         return go.Figure()
-    n = len(df)
-    bars = n <= TIMELINE_BAR_MAX
+    bars = len(df) <= TIMELINE_BAR_MAX
+    lines = _budget_lines(rp)
+    data = _band_traces(df, bars) + _line_traces(df, lines)
+    data[-1].update(CLICKABLE)  # the last budget line carries the click (see CLICKABLE), over bars too
+    data += _event_traces(df)
+    if forgotten:
+        data += _forgotten_traces(rp, df)
+    data += _fold_traces(rp)
+    for trace in data:
+        # A click selects a call, and plotly would then dim every other call for good: the app never
+        # redraws this figure on a step, so the dimmed bars would keep pointing at the clicked call
+        # after the user stepped away. Selection changes nothing on screen; the strip marks the call.
+        shown = dict(marker=dict(opacity=trace.get("marker", {}).get("opacity", 1)))
+        trace.update(selected=shown, unselected=shown)
+    layout = _timeline_layout(df, lines, data, bars=bars, selected=selected, title=title, y_max=y_max)
+    return go.Figure(dict(data=data, layout=layout))
+
+
+def _band_traces(df: Any, bars: bool) -> list[dict[str, Any]]:
+    """One trace per band the replay ever sends: bars, or stepped stacked areas for a long replay.
+    The first carries the call's heading in the unified hover."""
     x = df["call"].to_numpy()
     custom = df[["turn", "step"]].to_numpy()
     data: list[dict[str, Any]] = []
-    first = True
-    for band in ("system", "summary", "history", "user", "working_memory", "tool_schemas"):
+    for band in BANDS:  # stacked bottom to top in the payload's order
         if not df[band].any():
             continue  # a band this strategy never sends gets no legend entry
-        head = "call %{x} · turn %{customdata[0]} · step %{customdata[1]}<br>" if first else ""
+        head = "call %{x} · turn %{customdata[0]} · step %{customdata[1]}<br>" if not data else ""
         trace: dict[str, Any] = dict(x=x, y=df[band].to_numpy(), name=BAND_LABELS[band], customdata=custom,
                                      hovertemplate=head + BAND_LABELS[band] + ": %{y:,}<extra></extra>")
         if bars:
@@ -222,71 +242,95 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
             trace.update(type="scatter", mode="lines", stackgroup="bands", line=dict(width=0, shape=STEP_SHAPE),
                          fillcolor=BAND_COLORS[band])
         data.append(trace)
-        first = False
-    lines = _budget_lines(rp)
-    for col in lines:
-        data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col], mode="lines",
-                         line=dict(shape=STEP_SHAPE, **LINE_STYLES[col]),
-                         hovertemplate=TIMELINE_WORDS[col] + ": %{y:,}<extra></extra>"))
-    data[-1].update(CLICKABLE)  # the last budget line carries the click (see CLICKABLE), over bars too
+    return data
+
+
+def _line_traces(df: Any, lines: Sequence[str]) -> list[dict[str, Any]]:
+    """The budget lines (:func:`_budget_lines`) as steps over the calls."""
+    from inspector.vocabulary import TIMELINE_WORDS
+
+    x = df["call"].to_numpy()
+    return [dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col], mode="lines",
+                 line=dict(shape=STEP_SHAPE, **LINE_STYLES[col]),
+                 hovertemplate=TIMELINE_WORDS[col] + ": %{y:,}<extra></extra>") for col in lines]
+
+
+def _marker_trace(df: Any, sel: Any, name: str, symbol: str, color: str, lift: float,
+                  text: list[str] | None = None) -> dict[str, Any]:
+    """Markers over the selected calls, ``lift`` × the tallest payload above each call's payload."""
     top = df["payload_tokens"]
     ymax = float(top.max() or 1)
-    y_top, off_scale = _y_scale(df, lines, y_max)
+    return dict(type="scatter", x=df["call"][sel].tolist(), y=(top[sel] + ymax * lift).tolist(),
+                mode="markers", name=name, marker=dict(symbol=symbol, size=10, color=color,
+                                                       line=dict(width=1.5, color=color)),
+                text=text, hovertemplate=name + (": %{text}" if text else "") + "<extra></extra>")
 
-    def markers(sel: Any, name: str, symbol: str, color: str, lift: float, text: list[str] | None = None) -> None:
-        data.append(dict(type="scatter", x=df["call"][sel].tolist(), y=(top[sel] + ymax * lift).tolist(),
-                         mode="markers", name=name, marker=dict(symbol=symbol, size=10, color=color,
-                                                                line=dict(width=1.5, color=color)),
-                         text=text, hovertemplate=name + (": %{text}" if text else "") + "<extra></extra>"))
 
-    from inspector.vocabulary import summary_event
+def _event_traces(df: Any) -> list[dict[str, Any]]:
+    """Markers for the context manager's actions (:data:`MARKERS`; a summary by what was sent), the
+    trimmer's cuts, the pairing repairs and the calls over the input budget."""
+    from inspector.vocabulary import EVENT_WORDS, TIMELINE_WORDS, summary_event
 
+    data = []
     events = df["cm_action"].copy()
     events[:] = [summary_event(a, bool(s)) or a for a, s in zip(df["cm_action"], df["summary_sent"], strict=True)]
     for action, (symbol, color) in MARKERS.items():
         sel = events == action
         if sel.any():
-            markers(sel, marker_words(action), symbol, color, 0.04)
+            data.append(_marker_trace(df, sel, marker_words(action), symbol, color, 0.04))
     for col, kind, symbol, color in (("trimmed", "trimmed", "triangle-down", "#FF7F0E"),
                                      ("repairs", "repair", "diamond", "#17BECF")):
         sel = df[col] > 0
         if sel.any():
-            from inspector.vocabulary import EVENT_WORDS
-
-            markers(sel, EVENT_WORDS[kind], symbol, color, 0.08, [f"{v:,}" for v in df[col][sel]])
+            data.append(_marker_trace(df, sel, EVENT_WORDS[kind], symbol, color, 0.08,
+                                      [f"{v:,}" for v in df[col][sel]]))
     over = df["headroom"] < 0
     if over.any():
-        markers(over, TIMELINE_WORDS["over_budget"], "triangle-up", "#D62728", 0.16,
-                [f"by {-v:,} tokens" for v in df["headroom"][over]])
-    if forgotten:
-        from inspector.vocabulary import EVENT_WORDS
+        data.append(_marker_trace(df, over, TIMELINE_WORDS["over_budget"], "triangle-up", "#D62728", 0.16,
+                                  [f"by {-v:,} tokens" for v in df["headroom"][over]]))
+    return data
 
-        lost = forgotten_per_call(rp)
-        sel = [k for k, calls in enumerate(lost) if calls]
-        if sel:
-            words = ["<br>".join(f"{x.identifier} (in message {x.message})" for x in lost[k][:6])
-                     + (f"<br>… {len(lost[k]) - 6} more" if len(lost[k]) > 6 else "") for k in sel]
-            data.append(dict(type="scatter", x=sel, y=[float(top[k]) + ymax * 0.12 for k in sel], mode="markers",
-                             name=EVENT_WORDS["forgotten"], text=words,
-                             marker=dict(symbol="x-thin-open", size=10, color="#D62728", line=dict(width=2)),
-                             hovertemplate=EVENT_WORDS["forgotten"] + ":<br>%{text}<extra></extra>"))
+
+def _forgotten_traces(rp: Replay, df: Any) -> list[dict[str, Any]]:
+    """A marker on every call that forgot a reference, its first six identifiers in the hover text."""
+    from inspector.vocabulary import EVENT_WORDS
+
+    lost = forgotten_per_call(rp)
+    sel = [k for k, calls in enumerate(lost) if calls]
+    if not sel:
+        return []
+    top = df["payload_tokens"]
+    ymax = float(top.max() or 1)
+    words = ["<br>".join(f"{x.identifier} (in message {x.message})" for x in lost[k][:6])
+             + (f"<br>… {len(lost[k]) - 6} more" if len(lost[k]) > 6 else "") for k in sel]
+    return [dict(type="scatter", x=sel, y=[float(top[k]) + ymax * 0.12 for k in sel], mode="markers",
+                 name=EVENT_WORDS["forgotten"], text=words,
+                 marker=dict(symbol="x-thin-open", size=10, color="#D62728", line=dict(width=2)),
+                 hovertemplate=EVENT_WORDS["forgotten"] + ":<br>%{text}<extra></extra>")]
+
+
+def _fold_traces(rp: Replay) -> list[dict[str, Any]]:
+    """Commit folds on the axis, between the last call of their turn and the next call."""
     commit_calls = commit_positions(rp)
-    if commit_calls:
-        from inspector.vocabulary import EVENT_WORDS, action_words
+    if not commit_calls:
+        return []
+    from inspector.vocabulary import EVENT_WORDS, action_words
 
-        data.append(dict(type="scatter", x=[c for c, _ in commit_calls], y=[0] * len(commit_calls), mode="markers",
-                         name=EVENT_WORDS["fold"], text=[action_words(a) for _, a in commit_calls],
-                         marker=dict(symbol="line-ns-open", size=14, color="#6A3D9A", line=dict(width=2)),
-                         hovertemplate=EVENT_WORDS["fold"] + ": %{text}<extra></extra>"))
-    for trace in data:
-        # A click selects a call, and plotly would then dim every other call for good: the app never
-        # redraws this figure on a step, so the dimmed bars would keep pointing at the clicked call
-        # after the user stepped away. Selection changes nothing on screen; the strip marks the call.
-        shown = dict(marker=dict(opacity=trace.get("marker", {}).get("opacity", 1)))
-        trace.update(selected=shown, unselected=shown)
-    shapes = []
-    if selected is not None and 0 <= selected < n:
-        shapes.append(cursor_shape(selected))
+    return [dict(type="scatter", x=[c for c, _ in commit_calls], y=[0] * len(commit_calls), mode="markers",
+                 name=EVENT_WORDS["fold"], text=[action_words(a) for _, a in commit_calls],
+                 marker=dict(symbol="line-ns-open", size=14, color="#6A3D9A", line=dict(width=2)),
+                 hovertemplate=EVENT_WORDS["fold"] + ": %{text}<extra></extra>")]
+
+
+def _timeline_layout(df: Any, lines: Sequence[str], data: list[dict[str, Any]], *, bars: bool,
+                     selected: int | None, title: str | None, y_max: float | None) -> dict[str, Any]:
+    """The timeline's layout: stacked bars, whole-call ticks, fixed margins, the cursor at
+    ``selected``, the y axis (:func:`_y_scale`, with the lines above it named) and the digest of
+    ``data`` (:func:`data_revision`)."""
+    from inspector.vocabulary import TIMELINE_WORDS
+
+    n = len(df)
+    shapes = [cursor_shape(selected)] if selected is not None and 0 <= selected < n else []
     layout: dict[str, Any] = dict(
         barmode="stack", bargap=0.15, height=340,
         margin=dict(**TIMELINE_MARGIN, t=40 if title else 16, b=10),
@@ -299,6 +343,7 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         layout["dragmode"] = "zoom"  # a dragged box zooms in (Streamlit would pan); a double click zooms out
     if title:
         layout["title"] = dict(text=title)
+    y_top, off_scale = _y_scale(df, lines, y_max)
     if y_top:
         layout["yaxis"]["range"] = [0, y_top]
     if off_scale:
@@ -306,7 +351,7 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
             xref="paper", yref="paper", x=1, y=1, xanchor="right", yanchor="top", showarrow=False,
             align="right", font=dict(size=11, color="#555"), bgcolor="rgba(255,255,255,0.8)",
             text="↑ " + TIMELINE_WORDS["off_scale"] + ": " + " · ".join(off_scale))]
-    return go.Figure(dict(data=data, layout=layout))
+    return layout
 
 
 OFF_SCALE = 3.0
