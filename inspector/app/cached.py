@@ -22,23 +22,27 @@ from inspector.transcripts import ConversationInfo, Transcript, list_conversatio
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def load_manifest_cached(m: inputs.ManifestInput) -> LoadedManifest:
+    """The editor's manifest read strictly (``validate``), or as the runtime reads it when ``m.lenient``
+    (``assemble``). Raises :class:`~inspector.manifest.ManifestError` when it does not load."""
     return load_manifest_text(m.text, file=m.name, base_dir=Path(m.base_dir) if m.base_dir else None,
                               mode="assemble" if m.lenient else "validate")
 
 
-
 @st.cache_resource(max_entries=16, show_spinner="Reading the transcript…")
 def conversations_cached(key: str, name: str, fmt: str | None, _data: bytes) -> list[ConversationInfo]:
-    ready = take_prepared("conversations", (key, name, fmt))  # the server's warm-up (app_first_page)
+    """The conversations of the transcript bytes ``_data`` (file ``name``, format ``fmt`` or None to
+    detect it), cached under the source ``key``. Raises :class:`~inspector.transcripts.TranscriptError`
+    when the bytes do not read."""
+    ready = take_prepared("conversations", (key, name, fmt))  # the server's warm-up (first_page)
     return ready if ready is not None else list_conversations(_data, name=name, format=fmt)
-
 
 
 @st.cache_resource(max_entries=16, show_spinner="Importing the transcript…")
 def transcript_cached(key: str, name: str, fmt: str | None, conversation: int, _data: bytes) -> Transcript:
+    """Conversation ``conversation`` of the transcript bytes ``_data``, imported once per source
+    ``key``. Raises :class:`~inspector.transcripts.TranscriptError` when it does not import."""
     ready = take_prepared("transcript", (key, name, fmt, conversation))
     return ready if ready is not None else parse_transcript(_data, name=name, format=fmt, conversation=conversation)
-
 
 
 @st.cache_resource(max_entries=24, show_spinner="Replaying the conversation…")

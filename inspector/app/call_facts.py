@@ -37,7 +37,6 @@ def band_table(rp: Replay, call: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["band", "tokens", "% of window"])
 
 
-
 def budget_facts(rp: Replay, call: int) -> dict[str, Any]:
     """The figures shown next to the band bar, straight from the frame."""
     f = rp.frames[call]
@@ -54,12 +53,10 @@ def budget_facts(rp: Replay, call: int) -> dict[str, Any]:
     }
 
 
-
 def _calibration(rp: Replay) -> Any:
     from inspector.calibration import calibrate
 
     return rp.view("app_calibration", lambda: calibrate(rp.transcript))
-
 
 
 def call_calibration(rp: Replay, call: int) -> pd.DataFrame | None:
@@ -90,7 +87,6 @@ def call_calibration(rp: Replay, call: int) -> pd.DataFrame | None:
     return pd.DataFrame(rows, columns=["count", "tokens", "error vs provider", "error %"])
 
 
-
 def _rows_words(text: str) -> str:
     """``rows A-B`` (the calibration's span of transcript rows) in words: "transcript messages A–B",
     "transcript message A" when the span is one row."""
@@ -101,7 +97,6 @@ def _rows_words(text: str) -> str:
     return re.sub(r"rows (\d+)-(\d+)", span, text)
 
 
-
 def calibration_caption(rp: Replay) -> str:
     """The fitted line first, then what to apply (:func:`inspector.calibration.advice`: the factor, or
     the slope and the offset as the unrecorded prefix), and what the counts cannot include."""
@@ -109,7 +104,6 @@ def calibration_caption(rp: Replay) -> str:
 
     cal = _calibration(rp)
     return " ".join([*(plain_md(a) for a in advice(cal)), *cal.notes]).strip()
-
 
 
 def compaction_note(rp: Replay, call: int) -> str | None:
@@ -122,7 +116,6 @@ def compaction_note(rp: Replay, call: int) -> str | None:
     return (f"Observed compaction: the recording framework compacted the conversation at transcript row {c.index} "
             f"({c.origin}); the real model saw that summary, not the rows before it. This replay applies the "
             "manifest's own policy instead.")
-
 
 
 def trim_note(rp: Replay, call: int) -> str | None:
@@ -141,12 +134,10 @@ def trim_note(rp: Replay, call: int) -> str | None:
     return cut_results_words(len(cut_ids), answered) + "."
 
 
-
 def _observed_at(rp: Replay, call: int) -> Any:
     f = rp.frames[call]
     return next((op for op in getattr(rp.transcript, "observed_payloads", None) or []
                  if getattr(op, "reply", None) == f.at), None)
-
 
 
 def observed_beside(rp: Replay, call: int) -> pd.DataFrame | None:
@@ -171,7 +162,6 @@ def observed_beside(rp: Replay, call: int) -> pd.DataFrame | None:
     return pd.DataFrame(rows, columns=["payload", "messages", "tokens", "provider's count"])
 
 
-
 def observed_words(rp: Replay, call: int) -> str:
     """What differs between the request really sent and this replay's payload, in words."""
     from inspector.observed import payload_differences
@@ -187,11 +177,9 @@ def observed_words(rp: Replay, call: int) -> str:
             f"Where the replay differs from what the agent sent — {said}.")
 
 
-
 def _engine_tools(rp: Replay) -> Any:
     tools = getattr(rp.settings, "tools", None)
     return [dict(t) for t in tools] if tools else rp.transcript.tools
-
 
 
 def estimate_check(rp: Replay, call: int) -> tuple[str, str] | None:
@@ -222,11 +210,9 @@ def estimate_check(rp: Replay, call: int) -> tuple[str, str] | None:
     return "info", text
 
 
-
 def transcript_message_text(rp: Replay, index: int) -> str:
     """Transcript message ``index`` as pretty JSON, secrets masked (shown with ``st.code``)."""
     return json.dumps(mask_secrets(rp.messages[index]), ensure_ascii=False, indent=2, default=str)
-
 
 
 def explain_message(rp: Replay, call: int, index: int, not_sent: pd.DataFrame | None = None) -> str:
@@ -250,7 +236,6 @@ def explain_message(rp: Replay, call: int, index: int, not_sent: pd.DataFrame | 
     return f"Message {index} is not sent: {reason}."
 
 
-
 def summary_block_text(rp: Replay, call: int) -> str | None:
     """The summary block this call *sends* (the summary row of its payload), or None. A summary
     computed but trimmed is not sent and is never returned here (Q18): see
@@ -264,7 +249,6 @@ def summary_block_text(rp: Replay, call: int) -> str | None:
     return None
 
 
-
 def summary_not_sent(rp: Replay, call: int) -> list[tuple[str, str]]:
     """Summary blocks computed for this call but not sent: ``(reason, masked text)`` each (Q18)."""
     out = []
@@ -275,8 +259,8 @@ def summary_not_sent(rp: Replay, call: int) -> list[tuple[str, str]]:
     return out
 
 
-
 def summary_caption(rp: Replay, call: int) -> str:
+    """The summary block's size at this call and the summarizer that wrote it, in one line."""
     f = rp.frames[call]
     tokens = f.bands.get("summary", 0)
     return f"summary block: {tokens:,} tokens · summarizer: {rp.summarizer_label}"

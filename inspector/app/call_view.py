@@ -21,6 +21,9 @@ ss = st.session_state
 
 
 def budget_view(rp: Replay, call: int) -> None:
+    """The call's budget: the six figures, the line of where each came from, any warning (the
+    unrecorded prefix, a calibration, over budget, the estimate counter's under-count, a pairing
+    check, the frame's own warnings), the band bar and its table."""
     facts = call_facts.budget_facts(rp, call)
     cols = [*st.columns(3), *st.columns(3)]  # two rows of three: no number is cut at 1024 px
     cols[0].metric("Payload tokens", f"{facts['payload_tokens']:,}")
@@ -56,8 +59,9 @@ def budget_view(rp: Replay, call: int) -> None:
                                 "% of window": st.column_config.NumberColumn(format="%.1f")})
 
 
-
 def payload_view(rp: Replay, call: int) -> None:
+    """The payload sent at this call, as chat rows or a table (:func:`~inspector.app.widgets.rows_switch`),
+    with the summary block sent and any summary computed but not sent (Q18) above it."""
     f = rp.frames[call]
     st.subheader(f"Payload sent — {len(f.refs):,} messages")
     as_table = rows_switch("payload_as")  # on its own row: beside the heading it was clipped at 1024 px
@@ -79,8 +83,9 @@ def payload_view(rp: Replay, call: int) -> None:
         st.html(chat.chat_html(chat.payload_rows(rp, call)))
 
 
-
 def calibration_view(rp: Replay, call: int) -> None:
+    """An observed compaction before this call, and this call's token counts beside the provider's
+    reported usage when the log records it (nothing otherwise)."""
     if (note := call_facts.compaction_note(rp, call)) is not None:
         st.info(note)
     table = call_facts.call_calibration(rp, call)
@@ -91,7 +96,6 @@ def calibration_view(rp: Replay, call: int) -> None:
     st.caption(call_facts.calibration_caption(rp))
 
 
-
 def explain_forgotten() -> None:
     """Open the message that holds the picked forgotten identifier under *Not sent & why*."""
     picked = ss.get("forgotten_pick")
@@ -100,8 +104,9 @@ def explain_forgotten() -> None:
         ss.view, ss._rerun_page = "not_sent", True
 
 
-
 def forgotten_list(rp: Replay, call: int) -> None:
+    """The identifiers this call needed that are only in messages not sent, and a button that opens
+    the message holding one under *Not sent & why*; nothing when the call forgot none."""
     lost = per_call.forgotten_view(rp, call)
     if lost.empty:
         return
@@ -119,15 +124,15 @@ def forgotten_list(rp: Replay, call: int) -> None:
               help="Opens this message under “Not sent & why”.")
 
 
-
 def this_call_tab(rp: Replay, call: int) -> None:
+    """*This call*: the budget, the forgotten references, the calibration, the request really sent
+    and the payload, top to bottom."""
     st.subheader(f"Token budget — {per_call.call_label(rp, call)}")
     budget_view(rp, call)
     forgotten_list(rp, call)
     calibration_view(rp, call)
     observed_view(rp, call)
     payload_view(rp, call)
-
 
 
 def observed_view(rp: Replay, call: int) -> None:
@@ -140,8 +145,9 @@ def observed_view(rp: Replay, call: int) -> None:
     st.caption(words.plain_md(call_facts.observed_words(rp, call)))
 
 
-
 def not_sent_tab(rp: Replay, call: int) -> None:
+    """*Not sent & why*: every earlier message missing from this call with its reason (chat rows or a
+    table), and the one-sentence answer for any transcript message the user picks."""
     st.subheader(f"Not sent, and why — {per_call.call_label(rp, call)}")
     df = not_sent_table(rp, call)
     st.caption(f"{len(df):,} earlier transcript message(s) are not in this payload.")
@@ -160,8 +166,9 @@ def not_sent_tab(rp: Replay, call: int) -> None:
         st.code(call_facts.transcript_message_text(rp, int(index)), language="json", wrap_lines=True)
 
 
-
 def repairs_tab(rp: Replay, call: int) -> None:
+    """*Pairing repairs*: the trimmer's cut results at this call, the repairs at this call and in the
+    whole replay, and what the transcript itself contains (the importer's findings)."""
     st.subheader(f"Pairing repairs — {per_call.call_label(rp, call)}")
     here = findings.repair_findings(rp, call)
     if (note := call_facts.trim_note(rp, call)) is not None:
@@ -184,8 +191,9 @@ def repairs_tab(rp: Replay, call: int) -> None:
         st.html(findings.findings_html(rp, found, "irr-"))
 
 
-
 def export_tab(rp: Replay, call: int) -> None:
+    """*Export*: download buttons for the frames (JSON, CSV) and this call's payload (JSON); each file
+    is built when its button is pressed."""
     st.subheader("Export")
     c1, c2, c3 = st.columns(3)
     c1.download_button("Frames (JSON)", data=lambda: exports.frames_json(rp), file_name="frames.json",

@@ -29,10 +29,8 @@ CHAT_TEXT_MAX = 20_000
 Export view has every message whole)."""
 
 
-
 CHAT_ROWS_MAX = 400
 """Chat rows drawn per view; beyond it the view says how many rows are left out."""
-
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,6 @@ class ChatRow:
     note: str = ""  # said right after the heading, in plain weight (why a row is not sent)
 
 
-
 def _message_text(content: Any) -> str:
     if content is None:
         return ""
@@ -61,7 +58,6 @@ def _message_text(content: Any) -> str:
                  else json.dumps(p, ensure_ascii=False, default=str) for p in content]
         return "\n".join(str(p) for p in parts)
     return json.dumps(content, ensure_ascii=False, default=str)
-
 
 
 def _tool_calls(msg: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
@@ -80,7 +76,6 @@ def _tool_calls(msg: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
     return tuple(out)
 
 
-
 def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
     """The exact payload of one call as chat rows, in the order sent (masked text, tool calls with
     their arguments, why each row is there). Built from the same payload as :func:`payload_table`."""
@@ -90,7 +85,7 @@ def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
     index = _tool_call_index(rp)
     repairs = {r.ref: r.repair for r in f.repairs if r.ref is not None}
     rows = []
-    refs, bands, synthetic = f.refs, f.row_bands, f.synthetic  # each rebuilds a list: once, not per row
+    refs, bands, synthetic = f.refs, f.row_bands, f.synthetic  # the payload's rows, position by position
     for k, msg in enumerate(payload):
         ref = refs[k]
         band = bands[k]
@@ -110,7 +105,6 @@ def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
         rows.append(ChatRow(f"msg-{ref}" if ref is not None else f"row-{k}", str(msg.get("role")), band, heading,
                             why + ".", mask_text(_message_text(msg.get("content"))), calls, links))
     return rows
-
 
 
 def not_sent_rows(rp: Replay, call: int, not_sent: pd.DataFrame | None = None,
@@ -138,7 +132,6 @@ def not_sent_rows(rp: Replay, call: int, not_sent: pd.DataFrame | None = None,
     return rows
 
 
-
 CHAT_CSS = (".ci-chat details{border-left:4px solid #ccc;margin:3px 0;padding:3px 8px;background:rgba(0,0,0,.025);"
             "scroll-margin-top:var(--ci-sticky-top, 15rem)}"
             ".ci-chat summary{cursor:pointer;font-size:.9rem;line-height:1.5}"
@@ -146,7 +139,6 @@ CHAT_CSS = (".ci-chat details{border-left:4px solid #ccc;margin:3px 0;padding:3p
             ".ci-chat pre{white-space:pre-wrap;word-break:break-word;max-height:26rem;overflow:auto;"
             "font-size:.8rem;margin:4px 0;padding:6px;background:rgba(0,0,0,.04)}"
             ".ci-chat .prev{color:#666}.ci-chat .note{color:#8a1c1c}")
-
 
 
 def chat_html(rows: list[ChatRow], *, limit: int = CHAT_ROWS_MAX, total: int | None = None) -> str:
@@ -187,18 +179,15 @@ def chat_html(rows: list[ChatRow], *, limit: int = CHAT_ROWS_MAX, total: int | N
     return "".join(out)
 
 
-
 def _anchor_words(anchor: str) -> str:
     """A chat row's anchor as link text: ``msg-12`` (or ``rep-msg-12``) is "transcript #12"."""
     m = re.search(r"msg-(\d+)$", anchor)
     return f"transcript #{m.group(1)}" if m else anchor
 
 
-
 def _tool_call_index(rp: Replay) -> dict[str, list[int]]:
     """Tool call id → transcript indices of the ask(s) and result(s) that carry it (cached on the replay)."""
     return rp.view("app_call_index", lambda: _call_index(rp))
-
 
 
 def _call_index(rp: Replay) -> dict[str, list[int]]:

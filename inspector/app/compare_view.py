@@ -23,9 +23,7 @@ ss = st.session_state
 CUSTOM = ("custom A", "custom B")
 
 
-
 CUSTOM_TEMPLATE = "type: summarising\nparams:\n  keep_turns: 4\n  hysteresis_ratio: 0.2\n"
-
 
 
 def strategy_spec(name: str) -> str | None:
@@ -41,8 +39,9 @@ def strategy_spec(name: str) -> str | None:
     return str(ss[key])
 
 
-
 def strategy_editors(chosen: list[str], m: inputs.ManifestInput) -> dict[str, str | None]:
+    """One column per chosen strategy: its ``context_manager`` YAML in an editor, or the manifest's
+    own shown read-only. Returns the YAML to replay per strategy name (None for the manifest's own)."""
     specs: dict[str, str | None] = {}
     cols = st.columns(max(len(chosen), 1))
     for col, name in zip(cols, chosen, strict=False):
@@ -56,9 +55,11 @@ def strategy_editors(chosen: list[str], m: inputs.ManifestInput) -> dict[str, st
     return specs
 
 
-
 def compare_tab(m: inputs.ManifestInput, tkey: tuple[str, str | None, int], t: Transcript, counter: str, choice: str,
                 live: inputs.LiveSettings | None, call: int, agent: tuple[Any, ...]) -> None:
+    """*Side by side*: the strategy picker and editors, then (when switched on, with two or more
+    strategies) their timelines on one scale, what each sends at ``call`` and why, their totals and
+    the per-message table. A strategy that fails is shown as an error beside the others."""
     st.subheader(f"Side by side — {len(ss.cmp_strategies)} strategies")
     chosen = st.multiselect("Strategies (two to four; presets or your own `context_manager` YAML)",
                             [OWN_STRATEGY, *PRESETS, *CUSTOM], key="cmp_strategies", max_selections=4,
@@ -67,8 +68,8 @@ def compare_tab(m: inputs.ManifestInput, tkey: tuple[str, str | None, int], t: T
     if ss.get("cmp_run_for") != tkey:  # a new transcript: long ones wait for the user
         ss.cmp_run_for, ss.cmp_run = tkey, ss.get("n_calls", 0) <= side_by_side.COMPARE_AUTO_MAX_CALLS
     st.toggle("Replay the strategies", key="cmp_run", persist_state="page",
-              help=f"On by itself for transcripts up to {side_by_side.COMPARE_AUTO_MAX_CALLS} calls; each strategy is one "
-                   "more replay (cached afterwards).")
+              help=f"On by itself for transcripts up to {side_by_side.COMPARE_AUTO_MAX_CALLS} calls; each strategy "
+                   "is one more replay (cached afterwards).")
     if len(chosen) < 2:
         st.info("Choose at least two strategies to compare.")
         return

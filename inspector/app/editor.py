@@ -24,18 +24,14 @@ def error_excerpt(text: str, lines: Iterable[int], context: int = 2) -> str:
     return "\n".join(out)
 
 
-
 EDITOR_LINE_PX = 20
 """Line height of the manifest editor; the gutter's numbers are drawn on the same grid."""
-
 
 
 EDITOR_PAD_PX = 8
 
 
-
 EDITOR_GUTTER_PX = 46
-
 
 
 def editor_gutter_svg(text: str, error_lines: Iterable[int] = ()) -> str:
@@ -62,7 +58,6 @@ def editor_gutter_svg(text: str, error_lines: Iterable[int] = ()) -> str:
                      f'font-size="12" fill="{color}">{mark}{n}</text>')
     parts.append("</svg>")
     return "".join(parts)
-
 
 
 def editor_css(key: str, text: str, error_lines: Iterable[int] = ()) -> str:

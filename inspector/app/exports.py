@@ -11,18 +11,19 @@ from inspector.report.tables import frames_table
 
 
 def frames_json(rp: Replay) -> str:
+    """The replay's frames as the JSON ``context-inspector replay --json`` writes (no payloads)."""
     from inspector.forgetting import replay_dumps
 
     return replay_dumps(rp, payloads=False)
 
 
-
 def frames_csv(rp: Replay) -> str:
+    """The replay's frames as CSV, one row per call (:func:`~inspector.report.tables.frames_table`)."""
     return frames_table(rp).to_csv(index=False)
 
 
-
 def payload_json(rp: Replay, call: int) -> str:
+    """Call ``call``'s frame with its payload as JSON, secrets masked."""
     f = rp.frames[call]
     doc = {"call": call, **f.to_json(rp.messages)}
     return json.dumps(mask_secrets(doc), ensure_ascii=False, indent=1, default=str)

@@ -33,7 +33,6 @@ def repairs_view(rp: Replay, call: int | None = None) -> pd.DataFrame:
     return df
 
 
-
 @dataclass(frozen=True)
 class Finding:
     """One repair or importer finding as a sentence: where (``place``), what (``words``), the tool
@@ -43,7 +42,6 @@ class Finding:
     words: str
     note: str
     messages: tuple[int, ...]
-
 
 
 def repair_findings(rp: Replay, call: int | None = None) -> list[Finding]:
@@ -63,7 +61,6 @@ def repair_findings(rp: Replay, call: int | None = None) -> list[Finding]:
     return out
 
 
-
 def irregularity_findings(rp: Replay) -> list[Finding]:
     """What the transcript itself contains that a strict provider would object to (the importer's
     findings, kept as found), in words, each with the message it is about."""
@@ -72,11 +69,9 @@ def irregularity_findings(rp: Replay) -> list[Finding]:
             for r in getattr(rp.transcript, "irregularities", [])]
 
 
-
 FINDINGS_MAX = 200
 """Findings drawn per list; beyond it the list says how many are left out (the Export view's
 frames hold every repair)."""
-
 
 
 def findings_html(rp: Replay, findings: list[Finding], prefix: str) -> str:

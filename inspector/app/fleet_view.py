@@ -20,10 +20,12 @@ ss = st.session_state
 def fleet_cached(m: inputs.ManifestInput, keys: tuple[tuple[str, str | None, int], ...], counter: str, choice: str,
                  specs: tuple[tuple[str, str | None], ...], agent: tuple[Any, ...],
                  _items: tuple[side_by_side.FleetInput, ...]) -> Any:
+    """Every conversation of ``_items`` replayed under every strategy of ``specs`` (each replay through
+    :func:`~inspector.app.cached.replay_cached`), as :func:`~inspector.app.side_by_side.fleet_runs`'
+    table. Raises what a replay raises (a strategy that does not load)."""
     runs = [(item, {name: replay_cached(m, key, counter, choice, None, spec, agent, item.transcript, None)
                     for name, spec in specs}) for key, item in zip(keys, _items, strict=True)]
     return side_by_side.fleet_runs(runs)
-
 
 
 def fleet_inputs(src: inputs.TranscriptSource, fmt: str | None) -> tuple[list[tuple[str, str | None, int]],
@@ -47,9 +49,10 @@ def fleet_inputs(src: inputs.TranscriptSource, fmt: str | None) -> tuple[list[tu
     return keys, items, problems
 
 
-
 def fleet_tab(m: inputs.ManifestInput, src: inputs.TranscriptSource, fmt: str | None, counter: str, choice: str,
               agent: tuple[Any, ...]) -> None:
+    """*Fleet*: the extra uploads, then (once the user presses the button for this request) every
+    conversation under every strategy chosen in *Side by side*, summed per strategy."""
     st.subheader("Fleet — every conversation under each strategy")
     st.file_uploader("Add transcripts to the fleet (the loaded file's conversations are always in it)",
                      key="fleet_uploads", accept_multiple_files=True,

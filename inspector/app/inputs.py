@@ -24,31 +24,24 @@ from inspector.policy import is_sample_manifest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
 SAMPLE_MANIFEST_DIR = sample_manifest_dir()
-
 
 
 SHARED_TRANSCRIPT_DIR = ROOT.parent / "shared" / "data" / "transcripts"
 
 
-
 DEFAULT_MANIFEST = DEMO_MANIFEST
 
 
-
 DEFAULT_TRANSCRIPT = "demo_support.json"
-
 
 
 MAX_TRANSCRIPT_BYTES = MAX_UPLOAD_MB * 1_000_000
 """Uploads and samples above this size are refused with a message (the server also caps uploads)."""
 
 
-
 MANIFEST_MAX_BYTES = _MANIFEST_MAX
 """Manifest uploads above the reader's own limit are refused before they reach the editor."""
-
 
 
 AGENT_SOURCES = {
@@ -59,13 +52,11 @@ AGENT_SOURCES = {
 """The Q21 switch for the system text and tools (values are :class:`~inspector.policy.ReplayPolicy` sources)."""
 
 
-
 MODEL_SOURCES = {
     "auto": "The manifest's if it names one, else the transcript's",
     "transcript": "The transcript's recorded model",
     "manifest": "The manifest's",
 }
-
 
 
 SUMMARIZER_CHOICES = {
@@ -75,17 +66,14 @@ SUMMARIZER_CHOICES = {
 }
 
 
-
 def launch_label(path: Path) -> str:
     """How a file named on the ``context-inspector app`` command line appears in the pickers."""
     return f"opened: {path.name}"
 
 
-
 def follow_label(path: Path) -> str:
     """How the file followed with ``context-inspector app --follow FILE`` appears in the picker."""
     return f"live: {path.name}"
-
 
 
 def followed(label: Any, launch: AppLaunch | None = None) -> Path | None:
@@ -94,12 +82,10 @@ def followed(label: Any, launch: AppLaunch | None = None) -> Path | None:
     return launch.follow if launch.follow is not None and label == follow_label(launch.follow) else None
 
 
-
 OWN_AGENT = "none: the transcript's own agent"
 """The manifest picker's entry for no manifest at all: the transcript replayed as its own agent
 (its system text, tools and recorded model, the default strategy), as ``context-inspector replay
 TRANSCRIPT`` does without a manifest. Its editor text is :func:`own_agent_yaml`."""
-
 
 
 def own_agent_yaml() -> str:
@@ -115,7 +101,6 @@ def own_agent_yaml() -> str:
             + yaml.safe_dump(dict(NO_MANIFEST), sort_keys=False))
 
 
-
 def sample_manifests(folder: Path = SAMPLE_MANIFEST_DIR, launch: AppLaunch | None = None) -> dict[str, Path]:
     """The manifest named at launch (if any), then the bundled ones by file name, sorted."""
     launch = app_launch() if launch is None else launch
@@ -125,7 +110,6 @@ def sample_manifests(folder: Path = SAMPLE_MANIFEST_DIR, launch: AppLaunch | Non
     return out
 
 
-
 def manifest_choices(launch: AppLaunch | None = None) -> list[str]:
     """The manifest picker's entries: :func:`sample_manifests`' names, with :data:`OWN_AGENT` after
     a manifest named at launch (first when the app was launched on a transcript alone)."""
@@ -133,7 +117,6 @@ def manifest_choices(launch: AppLaunch | None = None) -> list[str]:
     launched = app_launch() if launch is None else launch
     at = 1 if launched.manifest is not None else 0
     return [*names[:at], OWN_AGENT, *names[at:]]
-
 
 
 def default_choices(launch: AppLaunch | None = None) -> tuple[str, str]:
@@ -148,7 +131,6 @@ def default_choices(launch: AppLaunch | None = None) -> tuple[str, str]:
     if launch.follow is not None:
         return manifest, follow_label(launch.follow)
     return (manifest, launch_label(launch.transcript) if launch.transcript is not None else DEFAULT_TRANSCRIPT)
-
 
 
 def sample_transcripts(shared: Path = SHARED_TRANSCRIPT_DIR, launch: AppLaunch | None = None) -> dict[str, Path]:
@@ -173,7 +155,6 @@ def sample_transcripts(shared: Path = SHARED_TRANSCRIPT_DIR, launch: AppLaunch |
     return out
 
 
-
 @dataclass(frozen=True)
 class TranscriptSource:
     """Where the transcript bytes come from; ``key`` identifies the bytes without hashing them."""
@@ -181,7 +162,6 @@ class TranscriptSource:
     name: str
     key: str
     data: bytes
-
 
 
 @dataclass(frozen=True)
@@ -192,7 +172,6 @@ class ManifestInput:
     name: str
     base_dir: str | None
     lenient: bool
-
 
 
 @dataclass(frozen=True)
@@ -206,9 +185,9 @@ class LiveSettings:
 
     @property
     def fingerprint(self) -> str:  # the key itself never enters a cache key or the page
+        """A short digest of every setting, the key among them: what enters cache keys instead of the key itself."""
         raw = "\0".join((self.model, self.api_base, self.api_key, str(self.timeout)))
         return hashlib.sha256(raw.encode()).hexdigest()[:16]
-
 
 
 def is_sample_input(m: ManifestInput) -> bool:
@@ -216,7 +195,6 @@ def is_sample_input(m: ManifestInput) -> bool:
     ``metadata.context-inspector/sample: true``, Q25), whether it was picked, uploaded or edited; a
     text that does not load is not a sample (the page reports why)."""
     return _text_is_sample(m.text)
-
 
 
 @functools.lru_cache(maxsize=32)
@@ -231,13 +209,13 @@ def _text_is_sample(text: str) -> bool:
         return False
 
 
-
 def too_large(size: int, limit: int | None = None) -> str | None:
+    """Why a file of ``size`` bytes is refused (over ``limit``, by default :data:`MAX_TRANSCRIPT_BYTES`),
+    or None when it is not too large."""
     limit = MAX_TRANSCRIPT_BYTES if limit is None else limit
     if size > limit:
         return f"file is too large ({size:,} bytes; the limit is {limit:,})"
     return None
-
 
 
 def effective_summarizer(settings: Any, choice: str) -> str:
@@ -251,17 +229,14 @@ def effective_summarizer(settings: Any, choice: str) -> str:
     return summarizer_choice(settings, "drop" if choice == "drop" else "auto", live=choice == "live")
 
 
-
 PREFIX_CHOICES: dict[str, str] = {"none": "not added", "auto": "estimated (fitted offset)"}
 """The app's switch for the unrecorded prefix (``--unrecorded-prefix``): not added, or the estimate."""
-
 
 
 def prefix_choice_default(launch: AppLaunch | None = None) -> str:
     """``auto`` when the app was started with ``--unrecorded-prefix auto`` (or a number), else ``none``."""
     launch = app_launch() if launch is None else launch
     return "auto" if launch.unrecorded_prefix not in (None, "", "0") else "none"
-
 
 
 def prefix_value(choice: Any, launch: AppLaunch | None = None) -> str | int | None:

@@ -33,8 +33,10 @@ def resolve_manifest() -> tuple[inputs.ManifestInput | None, LoadedManifest | No
     return m, loaded, problems
 
 
-
 def transcript_source() -> inputs.TranscriptSource:
+    """The transcript's bytes and cache key: the upload, else the sample (a followed live file: its
+    whole lines as they are now). Raises :class:`~inspector.transcripts.TranscriptError` when the
+    file is too large, and :class:`OSError` when it cannot be read."""
     upload = ss.get("transcript_upload")
     if upload is not None:
         data = upload.getvalue()
@@ -54,8 +56,9 @@ def transcript_source() -> inputs.TranscriptSource:
     return inputs.TranscriptSource(path.name, f"sample:{path}:{stat.st_mtime_ns}:{stat.st_size}", path.read_bytes())
 
 
-
 def conversation_picker(src: inputs.TranscriptSource, fmt: str | None) -> int:
+    """The conversation to show: a picker in the sidebar when the file holds more than one, else 0.
+    Raises :class:`~inspector.transcripts.TranscriptError` when the file does not read."""
     convs = conversations_cached(src.key, src.name, fmt, src.data)
     if len(convs) <= 1:
         return 0
@@ -65,7 +68,6 @@ def conversation_picker(src: inputs.TranscriptSource, fmt: str | None) -> int:
     options: list[int] = [c.index for c in convs]
     chosen = st.sidebar.selectbox("Conversation", options, key="conversation", format_func=lambda k: labels[k])
     return int(chosen if chosen is not None else 0)
-
 
 
 def resolve_transcript() -> tuple[tuple[inputs.TranscriptSource, str | None, int] | None, Transcript | None, list[str]]:

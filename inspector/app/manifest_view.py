@@ -14,6 +14,9 @@ ss = st.session_state
 
 
 def manifest_tab(loaded: LoadedManifest | None, problems: list[str]) -> None:
+    """*Manifest*: whether the editor's text is valid (with its problems), the numbered editor, the
+    error lines' excerpt, the warnings, and the resolved settings of ``loaded`` (the last valid
+    manifest) with every default filled in."""
     st.subheader("Manifest")
     if problems:
         show_problems("This manifest is not valid — the views show the last valid one", problems)

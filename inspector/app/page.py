@@ -30,6 +30,8 @@ ss = st.session_state
 
 
 def header(rp: Replay, t: Transcript, m: inputs.ManifestInput, name: str) -> None:
+    """The title, what the app shows, and which manifest, transcript, counter, summarizer, agent and
+    unrecorded prefix this replay ran with."""
     st.title("Context Inspector")
     st.markdown(words.INTRO)
     totals = rp.totals()
@@ -42,8 +44,10 @@ def header(rp: Replay, t: Transcript, m: inputs.ManifestInput, name: str) -> Non
         st.caption(words.plain_md(prefix))
 
 
-
 def main() -> None:
+    """Draw the whole page for this run: the sidebar, the inputs, the replay (or why there is none),
+    the header, the view switch, then the chosen view (the per-call ones through the
+    :func:`stepped_view` fragment). Problems are shown on the page, never raised."""
     st.html(STEPPER_CSS)
     init_state()
     manifest_sidebar()
@@ -101,14 +105,12 @@ def main() -> None:
         stepped_view(rp, rkey, m, tkey, t, counter, choice, live, agent)
 
 
-
 @st.fragment(run_every=FOLLOW_SECONDS)
 def follow_watch(path: Path, seen: tuple[int, int]) -> None:
     """Looks at the followed file every few seconds; a change reruns the whole page (the new calls
     are imported and replayed, the timeline grows)."""
     if follow_state(path) != seen:
         st.rerun()
-
 
 
 def follow_newest(rp: Replay, path: Path) -> None:
@@ -124,7 +126,6 @@ def follow_newest(rp: Replay, path: Path) -> None:
                f"{FOLLOW_SECONDS:g} s. Each call is replayed under the manifest; “What was really sent” shows "
                "the request the agent made.")
     follow_watch(path, ss.get("_follow_seen", (0, 0)))
-
 
 
 @st.fragment

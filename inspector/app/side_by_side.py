@@ -19,11 +19,9 @@ COMPARE_AUTO_MAX_CALLS = 400
 """Side by side runs by itself up to this many calls; longer transcripts wait for the user to switch it on."""
 
 
-
 def _message_previews(rp: Replay) -> list[str]:
     """A (masked) one-line preview of every transcript message, made once per replay."""
     return rp.view("app_previews", lambda: [preview_text(m.get("content"), 100) for m in rp.messages])
-
 
 
 def keep_table(replays: Mapping[str, Replay], call: int) -> pd.DataFrame:
@@ -50,11 +48,9 @@ def keep_table(replays: Mapping[str, Replay], call: int) -> pd.DataFrame:
     return df
 
 
-
 KEEP_BAND_WORDS = {"system": "system", "summary": "summary", "history": "kept history", "user": "user turn",
                    "working_memory": "working memory", "tool_schemas": "tool schemas"}
 """The bands in :func:`keep_view`'s strategy columns: short words that fit a narrow column."""
-
 
 
 def keep_view(table: pd.DataFrame, strategies: Iterable[str]) -> pd.DataFrame:
@@ -69,7 +65,6 @@ def keep_view(table: pd.DataFrame, strategies: Iterable[str]) -> pd.DataFrame:
     out["message"] = [f"{role} · {text}" if text else str(role) for role, text in zip(table["role"], table["content"],
                                                                                        strict=True)]
     return out
-
 
 
 def totals_by_strategy(table: pd.DataFrame) -> pd.DataFrame:
@@ -87,22 +82,20 @@ def totals_by_strategy(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index", columns=[str(s) for s in table["strategy"]])
 
 
-
 def drop_reasons(rp: Replay, call: int) -> dict[str, int]:
     """How many earlier messages this call leaves out, by reason (most frequent first)."""
     counts = not_sent_table(rp, call)["reason"].value_counts()
     return {str(k): int(v) for k, v in counts.items()}
 
 
-
 def kept_counts(replays: Mapping[str, Replay], call: int) -> dict[str, str]:
+    """Per strategy, how many of the messages that exist at ``call`` it sends, and the tokens sent."""
     out = {}
     for name, rp in replays.items():
         f = rp.frames[call]
         kept = sum(1 for r in f.refs if r is not None)
         out[name] = f"{kept} of {min(f.at, len(rp.messages))} messages · {f.payload_tokens:,} tokens"
     return out
-
 
 
 @dataclass(frozen=True)
@@ -113,7 +106,6 @@ class FleetInput:
     label: str
     conversation: int
     transcript: Any
-
 
 
 def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.DataFrame:
@@ -131,7 +123,6 @@ def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.Da
             row["forgotten"] = forgetting_totals(replay_needs(rp))["forgotten"]
             rows.append(row)
     return pd.DataFrame(rows)
-
 
 
 def fleet_summary(runs: pd.DataFrame) -> pd.DataFrame:

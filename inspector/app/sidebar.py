@@ -17,8 +17,9 @@ ss = st.session_state
 AUTO = "auto-detect"
 
 
-
 def on_manifest_sample() -> None:
+    """Put the picked sample manifest (or the transcript's own agent) into the editor, replacing
+    any edit or upload."""
     if ss.manifest_sample == inputs.OWN_AGENT:  # no manifest: the transcript's own agent (like `replay TRANSCRIPT`)
         ss.manifest_yaml, ss.manifest_name, ss.manifest_base = inputs.own_agent_yaml(), inputs.OWN_AGENT, None
     else:
@@ -28,8 +29,9 @@ def on_manifest_sample() -> None:
     ss.pop("manifest_notice", None)
 
 
-
 def on_manifest_upload() -> None:
+    """Put an uploaded manifest into the editor; a file too large or not UTF-8 leaves the editor as it
+    is and says why above the views."""
     upload = ss.get("manifest_upload")
     if upload is None:
         return
@@ -46,8 +48,9 @@ def on_manifest_upload() -> None:
     ss.pop("manifest_notice", None)
 
 
-
 def init_state() -> None:
+    """The session's starting state, set once: the manifest and transcript chosen at launch (or the
+    demo), call 0, the first view, and the default of every switch."""
     manifest_choice, transcript_choice = inputs.default_choices()
     if "manifest_yaml" not in ss:
         ss.manifest_sample = manifest_choice
@@ -63,10 +66,11 @@ def init_state() -> None:
     ss.setdefault("cmp_strategies", list(DEFAULT_STRATEGIES))
 
 
-
 def manifest_sidebar() -> None:
+    """The sidebar's *Manifest* section: the sample picker, reload, upload and lenient reading."""
     st.sidebar.header("Manifest")
-    st.sidebar.selectbox("Sample manifest", inputs.manifest_choices(), key="manifest_sample", on_change=on_manifest_sample,
+    st.sidebar.selectbox("Sample manifest", inputs.manifest_choices(), key="manifest_sample",
+                         on_change=on_manifest_sample,
                          help=f"“{inputs.OWN_AGENT}”: no manifest, the transcript replayed with its own system text, "
                               "tools and model (as `context-inspector replay TRANSCRIPT`).")
     st.sidebar.button("Reload this sample", key="manifest_reload", on_click=on_manifest_sample,
@@ -79,8 +83,9 @@ def manifest_sidebar() -> None:
     st.sidebar.caption("Edit the YAML in the Manifest view; it re-validates on every change.")
 
 
-
 def transcript_sidebar() -> None:
+    """The sidebar's *Transcript* section: the sample picker (disabled while an upload is shown),
+    the upload and the format."""
     st.sidebar.header("Transcript")
     samples = inputs.sample_transcripts()
     upload = ss.get("transcript_upload")
@@ -92,8 +97,8 @@ def transcript_sidebar() -> None:
     st.sidebar.selectbox("Format", [AUTO, *list_formats()], key="transcript_format")
 
 
-
 def apply_live_settings() -> None:
+    """Keep the live summarizer settings typed in the form; without a model name, keep none and say so."""
     model = (ss.get("live_model") or "").strip()
     if not model:
         ss.live_applied, ss.live_notice = None, "Enter a model name first."
@@ -103,7 +108,6 @@ def apply_live_settings() -> None:
     ss.pop("live_notice", None)
 
 
-
 def agent_sidebar() -> None:
     """The visible switch between the transcript's own agent and the manifest's (Q21)."""
     st.sidebar.header("Agent")
@@ -111,7 +115,8 @@ def agent_sidebar() -> None:
                      format_func=inputs.AGENT_SOURCES.get,
                      help="Whose system prompt and tool schemas are sent. Opening a transcript or a manifest "
                           "leaves this switch as it is.")
-    st.sidebar.radio("Model & window", list(inputs.MODEL_SOURCES), key="model_source", format_func=inputs.MODEL_SOURCES.get,
+    st.sidebar.radio("Model & window", list(inputs.MODEL_SOURCES), key="model_source",
+                     format_func=inputs.MODEL_SOURCES.get,
                      help="Whose model sets the context window and the price. Opening a transcript or a manifest "
                           "leaves this switch as it is.")
     st.sidebar.radio("Unrecorded prefix", list(inputs.PREFIX_CHOICES), key="prefix_choice",
@@ -119,7 +124,6 @@ def agent_sidebar() -> None:
                      help="Logs such as Claude Code's and OpenHands' leave out the system prompt and tool schemas "
                           "every real call carried. Estimated: add the fitted offset of the recorded usage to every "
                           "call's budget (as --unrecorded-prefix auto).")
-
 
 
 def replay_sidebar(loaded: LoadedManifest | None) -> inputs.LiveSettings | None:

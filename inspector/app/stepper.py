@@ -18,8 +18,8 @@ ss = st.session_state
 
 
 def step(delta: int) -> None:
+    """Move ``delta`` calls forward (or back), staying within the replay."""
     ss.call = stepping.clamp_call(ss.get("call", 0) + delta, ss.get("n_calls", 0))
-
 
 
 def jump(direction: int) -> None:
@@ -32,28 +32,25 @@ def jump(direction: int) -> None:
         ss.call = k
 
 
-
 def on_timeline_select() -> None:
+    """Move to the call a click on the timeline selected (nothing when the selection names none)."""
     k = stepping.call_from_selection(ss.get("timeline"), ss.get("n_calls", 0))
     if k is not None:
         ss.call = k
 
 
-
-# The stepper stays at the top of the page while the call's details scroll under it (the manifest
-# editor's look comes with its line numbers: app_views.editor_css). Presentation only: no element is
-# hidden or changed. (A comment, not a docstring: Streamlit would print a bare string.)
-# The page header is made opaque: content scrolling under the stuck stepper no longer shows in the
-# gap between the header and the stepper.
-# Sticky goes on the stepper's layout wrapper: the keyed block itself sits alone in a wrapper of its
-# own height, where `position: sticky` has no room to move (it then scrolled away with the page).
 STEPPER_CSS = """<style>
 [data-testid=stLayoutWrapper]:has(> .st-key-stepper) {position: sticky; top: 3.75rem; z-index: 990;}
 .st-key-stepper {background: var(--background-color, #fff);
                  padding: 0.25rem 0 0.35rem; border-bottom: 1px solid rgba(49, 51, 63, 0.15);}
 [data-testid=stHeader] {background: var(--background-color, #fff);}
 </style>"""
-
+"""Keeps the stepper at the top of the page while the call's details scroll under it (the manifest
+editor's look comes with its line numbers: :func:`inspector.app.editor.editor_css`). Presentation
+only: no element is hidden or changed. The page header is made opaque, so content scrolling under
+the stuck stepper does not show in the gap between the header and the stepper. Sticky goes on the
+stepper's layout wrapper: the keyed block itself sits alone in a wrapper of its own height, where
+``position: sticky`` has no room to move (it would scroll away with the page)."""
 
 
 def stepper(rp: Replay) -> int:
@@ -90,7 +87,6 @@ def stepper(rp: Replay) -> int:
     return int(ss.call)
 
 
-
 def timeline_view(rp: Replay, rkey: tuple[Any, ...]) -> None:
     """The timeline, drawn once per replay outside the per-call fragment: a step never resends it
     (the fragment's :func:`call_strip_html` under it marks the current call); a click on it moves
@@ -101,7 +97,6 @@ def timeline_view(rp: Replay, rkey: tuple[Any, ...]) -> None:
                "trims, pairing repairs, forgotten references. The current call is marked ▲ under the chart.")
     fig = session_figure(("timeline", rkey), lambda: app_timeline(rp))
     st.plotly_chart(fig, key="timeline", on_select=on_timeline_select, selection_mode="points", width="stretch")
-
 
 
 def app_timeline(rp: Replay) -> Any:

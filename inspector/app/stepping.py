@@ -12,12 +12,13 @@ from inspector.report.tables import frames_table
 
 
 def clamp_call(call: Any, n: int) -> int:
+    """``call`` as a call number of a replay of ``n`` calls: an int within 0 … n − 1 (0 for anything
+    that is not a number, or when there is no call)."""
     try:
         k = int(call)
     except (TypeError, ValueError):
         k = 0
     return max(0, min(k, n - 1)) if n > 0 else 0
-
 
 
 def call_from_selection(selection: Any, n: int) -> int | None:
@@ -35,12 +36,10 @@ def call_from_selection(selection: Any, n: int) -> int | None:
     return None
 
 
-
 def event_calls(rp: Replay) -> dict[str, list[int]]:
     """For every kind of :data:`inspector.vocabulary.EVENT_WORDS`, the calls where it happens, in
     order (a fold at a commit counts for the first call after it). Computed once per replay."""
     return rp.view("app_events", lambda: _event_calls(rp))
-
 
 
 def _event_calls(rp: Replay) -> dict[str, list[int]]:
@@ -62,7 +61,6 @@ def _event_calls(rp: Replay) -> dict[str, list[int]]:
         "forgotten": [k for k, lost in enumerate(forgotten_per_call(rp)) if lost],
     }
     return out
-
 
 
 def next_event(rp: Replay, call: int, kind: str, direction: int = 1) -> int | None:

@@ -20,10 +20,10 @@ def call_strip_html(n: int, call: int) -> str:
 
     It spans the timeline's plot area (the same fixed margins, the same x range as the unzoomed
     figure; below the legend), so the marker sits under call ``k``'s bar. (A legend on top put the
-    strip right under the axis, but at 1024 px it took most of the chart's height.) In the app a step redraws this strip
-    instead of the figure: moving a cursor drawn into the figure resent and re-laid-out the whole
-    timeline on every step. A zoomed timeline keeps the strip on the whole conversation (it is then
-    an overview: where the current call lies in all N)."""
+    strip right under the axis, but at 1024 px it took most of the chart's height.) In the app a
+    step draws this strip again, never the timeline (drawn once per replay). A zoomed timeline keeps
+    the strip on the whole conversation (it is then an overview: where the current call lies in all
+    N)."""
     lo, hi = timeline_range(n)
     pos = 100.0 * (call - lo) / (hi - lo) if hi > lo else 0.0
     text = f"▲ call {call:,} of {n:,}"

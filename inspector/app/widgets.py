@@ -25,7 +25,6 @@ def session_figure(key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
     return figs[key]
 
 
-
 def grouped(df: Any) -> dict[str, Any]:
     """Whole-number columns with thousands separators (62,192, not 62192), as the CLI's tables show
     them; dollar columns with four decimals each (0.0120, not 0.012), other fractions with two."""
@@ -35,21 +34,21 @@ def grouped(df: Any) -> dict[str, Any]:
     return out
 
 
-
 def mark_call(fig: Any, call: int) -> Any:
+    """``fig`` with the cursor at ``call`` (:func:`~inspector.report.figures.cursor_shape`) as its only
+    shape; returns it."""
     fig.layout.shapes = [cursor_shape(call)]
     return fig
 
 
-
 def show_problems(title: str, problems: list[str]) -> None:
+    """One error box headed ``title`` listing ``problems`` (each as plain text, secrets masked); nothing
+    when there is none."""
     if problems:
         st.error(f"**{title}**\n\n{words.issue_list(problems)}")
 
 
-
 ROWS_AS = {"rows": "Chat rows", "table": "Table"}
-
 
 
 def rows_switch(key: str) -> bool:
@@ -57,7 +56,6 @@ def rows_switch(key: str) -> bool:
     st.segmented_control("Show as", list(ROWS_AS), key=key, format_func=lambda k: ROWS_AS[k], required=True,
                          label_visibility="collapsed", persist_state="page")
     return ss.get(key) == "table"
-
 
 
 def agent_caption(rp: Replay) -> None:

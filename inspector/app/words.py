@@ -24,7 +24,6 @@ INTRO = ("What the model is sent on every LLM call of this conversation, and why
 """The one-line statement of what the app shows and how to read it (shown under the title)."""
 
 
-
 def code_span(text: Any) -> str:
     """``text`` as a Markdown inline code span, so no Markdown or HTML in it is ever interpreted
     (alert bodies are Markdown). Newlines become spaces: one message per span."""
@@ -37,12 +36,10 @@ def code_span(text: Any) -> str:
     return f"{fence}{pad}{s}{pad}{fence}"
 
 
-
 def issue_list(lines: Iterable[Any]) -> str:
     """A Markdown bullet list of plain-text lines (each in a code span, secrets masked): error
     messages can quote the input they complain about."""
     return "\n".join(f"- {code_span(mask_text(str(x)))}" for x in lines)
-
 
 
 def agent_words(rp: Replay) -> str:
@@ -58,7 +55,6 @@ def agent_words(rp: Replay) -> str:
     return f"agent: system text {a.system_detail} · tools {a.tools_detail} · model {model} · window {window}"
 
 
-
 def plain_md(text: Any) -> str:
     """Plain text for a Markdown element (a caption, an alert): every Markdown, HTML or Streamlit
     directive character is escaped, so the text shows as typed in the page's own font (not as a
@@ -67,10 +63,8 @@ def plain_md(text: Any) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:=])", r"\\\1", s)
 
 
-
 INDEX_COLUMNS = frozenset(("ref", "transcript #", "message", "#", "pos", "call", "turn", "step"))
 """Columns that hold a position (a transcript index, a call): written without thousands separators."""
-
 
 
 def shown(df: pd.DataFrame) -> pd.DataFrame:
@@ -90,7 +84,6 @@ def shown(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-
 def number_words(value: Any, dollars: bool = False) -> str:
     """A number as a table cell: thousands separators, dollars with four decimals, "—" for none."""
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
@@ -104,7 +97,6 @@ def number_words(value: Any, dollars: bool = False) -> str:
     if isinstance(value, float):
         return f"{value:,.2f}"
     return str(value)
-
 
 
 def worded(df: pd.DataFrame) -> pd.DataFrame:

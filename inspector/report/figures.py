@@ -46,10 +46,8 @@ LINE_STYLES = {
 """The three budget lines get distinct colours and dashes, so two that almost coincide stay apart."""
 TIMELINE_BAR_MAX = 400
 """Up to this many calls the timeline draws one bar per call; beyond it, stepped areas (one path per
-band instead of thousands of bars, so the browser draws a long replay quickly) with box zoom, and
-invisible markers on the top line (:data:`CLICKABLE`) so a click lands on the call under it. The app
-draws the timeline once per replay (a step moves only :func:`call_strip_html`), so these extra
-markers cost once, not on every step."""
+band, the same numbers) with box zoom, and invisible markers on the top line (:data:`CLICKABLE`) so
+a click lands on the call under it."""
 
 CLICKABLE = dict(mode="lines+markers", marker=dict(size=6, opacity=0))
 """Lines and areas cannot be selected, and a click selects only the first point plotly lists under
@@ -68,6 +66,7 @@ and a click anywhere on that step picks call k (plotly picks the nearest point).
 
 
 def marker_words(action: str) -> str:
+    """The legend's words for a timeline marker: the event's words, else the action's."""
     from inspector.vocabulary import EVENT_WORDS, action_words
 
     return EVENT_WORDS.get(action) or action_words(action)
@@ -100,8 +99,8 @@ def band_bar_html(rp: Replay, call: int) -> str:
     asks for (payload + reserve + margin) when that is more. Over budget, the part past the window
     line is shaded (``ci-over-part``, titled with the overflow) over the segments that lie there:
     the overflow is not a band of its own, so nothing is counted twice. Drawn by the browser as
-    plain boxes: a step in the app replaces a few ``<div>`` instead of re-laying out a plotly
-    figure, and the notebook, a static export and a GitHub preview show the same bar. Guarantees:
+    plain boxes, so the app, the notebook, a static export and a GitHub preview show the same bar.
+    Guarantees:
     the window (and a calibrated cap that differs from it) are marked by a line across the bar with
     their label in a row *above* the bar, so a label never overlaps a segment; every segment has a
     hover title with its tokens and share of the window; the legend lists the non-empty bands in the
@@ -415,11 +414,9 @@ def timeline_range(n: int) -> tuple[float, float]:
 def data_revision(data: list[dict[str, Any]]) -> str:
     """A digest of a figure's traces, set as ``layout.datarevision``.
 
-    plotly.js's ``react`` compares data arrays by identity unless ``datarevision`` is given; the
-    browser parses a fresh copy of the figure on every step, so without it every step recomputed
-    and redrew every trace although only the cursor moved. With it, an unchanged digest tells
-    plotly.js the traces are the same (only the shapes are redrawn), and different data always
-    gets a different digest, so a new replay is never drawn with the old traces."""
+    It tells plotly.js whether the traces changed: the same data gives the same digest (the traces
+    are kept as drawn, only the shapes are drawn again), and different data always gets a different
+    digest, so a new replay is never drawn with the old traces."""
     h = hashlib.blake2b(digest_size=12)
     for trace in data:
         for key in sorted(trace):

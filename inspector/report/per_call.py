@@ -25,7 +25,6 @@ def call_label(rp: Replay, call: int) -> str:
     return f"call {call} · turn {f.turn} · step {f.step}{pending}"
 
 
-
 def payload_view(rp: Replay, call: int) -> pd.DataFrame:
     """:func:`payload_table` with a nullable integer ``ref`` (transcript index; empty = synthesised)."""
     df = payload_table(rp, call)
@@ -35,12 +34,10 @@ def payload_view(rp: Replay, call: int) -> pd.DataFrame:
     return df
 
 
-
 def payload_message_text(rp: Replay, call: int, pos: int) -> str:
     """One payload row as pretty JSON, secrets masked (shown with ``st.code``, never rendered)."""
     msg = rp.frames[call].payload(rp.messages)[pos]
     return json.dumps(mask_secrets(msg), ensure_ascii=False, indent=2, default=str)
-
 
 
 def forgotten_view(rp: Replay, call: int) -> pd.DataFrame:

@@ -1,8 +1,7 @@
 """pandas tables over a replay. Every number comes from the frames: nothing is recounted here.
 
-pandas is imported by the functions that build a DataFrame, not by this module: the CLI's terminal
-table is built from :func:`frame_rows` (plain dicts), so a replay shown as a table starts without
-paying for pandas (about half a second; ``benchmarks/cli_startup.py``).
+pandas is imported by the functions that build a DataFrame, not by this module: :func:`frame_rows`
+gives the same rows as plain dicts, which is what the CLI's terminal table is built from.
 """
 
 from __future__ import annotations
@@ -64,6 +63,9 @@ def frame_rows(rp: Replay) -> list[dict[str, Any]]:
 
 
 def totals_row(rp: Replay, name: str = "") -> dict[str, Any]:
+    """One row of a replay's totals under strategy ``name``: calls, tokens sent, the peak payload,
+    calls over budget, summarizer calls and failures, folds, repairs, trimmed and folded messages,
+    cost (the columns ``context-inspector compare`` prints)."""
     t = rp.totals()
     return {"strategy": name, "frames": t["frames"], "tokens_sent": t["payload_tokens"],
             "peak_payload": t["max_payload_tokens"], "over_budget": t["over_budget"],
@@ -74,6 +76,7 @@ def totals_row(rp: Replay, name: str = "") -> dict[str, Any]:
 
 
 def compare_table(replays: Mapping[str, Replay]) -> pd.DataFrame:
+    """One :func:`totals_row` per named replay, in order, as a DataFrame."""
     import pandas as pd
 
     return pd.DataFrame([totals_row(rp, name) for name, rp in replays.items()])
@@ -86,7 +89,7 @@ def payload_table(rp: Replay, call: int) -> pd.DataFrame:
     f: Frame = rp.frames[call]
     counter = counter_of(rp)
     rows = []
-    refs, bands, synthetic = f.refs, f.row_bands, f.synthetic  # each rebuilds a list: once per call, not per row
+    refs, bands, synthetic = f.refs, f.row_bands, f.synthetic  # the payload's rows, position by position
     for k, msg in enumerate(f.payload(rp.messages)):
         calls = msg.get("tool_calls") or []
         names = ", ".join(str((c.get("function") or {}).get("name")) for c in calls if isinstance(c, dict))
@@ -98,6 +101,8 @@ def payload_table(rp: Replay, call: int) -> pd.DataFrame:
 
 
 def counter_of(rp: Replay) -> Any:
+    """The replay's token counter; a replay rebuilt from JSON, which has none, gets one made for its
+    counter and model (kept on it)."""
     from inspector.engine.tokens import make_counter
 
     if rp.token_counter is None:  # a replay rebuilt from JSON has no live counter
@@ -124,7 +129,8 @@ def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
 
 
 def _cached_preview(rp: Replay, i: int) -> str:
-    """Masked previews are computed once per replay: stepping late in a long conversation stays fast."""
+    """Transcript message ``i``'s masked preview, made once per replay and kept on it (every call's
+    table shows the same text)."""
     cache: dict[int, str] = rp.view("previews", dict)
     text = cache.get(i)
     if text is None:
@@ -133,6 +139,9 @@ def _cached_preview(rp: Replay, i: int) -> str:
 
 
 def repairs_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
+    """Every pairing repair of one call (``call``), or of every call: where (call, turn, step), its
+    kind, the transcript message repaired (``ref``, empty for a synthesised row), the tool call ids
+    it names and its detail."""
     import pandas as pd
 
     frames = [(call, rp.frames[call])] if call is not None else list(enumerate(rp.frames))
