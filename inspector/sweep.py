@@ -584,10 +584,13 @@ def _cache_by_setting(out: Any, grouped: Any) -> None:
     hit share recomputed from the summed tokens, the rule of the first run."""
     if "cache_cost_usd" not in grouped.obj.columns:
         return
-    costs = grouped["cache_cost_usd"]
-    out["cache_cost_usd"] = costs.agg(lambda s: round(float(s.sum()), 8) if s.notna().all() else None)
+    import pandas as pd
+
+    sums = [round(float(s.sum()), 8) if s.notna().all() else None for _key, s in grouped["cache_cost_usd"]]
+    out["cache_cost_usd"] = pd.Series(sums, index=out.index, dtype=object)
     for col in ("cache_breaks", "cached_tokens", "cache_input_tokens"):
         out[col] = grouped[col].sum()
-    share = out["cached_tokens"].astype(float) / out["cache_input_tokens"].astype(float).where(out["cache_input_tokens"] > 0)
+    inputs = out["cache_input_tokens"].astype(float)
+    share = out["cached_tokens"].astype(float) / inputs.where(inputs > 0)
     out["cache_hit_share"] = share.fillna(0.0).round(4)
     out["cache_rule"] = grouped["cache_rule"].first()
