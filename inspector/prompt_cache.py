@@ -315,8 +315,8 @@ def rule_choice(rp: Any, option: str | None = None) -> RuleChoice:
         return _choice(option, f"set by --cache-rule {option}")
     settings = getattr(rp, "settings", None)
     primary = settings.primary_model() if settings is not None else None
-    value = (primary.extra or {}).get("prompt_cache") if primary is not None else None
-    if value is not None:
+    if primary is not None and (primary.extra or {}).get("prompt_cache") is not None:
+        value = primary.extra["prompt_cache"]
         return _choice(value, f"set in the manifest: spec.models[{primary.id}].prompt_cache {value}")
     return RuleChoice(None, "auto: by the model's provider")
 
@@ -417,8 +417,9 @@ def recorded_cache(usage: Mapping[str, Any] | None) -> tuple[int | None, int | N
     from inspector.calibration import cached_input_tokens
 
     written = usage.get("cache_creation_input_tokens") if isinstance(usage, Mapping) else None
-    ok = isinstance(written, int) and not isinstance(written, bool)
-    return cached_input_tokens(usage), int(written) if ok else None
+    if not isinstance(written, int) or isinstance(written, bool):
+        written = None
+    return cached_input_tokens(usage), written
 
 
 def _own_agent_replay(transcript: Any) -> Any:
