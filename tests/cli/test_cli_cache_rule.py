@@ -161,3 +161,12 @@ def test_calibrate_reports_predicted_beside_recorded_cache_tokens(capsys: Cap) -
     _, out, _ = run(capsys, "calibrate", sample, "--format", "csv", "--cache-rule", "none")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [r["predicted_cached"] for r in rows] == ["0"] * 4 and rows[1]["recorded_cached"] == "15880"
+
+
+def test_the_fleet_summary_sums_the_cost_with_caching(capsys: Cap, tmp_path: Path) -> None:
+    one, other = two_calls(tmp_path / "one.json"), two_calls(tmp_path / "other.json")
+    _, out, _ = run(capsys, "compare", str(one), str(other), "--strategy", "s=stack", "--format", "json")
+    doc = json.loads(out)
+    runs = [r["cache_cost_usd"] for r in doc["strategies"]]
+    assert runs == [pytest.approx(0.0049475)] * 2  # a stack never summarises: the calls' cost alone
+    assert doc["fleet"][0]["cache_cost_usd"] == pytest.approx(2 * 0.0049475)
