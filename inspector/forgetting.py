@@ -555,24 +555,32 @@ def forgetting_totals(needs: Sequence[CallNeeds]) -> dict[str, Any]:
             "forgotten_ids": ids}
 
 
-def replay_document(rp: Replay, *, payloads: bool = False, extractor: Extractor = extract_identifiers) -> dict[str, Any]:
+def replay_document(rp: Replay, *, payloads: bool = False, extractor: Extractor = extract_identifiers,
+                    cache_rule: str | None = None) -> dict[str, Any]:
     """The replay JSON (:meth:`Replay.to_json`) with ``forgotten`` on every frame and the forgetting
-    totals under ``totals.forgetting``. Not masked: use :func:`replay_dumps` for what leaves the process."""
+    totals under ``totals.forgetting``, then the prompt cache (:func:`inspector.prompt_cache.add_cache_to_document`
+    under ``cache_rule``: a rule name, ``auto``, or None for the manifest's choice). Not masked: use
+    :func:`replay_dumps` for what leaves the process. Raises
+    :class:`~inspector.engine.cache.CacheRuleError` for an unknown rule name."""
+    from inspector.prompt_cache import add_cache_to_document
+
     doc = rp.to_json(payloads=payloads)
     needs = replay_needs(rp, extractor)
     for frame, c in zip(doc["frames"], needs, strict=True):
         frame["forgotten"] = [x.to_json() for x in c.forgotten]
     doc["totals"]["forgetting"] = forgetting_totals(needs)
-    return doc
+    return add_cache_to_document(doc, rp, cache_rule)
 
 
-def replay_dumps(rp: Replay, *, payloads: bool = False, extractor: Extractor = extract_identifiers) -> str:
+def replay_dumps(rp: Replay, *, payloads: bool = False, extractor: Extractor = extract_identifiers,
+                 cache_rule: str | None = None) -> str:
     """:func:`replay_document` as JSON text, secrets masked: one line per top-level field and one
     line per frame or commit (:func:`document_text`), so a diff of two replays shows the frames
     that differ."""
     from inspector.redact import mask_secrets
 
-    return document_text(mask_secrets(replay_document(rp, payloads=payloads, extractor=extractor)))
+    return document_text(mask_secrets(replay_document(rp, payloads=payloads, extractor=extractor,
+                                                      cache_rule=cache_rule)))
 
 
 def document_text(doc: dict[str, Any]) -> str:

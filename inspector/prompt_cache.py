@@ -27,10 +27,22 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.engine.cache import CachePrices, CacheRule, CallCache, PromptCache, prices_for_model, rule_for_model
+from inspector.engine.cache import (
+    RULE_NAMES,
+    CachePrices,
+    CacheRule,
+    CacheRuleError,
+    CallCache,
+    PromptCache,
+    prices_for_model,
+    rule_for_model,
+)
 from inspector.engine.types import Message
 
-__all__ = ["CacheAccount", "CallCacheCost", "account"]
+__all__ = ["CACHE_COLUMNS", "CACHE_RULE_CHOICES", "CacheAccount", "CallCacheCost", "RuleChoice", "account",
+           "add_cache_to_document", "cache_calibration", "cache_frame_rows", "cache_line", "cache_metrics",
+           "recorded_cache",
+           "cache_totals_words", "replay_cache", "rule_choice"]
 
 Run = tuple[int | None, int, Message | None]
 """A frame's payload rows as runs: ``(ref, n, own)``, the transcript rows ``ref .. ref + n − 1`` when
@@ -270,3 +282,195 @@ def _counter(rp: Any) -> Any:
     from inspector.engine.tokens import make_counter
 
     return make_counter(rp.counter, rp.limits.get("effective_model"))
+
+
+# --- the rule in force, and the account every face reads -------------------------------------------
+
+CACHE_RULE_CHOICES: tuple[str, ...] = ("auto", *RULE_NAMES)
+"""What ``--cache-rule`` and a manifest's ``spec.models[].prompt_cache`` accept: ``auto`` (the rule
+the model's provider implies, :func:`~inspector.engine.cache.rule_for_model`) or a rule name."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleChoice:
+    """Which cache rule a replay is accounted under: ``name``, a rule name, or None for the one the
+    model's provider implies; ``why``, where that was set, in words."""
+
+    name: str | None
+    why: str
+
+
+def _choice(value: Any, why: str) -> RuleChoice:
+    if value not in CACHE_RULE_CHOICES:
+        raise CacheRuleError(f"unknown cache rule {value!r}: expected one of {', '.join(CACHE_RULE_CHOICES)}")
+    return RuleChoice(None if value == "auto" else str(value), why)
+
+
+def rule_choice(rp: Any, option: str | None = None) -> RuleChoice:
+    """The cache rule chosen for replay ``rp``: ``option`` (the command line's ``--cache-rule``) when
+    given, else the primary ``spec.models[]`` row's ``prompt_cache`` in the manifest, else ``auto``
+    (by the model's provider). Raises :class:`~inspector.engine.cache.CacheRuleError` when the value
+    is not one of :data:`CACHE_RULE_CHOICES`."""
+    if option is not None:
+        return _choice(option, f"set by --cache-rule {option}")
+    settings = getattr(rp, "settings", None)
+    primary = settings.primary_model() if settings is not None else None
+    if primary is not None and (primary.extra or {}).get("prompt_cache") is not None:
+        value = primary.extra["prompt_cache"]
+        return _choice(value, f"set in the manifest: spec.models[{primary.id}].prompt_cache {value}")
+    return RuleChoice(None, "auto: by the model's provider")
+
+
+def replay_cache(rp: Any, option: str | None = None) -> CacheAccount:
+    """The :func:`account` of replay ``rp`` under the rule :func:`rule_choice` picks, made once per
+    replay and rule and kept as one of the replay's views, so every face of one replay reads the
+    same account. Raises :class:`~inspector.engine.cache.CacheRuleError` for an unknown rule name."""
+    choice = rule_choice(rp, option)
+    made: CacheAccount = rp.view(f"prompt_cache:{choice.name or 'auto'}", lambda: account(rp, rule=choice.name))
+    return made
+
+
+def cache_line(rp: Any, option: str | None = None) -> str:
+    """The policy line every face prints above a replay: the cache rule in force and why
+    (``prompt cache: rule openai (auto: by the model's provider; litellm entry gpt-4o: ...)``)."""
+    choice = rule_choice(rp, option)
+    rule = replay_cache(rp, option).rule
+    why = choice.why if choice.name is not None else f"{choice.why}; {rule.source}"
+    return f"prompt cache: rule {rule.name} ({why})"
+
+
+# --- what the faces show -----------------------------------------------------------------------------
+
+def _call_json(rule: str, c: CallCacheCost) -> dict[str, Any]:
+    k = c.cache
+    return {"rule": rule, "cached": k.cached, "written": k.written, "uncached": k.uncached, "broke_at": k.broke_at,
+            "lost": k.lost, "cost_usd": c.cost_usd, "uncached_cost_usd": c.uncached_cost_usd,
+            "break_cost_usd": c.break_cost_usd, "resent": c.resent}
+
+
+def add_cache_to_document(doc: dict[str, Any], rp: Any, option: str | None = None) -> dict[str, Any]:
+    """Put the prompt cache into replay JSON ``doc`` (made from ``rp``): a ``cache`` object on every
+    frame (rule, cached, written, uncached, broke_at, lost, cost_usd, uncached_cost_usd,
+    break_cost_usd, resent) and ``totals.cache`` (:meth:`CacheAccount.totals` and the rule's
+    ``rule_choice`` in words). Every other key keeps its place. Returns ``doc``."""
+    acct = replay_cache(rp, option)
+    for frame, c in zip(doc["frames"], acct.calls, strict=True):
+        frame["cache"] = _call_json(acct.rule.name, c)
+    doc["totals"]["cache"] = {**acct.totals(), "rule_choice": rule_choice(rp, option).why}
+    return doc
+
+
+def cache_frame_rows(rp: Any, option: str | None = None) -> list[dict[str, Any]]:
+    """Per frame, the cache columns of the replay's CSV and table: ``cache_rule``, ``cached_tokens``,
+    ``cache_written_tokens``, ``uncached_tokens``, ``cache_broke_at``, ``cache_break_cost_usd`` and
+    ``cache_cost_usd`` (the call's input cost with caching; None without a price)."""
+    acct = replay_cache(rp, option)
+    return [{"cache_rule": acct.rule.name, "cached_tokens": c.cache.cached, "cache_written_tokens": c.cache.written,
+             "uncached_tokens": c.cache.uncached, "cache_broke_at": c.cache.broke_at,
+             "cache_break_cost_usd": c.break_cost_usd, "cache_cost_usd": c.cost_usd} for c in acct.calls]
+
+
+def _money(value: float | None) -> str:
+    return "no price" if value is None else f"${value:,.4f}"
+
+
+def cache_totals_words(rp: Any, option: str | None = None) -> str:
+    """The line under a replay's table: the input cost of the calls the agent made with prompt
+    caching and without it, the share of input tokens read from the cache and the cache breaks."""
+    t = replay_cache(rp, option).totals()
+    words = (f"with prompt caching (rule {t['rule']}): the {t['calls']:,} calls' input costs {_money(t['cost_usd'])}, "
+             f"{_money(t['uncached_cost_usd'])} without caching; {t['cached']:,} of {t['input']:,} input tokens "
+             f"({100 * t['cache_hit_share']:.0f} %) read from the cache")
+    if t["breaks"]:
+        words += (f"; {t['breaks']:,} cache break(s) resent {t['resent']:,} cached tokens, costing "
+                  f"{_money(t['break_cost_usd'])} more")
+    if t["missing_prices"]:
+        words += f" (the model map lacks {', '.join(t['missing_prices'])})"
+    return words
+
+
+CACHE_COLUMNS: tuple[str, ...] = ("cache_cost_usd", "cache_hit_share", "cache_breaks", "cached_tokens",
+                                  "cache_input_tokens", "cache_rule")
+"""The prompt-cache columns of a compare or sweep row (:func:`cache_metrics`)."""
+
+
+def cache_metrics(rp: Any, option: str | None = None) -> dict[str, Any]:
+    """The :data:`CACHE_COLUMNS` of one replay, over the calls the agent made: ``cache_cost_usd``
+    (the total cost with prompt caching: the agent's calls at the rule's read, write and input
+    rates plus the summarizer's cost; None when part of it has no price), ``cache_hit_share``
+    (cached ÷ input tokens), ``cache_breaks``, ``cached_tokens``, ``cache_input_tokens`` (the input
+    the share is of) and ``cache_rule``."""
+    t = replay_cache(rp, option).totals()
+    summary = rp.totals()["summary_cost_usd"]
+    cost = None if t["cost_usd"] is None or summary is None else round(t["cost_usd"] + summary, 8)
+    return {"cache_cost_usd": cost, "cache_hit_share": t["cache_hit_share"], "cache_breaks": t["breaks"],
+            "cached_tokens": t["cached"], "cache_input_tokens": t["input"], "cache_rule": t["rule"]}
+
+
+# --- checked against the provider's own record -------------------------------------------------------
+
+def recorded_cache(usage: Mapping[str, Any] | None) -> tuple[int | None, int | None]:
+    """``(read, written)`` cache tokens one call's recorded provider usage reports: read from
+    :func:`inspector.calibration.cached_input_tokens` (Anthropic ``cache_read_input_tokens``, OpenAI
+    ``prompt_tokens_details.cached_tokens``), written from Anthropic's
+    ``cache_creation_input_tokens``; each None when not recorded."""
+    from inspector.calibration import cached_input_tokens
+
+    written = usage.get("cache_creation_input_tokens") if isinstance(usage, Mapping) else None
+    if not isinstance(written, int) or isinstance(written, bool):
+        written = None
+    return cached_input_tokens(usage), written
+
+
+def _own_agent_replay(transcript: Any) -> Any:
+    """The transcript replayed as its own agent, with its unrecorded prefix (the fitted offset)
+    added when the log leaves out the system prompt or tools and the usage fits a line."""
+    from inspector.calibration import estimate_prefix
+    from inspector.replay import replay
+
+    est = estimate_prefix(transcript)
+    return replay(None, transcript, unrecorded_prefix="auto" if est.missing and est.tokens is not None else None)
+
+
+def _error(pairs: Sequence[tuple[int, int]]) -> dict[str, Any]:
+    """Mean absolute error of ``(predicted, recorded)`` pairs in tokens, and relative to the mean
+    recorded count in % (None when nothing was recorded)."""
+    if not pairs:
+        return {"calls": 0, "mean_abs_error": None, "mean_rel_error_pct": None}
+    mae = sum(abs(p - r) for p, r in pairs) / len(pairs)
+    recorded = sum(r for _p, r in pairs) / len(pairs)
+    return {"calls": len(pairs), "mean_abs_error": round(mae, 1),
+            "mean_rel_error_pct": round(100 * mae / recorded, 2) if recorded else None}
+
+
+def cache_calibration(transcript: Any, option: str | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Our predicted cache tokens beside the ones the provider recorded, per call, and the error.
+
+    ``transcript`` is replayed as its own agent (:func:`~inspector.replay.replay` with no manifest,
+    the unrecorded prefix added when the log leaves one out) and accounted under ``option``'s rule
+    (:func:`rule_choice`). Returns ``(rows, summary)``: one row per call whose usage records cache
+    tokens (``call``, ``index`` of its reply, ``predicted_cached``, ``recorded_cached``,
+    ``predicted_written``, ``recorded_written``), and ``{"rule", "rule_source", "cached": error,
+    "written": error}`` where an error is the mean absolute error in tokens and relative to the mean
+    recorded count (``mean_rel_error_pct``) over the calls that record it. Empty rows and an empty
+    summary when the transcript records no cache tokens. Raises what replaying raises."""
+    usage: Mapping[int, Any] = getattr(transcript, "usage", None) or {}
+    recorded = {i: recorded_cache(u) for i, u in usage.items()}
+    recorded = {i: r for i, r in recorded.items() if r != (None, None)}
+    if not recorded:
+        return [], {}
+    rp = _own_agent_replay(transcript)
+    acct = replay_cache(rp, option)
+    rows = []
+    for c, frame in zip(acct.calls, rp.frames, strict=True):
+        if c.pending or frame.at not in recorded:
+            continue
+        read, written = recorded[frame.at]
+        rows.append({"call": c.frame, "index": frame.at, "predicted_cached": c.cache.cached, "recorded_cached": read,
+                     "predicted_written": c.cache.written, "recorded_written": written})
+    summary = {"rule": acct.rule.name, "rule_source": acct.rule.source,
+               "cached": _error([(r["predicted_cached"], r["recorded_cached"]) for r in rows
+                                 if r["recorded_cached"] is not None]),
+               "written": _error([(r["predicted_written"], r["recorded_written"]) for r in rows
+                                  if r["recorded_written"] is not None])}
+    return rows, summary

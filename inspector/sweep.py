@@ -48,6 +48,7 @@ import yaml
 from inspector.errors import InspectorError
 from inspector.manifest import ManifestError, compaction_to_context_manager, load_manifest, set_dotted
 from inspector.manifest.overrides import SHORT_NAMES, resolve_override_path  # one table for --set and --grid
+from inspector.prompt_cache import CACHE_COLUMNS, cache_metrics
 from inspector.vocabulary import DROP_ACTIONS, SUMMARY_ACTIONS
 
 METRIC_COLUMNS: tuple[str, ...] = (
@@ -75,7 +76,7 @@ INFO_COLUMNS: tuple[str, ...] = ("summary_cost_basis", "summarizer", "counter", 
 """Beside the metrics: how summaries were priced, the summarizer and counter, ``pending_call`` (True
 when the transcript ends without a reply: the replay's pending next call, never made by the agent,
 is left out of every metric) and the error of a run that failed."""
-NON_PARAM_COLUMNS = frozenset(("transcript", "conversation", *METRIC_COLUMNS, *INFO_COLUMNS))
+NON_PARAM_COLUMNS = frozenset(("transcript", "conversation", *METRIC_COLUMNS, *CACHE_COLUMNS, *INFO_COLUMNS))
 
 
 Progress = Callable[[int, int], None]
@@ -132,7 +133,8 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
               params: Mapping[str, Any], counter: str | None = None, summarizer: str | None = None, *,
               manifest_file: str | None = None, allow_imports: Iterable[str] = (), llm: Any = None,
               summary_cache: str | os.PathLike[str] | None = None, on_error: OnError = "record",
-              policy: Any = None, unrecorded_prefix: int | str | None = None) -> dict[str, Any]:
+              policy: Any = None, unrecorded_prefix: int | str | None = None,
+              cache_rule: str | None = None) -> dict[str, Any]:
     """One sweep row: replay ``transcript`` under ``manifest_doc`` with ``params`` applied.
 
     A pure function of its arguments — no clocks, no global state, nothing shared between calls —
@@ -147,9 +149,11 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     :class:`~inspector.engine.llm.LLMEngine`) lets ``summarizer="manifest"`` call a real model and
     ``summary_cache`` (a folder) reuses its summaries across runs. ``unrecorded_prefix`` (``"auto"`` or
     N tokens) adds what the log does not record to every call's budget, as for
-    :func:`~inspector.replay.replay`.
+    :func:`~inspector.replay.replay`. ``cache_rule`` names the prompt-cache rule of the cache
+    columns (:func:`inspector.prompt_cache.rule_choice`; None: the manifest's, else auto).
 
-    Returns ``{"transcript", "conversation", <each param>, <METRIC_COLUMNS>, <INFO_COLUMNS>}``.
+    Returns ``{"transcript", "conversation", <each param>, <METRIC_COLUMNS>, <CACHE_COLUMNS>,
+    <INFO_COLUMNS>}``.
     With ``on_error="record"`` an invalid combination (e.g. ``keep_turns`` on a ``stack`` manager)
     or an unreadable transcript gives a row whose metrics are ``None`` and whose ``error`` says why;
     ``"raise"`` re-raises instead (an :class:`~inspector.errors.InspectorError`, a
@@ -170,10 +174,11 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     except (InspectorError, ValueError, OSError) as exc:
         if on_error == "raise":
             raise
-        row.update(dict.fromkeys(METRIC_COLUMNS))
+        row.update(dict.fromkeys((*METRIC_COLUMNS, *CACHE_COLUMNS)))
         row.update(summarizer=pol.summarizer, counter=pol.counter, error=f"{type(exc).__name__}: {exc}")
         return row
     row.update(run_metrics(rp))
+    row.update(cache_metrics(rp, cache_rule))
     row.update(summary_cost_basis=summary_cost_basis(rp), summarizer=rp.summarizer_label, counter=rp.counter,
                pending_call=rp.pending_call is not None, error=None)
     return row
@@ -350,7 +355,7 @@ class RunOptions(TypedDict, total=False):
     :func:`sweep_one`'s keyword of the same name): ``counter``, ``summarizer`` and ``policy`` as
     for :func:`~inspector.replay.replay`; ``llm`` and ``summary_cache`` for a live summarizer;
     ``allow_imports`` for plugins named by import path; ``on_error`` (``"record"`` or ``"raise"``);
-    ``unrecorded_prefix`` (``"auto"`` or N tokens)."""
+    ``unrecorded_prefix`` (``"auto"`` or N tokens); ``cache_rule`` (the prompt-cache rule)."""
 
     counter: str | None
     summarizer: str | None
@@ -360,6 +365,7 @@ class RunOptions(TypedDict, total=False):
     allow_imports: Iterable[str]
     on_error: OnError
     unrecorded_prefix: int | str | None
+    cache_rule: str | None
 
 
 def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *, processes: int | None = None,
@@ -407,7 +413,8 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     for i, row in enumerate(rows):
         row["transcript"] = labels[i // len(combos)]
         row["conversation"] = getattr(items[i // len(combos)], "conversation", 0)
-    df = pd.DataFrame(rows, columns=["transcript", "conversation", *grid.keys(), *METRIC_COLUMNS, *INFO_COLUMNS])
+    df = pd.DataFrame(rows, columns=["transcript", "conversation", *grid.keys(), *METRIC_COLUMNS, *CACHE_COLUMNS,
+                                     *INFO_COLUMNS])
     if fleet is not None:
         df.attrs["fleet"] = fleet.as_dict()
     return df
@@ -420,7 +427,8 @@ def _row_keywords(run: RunOptions, file: str | None) -> dict[str, Any]:
     return dict(counter=run.get("counter"), summarizer=run.get("summarizer"), manifest_file=file,
                 allow_imports=tuple(run.get("allow_imports", ())), llm=run.get("llm"), policy=run.get("policy"),
                 summary_cache=os.fspath(cache) if cache is not None else None,
-                on_error=run.get("on_error", "record"), unrecorded_prefix=run.get("unrecorded_prefix"))
+                on_error=run.get("on_error", "record"), unrecorded_prefix=run.get("unrecorded_prefix"),
+                cache_rule=run.get("cache_rule"))
 
 
 class _Runner:
@@ -517,10 +525,11 @@ def param_columns(df: Any) -> list[str]:
 
 
 def cost_column(df: Any) -> str | None:
-    """The cost to rank on: ``cost_usd`` when every run has one, else ``payload_cost_usd`` (the
-    agent's own calls, e.g. with the unpriced offline stand-in summarizer), else ``None``."""
+    """The cost to rank on: ``cache_cost_usd`` (the total with prompt caching) when every run has
+    one, else ``cost_usd`` (the total without caching), else ``payload_cost_usd`` (the agent's own
+    calls, e.g. with the unpriced offline stand-in summarizer), else ``None``."""
     ok = df[df["error"].isna()] if "error" in df.columns else df
-    for col in ("cost_usd", "payload_cost_usd"):
+    for col in ("cache_cost_usd", "cost_usd", "payload_cost_usd"):
         if col in ok.columns and len(ok) and ok[col].notna().all():
             return col
     return None
@@ -558,9 +567,30 @@ def by_setting(df: Any) -> Any:
     out["forgotten_per_call"] = (out["forgotten"].astype(float) / need.where(need > 0)).fillna(0.0).round(4)
     out.insert(0, "runs", grouped.size())
     out.insert(1, "errors", grouped["error"].agg(lambda s: int(s.notna().sum())))
+    _cache_by_setting(out, grouped)
     out["summary_cost_basis"] = grouped["summary_cost_basis"].first()
     out["summarizer"] = grouped["summarizer"].first()
     out = out.reset_index()
     if not params:
         out = out.drop(columns="_all")
     return out
+
+
+# --- prompt caching -------------------------------------------------------------------------------
+
+def _cache_by_setting(out: Any, grouped: Any) -> None:
+    """Put the prompt-cache columns of :func:`by_setting` into ``out`` when the runs have them: the
+    cost with caching summed only when every transcript has one, breaks and tokens summed, the
+    hit share recomputed from the summed tokens, the rule of the first run."""
+    if "cache_cost_usd" not in grouped.obj.columns:
+        return
+    import pandas as pd
+
+    sums = [round(float(s.sum()), 8) if s.notna().all() else None for _key, s in grouped["cache_cost_usd"]]
+    out["cache_cost_usd"] = pd.Series(sums, index=out.index, dtype=object)
+    for col in ("cache_breaks", "cached_tokens", "cache_input_tokens"):
+        out[col] = grouped[col].sum()
+    inputs = out["cache_input_tokens"].astype(float)
+    share = out["cached_tokens"].astype(float) / inputs.where(inputs > 0)
+    out["cache_hit_share"] = share.fillna(0.0).round(4)
+    out["cache_rule"] = grouped["cache_rule"].first()

@@ -75,6 +75,10 @@ COLUMN_WORDS: dict[str, str] = {
     "mean_abs_error_pct_tiktoken": "mean error % tiktoken", "mean_abs_error_pct_estimate": "mean error % estimate",
     # forgetting (inspector.forgetting)
     "forgotten": "refs lost", "forgotten_calls": "calls that forgot", "forgotten_per_call": "lost per call",
+    # prompt caching (inspector.prompt_cache)
+    "cached_tokens": "cached tokens", "cache_cost_usd": "with caching $", "cache_hit_share": "cache hit share",
+    "cache_breaks": "cache breaks", "cache_rule": "cache rule", "predicted_cached": "predicted cached",
+    "recorded_cached": "recorded cached", "predicted_written": "predicted written", "recorded_written": "recorded written",
 }
 """Column identifiers → table headings."""
 

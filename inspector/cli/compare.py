@@ -34,10 +34,11 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("summaries", "sum"), Column("summarizer_in_turn", "sum", narrow=False),
     Column("summarizer_commit", "sum", narrow=False), Column("summarizer_failures", "sum", narrow=False),
     Column("trimmed", "sum"), Column("repairs", "sum"), Column("folded", "sum", narrow=False),
-    Column("cost_usd", "sum"),
+    Column("cost_usd", "sum"), Column("cache_cost_usd", "sum"), Column("cache_hit_share", narrow=False),
+    Column("cache_breaks", "sum", narrow=False), Column("cache_rule", narrow=False),
 )
-"""One row per file, conversation and strategy; the totals row sums every count and cost and takes
-the largest peak."""
+"""One row per file, conversation and strategy; the totals row sums every count and cost (without
+and with prompt caching) and takes the largest peak."""
 
 
 def _strategy(text: str) -> tuple[str, str]:
@@ -130,20 +131,25 @@ def _compare_on_dask(args: argparse.Namespace, manifests: dict[str, Any], transc
     return per_transcript
 
 
-def _run_rows(transcripts: list[Any], per_transcript: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One totals row per transcript and strategy; the first replay's policy, agent and unrecorded
-    prefix are stated on stderr."""
+def _run_rows(transcripts: list[Any], per_transcript: list[dict[str, Any]],
+              cache_rule: str | None = None) -> list[dict[str, Any]]:
+    """One totals row per transcript and strategy, with its prompt-cache columns under ``cache_rule``
+    (:func:`inspector.prompt_cache.cache_metrics`); the first replay's policy, agent, unrecorded
+    prefix and cache rule are stated on stderr."""
+    from inspector.prompt_cache import cache_line, cache_metrics
     from inspector.report.tables import totals_row
 
     rows: list[dict[str, Any]] = []
     for t, replays in zip(transcripts, per_transcript, strict=True):
         for name, rp in replays.items():
             if not rows:
-                co.state([*rp.stated()[:2], *([rp.prefix_line()] if rp.prefix_line() else [])])
+                co.state([*rp.stated()[:2], *([rp.prefix_line()] if rp.prefix_line() else []),
+                          cache_line(rp, cache_rule)])
             row = {"transcript": file_label(t), "conversation": t.conversation}
             row.update(totals_row(rp, name))
             row["summaries"] = row["summarizer_in_turn"] + row["summarizer_commit"]  # model calls, both kinds
             row["pending_call"] = rp.pending_call is not None  # left out of every number of the row
+            row.update(cache_metrics(rp, cache_rule))
             rows.append(row)
     return rows
 
@@ -159,7 +165,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     transcripts = collect(args, args.transcripts)
     llm = llm_from_args(args)
     run = _compare_on_dask if args.dask is not None else _compare_here
-    runs = pd.DataFrame(_run_rows(transcripts, run(args, manifests, transcripts, llm)))
+    runs = pd.DataFrame(_run_rows(transcripts, run(args, manifests, transcripts, llm), args.cache_rule))
     fleet = fleet_table(runs, ["strategy"]) if len(transcripts) > 1 or args.fleet_summary else None
     write_runs(args, Runs(runs, RUN_COLUMNS, fleet, "strategies", transcripts,
                           fleet_title="fleet summary: per strategy, over every conversation"))

@@ -179,10 +179,23 @@ def add_prefix_option(p: argparse.ArgumentParser) -> None:
                                           "tokens, or auto = the fitted offset of `context-inspector calibrate`")
 
 
+def add_cache_option(p: argparse.ArgumentParser) -> None:
+    """Add ``--cache-rule auto|none|openai|anthropic`` to ``p``: the provider prompt-cache rule the
+    costs with caching follow (:mod:`inspector.prompt_cache`); None when not given, so the manifest's
+    ``spec.models[].prompt_cache`` or the model's provider decides."""
+    from inspector.prompt_cache import CACHE_RULE_CHOICES
+
+    p.add_argument("--cache-rule", dest="cache_rule", choices=CACHE_RULE_CHOICES, default=None,
+                   help="prompt-cache rule for the cost with caching: auto (by the model's provider), none, openai "
+                        "(automatic prefix caching) or anthropic (cache_control breakpoints); default: the "
+                        "manifest's spec.models[].prompt_cache, else auto")
+
+
 def add_replay_options(p: argparse.ArgumentParser, *, conversation: str = "0") -> None:
     """Add every option a replaying command takes to ``p``: the transcript options (default
     ``conversation``), the policy, the live summarizer model (``--model``, ``--api-base``,
-    ``--summary-cache``), ``--token-calibration``, ``--unrecorded-prefix`` and the manifest options."""
+    ``--summary-cache``), ``--token-calibration``, ``--unrecorded-prefix``, ``--cache-rule`` and the
+    manifest options."""
     add_transcript_options(p, conversation=conversation)
     add_policy_options(p)
     p.add_argument("--model", default=None, metavar="NAME",
@@ -194,6 +207,7 @@ def add_replay_options(p: argparse.ArgumentParser, *, conversation: str = "0") -
                                                 "of ours, from `context-inspector calibrate`); MODEL must be the "
                                                 "manifest's model")
     add_prefix_option(p)
+    add_cache_option(p)
     add_manifest_options(p)
 
 

@@ -27,10 +27,12 @@ FRAME_COLUMNS: tuple[Column, ...] = (
     Column("user", "max", narrow=False), Column("working_memory", "max", narrow=False),
     Column("tool_schemas", "max", narrow=False), Column("input_budget", "min", narrow=False),
     Column("headroom", "min"), Column("cm_action"), Column("trimmed", "sum"), Column("repairs", "sum"),
-    Column("forgotten", "sum"), Column("check", narrow=False), Column("cost_usd", "sum", narrow=False),
+    Column("forgotten", "sum"), Column("check", narrow=False), Column("cached_tokens", "sum"),
+    Column("cost_usd", "sum", narrow=False), Column("cache_cost_usd", "sum", narrow=False),
 )
-"""Replay table columns; the totals row sums tokens sent, trims, repairs, forgotten references and
-cost, takes the largest band sizes and the least headroom."""
+"""Replay table columns; the totals row sums tokens sent, trims, repairs, forgotten references,
+cached tokens and costs (without and with prompt caching), takes the largest band sizes and the
+least headroom."""
 
 
 def add_replay(sub: SubParsers) -> None:
@@ -54,26 +56,30 @@ def add_replay(sub: SubParsers) -> None:
     p.set_defaults(handler=guard(cmd_replay))
 
 
-def replays_json(replays: Sequence[tuple[Any, Any]], *, payloads: bool, single: bool) -> str:
-    """The JSON text of ``replays`` (``(transcript, replay)`` pairs), each with its forgetting and,
-    with ``payloads``, its exact messages: one replay document when ``single``, else
-    ``{"replays": [...]}``."""
+def replays_json(replays: Sequence[tuple[Any, Any]], *, payloads: bool, single: bool,
+                 cache_rule: str | None = None) -> str:
+    """The JSON text of ``replays`` (``(transcript, replay)`` pairs), each with its forgetting, its
+    prompt cache under ``cache_rule`` (``--cache-rule``; None: the manifest's choice) and, with
+    ``payloads``, its exact messages: one replay document when ``single``, else ``{"replays": [...]}``."""
     from inspector.forgetting import replay_dumps
 
-    texts = [replay_dumps(rp, payloads=payloads) for _, rp in replays]
+    texts = [replay_dumps(rp, payloads=payloads, cache_rule=cache_rule) for _, rp in replays]
     return texts[0] if single else '{"replays": [\n' + ",\n".join(texts) + "\n]}"
 
 
-def _frame_rows(rp: Any, t: Any) -> list[dict[str, Any]]:
+def _frame_rows(rp: Any, t: Any, cache_rule: str | None = None) -> list[dict[str, Any]]:
     """The frames table's rows as plain dicts (pandas is for CSV only: docs/performance.md) led by the file
-    and conversation and ending with the forgotten-reference count."""
+    and conversation and ending with the forgotten-reference count and the prompt-cache columns
+    (:func:`inspector.prompt_cache.cache_frame_rows` under ``cache_rule``)."""
     from inspector.forgetting import forgotten_references
+    from inspector.prompt_cache import cache_frame_rows
     from inspector.report.tables import frame_rows
 
     lead = {"transcript": file_label(t), "conversation": t.conversation}
     k = rp.pending_call
-    return [{**lead, **row, "forgotten": len(lost), "pending": i == k}
-            for i, (row, lost) in enumerate(zip(frame_rows(rp), forgotten_references(rp), strict=True))]
+    rows = zip(frame_rows(rp), forgotten_references(rp), cache_frame_rows(rp, cache_rule), strict=True)
+    return [{**lead, **row, "forgotten": len(lost), "pending": i == k, **cache}
+            for i, (row, lost, cache) in enumerate(rows)]
 
 
 def _pending_table_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -103,11 +109,15 @@ def _replay_title(rp: Any, t: Any) -> str:
 
 def _replay_table(rp: Any, t: Any, args: argparse.Namespace, colour: bool) -> str:
     """One replay's terminal table, its title and, when there is one, the pending call's note."""
-    text = co.render_table(_pending_table_rows(_frame_rows(rp, t)), FRAME_COLUMNS, title=_replay_title(rp, t),
-                           wide=args.wide, color=colour)
+    from inspector.prompt_cache import cache_totals_words
+
+    text = co.render_table(_pending_table_rows(_frame_rows(rp, t, args.cache_rule)), FRAME_COLUMNS,
+                           title=_replay_title(rp, t), wide=args.wide, color=colour)
+    width = co.WIDE_WIDTH if args.wide else co.TABLE_WIDTH
+    text += "\n".join(textwrap.wrap(f"total cost {cache_totals_words(rp, args.cache_rule)}", width)) + "\n"
     note = pending_note(rp)
     if note:
-        text += "\n".join(textwrap.wrap(note, co.WIDE_WIDTH if args.wide else co.TABLE_WIDTH)) + "\n"
+        text += "\n".join(textwrap.wrap(note, width)) + "\n"
     return text
 
 
@@ -140,17 +150,21 @@ def _replay_all(args: argparse.Namespace) -> list[tuple[Any, Any]]:
 def cmd_replay(args: argparse.Namespace) -> int:
     """Replay, state the policy and agent in force (stderr), warn of failed provider checks, and
     write the replays in ``--format``; returns 0."""
+    from inspector.prompt_cache import cache_line
+
     replays = _replay_all(args)
     for _, rp in replays[:1]:
-        co.state(rp.stated())
+        co.state([*rp.stated(), cache_line(rp, args.cache_rule)])
     for t, rp in replays:
         _warn_failed_checks(t, rp)
     if args.fmt == "json":
-        co.write(replays_json(replays, payloads=args.payloads, single=args.conversation.single), args.output)
+        co.write(replays_json(replays, payloads=args.payloads, single=args.conversation.single,
+                              cache_rule=args.cache_rule), args.output)
     elif args.fmt == "csv":
         import pandas as pd
 
-        co.write(pd.DataFrame([r for t, rp in replays for r in _frame_rows(rp, t)]).to_csv(index=False), args.output)
+        rows = [r for t, rp in replays for r in _frame_rows(rp, t, args.cache_rule)]
+        co.write(pd.DataFrame(rows).to_csv(index=False), args.output)
     else:
         colour = co.stdout_colour(args.output)
         co.write("\n".join(_replay_table(rp, t, args, colour) for t, rp in replays), args.output)

@@ -16,6 +16,7 @@ from inspector.cli import output as co
 from inspector.cli.base import EXIT_INVALID, EXIT_OK, SubParsers, add_manifest_options, add_parser
 from inspector.cli.inputs import collect, guard, require_file, split_paths
 from inspector.cli.options import (
+    add_cache_option,
     add_dask_option,
     add_fleet_option,
     add_output_options,
@@ -33,7 +34,8 @@ SWEEP_RUN_LEAD: tuple[Column, ...] = (Column("transcript"), Column("conversation
 SWEEP_METRICS: tuple[Column, ...] = (
     Column("frames", "sum", narrow=False), Column("tokens_sent", "sum"), Column("peak_payload", "max"),
     Column("over_budget", "sum"), Column("summarizer_calls", "sum"), Column("trimmed", "sum"),
-    Column("repairs", "sum"), Column("cost_usd", "sum"), Column("error", narrow=False),
+    Column("repairs", "sum"), Column("cost_usd", "sum"), Column("cache_cost_usd", "sum"),
+    Column("cache_hit_share", narrow=False), Column("cache_breaks", "sum", narrow=False), Column("error", narrow=False),
 )
 """The measures of a run, after the grid's columns."""
 
@@ -70,6 +72,7 @@ def add_sweep(sub: SubParsers) -> None:
                    help="with --dask: send transcripts to the workers as bytes, or let them read the paths from "
                         "shared storage (default: bytes)")
     add_prefix_option(p)
+    add_cache_option(p)
     add_output_options(p, default="table")
     add_fleet_option(p)
     add_manifest_options(p)
@@ -104,7 +107,7 @@ def _sweep_here(args: argparse.Namespace, transcripts: list[Any], grid: dict[str
     with co.Progress("sweeping", total) as bar:
         return sweep(args.manifest, transcripts, grid, policy=policy,
                      processes=args.processes, overrides=args.overrides, allow_imports=args.allow_imports,
-                     progress=bar, unrecorded_prefix=args.unrecorded_prefix)
+                     progress=bar, unrecorded_prefix=args.unrecorded_prefix, cache_rule=args.cache_rule)
 
 
 def _sweep_on_dask(args: argparse.Namespace, transcripts: list[Any], grid: dict[str, list[Any]], policy: Any,
@@ -129,11 +132,19 @@ def _sweep_on_dask(args: argparse.Namespace, transcripts: list[Any], grid: dict[
         with co.Progress("sweeping on dask", total) as bar, connect(target) as client:
             df = sweep(args.manifest, items, grid, policy=policy, overrides=args.overrides,
                        allow_imports=args.allow_imports, progress=bar, client=client, ship=args.dask_ship,
-                       unrecorded_prefix=args.unrecorded_prefix)
+                       unrecorded_prefix=args.unrecorded_prefix, cache_rule=args.cache_rule)
     except FleetError as exc:
         raise UsageError(str(exc)) from None
     co.state([f"dask: {FleetReport(**df.attrs['fleet']).words()}"])
     return df
+
+
+def _state_cache(args: argparse.Namespace, df: Any) -> None:
+    """The prompt-cache rule the runs were costed under, and why, on stderr."""
+    rules = ", ".join(dict.fromkeys(str(r) for r in df["cache_rule"].dropna())) or "none (no run finished)"
+    why = (f"set by --cache-rule {args.cache_rule}" if args.cache_rule is not None else
+           "the manifest's spec.models[].prompt_cache, else auto: by each run's model provider")
+    co.state([f"prompt cache: rule {rules} ({why}); the cache_cost_usd column is the cost with caching"])
 
 
 def _report_failures(df: Any, grid: dict[str, list[Any]]) -> int:
@@ -161,6 +172,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     _state_settings(args, policy)
     run = _sweep_on_dask if args.dask is not None else _sweep_here
     df = run(args, transcripts, grid, policy, total)
+    _state_cache(args, df)
     params = param_columns(df)
     fleet = fleet_table(df, params) if len(transcripts) > 1 or args.fleet_summary else None
     columns = [*SWEEP_RUN_LEAD, *(Column(p) for p in params), *SWEEP_METRICS]

@@ -79,6 +79,9 @@ class ModelRowModel(_Open):
     token_calibration: dict[Literal["tiktoken", "estimate"], PositiveFloat] | None = None
     """Opt-in correction factor per token counter (provider tokens per one of ours, from a
     calibration against provider-reported usage); the budget divides its input ceiling by it."""
+    prompt_cache: Literal["auto", "none", "openai", "anthropic"] | None = None
+    """The provider prompt-cache rule the costs with caching follow (docs/design.md §5.2): ``auto``
+    (by the model's provider) or a rule name; ``--cache-rule`` on the command line wins."""
 
 
 class SkillModel(_Closed):

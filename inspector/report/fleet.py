@@ -22,7 +22,8 @@ FLEET_COLUMNS: tuple[str, ...] = (
 least one call over the input budget; ``over_budget`` such calls in all; ``peak_payload`` the
 largest payload of any call; ``summaries`` summarizer model calls (in turn and at commit);
 ``trimmed`` messages the token trimmer removed; ``repairs`` pairing repairs; ``cost_usd`` the sum,
-``None`` when any run has no price."""
+``None`` when any run has no price; ``cache_cost_usd`` (when the runs have it) the same sum of the
+cost with prompt caching (:mod:`inspector.prompt_cache`)."""
 
 
 def _summaries(df: pd.DataFrame) -> pd.Series:
@@ -54,11 +55,19 @@ def fleet_table(runs: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
             "repairs": int(good["repairs"].sum()),
             "cost_usd": cost,
         })
+        if "cache_cost_usd" in runs.columns:
+            row["cache_cost_usd"] = _priced_sum(good["cache_cost_usd"])
         if "error" in runs.columns:
             row["errors"] = int(group["error"].notna().sum())
         rows.append(row)
-    cols = [*keys, *FLEET_COLUMNS, *(["errors"] if "error" in runs.columns else [])]
+    cached = ["cache_cost_usd"] if "cache_cost_usd" in runs.columns else []
+    cols = [*keys, *FLEET_COLUMNS, *cached, *(["errors"] if "error" in runs.columns else [])]
     return pd.DataFrame(rows, columns=cols)
+
+
+def _priced_sum(costs: pd.Series) -> float | None:
+    """The sum of ``costs``; None when there is none or any is missing (no partial sums)."""
+    return None if len(costs) == 0 or costs.isna().any() else round(float(costs.sum()), 8)
 
 
 def is_missing(v: Any) -> bool:
