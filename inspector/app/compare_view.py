@@ -102,7 +102,10 @@ def compare_tab(m: inputs.ManifestInput, tkey: tuple[str, str | None, int], t: T
                 st.markdown(f"**{words.plain_md(name)}** · {side_by_side.kept_counts({name: rp}, call)[name]}")
                 for reason, count in side_by_side.drop_reasons(rp, call).items():
                     st.caption(words.plain_md(f"{count:,} not sent: {reason}"))
-    st.dataframe(side_by_side.totals_by_strategy(compare_table(replays)), width="stretch", key="compare_totals")
+    st.caption("Totals per strategy; costs with caching count the provider's prompt cache (read from cache, "
+               "written to cache, sent uncached), costs without caching every input token at the input price.")
+    st.dataframe(side_by_side.totals_by_strategy(compare_table(replays), replays), width="stretch",
+                 key="compare_totals")
     if not aligned:
         st.warning("The strategies produced different numbers of calls; the per-call view is not aligned.")
         return
