@@ -227,6 +227,13 @@ def strategy_cache_rows(replays: Mapping[str, Replay]) -> dict[str, list[str]]:
     return rows
 
 
+def strategy_cache_table(replays: Mapping[str, Replay]) -> Any:
+    """:func:`strategy_cache_rows` as a pandas DataFrame: one row per measure, one column per strategy."""
+    import pandas as pd
+
+    return pd.DataFrame.from_dict(strategy_cache_rows(replays), orient="index", columns=list(replays))
+
+
 def worst_break(rp: Replay) -> CallCacheCost | None:
     """The cache break among the calls the agent made that re-sent the most tokens; None without one."""
     found = [c for c in cache_account(rp).calls if c.cache.broke_at is not None and not c.pending]
