@@ -85,7 +85,7 @@ def break_words(cost: CallCacheCost) -> str:
 def call_cache_words(rp: Replay, call: int) -> str:
     """One call's cache in a sentence: the rule in force and why, the tokens read from cache,
     written to cache and sent uncached, the call's input cost with and without caching, and its
-    cache break when it has one."""
+    cache break when it has one, with what changed (:func:`break_cause`)."""
     acct = cache_account(rp)
     c = acct.calls[call]
     line = (f"Prompt cache, {rule_words(acct)}: {c.cache.cached:,} read from cache · {c.cache.written:,} written "
@@ -93,7 +93,9 @@ def call_cache_words(rp: Replay, call: int) -> str:
             f"{dollars(c.uncached_cost_usd)} without")
     if c.missing_prices:
         line += f" (litellm has no {', '.join(c.missing_prices)} for this model)"
-    return line + (f". {break_words(c).capitalize()}." if c.cache.broke_at is not None else ".")
+    if c.cache.broke_at is None:
+        return line + "."
+    return line + f". Cache break ({break_cause(rp, call)}): {break_words(c).split(': ', 1)[1]}."
 
 
 def cache_strip_html(rp: Replay, call: int, scale: float) -> str:
@@ -139,7 +141,7 @@ def cache_traces(rp: Replay, df: Any) -> list[dict[str, Any]]:
     cached = [c.cache.cached for c in acct.calls]
     data: list[dict[str, Any]] = [dict(
         type="scatter", x=x, y=cached, name=CACHED_LINE_WORDS, mode="lines",
-        line=dict(color=CACHE_COLORS["cached"], width=2, dash="dashdot", shape="hvh"),
+        line=dict(color=CACHE_COLORS["cached"], width=2, dash="dash", shape="hvh"),
         hovertemplate="read from cache: %{y:,}<extra></extra>")]
     breaks = [c for c in acct.calls if c.cache.broke_at is not None]
     if breaks:

@@ -157,3 +157,15 @@ def test_side_by_side_shows_the_cost_with_caching_for_each_strategy() -> None:
         assert all(str(v) not in ("", "—") for v in shown.loc[row]), row
     assert all(str(v).endswith("%") for v in shown.loc["cache-hit share"])
     assert int(shown.loc["cache breaks", "stack"]) <= int(shown.loc["cache breaks", "sliding-window"])
+
+
+def test_the_stepper_jumps_to_the_next_cache_break() -> None:
+    at = _app()
+    breaks = cache_view.break_calls(at.session_state["_stepped_replay"])
+    assert breaks[:2] == [7, 9]
+    at.selectbox(key="jump_kind").select("cache_break").run()
+    assert any(o.startswith(f"cache break ({len(breaks)})") for o in at.selectbox(key="jump_kind").options)
+    at.button(key="jump_next").click().run()
+    assert at.session_state["call"] == 7
+    at.button(key="jump_next").click().run()
+    assert at.session_state["call"] == 9

@@ -38,7 +38,7 @@ def test_the_compaction_demo_shows_a_cache_break_and_its_cost(monkeypatch: pytes
     assert "Cost with caching $" in md and "(without caching $" in md and "cache break(s) cost $" in md
     bars = [html.unescape("".join(o["data"]["text/html"])) for o in cell.outputs if "text/html" in o.get("data", {})
             and "ci-band-bar" in "".join(o["data"]["text/html"])]
-    assert len(bars) == 1 and "1,536 read from cache" in bars[0] and "Cache break:" in bars[0]
+    assert len(bars) == 1 and "1,536 read from cache" in bars[0] and "Cache break (summary computed when turn 3 was committed):" in bars[0]
     fig = next(o["data"][PLOTLY] for o in cell.outputs if PLOTLY in o.get("data", {}))
     marks = [t for t in fig["data"] if t.get("name", "").startswith("cache break")]
     assert len(marks) == 1 and 7 in marks[0]["x"] and 8 not in marks[0]["x"]
