@@ -102,7 +102,8 @@ def cache_strip_html(rp: Replay, call: int, scale: float) -> str:
     """The call's input as the provider's cache sees it, one strip on the band bar's scale (``scale``
     tokens = the bar's full width): read from cache, written to cache, sent uncached, in the
     provider's order (tool schemas and system first, so its parts do not line up with the bands
-    above), with the sentence of :func:`call_cache_words` under it. Every text is HTML-escaped."""
+    above), with its own key (:func:`cache_keys_html`) and the sentence of :func:`call_cache_words`
+    under it. Every text is HTML-escaped."""
     c = cache_account(rp).calls[call].cache
     cells = []
     for part in ("cached", "written", "uncached"):
@@ -115,6 +116,7 @@ def cache_strip_html(rp: Replay, call: int, scale: float) -> str:
         cells.append(f"<div class='ci-cache-seg' data-cache='{part}' title=\"{html.escape(f'{words}: {tokens:,} tokens')}\" "
                      f"style='width:{width:.3f}%;background:{CACHE_COLORS[part]}'>{html.escape(text)}</div>")
     return ("<div class='ci-cache'><div class='ci-cache-bar'>" + "".join(cells) + "</div>"
+            f"<div class='ci-cache-legend'>{cache_keys_html(rp, call)}</div>"
             f"<div class='ci-cache-words'>{html.escape(call_cache_words(rp, call))}</div></div>")
 
 
@@ -122,7 +124,7 @@ CACHE_STRIP_CSS = (
     ".ci-cache{margin-top:4px}.ci-cache-bar{display:flex;height:14px;border:1px solid #888;background:#fff}"
     ".ci-cache-seg{height:100%;overflow:hidden;white-space:nowrap;font-size:.68rem;line-height:14px;color:#111;"
     "padding-left:3px;box-sizing:border-box;border-right:1px solid rgba(255,255,255,.6)}"
-    ".ci-cache-words{font-size:.78rem;margin-top:3px;color:#333}")
+    ".ci-cache-legend{font-size:.78rem;margin-top:3px}.ci-cache-words{font-size:.78rem;margin-top:2px;color:#333}")
 
 
 def break_calls(rp: Replay) -> list[int]:
@@ -130,30 +132,32 @@ def break_calls(rp: Replay) -> list[int]:
     return [c.frame for c in cache_account(rp).calls if c.cache.broke_at is not None]
 
 
-def cache_traces(rp: Replay, df: Any) -> list[dict[str, Any]]:
-    """The timeline's cache traces over ``df`` (:func:`~inspector.report.tables.frames_table`): a
-    line of the tokens read from cache per call, and a marker on every cache break with the tokens
-    re-sent and their cost in the hover text. None when the rule caches nothing."""
+def cached_line(rp: Replay, df: Any) -> list[dict[str, Any]]:
+    """The timeline's line of the tokens read from cache per call over ``df``
+    (:func:`~inspector.report.tables.frames_table`); none when the rule caches nothing."""
     acct = cache_account(rp)
     if acct.rule.name == "none":
         return []
-    x = df["call"].to_numpy()
-    cached = [c.cache.cached for c in acct.calls]
-    data: list[dict[str, Any]] = [dict(
-        type="scatter", x=x, y=cached, name=CACHED_LINE_WORDS, mode="lines",
-        line=dict(color=CACHE_COLORS["cached"], width=2, dash="dash", shape="hvh"),
-        hovertemplate="read from cache: %{y:,}<extra></extra>")]
-    breaks = [c for c in acct.calls if c.cache.broke_at is not None]
-    if breaks:
-        top = df["payload_tokens"]
-        lift = float(top.max() or 1) * 0.20
-        data.append(dict(
-            type="scatter", x=[c.frame for c in breaks], y=[float(top[c.frame]) + lift for c in breaks],
-            mode="markers", name=BREAK_WORDS,
-            text=[f"{c.resent:,} tokens re-sent, {dollars(c.break_cost_usd)} more" for c in breaks],
-            marker=dict(symbol="hexagram-open", size=11, color=CACHE_COLORS["break"], line=dict(width=2)),
-            hovertemplate="cache break: %{text}<extra></extra>"))
-    return data
+    return [dict(type="scatter", x=df["call"].to_numpy(), y=[c.cache.cached for c in acct.calls],
+                 name=CACHED_LINE_WORDS, mode="lines",
+                 line=dict(color=CACHE_COLORS["cached"], width=2, dash="dash", shape="hvh"),
+                 hovertemplate="read from cache: %{y:,}<extra></extra>")]
+
+
+def break_markers(rp: Replay, df: Any) -> list[dict[str, Any]]:
+    """A timeline marker on every cache break (:func:`break_calls`) over ``df``, above the call's
+    payload, with the tokens re-sent and what they cost in the hover text; none without a break."""
+    breaks = [c for c in cache_account(rp).calls if c.cache.broke_at is not None]
+    if not breaks:
+        return []
+    top = df["payload_tokens"]
+    lift = float(top.max() or 1) * 0.20
+    return [dict(
+        type="scatter", x=[c.frame for c in breaks], y=[float(top[c.frame]) + lift for c in breaks],
+        mode="markers", name=BREAK_WORDS,
+        text=[f"{c.resent:,} tokens re-sent, {dollars(c.break_cost_usd)} more" for c in breaks],
+        marker=dict(symbol="hexagram-open", size=11, color=CACHE_COLORS["break"], line=dict(width=2)),
+        hovertemplate="cache break: %{text}<extra></extra>")]
 
 
 def cache_totals(rp: Replay) -> dict[str, Any]:
@@ -284,7 +288,7 @@ def cache_keys_html(rp: Replay, call: int) -> str:
     """The band bar's legend keys for the parts of the cache strip this call has (read from cache,
     written to cache, sent uncached), in the strip's order."""
     c = cache_account(rp).calls[call].cache
-    return "".join(f"<span class='ci-key'><i style='background:{CACHE_COLORS[part]}'></i>{html.escape(words)}</span>"
+    return "".join(f"<span class='ci-key ci-cache-key'><i style='background:{CACHE_COLORS[part]}'></i>{html.escape(words)}</span>"
                    for part, words in CACHE_PART_WORDS.items() if getattr(c, part) > 0)
 
 

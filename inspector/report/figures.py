@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from inspector.replay import Replay
-from inspector.report.cache_view import CACHE_STRIP_CSS, cache_keys_html, cache_strip_html, cache_traces
+from inspector.report.cache_view import CACHE_STRIP_CSS, break_markers, cache_strip_html, cached_line
 from inspector.report.tables import frames_table
 from inspector.vocabulary import BANDS
 
@@ -148,8 +148,7 @@ def band_bar_html(rp: Replay, call: int) -> str:
             f"<div class='ci-band-title{' ci-over' if over else ''}'>{html.escape(title)}</div>"
             f"<div class='ci-mark-labels' style='height:{16 * len(marks)}px'>{''.join(labels)}</div>"
             f"<div class='ci-bar'>{''.join(cells)}{''.join(lines)}</div>"
-            f"{cache_strip_html(rp, call, scale)}"
-            f"<div class='ci-legend'>{''.join(keys)}{cache_keys_html(rp, call)}</div></div>")
+            f"<div class='ci-legend'>{''.join(keys)}</div>{cache_strip_html(rp, call, scale)}</div>")
 
 
 BAND_BAR_CSS = (
@@ -197,7 +196,7 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
              forgotten: bool = True) -> Any:
     """Payload tokens per call stacked by band, the budget lines, decision markers, the tokens read
     from the provider's prompt cache per call and a marker on every cache break
-    (:func:`inspector.report.cache_view.cache_traces`); with
+    (:func:`inspector.report.cache_view.cached_line`, :func:`~inspector.report.cache_view.break_markers`); with
     ``forgotten`` (default) a marker on every call that needed an identifier it could no longer
     see (:mod:`inspector.forgetting`), the identifiers in its hover text.
 
@@ -214,13 +213,13 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         return go.Figure()
     bars = len(df) <= TIMELINE_BAR_MAX
     lines = _budget_lines(rp)
-    data = _band_traces(df, bars) + _line_traces(df, lines)
+    data = _band_traces(df, bars) + cached_line(rp, df) + _line_traces(df, lines)
     data[-1].update(CLICKABLE)  # the last budget line carries the click (see CLICKABLE), over bars too
     data += _event_traces(df)
     if forgotten:
         data += _forgotten_traces(rp, df)
     data += _fold_traces(rp)
-    data += cache_traces(rp, df)
+    data += break_markers(rp, df)
     for trace in data:
         # A click selects a call, and plotly would then dim every other call for good: the app never
         # redraws this figure on a step, so the dimmed bars would keep pointing at the clicked call
