@@ -169,3 +169,23 @@ def test_the_stepper_jumps_to_the_next_cache_break() -> None:
     assert at.session_state["call"] == 7
     at.button(key="jump_next").click().run()
     assert at.session_state["call"] == 9
+
+
+def test_the_fleet_sums_the_cost_with_caching_and_its_share_over_conversations(tmp_path: Path) -> None:
+    from inspector.app.side_by_side import FleetInput, fleet_runs, fleet_summary
+    from inspector.app.words import worded
+
+    one = _small(tmp_path, "stack", TWO_TURNS)
+    (tmp_path / "b").mkdir()
+    three = _small(tmp_path / "b", "stack", [*TWO_TURNS, ("Thanks.", "Bye.")])
+    runs = fleet_runs([(FleetInput("a.json", 0, one.transcript), {"stack": one}),
+                       (FleetInput("b.json", 0, three.transcript), {"stack": three})])
+    assert list(runs["cached_tokens"]) == [1280, 1280 + cache_view.cache_account(three).calls[2].cache.cached]
+    summary = fleet_summary(runs).set_index("strategy").loc["stack"]
+    costs = [cache_view.cache_totals(rp) for rp in (one, three)]
+    assert summary["cost_with_caching_usd"] == pytest.approx(costs[0]["cost_usd"] + costs[1]["cost_usd"])
+    assert summary["cost_without_caching_usd"] == pytest.approx(costs[0]["uncached_cost_usd"]
+                                                                + costs[1]["uncached_cost_usd"])
+    cached, seen = costs[0]["cached"] + costs[1]["cached"], costs[0]["input"] + costs[1]["input"]
+    assert summary["cache_hit_share"] == round(cached / seen, 4) and summary["cache_breaks"] == 0
+    assert "cost with caching $" in worded(fleet_summary(runs)).columns
