@@ -13,7 +13,7 @@ from inspector.app import call_facts, chat, exports, findings, stepping, words
 from inspector.app.widgets import rows_switch
 from inspector.redact import mask_text
 from inspector.replay import Replay
-from inspector.report import per_call
+from inspector.report import cache_view, per_call
 from inspector.report.figures import band_bar_html
 from inspector.report.tables import not_sent_table
 
@@ -32,7 +32,10 @@ def budget_view(rp: Replay, call: int) -> None:
     cols[3].metric("Input budget", f"{facts['input_budget']:,}",
                    help="max_tokens − completion reserve − safety margin")
     cols[4].metric("Messages sent", f"{len(rp.frames[call].refs):,}")
-    cols[5].metric("Cost (USD)", "n/a" if facts["cost_usd"] is None else f"{facts['cost_usd']:.5f}")
+    cached = cache_view.cache_account(rp).calls[call]
+    cols[5].metric("Input cost with caching (USD)", "n/a" if cached.cost_usd is None else f"{cached.cost_usd:.5f}",
+                   help="without caching: " + ("n/a" if facts["cost_usd"] is None else f"{facts['cost_usd']:.5f}")
+                   + " USD; the bar's cache strip below says what was read from cache")
     st.caption(words.plain_md(f"Model {facts['model']} · window {facts['window']:,} tokens from "
                            f"{facts['window_source']} · completion reserve {facts['reserve']:,} "
                            f"({facts['reserve_source']}) · safety margin {facts['margin']:,} · context manager: "

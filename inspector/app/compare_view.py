@@ -55,6 +55,15 @@ def strategy_editors(chosen: list[str], m: inputs.ManifestInput) -> dict[str, st
     return specs
 
 
+def strategy_totals(replays: dict[str, Replay]) -> None:
+    """The strategies' totals side by side, the prompt cache's first (cost with and without caching,
+    cache-hit share, cache breaks), with a line saying what "with caching" counts."""
+    st.caption("Totals per strategy. Cost with caching counts the provider's prompt cache (read from cache, "
+               "written to cache, sent uncached); cost without caching pays every input token at the input price.")
+    st.dataframe(side_by_side.totals_by_strategy(compare_table(replays), replays), width="stretch",
+                 key="compare_totals")
+
+
 def compare_tab(m: inputs.ManifestInput, tkey: tuple[str, str | None, int], t: Transcript, counter: str, choice: str,
                 live: inputs.LiveSettings | None, call: int, agent: tuple[Any, ...]) -> None:
     """*Side by side*: the strategy picker and editors, then (when switched on, with two or more
@@ -102,7 +111,7 @@ def compare_tab(m: inputs.ManifestInput, tkey: tuple[str, str | None, int], t: T
                 st.markdown(f"**{words.plain_md(name)}** · {side_by_side.kept_counts({name: rp}, call)[name]}")
                 for reason, count in side_by_side.drop_reasons(rp, call).items():
                     st.caption(words.plain_md(f"{count:,} not sent: {reason}"))
-    st.dataframe(side_by_side.totals_by_strategy(compare_table(replays)), width="stretch", key="compare_totals")
+    strategy_totals(replays)
     if not aligned:
         st.warning("The strategies produced different numbers of calls; the per-call view is not aligned.")
         return

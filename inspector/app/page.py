@@ -23,6 +23,7 @@ from inspector.app.widgets import session_figure, show_problems
 from inspector.live import FOLLOW_SECONDS, follow_state
 from inspector.policy import DEFAULT_POLICY
 from inspector.replay import Replay
+from inspector.report import cache_view
 from inspector.transcripts import Transcript
 from inspector.vocabulary import VIEW_WORDS
 
@@ -30,14 +31,16 @@ ss = st.session_state
 
 
 def header(rp: Replay, t: Transcript, m: inputs.ManifestInput, name: str) -> None:
-    """The title, what the app shows, and which manifest, transcript, counter, summarizer, agent and
-    unrecorded prefix this replay ran with."""
+    """The title, what the app shows, which manifest, transcript, counter, summarizer, agent and
+    unrecorded prefix this replay ran with, and its totals with prompt caching
+    (:func:`inspector.report.cache_view.totals_words`)."""
     st.title("Context Inspector")
     st.markdown(words.INTRO)
     totals = rp.totals()
     st.caption(f"Manifest {words.code_span(m.name)} · transcript {words.code_span(name)} "
                f"({t.format}, {len(t.messages)} messages) · {totals['frames']} LLM calls · counter "
                f"**{rp.counter}** · summarizer **{rp.summarizer_label}**")
+    st.caption(words.plain_md(cache_view.totals_words(rp)), help=cache_view.TOTALS_HELP)
     if rp.agent is not None:
         st.caption(words.plain_md(words.agent_words(rp)))
     if prefix := rp.prefix_line():

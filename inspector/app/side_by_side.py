@@ -67,13 +67,19 @@ def keep_view(table: pd.DataFrame, strategies: Iterable[str]) -> pd.DataFrame:
     return out
 
 
-def totals_by_strategy(table: pd.DataFrame) -> pd.DataFrame:
+def totals_by_strategy(table: pd.DataFrame, replays: Mapping[str, Replay] | None = None) -> pd.DataFrame:
     """:func:`~inspector.report.tables.compare_table` turned on its side: one row per measure (in
     words), one column per strategy, every number written out, so two to four strategies fit at
-    1024 px without a column cut off at the right."""
+    1024 px without a column cut off at the right. With ``replays`` (the same strategies, in the
+    table's order), the prompt-cache rows of :func:`inspector.report.cache_view.strategy_cache_rows`
+    come first: cost with and without caching, cache-hit share, cache breaks and their cost (unless
+    the table already carries cache columns)."""
+    from inspector.report.cache_view import strategy_cache_rows
     from inspector.vocabulary import column_words
 
     rows = {}
+    if replays is not None and not any("cach" in str(col) for col in table.columns):
+        rows.update(strategy_cache_rows(replays))
     for col in table.columns:
         if col == "strategy":
             continue
@@ -111,8 +117,10 @@ class FleetInput:
 def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.DataFrame:
     """One row per (conversation, strategy): the totals the CLI's ``compare`` prints for a run
     (:func:`~inspector.report.tables.totals_row`) plus the forgotten references, so the app's
-    fleet view and ``context-inspector compare A B C`` agree row for row."""
+    fleet view and ``context-inspector compare A B C`` agree row for row; and the prompt cache's
+    columns (:func:`inspector.report.cache_view.fleet_cache_row`) where that row has none."""
     from inspector.forgetting import forgetting_totals, replay_needs
+    from inspector.report.cache_view import fleet_cache_row
     from inspector.report.tables import totals_row
 
     rows = []
@@ -120,6 +128,8 @@ def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.Da
         for name, rp in replays.items():
             row: dict[str, Any] = {"transcript": item.label, "conversation": item.conversation}
             row.update(totals_row(rp, name))
+            if not any("cach" in key for key in row):
+                row.update(fleet_cache_row(rp))
             row["forgotten"] = forgetting_totals(replay_needs(rp))["forgotten"]
             rows.append(row)
     return pd.DataFrame(rows)
@@ -127,10 +137,16 @@ def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.Da
 
 def fleet_summary(runs: pd.DataFrame) -> pd.DataFrame:
     """Per strategy over every conversation: :func:`inspector.report.fleet.fleet_table` (the CLI's
-    fleet summary) plus the forgotten references summed."""
+    fleet summary) plus the forgotten references summed, and the prompt cache's sums
+    (:func:`inspector.report.cache_view.fleet_cache_sums`) when the runs carry its columns."""
+    from inspector.report.cache_view import CACHE_COLUMNS, fleet_cache_sums
     from inspector.report.fleet import fleet_table
 
     table = fleet_table(runs, ["strategy"])
     if "forgotten" in runs.columns and not table.empty:
         table["forgotten"] = [int(runs.loc[runs["strategy"] == s, "forgotten"].sum()) for s in table["strategy"]]
+    if "cached_tokens" in runs.columns and not table.empty:
+        sums = [fleet_cache_sums(runs[runs["strategy"] == s]) for s in table["strategy"]]
+        for code in CACHE_COLUMNS:
+            table[code] = [row[code] for row in sums]
     return table

@@ -14,6 +14,9 @@ from inspector.report import per_call
 from inspector.report.figures import TIMELINE_BAR_MAX, timeline
 from inspector.vocabulary import EVENT_WORDS
 
+JUMP_WORDS = {**EVENT_WORDS, "cache_break": "cache break"}
+"""The kinds of call the stepper jumps to, in words: the engine's events and the prompt cache's breaks."""
+
 ss = st.session_state
 
 
@@ -70,8 +73,8 @@ def stepper(rp: Replay) -> int:
         events = stepping.event_calls(rp)
         if ss.get("jump_kind") not in events:  # first visit: the first kind this replay has
             ss.jump_kind = next((k for k in EVENT_WORDS if events[k]), next(iter(EVENT_WORDS)))
-        c[2].selectbox("Jump to", list(EVENT_WORDS), key="jump_kind", label_visibility="collapsed", persist_state="page",
-                       format_func=lambda k: f"{EVENT_WORDS[k]} ({len(events[k])})",
+        c[2].selectbox("Jump to", list(JUMP_WORDS), key="jump_kind", label_visibility="collapsed", persist_state="page",
+                       format_func=lambda k: f"{JUMP_WORDS[k]} ({len(events[k])})",
                        help="The kind of call the ◀ / ▶ buttons beside it jump to (how many calls have it).")
         kind = ss.jump_kind
         c[3].button("◀", key="jump_prev", on_click=jump, args=(-1,), width="stretch",
@@ -93,8 +96,9 @@ def timeline_view(rp: Replay, rkey: tuple[Any, ...]) -> None:
     to the clicked call and reruns the page."""
     zoom = ("Drag a box over some calls to zoom in (double-click zooms out), then click the call. "
             if len(rp.frames) > TIMELINE_BAR_MAX else "Click a bar or marker to jump to that call. ")
-    st.caption(zoom + "Lines: input budget, summary trigger, hysteresis ceiling; markers: summaries, commit folds, "
-               "trims, pairing repairs, forgotten references. The current call is marked ▲ under the chart.")
+    st.caption(zoom + "Lines: input budget, summary trigger, hysteresis ceiling, tokens read from cache; markers: "
+               "summaries, commit folds, trims, pairing repairs, forgotten references, cache breaks (hover one for the "
+               "tokens re-sent and their cost). The current call is marked ▲ under the chart.")
     fig = session_figure(("timeline", rkey), lambda: app_timeline(rp))
     st.plotly_chart(fig, key="timeline", on_select=on_timeline_select, selection_mode="points", width="stretch")
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from inspector.replay import Replay
+from inspector.report.cache_view import break_calls
 from inspector.report.tables import frames_table
 
 
@@ -37,8 +38,9 @@ def call_from_selection(selection: Any, n: int) -> int | None:
 
 
 def event_calls(rp: Replay) -> dict[str, list[int]]:
-    """For every kind of :data:`inspector.vocabulary.EVENT_WORDS`, the calls where it happens, in
-    order (a fold at a commit counts for the first call after it). Computed once per replay."""
+    """For every kind of :data:`inspector.vocabulary.EVENT_WORDS`, and ``cache_break``
+    (:func:`inspector.report.cache_view.break_calls`), the calls where it happens, in order (a fold
+    at a commit counts for the first call after it). Computed once per replay."""
     return rp.view("app_events", lambda: _event_calls(rp))
 
 
@@ -59,6 +61,7 @@ def _event_calls(rp: Replay) -> dict[str, list[int]]:
         "repair": [int(k) for k in df["call"][df["repairs"] > 0]],
         "over_budget": [k for k, f in enumerate(rp.frames) if f.headroom < 0],
         "forgotten": [k for k, lost in enumerate(forgotten_per_call(rp)) if lost],
+        "cache_break": break_calls(rp),
     }
     return out
 

@@ -53,6 +53,7 @@ def compare_timelines(replays: Mapping[str, Replay]) -> list[Any]:
 LEGEND_SYMBOLS = {
     "star": "★", "circle-open": "○", "circle-x-open": "⊗", "x": "✕", "x-thin-open": "✕", "triangle-left": "◀",
     "triangle-down": "▼", "diamond": "◆", "triangle-up": "▲", "line-ns-open": "│",
+    "hexagram-open": "✶",
 }
 """How the timeline's marker symbols are drawn in :func:`legend_html` (plotly symbol → character)."""
 

@@ -100,7 +100,10 @@ def number_words(value: Any, dollars: bool = False) -> str:
 
 
 def worded(df: pd.DataFrame) -> pd.DataFrame:
-    """The same table with headings in words (:func:`inspector.vocabulary.column_words`)."""
+    """The same table with headings in words (:func:`inspector.vocabulary.column_words`; the prompt
+    cache's columns as :data:`inspector.report.cache_view.CACHE_COLUMNS` words them)."""
+    from inspector.report.cache_view import CACHE_COLUMNS, FLEET_TOKEN_COLUMNS
     from inspector.vocabulary import column_words
 
-    return df.rename(columns={c: column_words(c) for c in df.columns})
+    own = {**CACHE_COLUMNS, **FLEET_TOKEN_COLUMNS}
+    return df.rename(columns={c: own.get(c) or column_words(c) for c in df.columns})

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from inspector.replay import Replay
+from inspector.report.cache_view import CACHE_STRIP_CSS, break_markers, cache_strip_html, cached_line
 from inspector.report.tables import frames_table
 from inspector.vocabulary import BANDS
 
@@ -104,7 +105,10 @@ def band_bar_html(rp: Replay, call: int) -> str:
     the window (and a calibrated cap that differs from it) are marked by a line across the bar with
     their label in a row *above* the bar, so a label never overlaps a segment; every segment has a
     hover title with its tokens and share of the window; the legend lists the non-empty bands in the
-    bar's order. Every text is HTML-escaped."""
+    bar's order. Under the bar, the call's input as the provider's cache sees it
+    (:func:`inspector.report.cache_view.cache_strip_html`: read from cache, written to cache, sent
+    uncached, the rule in force and why, the cost with and without caching, a cache break). Every
+    text is HTML-escaped."""
     import html
 
     f = rp.frames[call]
@@ -144,7 +148,7 @@ def band_bar_html(rp: Replay, call: int) -> str:
             f"<div class='ci-band-title{' ci-over' if over else ''}'>{html.escape(title)}</div>"
             f"<div class='ci-mark-labels' style='height:{16 * len(marks)}px'>{''.join(labels)}</div>"
             f"<div class='ci-bar'>{''.join(cells)}{''.join(lines)}</div>"
-            f"<div class='ci-legend'>{''.join(keys)}</div></div>")
+            f"<div class='ci-legend'>{''.join(keys)}</div>{cache_strip_html(rp, call, scale)}</div>")
 
 
 BAND_BAR_CSS = (
@@ -163,7 +167,7 @@ BAND_BAR_CSS = (
     ".ci-legend{font-size:.78rem;margin-top:5px;line-height:1.5}"
     ".ci-key{white-space:nowrap;margin-right:12px}"
     ".ci-key i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px;"
-    "border:1px solid rgba(0,0,0,.2)}")
+    "border:1px solid rgba(0,0,0,.2)}" + CACHE_STRIP_CSS)
 
 
 def tick_step(n: int, most: int = 14) -> int:
@@ -190,7 +194,9 @@ def use_notebook_renderer() -> str:
 
 def timeline(rp: Replay, *, selected: int | None = None, title: str | None = None, y_max: float | None = None,
              forgotten: bool = True) -> Any:
-    """Payload tokens per call stacked by band, the budget lines, and decision markers; with
+    """Payload tokens per call stacked by band, the budget lines, decision markers, the tokens read
+    from the provider's prompt cache per call and a marker on every cache break
+    (:func:`inspector.report.cache_view.cached_line`, :func:`~inspector.report.cache_view.break_markers`); with
     ``forgotten`` (default) a marker on every call that needed an identifier it could no longer
     see (:mod:`inspector.forgetting`), the identifiers in its hover text.
 
@@ -207,12 +213,13 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         return go.Figure()
     bars = len(df) <= TIMELINE_BAR_MAX
     lines = _budget_lines(rp)
-    data = _band_traces(df, bars) + _line_traces(df, lines)
+    data = _band_traces(df, bars) + cached_line(rp, df) + _line_traces(df, lines)
     data[-1].update(CLICKABLE)  # the last budget line carries the click (see CLICKABLE), over bars too
     data += _event_traces(df)
     if forgotten:
         data += _forgotten_traces(rp, df)
     data += _fold_traces(rp)
+    data += break_markers(rp, df)
     for trace in data:
         # A click selects a call, and plotly would then dim every other call for good: the app never
         # redraws this figure on a step, so the dimmed bars would keep pointing at the clicked call

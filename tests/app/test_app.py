@@ -104,8 +104,8 @@ def compare_totals(at: AppTest) -> pd.DataFrame:
         show(at, "compare")
 
     def number(cell: str) -> float | None:
-        text = str(cell).replace(",", "").replace("$", "")
-        return None if text == "—" else float(text)
+        text = str(cell).replace(",", "").replace("$", "").replace("%", "")
+        return None if text in ("—", "no price") else float(text)
 
     shown = next(d.value for d in at.dataframe if isinstance(d.value, pd.DataFrame)
                  and {"tokens sent", "peak payload"} <= set(map(str, d.value.index)))

@@ -115,8 +115,15 @@ def radio_choice(pg: Any, key: str) -> str:
 
 
 def jump_options(pg: Any) -> list[str]:
-    pg.locator(".st-key-jump_kind").click()
-    options = [str(o) for o in pg.get_by_role("option").all_text_contents()]
+    options: list[str] = []
+    for _ in range(3):  # a box below the fold is scrolled to first, and the sticky stepper may drop that click
+        pg.locator(".st-key-jump_kind").click()
+        try:
+            pg.get_by_role("option").first.wait_for(timeout=5_000)
+            options = [str(o) for o in pg.get_by_role("option").all_text_contents()]
+            break
+        except Exception:  # noqa: BLE001 - playwright's timeout: try again
+            settle(pg)
     pg.keyboard.press("Escape")
     settle(pg)
     return options

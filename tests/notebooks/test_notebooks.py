@@ -176,10 +176,11 @@ def test_compaction_demo_runs_offline_and_shows_every_mechanism(monkeypatch: pyt
     figures = [o["data"][PLOTLY]["layout"].get("title", {}).get("text", "") for o in _outputs(nb)
                if PLOTLY in o.get("data", {})]
     assert figures[0] == "Payload per LLM call"
-    assert len(figures) == 2  # and the strategies side by side
+    assert len(figures) == 3  # the strategies side by side, and the tokens read from cache with the cache breaks
+    assert figures[2] == "Tokens read from cache per call, and cache breaks"
     # the band bar at the first call over the trigger: the app's own HTML bar
     assert any("ci-band-bar" in "".join(o.get("data", {}).get("text/html", "")) for o in _outputs(nb))
-    side = next(o["data"][PLOTLY] for o in reversed(_outputs(nb)) if PLOTLY in o.get("data", {}))
+    side = [o["data"][PLOTLY] for o in _outputs(nb) if PLOTLY in o.get("data", {})][1]
     # the strategies side by side in columns, one legend under each column
     assert [a["text"] for a in side["layout"]["annotations"]][:3] == p["strategies"]
     assert {t.get("xaxis", "x") for t in side["data"]} == {"x", "x2", "x3"}

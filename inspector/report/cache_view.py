@@ -1,0 +1,300 @@
+"""Prompt caching as the faces show it: the cached part of a call's input, the cache hits and breaks
+on the timeline, and the totals with caching, in plain words.
+
+Every number comes from :func:`inspector.prompt_cache.account`, computed once per replay and kept
+on it (:func:`cache_account`), so stepping through calls never recomputes it. The app
+(:mod:`inspector.app`), the notebooks and :mod:`inspector.report.figures` read these; the words are
+"read from cache", "written to cache", "sent uncached" and "cache break" on every face, while
+tables for machines keep the codes of :data:`CACHE_COLUMNS`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from typing import Any
+
+from inspector.prompt_cache import CacheAccount, CallCacheCost, account
+from inspector.replay import Replay
+
+RULE_WORDS = {
+    "openai": "OpenAI automatic prefix caching",
+    "anthropic": "Anthropic cache_control breakpoints",
+    "none": "no prompt caching",
+}
+"""Each cache rule (:data:`inspector.engine.cache.RULE_NAMES`) in words."""
+
+CACHE_COLORS = {"cached": "#2CA02C", "written": "#BCBD22", "uncached": "#C7C7C7", "break": "#8C564B"}
+"""The colours of the tokens read from cache, written to cache and sent uncached, and of a cache break."""
+
+CACHE_PART_WORDS = {"cached": "read from cache", "written": "written to cache", "uncached": "sent uncached"}
+"""The three parts of a call's input, in words."""
+
+BREAK_WORDS = "cache break (a compaction or trim changed the cached prefix)"
+"""The timeline's legend entry for a cache break."""
+
+CACHED_LINE_WORDS = "read from cache (tokens)"
+"""The timeline's legend entry for the line of tokens read from cache per call."""
+
+CACHE_COLUMNS = {
+    "cost_with_caching_usd": "cost with caching $",
+    "cost_without_caching_usd": "cost without caching $",
+    "cache_hit_share": "cache-hit share",
+    "cache_breaks": "cache breaks",
+    "cache_break_cost_usd": "cost of the cache breaks $",
+}
+"""The codes of the cache totals a strategy's row carries (:func:`cache_totals_row`) and their words."""
+
+
+def cache_account(rp: Replay) -> CacheAccount:
+    """The prompt-cache account of ``rp`` (:func:`inspector.prompt_cache.account` under the rule its
+    model's provider implies), computed on first use and kept on the replay
+    (:meth:`Replay.view <inspector.replay.Replay.view>`). Raises what :func:`account` raises."""
+    return rp.view("cache_account", lambda: account(rp))
+
+
+def rule_words(acct: CacheAccount) -> str:
+    """The rule in force and why, e.g. "OpenAI automatic prefix caching (the model's provider:
+    litellm entry gpt-4o: provider openai)"; a rule chosen by name says so."""
+    rule = acct.rule
+    source = rule.source or ""
+    if source.startswith("litellm entry"):
+        why = f"the model's provider: {source}"
+    elif "set by name" in source:
+        why = "chosen by name in the settings"
+    else:
+        why = source or "no rule given"
+    return f"{RULE_WORDS.get(rule.name, rule.name)} ({why})"
+
+
+def dollars(value: float | None) -> str:
+    """A cost in dollars with five decimals, or "no price" when it is unknown (None)."""
+    return "no price" if value is None else f"${value:,.5f}"
+
+
+def break_words(cost: CallCacheCost) -> str:
+    """A cache break in words: the tokens re-sent and what they cost above the cache-read rate;
+    "" for a call without a break."""
+    if cost.cache.broke_at is None:
+        return ""
+    return (f"cache break: the context changed inside the cached prefix, {cost.resent:,} tokens the previous call "
+            f"sent were sent again without the cache, costing {dollars(cost.break_cost_usd)} more than reading "
+            "them from cache")
+
+
+def call_cache_words(rp: Replay, call: int) -> str:
+    """One call's cache in a sentence: the rule in force and why, the tokens read from cache,
+    written to cache and sent uncached, the call's input cost with and without caching, and its
+    cache break when it has one, with what changed (:func:`break_cause`)."""
+    acct = cache_account(rp)
+    c = acct.calls[call]
+    line = (f"Prompt cache, {rule_words(acct)}: {c.cache.cached:,} read from cache · {c.cache.written:,} written "
+            f"to cache · {c.cache.uncached:,} sent uncached · input cost {dollars(c.cost_usd)} with caching, "
+            f"{dollars(c.uncached_cost_usd)} without")
+    if c.missing_prices:
+        line += f" (litellm has no {', '.join(c.missing_prices)} for this model)"
+    if c.cache.broke_at is None:
+        return line + "."
+    return line + f". Cache break ({break_cause(rp, call)}): {break_words(c).split(': ', 1)[1]}."
+
+
+def cache_strip_html(rp: Replay, call: int, scale: float) -> str:
+    """The call's input as the provider's cache sees it, one strip on the band bar's scale (``scale``
+    tokens = the bar's full width): read from cache, written to cache, sent uncached, in the
+    provider's order (tool schemas and system first, so its parts do not line up with the bands
+    above), with its own key (:func:`cache_keys_html`) and the sentence of :func:`call_cache_words`
+    under it. Every text is HTML-escaped."""
+    c = cache_account(rp).calls[call].cache
+    cells = []
+    for part in ("cached", "written", "uncached"):
+        tokens = getattr(c, part)
+        if tokens <= 0:
+            continue
+        words = CACHE_PART_WORDS[part]
+        width = 100.0 * tokens / max(scale, 1)
+        text = f"{words} {tokens:,}" if width >= 18 else ""
+        cells.append(f"<div class='ci-cache-seg' data-cache='{part}' title=\"{html.escape(f'{words}: {tokens:,} tokens')}\" "
+                     f"style='width:{width:.3f}%;background:{CACHE_COLORS[part]}'>{html.escape(text)}</div>")
+    return ("<div class='ci-cache'><div class='ci-cache-bar'>" + "".join(cells) + "</div>"
+            f"<div class='ci-cache-legend'>{cache_keys_html(rp, call)}</div>"
+            f"<div class='ci-cache-words'>{html.escape(call_cache_words(rp, call))}</div></div>")
+
+
+CACHE_STRIP_CSS = (
+    ".ci-cache{margin-top:4px}.ci-cache-bar{display:flex;height:14px;border:1px solid #888;background:#fff}"
+    ".ci-cache-seg{height:100%;overflow:hidden;white-space:nowrap;font-size:.68rem;line-height:14px;color:#111;"
+    "padding-left:3px;box-sizing:border-box;border-right:1px solid rgba(255,255,255,.6)}"
+    ".ci-cache-legend{font-size:.78rem;margin-top:3px}.ci-cache-words{font-size:.78rem;margin-top:2px;color:#333}")
+
+
+def break_calls(rp: Replay) -> list[int]:
+    """The calls (frame indices) where a cache break happened, the pending next call included."""
+    return [c.frame for c in cache_account(rp).calls if c.cache.broke_at is not None]
+
+
+def cached_line(rp: Replay, df: Any) -> list[dict[str, Any]]:
+    """The timeline's line of the tokens read from cache per call over ``df``
+    (:func:`~inspector.report.tables.frames_table`); none when the rule caches nothing."""
+    acct = cache_account(rp)
+    if acct.rule.name == "none":
+        return []
+    return [dict(type="scatter", x=df["call"].to_numpy(), y=[c.cache.cached for c in acct.calls],
+                 name=CACHED_LINE_WORDS, mode="lines",
+                 line=dict(color=CACHE_COLORS["cached"], width=2, dash="dash", shape="hvh"),
+                 hovertemplate="read from cache: %{y:,}<extra></extra>")]
+
+
+def break_markers(rp: Replay, df: Any) -> list[dict[str, Any]]:
+    """A timeline marker on every cache break (:func:`break_calls`) over ``df``, above the call's
+    payload, with the tokens re-sent and what they cost in the hover text; none without a break."""
+    breaks = [c for c in cache_account(rp).calls if c.cache.broke_at is not None]
+    if not breaks:
+        return []
+    top = df["payload_tokens"]
+    lift = float(top.max() or 1) * 0.20
+    return [dict(
+        type="scatter", x=[c.frame for c in breaks], y=[float(top[c.frame]) + lift for c in breaks],
+        mode="markers", name=BREAK_WORDS,
+        text=[f"{c.resent:,} tokens re-sent, {dollars(c.break_cost_usd)} more" for c in breaks],
+        marker=dict(symbol="hexagram-open", size=11, color=CACHE_COLORS["break"], line=dict(width=2)),
+        hovertemplate="cache break: %{text}<extra></extra>")]
+
+
+def cache_totals(rp: Replay) -> dict[str, Any]:
+    """The replay's cache totals over the calls the agent made (:meth:`CacheAccount.totals
+    <inspector.prompt_cache.CacheAccount.totals>`) with the summarizer's own cost added to both
+    costs, so "cost with caching" and "cost without caching" are whole costs like ``cost_usd``."""
+    totals = cache_account(rp).totals()
+    summaries = rp.totals().get("summary_cost_usd")
+    for key in ("cost_usd", "uncached_cost_usd"):
+        value = totals[key]
+        totals[key] = None if value is None or summaries is None else round(value + summaries, 8)
+    return totals
+
+
+def cache_totals_row(rp: Replay) -> dict[str, Any]:
+    """The cache totals of one replay under the codes of :data:`CACHE_COLUMNS` (a strategy's row)."""
+    t = cache_totals(rp)
+    return {"cost_with_caching_usd": t["cost_usd"], "cost_without_caching_usd": t["uncached_cost_usd"],
+            "cache_hit_share": t["cache_hit_share"], "cache_breaks": t["breaks"],
+            "cache_break_cost_usd": t["break_cost_usd"]}
+
+
+FLEET_TOKEN_COLUMNS = {"cached_tokens": "read from cache (tokens)", "cache_input_tokens": "input tokens (cache's view)"}
+"""The token sums a fleet row adds beside :data:`CACHE_COLUMNS`, so a fleet's cache-hit share is
+exact (Σ read from cache ÷ Σ input, the input counting the tool schemas and any unrecorded prefix)."""
+
+
+def fleet_cache_row(rp: Replay) -> dict[str, Any]:
+    """:func:`cache_totals_row` plus the tokens read from cache and the input the cache saw
+    (:data:`FLEET_TOKEN_COLUMNS`): one fleet row's cache columns."""
+    t = cache_totals(rp)
+    return {**cache_totals_row(rp), "cached_tokens": t["cached"], "cache_input_tokens": t["input"]}
+
+
+def fleet_cache_sums(group: Any) -> dict[str, Any]:
+    """The cache columns of a fleet summary row over the runs ``group`` (a DataFrame of
+    :func:`fleet_cache_row` columns): costs and breaks summed (a cost None when any run's is), the
+    cache-hit share = Σ read from cache ÷ Σ input."""
+    out: dict[str, Any] = {}
+    for code in ("cost_with_caching_usd", "cost_without_caching_usd", "cache_break_cost_usd"):
+        values = group[code]
+        out[code] = None if len(values) == 0 or values.isna().any() else round(float(values.sum()), 8)
+    cached, seen = int(group["cached_tokens"].sum()), int(group["cache_input_tokens"].sum())
+    out["cache_hit_share"] = round(cached / seen, 4) if seen else 0.0
+    out["cache_breaks"] = int(group["cache_breaks"].sum())
+    return out
+
+
+def totals_words(rp: Replay) -> str:
+    """The replay's totals with caching in a sentence: the cost with and without caching, the share
+    of input tokens read from cache, the cache breaks and their cost, and the rule in force."""
+    t = cache_totals(rp)
+    acct = cache_account(rp)
+    return (f"Cost with caching {dollars(t['cost_usd'])} (without caching {dollars(t['uncached_cost_usd'])}) · "
+            f"{100 * t['cache_hit_share']:.0f}% of input tokens read from cache · {t['breaks']:,} cache break(s) "
+            f"cost {dollars(t['break_cost_usd'])} · {rule_words(acct)}")
+
+
+def strategy_cache_rows(replays: Mapping[str, Replay]) -> dict[str, list[str]]:
+    """Per measure of :data:`CACHE_COLUMNS` (in words), one cell per strategy of ``replays``:
+    costs in dollars, the cache-hit share in percent, the breaks counted."""
+    rows: dict[str, list[str]] = {words: [] for words in CACHE_COLUMNS.values()}
+    for rp in replays.values():
+        row = cache_totals_row(rp)
+        for code, words in CACHE_COLUMNS.items():
+            value = row[code]
+            if code.endswith("usd"):
+                rows[words].append(dollars(value))
+            elif code == "cache_hit_share":
+                rows[words].append(f"{100 * value:.1f}%")
+            else:
+                rows[words].append(f"{value:,}")
+    return rows
+
+
+def strategy_cache_table(replays: Mapping[str, Replay]) -> Any:
+    """:func:`strategy_cache_rows` as a pandas DataFrame: one row per measure, one column per strategy."""
+    import pandas as pd
+
+    return pd.DataFrame.from_dict(strategy_cache_rows(replays), orient="index", columns=list(replays))
+
+
+def worst_break(rp: Replay) -> CallCacheCost | None:
+    """The cache break among the calls the agent made that re-sent the most tokens; None without one."""
+    found = [c for c in cache_account(rp).calls if c.cache.broke_at is not None and not c.pending]
+    return max(found, key=lambda c: (c.resent, -c.frame)) if found else None
+
+
+def break_cause(rp: Replay, call: int) -> str:
+    """What changed the payload before ``call``, in words: a fold when the previous turn was
+    committed, the context manager's action at this call, the trimmer's cut, or "the payload
+    changed" when none of these applies."""
+    from inspector.vocabulary import action_words
+
+    f = rp.frames[call]
+    causes = []
+    if call > 0 and rp.frames[call - 1].turn != f.turn:
+        before = rp.frames[call - 1].turn
+        causes += [f"{action_words(c.action)} when turn {c.turn} was committed" for c in rp.commits
+                   if c.turn == before and c.action != "unchanged" and c.folded_turns]
+    if not str(f.decision.action).startswith("unchanged"):
+        causes.append(f"context manager: {action_words(f.decision.action, f.summary_sent)}")
+    trimmed = sum(b - a for a, b in f.trimmed) + f.trimmed_synthetic
+    if trimmed:
+        causes.append(f"the trimmer cut {trimmed} message(s)")
+    return "; ".join(causes) or "the payload changed"
+
+
+def break_story(rp: Replay) -> str:
+    """The notebook's paragraph on caching: the rule in force, the totals with caching, and the call
+    whose cache break re-sent the most, with what changed there, the tokens and the money."""
+    acct = cache_account(rp)
+    head = f"**Prompt caching** under {rule_words(acct)}. " + totals_words(rp).split(" · " + rule_words(acct))[0] + "."
+    c = worst_break(rp)
+    if c is None:
+        return head + " No call broke the cached prefix."
+    f = rp.frames[c.frame]
+    return head + "\n\n" + (
+        f"The costliest **cache break** is at call {c.frame} (turn {f.turn}, step {f.step}; {break_cause(rp, c.frame)}): "
+        f"only the first {c.cache.broke_at} row(s) the provider sees (the tool schemas, then the system text) "
+        f"stayed as the previous call sent them, so {c.cache.cached:,} of its {c.cache.input:,} input tokens "
+        f"were read from cache and {c.resent:,} tokens the previous call had sent were sent again uncached, "
+        f"{dollars(c.break_cost_usd)} more than reading them from cache. The call cost {dollars(c.cost_usd)} "
+        f"with caching, {dollars(c.uncached_cost_usd)} without.")
+
+
+def cache_keys_html(rp: Replay, call: int) -> str:
+    """The band bar's legend keys for the parts of the cache strip this call has (read from cache,
+    written to cache, sent uncached), in the strip's order."""
+    c = cache_account(rp).calls[call].cache
+    return "".join(f"<span class='ci-key ci-cache-key'><i style='background:{CACHE_COLORS[part]}'></i>{html.escape(words)}</span>"
+                   for part, words in CACHE_PART_WORDS.items() if getattr(c, part) > 0)
+
+
+TOTALS_HELP = ("Input tokens a provider would serve from its prompt cache, from the sequence of payloads: "
+               "read from cache at the cache-read price, written to cache at the write price (Anthropic), the "
+               "rest sent uncached at the input price (litellm's model map). A cache break is a call whose "
+               "payload changed inside the cached prefix (a compaction, a trim, a sliding window): the tokens "
+               "after the change are sent again without the cache. The summarizer's own cost is in both totals.")
+"""The words behind the totals with caching (the app's help tooltip on them)."""
