@@ -1,7 +1,7 @@
 """Prompt caching as the faces show it: the cached part of a call's input, the cache hits and breaks
 on the timeline, and the totals with caching, in plain words.
 
-Every number comes from :func:`inspector.prompt_cache.account`, computed once per replay and kept
+Every number comes from :func:`inspector.prompt_cache.replay_cache`, computed once per replay and kept
 on it (:func:`cache_account`), so stepping through calls never recomputes it. The app
 (:mod:`inspector.app`), the notebooks and :mod:`inspector.report.figures` read these; the words are
 "read from cache", "written to cache", "sent uncached" and "cache break" on every face, while
@@ -14,7 +14,7 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-from inspector.prompt_cache import CacheAccount, CallCacheCost, account
+from inspector.prompt_cache import CacheAccount, CallCacheCost, replay_cache
 from inspector.replay import Replay
 
 RULE_WORDS = {
@@ -47,10 +47,11 @@ CACHE_COLUMNS = {
 
 
 def cache_account(rp: Replay) -> CacheAccount:
-    """The prompt-cache account of ``rp`` (:func:`inspector.prompt_cache.account` under the rule its
-    model's provider implies), computed on first use and kept on the replay
-    (:meth:`Replay.view <inspector.replay.Replay.view>`). Raises what :func:`account` raises."""
-    return rp.view("cache_account", lambda: account(rp))
+    """The prompt-cache account of ``rp`` under the rule in force (the manifest's
+    ``spec.models[].prompt_cache``, else the model's provider: :func:`inspector.prompt_cache.rule_choice`),
+    the same account the command line reports (:func:`inspector.prompt_cache.replay_cache`, made once
+    per replay and rule). Raises what :func:`~inspector.prompt_cache.account` raises."""
+    return replay_cache(rp)
 
 
 def rule_words(acct: CacheAccount) -> str:
