@@ -187,10 +187,11 @@ def test_standin_keeps_identifier_sentences_and_carries_the_previous_summary_for
     assert len(s.usage) == 4 and all(u["estimated"] for u in s.usage)
 
 
-def test_standin_size_cap_drops_tool_traffic_before_what_the_user_said() -> None:
-    """The cap's order, by hand: each kept line costs len(sentence) + 3. Decision-only (20 + 3 = 23),
-    tool results (33 + 3 = 36 each), the agent's (28 + 3 = 31 each), the user's (29 + 3 = 32):
-    225 in all. Over the cap the lowest rank goes first, the oldest first within a rank."""
+def test_standin_size_target_drops_tool_traffic_before_what_the_user_said() -> None:
+    """The drop order under the size target, by hand. The fold's text is 23 + 21 + 13 + 3 x 20 + 21 =
+    138 characters = 34 tokens; each kept line costs len(sentence) + 3: decision-only 20 + 3 = 23,
+    tool results 33 + 3 = 36 each, the agent's 28 + 3 = 31 each, the user's 29 + 3 = 32: 225 in all.
+    Over the target (tokens x 4 characters) the lowest rank goes first, the oldest first within a rank."""
     msgs = [user("My ticket is SEC-88213."), asst("Checked case LK0001X."), asst("I will check."),
             {"role": "tool", "tool_call_id": "c1", "content": "Found order OR0001Z."},
             {"role": "tool", "tool_call_id": "c2", "content": "Found order OR0002Z."},
@@ -201,16 +202,17 @@ def test_standin_size_cap_drops_tool_traffic_before_what_the_user_said() -> None
     assert [len(x) for x in (u, a1, t1, "agent: I will check.")] == [29, 28, 33, 20]
 
     def kept(cap: int) -> list[str]:
-        return [ln[2:] for ln in StandInSummarizer(max_chars=cap).summarize(msgs).splitlines() if ln.startswith("- ")]
+        return [ln[2:] for ln in StandInSummarizer(cap=cap).summarize(msgs).splitlines() if ln.startswith("- ")]
 
-    assert kept(225) == [u, a1, "agent: I will check.", t1, t2, t3, a2]  # fits: nothing dropped
-    assert kept(224) == [u, a1, t1, t2, t3, a2]  # 225 - 23 = 202: the decision-only line goes first
-    assert kept(202) == [u, a1, t1, t2, t3, a2]
-    assert kept(201) == [u, a1, t2, t3, a2]  # then tool traffic, oldest first: 166
-    assert kept(100) == [u, a1, a2]  # 202 - 3 x 36 = 94: every tool line gone, the agent's kept
-    assert kept(93) == [u, a2]  # then the agent's, oldest first: 63
-    assert kept(62) == [u]  # 32: what the user said goes last
-    assert kept(31) == []
+    # the default target: the floor (256) is above the fold, so the fold itself: 34 tokens = 136 characters;
+    # 225 - 23 (decision-only) - 36 (t1) - 36 (t2) = 130 fits
+    assert StandInSummarizer().target(msgs) == 34
+    assert kept(20_000) == [u, a1, t3, a2]
+    assert kept(33) == [u, a1, t3, a2]  # 132 characters: 130 still fits
+    assert kept(32) == [u, a1, a2]  # 128: the last tool line goes, 94 left
+    assert kept(23) == [u, a2]  # 92: then the agent's, oldest first: 63
+    assert kept(15) == [u]  # 60: 32 left; what the user said goes last
+    assert kept(7) == []  # 28
 
 
 def test_summarising_keeps_planted_facts_that_the_window_forgets(manifest: object) -> None:
