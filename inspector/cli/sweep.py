@@ -27,6 +27,7 @@ from inspector.cli.options import (
 from inspector.cli.output import Column
 from inspector.cli.runs import Runs, write_runs
 from inspector.errors import UsageError
+from inspector.vocabulary import standin_estimate_words
 
 SWEEP_RUN_LEAD: tuple[Column, ...] = (Column("transcript"), Column("conversation"))
 """The columns that name a run, before the grid's own columns."""
@@ -161,6 +162,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     _state_settings(args, policy)
     run = _sweep_on_dask if args.dask is not None else _sweep_here
     df = run(args, transcripts, grid, policy, total)
+    co.state(standin_estimate_words(df["summarizer"].dropna()))
     params = param_columns(df)
     fleet = fleet_table(df, params) if len(transcripts) > 1 or args.fleet_summary else None
     columns = [*SWEEP_RUN_LEAD, *(Column(p) for p in params), *SWEEP_METRICS]
