@@ -25,10 +25,19 @@ the table yourself::
     df = pandas.DataFrame(rows)                      # same columns as sweep()
 
 Grid keys are dotted manifest paths (``spec.models[0].context_window``) or short names:
-``keep_turns``, ``hysteresis_ratio``, ``summary_threshold``, ``max_messages`` (→
-``spec.context_manager.params.<name>``) and ``context_manager`` (→ ``spec.context_manager``, a
-string like ``sliding-window`` or a ``{type, params}`` mapping). Shallower paths are applied first,
-so ``context_manager`` × ``keep_turns`` sets the strategy and then its parameter.
+``keep_turns``, ``hysteresis_ratio``, ``summary_threshold``, ``max_messages`` and the name of any
+parameter of a registered context manager (→ ``spec.context_manager.params.<name>``), and
+``context_manager`` (→ ``spec.context_manager``, a string like ``sliding-window`` or a whole
+``{type, params}`` mapping). Shallower paths are applied first, so ``context_manager`` ×
+``keep_turns`` sets the strategy and then its parameter.
+
+A grid spans strategy types (docs/design.md, "Grids across strategy types"): a strategy parameter
+(``keep_turns``) applies only to the rows whose strategy's params model defines it, and no other
+row ever receives it (Q9 stays: no strategy is handed a parameter it does not accept). Each row
+says which strategy it ran and which settings applied or were not applicable
+(:data:`SETTING_COLUMNS`); :func:`grid_runs` runs a type once per combination of the keys that
+apply to it, and a strategy parameter that no strategy of the grid defines is an
+:class:`~inspector.manifest.OverrideError` naming it.
 """
 
 from __future__ import annotations
@@ -41,13 +50,13 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TextIO, TypedDict, Unpack
+from typing import Any, Literal, NamedTuple, TextIO, TypedDict, Unpack
 
 import yaml
 
 from inspector.errors import InspectorError
-from inspector.manifest import ManifestError, compaction_to_context_manager, load_manifest, set_dotted
-from inspector.manifest.overrides import SHORT_NAMES, resolve_override_path  # one table for --set and --grid
+from inspector.manifest import Issue, ManifestError, compaction_to_context_manager, load_manifest, set_dotted
+from inspector.manifest.overrides import SHORT_NAMES, OverrideError, resolve_override_path  # one table for --set and --grid
 from inspector.vocabulary import DROP_ACTIONS, SUMMARY_ACTIONS
 
 METRIC_COLUMNS: tuple[str, ...] = (
@@ -75,7 +84,11 @@ INFO_COLUMNS: tuple[str, ...] = ("summary_cost_basis", "summarizer", "counter", 
 """Beside the metrics: how summaries were priced, the summarizer and counter, ``pending_call`` (True
 when the transcript ends without a reply: the replay's pending next call, never made by the agent,
 is left out of every metric) and the error of a run that failed."""
-NON_PARAM_COLUMNS = frozenset(("transcript", "conversation", *METRIC_COLUMNS, *INFO_COLUMNS))
+SETTING_COLUMNS: tuple[str, ...] = ("strategy", "settings_applied", "settings_not_applicable")
+"""Beside the grid's own columns: the context manager the row ran (its canonical name), and the
+grid settings that applied to it and those that did not (its strategy does not define them), each as
+``name=value`` text joined by ``"; "`` (empty: none)."""
+NON_PARAM_COLUMNS = frozenset(("transcript", "conversation", *METRIC_COLUMNS, *INFO_COLUMNS, *SETTING_COLUMNS))
 
 
 Progress = Callable[[int, int], None]
@@ -84,10 +97,81 @@ OnError = Literal["record", "raise"]
 
 # --- one run --------------------------------------------------------------------------------------
 
+CM_PARAMS = "spec.context_manager.params."
+"""Where a strategy parameter lives in the manifest."""
+
+
 def resolve_key(key: str) -> str:
-    """The dotted manifest path a grid key sets (short names expanded, dotted paths as given)."""
+    """The dotted manifest path a grid key sets: a short name of :data:`SHORT_NAMES`, or the bare
+    name of a registered context manager's parameter, expands; a dotted path is kept as given."""
     key = key.strip()
-    return SHORT_NAMES.get(key, key)
+    if key in SHORT_NAMES:
+        return SHORT_NAMES[key]
+    return CM_PARAMS + key if key in strategy_parameter_names() else key
+
+
+def strategy_parameter_names() -> frozenset[str]:
+    """Every parameter a registered context manager's params model defines (the names a grid key
+    may give bare), without the assembly keys every strategy accepts (``trimmer``, ...)."""
+    from inspector.manifest.bindings import ASSEMBLY_KEYS
+    from inspector.plugins import default_registry
+
+    names = {p for spec in default_registry().specs("context_manager") for p in spec.params}
+    return frozenset(names - set(ASSEMBLY_KEYS))
+
+
+def strategy_parameter(key: str) -> str | None:
+    """The strategy parameter a grid key sets (``keep_turns`` for ``keep_turns`` or
+    ``spec.context_manager.params.keep_turns``), or None when the key sets something else (another
+    field, a whole ``context_manager``, or an assembly key every strategy accepts)."""
+    path = resolve_key(key)
+    name = path[len(CM_PARAMS):] if path.startswith(CM_PARAMS) else ""
+    return name if name in strategy_parameter_names() else None
+
+
+def row_strategy(doc: Mapping[str, Any], params: Mapping[str, Any]) -> Any:
+    """The context manager a row runs: ``params`` without their strategy parameters applied to
+    ``doc``, its ``spec.context_manager`` (or the compaction shorthand, or the default) looked up in
+    the registry. Returns the :class:`~inspector.plugins.PluginSpec`, or None when the name is no
+    registered plugin (a third-party ``ref``: its constructor checks its parameters)."""
+    from inspector.plugins import DEFAULTS, default_registry
+
+    spec = apply_params(doc, {k: v for k, v in params.items() if strategy_parameter(k) is None}).get("spec")
+    cm = spec.get("context_manager") if isinstance(spec, Mapping) else None
+    if cm is None and isinstance(spec, Mapping) and isinstance(spec.get("working_memory"), Mapping) \
+            and isinstance(spec["working_memory"].get("compaction"), Mapping):
+        cm = _compaction_type(spec["working_memory"]["compaction"])
+    name = cm.get("type") if isinstance(cm, Mapping) else cm
+    if name is None and not (isinstance(cm, Mapping) and cm.get("ref")):
+        name = DEFAULTS["context_manager"]
+    return default_registry().find("context_manager", name) if isinstance(name, str) and name.strip() else None
+
+
+def _compaction_type(compaction: Mapping[str, Any]) -> str | None:
+    """The manager the compaction shorthand stands for (None when it names no known strategy)."""
+    try:
+        return str(compaction_to_context_manager(dict(compaction))["type"])
+    except (ManifestError, KeyError, TypeError):
+        return None
+
+
+def split_settings(doc: Mapping[str, Any], params: Mapping[str, Any]) -> tuple[str | None, dict[str, Any], dict[str, Any]]:
+    """``(strategy, applied, not_applicable)`` for one row: the canonical name of the context manager
+    it runs (:func:`row_strategy`; None when not a registered one), the settings that reach the
+    manifest, and the strategy parameters its params model does not define (they never reach it)."""
+    spec = row_strategy(doc, params)
+    accepted = None if spec is None or (spec.params_model is None and not spec.params) else set(spec.params)
+    applied: dict[str, Any] = {}
+    skipped: dict[str, Any] = {}
+    for key, value in params.items():
+        name = strategy_parameter(key)
+        (skipped if name is not None and accepted is not None and name not in accepted else applied)[key] = value
+    return (spec.name if spec is not None else None), applied, skipped
+
+
+def settings_words(settings: Mapping[str, Any]) -> str:
+    """Grid settings as one cell: ``name=value`` joined by ``"; "`` (values as :func:`param_value`)."""
+    return "; ".join(f"{k}={param_value(v)}" for k, v in settings.items())
 
 
 def apply_params(doc: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
@@ -149,8 +233,11 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     N tokens) adds what the log does not record to every call's budget, as for
     :func:`~inspector.replay.replay`.
 
-    Returns ``{"transcript", "conversation", <each param>, <METRIC_COLUMNS>, <INFO_COLUMNS>}``.
-    With ``on_error="record"`` an invalid combination (e.g. ``keep_turns`` on a ``stack`` manager)
+    Only the settings that apply to the row's strategy reach the manifest (:func:`split_settings`:
+    ``keep_turns`` never reaches a ``stack`` manager); the row lists both kinds.
+
+    Returns ``{"transcript", "conversation", <each param>, <SETTING_COLUMNS>, <METRIC_COLUMNS>,
+    <INFO_COLUMNS>}``. With ``on_error="record"`` an invalid combination (a value out of range)
     or an unreadable transcript gives a row whose metrics are ``None`` and whose ``error`` says why;
     ``"raise"`` re-raises instead (an :class:`~inspector.errors.InspectorError`, a
     :class:`ValueError` or an :class:`OSError`). Raises :class:`TypeError` when ``manifest_doc`` is
@@ -163,8 +250,10 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     row: dict[str, Any] = {"transcript": transcript_label(transcript),
                            "conversation": getattr(transcript, "conversation", 0)}
     row.update({k: param_value(v) for k, v in params.items()})
+    strategy, applied, skipped = split_settings(doc, params)
+    row.update(strategy=strategy, settings_applied=settings_words(applied), settings_not_applicable=settings_words(skipped))
     try:
-        rp = _replay_run(doc, file, transcript, params, sample=manifest_doc is None, replay_kw=dict(
+        rp = _replay_run(doc, file, transcript, applied, sample=manifest_doc is None, replay_kw=dict(
             policy=pol, llm=llm, summary_cache=None if summary_cache is None else os.fspath(summary_cache),
             allow_imports=allow_imports, unrecorded_prefix=unrecorded_prefix))
     except (InspectorError, ValueError, OSError) as exc:
@@ -309,15 +398,86 @@ def combinations(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*lists)]
 
 
+class GridRun(NamedTuple):
+    """One run of a grid: the settings it applies, and the grid's strategy parameters its strategy
+    does not define, with every value the grid gives them (they never reach it)."""
+
+    params: dict[str, Any]
+    not_applicable: dict[str, list[Any]]
+
+
+def expand_grid(grid: Mapping[str, Sequence[Any]], doc: Mapping[str, Any]) -> list[GridRun]:
+    """The runs a grid makes on the manifest document ``doc``: every combination
+    (:func:`combinations`) without the strategy parameters its strategy does not define, each
+    distinct run once, in combination order. ``context_manager=[stack, sliding-window]`` ×
+    ``keep_turns=[2, 4]`` is three runs: ``stack`` (``keep_turns`` not applicable), then
+    ``sliding-window`` with 2 and with 4.
+
+    Raises :class:`~inspector.manifest.OverrideError` naming a strategy parameter that no strategy
+    of the grid defines, and what :func:`combinations` raises."""
+    from inspector.compare import check_strategy
+
+    for value in grid.get("context_manager", ()):  # a whole spec names its own parameters: none may be foreign
+        check_strategy(value)
+    runs: dict[str, GridRun] = {}
+    used: set[str] = set()
+    ran: list[str] = []
+    for combo in combinations(grid):
+        strategy, applied, skipped = split_settings(doc, combo)
+        used.update(applied)
+        ran += [] if strategy is None or strategy in ran else [strategy]
+        run = runs.setdefault(json.dumps([[k, param_value(v)] for k, v in applied.items()]), GridRun(applied, {}))
+        for key, value in skipped.items():
+            values = run.not_applicable.setdefault(key, [])
+            values += [] if value in values else [value]
+    for key in grid:
+        if key not in used:
+            raise OverrideError([Issue(key, _foreign_words(key, ran))])
+    return list(runs.values())
+
+
+def _foreign_words(key: str, ran: Sequence[str]) -> str:
+    """Why a strategy parameter applies to no run: the grid's strategies, and those that define it."""
+    from inspector.plugins import default_registry
+
+    name = strategy_parameter(key)
+    defining = [s.name for s in default_registry().specs("context_manager") if name in s.params]
+    return (f"not a parameter of any strategy in the grid ({', '.join(ran) or 'none'}); "
+            f"defined by: {', '.join(defining) or 'no registered strategy'}")
+
+
+def grid_runs(manifest: Any, grid: Mapping[str, Sequence[Any]], overrides: Iterable[str] = ()) -> list[GridRun]:
+    """The runs of ``grid`` (:func:`expand_grid`) on ``manifest`` (a path, a ``LoadedManifest``, a
+    raw document, or None: a transcript's own agent) with ``overrides`` (``PATH=VALUE``) applied.
+
+    Raises :class:`~inspector.manifest.OverrideError` when an override or a grid key names no field
+    of the manifest, or a strategy parameter no strategy of the grid defines, and
+    :class:`ValueError` for an empty value list."""
+    doc = _grid_document(manifest, overrides)
+    return expand_grid(grid, doc)
+
+
+def _grid_document(manifest: Any, overrides: Iterable[str]) -> dict[str, Any]:
+    """The manifest document every run starts from, overrides applied, with every grid key checked
+    later against it. Raises :class:`~inspector.manifest.OverrideError` for an override naming no field."""
+    from inspector.manifest import apply_overrides
+
+    doc, _ = _manifest_source(manifest, None)
+    overrides = list(overrides)
+    return apply_overrides(doc, overrides) if overrides else doc
+
+
 def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
     """``["keep_turns=2,4,6", "hysteresis_ratio=0,0.1"]`` → ``{"keep_turns": [2, 4, 6], ...}``.
 
     Each value is parsed as YAML (``4`` is an int, ``null`` None). A right-hand side in brackets is
-    one YAML list, for values that contain commas:
-    ``context_manager=[sliding-window, {type: stack, params: {max_messages: 20}}]``.
+    one YAML list, and one in braces one YAML mapping (a single value), for values that contain
+    commas: ``context_manager=[sliding-window, {type: stack, params: {max_messages: 20}}]`` or
+    ``context_manager={type: stack, params: {max_messages: 20}}``. A key given again adds its
+    values to the same axis (``--grid 'context_manager={...}' --grid 'context_manager={...}'``).
 
-    Raises :class:`ValueError` (quoting the item) when an item is not ``NAME=VALUES``, names a key
-    twice, or has no values or values that cannot be read."""
+    Raises :class:`ValueError` (quoting the item) when an item is not ``NAME=VALUES``, or has no
+    values or values that cannot be read."""
     from inspector.manifest import parse_value
 
     grid: dict[str, list[Any]] = {}
@@ -326,20 +486,22 @@ def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
         key, rhs = key.strip(), rhs.strip()
         if not sep or not key:
             raise ValueError(f"--grid {item!r} must look like NAME=V1,V2,...")
-        if key in grid:
-            raise ValueError(f"--grid {key!r} is given twice")
         try:
             if rhs.startswith("["):
                 values = parse_value(rhs)
                 if not isinstance(values, list):
                     raise ValueError("not a list")
+            elif rhs.startswith("{"):
+                values = [parse_value(rhs)]
+                if not isinstance(values[0], dict):
+                    raise ValueError("not a mapping")
             else:
                 values = [parse_value(v.strip()) for v in rhs.split(",") if v.strip()]
         except (ManifestError, ValueError) as exc:
             raise ValueError(f"--grid {item!r}: cannot read the values ({exc})") from None
         if not values:
             raise ValueError(f"--grid {item!r} has no values")
-        grid[key] = values
+        grid.setdefault(key, []).extend(values)
     return grid
 
 
@@ -379,24 +541,24 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     :mod:`inspector.fleet`; ``ship`` = ``"bytes"`` or ``"path"`` says how transcripts reach the
     workers); the table is identical and ``df.attrs["fleet"]`` reports the cluster run.
 
+    The grid spans strategy types: the runs are :func:`expand_grid`'s (a strategy parameter only
+    where its strategy defines it, each distinct run once), and each row says which settings applied
+    (:data:`SETTING_COLUMNS`).
+
     Raises :class:`~inspector.manifest.OverrideError` when an override or a grid key names no
-    field of the manifest, :class:`ValueError` for an empty grid value list or ``processes`` < 1,
-    and what :func:`sweep_one` raises with ``on_error="raise"``.
+    field of the manifest or a strategy parameter no strategy of the grid defines,
+    :class:`ValueError` for an empty grid value list or ``processes`` < 1, and what
+    :func:`sweep_one` raises with ``on_error="raise"``.
     """
     import pandas as pd
 
-    from inspector.manifest import apply_overrides
-
-    doc, file = _manifest_source(manifest, None)
-    overrides = list(overrides)
-    if overrides:
-        doc = apply_overrides(doc, overrides)
+    doc, file = _grid_document(manifest, overrides), _manifest_source(manifest, None)[1]
     for key in grid:  # a grid key that names no field is a usage error, not a column of identical runs
-        resolve_override_path(key, doc)
+        resolve_override_path(resolve_key(key), doc)
     single = isinstance(transcripts, (str, os.PathLike)) or hasattr(transcripts, "messages")
     items = [transcripts] if single else list(transcripts)
-    combos = combinations(grid)
-    tasks = [(t, combo) for t in items for combo in combos]
+    combos = expand_grid(grid, doc)
+    tasks = [(t, run.params) for t in items for run in combos]
     report = _progress_reporter(progress, len(tasks))
     runner = _Runner(doc, _row_keywords(run, file), report)
     if client is not None:  # the Dask hook: same tasks, same rows, run on a cluster
@@ -407,7 +569,11 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     for i, row in enumerate(rows):
         row["transcript"] = labels[i // len(combos)]
         row["conversation"] = getattr(items[i // len(combos)], "conversation", 0)
-    df = pd.DataFrame(rows, columns=["transcript", "conversation", *grid.keys(), *METRIC_COLUMNS, *INFO_COLUMNS])
+        row["settings_not_applicable"] = settings_words(combos[i % len(combos)].not_applicable)
+    df = pd.DataFrame(rows, columns=["transcript", "conversation", *grid.keys(), *SETTING_COLUMNS, *METRIC_COLUMNS,
+                                     *INFO_COLUMNS])
+    for key in grid:  # a setting a row's strategy does not define is None there: the others keep their type
+        df[key] = pd.Series([row.get(key) for row in rows], index=df.index, dtype=object)
     if fleet is not None:
         df.attrs["fleet"] = fleet.as_dict()
     return df

@@ -137,27 +137,35 @@ def _sweep_on_dask(args: argparse.Namespace, transcripts: list[Any], grid: dict[
     return df
 
 
-def _report_failures(df: Any, grid: dict[str, list[Any]]) -> int:
-    """One ``error:`` line per failed run (file, conversation, setting, error); returns how many failed."""
+def _report_failures(df: Any) -> int:
+    """One ``error:`` line per failed run (file, conversation, the settings that applied, error);
+    returns how many failed."""
     failed = df[df["error"].notna()]
     for _, row in failed.iterrows():
-        combo = ", ".join(f"{k}={row[k]}" for k in grid)
-        co.error(f"{row['transcript']} conversation {row['conversation']} [{combo}]: {row['error']}")
+        co.error(f"{row['transcript']} conversation {row['conversation']} [{row['settings_applied']}]: {row['error']}")
     return len(failed)
+
+
+def _setting_columns(df: Any) -> list[Column]:
+    """The settings that did not apply, as a column of the people's table when a row has any (a grid
+    across strategy types); machine formats keep every setting column."""
+    return [Column("settings_not_applicable", narrow=False)] if (df["settings_not_applicable"].fillna("") != "").any() \
+        else []
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run the sweep and write its rows and, over many conversations (or with ``--fleet-summary``),
     the fleet summary per setting; returns 0, or 1 when a run failed."""
     from inspector.report.fleet import fleet_table
-    from inspector.sweep import combinations, param_columns
+    from inspector.sweep import grid_runs, param_columns
 
     grid = _grid(args)
     split_paths(args)
     if args.manifest is not None:
         require_file(args.manifest, "manifest")
+    runs = grid_runs(args.manifest, grid, args.overrides)  # a key no strategy of the grid defines: exit 2, before the work
     transcripts = collect(args, args.transcripts)
-    total = len(transcripts) * len(combinations(grid))
+    total = len(transcripts) * len(runs)
     policy = policy_from_args(args)
     _state_settings(args, policy)
     run = _sweep_on_dask if args.dask is not None else _sweep_here
@@ -165,7 +173,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     co.state(standin_estimate_words(df["summarizer"].dropna()))
     params = param_columns(df)
     fleet = fleet_table(df, params) if len(transcripts) > 1 or args.fleet_summary else None
-    columns = [*SWEEP_RUN_LEAD, *(Column(p) for p in params), *SWEEP_METRICS]
+    columns = [*SWEEP_RUN_LEAD, *(Column(p) for p in params), *_setting_columns(df), *SWEEP_METRICS]
     write_runs(args, Runs(df, columns, fleet, "rows", transcripts, extra={"grid": grid},
                           fleet_title="fleet summary: per setting, over every conversation"))
-    return EXIT_INVALID if _report_failures(df, grid) else EXIT_OK
+    return EXIT_INVALID if _report_failures(df) else EXIT_OK
