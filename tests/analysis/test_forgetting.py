@@ -221,9 +221,26 @@ def test_summarising_keeps_planted_facts_that_the_window_forgets(manifest: objec
     lost = {k: {x.identifier for calls in forgotten_references(rp) for x in calls} for k, rp in rps.items()}
     planted = {f.text for f in conv.facts}
     assert lost["sliding-window"] & planted
-    # the extractive stand-in keeps every sentence that carries an identifier and carries earlier
-    # summaries forward, so summarising loses no planted fact at all
+    # the stand-in's folds here hold 115 to 443 tokens, so its target is the fold itself, then the floor
+    # (256 tokens = 1 024 characters); over it, it drops decision-only lines, tool traffic and the agent's
+    # words first. The nine planted facts are the user's, one line each (31 to 89 characters, under 650
+    # in all): they always fit, so summarising loses no planted fact at all
     assert lost["summarising"] & planted == set()
+
+
+def test_heavy_compression_makes_the_standin_lose_the_oldest_planted_facts(manifest: object) -> None:
+    """Under a cap of 120 tokens (480 characters) the user's fact lines no longer fit. The fold that
+    first holds seven of them (65 + 44 + 69 + 53 + 89 + 88 + 83 = 491 characters, the agent's lines
+    dropped already) is 11 over: the oldest, SEC-43936 (planted at message 9), goes first; the two
+    next-oldest facts (#W6088743 at 13, the email at 17) go as the last two facts arrive. The later six
+    stay (19:30 and 51 GB are also restated after the folds)."""
+    conv = planted_conversation(0)
+    rps = compare(manifest, conv.transcript, {"s": strategies(4)["summarising"]}, counter="estimate",
+                  summarizer=StandInSummarizer(cap=120))
+    lost = {x.identifier for calls in forgotten_references(rps["s"]) for x in calls}
+    planted = {f.text: f.planted_at for f in conv.facts}
+    assert {k: planted[k] for k in lost & set(planted)} == \
+        {"SEC-43936": 9, "#W6088743": 13, "priya.lindqvist@example.com": 17}
 
 
 # --- Q23 ------------------------------------------------------------------------------------------
