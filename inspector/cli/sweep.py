@@ -41,8 +41,8 @@ SWEEP_METRICS: tuple[Column, ...] = (
 
 def add_sweep(sub: SubParsers) -> None:
     """Add ``sweep`` and its options to ``sub``; its help lists the grid's short names
-    (:data:`inspector.sweep.SHORT_NAMES`)."""
-    from inspector.sweep import SHORT_NAMES
+    (:data:`inspector.grid.SHORT_NAMES`)."""
+    from inspector.grid import SHORT_NAMES
 
     names = "\n".join(f"  {k:<18} {v}" for k, v in SHORT_NAMES.items())
     p = add_parser(
@@ -78,9 +78,9 @@ def add_sweep(sub: SubParsers) -> None:
 
 
 def _grid(args: argparse.Namespace) -> dict[str, list[Any]]:
-    """The ``--grid`` axes parsed (:func:`inspector.sweep.parse_grid`). Raises
+    """The ``--grid`` axes parsed (:func:`inspector.grid.parse_grid`). Raises
     :class:`inspector.errors.UsageError` for a malformed axis."""
-    from inspector.sweep import parse_grid
+    from inspector.grid import parse_grid
 
     try:
         return parse_grid(args.grid)
