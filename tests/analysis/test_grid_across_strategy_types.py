@@ -16,7 +16,8 @@ import pytest
 from inspector.compare import check_strategy, foreign_parameters
 from inspector.manifest import apply_overrides, load_manifest
 from inspector.manifest.overrides import OverrideError
-from inspector.sweep import GridRun, expand_grid, grid_runs, split_settings, strategy_parameter
+from inspector.grid import GridRun, expand_grid, split_settings, strategy_parameter
+from inspector.sweep import grid_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "sample_manifests" / "small-window.yaml"  # a summarising manager, keep_turns 3
