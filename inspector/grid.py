@@ -146,13 +146,11 @@ def _materialise_compaction(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-
 def param_value(value: Any) -> Any:
     """A grid value as a table cell: scalars as is, mappings/lists as compact JSON text (hashable)."""
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
 
 
 # --- the grid -------------------------------------------------------------------------------------

@@ -139,9 +139,11 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     row: dict[str, Any] = {"transcript": transcript_label(transcript),
                            "conversation": getattr(transcript, "conversation", 0)}
     row.update({k: param_value(v) for k, v in params.items()})
-    strategy, applied, skipped = split_settings(doc, params)
-    row.update(strategy=strategy, settings_applied=settings_words(applied), settings_not_applicable=settings_words(skipped))
+    row.update(strategy=None, settings_applied=settings_words(params), settings_not_applicable="")
     try:
+        strategy, applied, skipped = split_settings(doc, params)
+        row.update(strategy=strategy, settings_applied=settings_words(applied),
+                   settings_not_applicable=settings_words(skipped))
         rp = _replay_run(doc, file, transcript, applied, sample=manifest_doc is None, replay_kw=dict(
             policy=pol, llm=llm, summary_cache=None if summary_cache is None else os.fspath(summary_cache),
             allow_imports=allow_imports, unrecorded_prefix=unrecorded_prefix))
