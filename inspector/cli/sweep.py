@@ -51,17 +51,21 @@ def add_sweep(sub: SubParsers) -> None:
         "--grid values (one row per file, conversation and combination; all cores by default), then "
         "summarise the fleet per setting: conversations over budget, peak payload, summaries, trims, "
         "repairs and cost. Without a manifest each transcript is replayed as its own agent.\n\n"
-        "Grid keys are dotted manifest paths or these short names:\n" + names,
+        "Grid keys are dotted manifest paths, the name of any strategy's parameter, or these short names "
+        "(a strategy parameter applies only to the strategies that define it; each row says which settings "
+        "applied):\n" + names,
         ["context-inspector sweep sample:small-window sample:demo_support --grid keep_turns=2,4,6,8",
          "context-inspector sweep sample:small-window sample:demo_support sample:planted_facts --grid keep_turns=2,4 "
          "--grid hysteresis_ratio=0,0.1",
-         "context-inspector sweep sample:demo_support --grid context_manager=[stack,sliding-window] "
-         "--format csv -o sweep.csv --fleet-summary fleet.csv"])
+         "context-inspector sweep sample:demo_support --grid 'context_manager={type: stack, params: {max_messages: 20}}' "
+         "--grid context_manager=sliding-window --grid keep_turns=2,4 --format csv -o sweep.csv --fleet-summary fleet.csv"])
     p.add_argument("paths", nargs="+", metavar="[MANIFEST] TRANSCRIPT",
                    help="an optional agent manifest (.yaml/.yml), then one or more transcript files")
     p.add_argument("--grid", action="append", required=True, metavar="NAME=V1,V2,...",
                    help="a grid axis: a short name (below) or a dotted manifest path, and its values "
-                        "(e.g. keep_turns=2,4,6 or spec.models[0].context_window=8000,16000); repeatable")
+                        "(e.g. keep_turns=2,4,6, spec.models[0].context_window=8000,16000 or a whole "
+                        "'context_manager={type: stack, params: {max_messages: 20}}'); repeatable, a key given "
+                        "again adds values to its axis")
     add_transcript_options(p, conversation="all")
     add_policy_options(p)
     p.add_argument("--processes", type=int, default=None, metavar="N",
