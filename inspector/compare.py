@@ -52,11 +52,44 @@ def infra_docs(loaded: Any) -> list[dict[str, Any]]:
             and str(d.get("kind", "")) in ("LLMProxy", "LLMLocal", "Infra")]
 
 
+def foreign_parameters(spec: Any) -> list[str]:
+    """The parameters a ``context_manager`` value names that its strategy's params model does not
+    define (docs/design.md Q9), in the order written; ``[]`` for a string, a manifest file, a
+    third-party plugin (its constructor checks them) or anything that is not a ``{type, params}`` mapping."""
+    from inspector.manifest.bindings import ASSEMBLY_KEYS
+    from inspector.plugins import default_registry
+
+    if not isinstance(spec, Mapping) or not isinstance(spec.get("params"), Mapping) or not isinstance(spec.get("type"), str):
+        return []
+    found = default_registry().find("context_manager", spec["type"])
+    if found is None or (found.params_model is None and not found.params):
+        return []
+    return [str(k) for k in spec["params"] if k not in found.params and k not in ASSEMBLY_KEYS]
+
+
+def check_strategy(spec: Any) -> None:
+    """Refuse a ``context_manager`` value that names a parameter its strategy does not define: no
+    foreign parameter reaches a strategy. Raises :class:`~inspector.manifest.OverrideError` (exit
+    status 2) naming the parameter and what the strategy accepts."""
+    from inspector.manifest import Issue
+    from inspector.manifest.overrides import OverrideError
+    from inspector.plugins import default_registry
+
+    foreign = foreign_parameters(spec)
+    if foreign:
+        found = default_registry().find("context_manager", spec["type"])
+        accepts = ", ".join(found.params) if found is not None else ""
+        raise OverrideError([Issue(f"context_manager.params.{k}", f"not a parameter of the {spec['type']} context "
+                                   f"manager (accepts: {accepts or 'none'})") for k in foreign])
+
+
 def strategy_manifest(base_raw: Mapping[str, Any], spec: Any, *, file: str | None = None,
                       infra_documents: Sequence[Mapping[str, Any]] = ()) -> Any:
     """The base manifest document with ``spec.context_manager`` replaced by ``spec`` (validated
     leniently), as loaded settings; ``spec`` may be a manifest file, YAML text or a mapping. Raises
-    :class:`ValueError` when ``spec`` is not valid YAML, and what reading the manifest raises."""
+    :class:`ValueError` when ``spec`` is not valid YAML, :class:`~inspector.manifest.OverrideError`
+    when it names a parameter its strategy does not define (:func:`check_strategy`), and what
+    reading the manifest raises."""
     from inspector.manifest import load_manifest, settings_from_dict
 
     if isinstance(spec, str) and spec.strip().endswith((".yaml", ".yml")) and Path(spec.strip()).is_file():
@@ -66,6 +99,7 @@ def strategy_manifest(base_raw: Mapping[str, Any], spec: Any, *, file: str | Non
             spec = yaml.safe_load(spec)
         except yaml.YAMLError as exc:
             raise ValueError(f"strategy is not valid YAML: {exc}") from exc
+    check_strategy(spec)
     doc = copy.deepcopy(dict(base_raw))
     doc.setdefault("spec", {})
     if not isinstance(doc["spec"], dict):

@@ -55,6 +55,7 @@ from inspector.engine.identifiers import (
 from inspector.replay import Frame, Replay
 from inspector.replay.ranges import IndexRuns, complement, count_in, expand_ranges, symmetric_difference
 from inspector.replay.run import gc_paused
+from inspector.vocabulary import standin_estimate_words
 
 NEEDED_IN = ("user", "working_memory", "next_reply", "next_tool_call")
 """Where an identifier can be needed: the current user message, the working memory, the text of the
@@ -558,10 +559,12 @@ def forgetting_totals(needs: Sequence[CallNeeds]) -> dict[str, Any]:
 def replay_document(rp: Replay, *, payloads: bool = False, extractor: Extractor = extract_identifiers,
                     cache_rule: str | None = None) -> dict[str, Any]:
     """The replay JSON (:meth:`Replay.to_json`) with ``forgotten`` on every frame and the forgetting
-    totals under ``totals.forgetting``, then the prompt cache (:func:`inspector.prompt_cache.add_cache_to_document`
-    under ``cache_rule``: a rule name, ``auto``, or None for the manifest's choice). Not masked: use
-    :func:`replay_dumps` for what leaves the process. Raises
-    :class:`~inspector.engine.cache.CacheRuleError` for an unknown rule name."""
+    totals under ``totals.forgetting``; when the offline stand-in wrote the replay's summaries, the
+    totals also carry ``estimate_note`` (:data:`~inspector.vocabulary.STANDIN_ESTIMATE_WORDS`: the
+    forgetting is an estimate a configured model replaces); then the prompt cache
+    (:func:`inspector.prompt_cache.add_cache_to_document` under ``cache_rule``: a rule name, ``auto``,
+    or None for the manifest's choice). Not masked: use :func:`replay_dumps` for what leaves the
+    process. Raises :class:`~inspector.engine.cache.CacheRuleError` for an unknown rule name."""
     from inspector.prompt_cache import add_cache_to_document
 
     doc = rp.to_json(payloads=payloads)
@@ -569,6 +572,9 @@ def replay_document(rp: Replay, *, payloads: bool = False, extractor: Extractor 
     for frame, c in zip(doc["frames"], needs, strict=True):
         frame["forgotten"] = [x.to_json() for x in c.forgotten]
     doc["totals"]["forgetting"] = forgetting_totals(needs)
+    if sum(rp.summarizer_calls.values()):  # summaries the stand-in wrote make the forgetting an estimate
+        for words in standin_estimate_words(rp.summarizer_label):
+            doc["totals"]["forgetting"]["estimate_note"] = words
     return add_cache_to_document(doc, rp, cache_rule)
 
 

@@ -14,28 +14,25 @@ sessions, map it over (transcript, params) pairs with any executor whose workers
 ``inspector`` and read the transcript paths (all arguments are plain picklable values), then build
 the table yourself::
 
-    from itertools import product
     from inspector.manifest import load_manifest
-    from inspector.sweep import combinations, sweep_one
+    from inspector.sweep import grid_runs, sweep_one
 
     doc = load_manifest("agent.yaml").raw            # a plain dict: ship it to every worker
     grid = {"keep_turns": [2, 4, 6], "hysteresis_ratio": [0, 0.1]}
-    jobs = [(doc, path, p) for path in session_paths for p in combinations(grid)]
+    jobs = [(doc, path, run.params) for path in session_paths for run in grid_runs(doc, grid)]
     rows = client.map(lambda j: sweep_one(*j, manifest_file="agent.yaml"), jobs)  # dask, ray, Spark, ...
     df = pandas.DataFrame(rows)                      # same columns as sweep()
 
-Grid keys are dotted manifest paths (``spec.models[0].context_window``) or short names:
-``keep_turns``, ``hysteresis_ratio``, ``summary_threshold``, ``max_messages`` (→
-``spec.context_manager.params.<name>``) and ``context_manager`` (→ ``spec.context_manager``, a
-string like ``sliding-window`` or a ``{type, params}`` mapping). Shallower paths are applied first,
-so ``context_manager`` × ``keep_turns`` sets the strategy and then its parameter.
+The grid (:mod:`inspector.grid`) spans strategy types: a strategy parameter (``keep_turns``) applies
+only to the runs whose strategy defines it (docs/design.md Q9 stays), each row says which strategy
+it ran and which settings applied or were not applicable (:data:`SETTING_COLUMNS`), and a strategy
+parameter no strategy of the grid defines is an error naming it.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import copy
-import itertools
 import json
 import os
 import sys
@@ -43,12 +40,28 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TextIO, TypedDict, Unpack
 
-import yaml
-
 from inspector.errors import InspectorError
-from inspector.manifest import ManifestError, compaction_to_context_manager, load_manifest, set_dotted
-from inspector.manifest.overrides import SHORT_NAMES, resolve_override_path  # one table for --set and --grid
+from inspector.grid import (
+    SHORT_NAMES,
+    GridRun,
+    apply_params,
+    combinations,
+    expand_grid,
+    param_value,
+    parse_grid,
+    resolve_key,
+    settings_words,
+    split_settings,
+)
+from inspector.manifest import load_manifest
+from inspector.manifest.overrides import resolve_override_path
 from inspector.prompt_cache import CACHE_COLUMNS, cache_metrics
+
+__all__ = ["INFO_COLUMNS", "METRIC_COLUMNS", "NON_PARAM_COLUMNS", "SETTING_COLUMNS", "SHORT_NAMES", "GridRun", "RunOptions",
+           "apply_params", "by_setting", "combinations", "cost_column", "expand_grid", "grid_runs", "param_columns",
+           "param_value", "parse_grid", "resolve_key", "run_metrics", "settings_words", "split_settings",
+           "summary_cost_basis", "sweep", "sweep_one", "transcript_label"]
+"""The sweep's names, the grid's (:mod:`inspector.grid`) among them: one import for a sweep's caller."""
 from inspector.vocabulary import DROP_ACTIONS, SUMMARY_ACTIONS
 
 METRIC_COLUMNS: tuple[str, ...] = (
@@ -76,7 +89,12 @@ INFO_COLUMNS: tuple[str, ...] = ("summary_cost_basis", "summarizer", "counter", 
 """Beside the metrics: how summaries were priced, the summarizer and counter, ``pending_call`` (True
 when the transcript ends without a reply: the replay's pending next call, never made by the agent,
 is left out of every metric) and the error of a run that failed."""
-NON_PARAM_COLUMNS = frozenset(("transcript", "conversation", *METRIC_COLUMNS, *CACHE_COLUMNS, *INFO_COLUMNS))
+SETTING_COLUMNS: tuple[str, ...] = ("strategy", "settings_applied", "settings_not_applicable")
+"""Beside the grid's own columns: the context manager the row ran (its canonical name), and the
+grid settings that applied to it and those that did not (its strategy does not define them), each as
+``name=value`` text joined by ``"; "`` (empty: none)."""
+NON_PARAM_COLUMNS = frozenset(("transcript", "conversation", *METRIC_COLUMNS, *CACHE_COLUMNS, *INFO_COLUMNS,
+                               *SETTING_COLUMNS))
 
 
 Progress = Callable[[int, int], None]
@@ -84,50 +102,6 @@ OnError = Literal["record", "raise"]
 
 
 # --- one run --------------------------------------------------------------------------------------
-
-def resolve_key(key: str) -> str:
-    """The dotted manifest path a grid key sets (short names expanded, dotted paths as given)."""
-    key = key.strip()
-    return SHORT_NAMES.get(key, key)
-
-
-def apply_params(doc: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
-    """A new manifest document with every grid value set (``doc`` is never mutated).
-
-    Shallower paths first, so a whole ``context_manager`` is replaced before its params are set.
-    When a parameter touches ``spec.context_manager`` and the manifest only has the
-    ``working_memory.compaction`` shorthand, the shorthand is first written out as the
-    ``context_manager`` it stands for (docs/design.md §2.4), so the rest of it (summarizer model, threshold)
-    is kept rather than silently replaced by defaults."""
-    out = copy.deepcopy(dict(doc))
-    paths = [(resolve_key(k), v) for k, v in params.items()]
-    if any(p == "spec.context_manager" or p.startswith("spec.context_manager.") for p, _ in paths):
-        out = _materialise_compaction(out)
-    for path, value in sorted(paths, key=lambda pv: _depth(pv[0])):  # stable: grid order within a depth
-        out = set_dotted(out, path, _yaml_text(value))
-    return out
-
-
-def _depth(path: str) -> int:
-    return path.count(".") + path.count("[")
-
-
-def _yaml_text(value: Any) -> str:
-    """A Python value as YAML text that :func:`set_dotted` parses back to the same value."""
-    return yaml.safe_dump(value, default_flow_style=True, allow_unicode=True)
-
-
-def _materialise_compaction(doc: dict[str, Any]) -> dict[str, Any]:
-    spec = doc.get("spec")
-    if not isinstance(spec, dict) or spec.get("context_manager") is not None:
-        return doc
-    wm = spec.get("working_memory")
-    if not isinstance(wm, dict) or not isinstance(wm.get("compaction"), dict):
-        return doc
-    spec["context_manager"] = compaction_to_context_manager(wm["compaction"])
-    wm.pop("compaction")
-    return doc
-
 
 def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, transcript: Any,
               params: Mapping[str, Any], counter: str | None = None, summarizer: str | None = None, *,
@@ -152,9 +126,11 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     :func:`~inspector.replay.replay`. ``cache_rule`` names the prompt-cache rule of the cache
     columns (:func:`inspector.prompt_cache.rule_choice`; None: the manifest's, else auto).
 
-    Returns ``{"transcript", "conversation", <each param>, <METRIC_COLUMNS>, <CACHE_COLUMNS>,
-    <INFO_COLUMNS>}``.
-    With ``on_error="record"`` an invalid combination (e.g. ``keep_turns`` on a ``stack`` manager)
+    Only the settings that apply to the row's strategy reach the manifest (:func:`split_settings`:
+    ``keep_turns`` never reaches a ``stack`` manager); the row lists both kinds.
+
+    Returns ``{"transcript", "conversation", <each param>, <SETTING_COLUMNS>, <METRIC_COLUMNS>,
+    <CACHE_COLUMNS>, <INFO_COLUMNS>}``. With ``on_error="record"`` an invalid combination (a value out of range)
     or an unreadable transcript gives a row whose metrics are ``None`` and whose ``error`` says why;
     ``"raise"`` re-raises instead (an :class:`~inspector.errors.InspectorError`, a
     :class:`ValueError` or an :class:`OSError`). Raises :class:`TypeError` when ``manifest_doc`` is
@@ -167,8 +143,12 @@ def sweep_one(manifest_doc: Mapping[str, Any] | str | os.PathLike[str] | Any, tr
     row: dict[str, Any] = {"transcript": transcript_label(transcript),
                            "conversation": getattr(transcript, "conversation", 0)}
     row.update({k: param_value(v) for k, v in params.items()})
+    row.update(strategy=None, settings_applied=settings_words(params), settings_not_applicable="")
     try:
-        rp = _replay_run(doc, file, transcript, params, sample=manifest_doc is None, replay_kw=dict(
+        strategy, applied, skipped = split_settings(doc, params)
+        row.update(strategy=strategy, settings_applied=settings_words(applied),
+                   settings_not_applicable=settings_words(skipped))
+        rp = _replay_run(doc, file, transcript, applied, sample=manifest_doc is None, replay_kw=dict(
             policy=pol, llm=llm, summary_cache=None if summary_cache is None else os.fspath(summary_cache),
             allow_imports=allow_imports, unrecorded_prefix=unrecorded_prefix))
     except (InspectorError, ValueError, OSError) as exc:
@@ -289,63 +269,27 @@ def transcript_label(transcript: Any) -> str:
     return f"{label}#{conv}" if conv else label
 
 
-def param_value(value: Any) -> Any:
-    """A grid value as a table cell: scalars as is, mappings/lists as compact JSON text (hashable)."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
 # --- the grid -------------------------------------------------------------------------------------
 
-def combinations(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
-    """Every combination of the grid, in ``itertools.product`` order of the keys as given.
-    An empty grid is one combination: the manifest as written. Raises :class:`ValueError` when a
-    key's values are not a list, or are empty."""
-    keys = list(grid)
-    for k in keys:
-        values = grid[k]
-        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-            raise ValueError(f"grid {k!r}: expected a list of values, got {values!r}")
-    lists = [list(grid[k]) for k in keys]
-    for k, values in zip(keys, lists, strict=True):
-        if not values:
-            raise ValueError(f"grid {k!r} has no values")
-    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*lists)]
+def grid_runs(manifest: Any, grid: Mapping[str, Sequence[Any]], overrides: Iterable[str] = ()) -> list[GridRun]:
+    """The runs of ``grid`` (:func:`expand_grid`) on ``manifest`` (a path, a ``LoadedManifest``, a
+    raw document, or None: a transcript's own agent) with ``overrides`` (``PATH=VALUE``) applied.
+
+    Raises :class:`~inspector.manifest.OverrideError` when an override or a grid key names no field
+    of the manifest, or a strategy parameter no strategy of the grid defines, and
+    :class:`ValueError` for an empty value list."""
+    doc = _grid_document(manifest, overrides)
+    return expand_grid(grid, doc)
 
 
-def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
-    """``["keep_turns=2,4,6", "hysteresis_ratio=0,0.1"]`` → ``{"keep_turns": [2, 4, 6], ...}``.
+def _grid_document(manifest: Any, overrides: Iterable[str]) -> dict[str, Any]:
+    """The manifest document every run starts from, overrides applied, with every grid key checked
+    later against it. Raises :class:`~inspector.manifest.OverrideError` for an override naming no field."""
+    from inspector.manifest import apply_overrides
 
-    Each value is parsed as YAML (``4`` is an int, ``null`` None). A right-hand side in brackets is
-    one YAML list, for values that contain commas:
-    ``context_manager=[sliding-window, {type: stack, params: {max_messages: 20}}]``.
-
-    Raises :class:`ValueError` (quoting the item) when an item is not ``NAME=VALUES``, names a key
-    twice, or has no values or values that cannot be read."""
-    from inspector.manifest import parse_value
-
-    grid: dict[str, list[Any]] = {}
-    for item in items:
-        key, sep, rhs = item.partition("=")
-        key, rhs = key.strip(), rhs.strip()
-        if not sep or not key:
-            raise ValueError(f"--grid {item!r} must look like NAME=V1,V2,...")
-        if key in grid:
-            raise ValueError(f"--grid {key!r} is given twice")
-        try:
-            if rhs.startswith("["):
-                values = parse_value(rhs)
-                if not isinstance(values, list):
-                    raise ValueError("not a list")
-            else:
-                values = [parse_value(v.strip()) for v in rhs.split(",") if v.strip()]
-        except (ManifestError, ValueError) as exc:
-            raise ValueError(f"--grid {item!r}: cannot read the values ({exc})") from None
-        if not values:
-            raise ValueError(f"--grid {item!r} has no values")
-        grid[key] = values
-    return grid
+    doc, _ = _manifest_source(manifest, None)
+    overrides = list(overrides)
+    return apply_overrides(doc, overrides) if overrides else doc
 
 
 # --- the sweep ------------------------------------------------------------------------------------
@@ -385,24 +329,24 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     :mod:`inspector.fleet`; ``ship`` = ``"bytes"`` or ``"path"`` says how transcripts reach the
     workers); the table is identical and ``df.attrs["fleet"]`` reports the cluster run.
 
+    The grid spans strategy types: the runs are :func:`expand_grid`'s (a strategy parameter only
+    where its strategy defines it, each distinct run once), and each row says which settings applied
+    (:data:`SETTING_COLUMNS`).
+
     Raises :class:`~inspector.manifest.OverrideError` when an override or a grid key names no
-    field of the manifest, :class:`ValueError` for an empty grid value list or ``processes`` < 1,
-    and what :func:`sweep_one` raises with ``on_error="raise"``.
+    field of the manifest or a strategy parameter no strategy of the grid defines,
+    :class:`ValueError` for an empty grid value list or ``processes`` < 1, and what
+    :func:`sweep_one` raises with ``on_error="raise"``.
     """
     import pandas as pd
 
-    from inspector.manifest import apply_overrides
-
-    doc, file = _manifest_source(manifest, None)
-    overrides = list(overrides)
-    if overrides:
-        doc = apply_overrides(doc, overrides)
+    doc, file = _grid_document(manifest, overrides), _manifest_source(manifest, None)[1]
     for key in grid:  # a grid key that names no field is a usage error, not a column of identical runs
-        resolve_override_path(key, doc)
+        resolve_override_path(resolve_key(key), doc)
     single = isinstance(transcripts, (str, os.PathLike)) or hasattr(transcripts, "messages")
     items = [transcripts] if single else list(transcripts)
-    combos = combinations(grid)
-    tasks = [(t, combo) for t in items for combo in combos]
+    combos = expand_grid(grid, doc)
+    tasks = [(t, run.params) for t in items for run in combos]
     report = _progress_reporter(progress, len(tasks))
     runner = _Runner(doc, _row_keywords(run, file), report)
     if client is not None:  # the Dask hook: same tasks, same rows, run on a cluster
@@ -413,8 +357,11 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     for i, row in enumerate(rows):
         row["transcript"] = labels[i // len(combos)]
         row["conversation"] = getattr(items[i // len(combos)], "conversation", 0)
-    df = pd.DataFrame(rows, columns=["transcript", "conversation", *grid.keys(), *METRIC_COLUMNS, *CACHE_COLUMNS,
-                                     *INFO_COLUMNS])
+        row["settings_not_applicable"] = settings_words(combos[i % len(combos)].not_applicable)
+    df = pd.DataFrame(rows, columns=["transcript", "conversation", *grid.keys(), *SETTING_COLUMNS, *METRIC_COLUMNS,
+                                     *CACHE_COLUMNS, *INFO_COLUMNS])
+    for key in grid:  # a setting a row's strategy does not define is None there: the others keep their type
+        df[key] = pd.Series([row.get(key) for row in rows], index=df.index, dtype=object)
     if fleet is not None:
         df.attrs["fleet"] = fleet.as_dict()
     return df

@@ -11,6 +11,8 @@ people reading a table get the words (``kept: no more than keep_turns turns``, `
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 BANDS: tuple[str, ...] = ("system", "summary", "history", "user", "working_memory", "tool_schemas")
 """The payload's bands, in payload order (every call's tokens are split into these)."""
 
@@ -192,3 +194,21 @@ TIMELINE_WORDS: dict[str, str] = {
     "off_scale": "above the chart",
 }
 """The budget lines and markers of the timeline, in words."""
+
+
+STANDIN_ESTIMATE_WORDS = (
+    "Summarising strategies' forgetting is an estimate here: with no summary model configured, the labelled "
+    "offline stand-in writes their summaries (extractive, sized like a model's summary); configure a summary "
+    "model and its summaries replace the stand-in's.")
+"""What every face says beside a replay whose summaries the offline stand-in wrote (the CLI's summarizer
+line, ``totals.forgetting.estimate_note`` in the replay JSON, the app)."""
+
+
+def standin_estimate_words(summarizer_labels: object) -> list[str]:
+    """``[STANDIN_ESTIMATE_WORDS]`` when any of ``summarizer_labels`` (a label, or an iterable of
+    them: ``Replay.summarizer_label``, a sweep's ``summarizer`` column) names the offline stand-in,
+    else ``[]`` — a list, so a face can print it as its lines."""
+    labels = [summarizer_labels] if isinstance(summarizer_labels, str) else summarizer_labels
+    if not isinstance(labels, Iterable):
+        return []
+    return [STANDIN_ESTIMATE_WORDS] if any("stand-in" in str(x) for x in labels) else []

@@ -27,6 +27,7 @@ from inspector.cli.options import (
 from inspector.cli.output import Column
 from inspector.cli.runs import Runs, write_runs
 from inspector.errors import UsageError
+from inspector.vocabulary import standin_estimate_words
 
 RUN_COLUMNS: tuple[Column, ...] = (
     Column("transcript"), Column("conversation"), Column("strategy"), Column("frames", "sum"),
@@ -165,7 +166,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     transcripts = collect(args, args.transcripts)
     llm = llm_from_args(args)
     run = _compare_on_dask if args.dask is not None else _compare_here
-    runs = pd.DataFrame(_run_rows(transcripts, run(args, manifests, transcripts, llm), args.cache_rule))
+    per_transcript = run(args, manifests, transcripts, llm)
+    runs = pd.DataFrame(_run_rows(transcripts, per_transcript, args.cache_rule))
+    co.state(standin_estimate_words([rp.summarizer_label for replays in per_transcript for rp in replays.values()]))
     fleet = fleet_table(runs, ["strategy"]) if len(transcripts) > 1 or args.fleet_summary else None
     write_runs(args, Runs(runs, RUN_COLUMNS, fleet, "strategies", transcripts,
                           fleet_title="fleet summary: per strategy, over every conversation"))

@@ -20,6 +20,7 @@ from inspector.cli.base import EXIT_OK, SubParsers, add_parser
 from inspector.cli.inputs import collect, file_label, guard, manifest_or_none
 from inspector.cli.options import add_output_options, add_replay_options, llm_from_args, replay_keywords
 from inspector.cli.output import Column
+from inspector.vocabulary import standin_estimate_words
 
 FRAME_COLUMNS: tuple[Column, ...] = (
     Column("call"), Column("turn"), Column("step", narrow=False), Column("payload_tokens", "sum"),
@@ -154,7 +155,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     replays = _replay_all(args)
     for _, rp in replays[:1]:
-        co.state([*rp.stated(), cache_line(rp, args.cache_rule)])
+        co.state([*rp.stated(), *standin_estimate_words(rp.summarizer_label), cache_line(rp, args.cache_rule)])
     for t, rp in replays:
         _warn_failed_checks(t, rp)
     if args.fmt == "json":

@@ -28,6 +28,7 @@ from inspector.cli.options import (
 from inspector.cli.output import Column
 from inspector.cli.runs import Runs, write_runs
 from inspector.errors import UsageError
+from inspector.vocabulary import standin_estimate_words
 
 SWEEP_RUN_LEAD: tuple[Column, ...] = (Column("transcript"), Column("conversation"))
 """The columns that name a run, before the grid's own columns."""
@@ -42,8 +43,8 @@ SWEEP_METRICS: tuple[Column, ...] = (
 
 def add_sweep(sub: SubParsers) -> None:
     """Add ``sweep`` and its options to ``sub``; its help lists the grid's short names
-    (:data:`inspector.sweep.SHORT_NAMES`)."""
-    from inspector.sweep import SHORT_NAMES
+    (:data:`inspector.grid.SHORT_NAMES`)."""
+    from inspector.grid import SHORT_NAMES
 
     names = "\n".join(f"  {k:<18} {v}" for k, v in SHORT_NAMES.items())
     p = add_parser(
@@ -52,17 +53,21 @@ def add_sweep(sub: SubParsers) -> None:
         "--grid values (one row per file, conversation and combination; all cores by default), then "
         "summarise the fleet per setting: conversations over budget, peak payload, summaries, trims, "
         "repairs and cost. Without a manifest each transcript is replayed as its own agent.\n\n"
-        "Grid keys are dotted manifest paths or these short names:\n" + names,
+        "Grid keys are dotted manifest paths, the name of any strategy's parameter, or these short names "
+        "(a strategy parameter applies only to the strategies that define it; each row says which settings "
+        "applied):\n" + names,
         ["context-inspector sweep sample:small-window sample:demo_support --grid keep_turns=2,4,6,8",
          "context-inspector sweep sample:small-window sample:demo_support sample:planted_facts --grid keep_turns=2,4 "
          "--grid hysteresis_ratio=0,0.1",
-         "context-inspector sweep sample:demo_support --grid context_manager=[stack,sliding-window] "
-         "--format csv -o sweep.csv --fleet-summary fleet.csv"])
+         "context-inspector sweep sample:demo_support --grid 'context_manager={type: stack, params: {max_messages: 20}}' "
+         "--grid context_manager=sliding-window --grid keep_turns=2,4 --format csv -o sweep.csv --fleet-summary fleet.csv"])
     p.add_argument("paths", nargs="+", metavar="[MANIFEST] TRANSCRIPT",
                    help="an optional agent manifest (.yaml/.yml), then one or more transcript files")
     p.add_argument("--grid", action="append", required=True, metavar="NAME=V1,V2,...",
                    help="a grid axis: a short name (below) or a dotted manifest path, and its values "
-                        "(e.g. keep_turns=2,4,6 or spec.models[0].context_window=8000,16000); repeatable")
+                        "(e.g. keep_turns=2,4,6, spec.models[0].context_window=8000,16000 or a whole "
+                        "'context_manager={type: stack, params: {max_messages: 20}}'); repeatable, a key given "
+                        "again adds values to its axis")
     add_transcript_options(p, conversation="all")
     add_policy_options(p)
     p.add_argument("--processes", type=int, default=None, metavar="N",
@@ -80,9 +85,9 @@ def add_sweep(sub: SubParsers) -> None:
 
 
 def _grid(args: argparse.Namespace) -> dict[str, list[Any]]:
-    """The ``--grid`` axes parsed (:func:`inspector.sweep.parse_grid`). Raises
+    """The ``--grid`` axes parsed (:func:`inspector.grid.parse_grid`). Raises
     :class:`inspector.errors.UsageError` for a malformed axis."""
-    from inspector.sweep import parse_grid
+    from inspector.grid import parse_grid
 
     try:
         return parse_grid(args.grid)
@@ -147,35 +152,44 @@ def _state_cache(args: argparse.Namespace, df: Any) -> None:
     co.state([f"prompt cache: rule {rules} ({why}); the cache_cost_usd column is the cost with caching"])
 
 
-def _report_failures(df: Any, grid: dict[str, list[Any]]) -> int:
-    """One ``error:`` line per failed run (file, conversation, setting, error); returns how many failed."""
+def _report_failures(df: Any) -> int:
+    """One ``error:`` line per failed run (file, conversation, the settings that applied, error);
+    returns how many failed."""
     failed = df[df["error"].notna()]
     for _, row in failed.iterrows():
-        combo = ", ".join(f"{k}={row[k]}" for k in grid)
-        co.error(f"{row['transcript']} conversation {row['conversation']} [{combo}]: {row['error']}")
+        co.error(f"{row['transcript']} conversation {row['conversation']} [{row['settings_applied']}]: {row['error']}")
     return len(failed)
+
+
+def _setting_columns(df: Any) -> list[Column]:
+    """The settings that did not apply, as a column of the people's table when a row has any (a grid
+    across strategy types); machine formats keep every setting column."""
+    return [Column("settings_not_applicable", narrow=False)] if (df["settings_not_applicable"].fillna("") != "").any() \
+        else []
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run the sweep and write its rows and, over many conversations (or with ``--fleet-summary``),
     the fleet summary per setting; returns 0, or 1 when a run failed."""
     from inspector.report.fleet import fleet_table
-    from inspector.sweep import combinations, param_columns
+    from inspector.sweep import grid_runs, param_columns
 
     grid = _grid(args)
     split_paths(args)
     if args.manifest is not None:
         require_file(args.manifest, "manifest")
+    runs = grid_runs(args.manifest, grid, args.overrides)  # a key no strategy of the grid defines: exit 2, before the work
     transcripts = collect(args, args.transcripts)
-    total = len(transcripts) * len(combinations(grid))
+    total = len(transcripts) * len(runs)
     policy = policy_from_args(args)
     _state_settings(args, policy)
     run = _sweep_on_dask if args.dask is not None else _sweep_here
     df = run(args, transcripts, grid, policy, total)
     _state_cache(args, df)
+    co.state(standin_estimate_words(df["summarizer"].dropna()))
     params = param_columns(df)
     fleet = fleet_table(df, params) if len(transcripts) > 1 or args.fleet_summary else None
-    columns = [*SWEEP_RUN_LEAD, *(Column(p) for p in params), *SWEEP_METRICS]
+    columns = [*SWEEP_RUN_LEAD, *(Column(p) for p in params), *_setting_columns(df), *SWEEP_METRICS]
     write_runs(args, Runs(df, columns, fleet, "rows", transcripts, extra={"grid": grid},
                           fleet_title="fleet summary: per setting, over every conversation"))
-    return EXIT_INVALID if _report_failures(df, grid) else EXIT_OK
+    return EXIT_INVALID if _report_failures(df) else EXIT_OK

@@ -187,10 +187,11 @@ def test_standin_keeps_identifier_sentences_and_carries_the_previous_summary_for
     assert len(s.usage) == 4 and all(u["estimated"] for u in s.usage)
 
 
-def test_standin_size_cap_drops_tool_traffic_before_what_the_user_said() -> None:
-    """The cap's order, by hand: each kept line costs len(sentence) + 3. Decision-only (20 + 3 = 23),
-    tool results (33 + 3 = 36 each), the agent's (28 + 3 = 31 each), the user's (29 + 3 = 32):
-    225 in all. Over the cap the lowest rank goes first, the oldest first within a rank."""
+def test_standin_size_target_drops_tool_traffic_before_what_the_user_said() -> None:
+    """The drop order under the size target, by hand. The fold's text is 23 + 21 + 13 + 3 x 20 + 21 =
+    138 characters = 34 tokens; each kept line costs len(sentence) + 3: decision-only 20 + 3 = 23,
+    tool results 33 + 3 = 36 each, the agent's 28 + 3 = 31 each, the user's 29 + 3 = 32: 225 in all.
+    Over the target (tokens x 4 characters) the lowest rank goes first, the oldest first within a rank."""
     msgs = [user("My ticket is SEC-88213."), asst("Checked case LK0001X."), asst("I will check."),
             {"role": "tool", "tool_call_id": "c1", "content": "Found order OR0001Z."},
             {"role": "tool", "tool_call_id": "c2", "content": "Found order OR0002Z."},
@@ -201,16 +202,17 @@ def test_standin_size_cap_drops_tool_traffic_before_what_the_user_said() -> None
     assert [len(x) for x in (u, a1, t1, "agent: I will check.")] == [29, 28, 33, 20]
 
     def kept(cap: int) -> list[str]:
-        return [ln[2:] for ln in StandInSummarizer(max_chars=cap).summarize(msgs).splitlines() if ln.startswith("- ")]
+        return [ln[2:] for ln in StandInSummarizer(cap=cap).summarize(msgs).splitlines() if ln.startswith("- ")]
 
-    assert kept(225) == [u, a1, "agent: I will check.", t1, t2, t3, a2]  # fits: nothing dropped
-    assert kept(224) == [u, a1, t1, t2, t3, a2]  # 225 - 23 = 202: the decision-only line goes first
-    assert kept(202) == [u, a1, t1, t2, t3, a2]
-    assert kept(201) == [u, a1, t2, t3, a2]  # then tool traffic, oldest first: 166
-    assert kept(100) == [u, a1, a2]  # 202 - 3 x 36 = 94: every tool line gone, the agent's kept
-    assert kept(93) == [u, a2]  # then the agent's, oldest first: 63
-    assert kept(62) == [u]  # 32: what the user said goes last
-    assert kept(31) == []
+    # the default target: the floor (256) is above the fold, so the fold itself: 34 tokens = 136 characters;
+    # 225 - 23 (decision-only) - 36 (t1) - 36 (t2) = 130 fits
+    assert StandInSummarizer().target(msgs) == 34
+    assert kept(20_000) == [u, a1, t3, a2]
+    assert kept(33) == [u, a1, t3, a2]  # 132 characters: 130 still fits
+    assert kept(32) == [u, a1, a2]  # 128: the last tool line goes, 94 left
+    assert kept(23) == [u, a2]  # 92: then the agent's, oldest first: 63
+    assert kept(15) == [u]  # 60: 32 left; what the user said goes last
+    assert kept(7) == []  # 28
 
 
 def test_summarising_keeps_planted_facts_that_the_window_forgets(manifest: object) -> None:
@@ -219,9 +221,26 @@ def test_summarising_keeps_planted_facts_that_the_window_forgets(manifest: objec
     lost = {k: {x.identifier for calls in forgotten_references(rp) for x in calls} for k, rp in rps.items()}
     planted = {f.text for f in conv.facts}
     assert lost["sliding-window"] & planted
-    # the extractive stand-in keeps every sentence that carries an identifier and carries earlier
-    # summaries forward, so summarising loses no planted fact at all
+    # the stand-in's folds here hold 115 to 443 tokens, so its target is the fold itself, then the floor
+    # (256 tokens = 1 024 characters); over it, it drops decision-only lines, tool traffic and the agent's
+    # words first. The nine planted facts are the user's, one line each (31 to 89 characters, under 650
+    # in all): they always fit, so summarising loses no planted fact at all
     assert lost["summarising"] & planted == set()
+
+
+def test_heavy_compression_makes_the_standin_lose_the_oldest_planted_facts(manifest: object) -> None:
+    """Under a cap of 120 tokens (480 characters) the user's fact lines no longer fit. The fold that
+    first holds seven of them (65 + 44 + 69 + 53 + 89 + 88 + 83 = 491 characters, the agent's lines
+    dropped already) is 11 over: the oldest, SEC-43936 (planted at message 9), goes first; the two
+    next-oldest facts (#W6088743 at 13, the email at 17) go as the last two facts arrive. The later six
+    stay (19:30 and 51 GB are also restated after the folds)."""
+    conv = planted_conversation(0)
+    rps = compare(manifest, conv.transcript, {"s": strategies(4)["summarising"]}, counter="estimate",
+                  summarizer=StandInSummarizer(cap=120))
+    lost = {x.identifier for calls in forgotten_references(rps["s"]) for x in calls}
+    planted = {f.text: f.planted_at for f in conv.facts}
+    assert {k: planted[k] for k in lost & set(planted)} == \
+        {"SEC-43936": 9, "#W6088743": 13, "priya.lindqvist@example.com": 17}
 
 
 # --- Q23 ------------------------------------------------------------------------------------------

@@ -178,7 +178,7 @@ def test_any_dotted_manifest_path_is_a_grid_key() -> None:
     assert df["input_budget"].tolist() == [3000 - 1000 - 300, 6000 - 1000 - 600]
 
 
-def test_a_strategy_is_applied_before_its_params_and_bad_combinations_are_recorded() -> None:
+def test_a_strategy_is_applied_before_its_params_and_a_foreign_param_never_reaches_it() -> None:
     grid = {"keep_turns": [2], "context_manager": ["sliding-window", "stack", {"type": "summarising"}]}
     df = sweep(MANIFEST, T1, grid, overrides=SET, processes=1, progress=False)
     window, stack, summ = (r for _, r in df.iterrows())
@@ -186,11 +186,15 @@ def test_a_strategy_is_applied_before_its_params_and_bad_combinations_are_record
     assert window["tokens_sent"] == _replay({}, T1, overrides=[*SET, "spec.context_manager=sliding-window",
                                                                 "spec.context_manager.params.keep_turns=2"]
                                             ).totals()["payload_tokens"]
-    assert "keep_turns" in stack["error"] and pd.isna(stack["tokens_sent"])
+    # stack defines no keep_turns: the run goes without it (Q9 holds), and the row says so
+    assert pd.isna(stack["error"]) and stack["keep_turns"] is None
+    assert stack["settings_not_applicable"] == "keep_turns=[2]" and stack["settings_applied"] == "context_manager=stack"
+    assert stack["tokens_sent"] == _replay({}, T1, overrides=[*SET, "spec.context_manager=stack"]).totals()["payload_tokens"]
     assert summ["context_manager"] == '{"type": "summarising"}'  # mappings are shown as JSON text
     assert pd.isna(summ["error"])
+    bad = {"context_manager": [{"type": "stack", "params": {"max_messages": 0}}]}  # a value out of range
     with pytest.raises(ManifestError):
-        sweep(MANIFEST, T1, grid, overrides=SET, processes=1, progress=False, on_error="raise")
+        sweep(MANIFEST, T1, bad, overrides=SET, processes=1, progress=False, on_error="raise")
 
 
 def test_the_compaction_shorthand_survives_a_sweep_of_its_manager() -> None:
@@ -211,6 +215,9 @@ def test_the_compaction_shorthand_survives_a_sweep_of_its_manager() -> None:
     (["context_manager=[sliding-window, {type: stack, params: {max_messages: 20}}]"],  # commas inside a value
      {"context_manager": ["sliding-window", {"type": "stack", "params": {"max_messages": 20}}]}),
     (["spec.models[0].context_window=3000,6000"], {"spec.models[0].context_window": [3000, 6000]}),
+    (["keep_turns=2", "keep_turns=4"], {"keep_turns": [2, 4]}),  # a key given again adds to its axis
+    (["context_manager={type: stack, params: {max_messages: 20}}", "context_manager=sliding-window"],  # a whole spec
+     {"context_manager": [{"type": "stack", "params": {"max_messages": 20}}, "sliding-window"]}),
 ])
 def test_parse_grid(items: list[str], grid: dict[str, list[Any]]) -> None:
     assert parse_grid(items) == grid
@@ -220,7 +227,6 @@ def test_parse_grid(items: list[str], grid: dict[str, list[Any]]) -> None:
     ["keep_turns"],  # no '='
     ["=2,4"],  # no name
     ["keep_turns="],  # no values
-    ["keep_turns=2", "keep_turns=4"],  # twice
     ["context_manager=[stack"],  # broken YAML list
 ])
 def test_parse_grid_rejects(items: list[str]) -> None:
@@ -266,9 +272,11 @@ def test_the_sweep_command_errors() -> None:
     assert proc.returncode == 2 and "NAME=V1,V2" in proc.stderr
     assert run(*common, "--grid", "keep_turns=2", "--format", "xml").returncode == 2
     proc = run(*common, "--grid", "context_manager=[stack, sliding-window]", "--grid", "keep_turns=2")
-    assert proc.returncode == 1  # the stack row is invalid; the table is still written
-    assert "context_manager=stack" in proc.stderr and "keep_turns" in proc.stderr
-    assert "sliding-window" in proc.stdout
+    assert proc.returncode == 0, proc.stderr  # keep_turns applies to the window only; the stack runs without it
+    assert "sliding-window" in proc.stdout and "stack" in proc.stdout
+    proc = run(*common, "--grid", "context_manager={type: stack, params: {max_messages: 0}}")
+    assert proc.returncode == 1  # an invalid value: the row records the error; the table is still written
+    assert "context_manager=" in proc.stderr and "max_messages" in proc.stderr
 
 
 # --- reading a sweep: aggregate and recommendation ------------------------------------------------

@@ -60,7 +60,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("inputs", ("inspector.manifest", "inspector.transcripts")),
     ("engine", ("inspector.engine",)),
     ("replay", ("inspector.policy", "inspector.replay", "inspector.observed", "inspector.calibration")),
-    ("analysis", ("inspector.forgetting", "inspector.compare", "inspector.fleet", "inspector.sweep",
+    ("analysis", ("inspector.forgetting", "inspector.compare", "inspector.fleet", "inspector.sweep", "inspector.grid",
                   "inspector.planted", "inspector.tuning", "inspector.prompt_cache")),
     ("report", ("inspector.report", "inspector.live")),
     ("faces", ("inspector.cli", "inspector.notebook", "inspector.__main__", "inspector.app")),

@@ -90,6 +90,8 @@ NOT_RUN_HERE = {  # (a test of what the line shows, reason it is not run as writ
     "make test": "is this very test suite",
     "--dask": "names your own agent.yaml and sessions and a Dask cluster; tests/analysis/test_fleet.py runs sweep and "
               "compare with --dask on a 2-worker LocalCluster",
+    "--grid context_manager=sliding-window": "the guide's whole-spec grid: tests/cli/test_cli_grid_foreign_key.py runs "
+                                             "it as written, with --format json, and checks its three rows",
 }
 
 

@@ -1,15 +1,22 @@
-"""A deterministic offline stand-in for the ``llm`` summarizer: extractive, labelled, priced as an estimate.
+"""A deterministic offline stand-in for the ``llm`` summarizer: extractive, labelled, sized like a model's summary.
 
 Replays and demos without an API key still need a summary that behaves like one: this one keeps
 the *sentences* of the folded messages that carry an identifier (:mod:`inspector.engine.identifiers`:
 ids, emails, paths, times, quantities, ...) or a decision ("confirmed", "will", "cancel", ...),
-and carries the previous summary's sentences forward, so a fact folded early survives later folds
-as it would in a good model summary. When the kept sentences exceed ``max_chars``, sentences with
-no identifier go first, then tool traffic, then the agent's words, then the user's (oldest first
-within each). No model is called; the same input gives the same text,
-byte for byte; the first line says it is a stand-in, and ``model`` is ``offline-stand-in``, so no
-output can pass it off as a real summary.
+and carries the previous summary's sentences forward, so a fact folded early can survive later
+folds as it would in a good model summary.
 
+Its size is a model summary's (docs/design.md, "The stand-in summary's size"): its kept lines fit
+a target of :func:`target_tokens` — a tenth of the tokens it folds, at least :data:`FLOOR_TOKENS`
+and at most :data:`CAP_TOKENS`, and never more than it folds — with tokens counted as four
+characters each (the label and counts lines above them are the stand-in's labelling, outside it).
+When the kept sentences do not fit, the least salient go first: sentences with no identifier (a
+decision only), then tool traffic, then the agent's words and earlier summaries, then the user's;
+within one kind the oldest goes first. So heavy compression loses detail as a model's summary
+would, and what stays is the most salient, then the most recent.
+
+No model is called; the same input gives the same text, byte for byte; the first line says it is
+a stand-in, and ``model`` is ``offline-stand-in``, so no output can pass it off as a real summary.
 Each call also records an *estimated* usage (prompt = the prompt the ``llm`` summarizer would send,
 completion = the text, both by the character estimate), so a replay can price the summaries a real
 model would have written at ``price_model``'s rates — an estimate, and labelled so where shown.
@@ -17,7 +24,9 @@ model would have written at ``price_model``'s rates — an estimate, and labelle
 
 from __future__ import annotations
 
+import math
 import re
+from fractions import Fraction
 from typing import Any
 
 from inspector.engine.identifiers import extract_identifiers, message_text
@@ -28,11 +37,38 @@ from inspector.engine.types import Message
 STANDIN_MODEL = "offline-stand-in"
 STANDIN_LABEL = "[offline stand-in summary — not produced by a model]"
 
+RATIO = 0.1
+"""The target's share of the folded tokens: a model summary is about a tenth of what it folds."""
+FLOOR_TOKENS = 256
+"""The smallest target (LangMem's running summary budget, ``max_summary_tokens=256``): a short fold
+still gets a paragraph, unless it is itself shorter."""
+CAP_TOKENS = 20_000
+"""The largest target (Claude Code reserves ``min(max output, 20 000)`` tokens for its compaction summary)."""
+CHARS_PER_TOKEN = 4
+"""How the stand-in counts tokens: four characters each, the reference runtime's estimate."""
+
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[A-Z0-9#])|\n+")
 _DECISION = re.compile(r"\b(decid\w*|confirm\w*|agree\w*|approv\w*|cancel\w*|refund\w*|book\w*|chose|chosen|"
                        r"will|must|should|need to|instead|resolved|escalat\w*|scheduled|deadline|prefer\w*)\b",
                        re.IGNORECASE)
 _MAX_SENTENCE = 240
+
+
+def target_tokens(folded_tokens: int, *, ratio: float = RATIO, floor: int = FLOOR_TOKENS,
+                  cap: int = CAP_TOKENS) -> int:
+    """The stand-in summary's size target for a fold of ``folded_tokens`` tokens: ``ratio`` of it,
+    rounded up, raised to ``floor`` and lowered to ``cap``, and never above ``folded_tokens`` itself
+    (``min(cap, max(floor, ⌈ratio × folded⌉), folded)``; 0 for an empty fold)."""
+    share = math.ceil(Fraction(ratio).limit_denominator(10**6) * folded_tokens)  # exact: ⌈0.1 × 30⌉ is 3, not 4
+    return max(0, min(cap, max(floor, share), folded_tokens))
+
+
+def folded_tokens(messages: list[Message]) -> int:
+    """The tokens a fold holds, counted as the stand-in counts them: every message's text (content
+    and tool calls, :func:`~inspector.engine.identifiers.message_text`; a previous summary's body)
+    at :data:`CHARS_PER_TOKEN` characters a token."""
+    chars = sum(len(summary_body(m)) if is_summary_block(m) else len(message_text(m)) for m in messages)
+    return chars // CHARS_PER_TOKEN
 
 
 def _sentences(text: str) -> list[str]:
@@ -54,7 +90,7 @@ def _carried(msg: Message) -> list[str]:
 
 
 def _rank(sentence: str) -> int:
-    """Keep order under the size cap: what the user said outlasts the agent's words, which outlast
+    """Keep order under the size target: what the user said outlasts the agent's words, which outlast
     tool traffic; a sentence with no identifier (a decision only) goes first."""
     if not extract_identifiers(sentence.split(": ", 1)[-1]):
         return 0
@@ -67,50 +103,73 @@ def _who(msg: Message) -> str:
     return {"user": "user", "assistant": "agent", "tool": "tool result"}.get(str(role), str(role))
 
 
+def _candidates(messages: list[Message]) -> tuple[list[str], int]:
+    """The sentences worth keeping, oldest first (carried-forward ones where their block stands),
+    each once; and how many user messages the fold holds."""
+    kept: list[str] = []
+    seen: set[str] = set()
+    users = 0
+    for m in messages:
+        if is_summary_block(m):
+            found = _carried(m)
+        else:
+            users += m.get("role") == "user"
+            found = [f"{_who(m)}: {s}" for s in _sentences(message_text(m)) if extract_identifiers(s) or _DECISION.search(s)]
+        for s in found:
+            if s not in seen:
+                seen.add(s)
+                kept.append(s)
+    return kept, users
+
+
+def _within(sentences: list[str], budget: int) -> list[str]:
+    """The sentences that fit ``budget`` characters (each costs its length + 3: ``"\\n- "``), the
+    rest dropped lowest rank first, oldest first within a rank; the order of the kept ones unchanged."""
+    size = sum(len(s) + 3 for s in sentences)
+    dropped: set[int] = set()
+    for i in sorted(range(len(sentences)), key=lambda i: (_rank(sentences[i]), i)):
+        if size <= budget:
+            break
+        dropped.add(i)
+        size -= len(sentences[i]) + 3
+    return [s for i, s in enumerate(sentences) if i not in dropped]
+
+
+def _counts_line(messages: int, users: int, kept: int) -> str:
+    return f"{messages} message(s), {users} user message(s); {kept} sentence(s) with identifiers or decisions kept."
+
+
 class StandInSummarizer(PricedUsage):
-    """The labelled offline stand-in for a summary model: an extractive summary of at most ``max_chars``
-    characters, with usage estimated as a model call would report it (priced at ``price_model``'s
-    rates)."""
+    """The labelled offline stand-in for a summary model: an extractive summary of at most
+    :func:`target_tokens` tokens (``ratio``, ``floor`` and ``cap`` as there), with usage estimated as
+    a model call would report it (priced at ``price_model``'s rates)."""
 
     model = STANDIN_MODEL
     model_source = "stand-in"
     label = "stand-in"
 
-    def __init__(self, max_chars: int = 2000, price_model: str | None = None) -> None:
-        self.max_chars = max_chars
-        self.price_model = price_model  # the summary model whose rates price the estimated usage
+    def __init__(self, price_model: str | None = None, *, ratio: float = RATIO, floor: int = FLOOR_TOKENS,
+                 cap: int = CAP_TOKENS) -> None:
+        """Takes the summary model whose rates price the estimated usage (None: unpriced until the
+        replay sets it) and the size rule's ``ratio``, ``floor`` and ``cap`` (tokens)."""
+        self.price_model = price_model
+        self.ratio, self.floor, self.cap = ratio, floor, cap
         self.calls = 0
         self.usage: list[dict[str, Any]] = []  # estimated, one entry per call
 
+    def target(self, messages: list[Message]) -> int:
+        """This summarizer's size target in tokens for a fold of ``messages`` (:func:`target_tokens`
+        of :func:`folded_tokens`)."""
+        return target_tokens(folded_tokens(messages), ratio=self.ratio, floor=self.floor, cap=self.cap)
+
     def summarize(self, messages: list[Message]) -> str:
-        """Label line, counts line, then ``- `` lines: carried-forward sentences, then new ones."""
+        """The summary of ``messages``: the label line, a counts line, then ``- `` lines (carried-forward
+        sentences, then new ones) whose characters (each line's length + 3) fit the size target. The
+        two head lines stand outside the target: they label the stand-in, they are no summary content."""
         self.calls += 1
-        kept: list[tuple[str, int]] = []  # (sentence, rank: dropped lowest first when over max_chars)
-        seen: set[str] = set()
-
-        def keep(sentence: str) -> None:
-            if sentence not in seen:
-                seen.add(sentence)
-                kept.append((sentence, _rank(sentence)))
-
-        users = 0
-        for m in messages:
-            if is_summary_block(m):
-                for s in _carried(m):
-                    keep(s)
-                continue
-            users += m.get("role") == "user"
-            for s in _sentences(message_text(m)):
-                if extract_identifiers(s) or _DECISION.search(s):
-                    keep(f"{_who(m)}: {s}")
-        size = sum(len(s) + 3 for s, _ in kept)
-        while kept and size > self.max_chars:
-            low = min(r for _, r in kept)
-            drop = next(i for i, (_, r) in enumerate(kept) if r == low)  # the oldest of the lowest rank
-            size -= len(kept.pop(drop)[0]) + 3
-        lines = [STANDIN_LABEL, f"{len(messages)} message(s), {users} user message(s); "
-                 f"{len(kept)} sentence(s) with identifiers or decisions kept."]
-        lines += [f"- {s}" for s, _ in kept]
+        candidates, users = _candidates(messages)
+        kept = _within(candidates, self.target(messages) * CHARS_PER_TOKEN)
+        lines = [STANDIN_LABEL, _counts_line(len(messages), users, len(kept)), *(f"- {s}" for s in kept)]
         text = "\n".join(lines)
         self.usage.append({"prompt_tokens": _estimate_prompt(messages), "completion_tokens": len(text) // 4 + 4,
                            "estimated": True})
