@@ -55,6 +55,7 @@ from inspector.engine.identifiers import (
 from inspector.replay import Frame, Replay
 from inspector.replay.ranges import IndexRuns, complement, count_in, expand_ranges, symmetric_difference
 from inspector.replay.run import gc_paused
+from inspector.vocabulary import reason_words, registered_actions, summary_actions
 
 NEEDED_IN = ("user", "working_memory", "next_reply", "next_tool_call")
 """Where an identifier can be needed: the current user message, the working memory, the text of the
@@ -91,26 +92,29 @@ class CallNeeds:
 
 
 def _sent_runs(f: Frame) -> IndexRuns:
-    """The transcript indices a frame's payload shows, read from its segments (never ``refs``)."""
+    """The transcript indices a frame's payload shows, read from its segments (never ``refs``): a
+    message the manager's edit record replaced by another row (``Frame.replaced``) is not one."""
+    if f.replaced:
+        gone = set(f.replaced)
+        return IndexRuns([(ref, ref + (n if own is None else 1)) for ref, n, _b, syn, own in f.segments
+                          if ref is not None and (own is None or (ref, syn) not in gone)])
     return IndexRuns([(ref, ref + (n if own is None else 1)) for ref, n, _b, _s, own in f.segments
                   if ref is not None])
 
 
 # --- why a message is not sent (one source for the tables, the app and the detector) ---------------
 
-_IN_CALL_REASONS = {
-    "summarized": "summarised into the summary block (this call)",
-    "reused": "summarised (reused summary, hysteresis)",
-    "window-slid": "dropped by the sliding window",
-    "stack-capped": "dropped by the stack cap",
-    "summarizer-failed": "left out: the summarizer failed, only the recent turns were sent",
-}
-_UNSENT_SUMMARY_REASONS = {
-    "summarized": "summarised into this call's summary block, which was {how}",
-    "reused": "summarised into the reused summary (hysteresis), which was {how}",
-}
-"""The in-call reasons when the call's summary is not in its payload: the words follow
-what was sent, so a message folded into a summary the model never saw does not read as kept."""
+def _in_call_reason(action: str, unsent_summary: str | None) -> str:
+    """Why a row this call's manager left out was not sent, in its action's declared words
+    (:class:`~inspector.vocabulary.Action` ``not_sent``; ``not_sent_trimmed`` when the call's summary
+    is not in its payload, so a message folded into a summary the model never saw does not read as
+    kept)."""
+    declared = next((a for a in registered_actions() if a.code == action), None)
+    if declared is not None and unsent_summary is not None and declared.not_sent_trimmed is not None:
+        return declared.not_sent_trimmed.format(how=unsent_summary)
+    if declared is not None and declared.not_sent is not None:
+        return declared.not_sent
+    return "dropped by the context manager (no summary)"
 
 
 def _summary_unsent(f: Frame) -> str | None:
@@ -138,7 +142,8 @@ class _Why:
     """Why one call left a message out, asked per message (O(log runs) each): the one rule behind
     :func:`not_sent_reasons` and the detector's reasons."""
 
-    __slots__ = ("f", "n", "msgs", "sent", "trimmed", "folded_now", "folded_at", "in_call", "unsent_summary")
+    __slots__ = ("f", "n", "msgs", "sent", "trimmed", "folded_now", "folded_at", "in_call", "unsent_summary",
+                 "replaced")
 
     def __init__(self, rp: Replay, call: int, sent: IndexRuns | None = None) -> None:
         f = self.f = rp.frames[call]
@@ -147,24 +152,23 @@ class _Why:
         self.trimmed = IndexRuns(f.trimmed)
         self.folded_now = IndexRuns(f.folded)
         self.folded_at = _fold_origins(rp)
-        how = _summary_unsent(f)
-        action = f.decision.action
-        self.unsent_summary = how
-        if how is not None and action in _UNSENT_SUMMARY_REASONS:
-            self.in_call = _UNSENT_SUMMARY_REASONS[action].format(how=how)
-        else:
-            self.in_call = _IN_CALL_REASONS.get(action, "dropped by the context manager (no summary)")
+        how = self.unsent_summary = _summary_unsent(f)
+        self.in_call = _in_call_reason(f.decision.action, how)
+        self.replaced = dict(f.replaced)
 
     def reason(self, i: int) -> str:
         """Why message ``i`` (not sent at this call) was left out."""
         if i in self.trimmed:
             return "trimmed for budget (token trimmer)"
+        code = self.replaced.get(i) if self.replaced else None
+        if code is not None:
+            return reason_words(code)
         if i in self.folded_now:
             return self.in_call
         origin = self.folded_at.get(i)
         if origin is not None and origin[0] < self.f.turn:
             turn, action = origin
-            if action in ("summarized", "reused"):
+            if action in summary_actions():
                 tail = "" if self.unsent_summary is None else f"; the summary was {self.unsent_summary}"
                 return f"summarised at the commit of turn {turn} (the stored history keeps the newest turns){tail}"
             return f"dropped at the commit of turn {turn} (the stored history keeps the newest turns)"

@@ -48,7 +48,7 @@ import yaml
 from inspector.errors import InspectorError
 from inspector.manifest import ManifestError, compaction_to_context_manager, load_manifest, set_dotted
 from inspector.manifest.overrides import SHORT_NAMES, resolve_override_path  # one table for --set and --grid
-from inspector.vocabulary import DROP_ACTIONS, SUMMARY_ACTIONS
+from inspector.vocabulary import drop_actions, summary_actions
 
 METRIC_COLUMNS: tuple[str, ...] = (
     "user_turns", "frames", "tokens_sent", "peak_payload", "input_budget", "min_headroom", "over_budget",
@@ -242,11 +242,12 @@ def _folded_messages(rp: Any) -> tuple[set[int], set[int]]:
 
     summarised: set[int] = set()
     dropped: set[int] = set()
+    summary_codes, drop_codes = summary_actions(), drop_actions()
     for action, ranges in [(f.decision.action, f.folded) for f in rp.counted_frames()] + \
             [(c.action, c.folded) for c in rp.commits]:
-        if action in SUMMARY_ACTIONS:
+        if action in summary_codes:
             summarised.update(expand_ranges(ranges))
-        elif action in DROP_ACTIONS:
+        elif action in drop_codes:
             dropped.update(expand_ranges(ranges))
     return summarised, dropped
 
