@@ -82,10 +82,6 @@ class EditRecord:
             out.append((at, self.size))
         return tuple(out)
 
-    def dropped_rows(self, past: Sequence[Message]) -> list[Message]:
-        """The log rows left out of the call, in log order."""
-        return [m for a, b in self.dropped() for m in past[a:b]]
-
     def suffix_start(self) -> tuple[int, Insertion | None] | None:
         """``(k, block)`` when the record is ``[block?] + log[k:]`` (at most one insertion, standing
         first; no replacements): the shape the archive's suffix fold and the incremental assembly

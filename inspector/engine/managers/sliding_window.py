@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from inspector.engine.contracts import EditRecord
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
 from inspector.engine.types import Message
-from inspector.vocabulary import Action
 from inspector.params import SLIDING_WINDOW, SlidingWindowParams
+from inspector.vocabulary import Action
 
 
 def _as_int(value: object) -> int | None:

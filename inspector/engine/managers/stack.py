@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from inspector.engine.history import split_user_turns, start_of_tool_group
 from inspector.engine.contracts import EditRecord
+from inspector.engine.history import split_user_turns, start_of_tool_group
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
 from inspector.engine.types import Message
-from inspector.vocabulary import Action
 from inspector.params import STACK, StackParams
+from inspector.vocabulary import Action
 
 
 class StackConversation(ContextManager):

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from inspector.engine.budget import hysteresis_ceiling
-from inspector.engine.history import LogRuns, row_digest_bytes, split_user_turns
 from inspector.engine.contracts import EditRecord
+from inspector.engine.history import LogRuns, row_digest_bytes, split_user_turns
 from inspector.engine.managers.base import BudgetTerms, CMDecision, ContextManager, Managed, managed
 from inspector.engine.summarizers import calls_a_model
 from inspector.engine.summary_block import SUMMARY_PREFIX as SUMMARY_PREFIX
