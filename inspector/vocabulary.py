@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 BANDS: tuple[str, ...] = ("system", "summary", "history", "user", "working_memory", "tool_schemas")
 """The payload's bands, in payload order (every call's tokens are split into these)."""
@@ -128,7 +129,7 @@ _DERIVED: dict[str, Callable[[], object]] = {
 """The tables derived from the registry, by the names faces import (read afresh on each access)."""
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:
     """The derived tables (:data:`_DERIVED`) by their module-level names. Raises
     :class:`AttributeError` for any other name."""
     make = _DERIVED.get(name)

@@ -27,7 +27,7 @@ from inspector.engine.types import Message
 from inspector.errors import InspectorError
 
 SNAPSHOT_VERSION = 1
-FoldKind = Literal["summary", "drop", "window", "stack", "replace", "rewrite"]
+FoldKind = Literal["summary", "drop", "window", "stack", "rewrite"]
 
 
 class ArchiveError(InspectorError, ValueError):
