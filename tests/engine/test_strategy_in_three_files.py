@@ -141,6 +141,14 @@ def test_a_replay_shows_the_replaced_rows_with_their_reason_and_forgetting_says_
     reasons = not_sent_reasons(rp, k)
     assert {i: reasons[i] for i in rows} == {i: reason_words("tool-result-cleared") for i in rows}
     assert ACTION_WORDS["results-cleared"] == "old tool results cleared"
+    # the app's payload and not-sent views (the functions its This call view shows) say the same
+    from inspector.report.app_views import not_sent_rows, payload_rows
+
+    words = reason_words("tool-result-cleared")
+    sent = {row.anchor: row.why for row in payload_rows(rp, k)}
+    assert all(f"sent in place of transcript #{i}: {words}" in sent[f"msg-{i}"] for i in rows)
+    missing = " ".join(f"{row.why} {row.note}" for row in not_sent_rows(rp, k))
+    assert words in missing
     # a call that clears nothing has no "replaced" key: replays of other strategies read as before
     assert "replaced" not in rp.frames[0].to_json()
 
