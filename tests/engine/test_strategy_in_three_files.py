@@ -50,7 +50,7 @@ class ClearOldResults(ContextManager):
 
     name = NAME
     actions = (Action("results-kept", "kept: no old tool result"),
-               Action("results-cleared", "old tool results cleared", "edit"))
+               Action("results-cleared", "old tool results cleared", "edit", marker="tool results cleared"))
     reasons = (Reason("tool-result-cleared", "tool result cleared (a placeholder was sent)"),)
 
     def __init__(self, params: ClearOldParams | None = None) -> None:
@@ -149,6 +149,16 @@ def test_a_replay_shows_the_replaced_rows_with_their_reason_and_forgetting_says_
     assert all(f"sent in place of transcript #{i}: {words}" in sent[f"msg-{i}"] for i in rows)
     missing = " ".join(f"{row.why} {row.note}" for row in not_sent_rows(rp, k))
     assert words in missing
+    # its marker: a kind of call the stepper jumps to, and a trace of the timeline
+    from inspector.report.app_views import event_calls
+    from inspector.report.figures import timeline
+    from inspector.vocabulary import EVENT_WORDS
+
+    assert EVENT_WORDS["results-cleared"] == "tool results cleared"
+    assert event_calls(rp)["results-cleared"] == [j for j, g in enumerate(rp.frames)
+                                                  if g.decision.action == "results-cleared"]
+    names = {getattr(trace, "name", None) for trace in timeline(rp).data}
+    assert "tool results cleared" in names
     # a call that clears nothing has no "replaced" key: replays of other strategies read as before
     assert "replaced" not in rp.frames[0].to_json()
 
