@@ -156,7 +156,8 @@ class ContextManager(ABC):
 
     @abstractmethod
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
-        """The history this call should see and the decision that produced it, as one result."""
+        """This call's result (:func:`managed`): the edit record over ``past``, the history derived from it
+        and the decision that produced it."""
 
     def decide_with_working(self, past: Sequence[Message], working: Sequence[Message], hint: int) -> Managed:
         """For a strategy with ``edits_working_memory``: the result for this call given the current
