@@ -9,7 +9,7 @@
 * :func:`run_sweep` runs :func:`inspector.sweep.sweep` locally or on a Dask cluster.
 * :func:`show` steps through a replay in Jupyter: the band bar, the payload and what is not sent,
   with a step control (ipywidgets). It reads only the records the app reads
-  (:mod:`inspector.report.app_views`, :mod:`inspector.report.tables`), so both faces show the same.
+  (:mod:`inspector.report.per_call`, :mod:`inspector.report.tables`), so both faces show the same.
 
 Importing this module changes nothing (no renderer, no environment; :func:`setup` sets the display
 options when a notebook asks); ipywidgets is imported only by :func:`show`.
@@ -251,7 +251,7 @@ def _table_html(rows: list[list[str]], header: Sequence[str]) -> str:
 def payload_html(rp: Replay, call: int) -> str:
     """The call's exact payload: one row per message (position, transcript index, band, role,
     tokens, tool calls), the text expandable to the whole message as JSON, secrets masked."""
-    from inspector.report.app_views import payload_message_text, payload_view
+    from inspector.report.per_call import payload_message_text, payload_view
     from inspector.report.figures import BAND_COLORS, BAND_LABELS
 
     df = payload_view(rp, call)
@@ -273,7 +273,7 @@ def payload_html(rp: Replay, call: int) -> str:
 def not_sent_html(rp: Replay, call: int) -> str:
     """The transcript messages that exist at this call but are not sent, each with the reason, then
     the references this call needed and could no longer see (:mod:`inspector.forgetting`)."""
-    from inspector.report.app_views import forgotten_view
+    from inspector.report.per_call import forgotten_view
     from inspector.report.tables import not_sent_table
 
     df = not_sent_table(rp, call)
@@ -295,7 +295,7 @@ def not_sent_html(rp: Replay, call: int) -> str:
 
 def call_heading_html(rp: Replay, call: int) -> str:
     """Which call this is and what the engine did on it, in words."""
-    from inspector.report.app_views import call_label
+    from inspector.report.per_call import call_label
     from inspector.vocabulary import action_words
 
     f = rp.frames[call]

@@ -13,8 +13,7 @@ from collections.abc import Sequence
 
 APP_PRELOAD: tuple[str, ...] = (
     "pandas", "plotly.graph_objects", "yaml", "inspector.replay", "inspector.compare", "inspector.transcripts",
-    "inspector.report.tables", "inspector.report.figures", "inspector.report.app_views", "inspector.live",
-    "inspector.report.app_first_page",
+    "inspector.report.tables", "inspector.report.figures", "inspector.live", "inspector.app.page",
 )
 """What the app's script imports, imported by :func:`serve` before the server starts listening.
 
@@ -27,7 +26,7 @@ def warm_up(args: Sequence[str] = ()) -> None:
     """Import :data:`APP_PRELOAD`, then prepare the first page: the replay of the transcript and
     manifest the app is launched on (``args``: :func:`serve`'s, the launch options after ``--``;
     none: the bundled demo), kept under the cache key the first page reads
-    (:mod:`inspector.report.app_first_page`).
+    (:mod:`inspector.app.first_page`).
 
     The first replay in a process loads the tokenizer's ranks, the model map and the validators,
     and a long transcript's replay and forgetting analysis take their time; done here, before the
@@ -41,7 +40,7 @@ def warm_up(args: Sequence[str] = ()) -> None:
     for name in APP_PRELOAD:
         importlib.import_module(name)
     from inspector import apply_offline_defaults
-    from inspector.report.app_first_page import launch_from_serve_args, prepare_first_page
+    from inspector.app.first_page import launch_from_serve_args, prepare_first_page
 
     apply_offline_defaults()
     log = logging.getLogger("inspector")

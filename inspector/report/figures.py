@@ -1,4 +1,4 @@
-"""plotly figures over a replay: the per-call band bar, the timeline, aligned comparisons.
+"""plotly figures over a replay: the per-call band bar and the timeline, shared by the app and the notebooks.
 
 Lines on the timeline are on the payload scale: ``input budget`` = max_tokens − reserve − margin
 (the trimmer's ceiling), ``summary trigger`` = fixed parts + hint, ``hysteresis ceiling`` = fixed
@@ -8,11 +8,12 @@ parts + ceiling; so a payload bar crossing a line means exactly what the engine 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from inspector.replay import Replay
 from inspector.report.tables import frames_table
+from inspector.vocabulary import BANDS
 
 BAND_COLORS = {
     "system": "#4C78A8", "summary": "#B279A2", "history": "#72B7B2", "user": "#F58518",
@@ -45,10 +46,8 @@ LINE_STYLES = {
 """The three budget lines get distinct colours and dashes, so two that almost coincide stay apart."""
 TIMELINE_BAR_MAX = 400
 """Up to this many calls the timeline draws one bar per call; beyond it, stepped areas (one path per
-band instead of thousands of bars, so the browser draws a long replay quickly) with box zoom, and
-invisible markers on the top line (:data:`CLICKABLE`) so a click lands on the call under it. The app
-draws the timeline once per replay (a step moves only :func:`call_strip_html`), so these extra
-markers cost once, not on every step."""
+band, the same numbers) with box zoom, and invisible markers on the top line (:data:`CLICKABLE`) so
+a click lands on the call under it."""
 
 CLICKABLE = dict(mode="lines+markers", marker=dict(size=6, opacity=0))
 """Lines and areas cannot be selected, and a click selects only the first point plotly lists under
@@ -85,6 +84,7 @@ def marked_actions() -> dict[str, tuple[str, str]]:
 
 
 def marker_words(action: str) -> str:
+    """The legend's words for a timeline marker: the event's words, else the action's."""
     from inspector.vocabulary import EVENT_WORDS, action_words
 
     return EVENT_WORDS.get(action) or action_words(action)
@@ -96,7 +96,7 @@ def band_segments(frame: Any) -> list[tuple[str, int]]:
     reserve and the safety margin, then the headroom when there is some. Over budget there is no headroom and no extra band: the
     overflow is the part of these segments that lies past the window line (:func:`band_bar_html`)."""
     b = frame.budget
-    segs = [(k, frame.bands.get(k, 0)) for k in ("system", "summary", "history", "user", "working_memory", "tool_schemas")]
+    segs = [(k, frame.bands.get(k, 0)) for k in BANDS]
     if b.prefix:
         segs.append(("prefix", b.prefix))
     segs += [("reserve", b.reserve), ("margin", b.margin)]
@@ -117,8 +117,8 @@ def band_bar_html(rp: Replay, call: int) -> str:
     asks for (payload + reserve + margin) when that is more. Over budget, the part past the window
     line is shaded (``ci-over-part``, titled with the overflow) over the segments that lie there:
     the overflow is not a band of its own, so nothing is counted twice. Drawn by the browser as
-    plain boxes: a step in the app replaces a few ``<div>`` instead of re-laying out a plotly
-    figure, and the notebook, a static export and a GitHub preview show the same bar. Guarantees:
+    plain boxes, so the app, the notebook, a static export and a GitHub preview show the same bar.
+    Guarantees:
     the window (and a calibrated cap that differs from it) are marked by a line across the bar with
     their label in a row *above* the bar, so a label never overlaps a segment; every segment has a
     hover title with its tokens and share of the window; the legend lists the non-empty bands in the
@@ -184,7 +184,7 @@ BAND_BAR_CSS = (
     "border:1px solid rgba(0,0,0,.2)}")
 
 
-def _tick_step(n: int, most: int = 14) -> int:
+def tick_step(n: int, most: int = 14) -> int:
     """An integer tick step (1, 2, 5, 10, 20, 50, …) giving at most ``most`` ticks over ``n`` calls."""
     step = 1
     while n / step > most:
@@ -214,24 +214,43 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
 
     Hovering a call shows all of it at once (every band, the lines, the events); ticks are whole
     call numbers; calls over the input budget get their own marker. Up to
-    :data:`TIMELINE_BAR_MAX` calls are bars, longer replays stepped areas (same numbers)."""
+    :data:`TIMELINE_BAR_MAX` calls are bars, longer replays stepped areas (same numbers).
+    ``selected`` draws the cursor (:func:`cursor_shape`) at that call, ``title`` heads the chart and
+    ``y_max`` fixes the top of the y axis (timelines side by side share one). Returns a plotly
+    ``Figure``; an empty one for a replay with no call."""
     import plotly.graph_objects as go
-
-    from inspector.vocabulary import TIMELINE_WORDS
 
     df = frames_table(rp)
     if df.empty:
         return go.Figure()
-    n = len(df)
-    bars = n <= TIMELINE_BAR_MAX
+    bars = len(df) <= TIMELINE_BAR_MAX
+    lines = _budget_lines(rp)
+    data = _band_traces(df, bars) + _line_traces(df, lines)
+    data[-1].update(CLICKABLE)  # the last budget line carries the click (see CLICKABLE), over bars too
+    data += _event_traces(df)
+    if forgotten:
+        data += _forgotten_traces(rp, df)
+    data += _fold_traces(rp)
+    for trace in data:
+        # A click selects a call, and plotly would then dim every other call for good: the app never
+        # redraws this figure on a step, so the dimmed bars would keep pointing at the clicked call
+        # after the user stepped away. Selection changes nothing on screen; the strip marks the call.
+        shown = dict(marker=dict(opacity=trace.get("marker", {}).get("opacity", 1)))
+        trace.update(selected=shown, unselected=shown)
+    layout = _timeline_layout(df, lines, data, bars=bars, selected=selected, title=title, y_max=y_max)
+    return go.Figure(dict(data=data, layout=layout))
+
+
+def _band_traces(df: Any, bars: bool) -> list[dict[str, Any]]:
+    """One trace per band the replay ever sends: bars, or stepped stacked areas for a long replay.
+    The first carries the call's heading in the unified hover."""
     x = df["call"].to_numpy()
     custom = df[["turn", "step"]].to_numpy()
     data: list[dict[str, Any]] = []
-    first = True
-    for band in ("system", "summary", "history", "user", "working_memory", "tool_schemas"):
+    for band in BANDS:  # stacked bottom to top in the payload's order
         if not df[band].any():
             continue  # a band this strategy never sends gets no legend entry
-        head = "call %{x} · turn %{customdata[0]} · step %{customdata[1]}<br>" if first else ""
+        head = "call %{x} · turn %{customdata[0]} · step %{customdata[1]}<br>" if not data else ""
         trace: dict[str, Any] = dict(x=x, y=df[band].to_numpy(), name=BAND_LABELS[band], customdata=custom,
                                      hovertemplate=head + BAND_LABELS[band] + ": %{y:,}<extra></extra>")
         if bars:
@@ -240,75 +259,99 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
             trace.update(type="scatter", mode="lines", stackgroup="bands", line=dict(width=0, shape=STEP_SHAPE),
                          fillcolor=BAND_COLORS[band])
         data.append(trace)
-        first = False
-    lines = _budget_lines(rp)
-    for col in lines:
-        data.append(dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col], mode="lines",
-                         line=dict(shape=STEP_SHAPE, **LINE_STYLES[col]),
-                         hovertemplate=TIMELINE_WORDS[col] + ": %{y:,}<extra></extra>"))
-    data[-1].update(CLICKABLE)  # the last budget line carries the click (see CLICKABLE), over bars too
+    return data
+
+
+def _line_traces(df: Any, lines: Sequence[str]) -> list[dict[str, Any]]:
+    """The budget lines (:func:`_budget_lines`) as steps over the calls."""
+    from inspector.vocabulary import TIMELINE_WORDS
+
+    x = df["call"].to_numpy()
+    return [dict(type="scatter", x=x, y=df[col].to_numpy(), name=TIMELINE_WORDS[col], mode="lines",
+                 line=dict(shape=STEP_SHAPE, **LINE_STYLES[col]),
+                 hovertemplate=TIMELINE_WORDS[col] + ": %{y:,}<extra></extra>") for col in lines]
+
+
+def _marker_trace(df: Any, sel: Any, name: str, symbol: str, color: str, lift: float,
+                  text: list[str] | None = None) -> dict[str, Any]:
+    """Markers over the selected calls, ``lift`` × the tallest payload above each call's payload."""
     top = df["payload_tokens"]
     ymax = float(top.max() or 1)
-    y_top, off_scale = _y_scale(df, lines, y_max)
+    return dict(type="scatter", x=df["call"][sel].tolist(), y=(top[sel] + ymax * lift).tolist(),
+                mode="markers", name=name, marker=dict(symbol=symbol, size=10, color=color,
+                                                       line=dict(width=1.5, color=color)),
+                text=text, hovertemplate=name + (": %{text}" if text else "") + "<extra></extra>")
 
-    def markers(sel: Any, name: str, symbol: str, color: str, lift: float, text: list[str] | None = None) -> None:
-        data.append(dict(type="scatter", x=df["call"][sel].tolist(), y=(top[sel] + ymax * lift).tolist(),
-                         mode="markers", name=name, marker=dict(symbol=symbol, size=10, color=color,
-                                                                line=dict(width=1.5, color=color)),
-                         text=text, hovertemplate=name + (": %{text}" if text else "") + "<extra></extra>"))
 
-    from inspector.vocabulary import summary_event
+def _event_traces(df: Any) -> list[dict[str, Any]]:
+    """Markers for the context manager's actions (:data:`MARKERS`; a summary by what was sent), the
+    trimmer's cuts, the pairing repairs and the calls over the input budget."""
+    from inspector.vocabulary import EVENT_WORDS, TIMELINE_WORDS, summary_event
 
+    data = []
     events = df["cm_action"].copy()
     events[:] = [summary_event(a, bool(s)) or a for a, s in zip(df["cm_action"], df["summary_sent"], strict=True)]
     for action, (symbol, color) in marked_actions().items():
         sel = events == action
         if sel.any():
-            markers(sel, marker_words(action), symbol, color, 0.04)
+            data.append(_marker_trace(df, sel, marker_words(action), symbol, color, 0.04))
     for col, kind, symbol, color in (("trimmed", "trimmed", "triangle-down", "#FF7F0E"),
                                      ("repairs", "repair", "diamond", "#17BECF")):
         sel = df[col] > 0
         if sel.any():
-            from inspector.vocabulary import EVENT_WORDS
-
-            markers(sel, EVENT_WORDS[kind], symbol, color, 0.08, [f"{v:,}" for v in df[col][sel]])
+            data.append(_marker_trace(df, sel, EVENT_WORDS[kind], symbol, color, 0.08,
+                                      [f"{v:,}" for v in df[col][sel]]))
     over = df["headroom"] < 0
     if over.any():
-        markers(over, TIMELINE_WORDS["over_budget"], "triangle-up", "#D62728", 0.16,
-                [f"by {-v:,} tokens" for v in df["headroom"][over]])
-    if forgotten:
-        from inspector.vocabulary import EVENT_WORDS
+        data.append(_marker_trace(df, over, TIMELINE_WORDS["over_budget"], "triangle-up", "#D62728", 0.16,
+                                  [f"by {-v:,} tokens" for v in df["headroom"][over]]))
+    return data
 
-        lost = forgotten_per_call(rp)
-        sel = [k for k, calls in enumerate(lost) if calls]
-        if sel:
-            words = ["<br>".join(f"{x.identifier} (in message {x.message})" for x in lost[k][:6])
-                     + (f"<br>… {len(lost[k]) - 6} more" if len(lost[k]) > 6 else "") for k in sel]
-            data.append(dict(type="scatter", x=sel, y=[float(top[k]) + ymax * 0.12 for k in sel], mode="markers",
-                             name=EVENT_WORDS["forgotten"], text=words,
-                             marker=dict(symbol="x-thin-open", size=10, color="#D62728", line=dict(width=2)),
-                             hovertemplate=EVENT_WORDS["forgotten"] + ":<br>%{text}<extra></extra>"))
+
+def _forgotten_traces(rp: Replay, df: Any) -> list[dict[str, Any]]:
+    """A marker on every call that forgot a reference, its first six identifiers in the hover text."""
+    from inspector.vocabulary import EVENT_WORDS
+
+    lost = forgotten_per_call(rp)
+    sel = [k for k, calls in enumerate(lost) if calls]
+    if not sel:
+        return []
+    top = df["payload_tokens"]
+    ymax = float(top.max() or 1)
+    words = ["<br>".join(f"{x.identifier} (in message {x.message})" for x in lost[k][:6])
+             + (f"<br>… {len(lost[k]) - 6} more" if len(lost[k]) > 6 else "") for k in sel]
+    return [dict(type="scatter", x=sel, y=[float(top[k]) + ymax * 0.12 for k in sel], mode="markers",
+                 name=EVENT_WORDS["forgotten"], text=words,
+                 marker=dict(symbol="x-thin-open", size=10, color="#D62728", line=dict(width=2)),
+                 hovertemplate=EVENT_WORDS["forgotten"] + ":<br>%{text}<extra></extra>")]
+
+
+def _fold_traces(rp: Replay) -> list[dict[str, Any]]:
+    """Commit folds on the axis, between the last call of their turn and the next call."""
     commit_calls = commit_positions(rp)
-    if commit_calls:
-        from inspector.vocabulary import EVENT_WORDS, action_words
+    if not commit_calls:
+        return []
+    from inspector.vocabulary import EVENT_WORDS, action_words
 
-        data.append(dict(type="scatter", x=[c for c, _ in commit_calls], y=[0] * len(commit_calls), mode="markers",
-                         name=EVENT_WORDS["fold"], text=[action_words(a) for _, a in commit_calls],
-                         marker=dict(symbol="line-ns-open", size=14, color="#6A3D9A", line=dict(width=2)),
-                         hovertemplate=EVENT_WORDS["fold"] + ": %{text}<extra></extra>"))
-    for trace in data:
-        # A click selects a call, and plotly would then dim every other call for good: the app never
-        # redraws this figure on a step, so the dimmed bars would keep pointing at the clicked call
-        # after the user stepped away. Selection changes nothing on screen; the strip marks the call.
-        shown = dict(marker=dict(opacity=trace.get("marker", {}).get("opacity", 1)))
-        trace.update(selected=shown, unselected=shown)
-    shapes = []
-    if selected is not None and 0 <= selected < n:
-        shapes.append(cursor_shape(selected))
+    return [dict(type="scatter", x=[c for c, _ in commit_calls], y=[0] * len(commit_calls), mode="markers",
+                 name=EVENT_WORDS["fold"], text=[action_words(a) for _, a in commit_calls],
+                 marker=dict(symbol="line-ns-open", size=14, color="#6A3D9A", line=dict(width=2)),
+                 hovertemplate=EVENT_WORDS["fold"] + ": %{text}<extra></extra>")]
+
+
+def _timeline_layout(df: Any, lines: Sequence[str], data: list[dict[str, Any]], *, bars: bool,
+                     selected: int | None, title: str | None, y_max: float | None) -> dict[str, Any]:
+    """The timeline's layout: stacked bars, whole-call ticks, fixed margins, the cursor at
+    ``selected``, the y axis (:func:`_y_scale`, with the lines above it named) and the digest of
+    ``data`` (:func:`data_revision`)."""
+    from inspector.vocabulary import TIMELINE_WORDS
+
+    n = len(df)
+    shapes = [cursor_shape(selected)] if selected is not None and 0 <= selected < n else []
     layout: dict[str, Any] = dict(
         barmode="stack", bargap=0.15, height=340,
         margin=dict(**TIMELINE_MARGIN, t=40 if title else 16, b=10),
-        xaxis=dict(title=dict(text="LLM call"), tickformat="d", dtick=_tick_step(n), tick0=0,
+        xaxis=dict(title=dict(text="LLM call"), tickformat="d", dtick=tick_step(n), tick0=0,
                    range=list(timeline_range(n))),
         yaxis=dict(title=dict(text="tokens"), tickformat=",d", rangemode="tozero", automargin=False),
         legend=dict(orientation="h", y=-0.22, traceorder="normal"), hovermode="x unified",
@@ -317,6 +360,7 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
         layout["dragmode"] = "zoom"  # a dragged box zooms in (Streamlit would pan); a double click zooms out
     if title:
         layout["title"] = dict(text=title)
+    y_top, off_scale = _y_scale(df, lines, y_max)
     if y_top:
         layout["yaxis"]["range"] = [0, y_top]
     if off_scale:
@@ -324,7 +368,7 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
             xref="paper", yref="paper", x=1, y=1, xanchor="right", yanchor="top", showarrow=False,
             align="right", font=dict(size=11, color="#555"), bgcolor="rgba(255,255,255,0.8)",
             text="↑ " + TIMELINE_WORDS["off_scale"] + ": " + " · ".join(off_scale))]
-    return go.Figure(dict(data=data, layout=layout))
+    return layout
 
 
 OFF_SCALE = 3.0
@@ -365,6 +409,14 @@ def _y_top(df: Any, lines: Sequence[str]) -> tuple[float, bool]:
     return max([tallest * 1.22, *(h * 1.05 for h in near)]), len(near) < len(highs)
 
 
+def timeline_top(rp: Replay) -> float | None:
+    """The top of ``rp``'s timeline y axis as :func:`timeline` draws it without ``y_max`` (every
+    payload with its markers, every budget line within :data:`OFF_SCALE` × the tallest payload);
+    None for a replay with no call. Timelines drawn side by side share the largest of their tops."""
+    df = frames_table(rp)
+    return None if df.empty else _y_top(df, _budget_lines(rp))[0]
+
+
 def _budget_lines(rp: Replay) -> list[str]:
     """The budget lines a replay's timeline draws: the input budget, and the summarising manager's
     trigger and ceiling (no line where they do not apply)."""
@@ -377,34 +429,12 @@ def timeline_range(n: int) -> tuple[float, float]:
     return (-0.6, n - 0.4)
 
 
-def call_strip_html(n: int, call: int) -> str:
-    """A thin strip under the timeline marking the current call ("▲ call k of N").
-
-    It spans the timeline's plot area (the same fixed margins, the same x range as the unzoomed
-    figure; below the legend), so the marker sits under call ``k``'s bar. (A legend on top put the
-    strip right under the axis, but at 1024 px it took most of the chart's height.) In the app a step redraws this strip
-    instead of the figure: moving a cursor drawn into the figure resent and re-laid-out the whole
-    timeline on every step. A zoomed timeline keeps the strip on the whole conversation (it is then
-    an overview: where the current call lies in all N)."""
-    lo, hi = timeline_range(n)
-    pos = 100.0 * (call - lo) / (hi - lo) if hi > lo else 0.0
-    text = f"▲ call {call:,} of {n:,}"
-    side = f"right:{100.0 - pos:.3f}%;text-align:right" if pos > 70 else f"left:{pos:.3f}%"
-    return (f"<div class='ci-strip' style='position:relative;height:20px;margin:-6px {TIMELINE_MARGIN['r']}px 0 "
-            f"{TIMELINE_MARGIN['l']}px;border-top:1px solid #ccc;font-size:.75rem;color:#D62728'>"
-            f"<div class='ci-cursor' data-call='{call}' style='position:absolute;left:{pos:.3f}%;top:-7px;"
-            f"height:10px;border-left:2px solid #D62728'></div>"
-            f"<div style='position:absolute;top:2px;{side};white-space:nowrap;padding:0 4px'>{text}</div></div>")
-
-
 def data_revision(data: list[dict[str, Any]]) -> str:
     """A digest of a figure's traces, set as ``layout.datarevision``.
 
-    plotly.js's ``react`` compares data arrays by identity unless ``datarevision`` is given; the
-    browser parses a fresh copy of the figure on every step, so without it every step recomputed
-    and redrew every trace although only the cursor moved. With it, an unchanged digest tells
-    plotly.js the traces are the same (only the shapes are redrawn), and different data always
-    gets a different digest, so a new replay is never drawn with the old traces."""
+    It tells plotly.js whether the traces changed: the same data gives the same digest (the traces
+    are kept as drawn, only the shapes are drawn again), and different data always gets a different
+    digest, so a new replay is never drawn with the old traces."""
     h = hashlib.blake2b(digest_size=12)
     for trace in data:
         for key in sorted(trace):
@@ -439,57 +469,3 @@ def commit_positions(rp: Replay) -> list[tuple[float, str]]:
             continue
         out.append((last_call[c.turn] + 0.5, c.action))
     return out
-
-
-def compare_timelines(replays: Mapping[str, Replay]) -> list[Any]:
-    """One timeline per strategy with the same y axis, so heights compare at a glance.
-
-    They carry no legend: in two to four narrow columns a legend of ten entries covered the axis
-    and scrolled inside the chart. Colours and markers are those of the main timeline (whose legend
-    the app shows above them), and hovering a call still names every band, line and event."""
-    tops = [_y_top(df, _budget_lines(rp))[0] for rp in replays.values() if not (df := frames_table(rp)).empty]
-    y_max = max(tops, default=None)
-    figs = [timeline(rp, title=name, y_max=y_max) for name, rp in replays.items()]
-    for fig, rp in zip(figs, replays.values(), strict=True):
-        # Narrow columns: at most 5 call ticks (14 collided at 1024 px), the axis title in the margin.
-        fig.update_layout(showlegend=False, height=300, xaxis=dict(dtick=_tick_step(len(rp.frames), 5)))
-    return figs
-
-
-LEGEND_SYMBOLS = {
-    "star": "★", "circle-open": "○", "circle-x-open": "⊗", "x": "✕", "x-thin-open": "✕", "triangle-left": "◀",
-    "triangle-down": "▼", "diamond": "◆", "triangle-up": "▲", "line-ns-open": "│",
-}
-"""How the timeline's marker symbols are drawn in :func:`legend_html` (plotly symbol → character)."""
-
-
-def legend_html(fig: Any) -> str:
-    """A figure's legend as wrapping HTML (a swatch for a band, a short line for a budget line, the
-    marker's symbol for an event), in the figure's trace order. The app draws it under the timeline
-    instead of plotly's own legend, which at 1024 px became a scroll box that cut entries off."""
-    import html
-
-    keys = []
-    for trace in fig.data:
-        if trace.showlegend is False or not trace.name:
-            continue
-        name = html.escape(str(trace.name))
-        mode = str(getattr(trace, "mode", "") or "")
-        if trace.type == "bar" or getattr(trace, "stackgroup", None):
-            color = trace.marker.color if trace.type == "bar" else trace.fillcolor
-            swatch = f"<i style='background:{html.escape(str(color))}'></i>"
-        elif mode.startswith("markers"):
-            symbol = LEGEND_SYMBOLS.get(str(trace.marker.symbol), "●")
-            swatch = f"<b style='color:{html.escape(str(trace.marker.color))}'>{symbol}</b>"
-        else:
-            line = trace.line
-            style = {"dash": "dashed", "dot": "dotted"}.get(str(line.dash), "solid")
-            swatch = (f"<u style='border-top:{max(float(line.width or 2), 2):.1f}px {style} "
-                      f"{html.escape(str(line.color))}'></u>")
-        keys.append(f"<span class='ci-lkey'>{swatch}{name}</span>")
-    return ("<style>.ci-legend-tl{font-size:.78rem;line-height:1.7;margin:0 0 4px " f"{TIMELINE_MARGIN['l']}px" "}"
-            ".ci-lkey{white-space:nowrap;margin-right:14px;display:inline-block}"
-            ".ci-lkey i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:-1px}"
-            ".ci-lkey u{display:inline-block;width:22px;height:0;margin-right:4px;vertical-align:middle}"
-            ".ci-lkey b{margin-right:4px}</style>"
-            f"<div class='ci-legend-tl'>{''.join(keys)}</div>")

@@ -171,19 +171,44 @@ def _cheaper(agg: Any, valid: Any, best: Any, params: Sequence[str], metric: str
 
 def _pick_text(agg: Any, valid: Any, ranked: Any, keeper: Any, cheaper: list[dict[str, Any]], params: Sequence[str],
                metric: str, scope: str, filters: list[str], tolerance: int, discriminates: bool) -> str:
+    """The recommendation's paragraphs, in reading order: the pick, why the grid cannot tell
+    settings apart (when it cannot), the budget, forgetting, the cost, the cheaper settings passed
+    over, what the pick pays for its saving, the stand-in's note and the runner-up."""
     best = ranked.iloc[0]
+    lines = [f"**Recommendation: {_setting_words(best, params)}**"]
+    if not discriminates:
+        lines.append(_no_discrimination_words(agg, valid))
+    lines.append(_budget_words(agg, valid, best, params, scope, filters))
+    lines.append(_forgetting_words(valid, ranked, keeper, best, params, tolerance))
+    body, spread = _cost_words(ranked, params, metric, discriminates)
+    lines.append(body)
+    lines += _cheaper_words(cheaper, valid, best, params, metric, discriminates)
+    lines.append(_trade_words(best, saved=discriminates and len(ranked) > 1 and spread >= 0.5))
+    lines += _standin_words(best)
+    if len(ranked) > 1:
+        runner = ranked.iloc[1]
+        lines.append(f"Runner-up: {_setting_words(runner, params)} ({_value_words(metric, runner[metric])}, "
+                     f"{int(runner['forgotten'])} forgotten, {int(runner['summarizer_calls'])} summarizer call(s), "
+                     f"peak {int(runner['peak_payload']):,} tokens).")
+    return "\n\n".join(lines)
+
+
+def _no_discrimination_words(agg: Any, valid: Any) -> str:
+    """Why every setting within budget behaves the same (too few user turns, or the same numbers)."""
+    turns = int(agg["user_turns"].max()) if "user_turns" in agg.columns and len(agg) else 0
+    why = (f"the transcript(s) have at most {turns} user turn(s), so no setting of this grid ever folds anything"
+           if turns <= 1 else "every setting within budget sent the same tokens, folded and forgot the same")
+    return (f"**The grid cannot discriminate:** {why}. Any of the {len(valid)} setting(s) within budget "
+            f"behaves the same on these transcripts; the pick is the one with the most context. "
+            "Sweep longer conversations or a tighter window to learn something.")
+
+
+def _budget_words(agg: Any, valid: Any, best: Any, params: Sequence[str], scope: str, filters: list[str]) -> str:
+    """How many settings stayed within the input budget (and met the filters), and the worst one over it."""
     budget = int(best["input_budget"])
     budgets = sorted({int(b) for b in agg["input_budget"].dropna()})
     budget_words = f"the input budget ({budget:,} tokens: window − completion reserve − safety margin)" \
         if len(budgets) == 1 else "their input budget (window − completion reserve − safety margin)"
-    lines = [f"**Recommendation: {_setting_words(best, params)}**"]
-    if not discriminates:
-        turns = int(agg["user_turns"].max()) if "user_turns" in agg.columns and len(agg) else 0
-        why = (f"the transcript(s) have at most {turns} user turn(s), so no setting of this grid ever folds anything"
-               if turns <= 1 else "every setting within budget sent the same tokens, folded and forgot the same")
-        lines.append(f"**The grid cannot discriminate:** {why}. Any of the {len(valid)} setting(s) within budget "
-                     f"behaves the same on these transcripts; the pick is the one with the most context. "
-                     "Sweep longer conversations or a tighter window to learn something.")
     lead = f"Of {scope}, {len(valid)} never sent a payload over {budget_words}"
     lead += f" and met the filters ({'; '.join(filters)})." if filters else "."
     over = agg[agg["over_budget"] > 0]
@@ -191,18 +216,28 @@ def _pick_text(agg: Any, valid: Any, ranked: Any, keeper: Any, cheaper: list[dic
         worst = over.sort_values("over_budget", ascending=False, kind="mergesort").iloc[0]
         lead += (f" {len(over)} went over at least once (worst: {_setting_words(worst, params)}, "
                  f"{int(worst['over_budget'])} call(s) over budget).")
-    lines.append(lead)
+    return lead
+
+
+def _forgetting_words(valid: Any, ranked: Any, keeper: Any, best: Any, params: Sequence[str], tolerance: int) -> str:
+    """What the setting that forgets least forgets, the tolerance, and what the pick forgets."""
     least = int(keeper["forgotten"])
     if least == 0 and int(valid["forgotten"].max()) == 0:
-        lines.append("No setting within budget forgot a reference: every identifier a call needed was still in "
-                     "its payload (or in a summary).")
-    else:
-        bar = ("nothing that setting keeps" if tolerance == 0 else
-               f"at most {tolerance} forgotten reference(s) more than that")
-        lines.append(f"Forgetting: the setting that forgets least is {_setting_words(keeper, params)}, with "
-                     f"{least} forgotten reference(s) (an identifier a call needed that was only in a message no longer "
-                     f"sent). The tolerance is {bar}; {len(ranked)} setting(s) meet it, and the pick forgets "
-                     f"{int(best['forgotten'])}.")
+        return ("No setting within budget forgot a reference: every identifier a call needed was still in "
+                "its payload (or in a summary).")
+    bar = ("nothing that setting keeps" if tolerance == 0 else
+           f"at most {tolerance} forgotten reference(s) more than that")
+    return (f"Forgetting: the setting that forgets least is {_setting_words(keeper, params)}, with "
+            f"{least} forgotten reference(s) (an identifier a call needed that was only in a message no longer "
+            f"sent). The tolerance is {bar}; {len(ranked)} setting(s) meet it, and the pick forgets "
+            f"{int(best['forgotten'])}.")
+
+
+def _cost_words(ranked: Any, params: Sequence[str], metric: str, discriminates: bool) -> tuple[str, float]:
+    """The pick's cost and size, and how much less it costs than the dearest qualifying setting;
+    returns the paragraph and that saving in per cent."""
+    best = ranked.iloc[0]
+    budget = int(best["input_budget"])
     peak = int(best["peak_payload"])
     pct = 100.0 * peak / budget if budget else 0.0
     body = (f"Ranked by {_METRIC_WORDS[metric]}, the cheapest of those is {_setting_words(best, params)}: "
@@ -212,13 +247,19 @@ def _pick_text(agg: Any, valid: Any, ranked: Any, keeper: Any, cheaper: list[dic
     dearest = ranked.iloc[-1]
     spread = 100.0 * (1 - float(best[metric]) / float(dearest[metric])) if float(dearest[metric]) > 0 else 0.0
     if len(ranked) > 1 and spread >= 0.5:
-        saving = spread
-        body += (f" That is {saving:.0f} % less than the most expensive qualifying setting "
+        body += (f" That is {spread:.0f} % less than the most expensive qualifying setting "
                  f"({_setting_words(dearest, params)}: {_value_words(metric, dearest[metric])}).")
     ties = ranked[ranked[metric] == best[metric]]
     if len(ties) > 1 and discriminates:
         body += f" {len(ties)} settings tie on that; the pick keeps the most context."
-    lines.append(body)
+    return body, spread
+
+
+def _cheaper_words(cheaper: list[dict[str, Any]], valid: Any, best: Any, params: Sequence[str], metric: str,
+                   discriminates: bool) -> list[str]:
+    """The cheaper settings passed over: what those that forget more would forget, the others'
+    reasons, or that none is cheaper."""
+    lines = []
     forgets = [c for c in cheaper if c["why"] == "forgets more"]
     if forgets:
         parts = []
@@ -237,8 +278,12 @@ def _pick_text(agg: Any, valid: Any, ranked: Any, keeper: Any, cheaper: list[dic
             f"{_setting_words(c['setting'], params)} ({c['why']})" for c in others[:6]) + ".")
     if not cheaper and len(valid) > 1 and discriminates:
         lines.append("No cheaper setting exists in this grid: the pick is also the cheapest setting within budget.")
+    return lines
+
+
+def _trade_words(best: Any, saved: bool) -> str:
+    """What the pick pays for its context: summarizer calls, messages folded, dropped and trimmed."""
     calls = int(best["summarizer_calls"])
-    saved = discriminates and len(ranked) > 1 and spread >= 0.5
     lead_in = "The price of that saving: the" if saved else "The"
     trade = (f"{lead_in} summarizer is called {calls} time(s) ({int(best['summarizer_in_turn'])} during a turn, "
              f"{int(best['summarizer_commit'])} at a commit), {int(best['messages_summarised'])} message(s) are "
@@ -248,22 +293,22 @@ def _pick_text(agg: Any, valid: Any, ranked: Any, keeper: Any, cheaper: list[dic
     trimmed = int(best["trimmed"])
     trade += (f"; the token trimmer removed {trimmed} message(s) over all calls." if trimmed else
               "; the trimmer never had to cut.")
-    lines.append(trade)
+    return trade
+
+
+def _standin_words(best: Any) -> list[str]:
+    """The note that the summaries came from the offline stand-in (with its estimated cost), if they did."""
     basis = str(best.get("summary_cost_basis") or "")
     label = str(best.get("summarizer") or "")
-    if "stand-in" in label:
-        priced = basis.startswith("estimate")
-        lines.append("Summaries here come from the **offline stand-in (not a model)**: an extractive summary that keeps "
-                     "sentences with identifiers and decisions. "
-                     + (f"Its cost ({_money(best.get('summary_cost_usd'))}) is an **estimate**: "
-                        f"{basis.removeprefix('estimate ').strip('()')}. " if priced and calls else "")
-                     + "Set a real model (MODEL / API_BASE) for real summaries and their reported cost.")
-    if len(ranked) > 1:
-        runner = ranked.iloc[1]
-        lines.append(f"Runner-up: {_setting_words(runner, params)} ({_value_words(metric, runner[metric])}, "
-                     f"{int(runner['forgotten'])} forgotten, {int(runner['summarizer_calls'])} summarizer call(s), "
-                     f"peak {int(runner['peak_payload']):,} tokens).")
-    return "\n\n".join(lines)
+    if "stand-in" not in label:
+        return []
+    priced = basis.startswith("estimate")
+    calls = int(best["summarizer_calls"])
+    return ["Summaries here come from the **offline stand-in (not a model)**: an extractive summary that keeps "
+            "sentences with identifiers and decisions. "
+            + (f"Its cost ({_money(best.get('summary_cost_usd'))}) is an **estimate**: "
+               f"{basis.removeprefix('estimate ').strip('()')}. " if priced and calls else "")
+            + "Set a real model (MODEL / API_BASE) for real summaries and their reported cost."]
 
 
 def _same_outcome(entries: list[dict[str, Any]], metric: str) -> list[list[dict[str, Any]]]:

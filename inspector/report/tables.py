@@ -1,8 +1,7 @@
 """pandas tables over a replay. Every number comes from the frames: nothing is recounted here.
 
-pandas is imported by the functions that build a DataFrame, not by this module: the CLI's terminal
-table is built from :func:`frame_rows` (plain dicts), so a replay shown as a table starts without
-paying for pandas (about half a second; ``benchmarks/cli_startup.py``).
+pandas is imported by the functions that build a DataFrame, not by this module: :func:`frame_rows`
+gives the same rows as plain dicts, which is what the CLI's terminal table is built from.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 BAND_ORDER = BANDS  # the payload order, from inspector.vocabulary
 
 
-def _preview(content: Any, n: int = 160) -> str:
+def preview_text(content: Any, n: int = 160) -> str:
     """A one-line, secret-masked preview of message content (always plain text)."""
     from inspector.redact import mask_text
 
@@ -64,6 +63,9 @@ def frame_rows(rp: Replay) -> list[dict[str, Any]]:
 
 
 def totals_row(rp: Replay, name: str = "") -> dict[str, Any]:
+    """One row of a replay's totals under strategy ``name``: calls, tokens sent, the peak payload,
+    calls over budget, summarizer calls and failures, folds, repairs, trimmed and folded messages,
+    cost (the columns ``context-inspector compare`` prints)."""
     t = rp.totals()
     return {"strategy": name, "frames": t["frames"], "tokens_sent": t["payload_tokens"],
             "peak_payload": t["max_payload_tokens"], "over_budget": t["over_budget"],
@@ -74,6 +76,7 @@ def totals_row(rp: Replay, name: str = "") -> dict[str, Any]:
 
 
 def compare_table(replays: Mapping[str, Replay]) -> pd.DataFrame:
+    """One :func:`totals_row` per named replay, in order, as a DataFrame."""
     import pandas as pd
 
     return pd.DataFrame([totals_row(rp, name) for name, rp in replays.items()])
@@ -84,20 +87,22 @@ def payload_table(rp: Replay, call: int) -> pd.DataFrame:
     import pandas as pd
 
     f: Frame = rp.frames[call]
-    counter = _counter(rp)
+    counter = counter_of(rp)
     rows = []
-    refs, bands, synthetic = f.refs, f.row_bands, f.synthetic  # each rebuilds a list: once per call, not per row
+    refs, bands, synthetic = f.refs, f.row_bands, f.synthetic  # the payload's rows, position by position
     for k, msg in enumerate(f.payload(rp.messages)):
         calls = msg.get("tool_calls") or []
         names = ", ".join(str((c.get("function") or {}).get("name")) for c in calls if isinstance(c, dict))
         rows.append({"pos": k, "ref": refs[k], "band": bands[k], "synthetic": synthetic[k] or "",
                      "role": msg.get("role"), "tool_call_id": msg.get("tool_call_id") or "",
                      "tool_calls": names, "tokens": counter.count([msg]) if counter else None,
-                     "content": _preview(msg.get("content"))})
+                     "content": preview_text(msg.get("content"))})
     return pd.DataFrame(rows)
 
 
-def _counter(rp: Replay) -> Any:
+def counter_of(rp: Replay) -> Any:
+    """The replay's token counter; a replay rebuilt from JSON, which has none, gets one made for its
+    counter and model (kept on it)."""
     from inspector.engine.tokens import make_counter
 
     if rp.token_counter is None:  # a replay rebuilt from JSON has no live counter
@@ -114,7 +119,7 @@ def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
 
     f = rp.frames[call]
     rows: list[dict[str, Any]] = [  # computed for this call and not sent (Q18): never shown as sent
-        {"ref": None, "role": "system", "reason": n["reason"], "content": _preview(n.get("content"))}
+        {"ref": None, "role": "system", "reason": n["reason"], "content": preview_text(n.get("content"))}
         for n in f.not_sent]
     rows += [{"ref": i, "role": rp.messages[i].get("role"), "reason": reason, "content": _cached_preview(rp, i)}
              for i, reason in not_sent_reasons(rp, call).items()]
@@ -124,15 +129,19 @@ def not_sent_table(rp: Replay, call: int) -> pd.DataFrame:
 
 
 def _cached_preview(rp: Replay, i: int) -> str:
-    """Masked previews are computed once per replay: stepping late in a long conversation stays fast."""
+    """Transcript message ``i``'s masked preview, made once per replay and kept on it (every call's
+    table shows the same text)."""
     cache: dict[int, str] = rp.view("previews", dict)
     text = cache.get(i)
     if text is None:
-        text = cache[i] = _preview(rp.messages[i].get("content"))
+        text = cache[i] = preview_text(rp.messages[i].get("content"))
     return text
 
 
 def repairs_table(rp: Replay, call: int | None = None) -> pd.DataFrame:
+    """Every pairing repair of one call (``call``), or of every call: where (call, turn, step), its
+    kind, the transcript message repaired (``ref``, empty for a synthesised row), the tool call ids
+    it names and its detail."""
     import pandas as pd
 
     frames = [(call, rp.frames[call])] if call is not None else list(enumerate(rp.frames))

@@ -18,7 +18,7 @@ from inspector.params import SlidingWindowParams
 from inspector.plugins import DEFAULTS
 from inspector.replay import Replay
 from inspector.report.figures import timeline
-from inspector.report.tables import _preview, compare_table, forgotten_table, frames_table, repairs_table
+from inspector.report.tables import compare_table, forgotten_table, frames_table, preview_text, repairs_table
 from inspector.vocabulary import action_words
 
 REPAIR_WORDS: dict[str, str] = {
@@ -54,7 +54,7 @@ def conversation_table(rp: Replay, width: int = 110) -> pd.DataFrame:
     """The transcript as read: one row per message, its role and a masked one-line preview."""
     msgs = rp.messages
     return pd.DataFrame({"role": [m.get("role") for m in msgs],
-                         "message": [_preview(m.get("content") or "(tool call)", width) for m in msgs]})
+                         "message": [preview_text(m.get("content") or "(tool call)", width) for m in msgs]})
 
 
 def introduction(rp: Replay) -> str:

@@ -19,7 +19,7 @@ from inspector.cli import build_parser, main
 from inspector.manifest import load_manifest
 from inspector.policy import DEFAULT_POLICY, ReplayPolicy, summarizer_choice
 from inspector.replay import replay
-from inspector.report import app_views as av
+from inspector.app import inputs
 from inspector.sweep import sweep_one
 from inspector.transcripts import load_transcript
 
@@ -53,7 +53,7 @@ def test_replay_sweep_and_app_agree_by_default() -> None:
     assert rp.counter == row["counter"] == "tiktoken"
     assert rp.summarizer_label == row["summarizer"] == "offline stand-in (not a model)"
     assert row["tokens_sent"] == rp.totals()["payload_tokens"]
-    assert av.effective_summarizer(loaded.settings, "stand-in") == summarizer_choice(loaded.settings, "auto",
+    assert inputs.effective_summarizer(loaded.settings, "stand-in") == summarizer_choice(loaded.settings, "auto",
                                                                                        live=False)
 
 

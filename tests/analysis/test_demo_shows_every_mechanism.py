@@ -29,7 +29,7 @@ from inspector.engine.managers.summarising import is_summary_block
 from inspector.forgetting import call_needs
 from inspector.manifest import load_manifest
 from inspector.replay import replay
-from inspector.report import app_views as av
+from inspector.app import inputs, side_by_side
 from inspector.transcripts import load_transcript, sample_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,8 +48,8 @@ def rp(loaded: Any) -> Any:
 
 
 def test_the_app_and_the_cli_open_the_demo_under_its_own_manifest() -> None:
-    assert av.DEFAULT_MANIFEST == DEMO_MANIFEST == "support-demo.yaml"
-    assert av.DEFAULT_TRANSCRIPT == sample_path().name == "demo_support.json"
+    assert inputs.DEFAULT_MANIFEST == DEMO_MANIFEST == "support-demo.yaml"
+    assert inputs.DEFAULT_TRANSCRIPT == sample_path().name == "demo_support.json"
 
 
 def test_tool_schemas_are_small_relative_to_the_window(rp: Any) -> None:
@@ -132,7 +132,7 @@ def test_side_by_side_starts_with_the_manifests_own_strategy_and_the_columns_dif
     trimmed = {n: sum(len(f.trimmed) for f in r.frames) for n, r in replays.items()}
     assert len(set(sent.values())) == 3 and len(set(trimmed.values())) == 3
     last = len(own.frames) - 1
-    table = av.keep_table(replays, last)
+    table = side_by_side.keep_table(replays, last)
     assert table["differs"].sum() > 0
 
 

@@ -35,7 +35,7 @@ def _count_expansions(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 
 def test_a_payload_table_expands_the_frames_rows_once_not_once_per_row(demo: Replay,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from inspector.report.app_views import payload_rows
+    from inspector.app.chat import payload_rows
     from inspector.report.tables import payload_table
 
     k = max(range(len(demo.frames)), key=lambda i: demo.frames[i].message_count)

@@ -20,7 +20,7 @@ from conftest import ROOT
 from inspector.manifest import load_manifest, settings_from_dict
 from inspector.replay import replay
 from inspector.replay.ranges import SUMMARY_TRIMMED
-from inspector.report import app_views as av
+from inspector.app import call_facts, exports
 from inspector.report.tables import frames_table, not_sent_table
 from inspector.transcripts import Transcript, load_transcript
 from tests.engine.test_engine_invariants import Echo, conversations, managers, text, trimmers
@@ -48,9 +48,9 @@ def test_a_trimmed_summary_is_listed_as_not_sent_everywhere() -> None:
     table = not_sent_table(rp, k)
     assert table.iloc[0]["reason"] == SUMMARY_TRIMMED and pd.isna(table.iloc[0]["ref"])
     assert frames_table(rp).loc[k, "summary_not_sent"] == SUMMARY_TRIMMED
-    assert av.summary_block_text(rp, k) is None  # never under "Payload sent"
-    assert av.summary_not_sent(rp, k)[0][0] == SUMMARY_TRIMMED
-    assert json.loads(av.payload_json(rp, k))["not_sent"][0]["reason"] == SUMMARY_TRIMMED
+    assert call_facts.summary_block_text(rp, k) is None  # never under "Payload sent"
+    assert call_facts.summary_not_sent(rp, k)[0][0] == SUMMARY_TRIMMED
+    assert json.loads(exports.payload_json(rp, k))["not_sent"][0]["reason"] == SUMMARY_TRIMMED
 
 
 def as_transcript(convo: list) -> Transcript:  # noqa: ANN001

@@ -18,7 +18,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from inspector.compare import DEFAULT_STRATEGIES, OWN_STRATEGY
-from inspector.report import app_views as av
+from inspector.app import call_facts, editor, exports, inputs, stepping
 from inspector.vocabulary import EVENT_WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,7 +132,7 @@ def tau_bench_file(episodes: int = 3) -> bytes:
 def test_default_view_is_populated() -> None:
     at = start()
     assert errors(at) == []
-    assert at.session_state["manifest_sample"] == av.DEFAULT_MANIFEST
+    assert at.session_state["manifest_sample"] == inputs.DEFAULT_MANIFEST
     assert at.session_state["n_calls"] == DEMO_CALLS and at.session_state["call"] == 0
     ids = chart_ids(at)
     assert any("timeline" in i for i in ids) and "tokens sent" in band_title(at)
@@ -183,7 +183,8 @@ def test_slider_jumps_to_any_call_and_is_clamped_at_the_end() -> None:
     assert at.session_state["call"] == DEMO_CALLS - 1
     at.button(key="next").click().run()  # at the last call Next (and →) stays there
     assert at.session_state["call"] == DEMO_CALLS - 1
-    assert av.clamp_call(DEMO_CALLS + 5, DEMO_CALLS) == DEMO_CALLS - 1 and av.clamp_call(-1, DEMO_CALLS) == 0
+    assert stepping.clamp_call(DEMO_CALLS + 5, DEMO_CALLS) == DEMO_CALLS - 1
+    assert stepping.clamp_call(-1, DEMO_CALLS) == 0
 
 
 def test_stepping_never_replays(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -231,7 +232,7 @@ def test_timeline_point_selection_jumps_to_that_call() -> None:
     ([], None),
 ])
 def test_call_from_selection(points: list[dict[str, Any]], expected: int | None) -> None:
-    assert av.call_from_selection({"selection": {"points": points}}, DEMO_CALLS) == expected
+    assert stepping.call_from_selection({"selection": {"points": points}}, DEMO_CALLS) == expected
 
 
 # --- compare ------------------------------------------------------------------------------------------------
@@ -309,7 +310,7 @@ def test_yaml_syntax_error_names_the_line() -> None:
     at.text_area(key="manifest_yaml").input("apiVersion: mas/v1\nkind: Agent\nspec: [unclosed\n").run()
     assert_healthy(at)
     errs = " ".join(errors(at))
-    assert f"{av.DEFAULT_MANIFEST}:3" in errs or f"{av.DEFAULT_MANIFEST}:4" in errs  # FILE:LINE
+    assert f"{inputs.DEFAULT_MANIFEST}:3" in errs or f"{inputs.DEFAULT_MANIFEST}:4" in errs  # FILE:LINE
     assert len(payload(at)) > 0  # the views still show the last valid manifest
 
 
@@ -346,13 +347,13 @@ def test_broken_transcript_upload_shows_an_error_and_keeps_the_app_usable(name: 
 
 
 def test_oversized_transcript_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(av, "MAX_TRANSCRIPT_BYTES", 1_000)
+    monkeypatch.setattr(inputs, "MAX_TRANSCRIPT_BYTES", 1_000)
     at = start()  # the bundled demo (32 KB) is over the lowered limit too: the app says so, no traceback
     assert any("too large" in e for e in errors(at))
-    monkeypatch.setattr(av, "MAX_TRANSCRIPT_BYTES", 50_000_000)
+    monkeypatch.setattr(inputs, "MAX_TRANSCRIPT_BYTES", 50_000_000)
     at.run()
     assert errors(at) == []
-    monkeypatch.setattr(av, "MAX_TRANSCRIPT_BYTES", 40_000)
+    monkeypatch.setattr(inputs, "MAX_TRANSCRIPT_BYTES", 40_000)
     at.run()  # the uploader's own size cap follows the limit (a new widget): render it first
     big = json.dumps({"messages": [{"role": "user", "content": "x" * 50_000}]}).encode()
     at.file_uploader(key="transcript_upload").set_value(("big.json", big, "application/json")).run()
@@ -387,7 +388,7 @@ def test_conversation_picker_for_multi_conversation_files() -> None:
     assert at.session_state["n_calls"] == 3
 
 
-@pytest.mark.parametrize("name", [n for n in av.sample_transcripts() if n.startswith("shared: ")] or
+@pytest.mark.parametrize("name", [n for n in inputs.sample_transcripts() if n.startswith("shared: ")] or
                          [pytest.param("shared", marks=pytest.mark.skip(reason="../shared/data/transcripts absent"))])
 def test_shared_real_transcripts_are_offered_and_load(name: str) -> None:
     at = start()
@@ -509,9 +510,9 @@ def test_exports() -> None:
 
     rp = replay(load_manifest(ROOT / "sample_manifests" / "small-window.yaml"), load_transcript(sample_path()),
                 summarizer="stand-in")
-    assert len(json.loads(av.frames_json(rp))["frames"]) == DEMO_CALLS
-    assert av.frames_csv(rp).count("\n") == DEMO_CALLS + 1
-    doc = json.loads(av.payload_json(rp, 3))
+    assert len(json.loads(exports.frames_json(rp))["frames"]) == DEMO_CALLS
+    assert exports.frames_csv(rp).count("\n") == DEMO_CALLS + 1
+    doc = json.loads(exports.payload_json(rp, 3))
     assert doc["call"] == 3 and len(doc["payload"]) == doc["messages"]
 
 
@@ -533,7 +534,7 @@ def test_estimate_check_levels(counter: str, call: int, level: str | None) -> No
     text = unmarked((ROOT / "sample_manifests" / "small-window.yaml").read_text(encoding="utf-8"))
     rp = replay(load_manifest_text(text),  # small-window.yaml: a 4 000-token window
                 load_transcript(sample_path()), counter=counter, summarizer="stand-in")
-    check = av.estimate_check(rp, call)
+    check = call_facts.estimate_check(rp, call)
     assert (check[0] if check else None) == level
 
 
@@ -637,7 +638,7 @@ def test_fleet_view_summarises_every_conversation_like_the_cli(tmp_path: Path) -
     # The same numbers as `context-inspector compare --conversation all` on that file.
     path = tmp_path / "tau.json"
     path.write_bytes(data)
-    manifest = ROOT / "sample_manifests" / av.DEFAULT_MANIFEST
+    manifest = ROOT / "sample_manifests" / inputs.DEFAULT_MANIFEST
     out = subprocess.run([sys.executable, "-m", "inspector", "compare", str(manifest), str(path), "--conversation",
                           "all", "--strategy", "summarising=summarising", "--strategy", "stack=stack",
                           "--format", "json"], capture_output=True, text=True, check=True, cwd=ROOT)
@@ -658,7 +659,7 @@ def test_jump_to_next_and_previous_event_lands_on_the_calls_the_replay_records()
     from inspector.replay import replay
     from inspector.transcripts import load_transcript, sample_path
 
-    rp = replay(load_manifest(ROOT / "sample_manifests" / av.DEFAULT_MANIFEST), load_transcript(sample_path()),
+    rp = replay(load_manifest(ROOT / "sample_manifests" / inputs.DEFAULT_MANIFEST), load_transcript(sample_path()),
                 summarizer="stand-in")
     repaired = [k for k, f in enumerate(rp.frames) if f.repairs]  # independent of the app's event index
     assert len(repaired) >= 2
@@ -693,7 +694,7 @@ def test_the_editor_stays_on_screen_and_marks_the_error_line() -> None:
 
 def test_error_excerpt_numbers_and_marks_lines() -> None:
     text = "\n".join(f"line {k}" for k in range(1, 21))
-    out = av.error_excerpt(text, [10], context=1).splitlines()
+    out = editor.error_excerpt(text, [10], context=1).splitlines()
     assert out == ["   9 │ line 9", "▶ 10 │ line 10", "  11 │ line 11"]
 
 
@@ -736,14 +737,14 @@ def test_editor_gutter_numbers_every_line_and_marks_only_the_error_lines() -> No
     from urllib.parse import unquote
 
     text = "kind: Agent\nspec:\n  context_manager:\n    params: {keep_turns: -2}\n"
-    svg = av.editor_gutter_svg(text, [4, 99])  # 99: past the end, ignored
+    svg = editor.editor_gutter_svg(text, [4, 99])  # 99: past the end, ignored
     labels = re.findall(r">(▶ )?(\d+)</text>", svg)
     assert [int(n) for _, n in labels] == list(range(1, text.count("\n") + 2))  # the empty last line too
     assert [int(n) for mark, n in labels if mark] == [4]
     assert svg.count('class="error"') == 1
     tops = [int(y) for y in re.findall(r'class="error" x="0" y="(\d+)"', svg)]
-    assert tops == [av.EDITOR_PAD_PX + 3 * av.EDITOR_LINE_PX]  # the band sits on line 4 of the grid
+    assert tops == [editor.EDITOR_PAD_PX + 3 * editor.EDITOR_LINE_PX]  # the band sits on line 4 of the grid
     assert "keep_turns" not in svg  # numbers only, never the text
-    css = av.editor_css("manifest_yaml", text, [4])
-    assert ".st-key-manifest_yaml textarea" in css and f"line-height: {av.EDITOR_LINE_PX}px" in css
+    css = editor.editor_css("manifest_yaml", text, [4])
+    assert ".st-key-manifest_yaml textarea" in css and f"line-height: {editor.EDITOR_LINE_PX}px" in css
     assert unquote(css.split("data:image/svg+xml,", 1)[1].split('")', 1)[0]) == svg

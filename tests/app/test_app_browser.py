@@ -86,9 +86,9 @@ def demo_replay() -> Any:
     from inspector.replay import replay
     from inspector.transcripts import load_transcript, sample_path
 
-    from inspector.report import app_views as av
+    from inspector.app import inputs
 
-    return replay(load_manifest(ROOT / "sample_manifests" / av.DEFAULT_MANIFEST), load_transcript(sample_path()),
+    return replay(load_manifest(ROOT / "sample_manifests" / inputs.DEFAULT_MANIFEST), load_transcript(sample_path()),
                   summarizer="stand-in")
 
 

@@ -29,9 +29,9 @@ from test_app_browser import (  # noqa: F401 - the module-scoped fixtures are us
     wait_idle,
 )
 
-from inspector.report import app_views as av
+from inspector.app import chat, inputs, words
 
-SHARED = av.SHARED_TRANSCRIPT_DIR
+SHARED = inputs.SHARED_TRANSCRIPT_DIR
 TAU = SHARED / "tau-bench" / "gpt-4o-airline.json"
 TAU2 = SHARED / "tau2-bench" / "toolorchestra_airline_gpt-5_1trial.json"
 SWE = SHARED / "swe-agent" / "marshmallow-code__marshmallow-1867.traj"
@@ -217,9 +217,10 @@ def test_a_failed_upload_keeps_the_last_transcript_that_loaded_and_the_agent_swi
     broken.write_text("{not json", encoding="utf-8")
     package = tmp_path / "package.json"
     package.write_text('{"name": "demo", "version": "1.0.0", "dependencies": {}}', encoding="utf-8")
-    window = package_replay(SWE, manifest=av.sample_manifests()[av.DEFAULT_MANIFEST], model="manifest").agent.window
+    demo = inputs.sample_manifests()[inputs.DEFAULT_MANIFEST]
+    window = package_replay(SWE, manifest=demo, model="manifest").agent.window
     pg = page
-    choose_radio(pg, "model_source", av.MODEL_SOURCES["manifest"])
+    choose_radio(pg, "model_source", inputs.MODEL_SOURCES["manifest"])
     upload_transcript(pg, SWE)
     wait_header(pg, SWE.name)
     for bad in (broken, package):
@@ -228,7 +229,7 @@ def test_a_failed_upload_keeps_the_last_transcript_that_loaded_and_the_agent_swi
         settle(pg)
         text = header(pg)
         assert SWE.name in text and "demo_support.json" not in text, (bad.name, text)
-        assert radio_choice(pg, "model_source") == av.MODEL_SOURCES["manifest"]
+        assert radio_choice(pg, "model_source") == inputs.MODEL_SOURCES["manifest"]
         sample = pg.locator(".st-key-transcript_sample")  # says it is not what is shown
         assert "not shown: the upload is" in sample.inner_text() and sample.locator("input").is_disabled()
         assert f"window {window:,} tokens (manifest)" in text
@@ -242,7 +243,7 @@ def test_a_manifest_picked_after_an_upload_applies_its_window_as_the_command_lin
     own = package_replay(SWE, manifest=None)
     assert cli.agent.window != own.agent.window
     pg = page
-    pick(pg, "manifest_sample", av.OWN_AGENT)
+    pick(pg, "manifest_sample", inputs.OWN_AGENT)
     upload_transcript(pg, SWE)
     wait_header(pg, SWE.name)
     assert f"window {own.agent.window:,} tokens" in header(pg)
@@ -250,7 +251,7 @@ def test_a_manifest_picked_after_an_upload_applies_its_window_as_the_command_lin
     wait_header(pg, f"window {cli.agent.window:,} tokens")
     text = header(pg)
     assert f"Manifest {SMALL.name}" in text and f"{cli.totals()['frames']} LLM calls" in text
-    assert av.agent_words(cli) in text  # the same sources as the command line's agent line
+    assert words.agent_words(cli) in text  # the same sources as the command line's agent line
     assert "a sample never does" not in pg.locator(".st-key-agent_source").inner_text()
 
 
@@ -278,7 +279,7 @@ def test_1024x768_with_the_sidebar_open_nothing_is_cut_or_covered(browser: Any, 
         assert pg.locator(".st-key-timeline .legend .scrollbar").count() == 0
         # The sticky stepper: nothing shows in the gap above it, and a link's row lands below it.
         rp = demo_replay()
-        call, row_id, target = next((k, r.anchor, a) for k in range(len(rp.frames)) for r in av.payload_rows(rp, k)
+        call, row_id, target = next((k, r.anchor, a) for k in range(len(rp.frames)) for r in chat.payload_rows(rp, k)
                                     for a in r.links if int(a.split("-")[-1]) in rp.frames[k].refs)
         for k in range(1, call + 1):
             pg.locator(".st-key-next button:visible").click()

@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from inspector.bundled import AppLaunch
-from inspector.report import app_first_page as first
+from inspector.app import first_page as first
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

@@ -29,7 +29,7 @@ def start() -> AppTest:
 
 
 def plain(markdown: str) -> str:
-    """Markdown the app escaped to show as plain text (av.plain_md), read back as that text."""
+    """Markdown the app escaped to show as plain text (inspector.app.words.plain_md), read back as that text."""
     return re.sub(r"\\(.)", r"\1", markdown)
 
 
@@ -70,10 +70,10 @@ def test_a_trimmed_summary_is_shown_as_not_sent() -> None:
     at = start()  # the demo under its own sample manifest: the summary is trimmed at call 9 (support-demo.yaml)
     from inspector.manifest import load_manifest
     from inspector.replay import replay
-    from inspector.report import app_views as av
+    from inspector.app import inputs
     from inspector.transcripts import load_transcript
 
-    rp = replay(load_manifest(ROOT / "sample_manifests" / av.DEFAULT_MANIFEST),
+    rp = replay(load_manifest(ROOT / "sample_manifests" / inputs.DEFAULT_MANIFEST),
                 load_transcript(ROOT / "inspector" / "samples" / "demo_support.json"), summarizer="stand-in")
     k = next(k for k, f in enumerate(rp.frames) if f.not_sent)
     at.select_slider(key="call").set_value(k).run()
@@ -89,7 +89,7 @@ def test_launched_on_a_transcript_alone_the_app_replays_it_as_its_own_agent_like
     import subprocess
     import sys
 
-    from inspector.report import app_views as av
+    from inspector.app import inputs
 
     path = tmp_path / "my_run.json"
     path.write_bytes((ROOT / "inspector" / "samples" / "demo_support.json").read_bytes())
@@ -101,7 +101,7 @@ def test_launched_on_a_transcript_alone_the_app_replays_it_as_its_own_agent_like
 
     monkeypatch.setattr(sys, "argv", ["app.py", "--transcript", str(path)])
     at = start()
-    assert at.session_state["manifest_sample"] == av.OWN_AGENT
+    assert at.session_state["manifest_sample"] == inputs.OWN_AGENT
     assert at.session_state["transcript_sample"] == "opened: my_run.json"
     assert at.session_state["n_calls"] == cli_calls
     text = captions(at)
@@ -112,13 +112,13 @@ def test_launched_on_a_transcript_alone_the_app_replays_it_as_its_own_agent_like
 def test_started_without_a_transcript_the_demo_keeps_its_sample_manifest(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from inspector.report import app_views as av
+    from inspector.app import inputs
 
     monkeypatch.setattr(sys, "argv", ["app.py"])
     at = start()
-    assert at.session_state["manifest_sample"] == av.DEFAULT_MANIFEST
+    assert at.session_state["manifest_sample"] == inputs.DEFAULT_MANIFEST
     assert "window 7,200 tokens (manifest)" in captions(at)  # support-demo.yaml's window
     # The own-agent entry is there to pick, and picking it shows the transcript's own model and window.
-    at.selectbox(key="manifest_sample").select(av.OWN_AGENT).run()
+    at.selectbox(key="manifest_sample").select(inputs.OWN_AGENT).run()
     assert not at.exception
     assert "(transcript) · window" in captions(at) and "window 7,200 tokens" not in captions(at)

@@ -17,11 +17,11 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from inspector.report import app_views as av
+from inspector.app import chat, findings, inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-SHARED = av.SHARED_TRANSCRIPT_DIR
+SHARED = inputs.SHARED_TRANSCRIPT_DIR
 ENGINE_CODES = ("unchanged-under-budget", "unchanged-too-few-turns", "window-slid", "stack-capped",
                 "summarizer-failed", "ask_stripped", "orphan_dropped", "reused_tool_call_id", "truncated_after_tool")
 """The engine's codes: none may appear as text in the app's views."""
@@ -165,7 +165,7 @@ def test_every_not_sent_row_says_why_on_its_one_line() -> None:
                 summarizer="stand-in")
     k = max(range(len(rp.frames)), key=lambda c: len(not_sent_table(rp, c)))
     table = not_sent_table(rp, k)
-    page = av.chat_html(av.not_sent_rows(rp, k))
+    page = chat.chat_html(chat.not_sent_rows(rp, k))
     lines = [html.unescape(re.sub(r"<[^>]+>", "", s)) for s in re.findall(r"<summary>(.*?)</summary>", page)]
     assert len(lines) == len(table) > 0
     for line, reason in zip(lines, table["reason"], strict=True):
@@ -179,8 +179,9 @@ def test_a_long_list_of_findings_stops_at_its_limit_and_says_how_many_are_left()
 
     rp = replay(load_manifest(ROOT / "sample_manifests" / "small-window.yaml"), load_transcript(sample_path()),
                 summarizer="stand-in")
-    one = av.repair_findings(rp)[0]
-    for n, shown_items in ((av.FINDINGS_MAX, av.FINDINGS_MAX), (av.FINDINGS_MAX + 3, av.FINDINGS_MAX)):
-        page = av.findings_html(rp, [one] * n, "x-")
+    one = findings.repair_findings(rp)[0]
+    most = findings.FINDINGS_MAX
+    for n, shown_items in ((most, most), (most + 3, most)):
+        page = findings.findings_html(rp, [one] * n, "x-")
         assert page.count("<li><b>") == shown_items
-        assert ("3 more are not listed" in page) == (n > av.FINDINGS_MAX)
+        assert ("3 more are not listed" in page) == (n > findings.FINDINGS_MAX)

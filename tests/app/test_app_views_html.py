@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_bar_html, call_strip_html
+from inspector.app.timeline import call_strip_html
+from inspector.report.figures import BAND_COLORS, BAND_LABELS, band_bar_html
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -155,7 +156,7 @@ def test_a_budget_line_near_the_payloads_stays_on_the_scale_with_no_note() -> No
 
 
 def test_side_by_side_timelines_share_one_scale_and_each_names_the_lines_above_it() -> None:
-    from inspector.report.figures import compare_timelines
+    from inspector.app.timeline import compare_timelines
 
     small, huge = _chat(12, 4_000), _chat(12, 1_000_000)
     figs = [f.to_dict() for f in compare_timelines({"small": small, "huge": huge})]

@@ -142,7 +142,7 @@ def test_a_replay_shows_the_replaced_rows_with_their_reason_and_forgetting_says_
     assert {i: reasons[i] for i in rows} == {i: reason_words("tool-result-cleared") for i in rows}
     assert ACTION_WORDS["results-cleared"] == "old tool results cleared"
     # the app's payload and not-sent views (the functions its This call view shows) say the same
-    from inspector.report.app_views import not_sent_rows, payload_rows
+    from inspector.app.chat import not_sent_rows, payload_rows
 
     words = reason_words("tool-result-cleared")
     sent = {row.anchor: row.why for row in payload_rows(rp, k)}
@@ -150,7 +150,7 @@ def test_a_replay_shows_the_replaced_rows_with_their_reason_and_forgetting_says_
     missing = " ".join(f"{row.why} {row.note}" for row in not_sent_rows(rp, k))
     assert words in missing
     # its marker: a kind of call the stepper jumps to, and a trace of the timeline
-    from inspector.report.app_views import event_calls
+    from inspector.app.stepping import event_calls
     from inspector.report.figures import timeline
     from inspector.vocabulary import EVENT_WORDS
 

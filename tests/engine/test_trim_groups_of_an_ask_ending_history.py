@@ -16,7 +16,7 @@ from builders import ask, tool
 from inspector.engine import ContextEngine
 from inspector.engine.types import Repair
 from inspector.manifest import settings_from_dict
-from inspector.report.app_views import trim_note
+from inspector.app.call_facts import trim_note
 from inspector.replay import FrameRepair
 from inspector.vocabulary import cut_results_words
 

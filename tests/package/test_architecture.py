@@ -63,7 +63,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("analysis", ("inspector.forgetting", "inspector.compare", "inspector.fleet", "inspector.sweep",
                   "inspector.planted", "inspector.tuning", "inspector.prompt_cache")),
     ("report", ("inspector.report", "inspector.live")),
-    ("faces", ("inspector.cli", "inspector.notebook", "inspector.__main__")),
+    ("faces", ("inspector.cli", "inspector.notebook", "inspector.__main__", "inspector.app")),
 )
 """The layer map, written once (docs/architecture.md draws it): a module may import its own floor
 or a lower one, never a higher one. A prefix names a package and everything in it."""

@@ -83,10 +83,10 @@ def test_outside_a_checkout_the_installed_copy_has_everything(tmp_path: Path) ->
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(site)
     code = ("import json; from inspector.bundled import app_script, sample_manifest, sample_manifest_dir; "
-            "from inspector.transcripts import sample_path; from inspector.report import app_views as av; "
+            "from inspector.transcripts import sample_path; from inspector.app import inputs; "
             "from inspector.bundled import find_file; "
-            "print(json.dumps([str(app_script()), str(sample_manifest()), sorted(av.sample_manifests()), "
-            "list(av.sample_transcripts())[:1], str(find_file('sample_manifests/stack.yaml')), "
+            "print(json.dumps([str(app_script()), str(sample_manifest()), sorted(inputs.sample_manifests()), "
+            "list(inputs.sample_transcripts())[:1], str(find_file('sample_manifests/stack.yaml')), "
             "str(find_file('inspector/samples/demo_support.json'))]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=elsewhere,
                          timeout=120)
@@ -195,7 +195,7 @@ def test_the_app_knows_a_sample_by_the_editors_text_not_by_where_the_file_came_f
     """Q25 in the app: an uploaded copy that keeps the marker is a sample; the sample itself, edited
     in the editor so that the marker is gone, is the user's own agent although it was read from the
     samples folder."""
-    from inspector.report.app_views import ManifestInput, is_sample_input
+    from inspector.app.inputs import ManifestInput, is_sample_input
 
     text = (ROOT / "sample_manifests" / "small-window.yaml").read_text(encoding="utf-8")
     folder = str(ROOT / "sample_manifests")

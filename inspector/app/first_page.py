@@ -1,7 +1,5 @@
-"""The app's first page, prepared by the server before it listens (issue 26).
+"""The app's first page, prepared by the server before it listens.
 
-A fresh server used to replay only the bundled demo while it warmed up; the first page then
-imported and replayed the transcript it was started on (seconds, for a long one). Now
 :func:`prepare_first_page` (called by :func:`inspector.cli.app_server.warm_up`) reads the same
 inputs the first page reads — the manifest and transcript chosen at launch, the default counter,
 summarizer and agent switches — and computes what the page's cached functions would: the
@@ -19,9 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from inspector.app import inputs
+from inspector.app.stepping import event_calls
 from inspector.bundled import AppLaunch, app_launch
 from inspector.replay import Replay
-from inspector.report import app_views as av
 
 FIRST_COUNTER = "tiktoken"
 """The token counter the app's sidebar starts on (its first option, the policy's default)."""
@@ -40,7 +39,7 @@ def take_prepared(kind: str, key: Any) -> Any | None:
 
 
 def app_replay(loaded: Any, transcript: Any, counter: str, choice: str, strategy: str | None,
-               agent: tuple[Any, ...], live: av.LiveSettings | None) -> Replay:
+               agent: tuple[Any, ...], live: inputs.LiveSettings | None) -> Replay:
     """The app's replay of one transcript: ``loaded`` (the editor's manifest) or ``strategy`` swapped
     into it, the summarizer ``choice`` of the sidebar (Q22: ``drop`` drops, anything else is the
     manifest's policy, served by ``live`` when applied), ``agent`` = (system text & tools source,
@@ -61,30 +60,30 @@ def app_replay(loaded: Any, transcript: Any, counter: str, choice: str, strategy
                   model=model, sample=sample, unrecorded_prefix=prefix)
 
 
-def first_page_inputs(launch: AppLaunch) -> tuple[av.ManifestInput, av.TranscriptSource]:
+def first_page_inputs(launch: AppLaunch) -> tuple[inputs.ManifestInput, inputs.TranscriptSource]:
     """The manifest editor's input and the transcript source a fresh session opens on (as the app's
     ``init_state``, ``on_manifest_sample`` and ``transcript_source`` build them)."""
-    manifest_choice, transcript_choice = av.default_choices(launch)
-    if manifest_choice == av.OWN_AGENT:
-        m = av.ManifestInput(av.own_agent_yaml(), av.OWN_AGENT, None, False)
+    manifest_choice, transcript_choice = inputs.default_choices(launch)
+    if manifest_choice == inputs.OWN_AGENT:
+        m = inputs.ManifestInput(inputs.own_agent_yaml(), inputs.OWN_AGENT, None, False)
     else:
-        path = av.sample_manifests(launch=launch)[manifest_choice]
-        m = av.ManifestInput(path.read_text(encoding="utf-8"), path.name, str(path.parent), False)
-    tpath = av.sample_transcripts(launch=launch)[transcript_choice]
+        path = inputs.sample_manifests(launch=launch)[manifest_choice]
+        m = inputs.ManifestInput(path.read_text(encoding="utf-8"), path.name, str(path.parent), False)
+    tpath = inputs.sample_transcripts(launch=launch)[transcript_choice]
     stat = tpath.stat()
-    src = av.TranscriptSource(tpath.name, f"sample:{tpath}:{stat.st_mtime_ns}:{stat.st_size}",
-                              tpath.read_bytes() if av.too_large(stat.st_size) is None else b"")
+    src = inputs.TranscriptSource(tpath.name, f"sample:{tpath}:{stat.st_mtime_ns}:{stat.st_size}",
+                                  tpath.read_bytes() if inputs.too_large(stat.st_size) is None else b"")
     return m, src
 
 
-def replay_key(m: av.ManifestInput, src: av.TranscriptSource, counter: str = FIRST_COUNTER,
+def replay_key(m: inputs.ManifestInput, src: inputs.TranscriptSource, counter: str = FIRST_COUNTER,
                choice: str | None = None, agent: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
     """The app's ``replay_cached`` key for the first conversation of ``src``, no live model, no
     strategy swapped in: (manifest, (source key, format, conversation), counter, summarizer choice,
     live id, strategy, agent)."""
-    choice = next(iter(av.SUMMARIZER_CHOICES)) if choice is None else choice
-    agent = (*FIRST_AGENT_SWITCHES, av.is_sample_input(m), av.prefix_value(av.prefix_choice_default())) \
-        if agent is None else agent
+    choice = next(iter(inputs.SUMMARIZER_CHOICES)) if choice is None else choice
+    if agent is None:
+        agent = (*FIRST_AGENT_SWITCHES, inputs.is_sample_input(m), inputs.prefix_value(inputs.prefix_choice_default()))
     return (m, (src.key, None, 0), counter, choice, None, None, agent)
 
 
@@ -106,7 +105,7 @@ def prepare_first_page(launch: AppLaunch | None = None) -> Replay | None:
     key = replay_key(m, src)
     _, _, counter, choice, _, strategy, agent = key
     rp = app_replay(loaded, transcript, counter, choice, strategy, agent, None)
-    av.event_calls(rp)  # the jump index and the forgetting analysis, kept on the replay
+    event_calls(rp)  # the jump index and the forgetting analysis, kept on the replay
     forgotten_per_call(rp)
     _PREPARED.clear()
     _PREPARED[("conversations", (src.key, src.name, None))] = convs

@@ -1,0 +1,107 @@
+"""The stepper (previous / next, the slider over every call, jumps to the next event of a kind),
+kept on screen above the call's details, and the timeline a click on which moves to a call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from inspector.app import stepping
+from inspector.app.widgets import session_figure
+from inspector.replay import Replay
+from inspector.report import per_call
+from inspector.report.figures import TIMELINE_BAR_MAX, timeline
+from inspector.vocabulary import EVENT_WORDS
+
+ss = st.session_state
+
+
+def step(delta: int) -> None:
+    """Move ``delta`` calls forward (or back), staying within the replay."""
+    ss.call = stepping.clamp_call(ss.get("call", 0) + delta, ss.get("n_calls", 0))
+
+
+def jump(direction: int) -> None:
+    """Move to the previous/next call where the chosen kind of event happens."""
+    rp: Replay | None = ss.get("_stepped_replay")
+    if rp is None:
+        return
+    k = stepping.next_event(rp, ss.get("call", 0), ss.get("jump_kind", "summarized"), direction)
+    if k is not None:
+        ss.call = k
+
+
+def on_timeline_select() -> None:
+    """Move to the call a click on the timeline selected (nothing when the selection names none)."""
+    k = stepping.call_from_selection(ss.get("timeline"), ss.get("n_calls", 0))
+    if k is not None:
+        ss.call = k
+
+
+STEPPER_CSS = """<style>
+[data-testid=stLayoutWrapper]:has(> .st-key-stepper) {position: sticky; top: 3.75rem; z-index: 990;}
+.st-key-stepper {background: var(--background-color, #fff);
+                 padding: 0.25rem 0 0.35rem; border-bottom: 1px solid rgba(49, 51, 63, 0.15);}
+[data-testid=stHeader] {background: var(--background-color, #fff);}
+</style>"""
+"""Keeps the stepper at the top of the page while the call's details scroll under it (the manifest
+editor's look comes with its line numbers: :func:`inspector.app.editor.editor_css`). Presentation
+only: no element is hidden or changed. The page header is made opaque, so content scrolling under
+the stuck stepper does not show in the gap between the header and the stepper. Sticky goes on the
+stepper's layout wrapper: the keyed block itself sits alone in a wrapper of its own height, where
+``position: sticky`` has no room to move (it would scroll away with the page)."""
+
+
+def stepper(rp: Replay) -> int:
+    """Prev/next (also ← / → on the keyboard), the slider over every call, and jumps to the
+    previous/next call of a chosen kind of event; kept on screen above the call's details."""
+    n = len(rp.frames)
+    ss.n_calls = n
+    ss.call = stepping.clamp_call(ss.get("call", 0), n)
+    ss._stepped_replay = rp
+    with st.container(key="stepper"):
+        c = st.columns([1.25, 1.25, 2.4, 0.6, 0.6], vertical_alignment="center", gap="small")
+        # Never disabled: a disabled button's keyboard shortcut is not bound again when it is enabled.
+        c[0].button("◀ Prev", key="prev", on_click=step, args=(-1,), width="stretch",
+                    shortcut="Left", help="Previous call (← key)")
+        c[1].button("Next ▶", key="next", on_click=step, args=(1,), width="stretch",
+                    shortcut="Right", help="Next call (→ key)")
+        events = stepping.event_calls(rp)
+        if ss.get("jump_kind") not in events:  # first visit: the first kind this replay has
+            ss.jump_kind = next((k for k in EVENT_WORDS if events[k]), next(iter(EVENT_WORDS)))
+        c[2].selectbox("Jump to", list(EVENT_WORDS), key="jump_kind", label_visibility="collapsed", persist_state="page",
+                       format_func=lambda k: f"{EVENT_WORDS[k]} ({len(events[k])})",
+                       help="The kind of call the ◀ / ▶ buttons beside it jump to (how many calls have it).")
+        kind = ss.jump_kind
+        c[3].button("◀", key="jump_prev", on_click=jump, args=(-1,), width="stretch",
+                    disabled=stepping.next_event(rp, ss.call, kind, -1) is None, help="Previous call with this event")
+        c[4].button("▶", key="jump_next", on_click=jump, args=(1,), width="stretch",
+                    disabled=stepping.next_event(rp, ss.call, kind, 1) is None, help="Next call with this event")
+        pos, slider = st.columns([1.5, 4], vertical_alignment="center", gap="small")
+        with pos.container(key="call_position"):
+            st.markdown(f"**{per_call.call_label(rp, ss.call)}** of {n:,}")
+        if n > 1:
+            slider.select_slider("LLM call", options=list(range(n)), key="call", label_visibility="collapsed",
+                                 persist_state="page", format_func=lambda k: per_call.call_label(rp, k))
+    return int(ss.call)
+
+
+def timeline_view(rp: Replay, rkey: tuple[Any, ...]) -> None:
+    """The timeline, drawn once per replay outside the per-call fragment: a step never resends it
+    (the fragment's :func:`call_strip_html` under it marks the current call); a click on it moves
+    to the clicked call and reruns the page."""
+    zoom = ("Drag a box over some calls to zoom in (double-click zooms out), then click the call. "
+            if len(rp.frames) > TIMELINE_BAR_MAX else "Click a bar or marker to jump to that call. ")
+    st.caption(zoom + "Lines: input budget, summary trigger, hysteresis ceiling; markers: summaries, commit folds, "
+               "trims, pairing repairs, forgotten references. The current call is marked ▲ under the chart.")
+    fig = session_figure(("timeline", rkey), lambda: app_timeline(rp))
+    st.plotly_chart(fig, key="timeline", on_select=on_timeline_select, selection_mode="points", width="stretch")
+
+
+def app_timeline(rp: Replay) -> Any:
+    """The timeline without plotly's legend (:func:`legend_html` draws it as wrapping HTML under the
+    strip: at 1024 px plotly's own became a scroll box that cut entries off)."""
+    fig = timeline(rp)
+    fig.update_layout(showlegend=False, height=300, margin=dict(b=36))
+    return fig
