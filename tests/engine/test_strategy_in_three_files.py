@@ -4,9 +4,10 @@ The throw-away strategy below stands for the module: it replaces every tool resu
 ``older_than`` rows by a placeholder naming the tool and the size cleared, and declares its params
 model, its actions and its replacement reason in its own class. The fixture is the registration
 (:func:`inspector.plugins.register`). Nothing else in the package is edited, and the strategy is
-seen by ``validate``, a replay (its JSON and the forgetting reasons), the sweep and the compare
-function the app's Side by side calls (:func:`inspector.compare.compare`, its presets and
-:func:`inspector.report.tables.compare_table`; the app itself is not driven here).
+seen by ``validate``, a replay (its JSON, the forgetting reasons, the app's payload, not-sent and
+stepper views, the timeline's markers), the sweep, the compare function behind Side by side
+(:func:`inspector.compare.compare`, its presets, :func:`inspector.report.tables.compare_table`) and
+the app's Side by side itself (AppTest).
 """
 
 from __future__ import annotations
@@ -188,3 +189,22 @@ def test_side_by_side_offers_and_compares_it(registered: None, tmp_path: Path) -
     assert len(table) == 2
     by = dict(zip(table.iloc[:, 0], table["tokens_sent"], strict=True))
     assert by[NAME] < by["stack"]
+
+
+@pytest.mark.slow
+def test_the_apps_side_by_side_offers_it_and_puts_it_in_a_column(registered: None) -> None:
+    """The app (AppTest, its bundled support demo): the registered strategy is one of Side by
+    side's presets, and chosen beside ``stack`` it gets its column of totals, sending fewer tokens
+    than the uncapped stack (its preset clears results older than 4 rows)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=120)
+    at.run()
+    at.segmented_control(key="view").set_value("compare").run()
+    assert NAME in at.multiselect(key="cmp_strategies").options
+    at.multiselect(key="cmp_strategies").set_value(["stack", NAME]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    totals = next(d.value for d in at.dataframe if "tokens sent" in map(str, d.value.index))
+    assert list(totals.columns) == ["stack", NAME]
+    sent = {name: float(str(totals.loc["tokens sent", name]).replace(",", "")) for name in totals.columns}
+    assert sent[NAME] < sent["stack"]
