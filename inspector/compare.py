@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from inspector.plugins import BUILTIN_SPECS, PluginSpec
+from inspector.plugins import PluginSpec, default_registry
 from inspector.replay import Replay, replay
 
 def _preset(spec: PluginSpec) -> dict[str, Any]:
@@ -23,8 +23,19 @@ def _preset(spec: PluginSpec) -> dict[str, Any]:
     return {"type": spec.name, **({"params": params} if params else {})}
 
 
-PRESETS: dict[str, Any] = {spec.name: _preset(spec) for spec in BUILTIN_SPECS if spec.slot == "context_manager"}
-"""One preset per built-in manager, written from its params model (the fields it names as its preset)."""
+def presets() -> dict[str, Any]:
+    """One preset per registered context manager (built-ins first, then any registered since),
+    written from its params model (the fields it names as its preset): read from the registry on
+    every call, so a strategy registered by a third party is offered too."""
+    return {spec.name: _preset(spec) for spec in default_registry().specs("context_manager")}
+
+
+def __getattr__(name: str) -> Any:
+    """``PRESETS``: :func:`presets` as the module-level table faces import (read afresh on each
+    access). Raises :class:`AttributeError` for any other name."""
+    if name == "PRESETS":
+        return presets()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 OWN_STRATEGY = "manifest's own"
 """The name Side by side gives the manifest's own context manager (the manifest as loaded, strategy None)."""

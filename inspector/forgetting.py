@@ -55,7 +55,7 @@ from inspector.engine.identifiers import (
 from inspector.replay import Frame, Replay
 from inspector.replay.ranges import IndexRuns, complement, count_in, expand_ranges, symmetric_difference
 from inspector.replay.run import gc_paused
-from inspector.vocabulary import standin_estimate_words
+from inspector.vocabulary import reason_words, registered_actions, summary_actions
 
 NEEDED_IN = ("user", "working_memory", "next_reply", "next_tool_call")
 """Where an identifier can be needed: the current user message, the working memory, the text of the
@@ -92,26 +92,29 @@ class CallNeeds:
 
 
 def _sent_runs(f: Frame) -> IndexRuns:
-    """The transcript indices a frame's payload shows, read from its segments (never ``refs``)."""
+    """The transcript indices a frame's payload shows, read from its segments (never ``refs``): a
+    message the manager's edit record replaced by another row (``Frame.replaced``) is not one."""
+    if f.replaced:
+        gone = set(f.replaced)
+        return IndexRuns([(ref, ref + (n if own is None else 1)) for ref, n, _b, syn, own in f.segments
+                          if ref is not None and (own is None or (ref, syn) not in gone)])
     return IndexRuns([(ref, ref + (n if own is None else 1)) for ref, n, _b, _s, own in f.segments
                   if ref is not None])
 
 
 # --- why a message is not sent (one source for the tables, the app and the detector) ---------------
 
-_IN_CALL_REASONS = {
-    "summarized": "summarised into the summary block (this call)",
-    "reused": "summarised (reused summary, hysteresis)",
-    "window-slid": "dropped by the sliding window",
-    "stack-capped": "dropped by the stack cap",
-    "summarizer-failed": "left out: the summarizer failed, only the recent turns were sent",
-}
-_UNSENT_SUMMARY_REASONS = {
-    "summarized": "summarised into this call's summary block, which was {how}",
-    "reused": "summarised into the reused summary (hysteresis), which was {how}",
-}
-"""The in-call reasons when the call's summary is not in its payload: the words follow
-what was sent, so a message folded into a summary the model never saw does not read as kept."""
+def _in_call_reason(action: str, unsent_summary: str | None) -> str:
+    """Why a row this call's manager left out was not sent, in its action's declared words
+    (:class:`~inspector.vocabulary.Action` ``not_sent``; ``not_sent_trimmed`` when the call's summary
+    is not in its payload, so a message folded into a summary the model never saw does not read as
+    kept)."""
+    declared = next((a for a in registered_actions() if a.code == action), None)
+    if declared is not None and unsent_summary is not None and declared.not_sent_trimmed is not None:
+        return declared.not_sent_trimmed.format(how=unsent_summary)
+    if declared is not None and declared.not_sent is not None:
+        return declared.not_sent
+    return "dropped by the context manager (no summary)"
 
 
 def _summary_unsent(f: Frame) -> str | None:
@@ -139,7 +142,8 @@ class _Why:
     """Why one call left a message out, asked per message (O(log runs) each): the one rule behind
     :func:`not_sent_reasons` and the detector's reasons."""
 
-    __slots__ = ("f", "n", "msgs", "sent", "trimmed", "folded_now", "folded_at", "in_call", "unsent_summary")
+    __slots__ = ("f", "n", "msgs", "sent", "trimmed", "folded_now", "folded_at", "in_call", "unsent_summary",
+                 "replaced")
 
     def __init__(self, rp: Replay, call: int, sent: IndexRuns | None = None) -> None:
         f = self.f = rp.frames[call]
@@ -148,24 +152,23 @@ class _Why:
         self.trimmed = IndexRuns(f.trimmed)
         self.folded_now = IndexRuns(f.folded)
         self.folded_at = _fold_origins(rp)
-        how = _summary_unsent(f)
-        action = f.decision.action
-        self.unsent_summary = how
-        if how is not None and action in _UNSENT_SUMMARY_REASONS:
-            self.in_call = _UNSENT_SUMMARY_REASONS[action].format(how=how)
-        else:
-            self.in_call = _IN_CALL_REASONS.get(action, "dropped by the context manager (no summary)")
+        how = self.unsent_summary = _summary_unsent(f)
+        self.in_call = _in_call_reason(f.decision.action, how)
+        self.replaced = dict(f.replaced)
 
     def reason(self, i: int) -> str:
         """Why message ``i`` (not sent at this call) was left out."""
         if i in self.trimmed:
             return "trimmed for budget (token trimmer)"
+        code = self.replaced.get(i) if self.replaced else None
+        if code is not None:
+            return reason_words(code)
         if i in self.folded_now:
             return self.in_call
         origin = self.folded_at.get(i)
         if origin is not None and origin[0] < self.f.turn:
             turn, action = origin
-            if action in ("summarized", "reused"):
+            if action in summary_actions():
                 tail = "" if self.unsent_summary is None else f"; the summary was {self.unsent_summary}"
                 return f"summarised at the commit of turn {turn} (the stored history keeps the newest turns){tail}"
             return f"dropped at the commit of turn {turn} (the stored history keeps the newest turns)"
@@ -555,51 +558,3 @@ def forgetting_totals(needs: Sequence[CallNeeds]) -> dict[str, Any]:
             "needing_calls": needing, "forgotten_per_call": round(forgotten / needing, 4) if needing else 0.0,
             "forgotten_ids": ids}
 
-
-def replay_document(rp: Replay, *, payloads: bool = False, extractor: Extractor = extract_identifiers,
-                    cache_rule: str | None = None) -> dict[str, Any]:
-    """The replay JSON (:meth:`Replay.to_json`) with ``forgotten`` on every frame and the forgetting
-    totals under ``totals.forgetting``; when the offline stand-in wrote the replay's summaries, the
-    totals also carry ``estimate_note`` (:data:`~inspector.vocabulary.STANDIN_ESTIMATE_WORDS`: the
-    forgetting is an estimate a configured model replaces); then the prompt cache
-    (:func:`inspector.prompt_cache.add_cache_to_document` under ``cache_rule``: a rule name, ``auto``,
-    or None for the manifest's choice). Not masked: use :func:`replay_dumps` for what leaves the
-    process. Raises :class:`~inspector.engine.cache.CacheRuleError` for an unknown rule name."""
-    from inspector.prompt_cache import add_cache_to_document
-
-    doc = rp.to_json(payloads=payloads)
-    needs = replay_needs(rp, extractor)
-    for frame, c in zip(doc["frames"], needs, strict=True):
-        frame["forgotten"] = [x.to_json() for x in c.forgotten]
-    doc["totals"]["forgetting"] = forgetting_totals(needs)
-    if sum(rp.summarizer_calls.values()):  # summaries the stand-in wrote make the forgetting an estimate
-        for words in standin_estimate_words(rp.summarizer_label):
-            doc["totals"]["forgetting"]["estimate_note"] = words
-    return add_cache_to_document(doc, rp, cache_rule)
-
-
-def replay_dumps(rp: Replay, *, payloads: bool = False, extractor: Extractor = extract_identifiers,
-                 cache_rule: str | None = None) -> str:
-    """:func:`replay_document` as JSON text, secrets masked: one line per top-level field and one
-    line per frame or commit (:func:`document_text`), so a diff of two replays shows the frames
-    that differ."""
-    from inspector.redact import mask_secrets
-
-    return document_text(mask_secrets(replay_document(rp, payloads=payloads, extractor=extractor,
-                                                      cache_rule=cache_rule)))
-
-
-def document_text(doc: dict[str, Any]) -> str:
-    """A JSON object as text, each top-level field on its own line and each element of a top-level
-    list of objects on its own line (valid JSON that ``json.loads`` reads back as ``doc``)."""
-    def one(v: Any) -> str:
-        return json.dumps(v, ensure_ascii=False)
-
-    lines = []
-    for key, value in doc.items():
-        if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
-            body = "[\n" + ",\n".join("  " + one(x) for x in value) + "\n ]"
-        else:
-            body = one(value)
-        lines.append(f" {one(key)}: {body}")
-    return "{\n" + ",\n".join(lines) + "\n}"

@@ -73,6 +73,23 @@ class PluginSpec:
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     params_model: type[PluginParams] | None = None
     """The plugin's one params model (:mod:`inspector.params`): names, types, ranges, defaults, docs."""
+    actions: tuple[Any, ...] | None = None
+    """A context manager's actions (:class:`inspector.vocabulary.Action`); None: read from the loaded
+    target's ``actions`` (a strategy declares them in its own module)."""
+    reasons: tuple[Any, ...] | None = None
+    """A context manager's replacement reasons (:class:`inspector.vocabulary.Reason`); None: read from
+    the loaded target's ``reasons``."""
+
+    def declared(self, kind: str) -> tuple[Any, ...]:
+        """What the plugin declares under ``kind`` (``actions`` or ``reasons``): the spec's own tuple,
+        else the loaded target's attribute of that name (nothing for a target that fails to load)."""
+        own = getattr(self, kind)
+        if own is not None:
+            return tuple(own)
+        try:
+            return tuple(getattr(self.load(), kind, ()) or ())
+        except Exception:  # noqa: BLE001 - a broken third-party plugin declares nothing
+            return ()
 
     def __post_init__(self) -> None:
         if self.params_model is not None:
@@ -146,6 +163,7 @@ class Registry:
 
     def __init__(self, specs: Iterable[PluginSpec] = ()) -> None:
         self._specs: dict[Slot, dict[str, PluginSpec]] = {s: {} for s in ALL_SLOTS}
+        self._declared: dict[str, tuple[Any, ...]] = {}
         for spec in specs:
             self.register(spec)
         self._entry_points_loaded = False
@@ -158,10 +176,25 @@ class Registry:
         if key in table and not replace and table[key] != spec:
             raise ValueError(f"{spec.slot} plugin {spec.name!r} is already registered")
         table[key] = spec
+        self._declared.clear()
 
     def unregister(self, slot: Slot, name: str) -> None:
         """Forget a plugin (a test's temporary plugin, a host that swaps one out); unknown names are ignored."""
         self._specs[slot].pop(name.lower(), None)
+        self._declared.clear()
+
+    def declared(self, kind: str) -> tuple[Any, ...]:
+        """Every context manager's declarations of ``kind`` (``actions``, ``reasons``: objects with a
+        ``code``), each code once (the first wins), in registration order; kept until the registry
+        changes."""
+        kept = self._declared.get(kind)
+        if kept is None:
+            seen: dict[str, Any] = {}
+            for spec in self.specs("context_manager"):
+                for item in spec.declared(kind):
+                    seen.setdefault(item.code, item)
+            kept = self._declared[kind] = tuple(seen.values())
+        return kept
 
     def specs(self, slot: Slot) -> list[PluginSpec]:
         """Every plugin of ``slot``, in registration order (the entry points loaded first, once)."""

@@ -56,13 +56,13 @@ from inspector.grid import (
 from inspector.manifest import load_manifest
 from inspector.manifest.overrides import resolve_override_path
 from inspector.prompt_cache import CACHE_COLUMNS, cache_metrics
+from inspector.vocabulary import drop_actions, summary_actions
 
 __all__ = ["INFO_COLUMNS", "METRIC_COLUMNS", "NON_PARAM_COLUMNS", "SETTING_COLUMNS", "SHORT_NAMES", "GridRun", "RunOptions",
            "apply_params", "by_setting", "combinations", "cost_column", "expand_grid", "grid_runs", "param_columns",
            "param_value", "parse_grid", "resolve_key", "run_metrics", "settings_words", "split_settings",
            "summary_cost_basis", "sweep", "sweep_one", "transcript_label"]
 """The sweep's names, the grid's (:mod:`inspector.grid`) among them: one import for a sweep's caller."""
-from inspector.vocabulary import DROP_ACTIONS, SUMMARY_ACTIONS
 
 METRIC_COLUMNS: tuple[str, ...] = (
     "user_turns", "frames", "tokens_sent", "peak_payload", "input_budget", "min_headroom", "over_budget",
@@ -227,11 +227,12 @@ def _folded_messages(rp: Any) -> tuple[set[int], set[int]]:
 
     summarised: set[int] = set()
     dropped: set[int] = set()
+    summary_codes, drop_codes = summary_actions(), drop_actions()
     for action, ranges in [(f.decision.action, f.folded) for f in rp.counted_frames()] + \
             [(c.action, c.folded) for c in rp.commits]:
-        if action in SUMMARY_ACTIONS:
+        if action in summary_codes:
             summarised.update(expand_ranges(ranges))
-        elif action in DROP_ACTIONS:
+        elif action in drop_codes:
             dropped.update(expand_ranges(ranges))
     return summarised, dropped
 

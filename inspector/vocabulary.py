@@ -1,6 +1,11 @@
 """The engine's vocabulary, written once: the payload's bands, the context manager's actions and
 how they group (a summary, a drop), and the plain words for each.
 
+The actions are not listed here: each strategy declares its own (:class:`Action`, :class:`Reason`)
+in its module, and the tables (``CM_ACTIONS``, ``ACTION_WORDS``, ``SUMMARY_ACTIONS``,
+``DROP_ACTIONS``, ``FOLD_KINDS``, ``NOT_SENT_ACTION_WORDS``, ``EVENT_WORDS``) are derived from the
+plugin registry when read, so a strategy registered by a third party has its words everywhere.
+
 The identifiers are what the engine records and machine formats keep; the engine, the analysis
 and the reports import the groups from here instead of spelling the lists again. The words are the
 one place terminal tables (and any other face that wants words instead of identifiers) look them up.
@@ -11,43 +16,127 @@ people reading a table get the words (``kept: no more than keep_turns turns``, `
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
 BANDS: tuple[str, ...] = ("system", "summary", "history", "user", "working_memory", "tool_schemas")
 """The payload's bands, in payload order (every call's tokens are split into these)."""
 
-CM_ACTIONS: tuple[str, ...] = ("unchanged-under-budget", "unchanged-too-few-turns", "reused", "summarized",
-                               "dropped", "summarizer-failed", "window-slid", "stack-capped")
-"""Every action a shipped context manager records (``CMAction`` in the managers' base spells the
-same list as a type; a test holds them equal)."""
 
-SUMMARY_ACTIONS: frozenset[str] = frozenset(("summarized", "reused"))
-"""Actions after which older turns are represented by a summary block."""
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One action a context manager records, as its strategy declares it (the one source every face
+    and analysis reads; :func:`registered_actions` gathers them from the plugin registry).
 
-DROP_ACTIONS: frozenset[str] = frozenset(("dropped", "window-slid", "stack-capped"))
-"""Actions after which older turns are gone without a summary."""
+    ``code`` is the identifier machine formats keep; ``words`` its plain words; ``group`` how it
+    bounds the history (``kept``: nothing left out; ``summary``: older turns stand in a summary
+    block; ``drop``: older turns gone without one; ``edit``: rows replaced in place; ``failed``: the
+    manager could not do what it meant to); ``fold_kind`` how the archive records a commit-time fold
+    of it (None: it folds nothing); ``marker`` the timeline's words for a call where it happened
+    and its summary was sent (None: no marker of its own); ``not_sent`` why a row it left out of
+    this call was not sent; ``not_sent_trimmed`` the same when its summary block was trimmed
+    (``{how}`` says how); ``trimmed_words`` the action's words then."""
 
-FOLD_KINDS: dict[str, str] = {"summarized": "summary", "reused": "summary", "window-slid": "window",
-                              "stack-capped": "stack", "dropped": "drop"}
-"""How the archive records the fold an action makes (:data:`inspector.engine.archive.FoldKind`)."""
+    code: str
+    words: str
+    group: str = "kept"
+    fold_kind: str | None = None
+    marker: str | None = None
+    not_sent: str | None = None
+    not_sent_trimmed: str | None = None
+    trimmed_words: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a strategy replaced a row by another (an :class:`~inspector.engine.contracts.Replacement`'s
+    ``reason``): ``code`` kept by machine formats, ``words`` what the original row's not being sent
+    reads as (the forgetting analysis, the app)."""
+
+    code: str
+    words: str
+
+
+def registered_actions() -> tuple[Action, ...]:
+    """Every action the registered context managers declare, each code once (the first declaration
+    wins), in registration order: read from the process-wide registry on every call, so a strategy
+    registered later is in it."""
+    from inspector.plugins import default_registry
+
+    return default_registry().declared("actions")
+
+
+def registered_reasons() -> tuple[Reason, ...]:
+    """Every replacement reason the registered context managers declare, each code once."""
+    from inspector.plugins import default_registry
+
+    return default_registry().declared("reasons")
+
+
+def _actions_where(test: Callable[[Action], bool]) -> frozenset[str]:
+    return frozenset(a.code for a in registered_actions() if test(a))
+
+
+def cm_actions() -> tuple[str, ...]:
+    """Every action code a registered context manager records (the ``CMAction`` set)."""
+    return tuple(a.code for a in registered_actions())
+
+
+def summary_actions() -> frozenset[str]:
+    """Actions after which older turns are represented by a summary block."""
+    return _actions_where(lambda a: a.group == "summary")
+
+
+def drop_actions() -> frozenset[str]:
+    """Actions after which older turns are gone without a summary."""
+    return _actions_where(lambda a: a.group == "drop")
+
+
+def fold_kinds() -> dict[str, str]:
+    """How the archive records the fold an action makes (:data:`inspector.engine.archive.FoldKind`),
+    for every action that folds."""
+    return {a.code: a.fold_kind for a in registered_actions() if a.fold_kind is not None}
 
 
 def fold_kind(action: str) -> str:
     """The archive's fold kind for a manager action; a drop for anything else that folds."""
-    return FOLD_KINDS.get(action, "drop")
+    return fold_kinds().get(action, "drop")
 
 
-ACTION_WORDS: dict[str, str] = {
-    "unchanged-under-budget": "kept: under budget",
-    "unchanged-too-few-turns": "kept: no more than keep_turns turns",
-    "reused": "summary reused",
-    "summarized": "summary computed",
-    "dropped": "older turns dropped",
-    "summarizer-failed": "summarizer failed",
-    "window-slid": "window slid",
-    "stack-capped": "stack capped",
+def action_words_table() -> dict[str, str]:
+    """Every action code → its plain words."""
+    return {a.code: a.words for a in registered_actions()}
+
+
+def not_sent_action_words() -> dict[str, str]:
+    """A summary action whose summary block the token trimmer cut (``summary_sent`` false): the
+    model saw no summary, so the words must not say one was sent."""
+    return {a.code: a.trimmed_words for a in registered_actions() if a.trimmed_words is not None}
+
+
+def reason_words(code: object) -> str:
+    """The words for a replacement reason (the code with its dashes as spaces when none is declared)."""
+    key = str(code)
+    return next((r.words for r in registered_reasons() if r.code == key), key.replace("-", " "))
+
+
+_DERIVED: dict[str, Callable[[], object]] = {
+    "CM_ACTIONS": cm_actions, "SUMMARY_ACTIONS": summary_actions, "DROP_ACTIONS": drop_actions,
+    "FOLD_KINDS": fold_kinds, "ACTION_WORDS": action_words_table, "NOT_SENT_ACTION_WORDS": not_sent_action_words,
+    "EVENT_WORDS": lambda: event_words(),
 }
-"""The context manager's action on one call, in words."""
+"""The tables derived from the registry, by the names faces import (read afresh on each access)."""
+
+
+def __getattr__(name: str) -> Any:
+    """The derived tables (:data:`_DERIVED`) by their module-level names. Raises
+    :class:`AttributeError` for any other name."""
+    make = _DERIVED.get(name)
+    if make is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return make()
+
 
 COLUMN_WORDS: dict[str, str] = {
     # where a row comes from
@@ -85,31 +174,27 @@ COLUMN_WORDS: dict[str, str] = {
 """Column identifiers → table headings."""
 
 
-NOT_SENT_ACTION_WORDS: dict[str, str] = {
-    "summarized": "summary computed, trimmed — not sent",
-    "reused": "summary reused, trimmed — not sent",
-}
-"""A summary action whose summary block the token trimmer cut (``summary_sent`` false): the model
-saw no summary, so the words must not say one was sent (issue 28)."""
-
 
 def action_words(action: object, summary_sent: bool | None = None) -> str:
     """The words for a context-manager action (the identifier itself when it has none).
 
     ``summary_sent``: whether the call's payload holds a summary block (``Frame.summary_sent``);
-    False turns a summary action into :data:`NOT_SENT_ACTION_WORDS` (computed or reused, then
+    False turns a summary action into its ``trimmed_words`` (computed or reused, then
     trimmed, is a different event from a summary sent). None: not known, the action's own words."""
     key = str(action)
-    if summary_sent is False and key in NOT_SENT_ACTION_WORDS:
-        return NOT_SENT_ACTION_WORDS[key]
-    return ACTION_WORDS.get(key, key)
+    action_ = next((a for a in registered_actions() if a.code == key), None)
+    if action_ is None:
+        return key
+    if summary_sent is False and action_.trimmed_words is not None:
+        return action_.trimmed_words
+    return action_.words
 
 
 def summary_event(action: object, summary_sent: bool) -> str | None:
     """The summary event of a call for the app's markers, counts and jumps
     (:data:`EVENT_WORDS`): ``summarized`` / ``reused`` when the summary was sent,
     ``summary_not_sent`` when a summary action's block was trimmed, None for any other action."""
-    if str(action) not in SUMMARY_ACTIONS:
+    if str(action) not in summary_actions():
         return None
     return str(action) if summary_sent else "summary_not_sent"
 
@@ -125,15 +210,21 @@ VIEW_WORDS: dict[str, str] = {
 }
 """The app's views, in the order the view switch offers them."""
 
-EVENT_WORDS: dict[str, str] = {
-    "summarized": "summary computed, sent", "reused": "summary reused, sent",
+_FIXED_EVENT_WORDS: dict[str, str] = {
     "summary_not_sent": "summary trimmed, not sent",
     "fold": "fold at a commit",
     "trimmed": "trim", "repair": "pairing repair", "over_budget": "over budget", "forgotten": "forgotten reference",
 }
-"""Kinds of call the stepper can jump to (and the timeline marks). A summary computed or reused
-whose block the trimmer cut counts as ``summary_not_sent``, never as computed or reused
-(:func:`summary_event`)."""
+
+
+def event_words() -> dict[str, str]:
+    """Kinds of call the stepper can jump to (and the timeline marks), in words: the registered
+    actions' markers (e.g. ``summarized``: "summary computed, sent"), then the fixed kinds. A summary
+    computed or reused whose block the trimmer cut counts as ``summary_not_sent``, never as computed
+    or reused (:func:`summary_event`)."""
+    marked = {a.code: a.marker for a in registered_actions() if a.marker is not None}
+    return {**marked, **_FIXED_EVENT_WORDS}
+
 
 REPAIR_WORDS: dict[str, str] = {
     "ask_stripped": "unanswered tool calls taken off the assistant's message (its text kept)",

@@ -21,7 +21,7 @@ from inspector.redact import mask_secrets, mask_text
 from inspector.replay import Replay
 from inspector.report.figures import BAND_COLORS, BAND_LABELS
 from inspector.report.tables import not_sent_table, payload_table
-from inspector.vocabulary import repair_words
+from inspector.vocabulary import reason_words, repair_words
 
 
 CHAT_TEXT_MAX = 20_000
@@ -86,6 +86,7 @@ def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
     repairs = {r.ref: r.repair for r in f.repairs if r.ref is not None}
     rows = []
     refs, bands, synthetic = f.refs, f.row_bands, f.synthetic  # the payload's rows, position by position
+    replaced = set(f.replaced)
     for k, msg in enumerate(payload):
         ref = refs[k]
         band = bands[k]
@@ -94,9 +95,12 @@ def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
         heading = (f"{msg.get('role')} · {BAND_LABELS.get(band, band)} · "
                    f"{'' if tokens is None else f'{int(tokens):,} tokens · '}{where}")
         why = f"Sent as part of the {BAND_LABELS.get(band, band)}"
-        if synthetic[k]:
+        in_place = ref is not None and synthetic[k] is not None and (ref, synthetic[k]) in replaced
+        if in_place:  # the manager's edit record sent this row instead of the transcript message
+            why += f"; sent in place of transcript #{ref}: {reason_words(synthetic[k])}"
+        elif synthetic[k]:
             why += f"; written by the engine ({synthetic[k]})"
-        if k in f.own:
+        if k in f.own and not in_place:
             rep = repairs.get(ref) if ref is not None else None
             why += "; rewritten by the pairing repair" + (f" ({repair_words(rep.kind)})" if rep is not None else "")
         calls = _tool_calls(msg)

@@ -11,7 +11,7 @@ from inspector.app import inputs, side_by_side, words
 from inspector.app.cached import load_manifest_cached, replay_cached
 from inspector.app.timeline import compare_timelines
 from inspector.app.widgets import agent_caption, mark_call, session_figure, show_problems
-from inspector.compare import OWN_STRATEGY, PRESETS, own_strategy_yaml
+from inspector.compare import OWN_STRATEGY, own_strategy_yaml, presets
 from inspector.replay import Replay
 from inspector.report import per_call
 from inspector.report.tables import compare_table
@@ -35,7 +35,7 @@ def strategy_spec(name: str) -> str | None:
         return None
     key = f"cmp_spec_{name}"
     if key not in ss:
-        ss[key] = CUSTOM_TEMPLATE if name in CUSTOM else yaml.safe_dump(PRESETS[name], sort_keys=False)
+        ss[key] = CUSTOM_TEMPLATE if name in CUSTOM else yaml.safe_dump(presets()[name], sort_keys=False)
     return str(ss[key])
 
 
@@ -71,7 +71,7 @@ def compare_tab(m: inputs.ManifestInput, tkey: tuple[str, str | None, int], t: T
     the per-message table. A strategy that fails is shown as an error beside the others."""
     st.subheader(f"Side by side — {len(ss.cmp_strategies)} strategies")
     chosen = st.multiselect("Strategies (two to four; presets or your own `context_manager` YAML)",
-                            [OWN_STRATEGY, *PRESETS, *CUSTOM], key="cmp_strategies", max_selections=4,
+                            [OWN_STRATEGY, *presets(), *CUSTOM], key="cmp_strategies", max_selections=4,
                             persist_state="page")
     specs = strategy_editors(chosen, m)
     if ss.get("cmp_run_for") != tkey:  # a new transcript: long ones wait for the user

@@ -12,7 +12,7 @@ from inspector.report.tables import frames_table
 
 def frames_json(rp: Replay) -> str:
     """The replay's frames as the JSON ``context-inspector replay --json`` writes (no payloads)."""
-    from inspector.forgetting import replay_dumps
+    from inspector.replay_document import replay_dumps
 
     return replay_dumps(rp, payloads=False)
 

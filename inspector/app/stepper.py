@@ -12,10 +12,13 @@ from inspector.app.widgets import session_figure
 from inspector.replay import Replay
 from inspector.report import per_call
 from inspector.report.figures import TIMELINE_BAR_MAX, timeline
-from inspector.vocabulary import EVENT_WORDS
+from inspector.vocabulary import event_words
 
-JUMP_WORDS = {**EVENT_WORDS, "cache_break": "cache break"}
-"""The kinds of call the stepper jumps to, in words: the engine's events and the prompt cache's breaks."""
+
+def jump_words() -> dict[str, str]:
+    """The kinds of call the stepper jumps to, in words: the events of the strategies registered now
+    (:func:`inspector.vocabulary.event_words`) and the prompt cache's breaks."""
+    return {**event_words(), "cache_break": "cache break"}
 
 ss = st.session_state
 
@@ -71,10 +74,11 @@ def stepper(rp: Replay) -> int:
         c[1].button("Next ▶", key="next", on_click=step, args=(1,), width="stretch",
                     shortcut="Right", help="Next call (→ key)")
         events = stepping.event_calls(rp)
+        words = jump_words()
         if ss.get("jump_kind") not in events:  # first visit: the first kind this replay has
-            ss.jump_kind = next((k for k in EVENT_WORDS if events[k]), next(iter(EVENT_WORDS)))
-        c[2].selectbox("Jump to", list(JUMP_WORDS), key="jump_kind", label_visibility="collapsed", persist_state="page",
-                       format_func=lambda k: f"{JUMP_WORDS[k]} ({len(events[k])})",
+            ss.jump_kind = next((k for k in words if events.get(k)), next(iter(words)))
+        c[2].selectbox("Jump to", list(words), key="jump_kind", label_visibility="collapsed", persist_state="page",
+                       format_func=lambda k: f"{words[k]} ({len(events.get(k, ()))})",
                        help="The kind of call the ◀ / ▶ buttons beside it jump to (how many calls have it).")
         kind = ss.jump_kind
         c[3].button("◀", key="jump_prev", on_click=jump, args=(-1,), width="stretch",

@@ -47,14 +47,15 @@ def event_calls(rp: Replay) -> dict[str, list[int]]:
 def _event_calls(rp: Replay) -> dict[str, list[int]]:
     from inspector.report.figures import commit_positions, forgotten_per_call
 
-    from inspector.vocabulary import summary_event
+    from inspector.vocabulary import registered_actions, summary_event
 
     df = frames_table(rp)
     n = len(rp.frames)
     summary = [summary_event(f.decision.action, f.summary_sent) for f in rp.frames]
+    events = [e or f.decision.action for e, f in zip(summary, rp.frames, strict=True)]
+    marked = [a.code for a in registered_actions() if a.marker is not None]  # summarized, reused, ...
     out: dict[str, list[int]] = {
-        "summarized": [k for k, e in enumerate(summary) if e == "summarized"],
-        "reused": [k for k, e in enumerate(summary) if e == "reused"],
+        **{code: [k for k, e in enumerate(events) if e == code] for code in marked},
         "summary_not_sent": [k for k, e in enumerate(summary) if e == "summary_not_sent"],
         "fold": sorted({min(math.ceil(x), n - 1) for x, _ in commit_positions(rp)}),
         "trimmed": [int(k) for k in df["call"][df["trimmed"] > 0]],

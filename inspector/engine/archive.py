@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import islice, repeat
 from typing import Any, Literal
 
+from inspector.engine.contracts import EditRecord
 from inspector.engine.types import Message
 from inspector.errors import InspectorError
 
@@ -105,30 +104,33 @@ class Archive:
             self._projection = [m for nid in self.covering for m in self.nodes[nid].messages]
         return self._projection
 
-    def apply_managed(self, managed: Sequence[Message], fold_kind: FoldKind, text: str | None = None) -> list[str]:
-        """Record that the manager bounded the committed log to ``managed``; return the folded node ids.
+    def apply_edits(self, edits: EditRecord, fold_kind: FoldKind, text: str | None = None) -> list[str]:
+        """Record that the manager bounded the committed log by the edit record ``edits`` (over the
+        projection); return the folded node ids.
 
-        ``managed`` is ``[summary block?] + a suffix of the projection`` for every shipped manager;
-        anything else becomes a ``rewrite`` fold over the whole covering set. After a fold of that
-        shape the new projection is ``managed`` itself (the fold node holds the block, the nodes
-        kept hold the suffix), so a copy of it becomes the projection: no rebuild over the covering set.
-        """
+        A record that keeps the whole log unchanged folds nothing. One of the suffix shape
+        (``[block?] + projection[k:]``: :meth:`~inspector.engine.contracts.EditRecord.suffix_start`)
+        folds the nodes before ``k`` into one fold node holding the block, and the new projection is
+        ``[block?] + projection[k:]``: no rebuild over the covering set. Any other record (rows
+        replaced, kept in several runs, blocks placed elsewhere) becomes a ``rewrite`` fold over the
+        whole covering set whose projection is the record applied."""
         proj = self.projection()
-        view = list(managed)  # the archive's own copy: the new projection when the shape holds
-        if len(view) == len(proj) and all(map(operator.is_, view, proj)):
+        if not edits.inserted and not edits.replaced and edits.kept == ((0, len(proj)),) or \
+                (not proj and not edits.inserted):
             return []
-        shape = _suffix_of(view, proj)
+        shape = edits.suffix_start()
         parts = self._split_at(shape[0]) if shape is not None else None
         if shape is None or parts is None:
-            return self._fold(list(self.covering), "rewrite", None, view)
-        block = shape[1]
+            return self._fold(list(self.covering), "rewrite", None, list(edits.apply(proj)))
+        k, ins = shape
+        block = ins.row if ins is not None else None
         folded, kept = parts
         fold = Node(self._new_id("F"), "fold", children=folded, fold_kind=fold_kind,
                     text=text if block is not None else None, messages=[block] if block is not None else [])
         self.nodes[fold.id] = fold
         self._counts["folds"] += 1
         self.covering = [fold.id, *kept]
-        self._projection = view  # = fold.messages + the kept nodes' rows, i.e. [block?] + proj[k:]
+        self._projection = ([block] if block is not None else []) + proj[k:]  # = fold.messages + the kept rows
         return folded
 
     def _split_at(self, k: int) -> tuple[list[str], list[str]] | None:
@@ -369,19 +371,3 @@ def _checksum(body: dict[str, Any]) -> str:
     raw = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
-
-def _suffix_of(view: list[Message], proj: list[Message]) -> tuple[int, Message | None] | None:
-    """``(k, block)`` when ``view`` is ``[block?] + proj[k:]`` by identity (``block`` a row the
-    projection does not hold: the summary block), else None."""
-    n_proj = len(proj)
-    block: Message | None = None
-    k = n_proj - len(view)  # where view[0] stands if ``view`` is a plain suffix
-    if view:
-        first = view[0]
-        if not (0 <= k < n_proj and first is proj[k]) and not any(map(operator.is_, proj, repeat(first))):
-            block = first  # a row the projection does not hold: the summary block
-            k += 1
-    # identity with proj[k:] row by row: every kept row is a projection row, in place
-    if k >= 0 and all(map(operator.is_, islice(view, 0 if block is None else 1, None), islice(proj, k, None))):
-        return k, block
-    return None

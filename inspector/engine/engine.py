@@ -187,7 +187,7 @@ class ContextEngine:
         if not over:
             return CommitRecord(turn, "unchanged", False, 0, None, conv.archive.stats(), committed_rows)
         result = manage(cm, past, 1)
-        managed, d = result.messages, result.decision
+        d = result.decision
         if d.summarizer_called:
             self.summarizer_calls["commit"] += 1
         if d.action == "summarizer-failed":
@@ -196,6 +196,6 @@ class ContextEngine:
             return CommitRecord(turn, d.action, True, 0, d.error, conv.archive.stats(), committed_rows)
         kind = fold_kind(d.action)
         text_ = d.summary_text if kind == "summary" else None
-        conv.archive.apply_managed(managed, kind, text_)  # type: ignore[arg-type]
+        conv.archive.apply_edits(result.edits, kind, text_)  # type: ignore[arg-type]
         return CommitRecord(turn, d.action, d.summarizer_called, d.compressed_turns + d.dropped_turns, d.error,
                             conv.archive.stats(), committed_rows, list(d.folded))

@@ -14,6 +14,7 @@ from itertools import count
 from typing import Any
 
 from inspector.engine import Assembly, PayloadRow
+from inspector.engine.contracts import EditRecord
 from inspector.engine.summary_block import is_summary_block
 from inspector.engine.types import Message, Removals, RowsView, Span
 from inspector.replay.records import Segment
@@ -124,7 +125,29 @@ class _Refs:
         yield from self.runs(rows, mid, hi)
 
 
-def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs) -> list[Segment]:
+Swaps = dict[int, tuple[Message, str]]
+"""Rows a manager's edit record sent in place of another, by the new row's id: (the row it replaced,
+the reason code). Empty for a call whose record replaces nothing."""
+
+
+def replaced_rows(edits: EditRecord | None, past: Sequence[Message], working: Sequence[Message]) -> Swaps:
+    """The :data:`Swaps` of one call's edit record over the committed log ``past`` and working
+    memory ``working`` (both as they stood when the call was assembled)."""
+    if edits is None or not (edits.replaced or edits.working):
+        return {}
+    out: Swaps = {id(r.row): (past[r.index], r.reason) for r in edits.replaced}
+    out.update((id(r.row), (working[r.index], r.reason)) for r in edits.working)
+    return out
+
+
+def _replaced(swaps: Swaps, refs: _Refs) -> tuple[tuple[int, str], ...]:
+    """The transcript messages a call's edit record sent another row in place of, as ``(index,
+    reason)`` in transcript order (a replaced row of no transcript index is left out)."""
+    found = ((refs.get(orig), reason) for orig, reason in swaps.values())
+    return tuple(sorted((i, reason) for i, reason in found if i is not None))
+
+
+def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | None = None) -> list[Segment]:
     """The payload (an assembly's layout) as :data:`Segment` runs: spans by their ends, single rows by identity.
 
     O(layout parts + breaks in the spans), never O(payload rows): a long history is one span. Runs
@@ -135,7 +158,9 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs) -> list[Segment]
     apart (:meth:`_Refs.whole`), or a row that is a transcript message as is (its own source, no
     synthetic kind). It is merged into the open run right here;
     any other part (a span of several runs or of rows of no transcript index, a synthesised or
-    rebound row) is broken up by :func:`_part_segments`, whose plain runs merge the same way."""
+    rebound row) is broken up by :func:`_part_segments`, whose plain runs merge the same way. A row
+    in ``swaps`` (sent in place of a transcript message by the manager's edit record) is its own
+    row with that message's index and the replacement's reason as its kind."""
     out: list[Segment] = []
     add = out.append
     whole, get = refs.whole, refs.get
@@ -163,7 +188,7 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs) -> list[Segment]
                     add((o_ref, o_n, o_band, None, None))
                 o_ref, o_n, o_band = ref, n, band
             continue
-        for seg in _part_segments(part, refs):
+        for seg in _part_segments(part, refs, swaps):
             ref, n, band, kind, own = seg
             if kind is None and own is None and ref is not None:  # a plain run
                 if o_band == band and o_ref + o_n == ref:
@@ -182,7 +207,7 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs) -> list[Segment]
     return out
 
 
-def _part_segments(part: PayloadRow | Span, refs: _Refs) -> Iterator[Segment]:
+def _part_segments(part: PayloadRow | Span, refs: _Refs, swaps: Swaps | None = None) -> Iterator[Segment]:
     """The :data:`Segment` runs of one layout part that is not one plain transcript run (see
     :func:`_segments`, which merges adjacent plain runs): a span's runs in order, each row of no
     transcript index its own row; a single row with its transcript index (None when synthesised;
@@ -192,7 +217,8 @@ def _part_segments(part: PayloadRow | Span, refs: _Refs) -> Iterator[Segment]:
         for ref, n in refs.runs(rows, lo, part.hi):
             if ref is None:  # not a transcript message: kept as its own row
                 for m in rows[lo:lo + n]:
-                    yield None, 1, band, None, m
+                    swap = swaps.get(id(m)) if swaps else None
+                    yield (None, 1, band, None, m) if swap is None else (refs.get(swap[0]), 1, band, swap[1], m)
             else:
                 yield ref, n, band, None, None
             lo += n
@@ -206,6 +232,9 @@ def _part_segments(part: PayloadRow | Span, refs: _Refs) -> Iterator[Segment]:
         if r is None and src is not None:
             r = refs.get(src)
     kind = part.synthetic  # type: ignore[union-attr]
+    swap = swaps.get(id(msg)) if swaps else None
+    if swap is not None:
+        r, kind = refs.get(swap[0]), swap[1]
     if kind is None and r is None:
         kind = "system_band" if band == "system" else ("summary" if band == "summary" else None)
     yield r, 1, band, kind, own

@@ -8,7 +8,7 @@ from typing import Any
 from inspector.engine import CommitRecord, ContextAssembler, ContextEngine
 from inspector.engine.summarizers import Summarizer
 from inspector.engine.types import Message
-from inspector.replay.ranges import _Refs, _removed, _row_ranges, _segments
+from inspector.replay.ranges import _Refs, _removed, _replaced, _row_ranges, _segments, replaced_rows
 from inspector.replay.records import CallDecision, Commit, Frame, FrameRepair
 from inspector.replay.result import Replay
 
@@ -73,13 +73,15 @@ class _Recorder:
         if decision is None:
             decision = self.decisions[key] = CallDecision(*key)
         refs = self.refs
+        conv = self.engine.conversation
+        swaps = replaced_rows(d.edits, conv.committed_messages, conv.working)
         trimmed, trimmed_synth, not_sent = _removed(asm, refs)
         repairs, warnings, tokens, price = asm.repairs, asm.warnings, asm.payload_tokens, self.price
         # the fields in Frame's declaration order
         self.add_frame(Frame(
             self.turn, self.step, len(self.msgs) if next_index is None else next_index, asm.budget,
             asm.bands if self.own_bands else dict(asm.bands),
-            tokens, asm.headroom, decision, tuple(_segments(asm.layout, refs)), trimmed, trimmed_synth,
+            tokens, asm.headroom, decision, tuple(_segments(asm.layout, refs, swaps)), trimmed, trimmed_synth,
             _row_ranges(d.folded, refs) if d.folded else (),  # most calls fold nothing
             tuple([FrameRepair(r, refs.get(row) if row is not None else None)
                    for r, row in zip(repairs, asm.repaired_rows or [None] * len(repairs))]) if repairs else (),
@@ -87,6 +89,7 @@ class _Recorder:
             self.usage_by_index.get(next_index) if next_index is not None and self.usage_by_index else None,
             d.summary_text, tuple(warnings) if warnings else (),
             self._summary_cost_since(mark) if d.summarizer_called else 0.0, not_sent,
+            _replaced(swaps, refs) if swaps else (),
         ))
         if d.action == "summarizer-failed":
             self.rp.summarizer_failures += 1

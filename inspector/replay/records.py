@@ -54,6 +54,10 @@ class Frame:
     not_sent: Sequence[dict[str, Any]] = ()
     """Synthesised rows computed for this call but not sent, each ``{kind, reason, tokens, content}``
     (Q18: a summary block the trimmer removed is listed here, never shown as sent)."""
+    replaced: Sequence[tuple[int, str]] = ()
+    """Transcript messages the manager's edit record sent another row in place of, ``(index, reason
+    code)`` in transcript order (the row sent is the frame's own row with that ``ref`` and the reason
+    as its synthetic kind); the original content was not sent."""
 
     @property
     def refs(self) -> list[int | None]:
@@ -129,6 +133,8 @@ class Frame:
             "summary": self.summary_text, "summary_sent": self.summary_sent, "not_sent": list(self.not_sent),
             "warnings": list(self.warnings),
         }
+        if self.replaced:  # only a strategy that replaces rows has the key: other replays read as before
+            d["replaced"] = [{"ref": i, "reason": reason} for i, reason in self.replaced]
         if transcript_messages is not None:
             rows = []
             refs, synthetic, bands = self.refs, self.synthetic, self.row_bands

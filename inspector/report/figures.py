@@ -66,6 +66,24 @@ STEP_SHAPE = "hvh"
 and a click anywhere on that step picks call k (plotly picks the nearest point)."""
 
 
+GROUP_MARKERS = {"summary": ("star", "#6A3D9A"), "drop": ("triangle-left", "#444444"),
+                 "edit": ("square-open", "#1F77B4"), "failed": ("x-thin-open", "#D62728")}
+"""The symbol and colour of an action :data:`MARKERS` does not name, by its declared group (a
+strategy registered by a third party is marked like its kind; a ``kept`` action is not marked)."""
+
+
+def marked_actions() -> dict[str, tuple[str, str]]:
+    """Every action the timeline marks, with its symbol and colour: :data:`MARKERS`, then each
+    registered action it does not name, styled by its group (:data:`GROUP_MARKERS`)."""
+    from inspector.vocabulary import registered_actions
+
+    out = dict(MARKERS)
+    for a in registered_actions():
+        if a.code not in out and a.group in GROUP_MARKERS:
+            out[a.code] = GROUP_MARKERS[a.group]
+    return out
+
+
 def marker_words(action: str) -> str:
     """The legend's words for a timeline marker: the event's words, else the action's."""
     from inspector.vocabulary import EVENT_WORDS, action_words
@@ -280,7 +298,7 @@ def _event_traces(df: Any) -> list[dict[str, Any]]:
     data = []
     events = df["cm_action"].copy()
     events[:] = [summary_event(a, bool(s)) or a for a, s in zip(df["cm_action"], df["summary_sent"], strict=True)]
-    for action, (symbol, color) in MARKERS.items():
+    for action, (symbol, color) in marked_actions().items():
         sel = events == action
         if sel.any():
             data.append(_marker_trace(df, sel, marker_words(action), symbol, color, 0.04))

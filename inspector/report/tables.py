@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from inspector.replay import Frame, Replay
-from inspector.vocabulary import BANDS, DROP_ACTIONS, EVENT_WORDS
+from inspector.vocabulary import BANDS, EVENT_WORDS, drop_actions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -188,7 +188,7 @@ def step_events(rp: Replay) -> dict[str, list[int]]:
     df = frames_table(rp)
     lost = forgotten_references(rp)
     events = [summary_event(a, s) for a, s in zip(df["cm_action"], df["summary_sent"], strict=True)] if len(df) else []
-    dropped = df["cm_action"].isin(sorted(DROP_ACTIONS))
+    dropped = df["cm_action"].isin(sorted(drop_actions()))
     sel = {"turns dropped": dropped, "trimmed": df["trimmed"] > 0, "pairing repair": df["repairs"] > 0,
            "over budget": df["over_budget"]}
     out = {kind: [int(k) for k in df["call"][mask]] for kind, mask in sel.items()} if len(df) else \

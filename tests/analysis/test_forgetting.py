@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from inspector.engine.identifiers import argument_identifiers, extract_identifiers
 from inspector.engine.managers.summarising import SummarizingConversation, summary_block
 from inspector.engine.summarizers.standin import STANDIN_LABEL, StandInSummarizer
-from inspector.forgetting import call_needs, forgotten_references, replay_document
+from inspector.forgetting import call_needs, forgotten_references
+from inspector.replay_document import replay_document
 from inspector.manifest import load_manifest
 from inspector.planted import KINDS, evaluate, planted_conversation, score, strategies, truth
 from inspector.compare import compare

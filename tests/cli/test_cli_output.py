@@ -211,11 +211,9 @@ def test_numbers_have_thousands_separators_and_actions_plain_words() -> None:
 
 
 def test_every_action_has_plain_words() -> None:
-    from typing import get_args
+    from inspector.vocabulary import cm_actions
 
-    from inspector.engine.managers.base import CMAction
-
-    assert set(get_args(CMAction)) == set(ACTION_WORDS)
+    assert set(cm_actions()) == set(ACTION_WORDS)
     assert all("-" not in words for words in ACTION_WORDS.values())
 
 

@@ -4,7 +4,7 @@
   ``isinstance``: the same ids as the plain ``isinstance`` loop for every shape. (A C-level read of
   the usual shape, ``map(dict.get, ...)`` checked with ``frozenset.issuperset``, was tried and
   dropped: fewer executed lines, but about four times slower for asks of one or two calls.)
-* :meth:`~inspector.engine.archive.Archive.apply_managed` keeps its copy of ``managed`` as the new
+* :meth:`~inspector.engine.archive.Archive.apply_edits` keeps its copy of the record applied as the new
   projection after a fold instead of rebuilding it from the covering set: it must be the rebuilt
   projection, row for row by identity, also after later commits and a snapshot round trip.
 * :func:`~inspector.engine.budget.compute_budget` builds the record through ``tuple.__new__``: the
@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.engine.archive import Archive
+from inspector.engine.contracts import EditRecord, record_of
 from inspector.engine.budget import Budget, compute_budget, hysteresis_ceiling
 from inspector.engine.history import call_ids
 from inspector.engine.limits import ModelLimits
@@ -109,8 +110,10 @@ def test_projection_after_a_fold_is_the_covering_sets(turns: list[int], folds: l
     for cut, block, later in folds:
         proj = arch.projection()
         k = min(cut, len(proj))
-        managed = ([{"role": "system", "content": f"summary {t}"}] if block else []) + proj[k:]
-        arch.apply_managed(managed, "summary" if block else "drop", "s" if block else None)
+        row = {"role": "system", "content": f"summary {t}"}
+        managed = ([row] if block else []) + proj[k:]
+        edits = EditRecord.suffix(len(proj), k, row if block else None)
+        arch.apply_edits(edits, "summary" if block else "drop", "s" if block else None)
         assert same_rows(arch.projection(), managed)
         assert arch.projection() is not managed  # the archive's own copy: it grows in place
         assert same_rows(arch.projection(), rebuilt(arch))
@@ -122,11 +125,11 @@ def test_projection_after_a_fold_is_the_covering_sets(turns: list[int], folds: l
 
 
 def test_a_rewrite_fold_projection_is_the_managed_rows() -> None:
-    """Rows the projection does not hold (not ``[block?] + a suffix``): a rewrite over everything."""
+    """Rows the projection does not hold (a record that is not ``[block?] + a suffix``): a rewrite over everything."""
     arch = Archive()
     arch.add_leaf(1, [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}])
     other = [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}]
-    arch.apply_managed(other, "drop")
+    arch.apply_edits(record_of(arch.projection(), other), "drop")
     assert same_rows(arch.projection(), other) and same_rows(arch.projection(), rebuilt(arch))
     assert arch.nodes[arch.covering[0]].fold_kind == "rewrite"
 

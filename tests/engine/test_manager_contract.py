@@ -1,5 +1,5 @@
-"""The contract every registered context manager keeps: it returns its history and decision as one
-result (:class:`Managed`), and the engine's ``manage`` reads that result and never state a manager
+"""The contract every registered context manager keeps: it returns its edit record, the history
+derived from it and its decision as one result (:class:`Managed`), and the engine's ``manage`` reads that result and never state a manager
 left behind; ``manage_history`` is ``decide`` with its decision kept.
 
 Parametrised over the plugin registry (:func:`inspector.plugins.default_registry`), so a strategy
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from inspector.engine.contracts import check_record
 from inspector.engine.managers.base import ContextManager, Managed, manage
-from inspector.engine.managers.summarising import is_summary_block
 from inspector.engine.summarizers.drop import DropSummarizer
 from inspector.plugins import PluginSpec, default_registry
 
@@ -34,21 +34,21 @@ def build(spec: PluginSpec) -> ContextManager:
 
 @pytest.mark.parametrize("spec", MANAGERS, ids=lambda s: s.name)
 def test_manage_reads_the_result_not_last_decision(spec: PluginSpec) -> None:
-    """Over a history longer than any default keeps, under a small hint: the rows sent on are the
-    history's own rows (a suffix, by identity, after at most a summary block) and the decision's
-    folded rows are exactly the ones before that suffix; the history is left as it was."""
+    """Over a history longer than any default keeps, under a small hint: the result carries an edit
+    record over the history that passes its check, the rows sent on are that record applied, the
+    decision's folded rows are exactly the rows the record leaves out, its action is one the
+    strategy declares, and the history is left as it was."""
     past = _turns(30)
     before = list(past)
     cm = build(spec)
     result = manage(cm, past, 50)
     assert isinstance(result, Managed)
     assert cm.last_decision is None  # decide() leaves nothing behind for the engine to read
-    kept = list(result.messages)
-    if kept and is_summary_block(kept[0]) and all(kept[0] is not m for m in past):
-        kept = kept[1:]
-    start = len(past) - len(kept)
-    assert all(a is b for a, b in zip(kept, past[start:], strict=True))
-    assert [id(m) for m in result.decision.folded] == [id(m) for m in past[:start]]
+    check_record(result.edits, past, ())
+    assert [id(m) for m in result.messages] == [id(m) for m in result.edits.apply(past)]
+    left_out = [m for a, b in result.edits.dropped() for m in past[a:b]]
+    assert [id(m) for m in result.decision.folded] == [id(m) for m in left_out]
+    assert result.decision.action in {a.code for a in spec.declared("actions")}
     assert all(a is b for a, b in zip(past, before, strict=True)) and len(past) == len(before)
 
 

@@ -61,7 +61,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("engine", ("inspector.engine",)),
     ("replay", ("inspector.policy", "inspector.replay", "inspector.observed", "inspector.calibration")),
     ("analysis", ("inspector.forgetting", "inspector.compare", "inspector.fleet", "inspector.sweep", "inspector.grid",
-                  "inspector.planted", "inspector.tuning", "inspector.prompt_cache")),
+                  "inspector.planted", "inspector.tuning", "inspector.prompt_cache", "inspector.replay_document")),
     ("report", ("inspector.report", "inspector.live")),
     ("faces", ("inspector.cli", "inspector.notebook", "inspector.__main__", "inspector.app")),
 )
@@ -195,16 +195,28 @@ def test_vulture_finds_no_dead_code_at_80_percent() -> None:
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_the_action_type_and_the_vocabulary_name_the_same_actions() -> None:
-    from typing import get_args
+def test_the_action_set_and_the_vocabulary_are_derived_from_the_strategies_declarations() -> None:
+    """One source: each registered strategy declares its actions in its own class; the action set
+    and every word table are what those declarations say, and a code declared twice means the same."""
+    from inspector.plugins import default_registry
+    from inspector.vocabulary import (
+        ACTION_WORDS,
+        CM_ACTIONS,
+        DROP_ACTIONS,
+        FOLD_KINDS,
+        SUMMARY_ACTIONS,
+        cm_actions,
+    )
 
-    from inspector.engine.managers.base import CMAction
-    from inspector.vocabulary import ACTION_WORDS, CM_ACTIONS, DROP_ACTIONS, FOLD_KINDS, SUMMARY_ACTIONS
-
-    assert get_args(CMAction) == CM_ACTIONS
-    assert set(ACTION_WORDS) == set(CM_ACTIONS)  # every action has its words
+    declared = [a for spec in default_registry().specs("context_manager") for a in spec.declared("actions")]
+    by_code: dict[str, object] = {}
+    for action in declared:
+        assert by_code.setdefault(action.code, action) == action, f"{action.code} declared twice, differently"
+    assert CM_ACTIONS == cm_actions() and set(CM_ACTIONS) == set(by_code)
+    assert {"summarized", "reused", "window-slid", "stack-capped"} <= set(CM_ACTIONS)  # the seeds' own
+    assert ACTION_WORDS == {code: a.words for code, a in by_code.items()}  # type: ignore[attr-defined]
     assert SUMMARY_ACTIONS | DROP_ACTIONS <= set(CM_ACTIONS) and not SUMMARY_ACTIONS & DROP_ACTIONS
-    assert set(FOLD_KINDS) == SUMMARY_ACTIONS | DROP_ACTIONS  # exactly the actions that fold
+    assert SUMMARY_ACTIONS | DROP_ACTIONS <= set(FOLD_KINDS)  # every summary or drop folds
 
 
 def test_fold_kinds_are_the_archives_kinds() -> None:

@@ -3,8 +3,11 @@
 Order is fixed (docs/design.md §3.9): system band → [summary] → kept history → current user turn →
 working memory; then the token trimmer (working memory pinned as the tail), then one pairing pass,
 then the final check (the engine's). Two paths give one result: the incremental path
-(:mod:`inspector.engine.assembly.incremental`) for the shipped managers, the reference path
-(:mod:`inspector.engine.assembly.reference`) for everything else and as the tests' oracle.
+(:mod:`inspector.engine.assembly.incremental`) for a manager's edit record of the suffix shape
+(``[summary block?] + a suffix of the committed log``, every call of the shipped three), the
+reference path (:mod:`inspector.engine.assembly.reference`) for any other record (rows replaced,
+working memory edited), a manager that is no :class:`~inspector.engine.managers.base.ContextManager`,
+and as the tests' oracle.
 """
 
 from __future__ import annotations
@@ -17,28 +20,22 @@ from inspector.engine.assembly.records import Assembly
 from inspector.engine.assembly.reference import assemble_reference
 from inspector.engine.assembly.row_index import RowIndex
 from inspector.engine.budget import compute_budget
-from inspector.engine.managers.base import budget_terms, manage
-from inspector.engine.managers.sliding_window import SlidingWindowConversation
-from inspector.engine.managers.stack import StackConversation
-from inspector.engine.managers.summarising import SummarizingConversation
+from inspector.engine.managers.base import budget_terms, is_manager, manage
 from inspector.engine.tokens import TokenCounter
 from inspector.engine.types import Message
 from inspector.params import ASSEMBLER, AssemblerParams
 
 __all__ = ["ContextAssembler"]
 
-_SHIPPED_MANAGERS = (StackConversation, SlidingWindowConversation, SummarizingConversation)
-"""Managers whose result is ``[summary block?] + a suffix of the committed log`` (the incremental path's premise)."""
-
-
 class ContextAssembler:
     """The default ``assembler`` plugin. Custom assemblers implement ``assemble(engine)`` and must
     return a paired payload (they may call :func:`inspector.engine.pairing.sanitize_provider_messages`).
 
-    Two paths, one result: the incremental path (the default for the shipped managers) reads only
-    what changed since the last call; the reference path (``incremental = False``, and whatever the
-    incremental one does not cover: a custom manager, a resumed HITL turn, a disabled pre-cut or
-    trimmer) reads the whole payload. Tests hold the two equal call by call.
+    Two paths, one result: the incremental path (the default for an edit record of the suffix
+    shape) reads only what changed since the last call; the reference path (``incremental = False``,
+    and whatever the incremental one does not cover: a record with replacements or working-memory
+    edits, a manager that is no ContextManager, a resumed HITL turn, a disabled pre-cut or trimmer)
+    reads the whole payload. Tests hold the two equal call by call.
     """
 
     precut: bool = True
@@ -78,7 +75,8 @@ class ContextAssembler:
         system = engine.system_message()
         past, wm = conv.committed_messages, conv.working
         user = conv.current_user if conv.current_user is not None else {"role": "user", "content": ""}
-        fast = self.incremental and self.precut and type(cm) in _SHIPPED_MANAGERS
+        # a ContextManager's record says its shape; one that edits working memory takes the reference path
+        fast = self.incremental and self.precut and is_manager(cm) and not cm.edits_working_memory
         # the log first: rows committed since the last call are mostly working memory's, whose facts
         # the working index still holds until it moves on to this turn's list below
         log = self._path.log_index(counter, past) if fast else None
@@ -92,13 +90,17 @@ class ContextAssembler:
                                 summarizing=terms.summarizing, hysteresis_ratio=terms.hysteresis_ratio,
                                 summary_threshold=terms.summary_threshold, calibration=engine.calibration,
                                 calibration_source=engine.calibration_source)
-        outcome = manage(cm, past, budget.hint)
+        outcome = manage(cm, past, budget.hint, wm)
+        edits = outcome.edits
+        if edits.working:
+            wm = list(edits.apply_working(wm))
         # A committed ask answered from working memory (HITL) takes its answers with it when the
         # trimmer drops it; only the trimmer knows how far that goes, so no pre-cut then.
         hitl = bool(wm) and wm[0].get("role") == "tool"
         call = Call(engine, system, past, wm, user, has_user, tool_tokens, budget, outcome.messages,
                     outcome.decision, hitl)
-        if wmi is not None and log is not None and not hitl and budget.max_tokens > 0:
+        if wmi is not None and log is not None and not hitl and budget.max_tokens > 0 and \
+                edits.suffix_start() is not None:
             result = self._path.assemble(call, RowUnits(u_system, u_user, wm_units, log, wmi))
             if result is not None:
                 return result

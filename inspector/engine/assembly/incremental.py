@@ -149,7 +149,7 @@ class IncrementalPath:
         is not ``[summary block?] + a suffix of the committed log`` or the trimmer dropped the
         answers of an ask (a resumed turn): the reference path handles those."""
         past = self._base
-        matched = _match_log(c.managed, past, self._base_pos)
+        matched = _match_log(c, len(past), self._base_pos)
         if matched is None:
             return None
         k, m0, blk = matched
@@ -218,34 +218,28 @@ class IncrementalPath:
         return rule
 
 
-def _match_log(managed: Sequence[Message], past: list[Message],
-               pos: Mapping[int, int]) -> tuple[int, Message | None, int] | None:
-    """``(k, first row, blk)`` when ``managed`` is ``[summary block] * blk + past[k:]`` (checked at its
-    two ends, the shipped managers' contract), else None. Each end is read once (``managed`` may be
-    a view whose reads are not free)."""
+def _match_log(c: Call, n_base: int, pos: Mapping[int, int]) -> tuple[int, Message | None, int] | None:
+    """``(k, first row, blk)`` when the call's edit record is ``[summary block] * blk + past[k:]``
+    (:meth:`~inspector.engine.contracts.EditRecord.suffix_start`), ``k`` in positions of the
+    append-only log of ``n_base`` rows whose tail the projection's rows are (``pos``: its row
+    positions), ``first row`` the history's first row (None when it has none); else None, and the
+    reference path assembles the call. A kept projection head that the log does not hold (the
+    summary block an earlier fold left) counts as the block."""
+    edits, past = c.decision.edits, c.past
     n_log = len(past)
-    if type(managed) is RowsView:
-        n_man, m0, m1, m_last = managed.ends()
-    else:
-        n_man = len(managed)
-        m0, m1, m_last = (managed[0], managed[1] if n_man > 1 else None, managed[-1]) if n_man else \
-            (None, None, None)
-    k = n_log
-    blk = 0
-    if m0 is not None:
-        k0 = pos.get(id(m0))
-        if k0 is None:  # not a log row: the summary block before the suffix, or not this contract
-            if not is_summary_block(m0):
-                return None
-            blk = 1
-            if m1 is not None:
-                k = pos.get(id(m1), n_log)
-        else:
-            k = k0
-    mb = m1 if blk else m0  # the first log row of managed (None: there is none)
-    if n_man - blk != n_log - k or (mb is not None and (mb is not past[k] or m_last is not past[-1])):
+    shape = edits.suffix_start() if edits is not None and edits.size == n_log else None
+    if shape is None:
         return None
-    return k, m0, blk
+    k, ins = shape
+    off = n_base - n_log  # projection row i (a row the log holds) is log row i + off
+    head = past[k] if k < n_log else None
+    if head is not None and id(head) not in pos:  # not a log row: the block an earlier fold left
+        if ins is not None or not is_summary_block(head):
+            return None
+        return k + 1 + off, head, 1
+    if ins is not None:
+        return k + off, ins.row, 1
+    return k + off, head, 0
 
 
 def _precut_at(log: RowIndex, a0: int, budget_tokens: int, n_other: int, u_other: int) -> int | None:

@@ -1,10 +1,12 @@
 """The context-manager contract shared by every history strategy.
 
-A manager receives the committed history (``past``) and a token hint, and returns the slice of
-history this LLM call should see. It never sees working memory (the live tool round) and never
-repairs pairing: assembly runs one pairing pass on the whole payload afterwards (docs/design.md §3.8).
-A manager's :meth:`ContextManager.decide` returns the history and a :class:`CMDecision` together
-(:class:`Managed`), so the inspector can say *why* without reading state the manager left behind.
+A manager receives the committed history (``past``) and a token hint, and returns an edit record
+over it (:mod:`inspector.engine.contracts`): what this LLM call should see. Unless it opts in
+(``edits_working_memory``) it never sees working memory (the live tool round), and it never repairs
+pairing: assembly runs one pairing pass on the whole payload afterwards (docs/design.md §3.8). A
+manager's :meth:`ContextManager.decide` returns the record, the history derived from it and a
+:class:`CMDecision` together (:class:`Managed`), so the inspector can say *why* without reading
+state the manager left behind.
 
 The engine calls a manager through two functions only: :func:`budget_terms` (what the manager adds
 to the call's budget) and :func:`manage` (the history and the decision as one :class:`Managed`
@@ -16,28 +18,25 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, NamedTuple, TypeGuard
+from typing import Any, ClassVar, NamedTuple, TypeGuard
 
+from inspector.engine.contracts import EditRecord, check_record, record_of
 from inspector.engine.history import LogRuns
 from inspector.engine.tokens import EstimateCounter, TokenCounter
 from inspector.engine.types import Message
+from inspector.vocabulary import Action, Reason
 
-CMAction = Literal[
-    "unchanged-under-budget",
-    "unchanged-too-few-turns",
-    "reused",
-    "summarized",
-    "dropped",
-    "summarizer-failed",
-    "window-slid",
-    "stack-capped",
-]
+CMAction = str
+"""An action code a context manager records: one its strategy declares (``actions``, a tuple of
+:class:`~inspector.vocabulary.Action`); the set is derived from the registry
+(:func:`inspector.vocabulary.cm_actions`), never listed here."""
 
 
 @dataclass(slots=True)
 class CMDecision:
     """What the manager did on one call. ``folded`` are the history rows not passed on (summarised
-    or dropped), by identity, so the inspector can answer "why did my message disappear?"."""
+    or dropped), derived from the call's :class:`~inspector.engine.contracts.EditRecord` when the
+    result is made (:func:`managed`), so the inspector can answer "why did my message disappear?"."""
 
     action: CMAction
     compressed_turns: int = 0  # turns folded into the summary in view (computed or reused)
@@ -52,6 +51,7 @@ class CMDecision:
     summary_model_source: str | None = None
     error: str | None = None  # summarizer failure reason
     folded: list[Message] = field(default_factory=list)
+    edits: EditRecord | None = None  # the call's edit record (set with ``folded`` by :func:`managed`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,26 +71,48 @@ since the engine asks on every call)."""
 
 
 class Managed(NamedTuple):
-    """One call's result from a manager: the history to send and why.
+    """One call's result from a manager: the history to send (``messages``, derived from ``edits`` by
+    :func:`managed`), why (``decision``) and the edit record itself (``edits``).
 
-    ``messages`` is a sequence the engine only reads: a manager that keeps the whole log may return a
-    read-only view of it (:class:`~inspector.engine.types.RowsView`) rather than a copy per call.
-    Immutable: the engine reads a result, never changes it."""
+    ``messages`` is a sequence the engine only reads: for the usual shapes a read-only view of the
+    log (:class:`~inspector.engine.types.RowsView`) rather than a copy per call. Immutable: the
+    engine reads a result, never changes it."""
 
     messages: Sequence[Message]
     decision: CMDecision
+    edits: EditRecord
+
+
+def managed(past: Sequence[Message], edits: EditRecord, decision: CMDecision) -> Managed:
+    """The result of a manager's edit record ``edits`` over ``past``: the history it derives
+    (:meth:`~inspector.engine.contracts.EditRecord.apply`) and ``decision`` with its ``folded`` rows
+    derived from the record's left-out rows (the one place they are set)."""
+    dropped = edits.dropped()
+    decision.folded = [m for a, b in dropped for m in past[a:b]] if dropped else []
+    decision.edits = edits
+    return Managed(edits.apply(past), decision, edits)
 
 
 class ContextManager(ABC):
     """Base of every history strategy.
 
-    Invariants every subclass keeps: the input list is never mutated; rows passed on are the same
-    objects as in ``past`` (plus at most one synthesised summary block at the head); the result is
-    ``[summary?] + a suffix of past``, which is what lets the archive record folds exactly.
+    Invariants every subclass keeps: the input list is never mutated; the result is an edit record
+    over ``past`` (:class:`~inspector.engine.contracts.EditRecord`, made into a :class:`Managed` by
+    :func:`managed`), which every reader reads instead of the rows' identity.
+
+    A strategy declares its ``actions`` (:class:`~inspector.vocabulary.Action`: code, words, marker,
+    not-sent reason, fold kind) and its replacement ``reasons`` here, in its own class; the
+    vocabularies are derived from the registry. With ``edits_working_memory`` it sees the current
+    turn's working memory too (:meth:`decide_with_working`); the shipped three never do.
     """
 
     name: ClassVar[str] = "base"
     accepts_summarizer: ClassVar[bool] = False
+    actions: ClassVar[tuple[Action, ...]] = ()
+    reasons: ClassVar[tuple[Reason, ...]] = ()
+    edits_working_memory: ClassVar[bool] = False
+    """Whether :func:`manage` hands this manager the current turn's working memory (read-only) and
+    applies the record's ``working`` replacements (never in its newest group)."""
 
     counts_log: ClassVar[bool] = False
     """Whether :meth:`log_runs` keeps the log's trigger units too (a manager whose decision counts tokens)."""
@@ -134,7 +156,15 @@ class ContextManager(ABC):
 
     @abstractmethod
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
-        """The history this call should see and the decision that produced it, as one result."""
+        """This call's result (:func:`managed`): the edit record over ``past``, the history derived from it
+        and the decision that produced it."""
+
+    def decide_with_working(self, past: Sequence[Message], working: Sequence[Message], hint: int) -> Managed:
+        """For a strategy with ``edits_working_memory``: the result for this call given the current
+        turn's working memory too (a tuple it only reads); its record may replace working-memory rows
+        older than the newest group. The default ignores working memory (:meth:`decide`)."""
+        del working
+        return self.decide(past, hint)
 
     def manage_history(self, past: Sequence[Message], hint: int) -> list[Message]:
         """:meth:`decide`'s messages, keeping its decision in ``last_decision`` for callers that
@@ -175,12 +205,19 @@ def budget_terms(cm: object) -> BudgetTerms:
     return cm.budget_terms() if is_manager(cm) else NO_TERMS
 
 
-def manage(cm: Any, past: Sequence[Message], hint: int) -> Managed:
-    """The engine's one call into a manager: its history and its decision. A :class:`ContextManager`
-    returns both itself; a third-party manager with only ``manage_history`` is read through its
-    ``last_decision``, and one that records none as ``unchanged-under-budget``, here only."""
+def manage(cm: Any, past: Sequence[Message], hint: int, working: Sequence[Message] = ()) -> Managed:
+    """The engine's one call into a manager: its history, its decision and its edit record. A
+    :class:`ContextManager` returns all three itself (one with ``edits_working_memory`` is given
+    ``working``, read-only, and its record is checked: :func:`~inspector.engine.contracts.check_record`
+    raises :class:`ValueError` for an edit of the newest group); a third-party manager with only
+    ``manage_history`` is read through its ``last_decision`` (``unchanged-under-budget`` when it
+    records none) and its rows made into a record (:func:`~inspector.engine.contracts.record_of`), here only."""
     if is_manager(cm):
-        return cm.decide(past, hint)
+        if not cm.edits_working_memory:
+            return cm.decide(past, hint)
+        result = cm.decide_with_working(past, tuple(working), hint)
+        check_record(result.edits, past, working)
+        return result
     messages = cm.manage_history(past, hint)
     decision = getattr(cm, "last_decision", None) or CMDecision("unchanged-under-budget")
-    return Managed(messages, decision)
+    return managed(past, record_of(past, messages), decision)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from inspector.engine.managers.base import CMDecision, ContextManager, Managed
+from inspector.engine.contracts import EditRecord
+from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
 from inspector.engine.types import Message
 from inspector.params import SLIDING_WINDOW, SlidingWindowParams
+from inspector.vocabulary import Action
 
 
 def _as_int(value: object) -> int | None:
@@ -29,6 +31,10 @@ class SlidingWindowConversation(ContextManager):
     """
 
     name = "sliding-window"
+    actions = (
+        Action("unchanged-too-few-turns", "kept: no more than keep_turns turns"),
+        Action("window-slid", "window slid", "drop", "window", not_sent="dropped by the sliding window"),
+    )
 
     def __init__(self, keep_turns: int | None = None, window_size: int | None = None,
                  max_turns: int | None = None, *, params: SlidingWindowParams | None = None) -> None:
@@ -63,11 +69,7 @@ class SlidingWindowConversation(ContextManager):
         turns = len(starts)
         if turns <= keep:
             decision = CMDecision("unchanged-too-few-turns", kept_turns=turns)
-            return self.remember(past, Managed(list(past), decision), keep)
+            return self.remember(past, managed(past, EditRecord.keep_all(len(past)), decision), keep)
         cut = starts[turns - keep]
-        if type(past) is list:  # a list's slices are new lists already: no second copy
-            kept, folded = past[cut:], past[:cut]
-        else:
-            kept, folded = list(past[cut:]), list(past[:cut])
-        decision = CMDecision("window-slid", kept_turns=keep, dropped_turns=turns - keep, folded=folded)
-        return self.remember(past, Managed(kept, decision), keep)
+        decision = CMDecision("window-slid", kept_turns=keep, dropped_turns=turns - keep)
+        return self.remember(past, managed(past, EditRecord.suffix(len(past), cut), decision), keep)

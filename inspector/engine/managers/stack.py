@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from inspector.engine.contracts import EditRecord
 from inspector.engine.history import split_user_turns, start_of_tool_group
-from inspector.engine.managers.base import CMDecision, ContextManager, Managed
-from inspector.engine.types import Message, RowsView
+from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
+from inspector.engine.types import Message
 from inspector.params import STACK, StackParams
+from inspector.vocabulary import Action
 
 
 class StackConversation(ContextManager):
@@ -18,6 +20,10 @@ class StackConversation(ContextManager):
     """
 
     name = "stack"
+    actions = (
+        Action("unchanged-under-budget", "kept: under budget"),
+        Action("stack-capped", "stack capped", "drop", "stack", not_sent="dropped by the stack cap"),
+    )
 
     def __init__(self, max_messages: int | None = STACK.max_messages, *, params: StackParams | None = None) -> None:
         """The default and the check come from :class:`~inspector.params.StackParams` (a value it
@@ -49,14 +55,13 @@ class StackConversation(ContextManager):
             same = self.same_log(past, cap)  # every call of a turn sees the same log: one result per turn
             if same is not None:
                 return same
-            n = len(past)
             decision = CMDecision("unchanged-under-budget", kept_turns=self._turns(past))
             # the whole log, as a read-only view: no copy of thousands of rows per call
-            return self.remember(past, Managed(RowsView((), past, 0, n), decision), cap)
+            return self.remember(past, managed(past, EditRecord.keep_all(len(past)), decision), cap)
         start = start_of_tool_group(past, len(past) - cap)
-        kept = list(past[start:])
+        kept = past[start:]
         decision = CMDecision(
-            "stack-capped", kept_turns=len(split_user_turns(kept)), folded=list(past[:start]),
+            "stack-capped", kept_turns=len(split_user_turns(kept)),
             dropped_turns=len(split_user_turns(past)) - len(split_user_turns(kept)),
         )
-        return Managed(kept, decision)
+        return managed(past, EditRecord.suffix(len(past), start), decision)

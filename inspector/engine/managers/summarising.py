@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from inspector.engine.budget import hysteresis_ceiling
+from inspector.engine.contracts import EditRecord
 from inspector.engine.history import LogRuns, row_digest_bytes, split_user_turns
-from inspector.engine.managers.base import BudgetTerms, CMDecision, ContextManager, Managed
+from inspector.engine.managers.base import BudgetTerms, CMDecision, ContextManager, Managed, managed
 from inspector.engine.summarizers import calls_a_model
 from inspector.engine.summary_block import SUMMARY_PREFIX as SUMMARY_PREFIX
 from inspector.engine.summary_block import is_summary_block as is_summary_block
@@ -25,6 +26,7 @@ from inspector.engine.summary_block import summary_body as summary_body
 from inspector.engine.summary_block import summary_turns as summary_turns
 from inspector.engine.types import Message
 from inspector.params import SUMMARIZING, SummarizingParams
+from inspector.vocabulary import Action
 
 def fingerprint(groups: Sequence[Sequence[Message]]) -> str:
     """SHA-256 over roles, contents, tool-call ids/names/arguments and tool_call_ids (docs/design.md Q13):
@@ -82,6 +84,21 @@ class SummarizingConversation(ContextManager):
 
     name = "summarising"
     accepts_summarizer = True
+    actions = (
+        Action("unchanged-under-budget", "kept: under budget"),
+        Action("unchanged-too-few-turns", "kept: no more than keep_turns turns"),
+        Action("summarized", "summary computed", "summary", "summary", marker="summary computed, sent",
+               not_sent="summarised into the summary block (this call)",
+               not_sent_trimmed="summarised into this call's summary block, which was {how}",
+               trimmed_words="summary computed, trimmed — not sent"),
+        Action("reused", "summary reused", "summary", "summary", marker="summary reused, sent",
+               not_sent="summarised (reused summary, hysteresis)",
+               not_sent_trimmed="summarised into the reused summary (hysteresis), which was {how}",
+               trimmed_words="summary reused, trimmed — not sent"),
+        Action("dropped", "older turns dropped", "drop", "drop"),
+        Action("summarizer-failed", "summarizer failed", "failed",
+               not_sent="left out: the summarizer failed, only the recent turns were sent"),
+    )
 
     # made on first use; the class-level None is read until then (no getattr call per LLM call)
     _terms: BudgetTerms | None = None
@@ -158,8 +175,7 @@ class SummarizingConversation(ContextManager):
         ceiling, else unchanged with too few turns to fold, else the older turns folded."""
         if not past:
             self._cache = None
-            decision = CMDecision("unchanged-under-budget")
-            return Managed([], decision)
+            return managed(past, EditRecord.keep_all(0), CMDecision("unchanged-under-budget"))
         runs = self.log_runs(past)  # each row read once while the log grows; a fold's new list once
         n_rows = runs.n  # len(past), as synced
         turns = len(runs.starts)
@@ -169,7 +185,7 @@ class SummarizingConversation(ContextManager):
             self._cache = None
             # (positional, in field order: action, compressed, dropped, kept turns, raw tokens, threshold)
             decision = CMDecision("unchanged-under-budget", 0, 0, turns, raw, high)
-            return Managed(list(past), decision)
+            return managed(past, EditRecord.keep_all(n_rows), decision)
         trigger = _Trigger(raw, high, self._ceiling(high))
         reused = self._reuse(past, runs, turns, trigger)
         if reused is not None:
@@ -177,7 +193,7 @@ class SummarizingConversation(ContextManager):
         if turns <= self.keep_turns:
             decision = CMDecision("unchanged-too-few-turns", kept_turns=turns, raw_tokens=raw,
                                   threshold=high, ceiling=trigger.ceiling)
-            return Managed(list(past), decision)
+            return managed(past, EditRecord.keep_all(n_rows), decision)
         return self._fold(past, runs, turns - self.keep_turns, trigger)
 
     def _reuse(self, past: Sequence[Message], runs: LogRuns, turns: int, trigger: _Trigger) -> Managed | None:
@@ -196,7 +212,7 @@ class SummarizingConversation(ContextManager):
             cache.identity = ident
         counter = self.counter
         s = runs.turn_start(cache.n)
-        head = [cache.block] if cache.block is not None else []
+        head = (cache.block,) if cache.block is not None else ()
         units = runs.history(s, runs.n) + sum(counter.history_unit(b) for b in head)
         if counter.total(units, len(head) + runs.n - s) > trigger.ceiling:
             return None
@@ -205,11 +221,11 @@ class SummarizingConversation(ContextManager):
             "reused" if summarised else "dropped",
             compressed_turns=cache.n if summarised else 0, dropped_turns=0 if summarised else cache.n,
             kept_turns=turns - cache.n, raw_tokens=trigger.raw, threshold=trigger.threshold,
-            ceiling=trigger.ceiling, summary_text=cache.text, folded=list(past[:s]),
+            ceiling=trigger.ceiling, summary_text=cache.text,
             summary_model=getattr(self.summarizer, "model", None),
             summary_model_source=getattr(self.summarizer, "model_source", None),
         )
-        return Managed(head + list(past[s:]), decision)
+        return managed(past, EditRecord.suffix(runs.n, s, cache.block), decision)
 
     def _fold(self, past: Sequence[Message], runs: LogRuns, m: int, trigger: _Trigger) -> Managed:
         """Fold the ``m`` older turns: the previous summary reused when it is all there is to fold
@@ -217,12 +233,8 @@ class SummarizingConversation(ContextManager):
         leaves the cache untouched and the verbatim tail goes on (``summarizer-failed``)."""
         keep = self.keep_turns
         cut = runs.turn_start(m)
-        verbatim: list[Message]
-        folded: list[Message]
-        if type(past) is list or isinstance(past, list):  # a list's slice is already a new list: no second copy
-            verbatim, folded = past[cut:], past[:cut]
-        else:
-            verbatim, folded = list(past[cut:]), list(past[:cut])
+        n = runs.n
+        folded = list(past[:cut])
         summarizer = self.summarizer
         model = None if summarizer is None else getattr(summarizer, "model", None)
         source = None if summarizer is None else getattr(summarizer, "model_source", None)
@@ -236,7 +248,7 @@ class SummarizingConversation(ContextManager):
                 threshold=high, ceiling=ceiling, summary_text=summary_body(prev), summary_model=model,
                 summary_model_source=source,
             )
-            return Managed(list(past), decision)
+            return managed(past, EditRecord.keep_all(n), decision)
         text: str | None = None
         called = False
         if summarizer is not None:
@@ -247,19 +259,19 @@ class SummarizingConversation(ContextManager):
                 decision = CMDecision(
                     "summarizer-failed", dropped_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high,
                     ceiling=ceiling, summarizer_called=called, error=f"{type(exc).__name__}: {exc}",
-                    folded=folded, summary_model=model, summary_model_source=source,
+                    summary_model=model, summary_model_source=source,
                 )
-                return Managed(verbatim, decision)
+                return managed(past, EditRecord.suffix(n, cut), decision)
             text = result.strip() if isinstance(result, str) and result.strip() else None
         block = summary_block(m, text) if text is not None else None
         self._cache = _Cache(text, m, self._identity(past, runs, m), tuple(folded), block)
         if block is None:
             # (positional, in field order)
-            decision = CMDecision("dropped", 0, m, keep, raw, high, ceiling, called, None, model, source, None, folded)
-            return Managed(verbatim, decision)
+            decision = CMDecision("dropped", 0, m, keep, raw, high, ceiling, called, None, model, source, None)
+            return managed(past, EditRecord.suffix(n, cut), decision)
         decision = CMDecision(
             "summarized", compressed_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high, ceiling=ceiling,
-            summarizer_called=called, summary_text=text, folded=folded, summary_model=model,
+            summarizer_called=called, summary_text=text, summary_model=model,
             summary_model_source=source,
         )
-        return Managed([block, *verbatim], decision)
+        return managed(past, EditRecord.suffix(n, cut, block), decision)

@@ -1,0 +1,183 @@
+"""The manager contract: what a context manager returns for one call, as an edit record.
+
+A manager receives the committed log (``past``) and a token hint and answers with a :class:`Managed`
+result: an :class:`EditRecord` over the log and the :class:`~inspector.engine.managers.base.CMDecision`
+that says why. The record names, by log index, the rows kept as they are (``kept`` ranges), the kept
+rows sent as another row (``replaced``, each with a reason code such as ``tool-result-cleared``) and
+the blocks inserted (``inserted``, e.g. a summary, before a log index). The history the call sees is
+derived from it (:meth:`EditRecord.apply`), and so are the rows a call left out
+(:meth:`EditRecord.dropped`): every reader (the archive's fold, the assembly paths, the replay's row
+references, the forgetting reasons) reads the record, never object identity.
+
+Working memory. A strategy may opt in (``edits_working_memory``) to see the current turn's working
+memory, read-only, and replace rows of it (``working``: replacements by working-memory index), never
+in its newest group (the rows from its last assistant message on, which the model is answering):
+:func:`check_record` refuses a record that does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from inspector.engine.summary_block import is_summary_block
+from inspector.engine.types import Message, RowsView
+
+__all__ = ["EditRecord", "Insertion", "Replacement", "check_record", "newest_group_start", "record_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """Row ``index`` (of the log, or of working memory in :attr:`EditRecord.working`) sent as ``row``
+    instead, for ``reason`` (a code its strategy declares, e.g. ``tool-result-cleared``)."""
+
+    index: int
+    row: Message
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Insertion:
+    """A block the manager adds: ``row`` goes before log row ``at`` (``at`` = the log's length: after
+    every kept row); ``kind`` says what it is (``summary``)."""
+
+    at: int
+    row: Message
+    kind: str = "summary"
+
+
+@dataclass(frozen=True, slots=True)
+class EditRecord:
+    """One call's edits over a log of ``size`` rows: ``kept`` sorted, disjoint ``[a, b)`` ranges of
+    log indices passed on (in log order), ``replaced`` kept rows sent as another row, ``inserted``
+    blocks placed before a log index, ``working`` replacements of working-memory rows. Every log row
+    in no kept range is left out of the call (:meth:`dropped`)."""
+
+    size: int
+    kept: tuple[tuple[int, int], ...]
+    replaced: tuple[Replacement, ...] = ()
+    inserted: tuple[Insertion, ...] = ()
+    working: tuple[Replacement, ...] = ()
+
+    @classmethod
+    def keep_all(cls, size: int) -> EditRecord:
+        """The whole log of ``size`` rows, unchanged."""
+        return cls(size, ((0, size),) if size else ())
+
+    @classmethod
+    def suffix(cls, size: int, start: int, block: Message | None = None, kind: str = "summary") -> EditRecord:
+        """The log's rows from ``start`` on, after ``block`` (None: no block), the rows before left out."""
+        kept = ((start, size),) if start < size else ()
+        return cls(size, kept, (), (Insertion(start, block, kind),) if block is not None else ())
+
+    def dropped(self) -> tuple[tuple[int, int], ...]:
+        """The ``[a, b)`` ranges of log indices left out of the call (those in no kept range)."""
+        out: list[tuple[int, int]] = []
+        at = 0
+        for a, b in self.kept:
+            if a > at:
+                out.append((at, a))
+            at = b
+        if at < self.size:
+            out.append((at, self.size))
+        return tuple(out)
+
+    def suffix_start(self) -> tuple[int, Insertion | None] | None:
+        """``(k, block)`` when the record is ``[block?] + log[k:]`` (at most one insertion, standing
+        first; no replacements): the shape the archive's suffix fold and the incremental assembly
+        read directly. None for any other record."""
+        if self.replaced or self.working or len(self.inserted) > 1 or len(self.kept) > 1:
+            return None
+        k = self.kept[0][0] if self.kept else self.size
+        if self.kept and self.kept[0][1] != self.size:
+            return None
+        if self.inserted and self.inserted[0].at != k:
+            return None
+        return k, self.inserted[0] if self.inserted else None
+
+    def apply(self, past: Sequence[Message]) -> Sequence[Message]:
+        """The history the call sees: kept rows in log order (a replaced row as its new row), each
+        inserted block before its log index. A record of the suffix shape is a read-only view of
+        ``past`` (no copy of the kept rows); any other a new list."""
+        shape = self.suffix_start()
+        if shape is not None:
+            k, ins = shape
+            return RowsView([ins.row] if ins is not None else (), past, k, self.size)
+        new = {r.index: r.row for r in self.replaced}
+        blocks = sorted(self.inserted, key=lambda i: i.at)
+        out: list[Message] = []
+        j = 0
+        for a, b in self.kept:
+            while j < len(blocks) and blocks[j].at <= a:
+                out.append(blocks[j].row)
+                j += 1
+            for i in range(a, b):
+                out.append(new.get(i, past[i]))
+        out.extend(ins.row for ins in blocks[j:])
+        return out
+
+    def apply_working(self, working: Sequence[Message]) -> Sequence[Message]:
+        """Working memory as the call sends it: each replaced row as its new row (``working`` itself
+        when the record replaces none)."""
+        if not self.working:
+            return working
+        new = {r.index: r.row for r in self.working}
+        return [new.get(i, m) for i, m in enumerate(working)]
+
+
+def newest_group_start(working: Sequence[Message]) -> int:
+    """Where working memory's newest group starts: its last assistant message (the ask the model
+    is answering, with its results after it); 0 when it holds none."""
+    for i in range(len(working) - 1, -1, -1):
+        if working[i].get("role") == "assistant":
+            return i
+    return 0
+
+
+def check_record(record: EditRecord, past: Sequence[Message], working: Sequence[Message]) -> None:
+    """Check ``record`` against the log and working memory it was made for. Raises
+    :class:`ValueError` naming the fault: a size that is not the log's, kept ranges out of order or
+    out of the log, a replacement of a row that is not kept, an insertion outside the log, or a
+    working-memory replacement outside working memory or in its newest group."""
+    if record.size != len(past):
+        raise ValueError(f"edit record over {record.size} rows, but the log holds {len(past)}")
+    at = 0
+    for a, b in record.kept:
+        if not at <= a < b <= record.size:
+            raise ValueError(f"kept range [{a}, {b}) is out of order or outside the log")
+        at = b
+    for r in record.replaced:
+        if not any(a <= r.index < b for a, b in record.kept):
+            raise ValueError(f"replaced row {r.index} is not a kept row")
+    for ins in record.inserted:
+        if not 0 <= ins.at <= record.size:
+            raise ValueError(f"insertion before row {ins.at} is outside the log")
+    newest = newest_group_start(working)
+    for r in record.working:
+        if not 0 <= r.index < newest:
+            raise ValueError(f"working-memory row {r.index} is not an older row of the current turn "
+                             f"(the newest group starts at {newest})")
+
+
+
+def record_of(past: Sequence[Message], messages: Sequence[Message]) -> EditRecord:
+    """The edit record of a manager that answers with rows only (a third-party ``manage_history``):
+    a row that is a log row standing after the previous kept one is kept, any other row is an
+    inserted block before the next log index. The one place a row's identity is read; a manager
+    that returns an :class:`EditRecord` is never read this way."""
+    pos = {id(m): i for i, m in enumerate(past)}
+    kept: list[tuple[int, int]] = []
+    inserted: list[Insertion] = []
+    last = -1
+    for m in messages:
+        i = pos.get(id(m))
+        if i is not None and i > last and past[i] is m:
+            if kept and kept[-1][1] == i:
+                kept[-1] = (kept[-1][0], i + 1)
+            else:
+                kept.append((i, i + 1))
+            last = i
+        else:
+            inserted.append(Insertion(last + 1, m, "summary" if is_summary_block(m) else "block"))
+    return EditRecord(len(past), tuple(kept), (), tuple(inserted))
+

@@ -1,0 +1,110 @@
+"""The edit record a manager returns (:mod:`inspector.engine.contracts`): the history is derived from
+it, so are the rows left out, and a working-memory edit never touches the newest group."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from inspector.engine import ContextEngine
+from inspector.engine.contracts import EditRecord, Insertion, Replacement, check_record, newest_group_start, record_of
+from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
+from inspector.engine.types import Message
+
+SAMPLES = Path(__file__).resolve().parents[2] / "inspector" / "samples" / "manifests"
+
+
+def rows(n: int) -> list[Message]:
+    return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"r{i}"} for i in range(n)]
+
+
+def test_apply_places_kept_rows_replacements_and_blocks_by_log_index() -> None:
+    past = rows(6)
+    block, new2 = {"role": "user", "content": "summary"}, {"role": "assistant", "content": "cleared"}
+    # keep [0, 2) and [4, 6); row 1 replaced; the block before row 4 (after the gap), another at the end
+    record = EditRecord(6, ((0, 2), (4, 6)), (Replacement(1, new2, "x"),),
+                        (Insertion(4, block), Insertion(6, block, "note")))
+    out = list(record.apply(past))
+    assert [m["content"] for m in out] == ["r0", "cleared", "summary", "r4", "r5", "summary"]
+    assert record.dropped() == ((2, 4),)
+    assert record.suffix_start() is None
+
+
+def test_the_suffix_shape_is_a_view_of_the_log_and_left_out_rows_are_the_prefix() -> None:
+    past = rows(5)
+    block = {"role": "user", "content": "summary"}
+    record = EditRecord.suffix(5, 3, block)
+    assert record.suffix_start() == (3, Insertion(3, block))
+    assert list(record.apply(past)) == [block, past[3], past[4]]
+    result = managed(past, record, CMDecision("summarized"))
+    assert result.decision.folded == past[:3] and result.edits is record
+    assert EditRecord.keep_all(5).dropped() == () and EditRecord.suffix(5, 5).dropped() == ((0, 5),)
+
+
+@given(st.integers(0, 8), st.lists(st.integers(0, 7), unique=True), st.booleans())
+def test_a_manager_returning_rows_is_read_into_the_record_that_gives_them_back(
+        n: int, picks: list[int], block: bool) -> None:
+    past = rows(n)
+    chosen = [past[i] for i in sorted(i for i in picks if i < n)]
+    messages: list[Message] = ([{"role": "user", "content": "summary"}] if block else []) + chosen
+    record = record_of(past, messages)
+    assert [id(m) for m in record.apply(past)] == [id(m) for m in messages]
+    kept = {i for a, b in record.kept for i in range(a, b)}
+    assert kept | {i for a, b in record.dropped() for i in range(a, b)} == set(range(n))
+
+
+def working_turn() -> list[Message]:
+    def ask(k: int) -> Message:
+        return {"role": "assistant", "content": "", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "lookup_order", "arguments": "{}"}}]}
+
+    return [ask(1), {"role": "tool", "tool_call_id": "c1", "content": "a" * 50},
+            ask(2), {"role": "tool", "tool_call_id": "c2", "content": "b" * 50}]
+
+
+def test_the_newest_group_starts_at_the_last_assistant_row_and_cannot_be_edited() -> None:
+    wm = working_turn()
+    assert newest_group_start(wm) == 2 and newest_group_start([]) == 0
+    ok = EditRecord(0, (), working=(Replacement(1, {"role": "tool", "tool_call_id": "c1", "content": "-"}, "r"),))
+    check_record(ok, [], wm)
+    for index in (2, 3):  # the newest group: the ask being answered and its result
+        bad = EditRecord(0, (), working=(Replacement(index, {"role": "tool", "content": "-"}, "r"),))
+        with pytest.raises(ValueError, match="newest group starts at 2"):
+            check_record(bad, [], wm)
+    with pytest.raises(ValueError, match="not a kept row"):
+        check_record(EditRecord(2, ((0, 1),), (Replacement(1, {}, "r"),)), rows(2), [])
+
+
+class ClearWorking(ContextManager):
+    """Opts in to working memory: every tool result of the current turn older than its newest
+    group is sent as a placeholder."""
+
+    name = "clear-working"
+    edits_working_memory = True
+
+    def decide(self, past: Sequence[Message], hint: int) -> Managed:  # pragma: no cover - not called
+        raise AssertionError("a working-memory strategy is asked through decide_with_working")
+
+    def decide_with_working(self, past: Sequence[Message], working: Sequence[Message], hint: int) -> Managed:
+        assert type(working) is tuple  # read-only
+        newest = newest_group_start(working)
+        edits = tuple(Replacement(i, {**m, "content": "[cleared]"}, "tool-result-cleared")
+                      for i, m in enumerate(working[:newest]) if m.get("role") == "tool")
+        n = len(past)
+        return managed(past, EditRecord(n, ((0, n),) if n else (), working=edits), CMDecision("unchanged-under-budget"))
+
+
+def test_a_working_memory_strategy_clears_an_older_result_of_the_turn_not_the_newest() -> None:
+    engine = ContextEngine(SAMPLES / "stack.yaml", counter="estimate")
+    engine.cm = ClearWorking()
+    engine.user("Where is my order?")
+    for m in working_turn():
+        engine.record(m)
+    call = engine.assemble()
+    tools = [m["content"] for m in call.messages if m.get("role") == "tool"]
+    assert tools == ["[cleared]", "b" * 50]  # the older result cleared, the newest group's kept
+    assert engine.conversation.working[1]["content"] == "a" * 50  # working memory itself untouched
