@@ -22,7 +22,8 @@ rule and the prices differ.
 Per strategy, from :func:`inspector.replay.replay` (tiktoken counter) and the analyses the faces
 read: tokens sent (the sum of every call's payload), calls over budget, forgotten references
 (:func:`inspector.forgetting.forgetting_totals`), on (a) the planted facts the model could not see
-when it needed them (:func:`inspector.planted.truth`), and per model — gpt-4o (OpenAI's automatic
+when it needed them (:func:`inspector.planted.truth`) and the share of them the forgetting detector reports
+(:func:`inspector.planted.score`'s recall), and per model — gpt-4o (OpenAI's automatic
 prefix cache) and claude-sonnet-4-5 (Anthropic's breakpoints and priced cache writes) — the input
 cost without and with caching, the cache-hit share and the cache breaks
 (:func:`inspector.prompt_cache.replay_cache`). Wall time is the gpt-4o replay's. Summarising
@@ -54,7 +55,7 @@ from replay_scaling import WORDS  # noqa: E402
 
 from inspector.forgetting import forgetting_totals, replay_needs  # noqa: E402
 from inspector.manifest import settings_from_dict  # noqa: E402
-from inspector.planted import PlantedConversation, planted_conversation, truth  # noqa: E402
+from inspector.planted import PlantedConversation, planted_conversation, score, truth  # noqa: E402
 from inspector.plugins import default_registry  # noqa: E402
 from inspector.prompt_cache import replay_cache  # noqa: E402
 from inspector.replay import Replay, replay  # noqa: E402
@@ -162,6 +163,7 @@ def measure(tr: Transcript, conv: PlantedConversation | None, window: int) -> li
                            forgotten=forgetting_totals(replay_needs(rp))["forgotten"])
                 if conv is not None:
                     row["planted"] = f"{len(truth(rp, conv))}/{len(conv.facts)}"
+                    row["recall"] = f"{100 * score(rp, conv).recall:.0f} %"
             del rp
         rows.append(row)
     return rows
@@ -169,14 +171,14 @@ def measure(tr: Transcript, conv: PlantedConversation | None, window: int) -> li
 
 def table(rows: list[dict[str, Any]], planted: bool) -> str:
     """The markdown table of ``rows``."""
-    head = ["strategy", "tokens sent", "calls over budget", "forgotten refs", *(["planted facts lost"] if planted else [])]
+    head = ["strategy", "tokens sent", "calls over budget", "forgotten refs", *(["planted facts lost", "found by detector"] if planted else [])]
     for model in MODELS:
         head += [f"{model} no cache", f"{model} cached", f"{model} hit share", f"{model} breaks"]
     head.append("replay s")
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
         cells = [r["strategy"], f"{r['tokens']:,}", f"{r['over']}/{r['calls']}", f"{r['forgotten']:,}",
-                 *([r["planted"]] if planted else [])]
+                 *([r["planted"], r["recall"]] if planted else [])]
         for model in MODELS:
             c = r[model]
             cells += [_money(c["uncached_cost_usd"]), _money(c["cost_usd"]), f"{100 * c['cache_hit_share']:.0f} %",
