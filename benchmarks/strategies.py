@@ -31,7 +31,7 @@ strategies run with the offline stand-in summary (an estimate of what a model wo
 
     .venv/bin/python benchmarks/strategies.py [--quick]
 
-``--quick``: 40 turns, 120 rounds and a 24 000-token window (a smoke run, not the figures).
+``--quick``: 90 turns and 350 rounds, both still past the window (a smoke run, not the figures).
 """
 
 from __future__ import annotations
@@ -195,9 +195,9 @@ def load() -> str:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="40 turns, 120 rounds, a 24 000-token window")
+    ap.add_argument("--quick", action="store_true", help="90 turns, 350 rounds (a smoke run)")
     args = ap.parse_args(argv)
-    turns, rounds, window = (40, 120, 24_000) if args.quick else (200, 500, 128_000)
+    turns, rounds, window = (90, 350, 128_000) if args.quick else (200, 500, 128_000)
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {load()} at the start")
     print(f"strategies (registry, params defaults): {', '.join(strategies())}; tiktoken counter; "
           f"{window:,}-token window for both models")
