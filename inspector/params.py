@@ -273,6 +273,21 @@ class StackParams(PluginParams):
     max_messages: Annotated[PositiveInt | None, Doc("keep the last N rows (null = no cap)")] = None
 
 
+class ClearToolResultsParams(PluginParams):
+    """``clear-tool-results`` (Anthropic's ``clear_tool_uses_20250919``, LangChain's ``ClearToolUsesEdit``):
+    over ``trigger`` input tokens, the oldest tool results become a placeholder."""
+
+    preset: ClassVar[tuple[str, ...]] = ("trigger", "keep")
+    trigger: Annotated[PositiveInt, Doc("clear when the input (log + working memory) exceeds N tokens")] = 100_000
+    keep: Annotated[NonNegativeInt, Doc("the last N tool uses keep their results")] = 3
+    clear_at_least: Annotated[NonNegativeInt, Doc("> 0: clear oldest first until N tokens are freed; "
+                                                  "clear nothing when the candidates free fewer")] = 0
+    exclude_tools: Annotated[list[StrictStr], Doc("tool names whose results are never cleared")] = []
+    clear_tool_inputs: Annotated[StrictBool, Doc("blank the cleared calls' arguments too (ids kept)")] = False
+    placeholder: Annotated[StrictStr | None, Doc("text sent for a cleared result, {tool} and {tokens} filled in "
+                                                 "(null = a note naming the tool and the tokens cleared)")] = None
+
+
 class LLMSummarizerParams(PluginParams):
     """``llm`` summarizer: compress older turns with a model."""
 
