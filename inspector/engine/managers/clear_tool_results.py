@@ -27,6 +27,12 @@ INPUT_CLEARED = "tool-input-cleared"
 DEFAULT_PLACEHOLDER = "[tool result cleared: {tool}, {tokens} tokens]"
 
 
+def _calls(msg: Message) -> list[dict[str, object]]:
+    """The row's tool calls that are mappings (a malformed ``tool_calls`` asks nothing)."""
+    calls = msg.get("tool_calls")
+    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
 def _grouped(n: int) -> str:
     """``1234`` as ``1 234``: the placeholder's size in the project's plain number style."""
     return f"{n:,}".replace(",", " ")
@@ -98,12 +104,12 @@ class ClearToolResults(ContextManager):
         sources), before ``limit``, with its ask found and its tool not excluded."""
         results = [i for i, m in enumerate(rows) if m.get("role") == "tool"]
         keep = self.params.keep
-        older = results[:len(results) - keep] if keep else results
+        older = results[:max(0, len(results) - keep)]
         asks: dict[str, tuple[int, str]] = {}
         for i, m in enumerate(rows):
-            for call in m.get("tool_calls") or ():
-                fn = call.get("function") or {}
-                asks[str(call.get("id"))] = (i, str(fn.get("name", "")))
+            for call in _calls(m):
+                fn = call.get("function")
+                asks[str(call.get("id"))] = (i, str(fn.get("name", "")) if isinstance(fn, dict) else "")
         excluded = set(self.params.exclude_tools)
         for i in older:
             ask = asks.get(str(rows[i].get("tool_call_id")))
@@ -132,11 +138,17 @@ class ClearToolResults(ContextManager):
         """Blank the arguments of call ``call_id`` in the asking row (its latest replacement when
         another call of it was blanked already), adding the tokens that frees."""
         before = done.rows[ask][0] if ask in done.rows else rows[ask]
-        calls = [dict(c, function={**(c.get("function") or {}), "arguments": json.dumps({})})
-                 if str(c.get("id")) == call_id else c for c in before.get("tool_calls") or ()]
+        calls = [self._blank_call(c) if isinstance(c, dict) and str(c.get("id")) == call_id else c
+                 for c in before.get("tool_calls") or ()]
         after = {**before, "tool_calls": calls}
         done.rows[ask] = (after, INPUT_CLEARED)
         done.freed += self.counter.count([before]) - self.counter.count([after])
+
+    @staticmethod
+    def _blank_call(call: dict[str, object]) -> dict[str, object]:
+        """``call`` with its function's arguments blanked to ``{}`` (its id and name kept)."""
+        fn = call.get("function")
+        return {**call, "function": {**(fn if isinstance(fn, dict) else {}), "arguments": json.dumps({})}}
 
     def _placeholder(self, tool: str, tokens: int) -> str:
         """The text a cleared result is sent as: ``placeholder`` (or the default note) with
