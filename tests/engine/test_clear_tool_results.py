@@ -47,7 +47,7 @@ def five_uses(tools: tuple[str, ...] = ("get_order",) * 5) -> list[Message]:
 
 
 def clear(past: list[Message], working: list[Message] | None = None, **params: object) -> tuple:
-    cm = ClearToolResults(ClearToolResultsParams(**params))  # type: ignore[arg-type]
+    cm = ClearToolResults(params=ClearToolResultsParams(**params))  # type: ignore[arg-type]
     got = manage(cm, past, 0, working or [])
     return got, {r.index: r for r in got.edits.replaced}, {r.index: r for r in got.edits.working}
 
@@ -160,7 +160,7 @@ def test_the_engine_sends_working_memory_with_the_cleared_results() -> None:
     from inspector.engine import ContextEngine
 
     engine = ContextEngine(SAMPLES / "manifests" / "stack.yaml", counter="estimate")
-    engine.cm = ClearToolResults(ClearToolResultsParams(trigger=1, keep=1))
+    engine.cm = ClearToolResults(trigger=1, keep=1)
     engine.user("fix the bug")
     for m in one_turn_working():
         engine.record(m)
@@ -174,7 +174,7 @@ managers = st.builds(
         "trigger": trigger, "keep": keep, "clear_at_least": at_least, "clear_tool_inputs": inputs,
         "exclude_tools": exclude}},
     st.integers(1, 400), st.integers(0, 4), st.sampled_from([0, 0, 20, 200]), st.booleans(),
-    st.sampled_from([[], ["f"]]))
+    st.sampled_from([None, [], ["f"]]))
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from inspector.engine.contracts import EditRecord, Replacement, newest_group_start
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
 from inspector.engine.types import Message
+from inspector.params import CLEAR_TOOL_RESULTS as D
 from inspector.params import ClearToolResultsParams
 from inspector.vocabulary import Action, Reason
 
@@ -62,15 +63,22 @@ class ClearToolResults(ContextManager):
         Reason(INPUT_CLEARED, "tool call's arguments cleared (sent blank)"),
     )
 
-    def __init__(self, params: ClearToolResultsParams | None = None) -> None:
-        """``params`` a validated model (None: the defaults)."""
+    def __init__(self, trigger: int = D.trigger, keep: int = D.keep, clear_at_least: int = D.clear_at_least,
+                 exclude_tools: list[str] | None = D.exclude_tools, clear_tool_inputs: bool = D.clear_tool_inputs,
+                 placeholder: str | None = D.placeholder, *, params: ClearToolResultsParams | None = None) -> None:
+        """The defaults and the check come from :class:`~inspector.params.ClearToolResultsParams` (a
+        value it refuses raises ``ValueError``); ``params``, a validated model, is used as it is instead."""
         super().__init__()
-        self.params = params or ClearToolResultsParams()
+        if params is None:
+            params = ClearToolResultsParams.build(
+                self.name, trigger=trigger, keep=keep, clear_at_least=clear_at_least, exclude_tools=exclude_tools,
+                clear_tool_inputs=clear_tool_inputs, placeholder=placeholder)
+        self.params = params
 
     @classmethod
     def from_params(cls, params: ClearToolResultsParams) -> ClearToolResults:
         """The manager a manifest binds, from its validated params (no second check)."""
-        return cls(params)
+        return cls(params=params)
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         """The result for ``past`` alone (no working memory): see :meth:`decide_with_working`."""
@@ -110,7 +118,7 @@ class ClearToolResults(ContextManager):
             for call in _calls(m):
                 fn = call.get("function")
                 asks[str(call.get("id"))] = (i, str(fn.get("name", "")) if isinstance(fn, dict) else "")
-        excluded = set(self.params.exclude_tools)
+        excluded = set(self.params.exclude_tools or ())
         for i in older:
             ask = asks.get(str(rows[i].get("tool_call_id")))
             if i < limit and ask is not None and ask[0] < i and ask[1] not in excluded:
