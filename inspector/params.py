@@ -192,8 +192,9 @@ def _kind(model: type[PluginParams], key: str, *, nullable: bool = True) -> str:
     and ``nullable``: a constructor's message about a number does not offer null)."""
     fld = model.model_fields[key]
     text = str(fld.annotation)
-    kind = "an integer" if "int" in text else "a number" if "float" in text else \
-        "true or false" if "bool" in text else "a string" if "str" in text else "a value"
+    kind = "a list of strings" if "list" in text else "an integer" if "int" in text else \
+        "a number" if "float" in text else "true or false" if "bool" in text else \
+        "a string" if "str" in text else "a value"
     for meta in _constraints(fld.annotation, fld.metadata):
         for op, attr in ((">=", "ge"), (">", "gt"), ("<=", "le"), ("<", "lt")):
             bound = getattr(meta, attr, None)
@@ -273,6 +274,22 @@ class StackParams(PluginParams):
     max_messages: Annotated[PositiveInt | None, Doc("keep the last N rows (null = no cap)")] = None
 
 
+class ClearToolResultsParams(PluginParams):
+    """``clear-tool-results`` (Anthropic's ``clear_tool_uses_20250919``, LangChain's ``ClearToolUsesEdit``):
+    over ``trigger`` input tokens, the oldest tool results become a placeholder."""
+
+    preset: ClassVar[tuple[str, ...]] = ("trigger", "keep")
+    trigger: Annotated[PositiveInt, Doc("clear when the input (log + working memory) exceeds N tokens")] = 100_000
+    keep: Annotated[NonNegativeInt, Doc("the last N tool uses keep their results")] = 3
+    clear_at_least: Annotated[NonNegativeInt, Doc("> 0: clear oldest first until N tokens are freed; "
+                                                  "clear nothing when the candidates free fewer")] = 0
+    exclude_tools: Annotated[list[StrictStr] | None, Doc("tool names whose results are never cleared "
+                                                         "(null = none)")] = None
+    clear_tool_inputs: Annotated[StrictBool, Doc("blank the cleared calls' arguments too (ids kept)")] = False
+    placeholder: Annotated[StrictStr | None, Doc("text sent for a cleared result, {tool} and {tokens} filled in "
+                                                 "(null = a note naming the tool and the tokens cleared)")] = None
+
+
 class LLMSummarizerParams(PluginParams):
     """``llm`` summarizer: compress older turns with a model."""
 
@@ -300,6 +317,7 @@ ASSEMBLER = AssemblerParams()
 SUMMARIZING = SummarizingParams()
 SLIDING_WINDOW = SlidingWindowParams()
 STACK = StackParams()
+CLEAR_TOOL_RESULTS = ClearToolResultsParams()
 TRIMMER = TrimmerParams()
 """Default instances: the constructors' keyword defaults read these (one place for each number)."""
 
