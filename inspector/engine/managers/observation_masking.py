@@ -28,10 +28,23 @@ def mask_text(placeholder: str, tool: str, size: int) -> str:
     return placeholder.replace("{tool}", tool).replace("{size}", str(size))
 
 
+def _tool_name(call: object) -> str:
+    """The tool an ask's call names (``tool`` when the call names none)."""
+    fn = call.get("function") if isinstance(call, dict) else None
+    name = fn.get("name") if isinstance(fn, dict) else None
+    return name if isinstance(name, str) and name else "tool"
+
+
 def _tool_names(*parts: Sequence[Message]) -> dict[str, str]:
-    """``{tool_call_id: tool name}`` of every ask in ``parts``."""
-    return {str(c.get("id")): str((c.get("function") or {}).get("name") or "tool")
-            for rows in parts for m in rows for c in m.get("tool_calls") or ()}
+    """``{tool_call_id: tool name}`` of every ask in ``parts`` (a malformed ask names none)."""
+    out: dict[str, str] = {}
+    for rows in parts:
+        for m in rows:
+            calls = m.get("tool_calls")
+            for call in calls if isinstance(calls, list) else ():
+                if isinstance(call, dict) and isinstance(call.get("id"), str):
+                    out[call["id"]] = _tool_name(call)
+    return out
 
 
 class ObservationMasking(ContextManager):
