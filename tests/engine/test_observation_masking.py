@@ -38,7 +38,7 @@ def seven_events() -> list[Message]:
 
 def masking(window: int, placeholder: str | None = None) -> ObservationMasking:
     extra = {} if placeholder is None else {"placeholder": placeholder}
-    return ObservationMasking(ObservationMaskingParams(attention_window=window, **extra))
+    return ObservationMasking.from_params(ObservationMaskingParams(attention_window=window, **extra))
 
 
 @pytest.mark.parametrize(("window", "masked"), [(2, [2, 4]), (3, [2]), (4, [2]), (5, []), (100, [])])

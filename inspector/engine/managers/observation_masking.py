@@ -18,6 +18,9 @@ from inspector.engine.types import Message
 from inspector.params import ObservationMaskingParams
 from inspector.vocabulary import Action, Reason
 
+DEFAULTS = ObservationMaskingParams()
+"""The model's defaults (``attention_window`` 100, OpenHands' ``<MASKED>``), which the constructor's keywords read."""
+
 MASKED = "observation-masked"
 """The replacement reason of a masked tool result."""
 
@@ -60,18 +63,21 @@ class ObservationMasking(ContextManager):
     )
     reasons = (Reason(MASKED, "tool result masked (a placeholder was sent)"),)
 
-    def __init__(self, params: ObservationMaskingParams | None = None) -> None:
-        """``params`` is the validated model (None: its defaults, ``attention_window`` 100 and
-        OpenHands' ``<MASKED>``)."""
+    def __init__(self, attention_window: int = DEFAULTS.attention_window, placeholder: str = DEFAULTS.placeholder,
+                 *, params: ObservationMaskingParams | None = None) -> None:
+        """The defaults and the check come from :class:`~inspector.params.ObservationMaskingParams`
+        (a value it refuses raises ``ValueError``); ``params``, a validated model, is used as it is instead."""
         super().__init__()
-        params = params or ObservationMaskingParams()
+        if params is None:
+            params = ObservationMaskingParams.build(self.name, attention_window=attention_window,
+                                                    placeholder=placeholder)
         self.attention_window = params.attention_window
         self.placeholder = params.placeholder
 
     @classmethod
     def from_params(cls, params: ObservationMaskingParams) -> ObservationMasking:
         """The manager a manifest binds, from its validated params (no second check)."""
-        return cls(params)
+        return cls(params=params)
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         """The result with no working memory (:meth:`decide_with_working` with none)."""
