@@ -290,6 +290,18 @@ class ClearToolResultsParams(PluginParams):
                                                  "(null = a note naming the tool and the tokens cleared)")] = None
 
 
+class ObservationMaskingParams(PluginParams):
+    """``observation-masking`` (OpenHands' ``ObservationMaskingCondenser``): every tool result more
+    than ``attention_window`` events (rows of the log and working memory) from the end is sent as
+    ``placeholder``."""
+
+    preset: ClassVar[tuple[str, ...]] = ("attention_window",)
+    attention_window: Annotated[PositiveInt, Doc("the N most recent events (rows) whose tool results "
+                                                 "are sent as they are")] = 100
+    placeholder: Annotated[StrictStr, Doc("what a masked tool result is sent as ({tool} and {size} "
+                                          "name the tool and the characters masked)")] = "<MASKED>"
+
+
 class LLMSummarizerParams(PluginParams):
     """``llm`` summarizer: compress older turns with a model."""
 

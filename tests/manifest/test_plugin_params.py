@@ -148,7 +148,8 @@ def test_the_presets_write_the_models_defaults() -> None:
     assert PRESETS == {"summarising": {"type": "summarising", "params": {"keep_turns": 10}},
                        "sliding-window": {"type": "sliding-window", "params": {"keep_turns": 10}},
                        "stack": {"type": "stack"},
-                       "clear-tool-results": {"type": "clear-tool-results", "params": {"trigger": 100_000, "keep": 3}}}
+                       "clear-tool-results": {"type": "clear-tool-results", "params": {"trigger": 100_000, "keep": 3}},
+                       "observation-masking": {"type": "observation-masking", "params": {"attention_window": 100}}}
 
 
 def test_the_guides_parameter_table_is_the_models_table() -> None:
