@@ -362,7 +362,9 @@ def sweep(manifest: Any, transcripts: Any, grid: Mapping[str, Sequence[Any]], *,
     df = pd.DataFrame(rows, columns=["transcript", "conversation", *grid.keys(), *SETTING_COLUMNS, *METRIC_COLUMNS,
                                      *CACHE_COLUMNS, *INFO_COLUMNS])
     for key in grid:  # a setting a row's strategy does not define is None there: the others keep their type
-        df[key] = pd.Series([row.get(key) for row in rows], index=df.index, dtype=object)
+        values = [row.get(key) for row in rows]
+        if any(v is None for v in values):
+            df[key] = pd.Series(values, index=df.index, dtype=object)
     if fleet is not None:
         df.attrs["fleet"] = fleet.as_dict()
     return df
