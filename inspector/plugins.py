@@ -32,6 +32,7 @@ from typing import Any, Literal
 from inspector.errors import PluginLookupError
 from inspector.params import (
     AssemblerParams,
+    AutoCompactParams,
     DropParams,
     LLMSummarizerParams,
     PluginParams,
@@ -118,6 +119,9 @@ BUILTIN_SPECS: list[PluginSpec] = [  # the built-ins, by import path (loaded onl
                builtin=True, params_model=SlidingWindowParams),
     PluginSpec("context_manager", "stack", "mas.cm.stack", "inspector.engine.managers.stack:StackConversation",
                ("full-history", "full_history"), builtin=True, params_model=StackParams),
+    PluginSpec("context_manager", "auto-compact", "mas.cm.auto_compact",
+               "inspector.engine.managers.auto_compact:AutoCompactConversation", ("auto_compact",),
+               builtin=True, params_model=AutoCompactParams),
     PluginSpec("summarizer", "llm", "mas.summarizer.llm", "inspector.engine.summarizers.llm:LLMSummarizer",
                builtin=True, params_model=LLMSummarizerParams),
     PluginSpec("summarizer", "drop", "mas.summarizer.drop", "inspector.engine.summarizers.drop:DropSummarizer",
