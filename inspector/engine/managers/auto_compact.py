@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from inspector.engine.contracts import EditRecord, Insertion
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
 from inspector.engine.summarizers import calls_a_model
-from inspector.engine.summary_block import summary_block
+from inspector.engine.summary_block import summary_block, summary_body
 from inspector.engine.types import Message
 from inspector.params import AutoCompactParams
 from inspector.vocabulary import Action
@@ -124,12 +124,25 @@ class AutoCompactConversation(ContextManager):
             self._last = last = None
         return last.record(len(past)) if last is not None else EditRecord.keep_all(len(past))
 
+    @property
+    def message_cap(self) -> int | None:
+        """While a compaction is in force and not yet written back, one row less than the log it was
+        made over, so the commit writes the compacted history back (:meth:`decide`); else None."""
+        last = self._last
+        return None if last is None else last.size - 1
+
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
-        """Without a budget (a commit-time call) nothing triggers: the history in force is kept."""
+        """The commit-time write-back (no budget, nothing triggers): the compaction in force, which
+        becomes the committed log (the archive folds the rows it left out, as Codex replaces its
+        history); the manager forgets it then, the log itself holding it. With none, the log as it is."""
         del hint
         record = self._current(past)
-        action = "compaction-kept" if self._last is not None else "under-compact-trigger"
-        return managed(past, record, CMDecision(action))
+        last, self._last = self._last, None
+        if last is None:
+            return managed(past, record, CMDecision("under-compact-trigger"))
+        text = None if last.block is None else summary_body(last.block)
+        action = "compacted" if last.block is not None else "compact-dropped"
+        return managed(past, record, CMDecision(action, kept_turns=len(last.users), summary_text=text))
 
     def decide_in_budget(self, past: Sequence[Message], working: Sequence[Message], budget: Budget) -> Managed:
         """The call's history: the one in force while its input stays under the trigger, else compacted."""
