@@ -310,7 +310,7 @@ class AutoCompactParams(PluginParams):
     written); at most one of the two may be written."""
 
     sub_plugins: ClassVar[tuple[str, ...]] = ("summarizer",)
-    preset: ClassVar[tuple[str, ...]] = ("threshold_ratio", "keep_user_tokens")
+    preset: ClassVar[tuple[str, ...]] = ("keep_user_tokens",)
     threshold_ratio: Annotated[FiniteFloat | None, Field(gt=0, le=1),
                                Doc("compact when input tokens reach this fraction of the window "
                                    "(null = 0.9 unless threshold_tokens is set)")] = None
