@@ -17,7 +17,6 @@ from inspector.engine.budget import Budget
 from inspector.engine.managers.auto_compact import AutoCompactConversation
 from inspector.engine.summary_block import summary_block
 from inspector.engine.types import Message
-from inspector.params import AutoCompactParams
 
 SAMPLES = Path(__file__).resolve().parents[2] / "inspector" / "samples"
 TRANSCRIPT = SAMPLES / "demo_support.json"
@@ -52,7 +51,7 @@ class Recorder:
 
 def manager(**params: object) -> tuple[AutoCompactConversation, Recorder]:
     summarizer = Recorder()
-    return AutoCompactConversation(AutoCompactParams.build("test", **params), summarizer), summarizer
+    return AutoCompactConversation(**params, summarizer=summarizer), summarizer
 
 
 def test_the_ratio_trigger_compacts_at_ninety_percent_of_the_window_not_one_token_before() -> None:
@@ -81,7 +80,7 @@ def test_threshold_tokens_replaces_the_ratio() -> None:
 def test_both_triggers_set_is_refused_naming_threshold_tokens(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(ValueError, match="threshold_tokens"):
-        AutoCompactParams.build("auto-compact", threshold_ratio=0.8, threshold_tokens=5_000)
+        AutoCompactConversation(threshold_ratio=0.8, threshold_tokens=5_000)
     from inspector.cli import main
 
     path = manifest(tmp_path, {"threshold_ratio": 0.8, "threshold_tokens": 5_000})
@@ -135,7 +134,7 @@ def test_a_summarizer_that_raises_leaves_the_history_in_force() -> None:
     def boom(msgs: list[Message]) -> str:
         raise RuntimeError("down")
 
-    cm = AutoCompactConversation(AutoCompactParams(threshold_tokens=100), boom)
+    cm = AutoCompactConversation(threshold_tokens=100, summarizer=boom)
     got = cm.decide_in_budget(past, (), budget(0))
     assert got.decision.action == "compaction-failed" and list(got.messages) == past
     assert got.decision.error == "RuntimeError: down"

@@ -22,7 +22,7 @@ from inspector.engine.managers.base import CMDecision, ContextManager, Managed, 
 from inspector.engine.summarizers import calls_a_model
 from inspector.engine.summary_block import summary_block, summary_body
 from inspector.engine.types import Message
-from inspector.params import AutoCompactParams
+from inspector.params import AUTO_COMPACT, AutoCompactParams
 from inspector.vocabulary import Action
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ class AutoCompactConversation(ContextManager):
     actions = (
         Action("under-compact-trigger", "kept: under the compaction trigger"),
         Action("nothing-to-compact", "kept: at the compaction trigger, nothing to compact"),
-        Action("compaction-kept", "compacted history kept", "summary",
+        Action("compaction-kept", "compacted history kept", "summary", "summary",
                not_sent="compacted into an earlier summary"),
         Action("compacted", "history compacted", "summary", "summary", marker="compacted",
                not_sent="compacted into the summary (this call)",
@@ -100,18 +100,26 @@ class AutoCompactConversation(ContextManager):
                not_sent="left out: the compaction's summarizer failed"),
     )
 
-    def __init__(self, params: AutoCompactParams | None = None, summarizer: Any = None) -> None:
-        """``params`` (defaults: :class:`~inspector.params.AutoCompactParams`), ``summarizer`` as
+    def __init__(self, threshold_ratio: float | None = AUTO_COMPACT.threshold_ratio,
+                 threshold_tokens: int | None = AUTO_COMPACT.threshold_tokens,
+                 keep_user_tokens: int = AUTO_COMPACT.keep_user_tokens, summarizer: Any = None, *,
+                 params: AutoCompactParams | None = None) -> None:
+        """Defaults and checks come from :class:`~inspector.params.AutoCompactParams` (a value it
+        refuses, or both triggers, raises ``ValueError`` naming the parameter); ``params``, a
+        validated model, is used as it is instead of the three keywords. ``summarizer`` as
         :meth:`bind_summarizer` takes it."""
         super().__init__()
-        self.params = params or AutoCompactParams()
+        if params is None:
+            params = AutoCompactParams.build(self.name, threshold_ratio=threshold_ratio,
+                                             threshold_tokens=threshold_tokens, keep_user_tokens=keep_user_tokens)
+        self.params = params
         self.summarizer: Any = summarizer
         self._last: Compaction | None = None
 
     @classmethod
     def from_params(cls, params: AutoCompactParams) -> AutoCompactConversation:
         """The manager a manifest binds, from its validated params; its summarizer is bound afterwards."""
-        return cls(params)
+        return cls(params=params)
 
     def bind_summarizer(self, summarizer: Any) -> None:
         """None → drop; an object with ``summarize(msgs)``; or a plain callable."""
