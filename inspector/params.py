@@ -126,6 +126,13 @@ class PluginParams(BaseModel):
         return None
 
     @classmethod
+    def conflicts(cls, written: Mapping[Any, Any]) -> list[tuple[str, str]]:
+        """``[(field, what is wrong)]`` for written values that are valid one by one but not together
+        (``validate`` reports each at its field); none for a model without such a rule."""
+        del written
+        return []
+
+    @classmethod
     def clamp_of(cls, key: str) -> Clamp | None:
         """The :class:`Clamp` on field ``key`` (None: no clamp, or no such field)."""
         fld = cls.model_fields.get(key)
@@ -325,10 +332,55 @@ class TrimmerParams(PluginParams):
     safety_margin_ratio: Annotated[FiniteFloat, SAFETY_MARGIN_RATIO, Doc("fraction of max_tokens held back")] = 0.1
 
 
+class AutoCompactParams(PluginParams):
+    """``auto-compact`` (Claude Code / Codex): at the trigger, the history becomes the newest user
+    messages up to ``keep_user_tokens`` and one summary of the rest. The trigger is
+    ``threshold_tokens`` input tokens, else ``threshold_ratio`` of the window (0.9 when neither is
+    written); at most one of the two may be written."""
+
+    sub_plugins: ClassVar[tuple[str, ...]] = ("summarizer",)
+    preset: ClassVar[tuple[str, ...]] = ("keep_user_tokens",)
+    threshold_ratio: Annotated[FiniteFloat | None, Field(gt=0, le=1),
+                               Doc("compact when input tokens reach this fraction of the window "
+                                   "(null = 0.9 unless threshold_tokens is set)")] = None
+    threshold_tokens: Annotated[PositiveInt | None, Doc("compact when input tokens reach N "
+                                                        "(instead of threshold_ratio)")] = None
+    keep_user_tokens: Annotated[NonNegativeInt, Doc("newest user messages kept verbatim, up to N tokens "
+                                                    "(0 = none; Codex keeps 20 000)")] = 0
+
+    @classmethod
+    def conflicts(cls, written: Mapping[Any, Any]) -> list[tuple[str, str]]:
+        """``threshold_tokens`` written beside ``threshold_ratio``: the trigger is one or the other."""
+        if written.get("threshold_ratio") is not None and written.get("threshold_tokens") is not None:
+            return [("threshold_tokens", "set threshold_ratio or threshold_tokens, not both")]
+        return []
+
+    @classmethod
+    def build(cls, owner: str, **values: Any) -> AutoCompactParams:
+        """As :meth:`PluginParams.build`; raises ``ValueError`` naming ``threshold_tokens`` when both
+        triggers are given."""
+        for key, message in cls.conflicts(values):
+            raise ValueError(f"{owner}: {key}: {message}")
+        return super().build(owner, **values)
+
+    @classmethod
+    def of(cls, written: Mapping[Any, Any]) -> AutoCompactParams:
+        """As :meth:`PluginParams.of`; of two triggers written (an error ``validate`` reports), the
+        ratio is kept."""
+        clash = {key for key, _ in cls.conflicts(written)}
+        return super().of({k: v for k, v in written.items() if k not in clash})
+
+    @property
+    def ratio(self) -> float:
+        """The ratio in force: ``threshold_ratio``, else 0.9 (unused when ``threshold_tokens`` is set)."""
+        return 0.9 if self.threshold_ratio is None else self.threshold_ratio
+
+
 ASSEMBLER = AssemblerParams()
 SUMMARIZING = SummarizingParams()
 SLIDING_WINDOW = SlidingWindowParams()
 STACK = StackParams()
+AUTO_COMPACT = AutoCompactParams()
 CLEAR_TOOL_RESULTS = ClearToolResultsParams()
 TRIMMER = TrimmerParams()
 """Default instances: the constructors' keyword defaults read these (one place for each number)."""

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from inspector.errors import PluginLookupError
 from inspector.params import (
     AssemblerParams,
+    AutoCompactParams,
     ClearToolResultsParams,
     DropParams,
     LLMSummarizerParams,
@@ -126,6 +127,9 @@ BUILTIN_SPECS: list[PluginSpec] = [  # the built-ins, by import path (loaded onl
     PluginSpec("context_manager", "observation-masking", "mas.cm.observation_masking",
                "inspector.engine.managers.observation_masking:ObservationMasking", ("observation_masking",),
                builtin=True, params_model=ObservationMaskingParams),
+    PluginSpec("context_manager", "auto-compact", "mas.cm.auto_compact",
+               "inspector.engine.managers.auto_compact:AutoCompactConversation", ("auto_compact",),
+               builtin=True, params_model=AutoCompactParams),
     PluginSpec("summarizer", "llm", "mas.summarizer.llm", "inspector.engine.summarizers.llm:LLMSummarizer",
                builtin=True, params_model=LLMSummarizerParams),
     PluginSpec("summarizer", "drop", "mas.summarizer.drop", "inspector.engine.summarizers.drop:DropSummarizer",

@@ -171,6 +171,9 @@ def check_params(spec: PluginSpec, params: Mapping[Any, Any], path: Path_, col: 
             col.warn(path + (key,), f"{value} is outside {clamp} and will be clamped", validate_only=True)
         elif key in model.inert():
             col.warn(path + (key,), model.inert()[key], validate_only=True)
+    if spec.params_model is not None:
+        for key, message in spec.params_model.conflicts(params):
+            col.error(path + (key,), message)
     return lenient
 
 

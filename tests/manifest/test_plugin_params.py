@@ -149,7 +149,8 @@ def test_the_presets_write_the_models_defaults() -> None:
                        "sliding-window": {"type": "sliding-window", "params": {"keep_turns": 10}},
                        "stack": {"type": "stack"},
                        "clear-tool-results": {"type": "clear-tool-results", "params": {"trigger": 100_000, "keep": 3}},
-                       "observation-masking": {"type": "observation-masking", "params": {"attention_window": 100}}}
+                       "observation-masking": {"type": "observation-masking", "params": {"attention_window": 100}},
+                       "auto-compact": {"type": "auto-compact", "params": {"keep_user_tokens": 0}}}
 
 
 def test_the_guides_parameter_table_is_the_models_table() -> None:

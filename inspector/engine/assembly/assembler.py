@@ -90,7 +90,7 @@ class ContextAssembler:
                                 summarizing=terms.summarizing, hysteresis_ratio=terms.hysteresis_ratio,
                                 summary_threshold=terms.summary_threshold, calibration=engine.calibration,
                                 calibration_source=engine.calibration_source)
-        outcome = manage(cm, past, budget.hint, wm)
+        outcome = manage(cm, past, budget.hint, wm, budget)
         edits = outcome.edits
         if edits.working:
             wm = list(edits.apply_working(wm))

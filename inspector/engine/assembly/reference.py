@@ -65,6 +65,8 @@ def assemble_reference(c: Call, use_precut: bool) -> Assembly:
         others = ([system] if system else []) + ([user] if c.has_user else []) + wm
         budget_tokens = trim_budget(c.budget.max_tokens, c.budget.trimmer_reserve, c.tool_tokens)
         cut = precut(managed[head:], [*others, *managed[:head]], counter, budget_tokens)
+        if cut and not head and system is None and managed[cut].get("role") == "system":
+            cut = 0  # the cut would stand a system row first, where the trimmer (not the trimmer alone) keeps it
     cut_rows = managed[head:head + cut]
     messages.extend([*managed[:head], *managed[head + cut:]] if cut else managed)
     if c.has_user:

@@ -18,13 +18,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple, TypeGuard
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeGuard
 
 from inspector.engine.contracts import EditRecord, check_record, record_of
 from inspector.engine.history import LogRuns
 from inspector.engine.tokens import EstimateCounter, TokenCounter
 from inspector.engine.types import Message
 from inspector.vocabulary import Action, Reason
+
+if TYPE_CHECKING:
+    from inspector.engine.budget import Budget
 
 CMAction = str
 """An action code a context manager records: one its strategy declares (``actions``, a tuple of
@@ -114,6 +117,11 @@ class ContextManager(ABC):
     """Whether :func:`manage` hands this manager the current turn's working memory (read-only) and
     applies the record's ``working`` replacements (never in its newest group)."""
 
+    reads_budget: ClassVar[bool] = False
+    """Whether :func:`manage` asks this manager through :meth:`decide_in_budget`, with the call's
+    :class:`~inspector.engine.budget.Budget` (the window and the payload's fixed part): a strategy whose
+    trigger is the call's input tokens."""
+
     counts_log: ClassVar[bool] = False
     """Whether :meth:`log_runs` keeps the log's trigger units too (a manager whose decision counts tokens)."""
 
@@ -166,6 +174,11 @@ class ContextManager(ABC):
         del working
         return self.decide(past, hint)
 
+    def decide_in_budget(self, past: Sequence[Message], working: Sequence[Message], budget: Budget) -> Managed:
+        """For a strategy with ``reads_budget``: the result for this call given the call's budget too
+        (its window, its fixed part). The default reads the hint alone (:meth:`decide_with_working`)."""
+        return self.decide_with_working(past, working, budget.hint)
+
     def manage_history(self, past: Sequence[Message], hint: int) -> list[Message]:
         """:meth:`decide`'s messages, keeping its decision in ``last_decision`` for callers that
         step a manager by hand (tests, notebooks); the engine never reads it."""
@@ -205,14 +218,20 @@ def budget_terms(cm: object) -> BudgetTerms:
     return cm.budget_terms() if is_manager(cm) else NO_TERMS
 
 
-def manage(cm: Any, past: Sequence[Message], hint: int, working: Sequence[Message] = ()) -> Managed:
+def manage(cm: Any, past: Sequence[Message], hint: int, working: Sequence[Message] = (),
+           budget: Budget | None = None) -> Managed:
     """The engine's one call into a manager: its history, its decision and its edit record. A
     :class:`ContextManager` returns all three itself (one with ``edits_working_memory`` is given
     ``working``, read-only, and its record is checked: :func:`~inspector.engine.contracts.check_record`
     raises :class:`ValueError` for an edit of the newest group); a third-party manager with only
     ``manage_history`` is read through its ``last_decision`` (``unchanged-under-budget`` when it
-    records none) and its rows made into a record (:func:`~inspector.engine.contracts.record_of`), here only."""
+    records none) and its rows made into a record (:func:`~inspector.engine.contracts.record_of`), here only.
+    A manager with ``reads_budget`` is given the call's ``budget`` when there is one."""
     if is_manager(cm):
+        if cm.reads_budget and budget is not None:
+            result = cm.decide_in_budget(past, tuple(working), budget)
+            check_record(result.edits, past, working)
+            return result
         if not cm.edits_working_memory:
             return cm.decide(past, hint)
         result = cm.decide_with_working(past, tuple(working), hint)

@@ -1,0 +1,237 @@
+"""``auto-compact`` (Claude Code / Codex): at the trigger, the history becomes recent user messages and one summary.
+
+When a call's input tokens reach the trigger (``threshold_tokens``, else ``threshold_ratio`` of the
+window), the history the call sees becomes the newest user messages that fit ``keep_user_tokens``
+(whole messages, newest first, sent in log order), then one summary of the rest: Codex's
+``build_compacted_history`` order (``codex-rs/core/src/compact.rs``). The system text is the system
+band, as for every strategy. The manager remembers its last compaction (where the log stood, the
+user rows it kept, the summary block): later calls send that compacted history plus every row
+committed after it, until their input reaches the trigger again and the compacted history is
+compacted once more (docs/design.md §3.13).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from inspector.engine.contracts import EditRecord, Insertion
+from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
+from inspector.engine.summarizers import calls_a_model
+from inspector.engine.summary_block import summary_block, summary_body
+from inspector.engine.types import Message
+from inspector.params import AUTO_COMPACT, AutoCompactParams
+from inspector.vocabulary import Action
+
+if TYPE_CHECKING:
+    from inspector.engine.budget import Budget
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """The last compaction: the log held ``size`` rows ending with ``last`` (checked by identity),
+    the user rows at ``users`` (log indices) were kept, and ``block`` (None: no summary, a drop)
+    stands for the rest, before every row committed since."""
+
+    size: int
+    last: Message | None
+    users: tuple[int, ...]
+    block: Message | None
+
+    def holds(self, past: Sequence[Message]) -> bool:
+        """Whether ``past`` is the log this compaction was made over, grown by later rows only."""
+        return len(past) >= self.size and (self.size == 0 or past[self.size - 1] is self.last)
+
+    def record(self, size: int) -> EditRecord:
+        """The compacted history over a log of ``size`` rows: the kept user rows, the summary, then
+        every row from ``self.size`` on."""
+        kept = tuple((i, i + 1) for i in self.users)
+        if self.size < size:
+            kept += ((self.size, size),)
+        inserted = (Insertion(self.size, self.block),) if self.block is not None else ()
+        return EditRecord(size, kept, (), inserted)
+
+
+def trigger_tokens(params: AutoCompactParams, window: int) -> int:
+    """The input tokens a call compacts at: ``threshold_tokens``, else ``floor(ratio × window)``
+    computed exactly (0.9 of 10 000 is 9 000)."""
+    if params.threshold_tokens is not None:
+        return params.threshold_tokens
+    return int(Fraction(str(params.ratio)) * window)
+
+
+def input_tokens(budget: Budget, history_tokens: int) -> int:
+    """A call's input tokens: the budget's fixed part (system band, user row, working memory, tool
+    schemas) plus the history's count, in provider tokens (times the calibration, plus the
+    unrecorded prefix) when those are set."""
+    ours = budget.fixed + history_tokens
+    if budget.calibration is not None:
+        ours = int(Fraction(str(budget.calibration)) * ours)
+    return ours + budget.prefix
+
+
+class AutoCompactConversation(ContextManager):
+    """Compact the history into recent user messages and one summary when input tokens reach the trigger.
+
+    Guarantees: under the trigger the history (the last compaction's, if any, plus what came after)
+    passes unchanged; at the trigger one summarizer call makes the new summary of every row not kept
+    (the previous summary block included); a summarizer that raises leaves the last compaction in
+    force (the next call retries); with no summarizer text (``drop``) the rest is left out without a
+    block; a compacted history with nothing new to fold is kept as it is.
+    """
+
+    name = "auto-compact"
+    accepts_summarizer = True
+    reads_budget = True
+    actions = (
+        Action("under-compact-trigger", "kept: under the compaction trigger"),
+        Action("nothing-to-compact", "kept: at the compaction trigger, nothing to compact"),
+        Action("compaction-kept", "compacted history kept", "summary", "summary",
+               not_sent="compacted into an earlier summary"),
+        Action("compacted", "history compacted", "summary", "summary", marker="compacted",
+               not_sent="compacted into the summary (this call)",
+               not_sent_trimmed="compacted into this call's summary, which was {how}",
+               trimmed_words="compacted, summary trimmed — not sent"),
+        Action("compact-dropped", "compacted without a summary", "drop", "drop",
+               not_sent="left out by a compaction without a summary"),
+        Action("compaction-failed", "compaction failed", "failed",
+               not_sent="left out: the compaction's summarizer failed"),
+    )
+
+    def __init__(self, threshold_ratio: float | None = AUTO_COMPACT.threshold_ratio,
+                 threshold_tokens: int | None = AUTO_COMPACT.threshold_tokens,
+                 keep_user_tokens: int = AUTO_COMPACT.keep_user_tokens, summarizer: Any = None, *,
+                 params: AutoCompactParams | None = None) -> None:
+        """Defaults and checks come from :class:`~inspector.params.AutoCompactParams` (a value it
+        refuses, or both triggers, raises ``ValueError`` naming the parameter); ``params``, a
+        validated model, is used as it is instead of the three keywords. ``summarizer`` as
+        :meth:`bind_summarizer` takes it."""
+        super().__init__()
+        if params is None:
+            params = AutoCompactParams.build(self.name, threshold_ratio=threshold_ratio,
+                                             threshold_tokens=threshold_tokens, keep_user_tokens=keep_user_tokens)
+        self.params = params
+        self.summarizer: Any = summarizer
+        self._last: Compaction | None = None
+
+    @classmethod
+    def from_params(cls, params: AutoCompactParams) -> AutoCompactConversation:
+        """The manager a manifest binds, from its validated params; its summarizer is bound afterwards."""
+        return cls(params=params)
+
+    def bind_summarizer(self, summarizer: Any) -> None:
+        """None → drop; an object with ``summarize(msgs)``; or a plain callable."""
+        self.summarizer = summarizer
+
+    def _current(self, past: Sequence[Message]) -> EditRecord:
+        """The history in force: the last compaction's over ``past``, else the whole log."""
+        last = self._last
+        if last is not None and not last.holds(past):
+            self._last = last = None
+        return last.record(len(past)) if last is not None else EditRecord.keep_all(len(past))
+
+    @property
+    def message_cap(self) -> int | None:
+        """While a compaction is in force and not yet written back, one row less than the log it was
+        made over, so the commit writes the compacted history back (:meth:`decide`); else None."""
+        last = self._last
+        return None if last is None else last.size - 1
+
+    def decide(self, past: Sequence[Message], hint: int) -> Managed:
+        """The commit-time write-back (no budget, nothing triggers): the compaction in force, which
+        becomes the committed log (the archive folds the rows it left out, as Codex replaces its
+        history); the manager forgets it then, the log itself holding it. With none, the log as it is."""
+        del hint
+        record = self._current(past)
+        last, self._last = self._last, None
+        if last is None:
+            return managed(past, record, CMDecision("under-compact-trigger"))
+        text = None if last.block is None else summary_body(last.block)
+        action = "compacted" if last.block is not None else "compact-dropped"
+        return managed(past, record, CMDecision(action, kept_turns=len(last.users), summary_text=text))
+
+    def decide_in_budget(self, past: Sequence[Message], working: Sequence[Message], budget: Budget) -> Managed:
+        """The call's history: the one in force while its input stays under the trigger, else compacted."""
+        del working
+        record = self._current(past)
+        view = record.apply(past)
+        used = input_tokens(budget, self.counter.count(list(view)) if view else 0)
+        trigger = trigger_tokens(self.params, budget.window)
+        if used < trigger:
+            action = "compaction-kept" if self._last is not None else "under-compact-trigger"
+            return managed(past, record, CMDecision(action, raw_tokens=used, threshold=trigger))
+        return self._compact(past, record, used, trigger)
+
+    def keep_users(self, past: Sequence[Message], candidates: Sequence[int]) -> tuple[int, ...]:
+        """The user rows kept verbatim: newest first, whole messages, while their count fits
+        ``keep_user_tokens``; the first that does not fit ends the choice. Log order."""
+        room = self.params.keep_user_tokens
+        chosen: list[int] = []
+        for i in reversed(candidates):
+            cost = self.counter.count([past[i]])
+            if cost > room:
+                break
+            chosen.append(i)
+            room -= cost
+        return tuple(sorted(chosen))
+
+    def _compact(self, past: Sequence[Message], record: EditRecord, used: int, trigger: int) -> Managed:
+        """Compact the history in force (``record``): keep the newest user rows, summarise the rest."""
+        n = len(past)
+        in_force = [i for a, b in record.kept for i in range(a, b)]
+        users = self.keep_users(past, [i for i in in_force if past[i].get("role") == "user"])
+        rest = self._rest(past, record, set(users))
+        blocks = self._blocks()
+        if all(any(m is blk for blk in blocks) for m in rest):  # nothing new since the last compaction
+            action = "compaction-kept" if self._last is not None else "nothing-to-compact"
+            return managed(past, record, CMDecision(action, raw_tokens=used, threshold=trigger))
+        folded_users = sum(1 for m in rest if m.get("role") == "user")
+        model = getattr(self.summarizer, "model", None)
+        source = getattr(self.summarizer, "model_source", None)
+        called = self.summarizer is not None and calls_a_model(self.summarizer)
+        text: str | None = None
+        if self.summarizer is not None:
+            try:
+                text = self._summarize(rest)
+            except Exception as exc:  # noqa: BLE001 - any summarizer failure: the last compaction stays in force
+                return managed(past, record, CMDecision(
+                    "compaction-failed", raw_tokens=used, threshold=trigger, summarizer_called=called,
+                    error=f"{type(exc).__name__}: {exc}", summary_model=model, summary_model_source=source))
+        block = summary_block(max(folded_users, 1), text) if text else None
+        self._last = Compaction(n, past[-1] if n else None, users, block)
+        decision = CMDecision(
+            "compacted" if block is not None else "compact-dropped",
+            compressed_turns=folded_users if block is not None else 0,
+            dropped_turns=0 if block is not None else folded_users, kept_turns=len(users), raw_tokens=used,
+            threshold=trigger, summarizer_called=called, summary_text=text, summary_model=model,
+            summary_model_source=source)
+        return managed(past, self._last.record(n), decision)
+
+    def _blocks(self) -> tuple[Message, ...]:
+        """The summary block in force (none before a first compaction, or after a drop)."""
+        last = self._last
+        return (last.block,) if last is not None and last.block is not None else ()
+
+    @staticmethod
+    def _rest(past: Sequence[Message], record: EditRecord, users: set[int]) -> list[Message]:
+        """What the summary stands for: the history in force without the user rows kept, in order
+        (the previous summary block where it stood)."""
+        blocks = {ins.at: ins.row for ins in record.inserted}
+        out: list[Message] = []
+        for a, b in record.kept:
+            for i in range(a, b):
+                if i in blocks:
+                    out.append(blocks.pop(i))
+                if i not in users:
+                    out.append(past[i])
+        out.extend(blocks.values())
+        return out
+
+    def _summarize(self, msgs: list[Message]) -> str | None:
+        """The summarizer's text for ``msgs`` (stripped; None when it gives none)."""
+        s = self.summarizer
+        fn = getattr(s, "summarize", None) or s
+        result = fn(msgs)
+        return result.strip() if isinstance(result, str) and result.strip() else None
