@@ -273,6 +273,16 @@ class StackParams(PluginParams):
     max_messages: Annotated[PositiveInt | None, Doc("keep the last N rows (null = no cap)")] = None
 
 
+class CondenserParams(PluginParams):
+    """``condenser`` (OpenHands' ``LLMSummarizingCondenser``): past ``max_size`` events (log rows),
+    keep the first ``keep_first`` and a tail, summarise the middle, down to ``max_size // 2`` events."""
+
+    sub_plugins: ClassVar[tuple[str, ...]] = ("summarizer",)
+    preset: ClassVar[tuple[str, ...]] = ("max_size", "keep_first")
+    max_size: Annotated[PositiveInt, Doc("condense when the history holds more than N events (rows)")] = 240
+    keep_first: Annotated[NonNegativeInt, Doc("first N events always kept verbatim")] = 2
+
+
 class LLMSummarizerParams(PluginParams):
     """``llm`` summarizer: compress older turns with a model."""
 
@@ -301,6 +311,7 @@ SUMMARIZING = SummarizingParams()
 SLIDING_WINDOW = SlidingWindowParams()
 STACK = StackParams()
 TRIMMER = TrimmerParams()
+CONDENSER = CondenserParams()
 """Default instances: the constructors' keyword defaults read these (one place for each number)."""
 
 

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from inspector.errors import PluginLookupError
 from inspector.params import (
     AssemblerParams,
+    CondenserParams,
     DropParams,
     LLMSummarizerParams,
     PluginParams,
@@ -118,6 +119,8 @@ BUILTIN_SPECS: list[PluginSpec] = [  # the built-ins, by import path (loaded onl
                builtin=True, params_model=SlidingWindowParams),
     PluginSpec("context_manager", "stack", "mas.cm.stack", "inspector.engine.managers.stack:StackConversation",
                ("full-history", "full_history"), builtin=True, params_model=StackParams),
+    PluginSpec("context_manager", "condenser", "mas.cm.condenser", "inspector.engine.managers.condenser:Condenser",
+               ("llm-summarizing-condenser",), builtin=True, params_model=CondenserParams),
     PluginSpec("summarizer", "llm", "mas.summarizer.llm", "inspector.engine.summarizers.llm:LLMSummarizer",
                builtin=True, params_model=LLMSummarizerParams),
     PluginSpec("summarizer", "drop", "mas.summarizer.drop", "inspector.engine.summarizers.drop:DropSummarizer",
