@@ -36,6 +36,8 @@ managers = st.one_of(
     st.builds(lambda k, t, r: {"type": "summarising", "params": {"keep_turns": k, "summary_threshold": t,
                                                                   "hysteresis_ratio": r}},
               st.integers(1, 3), st.integers(0, 300), st.sampled_from([0.0, 0.1, 0.3])),
+    st.builds(lambda m, k: {"type": "condenser", "params": {"max_size": m, "keep_first": k}},
+              st.integers(1, 14), st.integers(0, 3)),
 )
 trimmers = st.fixed_dictionaries({
     "max_tokens": st.one_of(st.integers(40, 2500), st.integers(200, 700)), "reserve_tokens": st.integers(0, 200),

@@ -65,6 +65,11 @@ def assemble_reference(c: Call, use_precut: bool) -> Assembly:
         others = ([system] if system else []) + ([user] if c.has_user else []) + wm
         budget_tokens = trim_budget(c.budget.max_tokens, c.budget.trimmer_reserve, c.tool_tokens)
         cut = precut(managed[head:], [*others, *managed[:head]], counter, budget_tokens)
+        if cut and not system and managed[head + cut].get("role") == "system":
+            # a system-role row the cut would leave first (a summary block after a strategy's head
+            # rows) would gain the trimmer's leading-row protection it does not have in the whole
+            # history: cut only to the group before it, and the trimmer decides as it would alone
+            cut = group_start(managed[head:], cut - 1)
     cut_rows = managed[head:head + cut]
     messages.extend([*managed[:head], *managed[head + cut:]] if cut else managed)
     if c.has_user:

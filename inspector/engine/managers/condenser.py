@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.engine.contracts import EditRecord, Insertion
-from inspector.engine.history import row_digest_bytes
+from inspector.engine.history import row_digest_bytes, start_of_tool_group
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
 from inspector.engine.summarizers import calls_a_model
 from inspector.engine.summary_block import summary_block
@@ -184,7 +184,10 @@ class Condenser(ContextManager):
         n = len(past)
         head = held.head if held is not None else head_end(past, self.keep_first)
         start = held.tail if held is not None else head
-        tail = max(head_end(past, n - self.tail_size()), start)
+        tail = head_end(past, n - self.tail_size())
+        if tail >= n:  # the last rows are all results: the tail starts at their ask instead (never empty)
+            tail = start_of_tool_group(past, n - self.tail_size())
+        tail = max(tail, start)
         return head, start, tail
 
     def _condense(self, past: Sequence[Message], held: _Condensed | None) -> Managed:
