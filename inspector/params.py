@@ -30,7 +30,7 @@ import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 from pydantic.fields import FieldInfo
 
-__all__ = ["AssemblerParams", "Clamp", "DropParams", "HYSTERESIS_RATIO", "Inert", "LLMSummarizerParams",
+__all__ = ["AssemblerParams", "Clamp", "CondenserParams", "DropParams", "HYSTERESIS_RATIO", "Inert", "LLMSummarizerParams",
            "PluginParams", "SAFETY_MARGIN_RATIO", "SlidingWindowParams", "StackParams", "SummarizingParams",
            "TrimmerParams", "describe", "params_table"]
 

@@ -147,7 +147,8 @@ def test_a_wrong_assembler_value_falls_back_to_the_models_default_in_assemble_mo
 def test_the_presets_write_the_models_defaults() -> None:
     assert PRESETS == {"summarising": {"type": "summarising", "params": {"keep_turns": 10}},
                        "sliding-window": {"type": "sliding-window", "params": {"keep_turns": 10}},
-                       "stack": {"type": "stack"}}
+                       "stack": {"type": "stack"},
+                       "condenser": {"type": "condenser", "params": {"max_size": 240, "keep_first": 2}}}
 
 
 def test_the_guides_parameter_table_is_the_models_table() -> None:
