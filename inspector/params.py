@@ -30,8 +30,8 @@ import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 from pydantic.fields import FieldInfo
 
-__all__ = ["AssemblerParams", "Clamp", "DropParams", "HYSTERESIS_RATIO", "Inert", "LLMSummarizerParams",
-           "PluginParams", "SAFETY_MARGIN_RATIO", "SlidingWindowParams", "StackParams", "SummarizingParams",
+__all__ = ["AssemblerParams", "AutoCompactParams", "Clamp", "ClearToolResultsParams", "CondenserParams", "DropParams",
+           "HYSTERESIS_RATIO", "Inert", "LLMSummarizerParams", "ObservationMaskingParams", "PluginParams", "SAFETY_MARGIN_RATIO", "SlidingWindowParams", "StackParams", "SummarizingParams",
            "TrimmerParams", "describe", "params_table"]
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
@@ -309,6 +309,16 @@ class ObservationMaskingParams(PluginParams):
                                           "name the tool and the characters masked)")] = "<MASKED>"
 
 
+class CondenserParams(PluginParams):
+    """``condenser`` (OpenHands' ``LLMSummarizingCondenser``): past ``max_size`` events (log rows),
+    keep the first ``keep_first`` and a tail, summarise the middle, down to ``max_size // 2`` events."""
+
+    sub_plugins: ClassVar[tuple[str, ...]] = ("summarizer",)
+    preset: ClassVar[tuple[str, ...]] = ("max_size", "keep_first")
+    max_size: Annotated[PositiveInt, Doc("condense when the history holds more than N events (rows)")] = 240
+    keep_first: Annotated[NonNegativeInt, Doc("first N events always kept verbatim")] = 2
+
+
 class LLMSummarizerParams(PluginParams):
     """``llm`` summarizer: compress older turns with a model."""
 
@@ -383,6 +393,7 @@ STACK = StackParams()
 AUTO_COMPACT = AutoCompactParams()
 CLEAR_TOOL_RESULTS = ClearToolResultsParams()
 TRIMMER = TrimmerParams()
+CONDENSER = CondenserParams()
 """Default instances: the constructors' keyword defaults read these (one place for each number)."""
 
 

@@ -37,6 +37,8 @@ managers = st.one_of(
               st.integers(1, 4), st.integers(0, 400), st.sampled_from([0.0, 0.1, 0.3])),
     st.builds(lambda w, p: {"type": "observation-masking", "params": {"attention_window": w, **p}},
               st.integers(1, 12), st.sampled_from([{}, {"placeholder": "[{tool}: {size} characters masked]"}])),
+    st.builds(lambda m, k: {"type": "condenser", "params": {"max_size": m, "keep_first": k}},
+              st.integers(1, 14), st.integers(0, 3)),
 )
 trimmers = st.fixed_dictionaries({
     "max_tokens": st.one_of(st.integers(60, 3000), st.integers(300, 900)), "reserve_tokens": st.integers(0, 300),

@@ -40,6 +40,8 @@ managers = st.one_of(
               st.integers(1, 12), st.sampled_from([{}, {"placeholder": "[{tool}: {size} characters masked]"}])),
     st.builds(lambda t, k: {"type": "auto-compact", "params": {"threshold_tokens": t, "keep_user_tokens": k}},
               st.integers(20, 1500), st.integers(0, 300)),
+    st.builds(lambda m, k: {"type": "condenser", "params": {"max_size": m, "keep_first": k}},
+              st.integers(1, 14), st.integers(0, 3)),
 )
 trimmers = st.fixed_dictionaries({
     "max_tokens": st.one_of(st.integers(40, 2500), st.integers(200, 700)), "reserve_tokens": st.integers(0, 200),

@@ -71,7 +71,7 @@ def test_every_registered_plugin_constructor_refuses_an_unknown_keyword() -> Non
 
     reg = default_registry()
     specs = [s for slot in ("assembler", "context_manager", "summarizer") for s in reg.specs(slot) if s.builtin]
-    assert len(specs) == 9  # assembler, summarising, sliding-window, stack, clear-tool-results, observation-masking, auto-compact, llm, drop
+    assert len(specs) == 10  # assembler, summarising, sliding-window, stack, clear-tool-results, observation-masking, auto-compact, condenser, llm, drop
     for spec in specs:
         with pytest.raises(TypeError, match="unexpected keyword argument 'no_such_keyword'"):
             spec.load()(no_such_keyword=1)

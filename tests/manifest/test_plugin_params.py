@@ -150,7 +150,8 @@ def test_the_presets_write_the_models_defaults() -> None:
                        "stack": {"type": "stack"},
                        "clear-tool-results": {"type": "clear-tool-results", "params": {"trigger": 100_000, "keep": 3}},
                        "observation-masking": {"type": "observation-masking", "params": {"attention_window": 100}},
-                       "auto-compact": {"type": "auto-compact", "params": {"keep_user_tokens": 0}}}
+                       "auto-compact": {"type": "auto-compact", "params": {"keep_user_tokens": 0}},
+                       "condenser": {"type": "condenser", "params": {"max_size": 240, "keep_first": 2}}}
 
 
 def test_the_guides_parameter_table_is_the_models_table() -> None:

@@ -51,6 +51,15 @@ def precut(history: Sequence[Message], others: Sequence[Message], counter: Token
     return 0
 
 
+def _inserted_block(c: Call, row: Message) -> bool:
+    """Whether ``row`` is a system-role block the call's edit record inserts away from the front of
+    a record not of the suffix shape (the only records whose blocks can stand after other rows)."""
+    edits = c.decision.edits
+    if row.get("role") != "system" or edits is None or edits.suffix_start() is not None:
+        return False
+    return any(ins.row is row for ins in edits.inserted)
+
+
 def assemble_reference(c: Call, use_precut: bool) -> Assembly:
     """The full-payload assembly of call ``c``: every row of the payload is read (the tests' oracle).
     ``use_precut``: cut history that can never fit before the trimmer runs (the identical result)."""
@@ -65,6 +74,11 @@ def assemble_reference(c: Call, use_precut: bool) -> Assembly:
         others = ([system] if system else []) + ([user] if c.has_user else []) + wm
         budget_tokens = trim_budget(c.budget.max_tokens, c.budget.trimmer_reserve, c.tool_tokens)
         cut = precut(managed[head:], [*others, *managed[:head]], counter, budget_tokens)
+        if cut and not system and _inserted_block(c, managed[head + cut]):
+            # a block the record inserts after other rows (a summary after a strategy's head rows),
+            # left first by the cut, would gain the trimmer's leading-row protection it does not
+            # have in the whole history: cut only to the group before it, as the trimmer alone would
+            cut = group_start(managed[head:], cut - 1)
         if cut and not head and system is None and managed[cut].get("role") == "system":
             cut = 0  # the cut would stand a system row first, where the trimmer (not the trimmer alone) keeps it
     cut_rows = managed[head:head + cut]

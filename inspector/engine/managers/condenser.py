@@ -1,0 +1,218 @@
+"""``condenser``: OpenHands' ``LLMSummarizingCondenser`` over the committed log (docs/design.md §3.13).
+
+An **event** is one row of the committed log: a user message, an assistant message, each tool
+result (the system text is the system band, outside the log). Past ``max_size`` events the history
+becomes the first ``keep_first`` events, one summary block, and a tail of
+``max_size // 2 − keep_first − 1`` events: ``max_size // 2`` events with the summary counted as one,
+as the source computes its tail. The summary stands where the middle was (after the head); later
+calls reuse it while head + summary + everything after it stays within ``max_size`` events, and the
+next condensation summarises the previous summary with the newly forgotten events.
+
+Pairing: a cut never separates an assistant's tool call from its results. The head's end and the
+tail's start each move forward past tool results, so a head ending on an ask keeps its results and
+a tail starting on results leaves them, with their ask, in the middle.
+
+Working memory is not condensed: the contract lets a strategy replace working-memory rows, never
+drop them, so the condenser counts and condenses the committed log only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.engine.contracts import EditRecord, Insertion
+from inspector.engine.history import row_digest_bytes, start_of_tool_group
+from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
+from inspector.engine.summarizers import calls_a_model
+from inspector.engine.summary_block import summary_block
+from inspector.engine.types import Message
+from inspector.params import CONDENSER, CondenserParams
+from inspector.vocabulary import Action
+
+
+def head_end(past: Sequence[Message], at: int) -> int:
+    """Where a cut at ``at`` lands so that it separates no ask from its results: ``at`` moved
+    forward past tool results (at most to the log's end)."""
+    n = len(past)
+    at = min(max(at, 0), n)
+    while at < n and past[at].get("role") == "tool":
+        at += 1
+    return at
+
+
+def prefix_digest(past: Sequence[Message], end: int) -> str:
+    """SHA-256 over the rows ``past[:end]`` (the reuse check when the rows are other objects)."""
+    h = hashlib.sha256()
+    for m in past[:end]:
+        h.update(row_digest_bytes(m))
+    return h.hexdigest()
+
+
+@dataclass(slots=True)
+class _Condensed:
+    """The summary in force: the head ends at ``head``, the summary stands for the rows before
+    ``tail`` (after the head), ``turns`` user messages folded in all; ``block`` None after a drop."""
+
+    head: int
+    tail: int
+    block: Message | None
+    text: str | None
+    turns: int
+    identity: tuple[int, int]
+    digest: str
+
+    def events(self, n: int) -> int:
+        """The view's size in events over a log of ``n`` rows: head, the summary (one), the rest."""
+        return self.head + (self.block is not None) + n - self.tail
+
+
+def _record(n: int, head: int, tail: int, block: Message | None) -> EditRecord:
+    """Rows ``[0, head)`` and ``[tail, n)`` kept, ``block`` (when there is one) inserted before ``tail``."""
+    kept = tuple((a, b) for a, b in ((0, head), (tail, n)) if a < b)
+    return EditRecord(n, kept, (), (Insertion(tail, block, "summary"),) if block is not None else ())
+
+
+class Condenser(ContextManager):
+    """Keep the first ``keep_first`` events and a tail; past ``max_size`` events, summarise the middle.
+
+    Guarantees: at or under ``max_size`` events (the summary in force counted as one) the history
+    passes as it stands (unchanged, or with the summary reused); past it, one summary is made (or
+    the middle dropped when the summarizer gives no text) and the view shrinks to ``max_size // 2``
+    events (more when the head's end moves past tool results); a summarizer that raises leaves the
+    summary in force as it was and this call goes without the middle. The token hint is not read:
+    the trigger counts events, as the source does.
+    """
+
+    name = "condenser"
+    accepts_summarizer = True
+    actions = (
+        Action("condenser-under-max", "kept: no more than max_size events"),
+        Action("condenser-nothing-to-fold", "kept: nothing between the first events and the tail"),
+        Action("condensed", "middle events condensed", "summary", "summary", marker="events condensed, sent",
+               not_sent="condensed into the summary block (this call)",
+               not_sent_trimmed="condensed into this call's summary block, which was {how}",
+               trimmed_words="events condensed, trimmed — not sent"),
+        Action("condensed-reused", "condensed summary reused", "summary", "summary",
+               not_sent="condensed (summary reused, under max_size)",
+               not_sent_trimmed="condensed into the reused summary, which was {how}",
+               trimmed_words="condensed summary reused, trimmed — not sent"),
+        Action("condensed-dropped", "middle events dropped", "drop", "drop",
+               not_sent="dropped by the condenser (no summary text)"),
+        Action("condenser-failed", "condenser's summarizer failed", "failed",
+               not_sent="left out: the condenser's summarizer failed, only the first events and the tail were sent"),
+    )
+
+    def __init__(self, max_size: int = CONDENSER.max_size, keep_first: int = CONDENSER.keep_first,
+                 summarizer: Any = None, *, params: CondenserParams | None = None) -> None:
+        """Defaults and checks come from :class:`~inspector.params.CondenserParams` (a value it
+        refuses raises ``ValueError`` naming the parameter); ``params``, a validated model, is used
+        as it is instead of the keywords (:meth:`from_params`)."""
+        super().__init__()
+        if params is None:
+            params = CondenserParams.build(self.name, max_size=max_size, keep_first=keep_first)
+        self.max_size = params.max_size
+        self.keep_first = params.keep_first
+        self.summarizer: Any = summarizer
+        self._condensed: _Condensed | None = None
+
+    @classmethod
+    def from_params(cls, params: CondenserParams) -> Condenser:
+        """The manager a manifest binds, from its validated params; its summarizer is bound afterwards."""
+        return cls(params=params)
+
+    def bind_summarizer(self, summarizer: Any) -> None:
+        """None → the middle is dropped; an object with ``summarize(msgs)``; or a plain callable."""
+        self.summarizer = summarizer
+
+    def tail_size(self) -> int:
+        """Events kept from the log's end at a condensation: ``max_size // 2 − keep_first − 1`` (the
+        summary counts as one event), at least 1 (where OpenHands refuses a ``keep_first`` that leaves none)."""
+        return max(1, self.max_size // 2 - self.keep_first - 1)
+
+    def decide(self, past: Sequence[Message], hint: int) -> Managed:
+        """This call's result (class docstring): the log unchanged, the summary in force reused, or a
+        new condensation. ``hint`` is not read."""
+        del hint
+        n = len(past)
+        held = self._in_force(past)
+        if held is not None and held.events(n) <= self.max_size:
+            return self._reuse(past, held)
+        if held is None and n <= self.max_size:
+            return managed(past, EditRecord.keep_all(n), CMDecision("condenser-under-max"))
+        return self._condense(past, held)
+
+    def _in_force(self, past: Sequence[Message]) -> _Condensed | None:
+        """The summary in force when the log still starts with the rows it was made over (by
+        identity, else by their digest); else None (and it is forgotten)."""
+        held = self._condensed
+        if held is None:
+            return None
+        t = held.tail
+        if t > len(past) or not past:
+            self._condensed = None
+            return None
+        ident = (id(past[0]), id(past[t - 1])) if t else (0, 0)
+        if ident != held.identity:
+            if prefix_digest(past, t) != held.digest:
+                self._condensed = None
+                return None
+            held.identity = ident
+        return held
+
+    def _decision(self, action: str, held: _Condensed, **extra: Any) -> CMDecision:
+        """A decision about the summary ``held`` (its text, its model and how many turns it covers)."""
+        s = self.summarizer
+        summarised = held.block is not None
+        return CMDecision(action, compressed_turns=held.turns if summarised else 0,
+                          dropped_turns=0 if summarised else held.turns, summary_text=held.text,
+                          summary_model=getattr(s, "model", None) if s is not None else None,
+                          summary_model_source=getattr(s, "model_source", None) if s is not None else None,
+                          **extra)
+
+    def _reuse(self, past: Sequence[Message], held: _Condensed) -> Managed:
+        """The summary in force, before the rows after it: ``condensed-reused`` (or still dropped)."""
+        action = "condensed-reused" if held.block is not None else "condensed-dropped"
+        record = _record(len(past), held.head, held.tail, held.block)
+        return managed(past, record, self._decision(action, held))
+
+    def _cuts(self, past: Sequence[Message], held: _Condensed | None) -> tuple[int, int, int]:
+        """``(head, start, tail)``: the head's end, where the newly forgotten rows start (after the
+        summary in force, else the head) and the tail's start, each cut moved past tool results."""
+        n = len(past)
+        head = held.head if held is not None else head_end(past, self.keep_first)
+        start = held.tail if held is not None else head
+        tail = head_end(past, n - self.tail_size())
+        if tail >= n:  # the last rows are all results: the tail starts at their ask instead (never empty)
+            tail = start_of_tool_group(past, n - self.tail_size())
+        tail = max(tail, start)
+        return head, start, tail
+
+    def _condense(self, past: Sequence[Message], held: _Condensed | None) -> Managed:
+        """Summarise the summary in force and the rows between it and the new tail into one block."""
+        n = len(past)
+        head, start, tail = self._cuts(past, held)
+        if tail <= start:
+            if held is not None:
+                return self._reuse(past, held)
+            return managed(past, EditRecord.keep_all(n), CMDecision("condenser-nothing-to-fold"))
+        previous = [held.block] if held is not None and held.block is not None else []
+        folded = previous + list(past[start:tail])
+        turns = (held.turns if held is not None else 0) + sum(m.get("role") == "user" for m in past[start:tail])
+        s = self.summarizer
+        called = s is not None and calls_a_model(s)
+        try:
+            result = None if s is None else (getattr(s, "summarize", None) or s)(folded)
+        except Exception as exc:  # noqa: BLE001 - any summarizer failure: head and tail, summary in force kept
+            decision = CMDecision("condenser-failed", dropped_turns=turns, summarizer_called=called,
+                                  error=f"{type(exc).__name__}: {exc}")
+            return managed(past, _record(n, head, tail, None), decision)
+        text = result.strip() if isinstance(result, str) and result.strip() else None
+        block = summary_block(turns, text) if text is not None else None
+        ident = (id(past[0]), id(past[tail - 1]))
+        self._condensed = new = _Condensed(head, tail, block, text, turns, ident, prefix_digest(past, tail))
+        action = "condensed" if block is not None else "condensed-dropped"
+        decision = self._decision(action, new, summarizer_called=called)
+        return managed(past, _record(n, head, tail, block), decision)
