@@ -22,12 +22,13 @@ build on it without importing each other.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args
 
 import annotated_types
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 from pydantic.fields import FieldInfo
 
 __all__ = ["AssemblerParams", "AutoCompactParams", "Clamp", "ClearToolResultsParams", "CondenserParams", "DropParams",
@@ -281,6 +282,22 @@ class StackParams(PluginParams):
     max_messages: Annotated[PositiveInt | None, Doc("keep the last N rows (null = no cap)")] = None
 
 
+def placeholder_fields(*names: str) -> AfterValidator:
+    """A validator for a placeholder text that may name only ``names`` as ``{name}`` fields: a
+    misspelt field (``{toks}``) would be sent to the model as written, so it is refused, naming the
+    fields allowed."""
+    allowed = set(names)
+
+    def check(text: str | None) -> str | None:
+        unknown = sorted(set(re.findall(r"\{([^{}]*)\}", text or "")) - allowed)
+        if unknown:
+            raise ValueError(f"unknown field {{{unknown[0]}}} in the placeholder; it may name "
+                             + " and ".join(f"{{{n}}}" for n in names))
+        return text
+
+    return AfterValidator(check)
+
+
 class ClearToolResultsParams(PluginParams):
     """``clear-tool-results`` (Anthropic's ``clear_tool_uses_20250919``, LangChain's ``ClearToolUsesEdit``):
     over ``trigger`` input tokens, the oldest tool results become a placeholder."""
@@ -293,8 +310,9 @@ class ClearToolResultsParams(PluginParams):
     exclude_tools: Annotated[list[StrictStr] | None, Doc("tool names whose results are never cleared "
                                                          "(null = none)")] = None
     clear_tool_inputs: Annotated[StrictBool, Doc("blank the cleared calls' arguments too (ids kept)")] = False
-    placeholder: Annotated[StrictStr | None, Doc("text sent for a cleared result, {tool} and {tokens} filled in "
-                                                 "(null = a note naming the tool and the tokens cleared)")] = None
+    placeholder: Annotated[StrictStr | None, placeholder_fields("tool", "tokens"),
+                           Doc("text sent for a cleared result, {tool} and {tokens} filled in "
+                               "(null = a note naming the tool and the tokens cleared)")] = None
 
 
 class ObservationMaskingParams(PluginParams):
@@ -305,8 +323,9 @@ class ObservationMaskingParams(PluginParams):
     preset: ClassVar[tuple[str, ...]] = ("attention_window",)
     attention_window: Annotated[PositiveInt, Doc("the N most recent events (rows) whose tool results "
                                                  "are sent as they are")] = 100
-    placeholder: Annotated[StrictStr, Doc("what a masked tool result is sent as ({tool} and {size} "
-                                          "name the tool and the characters masked)")] = "<MASKED>"
+    placeholder: Annotated[StrictStr, placeholder_fields("tool", "size"),
+                           Doc("what a masked tool result is sent as ({tool} and {size} "
+                               "name the tool and the characters masked)")] = "<MASKED>"
 
 
 class CondenserParams(PluginParams):

@@ -72,13 +72,12 @@ def totals_by_strategy(table: pd.DataFrame, replays: Mapping[str, Replay] | None
     words), one column per strategy, every number written out, so two to four strategies fit at
     1024 px without a column cut off at the right. With ``replays`` (the same strategies, in the
     table's order), the prompt-cache rows of :func:`inspector.report.cache_view.strategy_cache_rows`
-    come first: cost with and without caching, cache-hit share, cache breaks and their cost (unless
-    the table already carries cache columns)."""
+    come first: cost with and without caching, cache-hit share, cache breaks and their cost."""
     from inspector.report.cache_view import strategy_cache_rows
     from inspector.vocabulary import column_words
 
     rows = {}
-    if replays is not None and not any("cach" in str(col) for col in table.columns):
+    if replays is not None:
         rows.update(strategy_cache_rows(replays))
     for col in table.columns:
         if col == "strategy":
@@ -118,7 +117,7 @@ def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.Da
     """One row per (conversation, strategy): the totals the CLI's ``compare`` prints for a run
     (:func:`~inspector.report.tables.totals_row`) plus the forgotten references, so the app's
     fleet view and ``context-inspector compare A B C`` agree row for row; and the prompt cache's
-    columns (:func:`inspector.report.cache_view.fleet_cache_row`) where that row has none."""
+    columns (:func:`inspector.report.cache_view.fleet_cache_row`)."""
     from inspector.forgetting import forgetting_totals, replay_needs
     from inspector.report.cache_view import fleet_cache_row
     from inspector.report.tables import totals_row
@@ -128,8 +127,7 @@ def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.Da
         for name, rp in replays.items():
             row: dict[str, Any] = {"transcript": item.label, "conversation": item.conversation}
             row.update(totals_row(rp, name))
-            if not any("cach" in key for key in row):
-                row.update(fleet_cache_row(rp))
+            row.update(fleet_cache_row(rp))
             row["forgotten"] = forgetting_totals(replay_needs(rp))["forgotten"]
             rows.append(row)
     return pd.DataFrame(rows)

@@ -247,3 +247,17 @@ def test_side_by_side_offers_it_and_a_sweep_grid_runs_it_as_a_whole_spec(tmp_pat
     stack, cleared = df["tokens_sent"]
     assert cleared < stack
     assert list(df["cache_breaks"])[0] == 0 < list(df["cache_breaks"])[1]  # a cleared result cuts the cached prefix
+
+
+@pytest.mark.parametrize(("text", "ok"), [("[cleared {tool}, {tokens} tokens]", True), ("[cleared]", True),
+                                          ("[cleared {tool}, {toks} tokens]", False), ("{size}", False)])
+def test_a_placeholder_may_name_only_tool_and_tokens(text: str, ok: bool) -> None:
+    from pydantic import ValidationError
+
+    from inspector.params import ClearToolResultsParams
+
+    if ok:
+        assert ClearToolResultsParams(placeholder=text).placeholder == text
+    else:
+        with pytest.raises(ValidationError, match=r"unknown field \{"):
+            ClearToolResultsParams(placeholder=text)

@@ -140,3 +140,17 @@ def test_side_by_side_offers_it_and_a_sweep_grids_its_window(tmp_path: Path) -> 
                counter="estimate")
     small, large = df["tokens_sent"]
     assert list(df[key]) == [1, 1000] and small < large  # a window of 1000 events masks nothing
+
+
+@pytest.mark.parametrize(("text", "ok"), [("[{tool}: {size} characters masked]", True), ("<MASKED>", True),
+                                          ("[{tool}: {sise} masked]", False), ("{tokens}", False)])
+def test_a_placeholder_may_name_only_tool_and_size(text: str, ok: bool) -> None:
+    from pydantic import ValidationError
+
+    from inspector.params import ObservationMaskingParams
+
+    if ok:
+        assert ObservationMaskingParams(placeholder=text).placeholder == text
+    else:
+        with pytest.raises(ValidationError, match=r"unknown field \{"):
+            ObservationMaskingParams(placeholder=text)
