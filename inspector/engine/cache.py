@@ -154,7 +154,8 @@ def rule_for_model(model: str | None, name: str | None = None) -> CacheRule:
     elif found:
         source = f"litellm entry {found[0]}: provider {found[1].get('litellm_provider')}"
     else:
-        source = f"no litellm entry for model {model!r}: no cache rule"
+        source = (f"no litellm entry for model {model}: no cache rule" if model else
+                  "no model named, so no provider: no cache rule")
     if family == "openai":
         return openai_rule(source=source)
     if family == "anthropic":

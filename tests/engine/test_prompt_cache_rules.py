@@ -286,3 +286,10 @@ def test_call_prefix_asks_for_a_handful_of_rows_whatever_the_payload_size(rule: 
     assert first.input == shifted.input == 10_000_000
     assert shifted.broke_at == 2
     assert shifted.cached == (1_920 if rule is OPENAI else 2_000)  # the 2 000-token head: 15 steps of 128, or whole
+
+
+def test_with_no_model_the_rule_says_so_in_words() -> None:
+    rule = rule_for_model(None)
+    assert rule.name == "none"
+    assert rule.source == "no model named, so no provider: no cache rule"
+    assert "None" not in rule_for_model("acme/unknown-model-x").source
