@@ -22,6 +22,8 @@ def on_strategy() -> None:
     chosen strategy at its defaults (:func:`inspector.manifest.strategy.with_strategy`); a text that
     cannot be rewritten (not YAML, no ``spec``) is left as it is, with the reason kept to show."""
     ss.pop("manifest_strategy_problem", None)
+    if ss.get("manifest_strategy") is None:  # the box cleared: nothing to write
+        return
     try:
         ss.manifest_yaml = with_strategy(str(ss.manifest_yaml), str(ss.manifest_strategy))
     except ManifestError as exc:
@@ -46,10 +48,13 @@ def strategy_picker(loaded: LoadedManifest | None) -> None:
     if cm is None or cm.type not in choices:
         return
     rows = parameter_rows(cm.type, cm.params)
+    st.caption(words.plain_md(f"{cm.type}: {choices[cm.type]}"))
     st.caption(f"Parameters of {words.code_span(cm.type)} in force (from {words.code_span(cm.source)}):"
                if rows else f"{words.code_span(cm.type)} takes no parameters.")
     if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="manifest_strategy_params")
+        narrow = {c: st.column_config.TextColumn(width="small") for c in ("value", "default")}
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="manifest_strategy_params",
+                     column_config={**narrow, "meaning": st.column_config.TextColumn(width="large")})
 
 
 def manifest_tab(loaded: LoadedManifest | None, problems: list[str]) -> None:
