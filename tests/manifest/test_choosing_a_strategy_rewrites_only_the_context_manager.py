@@ -13,6 +13,8 @@ from typing import Annotated, Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import PositiveInt
 
 from inspector.manifest import ManifestReadError, UnknownPluginError, load_manifest_text
@@ -155,3 +157,24 @@ def test_the_choices_are_the_registry_s_with_a_strategy_registered_since(throw_a
     assert choices["summarising"] == "the default manager: fold older turns into one summary block."
     assert yaml.safe_load(with_strategy(DEMO, throw_away))["spec"]["context_manager"] == {
         "type": throw_away, "params": {"depth": 7}}
+
+
+@settings(max_examples=60, deadline=None)
+@given(start=st.sampled_from(REGISTERED), target=st.sampled_from(REGISTERED),
+       reserve=st.integers(0, 10_000), ratio=st.sampled_from([0.0, 0.05, 0.1, 0.5]),
+       note=st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cs", "Zl", "Zp")), max_size=30))
+def test_any_chain_of_choices_keeps_the_budget_and_every_other_line(start: str, target: str, reserve: int,
+                                                                   ratio: float, note: str) -> None:
+    """Whatever strategy is chosen after whatever was written: the trimmer written under the old
+    one is the new one's, the file's other lines (a comment of any text among them) are unchanged,
+    and the result validates with the chosen type."""
+    text = DEMO.replace("  tools:\n", f"  # {note}\n  tools:\n", 1)
+    text = text.replace("      summarizer: llm", f"      summarizer: llm\n      trimmer: {{reserve_tokens: {reserve}, "
+                                                 f"safety_margin_ratio: {ratio}}}", 1)
+    first = with_strategy(text, start)
+    new = with_strategy(first, target)
+    doc = yaml.safe_load(new)
+    assert doc["spec"]["context_manager"]["params"]["trimmer"] == {"reserve_tokens": reserve,
+                                                                   "safety_margin_ratio": ratio}
+    assert lines_outside(new, "context_manager:") == lines_outside(text, "context_manager:")
+    assert load_manifest_text(new, mode="validate").settings.context_manager.type == target
