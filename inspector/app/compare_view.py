@@ -16,6 +16,7 @@ from inspector.replay import Replay
 from inspector.report import per_call
 from inspector.report.tables import compare_table
 from inspector.transcripts import Transcript
+from inspector.vocabulary import standin_estimate_words
 
 ss = st.session_state
 
@@ -57,11 +58,14 @@ def strategy_editors(chosen: list[str], m: inputs.ManifestInput) -> dict[str, st
 
 def strategy_totals(replays: dict[str, Replay]) -> None:
     """The strategies' totals side by side, the prompt cache's first (cost with and without caching,
-    cache-hit share, cache breaks), with a line saying what "with caching" counts."""
+    cache-hit share, cache breaks), with a line saying what "with caching" counts and, when the
+    offline stand-in writes any of their summaries, that their forgetting is an estimate."""
     st.caption("Totals per strategy. Cost with caching counts the provider's prompt cache (read from cache, "
                "written to cache, sent uncached); cost without caching pays every input token at the input price.")
     st.dataframe(side_by_side.totals_by_strategy(compare_table(replays), replays), width="stretch",
                  key="compare_totals")
+    for note in standin_estimate_words([rp.summarizer_label for rp in replays.values()]):
+        st.caption(words.plain_md(note))
 
 
 def compare_tab(m: inputs.ManifestInput, tkey: tuple[str, str | None, int], t: Transcript, counter: str, choice: str,

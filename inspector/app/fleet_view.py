@@ -12,6 +12,7 @@ from inspector.app.cached import conversations_cached, replay_cached, transcript
 from inspector.app.compare_view import strategy_spec
 from inspector.app.widgets import grouped, show_problems
 from inspector.errors import InspectorError
+from inspector.vocabulary import standin_estimate_words
 
 ss = st.session_state
 
@@ -52,7 +53,8 @@ def fleet_inputs(src: inputs.TranscriptSource, fmt: str | None) -> tuple[list[tu
 def fleet_tab(m: inputs.ManifestInput, src: inputs.TranscriptSource, fmt: str | None, counter: str, choice: str,
               agent: tuple[Any, ...]) -> None:
     """*Fleet*: the extra uploads, then (once the user presses the button for this request) every
-    conversation under every strategy chosen in *Side by side*, summed per strategy."""
+    conversation under every strategy chosen in *Side by side*, summed per strategy (saying that the
+    forgetting is an estimate when the offline stand-in writes any summary)."""
     st.subheader("Fleet — every conversation under each strategy")
     st.file_uploader("Add transcripts to the fleet (the loaded file's conversations are always in it)",
                      key="fleet_uploads", accept_multiple_files=True,
@@ -79,6 +81,8 @@ def fleet_tab(m: inputs.ManifestInput, src: inputs.TranscriptSource, fmt: str | 
         return
     st.markdown("**Per strategy, over every conversation** (the same summary as `context-inspector compare` "
                 "on these files)")
+    for note in standin_estimate_words(runs["summarizer"]):  # the offline stand-in summarises: say so
+        st.caption(words.plain_md(note))
     summary = words.worded(side_by_side.fleet_summary(runs))
     st.dataframe(summary, hide_index=True, width="stretch", key="fleet_summary", column_config=grouped(summary))
     with st.expander("Every conversation under every strategy"):

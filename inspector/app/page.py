@@ -25,7 +25,7 @@ from inspector.policy import DEFAULT_POLICY
 from inspector.replay import Replay
 from inspector.report import cache_view
 from inspector.transcripts import Transcript
-from inspector.vocabulary import VIEW_WORDS
+from inspector.vocabulary import VIEW_WORDS, standin_estimate_words
 
 ss = st.session_state
 
@@ -33,7 +33,8 @@ ss = st.session_state
 def header(rp: Replay, t: Transcript, m: inputs.ManifestInput, name: str) -> None:
     """The title, what the app shows, which manifest, transcript, counter, summarizer, agent and
     unrecorded prefix this replay ran with, and its totals with prompt caching
-    (:func:`inspector.report.cache_view.totals_words`)."""
+    (:func:`inspector.report.cache_view.totals_words`); when the offline stand-in writes the
+    summaries, that their forgetting is an estimate (:func:`inspector.vocabulary.standin_estimate_words`)."""
     st.title("Context Inspector")
     st.markdown(words.INTRO)
     totals = rp.totals()
@@ -41,6 +42,8 @@ def header(rp: Replay, t: Transcript, m: inputs.ManifestInput, name: str) -> Non
                f"({t.format}, {len(t.messages)} messages) · {totals['frames']} LLM calls · counter "
                f"**{rp.counter}** · summarizer **{rp.summarizer_label}**")
     st.caption(words.plain_md(cache_view.totals_words(rp)), help=cache_view.TOTALS_HELP)
+    for note in standin_estimate_words(rp.summarizer_label):  # the offline stand-in summarises: say so
+        st.caption(words.plain_md(note))
     if rp.agent is not None:
         st.caption(words.plain_md(words.agent_words(rp)))
     if prefix := rp.prefix_line():

@@ -116,8 +116,9 @@ class FleetInput:
 def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.DataFrame:
     """One row per (conversation, strategy): the totals the CLI's ``compare`` prints for a run
     (:func:`~inspector.report.tables.totals_row`) plus the forgotten references, so the app's
-    fleet view and ``context-inspector compare A B C`` agree row for row; and the prompt cache's
-    columns (:func:`inspector.report.cache_view.fleet_cache_row`)."""
+    fleet view and ``context-inspector compare A B C`` agree row for row; the prompt cache's
+    columns (:func:`inspector.report.cache_view.fleet_cache_row`); and the ``summarizer`` that wrote
+    the run's summaries (``Replay.summarizer_label``, as the sweep's column)."""
     from inspector.forgetting import forgetting_totals, replay_needs
     from inspector.report.cache_view import fleet_cache_row
     from inspector.report.tables import totals_row
@@ -129,6 +130,7 @@ def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.Da
             row.update(totals_row(rp, name))
             row.update(fleet_cache_row(rp))
             row["forgotten"] = forgetting_totals(replay_needs(rp))["forgotten"]
+            row["summarizer"] = rp.summarizer_label  # whose summaries: the offline stand-in's are an estimate
             rows.append(row)
     return pd.DataFrame(rows)
 
