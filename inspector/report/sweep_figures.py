@@ -23,7 +23,7 @@ TRIM_COLOR = "#FF7F0E"
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star-square")
 
-_COST_TITLES = {"cache_cost_usd": "cost with prompt caching (USD, agent + summarizer)",
+_COST_TITLES = {"cost_with_caching_usd": "cost with prompt caching (USD, agent + summarizer)",
                 "cost_usd": "cost (USD, agent + summarizer)", "payload_cost_usd": "cost (USD, agent's calls only)"}
 
 
