@@ -147,6 +147,27 @@ def test_tune_keep_turns_runs_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     _assert_figures_survive_html_export(nb, len(figures))
 
 
+def test_tune_keep_turns_tunes_the_strategy_the_user_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    # sliding-window defines keep_turns, not hysteresis_ratio: the ratio leaves the grid, said in words
+    params = ('STRATEGY = "sliding-window"\nTRANSCRIPTS = TRANSCRIPTS[:1]\nPROCESSES = 1\n'
+              'GRID = {"keep_turns": [1, 2], "hysteresis_ratio": [0, 0.3]}\n')
+    nb = _execute("tune_keep_turns.ipynb", monkeypatch, params=params, probe=(
+        '{"strategies": sorted(set(df.strategy)), "rows": len(df), "grid": tuned.grid, "axes": [X, H], '
+        '"ratio": "hysteresis_ratio" in df.columns, "pick": rec.setting}'))
+    assert not [o for o in _outputs(nb) if o.output_type == "error"]
+    p = _probe(nb)
+    assert p["grid"] == {"context_manager": ["sliding-window"], "keep_turns": [1, 2]}
+    assert p["strategies"] == ["sliding-window"] and p["rows"] == 2 and not p["ratio"]
+    assert p["axes"] == ["keep_turns", "keep_turns"] and p["pick"]["context_manager"] == "sliding-window"
+    md = _markdown(nb)
+    assert "The grid tunes **sliding-window** (`STRATEGY`) in every run; its own parameters: `keep_turns`" in md
+    assert "Left out of the grid, since sliding-window does not define them: `hysteresis_ratio` (defined by" in md
+    # the cost panels are what the rows hold: with prompt caching (ranked on) and without, side by side
+    first = next(o["data"][PLOTLY] for o in _outputs(nb) if PLOTLY in o.get("data", {}))
+    assert [a["text"] for a in first["layout"]["annotations"]][1:] == [
+        "cost with prompt caching (USD, agent + summarizer)", "cost without prompt caching (USD, agent + summarizer)"]
+
+
 def test_compaction_demo_runs_offline_and_shows_every_mechanism(monkeypatch: pytest.MonkeyPatch) -> None:
     nb = _execute("compaction_demo.ipynb", monkeypatch, probe=(
         '{"actions": sorted({f.decision.action for f in rp.frames}), "commit_folds": len(story.commit_folds(rp)), '
