@@ -246,8 +246,9 @@ def _cost_words(ranked: Any, params: Sequence[str], metric: str, discriminates: 
             f"{_value_words(metric, best[metric])} over {int(best['frames']):,} LLM call(s), "
             f"{int(best['tokens_sent']):,} input tokens in all, and a peak payload of {peak:,} tokens "
             f"({pct:.0f} % of the budget).")
-    if metric == "cost_with_caching_usd" and "cost_usd" in best.index:
-        body += f" Without prompt caching it would cost {_money(best['cost_usd'])}."
+    without = next((c for c in ("cost_without_caching_usd", "cost_usd") if c in best.index), None)
+    if metric == "cost_with_caching_usd" and without is not None:
+        body += f" Without prompt caching it would cost {_money(best[without])}."
     dearest = ranked.iloc[-1]
     spread = 100.0 * (1 - float(best[metric]) / float(dearest[metric])) if float(dearest[metric]) > 0 else 0.0
     if len(ranked) > 1 and spread >= 0.5:

@@ -155,11 +155,11 @@ def test_by_setting_sums_the_cost_with_caching_and_recomputes_the_share() -> Non
 
 
 def test_the_tuner_ranks_on_the_cost_with_caching_and_says_so() -> None:
-    rec = recommend(pd.DataFrame([_row(3), _row(1, cost_with_caching_usd=0.05)]))
+    rec = recommend(pd.DataFrame([_row(3, cost_without_caching_usd=0.031), _row(1, cost_with_caching_usd=0.05)]))
     assert rec.metric == "cost_with_caching_usd" and rec.setting == {"keep_turns": 3}  # $0.012 with caching beats $0.05
     assert "Ranked by total cost with prompt caching" in rec.text
     assert "$0.0120 over 10 LLM call(s)" in rec.text
-    assert "Without prompt caching it would cost $0.0300." in rec.text
+    assert "Without prompt caching it would cost $0.0310." in rec.text  # the row's cost_without_caching_usd
 
 
 # --- calibrate: predicted beside recorded ------------------------------------------------------------
