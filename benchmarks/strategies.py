@@ -181,8 +181,8 @@ def table(rows: list[dict[str, Any]], planted: bool) -> str:
                  *([r["planted"], r["recall"]] if planted else [])]
         for model in MODELS:
             c = r[model]
-            cells += [_money(c["uncached_cost_usd"]), _money(c["cost_usd"]), f"{100 * c['cache_hit_share']:.0f} %",
-                      f"{c['breaks']:,}"]
+            cells += [_money(c["cost_without_caching_usd"]), _money(c["cost_with_caching_usd"]),
+                      f"{100 * c['cache_hit_share']:.0f} %", f"{c['cache_breaks']:,}"]
         cells.append(f"{r['seconds']:.2f}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

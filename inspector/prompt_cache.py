@@ -38,8 +38,10 @@ from inspector.engine.cache import (
     rule_for_model,
 )
 from inspector.engine.types import Message
+from inspector.vocabulary import CACHE_WORDS
 
-__all__ = ["CACHE_COLUMNS", "CACHE_RULE_CHOICES", "CacheAccount", "CallCacheCost", "RuleChoice", "account",
+__all__ = ["CACHE_COLUMNS", "CACHE_RULE_CHOICES", "CALL_CACHE_COLUMNS", "TOTALS_CACHE_COLUMNS", "CacheAccount",
+           "CallCacheCost", "RuleChoice", "account",
            "add_cache_to_document", "cache_calibration", "cache_frame_rows", "cache_line", "cache_metrics",
            "recorded_cache",
            "cache_totals_words", "replay_cache", "rule_choice"]
@@ -86,17 +88,18 @@ class CacheAccount:
         """Sums over the calls the agent made (the pending next call only with ``include_pending``):
         input, cached, written and uncached tokens, the cache-hit share (cached ÷ input), the costs
         with and without caching and of the breaks (None when a price is unknown for any call), the
-        number of breaks, and the litellm price fields that were missing."""
+        number of breaks, and the litellm price fields that were missing. The keys of the costs,
+        share and breaks are the codes of :data:`inspector.vocabulary.CACHE_WORDS`."""
         calls = [c for c in self.calls if include_pending or not c.pending]
         tokens = {name: sum(getattr(c.cache, name) for c in calls) for name in ("input", "cached", "written", "uncached")}
         return {
             "calls": len(calls), **tokens,
             "cache_hit_share": round(tokens["cached"] / tokens["input"], 4) if tokens["input"] else 0.0,
-            "cost_usd": _sum([c.cost_usd for c in calls]),
-            "uncached_cost_usd": _sum([c.uncached_cost_usd for c in calls]),
-            "breaks": sum(1 for c in calls if c.cache.broke_at is not None),
+            "cost_with_caching_usd": _sum([c.cost_usd for c in calls]),
+            "cost_without_caching_usd": _sum([c.uncached_cost_usd for c in calls]),
+            "cache_breaks": sum(1 for c in calls if c.cache.broke_at is not None),
             "resent": sum(c.resent for c in calls),
-            "break_cost_usd": _sum([c.break_cost_usd for c in calls]),
+            "cache_break_cost_usd": _sum([c.break_cost_usd for c in calls]),
             "missing_prices": sorted({name for c in calls for name in c.missing_prices}),
             "rule": self.rule.name, "rule_source": self.rule.source,
         }
@@ -344,14 +347,14 @@ def cache_line(rp: Any, option: str | None = None) -> str:
 def _call_json(rule: str, c: CallCacheCost) -> dict[str, Any]:
     k = c.cache
     return {"rule": rule, "cached": k.cached, "written": k.written, "uncached": k.uncached, "broke_at": k.broke_at,
-            "lost": k.lost, "cost_usd": c.cost_usd, "uncached_cost_usd": c.uncached_cost_usd,
-            "break_cost_usd": c.break_cost_usd, "resent": c.resent}
+            "lost": k.lost, "cost_with_caching_usd": c.cost_usd, "cost_without_caching_usd": c.uncached_cost_usd,
+            "cache_break_cost_usd": c.break_cost_usd, "resent": c.resent}
 
 
 def add_cache_to_document(doc: dict[str, Any], rp: Any, option: str | None = None) -> dict[str, Any]:
     """Put the prompt cache into replay JSON ``doc`` (made from ``rp``): a ``cache`` object on every
-    frame (rule, cached, written, uncached, broke_at, lost, cost_usd, uncached_cost_usd,
-    break_cost_usd, resent) and ``totals.cache`` (:meth:`CacheAccount.totals` and the rule's
+    frame (rule, cached, written, uncached, broke_at, lost, cost_with_caching_usd,
+    cost_without_caching_usd, cache_break_cost_usd, resent) and ``totals.cache`` (:meth:`CacheAccount.totals` and the rule's
     ``rule_choice`` in words). Every other key keeps its place. Returns ``doc``."""
     acct = replay_cache(rp, option)
     for frame, c in zip(doc["frames"], acct.calls, strict=True):
@@ -361,13 +364,14 @@ def add_cache_to_document(doc: dict[str, Any], rp: Any, option: str | None = Non
 
 
 def cache_frame_rows(rp: Any, option: str | None = None) -> list[dict[str, Any]]:
-    """Per frame, the cache columns of the replay's CSV and table: ``cache_rule``, ``cached_tokens``,
-    ``cache_written_tokens``, ``uncached_tokens``, ``cache_broke_at``, ``cache_break_cost_usd`` and
-    ``cache_cost_usd`` (the call's input cost with caching; None without a price)."""
+    """Per frame, the :data:`CALL_CACHE_COLUMNS` of the replay's CSV and table: ``cache_rule``,
+    ``cached_tokens``, ``cache_written_tokens``, ``uncached_tokens``, ``cache_broke_at``,
+    ``cache_break_cost_usd`` and ``cost_with_caching_usd`` (the call's input cost with caching; None
+    without a price)."""
     acct = replay_cache(rp, option)
     return [{"cache_rule": acct.rule.name, "cached_tokens": c.cache.cached, "cache_written_tokens": c.cache.written,
              "uncached_tokens": c.cache.uncached, "cache_broke_at": c.cache.broke_at,
-             "cache_break_cost_usd": c.break_cost_usd, "cache_cost_usd": c.cost_usd} for c in acct.calls]
+             "cache_break_cost_usd": c.break_cost_usd, "cost_with_caching_usd": c.cost_usd} for c in acct.calls]
 
 
 def _money(value: float | None) -> str:
@@ -378,33 +382,46 @@ def cache_totals_words(rp: Any, option: str | None = None) -> str:
     """The line under a replay's table: the input cost of the calls the agent made with prompt
     caching and without it, the share of input tokens read from the cache and the cache breaks."""
     t = replay_cache(rp, option).totals()
-    words = (f"with prompt caching (rule {t['rule']}): the {t['calls']:,} calls' input costs {_money(t['cost_usd'])}, "
-             f"{_money(t['uncached_cost_usd'])} without caching; {t['cached']:,} of {t['input']:,} input tokens "
+    words = (f"with prompt caching (rule {t['rule']}): the {t['calls']:,} calls' input costs "
+             f"{_money(t['cost_with_caching_usd'])}, {_money(t['cost_without_caching_usd'])} without caching; {t['cached']:,} of {t['input']:,} input tokens "
              f"({100 * t['cache_hit_share']:.0f} %) read from the cache")
-    if t["breaks"]:
-        words += (f"; {t['breaks']:,} cache break(s) resent {t['resent']:,} cached tokens, costing "
-                  f"{_money(t['break_cost_usd'])} more")
+    if t["cache_breaks"]:
+        words += (f"; {t['cache_breaks']:,} cache break(s) resent {t['resent']:,} cached tokens, costing "
+                  f"{_money(t['cache_break_cost_usd'])} more")
     if t["missing_prices"]:
         words += f" (the model map lacks {', '.join(t['missing_prices'])})"
     return words
 
 
-CACHE_COLUMNS: tuple[str, ...] = ("cache_cost_usd", "cache_hit_share", "cache_breaks", "cached_tokens",
-                                  "cache_input_tokens", "cache_rule")
-"""The prompt-cache columns of a compare or sweep row (:func:`cache_metrics`)."""
+TOTALS_CACHE_COLUMNS: tuple[str, ...] = ("cost_with_caching_usd", "cost_without_caching_usd", "cache_hit_share",
+                                         "cache_breaks", "cache_break_cost_usd")
+"""A run's cache totals as the faces show them (Side by side's rows, the notebooks' caching table);
+every cache code and its words: :data:`inspector.vocabulary.CACHE_WORDS`."""
+
+CACHE_COLUMNS: tuple[str, ...] = (*TOTALS_CACHE_COLUMNS, "cached_tokens", "cache_input_tokens", "cache_rule")
+"""The prompt-cache columns of a compare, sweep or fleet run row (:func:`cache_metrics`): the totals
+and the token sums a group's exact cache-hit share is computed from, and the rule in force."""
+
+CALL_CACHE_COLUMNS: tuple[str, ...] = ("cache_rule", "cached_tokens", "cache_written_tokens", "uncached_tokens",
+                                       "cache_broke_at", "cache_break_cost_usd", "cost_with_caching_usd")
+"""The prompt-cache columns of one call in a replay's CSV and table (:func:`cache_frame_rows`)."""
 
 
 def cache_metrics(rp: Any, option: str | None = None) -> dict[str, Any]:
-    """The :data:`CACHE_COLUMNS` of one replay, over the calls the agent made: ``cache_cost_usd``
-    (the total cost with prompt caching: the agent's calls at the rule's read, write and input
-    rates plus the summarizer's cost; None when part of it has no price), ``cache_hit_share``
-    (cached ÷ input tokens), ``cache_breaks``, ``cached_tokens``, ``cache_input_tokens`` (the input
-    the share is of) and ``cache_rule``."""
+    """The :data:`CACHE_COLUMNS` of one replay, over the calls the agent made
+    (:data:`inspector.vocabulary.CACHE_WORDS` says what each holds): both costs include the summarizer's cost (None when part of one has no
+    price)."""
     t = replay_cache(rp, option).totals()
     summary = rp.totals()["summary_cost_usd"]
-    cost = None if t["cost_usd"] is None or summary is None else round(t["cost_usd"] + summary, 8)
-    return {"cache_cost_usd": cost, "cache_hit_share": t["cache_hit_share"], "cache_breaks": t["breaks"],
-            "cached_tokens": t["cached"], "cache_input_tokens": t["input"], "cache_rule": t["rule"]}
+
+    def whole(cost: float | None) -> float | None:
+        return None if cost is None or summary is None else round(cost + summary, 8)
+
+    return {"cost_with_caching_usd": whole(t["cost_with_caching_usd"]),
+            "cost_without_caching_usd": whole(t["cost_without_caching_usd"]),
+            "cache_hit_share": t["cache_hit_share"], "cache_breaks": t["cache_breaks"],
+            "cache_break_cost_usd": t["cache_break_cost_usd"], "cached_tokens": t["cached"],
+            "cache_input_tokens": t["input"], "cache_rule": t["rule"]}
 
 
 # --- checked against the provider's own record -------------------------------------------------------

@@ -475,11 +475,11 @@ def param_columns(df: Any) -> list[str]:
 
 
 def cost_column(df: Any) -> str | None:
-    """The cost to rank on: ``cache_cost_usd`` (the total with prompt caching) when every run has
+    """The cost to rank on: ``cost_with_caching_usd`` (the total with prompt caching) when every run has
     one, else ``cost_usd`` (the total without caching), else ``payload_cost_usd`` (the agent's own
     calls, e.g. with the unpriced offline stand-in summarizer), else ``None``."""
     ok = df[df["error"].isna()] if "error" in df.columns else df
-    for col in ("cache_cost_usd", "cost_usd", "payload_cost_usd"):
+    for col in ("cost_with_caching_usd", "cost_usd", "payload_cost_usd"):
         if col in ok.columns and len(ok) and ok[col].notna().all():
             return col
     return None
@@ -530,14 +530,16 @@ def by_setting(df: Any) -> Any:
 
 def _cache_by_setting(out: Any, grouped: Any) -> None:
     """Put the prompt-cache columns of :func:`by_setting` into ``out`` when the runs have them: the
-    cost with caching summed only when every transcript has one, breaks and tokens summed, the
-    hit share recomputed from the summed tokens, the rule of the first run."""
-    if "cache_cost_usd" not in grouped.obj.columns:
+    costs summed only when every transcript has one, breaks and tokens summed, the hit share
+    recomputed from the summed tokens, the rule of the first run (every column of
+    :data:`~inspector.prompt_cache.CACHE_COLUMNS`)."""
+    if "cost_with_caching_usd" not in grouped.obj.columns:
         return
     import pandas as pd
 
-    sums = [round(float(s.sum()), 8) if s.notna().all() else None for _key, s in grouped["cache_cost_usd"]]
-    out["cache_cost_usd"] = pd.Series(sums, index=out.index, dtype=object)
+    for col in (c for c in CACHE_COLUMNS if c.endswith("_usd")):
+        sums = [round(float(s.sum()), 8) if s.notna().all() else None for _key, s in grouped[col]]
+        out[col] = pd.Series(sums, index=out.index, dtype=object)
     for col in ("cache_breaks", "cached_tokens", "cache_input_tokens"):
         out[col] = grouped[col].sum()
     inputs = out["cache_input_tokens"].astype(float)

@@ -138,6 +138,33 @@ def __getattr__(name: str) -> Any:
     return make()
 
 
+CACHE_WORDS: dict[str, str] = {
+    "cost_with_caching_usd": "cost with caching $",
+    "cost_without_caching_usd": "cost without caching $",
+    "cache_hit_share": "cache-hit share",
+    "cache_breaks": "cache breaks",
+    "cache_break_cost_usd": "cost of the cache breaks $",
+    "cached_tokens": "read from cache (tokens)",
+    "cache_input_tokens": "input tokens (cache's view)",
+    "cache_written_tokens": "written to cache (tokens)",
+    "uncached_tokens": "sent uncached (tokens)",
+    "cache_broke_at": "cache broke at row",
+    "cache_rule": "cache rule",
+    "predicted_cached": "predicted cached", "recorded_cached": "recorded cached",
+    "predicted_written": "predicted written", "recorded_written": "recorded written",
+}
+"""Every prompt-cache code → its words: the one vocabulary of the cache's columns (which row carries
+which: :mod:`inspector.prompt_cache`). Tables for machines (CSV, JSON, sweep, compare and fleet rows)
+carry the codes, faces the words (:func:`column_words`). A run's ``cost_with_caching_usd`` is the
+agent's calls at the rule's read, write and input rates plus the summarizer's cost,
+``cost_without_caching_usd`` every input token at the input price plus the summarizer's cost (None
+when part of either has no price); a call's (:data:`inspector.prompt_cache.CALL_CACHE_COLUMNS`) is
+that call's input cost alone. ``cache_hit_share`` = cached ÷ input tokens, where the input
+(``cache_input_tokens``) counts the tool schemas and any unrecorded prefix; ``cache_breaks`` counts
+the calls whose changed rows cut a live cached prefix and ``cache_break_cost_usd`` what they cost
+above the cache-read rate. ``predicted_*`` / ``recorded_*``: calibrate's tokens read from and
+written to the cache, ours beside the provider's."""
+
 COLUMN_WORDS: dict[str, str] = {
     # where a row comes from
     "transcript": "file", "conversation": "conv", "strategy": "strategy", "call": "call", "turn": "turn",
@@ -166,10 +193,8 @@ COLUMN_WORDS: dict[str, str] = {
     "mean_abs_error_pct_tiktoken": "mean error % tiktoken", "mean_abs_error_pct_estimate": "mean error % estimate",
     # forgetting (inspector.forgetting)
     "forgotten": "refs lost", "forgotten_calls": "calls that forgot", "forgotten_per_call": "lost per call",
-    # prompt caching (inspector.prompt_cache)
-    "cached_tokens": "cached tokens", "cache_cost_usd": "with caching $", "cache_hit_share": "cache hit share",
-    "cache_breaks": "cache breaks", "cache_rule": "cache rule", "predicted_cached": "predicted cached",
-    "recorded_cached": "recorded cached", "predicted_written": "predicted written", "recorded_written": "recorded written",
+    # prompt caching (inspector.prompt_cache; calibrate's predicted beside recorded)
+    **CACHE_WORDS,
 }
 """Column identifiers → table headings."""
 

@@ -139,7 +139,8 @@ def fleet_summary(runs: pd.DataFrame) -> pd.DataFrame:
     """Per strategy over every conversation: :func:`inspector.report.fleet.fleet_table` (the CLI's
     fleet summary) plus the forgotten references summed, and the prompt cache's sums
     (:func:`inspector.report.cache_view.fleet_cache_sums`) when the runs carry its columns."""
-    from inspector.report.cache_view import CACHE_COLUMNS, fleet_cache_sums
+    from inspector.prompt_cache import TOTALS_CACHE_COLUMNS
+    from inspector.report.cache_view import fleet_cache_sums
     from inspector.report.fleet import fleet_table
 
     table = fleet_table(runs, ["strategy"])
@@ -147,6 +148,6 @@ def fleet_summary(runs: pd.DataFrame) -> pd.DataFrame:
         table["forgotten"] = [int(runs.loc[runs["strategy"] == s, "forgotten"].sum()) for s in table["strategy"]]
     if "cached_tokens" in runs.columns and not table.empty:
         sums = [fleet_cache_sums(runs[runs["strategy"] == s]) for s in table["strategy"]]
-        for code in CACHE_COLUMNS:
+        for code in TOTALS_CACHE_COLUMNS:
             table[code] = [row[code] for row in sums]
     return table

@@ -101,9 +101,7 @@ def number_words(value: Any, dollars: bool = False) -> str:
 
 def worded(df: pd.DataFrame) -> pd.DataFrame:
     """The same table with headings in words (:func:`inspector.vocabulary.column_words`; the prompt
-    cache's columns as :data:`inspector.report.cache_view.CACHE_COLUMNS` words them)."""
-    from inspector.report.cache_view import CACHE_COLUMNS, FLEET_TOKEN_COLUMNS
+    cache's columns among them, as :data:`inspector.vocabulary.CACHE_WORDS` words them)."""
     from inspector.vocabulary import column_words
 
-    own = {**CACHE_COLUMNS, **FLEET_TOKEN_COLUMNS}
-    return df.rename(columns={c: own.get(c) or column_words(c) for c in df.columns})
+    return df.rename(columns={c: column_words(c) for c in df.columns})

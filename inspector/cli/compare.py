@@ -35,7 +35,7 @@ RUN_COLUMNS: tuple[Column, ...] = (
     Column("summaries", "sum"), Column("summarizer_in_turn", "sum", narrow=False),
     Column("summarizer_commit", "sum", narrow=False), Column("summarizer_failures", "sum", narrow=False),
     Column("trimmed", "sum"), Column("repairs", "sum"), Column("folded", "sum", narrow=False),
-    Column("cost_usd", "sum"), Column("cache_cost_usd", "sum"), Column("cache_hit_share", narrow=False),
+    Column("cost_usd", "sum"), Column("cost_with_caching_usd", "sum"), Column("cache_hit_share", narrow=False),
     Column("cache_breaks", "sum", narrow=False), Column("cache_rule", narrow=False),
 )
 """One row per file, conversation and strategy; the totals row sums every count and cost (without

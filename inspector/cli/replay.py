@@ -29,7 +29,7 @@ FRAME_COLUMNS: tuple[Column, ...] = (
     Column("tool_schemas", "max", narrow=False), Column("input_budget", "min", narrow=False),
     Column("headroom", "min"), Column("cm_action"), Column("trimmed", "sum"), Column("repairs", "sum"),
     Column("forgotten", "sum"), Column("check", narrow=False), Column("cached_tokens", "sum"),
-    Column("cost_usd", "sum", narrow=False), Column("cache_cost_usd", "sum", narrow=False),
+    Column("cost_usd", "sum", narrow=False), Column("cost_with_caching_usd", "sum", narrow=False),
 )
 """Replay table columns; the totals row sums tokens sent, trims, repairs, forgotten references,
 cached tokens and costs (without and with prompt caching), takes the largest band sizes and the

@@ -23,7 +23,7 @@ from inspector.cli.output import Column
 FLEET_COLUMNS: tuple[Column, ...] = (
     Column("conversations", "sum"), Column("conversations_over_budget", "sum"), Column("over_budget", "sum"),
     Column("peak_payload", "max"), Column("summaries", "sum"), Column("trimmed", "sum"), Column("repairs", "sum"),
-    Column("cost_usd", "sum"), Column("cache_cost_usd", "sum"), Column("errors", "sum"),
+    Column("cost_usd", "sum"), Column("cost_with_caching_usd", "sum"), Column("errors", "sum"),
 )
 """The fleet summary's measures, after the columns that name the setting (strategy or grid values)."""
 

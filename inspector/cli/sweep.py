@@ -35,7 +35,7 @@ SWEEP_RUN_LEAD: tuple[Column, ...] = (Column("transcript"), Column("conversation
 SWEEP_METRICS: tuple[Column, ...] = (
     Column("frames", "sum", narrow=False), Column("tokens_sent", "sum"), Column("peak_payload", "max"),
     Column("over_budget", "sum"), Column("summarizer_calls", "sum"), Column("trimmed", "sum"),
-    Column("repairs", "sum"), Column("cost_usd", "sum"), Column("cache_cost_usd", "sum"),
+    Column("repairs", "sum"), Column("cost_usd", "sum"), Column("cost_with_caching_usd", "sum"),
     Column("cache_hit_share", narrow=False), Column("cache_breaks", "sum", narrow=False), Column("error", narrow=False),
 )
 """The measures of a run, after the grid's columns."""
@@ -149,7 +149,7 @@ def _state_cache(args: argparse.Namespace, df: Any) -> None:
     rules = ", ".join(dict.fromkeys(str(r) for r in df["cache_rule"].dropna())) or "none (no run finished)"
     why = (f"set by --cache-rule {args.cache_rule}" if args.cache_rule is not None else
            "the manifest's spec.models[].prompt_cache, else auto: by each run's model provider")
-    co.state([f"prompt cache: rule {rules} ({why}); the cache_cost_usd column is the cost with caching"])
+    co.state([f"prompt cache: rule {rules} ({why}); the cost_with_caching_usd column is the cost with caching"])
 
 
 def _report_failures(df: Any) -> int:

@@ -5,7 +5,8 @@ Every number comes from :func:`inspector.prompt_cache.replay_cache`, computed on
 on it (:func:`cache_account`), so stepping through calls never recomputes it. The app
 (:mod:`inspector.app`), the notebooks and :mod:`inspector.report.figures` read these; the words are
 "read from cache", "written to cache", "sent uncached" and "cache break" on every face, while
-tables for machines keep the codes of :data:`CACHE_COLUMNS`.
+tables for machines keep the codes of :data:`inspector.vocabulary.CACHE_WORDS` (the one
+vocabulary of the cache's columns, with their words).
 """
 
 from __future__ import annotations
@@ -14,8 +15,15 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-from inspector.prompt_cache import CacheAccount, CallCacheCost, replay_cache
+from inspector.prompt_cache import (
+    TOTALS_CACHE_COLUMNS,
+    CacheAccount,
+    CallCacheCost,
+    cache_metrics,
+    replay_cache,
+)
 from inspector.replay import Replay
+from inspector.vocabulary import CACHE_WORDS
 
 RULE_WORDS = {
     "openai": "OpenAI automatic prefix caching",
@@ -33,18 +41,8 @@ CACHE_PART_WORDS = {"cached": "read from cache", "written": "written to cache", 
 BREAK_WORDS = "cache break (a compaction or trim changed the cached prefix)"
 """The timeline's legend entry for a cache break."""
 
-CACHED_LINE_WORDS = "read from cache (tokens)"
+CACHED_LINE_WORDS = CACHE_WORDS["cached_tokens"]
 """The timeline's legend entry for the line of tokens read from cache per call."""
-
-CACHE_COLUMNS = {
-    "cost_with_caching_usd": "cost with caching $",
-    "cost_without_caching_usd": "cost without caching $",
-    "cache_hit_share": "cache-hit share",
-    "cache_breaks": "cache breaks",
-    "cache_break_cost_usd": "cost of the cache breaks $",
-}
-"""The codes of the cache totals a strategy's row carries (:func:`cache_totals_row`) and their words."""
-
 
 def cache_account(rp: Replay) -> CacheAccount:
     """The prompt-cache account of ``rp`` under the rule in force (the manifest's
@@ -163,34 +161,33 @@ def break_markers(rp: Replay, df: Any) -> list[dict[str, Any]]:
 
 def cache_totals(rp: Replay) -> dict[str, Any]:
     """The replay's cache totals over the calls the agent made (:meth:`CacheAccount.totals
-    <inspector.prompt_cache.CacheAccount.totals>`) with the summarizer's own cost added to both
-    costs, so "cost with caching" and "cost without caching" are whole costs like ``cost_usd``."""
+    <inspector.prompt_cache.CacheAccount.totals>`) with both costs as
+    :func:`~inspector.prompt_cache.cache_metrics` gives them (the summarizer's own cost added), so
+    "cost with caching" and "cost without caching" are whole costs like ``cost_usd``."""
     totals = cache_account(rp).totals()
-    summaries = rp.totals().get("summary_cost_usd")
-    for key in ("cost_usd", "uncached_cost_usd"):
-        value = totals[key]
-        totals[key] = None if value is None or summaries is None else round(value + summaries, 8)
+    whole = cache_metrics(rp)
+    for key in ("cost_with_caching_usd", "cost_without_caching_usd"):
+        totals[key] = whole[key]
     return totals
 
 
 def cache_totals_row(rp: Replay) -> dict[str, Any]:
-    """The cache totals of one replay under the codes of :data:`CACHE_COLUMNS` (a strategy's row)."""
-    t = cache_totals(rp)
-    return {"cost_with_caching_usd": t["cost_usd"], "cost_without_caching_usd": t["uncached_cost_usd"],
-            "cache_hit_share": t["cache_hit_share"], "cache_breaks": t["breaks"],
-            "cache_break_cost_usd": t["break_cost_usd"]}
+    """The cache totals of one replay under the codes of
+    :data:`~inspector.prompt_cache.TOTALS_CACHE_COLUMNS` (a strategy's row)."""
+    metrics = cache_metrics(rp)
+    return {code: metrics[code] for code in TOTALS_CACHE_COLUMNS}
 
 
-FLEET_TOKEN_COLUMNS = {"cached_tokens": "read from cache (tokens)", "cache_input_tokens": "input tokens (cache's view)"}
-"""The token sums a fleet row adds beside :data:`CACHE_COLUMNS`, so a fleet's cache-hit share is
-exact (Σ read from cache ÷ Σ input, the input counting the tool schemas and any unrecorded prefix)."""
+FLEET_TOKEN_COLUMNS: tuple[str, ...] = ("cached_tokens", "cache_input_tokens")
+"""The token sums a fleet row adds beside the totals, so a fleet's cache-hit share is exact
+(Σ read from cache ÷ Σ input, the input counting the tool schemas and any unrecorded prefix)."""
 
 
 def fleet_cache_row(rp: Replay) -> dict[str, Any]:
     """:func:`cache_totals_row` plus the tokens read from cache and the input the cache saw
     (:data:`FLEET_TOKEN_COLUMNS`): one fleet row's cache columns."""
-    t = cache_totals(rp)
-    return {**cache_totals_row(rp), "cached_tokens": t["cached"], "cache_input_tokens": t["input"]}
+    metrics = cache_metrics(rp)
+    return {code: metrics[code] for code in (*TOTALS_CACHE_COLUMNS, *FLEET_TOKEN_COLUMNS)}
 
 
 def fleet_cache_sums(group: Any) -> dict[str, Any]:
@@ -198,7 +195,7 @@ def fleet_cache_sums(group: Any) -> dict[str, Any]:
     :func:`fleet_cache_row` columns): costs and breaks summed (a cost None when any run's is), the
     cache-hit share = Σ read from cache ÷ Σ input."""
     out: dict[str, Any] = {}
-    for code in ("cost_with_caching_usd", "cost_without_caching_usd", "cache_break_cost_usd"):
+    for code in (c for c in TOTALS_CACHE_COLUMNS if c.endswith("_usd")):
         values = group[code]
         out[code] = None if len(values) == 0 or values.isna().any() else round(float(values.sum()), 8)
     cached, seen = int(group["cached_tokens"].sum()), int(group["cache_input_tokens"].sum())
@@ -212,19 +209,21 @@ def totals_words(rp: Replay) -> str:
     of input tokens read from cache, the cache breaks and their cost, and the rule in force."""
     t = cache_totals(rp)
     acct = cache_account(rp)
-    return (f"Cost with caching {dollars(t['cost_usd'])} (without caching {dollars(t['uncached_cost_usd'])}) · "
-            f"{100 * t['cache_hit_share']:.0f}% of input tokens read from cache · {t['breaks']:,} cache break(s) "
-            f"cost {dollars(t['break_cost_usd'])} · {rule_words(acct)}")
+    return (f"Cost with caching {dollars(t['cost_with_caching_usd'])} (without caching "
+            f"{dollars(t['cost_without_caching_usd'])}) · {100 * t['cache_hit_share']:.0f}% of input tokens read "
+            f"from cache · {t['cache_breaks']:,} cache break(s) cost {dollars(t['cache_break_cost_usd'])} · "
+            f"{rule_words(acct)}")
 
 
 def strategy_cache_rows(replays: Mapping[str, Replay]) -> dict[str, list[str]]:
-    """Per measure of :data:`CACHE_COLUMNS` (in words), one cell per strategy of ``replays``:
-    costs in dollars, the cache-hit share in percent, the breaks counted."""
-    rows: dict[str, list[str]] = {words: [] for words in CACHE_COLUMNS.values()}
+    """Per measure of :data:`~inspector.prompt_cache.TOTALS_CACHE_COLUMNS` (in the words of
+    :data:`~inspector.vocabulary.CACHE_WORDS`), one cell per strategy of ``replays``: costs in
+    dollars, the cache-hit share in percent, the breaks counted."""
+    rows: dict[str, list[str]] = {CACHE_WORDS[code]: [] for code in TOTALS_CACHE_COLUMNS}
     for rp in replays.values():
         row = cache_totals_row(rp)
-        for code, words in CACHE_COLUMNS.items():
-            value = row[code]
+        for code in TOTALS_CACHE_COLUMNS:
+            value, words = row[code], CACHE_WORDS[code]
             if code.endswith("usd"):
                 rows[words].append(dollars(value))
             elif code == "cache_hit_share":

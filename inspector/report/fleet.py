@@ -22,8 +22,8 @@ FLEET_COLUMNS: tuple[str, ...] = (
 least one call over the input budget; ``over_budget`` such calls in all; ``peak_payload`` the
 largest payload of any call; ``summaries`` summarizer model calls (in turn and at commit);
 ``trimmed`` messages the token trimmer removed; ``repairs`` pairing repairs; ``cost_usd`` the sum,
-``None`` when any run has no price; ``cache_cost_usd`` (when the runs have it) the same sum of the
-cost with prompt caching (:mod:`inspector.prompt_cache`)."""
+``None`` when any run has no price; ``cost_with_caching_usd`` (when the runs have it) the same sum of
+the cost with prompt caching (:mod:`inspector.prompt_cache`)."""
 
 
 def _summaries(df: pd.DataFrame) -> pd.Series:
@@ -39,6 +39,7 @@ def fleet_table(runs: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     keys = list(by)
     groups = runs.groupby(keys, sort=False, dropna=False) if keys else [((), runs)]
+    cached = ["cost_with_caching_usd"] if "cost_with_caching_usd" in runs.columns else []
     for key, group in groups:
         key_t = key if isinstance(key, tuple) else (key,)
         good = ok.loc[ok.index.intersection(group.index)]
@@ -55,12 +56,11 @@ def fleet_table(runs: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
             "repairs": int(good["repairs"].sum()),
             "cost_usd": cost,
         })
-        if "cache_cost_usd" in runs.columns:
-            row["cache_cost_usd"] = _priced_sum(good["cache_cost_usd"])
+        for col in cached:
+            row[col] = _priced_sum(good[col])
         if "error" in runs.columns:
             row["errors"] = int(group["error"].notna().sum())
         rows.append(row)
-    cached = ["cache_cost_usd"] if "cache_cost_usd" in runs.columns else []
     cols = [*keys, *FLEET_COLUMNS, *cached, *(["errors"] if "error" in runs.columns else [])]
     return pd.DataFrame(rows, columns=cols)
 

@@ -21,8 +21,8 @@ from typing import Any
 from inspector.sweep import by_setting, cost_column, param_columns, resolve_key
 
 _METRIC_WORDS = {
-    "cache_cost_usd": "total cost with prompt caching (the agent's calls at the provider's cache-read, cache-write "
-                      "and input rates, and the summarizer's)",
+    "cost_with_caching_usd": "total cost with prompt caching (the agent's calls at the provider's cache-read, "
+                             "cache-write and input rates, and the summarizer's)",
     "cost_usd": "total cost without prompt caching (the agent's calls and the summarizer's)",
     "payload_cost_usd": "cost of the agent's own calls",
     "tokens_sent": "total input tokens (no price is known for this model)",
@@ -246,8 +246,9 @@ def _cost_words(ranked: Any, params: Sequence[str], metric: str, discriminates: 
             f"{_value_words(metric, best[metric])} over {int(best['frames']):,} LLM call(s), "
             f"{int(best['tokens_sent']):,} input tokens in all, and a peak payload of {peak:,} tokens "
             f"({pct:.0f} % of the budget).")
-    if metric == "cache_cost_usd" and "cost_usd" in best.index:
-        body += f" Without prompt caching it would cost {_money(best['cost_usd'])}."
+    without = next((c for c in ("cost_without_caching_usd", "cost_usd") if c in best.index), None)
+    if metric == "cost_with_caching_usd" and without is not None:
+        body += f" Without prompt caching it would cost {_money(best[without])}."
     dearest = ranked.iloc[-1]
     spread = 100.0 * (1 - float(best[metric]) / float(dearest[metric])) if float(dearest[metric]) > 0 else 0.0
     if len(ranked) > 1 and spread >= 0.5:

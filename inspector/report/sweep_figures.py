@@ -23,7 +23,8 @@ TRIM_COLOR = "#FF7F0E"
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star-square")
 
-_COST_TITLES = {"cache_cost_usd": "cost with prompt caching (USD, agent + summarizer)",
+_COST_TITLES = {"cost_with_caching_usd": "cost with prompt caching (USD, agent + summarizer)",
+                "cost_without_caching_usd": "cost without prompt caching (USD, agent + summarizer)",
                 "cost_usd": "cost (USD, agent + summarizer)", "payload_cost_usd": "cost (USD, agent's calls only)"}
 
 
@@ -130,15 +131,20 @@ def _add_pick(fig: Any, agg: Any, x: str, recommended: Any, cols: list[tuple[str
 
 def tokens_and_cost(df: Any, x: str = "keep_turns", *, recommended: Recommendation | Mapping[str, Any] | None = None
                     ) -> Any:
-    """Total input tokens (left) and cost (right) against ``x``; a star marks the recommended setting."""
+    """Total input tokens (left) and cost (right) against ``x``; a star marks the recommended setting.
+    The cost is the one the tuner ranks on (:func:`inspector.sweep.cost_column`); when that is the
+    cost with prompt caching, a third panel shows the cost without caching beside it."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     agg = _aggregate(df)
     cost = cost_column(agg)
-    titles = ["total input tokens"] + ([_COST_TITLES[cost]] if cost else [])
-    fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.12)
-    cols = [("tokens_sent", 1)] + ([(cost, 2)] if cost else [])
+    costs = [cost] if cost else []
+    if cost == "cost_with_caching_usd" and agg["cost_without_caching_usd"].notna().all():
+        costs.append("cost_without_caching_usd")
+    titles = ["total input tokens"] + [_COST_TITLES[c] for c in costs]
+    fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.08 + 0.04 * (3 - len(titles)))
+    cols = [("tokens_sent", 1)] + [(c, k) for k, c in enumerate(costs, start=2)]
     groups = _groups(agg, x)
     offsets = _dodge(agg, x, len(groups))
     for k, (label, rows) in enumerate(groups):
@@ -154,8 +160,8 @@ def tokens_and_cost(df: Any, x: str = "keep_turns", *, recommended: Recommendati
     fig.update_xaxes(title_text=x)
     _true_ticks(fig, agg, x)
     fig.update_yaxes(title_text="tokens", rangemode="tozero", row=1, col=1)
-    if cost:
-        fig.update_yaxes(title_text="USD", tickformat="$.3f", rangemode="tozero", row=1, col=2)
+    for _c, panel in cols[1:]:
+        fig.update_yaxes(title_text="USD", tickformat="$.3f", rangemode="tozero", row=1, col=panel)
     fig.update_layout(height=380, margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", y=-0.25),
                       title=f"Tokens and cost against {x}")
     fig.update_layout(margin=dict(t=75))

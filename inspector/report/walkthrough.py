@@ -9,17 +9,18 @@ Nothing here recounts a token or decides anything the engine did not decide.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from inspector.params import SlidingWindowParams
 from inspector.plugins import DEFAULTS
 from inspector.replay import Replay
 from inspector.report.figures import timeline
 from inspector.report.tables import compare_table, forgotten_table, frames_table, preview_text, repairs_table
-from inspector.vocabulary import action_words
+from inspector.vocabulary import action_words, registered_actions, summary_actions
 
 REPAIR_WORDS: dict[str, str] = {
     "ask_stripped": "the assistant's unanswered tool call was removed and its text kept",
@@ -37,7 +38,13 @@ _NEEDED_WORDS = {"user": "the user's message", "working_memory": "the turn's wor
                  "next_tool_call": "the arguments of the agent's next tool call"}
 """Where a forgotten identifier was needed (:data:`inspector.forgetting.NEEDED_IN`), in words."""
 
-_SUMMARY_ACTIONS = ("summarized", "reused")  # vocabulary.SUMMARY_ACTIONS in preference order (computed first)
+
+
+def _summary_actions() -> tuple[str, ...]:
+    """The registered summary actions (:func:`inspector.vocabulary.summary_actions`) in registration
+    order, so the summarising manager's summary computed comes before its summary reused."""
+    summary = summary_actions()
+    return tuple(a.code for a in registered_actions() if a.code in summary)
 
 
 def _keep_turns(rp: Replay) -> Any:
@@ -74,7 +81,7 @@ def growth(rp: Replay) -> str:
     """How the payload grows before the first summary, and where the manager waits for old turns."""
     calls = frames_table(rp)
     first = calls.iloc[0]
-    before = calls[calls.cm_action.isin(_SUMMARY_ACTIONS).cumsum() == 0]
+    before = calls[calls.cm_action.isin(_summary_actions()).cumsum() == 0]
     grow = before.loc[before.payload_tokens.idxmax()] if len(before) else first
     heavy = calls.loc[calls.working_memory.idxmax()]
     text = (f"The first call sends **{first.payload_tokens:,}** tokens. Every turn adds its messages to the kept "
@@ -104,7 +111,7 @@ def commits_table(rp: Replay) -> pd.DataFrame:
 
 def commit_folds(rp: Replay) -> list[Any]:
     """The commits that folded turns into a summary (computed or reused)."""
-    return [c for c in rp.commits if c.action in _SUMMARY_ACTIONS]
+    return [c for c in rp.commits if c.action in _summary_actions()]
 
 
 def commit_fold(rp: Replay) -> str:
@@ -129,7 +136,7 @@ def trigger_call(rp: Replay) -> int | None:
     """The first call whose history crossed the summary trigger during a turn (a summary computed,
     else one reused), or None."""
     calls = frames_table(rp)
-    for action in _SUMMARY_ACTIONS:
+    for action in _summary_actions():
         hits = calls[calls.cm_action == action]
         if len(hits):
             return int(hits.call.iloc[0])
@@ -140,11 +147,11 @@ def crossing_call(rp: Replay) -> int | None:
     """The first call at which the history in view crossed the summary trigger *during a turn*: the
     call before it, in the same turn, was under the trigger, and this one's working memory is larger
     (the tool loop grew it, which lowers the trigger). None when no turn shows that."""
-    frames = rp.frames
+    frames, summary = rp.frames, _summary_actions()
     for k in range(1, len(frames)):
         a, b = frames[k - 1], frames[k]
-        under = a.decision.action not in _SUMMARY_ACTIONS and (a.decision.raw_tokens or 0) <= a.budget.hint
-        if a.turn == b.turn and under and b.decision.action in _SUMMARY_ACTIONS \
+        under = a.decision.action not in summary and (a.decision.raw_tokens or 0) <= a.budget.hint
+        if a.turn == b.turn and under and b.decision.action in summary \
                 and b.bands.get("working_memory", 0) > a.bands.get("working_memory", 0):
             return k
     return None
@@ -170,7 +177,7 @@ def trigger(rp: Replay) -> str:
                 f"({f.decision.raw_tokens:,} tokens of history against {f.budget.hint:,}); the summary is "
                 f"{_sent(f)}.")
     a, b = rp.frames[k - 1], rp.frames[k]
-    fold = next((c for c in reversed(rp.commits) if c.turn < b.turn and c.action in _SUMMARY_ACTIONS), None)
+    fold = next((c for c in reversed(rp.commits) if c.turn < b.turn and c.action in _summary_actions()), None)
     origin = f"the commit of turn {fold.turn}" if fold is not None else "an earlier commit"
     text = (f"**Turn {b.turn}** is a tool loop. At call {k - 1} (step {a.step}) the history in view, "
             f"{a.decision.raw_tokens:,} tokens, is under the trigger of {a.budget.hint:,}. Each tool result joins "
@@ -200,7 +207,7 @@ def ratio_on_turn(loaded: Any, transcript: Any, turn: int, ratios: list[float], 
     rows = []
     for r in ratios:
         frames = [f for f in replays[str(r)].frames if f.turn == turn]
-        over = [f for f in frames if f.decision.action in _SUMMARY_ACTIONS]
+        over = [f for f in frames if f.decision.action in _summary_actions()]
         rows.append({"hysteresis_ratio": r, "trigger at step 0": frames[0].budget.hint if frames else None,
                      "first step over the trigger": over[0].step if over else None,
                      "calls over the trigger": len(over),
@@ -357,14 +364,95 @@ def ratios(rp: Replay) -> list[float]:
     return sorted({0.0, 0.1, 0.3, float(rp.terms.hysteresis_ratio)})
 
 
-def three_strategies(loaded: Any) -> dict[str, Any]:
-    """The manifest's own context manager, a sliding window with the same ``keep_turns`` and the
-    stack (full history), as :func:`inspector.compare.compare` strategies, named for a heading."""
-    keep = getattr(loaded.settings.context_manager.typed_params, "keep_turns", None) or SlidingWindowParams().keep_turns
-    own = loaded.raw["spec"].get("context_manager") or {"type": DEFAULTS["context_manager"]}
-    return {str(loaded.settings.context_manager.type): own,
-            f"sliding window (keep {keep})": {"type": "sliding-window", "params": {"keep_turns": keep}},
-            "stack (full history)": {"type": "stack"}}
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """One preset setting the demo changed for ``strategy``: ``field``, its ``default``, the ``value``
+    used instead and ``why``, in words."""
+
+    strategy: str
+    field: str
+    default: Any
+    value: Any
+    why: str
+
+
+_UNIT = re.compile(r"\bN\b[^()]*?\b(tokens|events)\b")
+"""What a params field counts, read from its doc ("exceeds N tokens", "the N most recent events")."""
+
+
+def _fit(field: str, default: Any, unit: str | None, own: Any, budget: int, rows: int) -> tuple[Any, str]:
+    """The value a preset's ``field`` takes in the demo, and why ("" when its default stays)."""
+    if field in type(own).model_fields and getattr(own, field) != default:
+        return getattr(own, field), (f"the manifest's own {field}, so the two compare at one setting; "
+                                     f"the default is {default:,}")
+    if isinstance(default, bool) or not isinstance(default, int):
+        return default, ""
+    if unit == "tokens" and default > budget:
+        return budget // 2, (f"its default, {default:,} tokens, is above this demo's {budget:,}-token input budget "
+                             "and would never be reached; half the budget instead")
+    if unit == "events" and default > rows:
+        return rows // 2, (f"its default, {default:,} events, is more than the conversation's {rows} messages and "
+                           "would never be reached; half of them instead")
+    return default, ""
+
+
+def every_strategy(loaded: Any, rp: Replay) -> tuple[dict[str, Any], list[Fit]]:
+    """Every registered context manager (the registry's order) as :func:`inspector.compare.compare`
+    strategies named by their type, and the settings fitted to the demo. The manifest's own manager
+    runs as written; every other runs its preset (:func:`inspector.compare.presets`), where a preset
+    field the own manager also has takes the manifest's value (same ``keep_turns``), and a token
+    threshold above ``rp``'s input budget or an event count above its messages (a default sized for
+    long agent runs, which would never act here) takes half of that instead."""
+    from inspector.compare import presets
+    from inspector.plugins import default_registry
+
+    own = loaded.settings.context_manager
+    budget, rows = int(frames_table(rp).input_budget.min()), len(rp.messages)
+    shipped = presets()
+    specs: dict[str, Any] = {}
+    fits: list[Fit] = []
+    for spec in default_registry().specs("context_manager"):
+        if spec.name == str(own.type):
+            specs[spec.name] = loaded.raw["spec"].get("context_manager") or {"type": DEFAULTS["context_manager"]}
+            continue
+        params = dict(shipped[spec.name].get("params") or {})
+        for field, default in list(params.items()):
+            doc = spec.params_model.model_fields[field].description or "" if spec.params_model else ""
+            unit = _UNIT.search(doc)
+            params[field], why = _fit(field, default, unit.group(1) if unit else None, own.typed_params, budget, rows)
+            if why:
+                fits.append(Fit(spec.name, field, default, params[field], why))
+        specs[spec.name] = {"type": spec.name, **({"params": params} if params else {})}
+    return specs, fits
+
+
+def _described(spec: Any) -> str:
+    """A strategy's params model's first paragraph, its leading name dropped, in Markdown."""
+    doc = (getattr(spec.params_model, "__doc__", None) or "").strip().split("\n\n")[0]
+    return re.sub(r"^``[^`]+``\s*", "", " ".join(doc.split())).replace("``", "`")
+
+
+def strategies_intro(loaded: Any, specs: Mapping[str, Any], fits: Sequence[Fit]) -> str:
+    """The strategies of :func:`every_strategy` in a Markdown list: what each does (its params
+    model's doc), the settings it runs with, and each setting fitted to the demo with why."""
+    from inspector.plugins import default_registry
+
+    def number(v: Any) -> str:
+        return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+
+    own = str(loaded.settings.context_manager.type)
+    lines = []
+    for name, value in specs.items():
+        spec = default_registry().find("context_manager", name)
+        said = _described(spec) if spec is not None else ""
+        why = {f.field: f.why for f in fits if f.strategy == name}
+        params = (value.get("params") or {}) if isinstance(value, Mapping) else {}
+        settings = ", ".join(f"`{k}` {number(v)}" + (f" (fitted to this demo: {why[k]})" if k in why else "")
+                             for k, v in params.items()) or "its defaults"
+        head = f"* **{name}**" + ("" if said.startswith(":") or not said else " ") + said
+        lines.append(head + (" The manifest's own manager, as configured above." if name == own
+                             else f" Settings: {settings}."))
+    return "\n".join(lines)
 
 
 def strategy_table(replays: Mapping[str, Replay]) -> pd.DataFrame:

@@ -80,14 +80,14 @@ def test_anthropic_writes_the_first_call_and_reads_it_back(rp: Replay) -> None:
 def test_the_replay_json_gets_a_cache_object_per_call_and_totals(rp: Replay) -> None:
     doc = add_cache_to_document(rp.to_json(), rp)
     first, second = (f["cache"] for f in doc["frames"])
-    assert list(second) == ["rule", "cached", "written", "uncached", "broke_at", "lost", "cost_usd",
-                            "uncached_cost_usd", "break_cost_usd", "resent"]
+    assert list(second) == ["rule", "cached", "written", "uncached", "broke_at", "lost", "cost_with_caching_usd",
+                            "cost_without_caching_usd", "cache_break_cost_usd", "resent"]
     assert (second["rule"], second["cached"], second["uncached"], second["broke_at"]) == ("openai", 1_280, 39, None)
     assert first["cached"] == 0
     totals = doc["totals"]["cache"]
     assert (totals["cached"], totals["input"], totals["cache_hit_share"]) == (1_280, 2_619, 0.4887)
-    assert totals["cost_usd"] == pytest.approx(1_300 * INPUT + 1_280 * READ + 39 * INPUT)
-    assert totals["uncached_cost_usd"] == pytest.approx(2_619 * INPUT)
+    assert totals["cost_with_caching_usd"] == pytest.approx(1_300 * INPUT + 1_280 * READ + 39 * INPUT)
+    assert totals["cost_without_caching_usd"] == pytest.approx(2_619 * INPUT)
     assert totals["rule_choice"] == "auto: by the model's provider"
 
 
@@ -116,12 +116,14 @@ def test_sweep_rows_carry_the_cost_with_caching(tmp_path: Path) -> None:
     assert (row["cache_rule"], row["cached_tokens"], row["cache_input_tokens"], row["cache_breaks"]) == \
         ("openai", 1_280, 2_619, 0)
     assert row["cache_hit_share"] == 0.4887
-    assert row["cache_cost_usd"] == pytest.approx(1_300 * INPUT + 1_280 * READ + 39 * INPUT + row["summary_cost_usd"])
+    assert row["cost_with_caching_usd"] == pytest.approx(1_300 * INPUT + 1_280 * READ + 39 * INPUT + row["summary_cost_usd"])
 
 
 def test_cache_metrics_add_the_summarizers_cost(rp: Replay) -> None:
     m = cache_metrics(rp)
-    assert m["cache_cost_usd"] == pytest.approx(replay_cache(rp).totals()["cost_usd"] + rp.totals()["summary_cost_usd"])
+    summary = rp.totals()["summary_cost_usd"]
+    assert m["cost_with_caching_usd"] == pytest.approx(replay_cache(rp).totals()["cost_with_caching_usd"] + summary)
+    assert m["cost_without_caching_usd"] == pytest.approx(replay_cache(rp).totals()["cost_without_caching_usd"] + summary)
 
 
 def _row(keep: int, transcript: str = "a", **kw: Any) -> dict[str, Any]:
@@ -131,7 +133,8 @@ def _row(keep: int, transcript: str = "a", **kw: Any) -> dict[str, Any]:
            "messages_summarised": 0, "messages_dropped": 0, "folded": 0, "trimmed": 0, "repairs": 0,
            "checks_failed": 0, "forgotten": 0, "forgotten_calls": 0, "needing_calls": 0, "forgotten_per_call": 0.0,
            "forgotten_ids": "[]", "payload_cost_usd": 0.01 * keep, "summary_cost_usd": 0.0, "cost_usd": 0.01 * keep,
-           "cache_cost_usd": 0.004 * keep, "cache_hit_share": 0.5, "cache_breaks": keep, "cached_tokens": 500,
+           "cost_with_caching_usd": 0.004 * keep, "cost_without_caching_usd": 0.01 * keep, "cache_hit_share": 0.5,
+           "cache_breaks": keep, "cache_break_cost_usd": 0.0, "cached_tokens": 500,
            "cache_input_tokens": 1_000, "cache_rule": "openai", "summary_cost_basis": "none (no summary calls)",
            "summarizer": "offline stand-in (not a model)", "counter": "tiktoken", "pending_call": False,
            "error": None}
@@ -141,22 +144,22 @@ def _row(keep: int, transcript: str = "a", **kw: Any) -> dict[str, Any]:
 
 def test_by_setting_sums_the_cost_with_caching_and_recomputes_the_share() -> None:
     df = pd.DataFrame([_row(1), _row(1, "b", cached_tokens=100, cache_input_tokens=3_000), _row(2),
-                       _row(2, "b", cache_cost_usd=None)])
+                       _row(2, "b", cost_with_caching_usd=None)])
     agg = by_setting(df)
     one, two = agg.iloc[0], agg.iloc[1]
-    assert one.cache_cost_usd == pytest.approx(0.008) and one.cache_breaks == 2
+    assert one.cost_with_caching_usd == pytest.approx(0.008) and one.cache_breaks == 2
     assert one.cache_hit_share == 0.15  # (500 + 100) / (1 000 + 3 000)
-    assert two.cache_cost_usd is None  # one transcript has no price: no partial sum
-    assert cost_column(by_setting(pd.DataFrame([_row(1), _row(2)]))) == "cache_cost_usd"
+    assert two.cost_with_caching_usd is None  # one transcript has no price: no partial sum
+    assert cost_column(by_setting(pd.DataFrame([_row(1), _row(2)]))) == "cost_with_caching_usd"
     assert cost_column(agg) == "cost_usd"  # not every setting priced with caching: the cost without it
 
 
 def test_the_tuner_ranks_on_the_cost_with_caching_and_says_so() -> None:
-    rec = recommend(pd.DataFrame([_row(3), _row(1, cache_cost_usd=0.05)]))
-    assert rec.metric == "cache_cost_usd" and rec.setting == {"keep_turns": 3}  # $0.012 with caching beats $0.05
+    rec = recommend(pd.DataFrame([_row(3, cost_without_caching_usd=0.031), _row(1, cost_with_caching_usd=0.05)]))
+    assert rec.metric == "cost_with_caching_usd" and rec.setting == {"keep_turns": 3}  # $0.012 with caching beats $0.05
     assert "Ranked by total cost with prompt caching" in rec.text
     assert "$0.0120 over 10 LLM call(s)" in rec.text
-    assert "Without prompt caching it would cost $0.0300." in rec.text
+    assert "Without prompt caching it would cost $0.0310." in rec.text  # the row's cost_without_caching_usd
 
 
 # --- calibrate: predicted beside recorded ------------------------------------------------------------

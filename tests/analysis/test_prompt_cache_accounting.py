@@ -51,7 +51,7 @@ def test_a_sliding_window_caches_fewer_tokens_than_an_uncapped_stack(rule: str |
     stack = account(_replay("stack-uncapped"), rule=rule).totals()
     assert sliding["cached"] < stack["cached"]
     assert sliding["cache_hit_share"] < stack["cache_hit_share"]
-    assert sliding["breaks"] > 0 and stack["breaks"] == 0
+    assert sliding["cache_breaks"] > 0 and stack["cache_breaks"] == 0
 
 
 @pytest.mark.parametrize("counter", ["tiktoken", "estimate"])
@@ -139,7 +139,7 @@ def test_cost_with_and_without_caching() -> None:
         assert c.uncached_cost_usd == pytest.approx(c.cache.input * 2.5e-06)
         assert c.cost_usd == pytest.approx(c.cache.cached * 1.25e-06 + c.cache.uncached * 2.5e-06)
     totals = acc.totals()
-    assert totals["cost_usd"] < totals["uncached_cost_usd"]
+    assert totals["cost_with_caching_usd"] < totals["cost_without_caching_usd"]
 
 
 def test_a_missing_cache_price_is_no_price() -> None:
@@ -153,7 +153,7 @@ def test_a_missing_cache_price_is_no_price() -> None:
     assert hit.cost_usd is None and hit.missing_prices == ("cache_read_input_token_cost",)
     assert hit.uncached_cost_usd is not None
     totals = acc.totals()
-    assert totals["cost_usd"] is None and totals["missing_prices"] == ["cache_read_input_token_cost"]
+    assert totals["cost_with_caching_usd"] is None and totals["missing_prices"] == ["cache_read_input_token_cost"]
 
 
 def test_the_rule_comes_from_the_model_unless_named() -> None:

@@ -352,7 +352,13 @@ def test_sweep_figures(inline: pd.DataFrame) -> None:
     rec = recommend(agg)
     fig = tokens_and_cost(inline, "keep_turns", recommended=rec)  # a raw table is aggregated first
     names = [t.name for t in fig.data]
-    assert names.count("hysteresis_ratio=0.0") == 2 and names.count("recommended") == 2  # tokens + cost panels
+    # tokens, the cost with caching the tuner ranks on, and the cost without caching beside it
+    assert [a.text for a in fig.layout.annotations] == ["total input tokens",
+                                                        "cost with prompt caching (USD, agent + summarizer)",
+                                                        "cost without prompt caching (USD, agent + summarizer)"]
+    assert names.count("hysteresis_ratio=0.0") == 3 and names.count("recommended") == 3
+    without = [t for t in fig.data if t.name == "hysteresis_ratio=0.0"][2]
+    assert list(without.y) == agg[agg.hysteresis_ratio == 0.0]["cost_without_caching_usd"].tolist()
     star = [t for t in fig.data if t.name == "recommended"][0]
     assert list(star.x) == [rec.setting["keep_turns"]]
     line = [t for t in fig.data if t.name == "hysteresis_ratio=0.3"][0]

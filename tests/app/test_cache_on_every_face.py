@@ -115,11 +115,12 @@ def test_a_replay_without_breaks_gets_no_break_marker(tmp_path: Path) -> None:
 def test_the_totals_with_caching_add_the_summaries_and_say_with_caching(tmp_path: Path) -> None:
     rp = _small(tmp_path, "stack", TWO_TURNS)
     t = cache_view.cache_totals(rp)
-    assert t["cost_usd"] == pytest.approx(1300 * INPUT + 1280 * READ + 37 * INPUT)
-    assert t["uncached_cost_usd"] == pytest.approx((1300 + 1317) * INPUT)
+    assert t["cost_with_caching_usd"] == pytest.approx(1300 * INPUT + 1280 * READ + 37 * INPUT)
+    assert t["cost_without_caching_usd"] == pytest.approx((1300 + 1317) * INPUT)
     assert t["cache_hit_share"] == round(1280 / 2617, 4)
     words = cache_view.totals_words(rp)
-    assert words.startswith(f"Cost with caching ${t['cost_usd']:,.5f} (without caching ${t['uncached_cost_usd']:,.5f})")
+    assert words.startswith(f"Cost with caching ${t['cost_with_caching_usd']:,.5f} "
+                            f"(without caching ${t['cost_without_caching_usd']:,.5f})")
     assert "49% of input tokens read from cache · 0 cache break(s)" in words
 
 
@@ -183,9 +184,10 @@ def test_the_fleet_sums_the_cost_with_caching_and_its_share_over_conversations(t
     assert list(runs["cached_tokens"]) == [1280, 1280 + cache_view.cache_account(three).calls[2].cache.cached]
     summary = fleet_summary(runs).set_index("strategy").loc["stack"]
     costs = [cache_view.cache_totals(rp) for rp in (one, three)]
-    assert summary["cost_with_caching_usd"] == pytest.approx(costs[0]["cost_usd"] + costs[1]["cost_usd"])
-    assert summary["cost_without_caching_usd"] == pytest.approx(costs[0]["uncached_cost_usd"]
-                                                                + costs[1]["uncached_cost_usd"])
+    assert summary["cost_with_caching_usd"] == pytest.approx(costs[0]["cost_with_caching_usd"]
+                                                             + costs[1]["cost_with_caching_usd"])
+    assert summary["cost_without_caching_usd"] == pytest.approx(costs[0]["cost_without_caching_usd"]
+                                                                + costs[1]["cost_without_caching_usd"])
     cached, seen = costs[0]["cached"] + costs[1]["cached"], costs[0]["input"] + costs[1]["input"]
     assert summary["cache_hit_share"] == round(cached / seen, 4) and summary["cache_breaks"] == 0
     assert "cost with caching $" in worded(fleet_summary(runs)).columns

@@ -71,8 +71,7 @@ def two(tmp_path: Path) -> str:
 def test_the_replay_table_has_a_cached_column_and_says_the_cost_with_caching(capsys: Cap, two: str) -> None:
     status, out, err = run(capsys, "replay", two, "--format", "table")
     assert status == 0
-    header = out.splitlines()[1:4]
-    assert any("cached" in line for line in header)
+    assert last_heading(out, "call") == "read from cache (tokens)"  # the words of CACHE_WORDS["cached_tokens"]
     total = next(line for line in out.splitlines() if line.startswith("total "))
     assert total.split()[-1] == "1,280"
     words = " ".join(out.split())
@@ -83,7 +82,7 @@ def test_the_replay_table_has_a_cached_column_and_says_the_cost_with_caching(cap
 
 def test_the_wide_table_shows_both_costs(capsys: Cap, two: str) -> None:
     _, out, _ = run(capsys, "replay", two, "--format", "table", "--wide")
-    assert last_heading(out, "call") == "with caching $"
+    assert last_heading(out, "call") == "cost with caching $"
     total = next(line for line in out.splitlines() if line.startswith("total "))
     assert total.split()[-2:] == ["0.0065", "0.0049"]  # cost $ (without caching), then with caching
 
@@ -96,7 +95,7 @@ def test_replay_json_and_csv_carry_the_cache(capsys: Cap, two: str) -> None:
     _, out, _ = run(capsys, "replay", two, "--format", "csv", "--cache-rule", "none")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [r["cached_tokens"] for r in rows] == ["0", "0"] and rows[0]["cache_rule"] == "none"
-    assert {"cache_written_tokens", "uncached_tokens", "cache_broke_at", "cache_cost_usd"} <= set(rows[0])
+    assert {"cache_written_tokens", "uncached_tokens", "cache_broke_at", "cost_with_caching_usd"} <= set(rows[0])
 
 
 def test_the_option_wins_and_says_so(capsys: Cap, two: str) -> None:
@@ -132,11 +131,11 @@ def test_compare_rows_carry_the_cost_with_caching(capsys: Cap, two: str) -> None
     _, out, err = run(capsys, "compare", two, "--strategy", "s=stack", "--strategy", "w=sliding-window",
                       "--format", "json")
     rows = json.loads(out)["strategies"]
-    assert {"cache_cost_usd", "cache_hit_share", "cache_breaks", "cache_rule"} <= set(rows[0])
+    assert {"cost_with_caching_usd", "cache_hit_share", "cache_breaks", "cache_rule"} <= set(rows[0])
     assert rows[0]["cache_hit_share"] == 0.4887 and rows[0]["cache_breaks"] == 0
     assert "prompt cache: rule openai" in err
     _, out, _ = run(capsys, "compare", two, "--strategy", "s=stack", "--format", "table")
-    assert last_heading(out, "strategy") == "with caching $"
+    assert last_heading(out, "strategy") == "cost with caching $"
 
 
 def test_sweep_rows_carry_the_cost_with_caching(capsys: Cap, two: str) -> None:
@@ -144,7 +143,7 @@ def test_sweep_rows_carry_the_cost_with_caching(capsys: Cap, two: str) -> None:
                       "--cache-rule", "none")
     rows = json.loads(out)["rows"]
     assert [r["cache_rule"] for r in rows] == ["none", "none"] and rows[0]["cache_hit_share"] == 0.0
-    assert rows[0]["cache_cost_usd"] == pytest.approx(rows[0]["cost_usd"])  # no cache: the same cost
+    assert rows[0]["cost_with_caching_usd"] == pytest.approx(rows[0]["cost_usd"])  # no cache: the same cost
     assert "prompt cache: rule none (set by --cache-rule none)" in err
 
 
@@ -167,6 +166,6 @@ def test_the_fleet_summary_sums_the_cost_with_caching(capsys: Cap, tmp_path: Pat
     one, other = two_calls(tmp_path / "one.json"), two_calls(tmp_path / "other.json")
     _, out, _ = run(capsys, "compare", str(one), str(other), "--strategy", "s=stack", "--format", "json")
     doc = json.loads(out)
-    runs = [r["cache_cost_usd"] for r in doc["strategies"]]
+    runs = [r["cost_with_caching_usd"] for r in doc["strategies"]]
     assert runs == [pytest.approx(0.0049475)] * 2  # a stack never summarises: the calls' cost alone
-    assert doc["fleet"][0]["cache_cost_usd"] == pytest.approx(2 * 0.0049475)
+    assert doc["fleet"][0]["cost_with_caching_usd"] == pytest.approx(2 * 0.0049475)

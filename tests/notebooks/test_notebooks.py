@@ -21,6 +21,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from inspector.plugins import default_registry
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 PLOTLY = "application/vnd.plotly.v1+json"
@@ -145,6 +147,27 @@ def test_tune_keep_turns_runs_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     _assert_figures_survive_html_export(nb, len(figures))
 
 
+def test_tune_keep_turns_tunes_the_strategy_the_user_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    # sliding-window defines keep_turns, not hysteresis_ratio: the ratio leaves the grid, said in words
+    params = ('STRATEGY = "sliding-window"\nTRANSCRIPTS = TRANSCRIPTS[:1]\nPROCESSES = 1\n'
+              'GRID = {"keep_turns": [1, 2], "hysteresis_ratio": [0, 0.3]}\n')
+    nb = _execute("tune_keep_turns.ipynb", monkeypatch, params=params, probe=(
+        '{"strategies": sorted(set(df.strategy)), "rows": len(df), "grid": tuned.grid, "axes": [X, H], '
+        '"ratio": "hysteresis_ratio" in df.columns, "pick": rec.setting}'))
+    assert not [o for o in _outputs(nb) if o.output_type == "error"]
+    p = _probe(nb)
+    assert p["grid"] == {"context_manager": ["sliding-window"], "keep_turns": [1, 2]}
+    assert p["strategies"] == ["sliding-window"] and p["rows"] == 2 and not p["ratio"]
+    assert p["axes"] == ["keep_turns", "keep_turns"] and p["pick"]["context_manager"] == "sliding-window"
+    md = _markdown(nb)
+    assert "The grid tunes **sliding-window** (`STRATEGY`) in every run; its own parameters: `keep_turns`" in md
+    assert "Left out of the grid, since sliding-window does not define them: `hysteresis_ratio` (defined by" in md
+    # the cost panels are what the rows hold: with prompt caching (ranked on) and without, side by side
+    first = next(o["data"][PLOTLY] for o in _outputs(nb) if PLOTLY in o.get("data", {}))
+    assert [a["text"] for a in first["layout"]["annotations"]][1:] == [
+        "cost with prompt caching (USD, agent + summarizer)", "cost without prompt caching (USD, agent + summarizer)"]
+
+
 def test_compaction_demo_runs_offline_and_shows_every_mechanism(monkeypatch: pytest.MonkeyPatch) -> None:
     nb = _execute("compaction_demo.ipynb", monkeypatch, probe=(
         '{"actions": sorted({f.decision.action for f in rp.frames}), "commit_folds": len(story.commit_folds(rp)), '
@@ -158,7 +181,8 @@ def test_compaction_demo_runs_offline_and_shows_every_mechanism(monkeypatch: pyt
     assert "reused" in p["actions"]  # the trigger is crossed; the previous summary is reused (Q23), not re-summarised
     assert "summarized" not in p["actions"]  # every commit folds (Q4): no summary is computed inside a call
     assert p["commit_folds"] > 0 and p["repairs"] > 0
-    assert p["strategies"] == ["summarising", "sliding window (keep 2)", "stack (full history)"]
+    # every registered strategy, one row each, in the registry's order (the kernel runs this environment)
+    assert p["strategies"] == [s.name for s in default_registry().specs("context_manager")]
     # The seeds' mechanism, shown happening: inside one turn the working memory grows, the trigger falls
     # under the unchanged history, and the summary is reused and sent (support-demo.yaml: turn 4, call 8).
     k = p["start"]
@@ -182,10 +206,11 @@ def test_compaction_demo_runs_offline_and_shows_every_mechanism(monkeypatch: pyt
     assert any("ci-band-bar" in "".join(o.get("data", {}).get("text/html", "")) for o in _outputs(nb))
     side = [o["data"][PLOTLY] for o in _outputs(nb) if PLOTLY in o.get("data", {})][1]
     # the strategies side by side in columns, one legend under each column
-    assert [a["text"] for a in side["layout"]["annotations"]][:3] == p["strategies"]
-    assert {t.get("xaxis", "x") for t in side["data"]} == {"x", "x2", "x3"}
-    assert {t.get("legend", "legend") for t in side["data"]} == {"legend", "legend2", "legend3"}
-    stack = [t["name"] for t in side["data"] if t.get("legend") == "legend3"]
+    n = len(p["strategies"])
+    assert [a["text"] for a in side["layout"]["annotations"]][:n] == p["strategies"]
+    assert {t.get("xaxis", "x") for t in side["data"]} == {"x", *(f"x{k}" for k in range(2, n + 1))}
+    assert {t.get("legend", "legend") for t in side["data"]} == {"legend", *(f"legend{k}" for k in range(2, n + 1))}
+    stack = [t["name"] for t in side["data"] if t.get("legend") == f"legend{p['strategies'].index('stack') + 1}"]
     assert "summary trigger" not in stack and "summary" not in stack  # the stack never summarises
     md = _markdown(nb)
     for sentence in ("The first fold happens at the commit of turn", "the manager reuses that summary",
