@@ -10,6 +10,7 @@ of every shipped strategy, random budgets and both counters.
 
 from __future__ import annotations
 
+from builders import registered_managers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import event as hevent
 from hypothesis import strategies as st
@@ -29,20 +30,7 @@ class Echo:
         return f"summary of {len(msgs)} messages"
 
 
-managers = st.one_of(
-    st.builds(lambda cap: {"type": "stack", "params": {"max_messages": cap}} if cap else {"type": "stack"},
-              st.one_of(st.none(), st.none(), st.integers(1, 12))),
-    st.builds(lambda k: {"type": "sliding-window", "params": {"keep_turns": k}}, st.integers(1, 4)),
-    st.builds(lambda k, t, r: {"type": "summarising", "params": {"keep_turns": k, "summary_threshold": t,
-                                                                  "hysteresis_ratio": r}},
-              st.integers(1, 3), st.integers(0, 300), st.sampled_from([0.0, 0.1, 0.3])),
-    st.builds(lambda w, p: {"type": "observation-masking", "params": {"attention_window": w, **p}},
-              st.integers(1, 12), st.sampled_from([{}, {"placeholder": "[{tool}: {size} characters masked]"}])),
-    st.builds(lambda t, k: {"type": "auto-compact", "params": {"threshold_tokens": t, "keep_user_tokens": k}},
-              st.integers(20, 1500), st.integers(0, 300)),
-    st.builds(lambda m, k: {"type": "condenser", "params": {"max_size": m, "keep_first": k}},
-              st.integers(1, 14), st.integers(0, 3)),
-)
+managers = registered_managers()  # every registered strategy (tests/builders.py)
 trimmers = st.fixed_dictionaries({
     "max_tokens": st.one_of(st.integers(40, 2500), st.integers(200, 700)), "reserve_tokens": st.integers(0, 200),
     "safety_margin_ratio": st.sampled_from([0.0, 0.1, 0.25]),

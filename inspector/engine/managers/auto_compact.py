@@ -108,6 +108,46 @@ def cut_to_fit(row: Message, room: int, counter: TokenCounter) -> Message | None
     return best
 
 
+class LogUnits:
+    """Running sums of the committed log's payload units (``counter.unit``), each row read once while
+    the log grows, so a call's history count costs its edit record's ranges, not its rows (the
+    count is the counter's ``count`` of the history, exactly). A different list object or counter,
+    or a list that shrank or changed under its last row read, is read again from the start."""
+
+    __slots__ = ("rows", "counter", "last", "pre")
+
+    def __init__(self) -> None:
+        self.rows: Sequence[Message] | None = None
+        self.counter: TokenCounter | None = None
+        self.last: Message | None = None
+        self.pre: list[int] = [0]
+
+    def sync(self, past: Sequence[Message], counter: TokenCounter) -> list[int]:
+        """The prefix sums over ``past``: ``pre[b] - pre[a]`` is the units of ``past[a:b]``."""
+        n = len(self.pre) - 1
+        if past is not self.rows or counter is not self.counter or len(past) < n or \
+                (n and past[n - 1] is not self.last):
+            self.rows, self.counter, self.pre, n = past, counter, [0], 0
+        pre = self.pre
+        if n < len(past):
+            total, unit = pre[-1], counter.unit
+            for m in past[n:]:
+                total += unit(m)
+                pre.append(total)
+            self.last = past[-1]
+        return pre
+
+    def tokens(self, past: Sequence[Message], record: EditRecord, counter: TokenCounter) -> int:
+        """``counter.count(record.apply(past))`` from the sums: the kept ranges' units, each replaced
+        row's own in place of its original's, plus the inserted blocks'."""
+        pre = self.sync(past, counter)
+        units = sum(pre[b] - pre[a] for a, b in record.kept)
+        rows = sum(b - a for a, b in record.kept) + len(record.inserted)
+        units += sum(counter.unit(r.row) - counter.unit(past[r.index]) for r in record.replaced)
+        units += sum(counter.unit(ins.row) for ins in record.inserted)
+        return counter.total(units, rows) if rows else 0
+
+
 def trigger_tokens(params: AutoCompactParams, window: int) -> int:
     """The input tokens a call compacts at: ``threshold_tokens``, else ``floor(ratio × window)``
     computed exactly (0.9 of 10 000 is 9 000)."""
@@ -170,6 +210,7 @@ class AutoCompactConversation(BuiltFromParams, SummarizerSlot, ContextManager):
                                              threshold_tokens=threshold_tokens, keep_user_tokens=keep_user_tokens)
         self.params = params
         self._last: Compaction | None = None
+        self._units = LogUnits()
         self.bind_summarizer(summarizer)
 
     def _current(self, past: Sequence[Message]) -> EditRecord:
@@ -203,8 +244,7 @@ class AutoCompactConversation(BuiltFromParams, SummarizerSlot, ContextManager):
         """The call's history: the one in force while its input stays under the trigger, else compacted."""
         del working
         record = self._current(past)
-        view = record.apply(past)
-        used = input_tokens(budget, self.counter.count(list(view)) if view else 0)
+        used = input_tokens(budget, self._units.tokens(past, record, self.counter))
         trigger = trigger_tokens(self.params, budget.window)
         if used < trigger:
             action = "compaction-kept" if self._last is not None else "under-compact-trigger"
