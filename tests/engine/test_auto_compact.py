@@ -278,3 +278,21 @@ def test_it_is_offered_by_validate_show_compare_and_a_sweep_grid(tmp_path: Path,
     assert list(df[key]) == [0.5, 1.0]
     low, high = df["tokens_sent"]
     assert low < high  # compacting at half the window sends fewer tokens than at the full window
+
+
+def test_the_history_count_from_running_sums_is_the_counters_count_of_the_history() -> None:
+    from inspector.engine.contracts import EditRecord, Insertion
+    from inspector.engine.managers.auto_compact import LogUnits
+    from inspector.engine.tokens import EstimateCounter
+
+    counter, units, past = EstimateCounter(), LogUnits(), six_rows()
+    block = summary_block(1, "S1")  # 49 characters
+    cut = {"role": "user", "content": "x" * 8}
+    record = EditRecord(6, ((2, 3), (4, 6)), (Replacement(2, cut, TRUNCATED),), (Insertion(6, block),))
+    # sent: the cut row (8), u2, a2 (396 each), the block (49): 849 // 4 + 4 × 4 = 212 + 16 = 228
+    assert units.tokens(past, record, counter) == 228 == counter.count(list(record.apply(past)))
+    past.append(row("user", "g"))  # the same list, grown: one more row read, 228 + 99 + 4 = 331
+    grown = EditRecord(7, ((2, 3), (4, 7)), record.replaced, (Insertion(6, block),))
+    assert units.tokens(past, grown, counter) == 331 == counter.count(list(grown.apply(past)))
+    assert units.tokens(past, EditRecord.keep_all(7), counter) == 7 * 103
+    assert units.tokens([], EditRecord.keep_all(0), counter) == 0

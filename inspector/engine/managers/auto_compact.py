@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from inspector.engine.contracts import EditRecord, Insertion, Replacement
@@ -148,9 +149,11 @@ class LogUnits:
         return counter.total(units, rows) if rows else 0
 
 
+@lru_cache(maxsize=64)
 def trigger_tokens(params: AutoCompactParams, window: int) -> int:
     """The input tokens a call compacts at: ``threshold_tokens``, else ``floor(ratio × window)``
-    computed exactly (0.9 of 10 000 is 9 000)."""
+    computed exactly (0.9 of 10 000 is 9 000). Remembered per (params, window): every call of a
+    replay asks with the same two."""
     if params.threshold_tokens is not None:
         return params.threshold_tokens
     return int(Fraction(str(params.ratio)) * window)
