@@ -255,6 +255,14 @@ def test_a_replay_of_the_support_demo_shows_the_compaction_forgetting_and_the_ar
     reasons = not_sent_reasons(rp, k)
     a, b = frame["folded"][0]
     assert {reasons[i] for i in range(a, b)} == {"compacted into the summary (this call)"}
+    # keep_user_tokens 100 holds the newest user message whole and cuts the one before it: the replay
+    # lists it as replaced, and the forgetting analysis says why in words
+    j = next(j for j, f in enumerate(doc["frames"]) if f.get("replaced"))
+    cut = doc["frames"][j]["replaced"]
+    assert doc["frames"][j]["cm"]["action"] in {"compacted", "compaction-kept"}
+    assert [c["reason"] for c in cut] == ["user-message-truncated"]
+    assert not_sent_reasons(rp, j)[cut[0]["ref"]] == \
+        "user message truncated by the compaction (its middle cut to fit keep_user_tokens)"
     # the archive: the commit after the compaction writes it back as a fold
     commit = next(c for c in doc["commits"] if c["turn"] >= frame["turn"] and c["cm"] == "compacted")
     assert commit["archive"]["folds"] >= 1
