@@ -82,7 +82,7 @@ def _tuned_params() -> dict[str, Any]:
                                  st.integers(1, 4), st.integers(0, 400), st.sampled_from([0.0, 0.1, 0.3])),
         "observation-masking": st.builds(lambda w, p: {"attention_window": w, **p}, st.integers(1, 12), masks),
         "auto-compact": st.builds(lambda t, k: {"threshold_tokens": t, "keep_user_tokens": k},
-                                  st.integers(20, 1500), st.integers(0, 300)),
+                                  st.integers(20, 1500), st.one_of(st.just(0), st.integers(0, 300))),
         "condenser": st.builds(lambda m, k: {"max_size": m, "keep_first": k}, st.integers(1, 14), st.integers(0, 3)),
         "clear-tool-results": st.builds(lambda t, k, c, i: {"trigger": t, "keep": k, "clear_at_least": c,
                                                             "clear_tool_inputs": i},
