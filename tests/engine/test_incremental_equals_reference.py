@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from builders import registered_managers
 from hypothesis import HealthCheck, given, settings
-from hypothesis import event as hevent
+from hypothesis import event as _hevent
 from hypothesis import strategies as st
 
 from inspector.engine import Assembly, ContextEngine
@@ -88,10 +88,13 @@ def _sig(call: Assembly) -> dict:
     }
 
 
-def drive(cm: dict, trimmer: dict, convo: list, system: str, counter: str, alone: bool = False) -> int:
+def drive(cm: dict, trimmer: dict, convo: list, system: str, counter: str, alone: bool = False,
+          events: bool = True) -> int:
     """Replay ``convo`` through an incremental and a reference engine in lockstep; return the calls compared.
     ``alone``: a third engine runs the trimmer alone (no pre-cut), whose payload and trimmed rows the
-    other two must give too (pre-cut + trimmer = trimmer)."""
+    other two must give too (pre-cut + trimmer = trimmer). ``events``: record hypothesis events (a
+    test that is no hypothesis test passes False)."""
+    hevent = _hevent if events else (lambda _: None)
     cm = {**cm, "params": {**cm.get("params", {}), "trimmer": trimmer}}
     s = settings_from_dict({"kind": "Agent", "spec": {"system_prompt": system or None, "context_manager": cm}}).settings
     fast = ContextEngine(s, counter=counter, summarizer=Echo())
@@ -150,6 +153,17 @@ def drive(cm: dict, trimmer: dict, convo: list, system: str, counter: str, alone
 def test_incremental_assembly_equals_the_reference_at_every_call(cm: dict, trimmer: dict, convo: list, system: str,
                                                                  counter: str) -> None:
     assert drive(cm, trimmer, convo, system, counter) >= 1
+
+
+def test_a_summary_block_inside_the_log_is_never_stood_first_by_the_incremental_precut() -> None:
+    """auto-compact's write-back makes the log ``kept users + summary block + later rows``; with no
+    system band, a pre-cut that would leave that block first must not happen (the trimmer alone
+    keeps a leading system row): both paths keep it, as the reference's guard does."""
+    convo = [(("u%d " % t) * (10 + 7 * t), [], ("a%d " % t) * 30, True) for t in range(8)]
+    cm = {"type": "auto-compact", "params": {"threshold_tokens": 300, "keep_user_tokens": 50}}
+    for max_tokens in (160, 220):
+        trimmer = {"max_tokens": max_tokens, "reserve_tokens": 0, "safety_margin_ratio": 0.0}
+        assert drive(cm, trimmer, convo, "", "estimate", events=False) == 8
 
 
 def test_rows_the_band_rule_singles_out_inside_a_range_keep_their_band() -> None:
@@ -260,7 +274,7 @@ def test_a_log_taking_working_memorys_facts_over_equals_one_deriving_them(log: l
         ([{"role": "assistant", "content": "done"}] if reply else [])
     taken.sync(rows, carry)
     plain.sync(rows)
-    hevent("facts taken over" if taken.measured < plain.measured else "all derived")
+    _hevent("facts taken over" if taken.measured < plain.measured else "all derived")
     assert _facts(taken) == _facts(plain)
     rows += after
     assert _facts(taken.sync(rows)) == _facts(plain.sync(rows))

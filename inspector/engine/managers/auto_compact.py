@@ -224,12 +224,6 @@ class AutoCompactConversation(BuiltFromParams, SummarizerSlot, ContextManager):
         return last.record(len(past)) if last is not None else EditRecord.keep_all(len(past))
 
     @property
-    def blocks_inside_log(self) -> bool:
-        """With ``keep_user_tokens`` > 0 the write-back makes the log ``kept users + block + later
-        rows``: a block after other rows (the reference path then). With 0 the block stands first."""
-        return self.params.keep_user_tokens > 0
-
-    @property
     def message_cap(self) -> int | None:
         """While a compaction is in force and not yet written back, one row less than the log it was
         made over, so the commit writes the compacted history back (:meth:`decide`); else None."""

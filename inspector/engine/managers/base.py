@@ -201,13 +201,6 @@ class ContextManager(ABC):
         """The write-back's recency cap in rows (None: no cap of that kind)."""
         return None
 
-    @property
-    def blocks_inside_log(self) -> bool:
-        """Whether this manager's write-back may leave a system-role block inside the committed log
-        (after other rows), where the incremental path's pre-cut has no guard: the assembler then
-        takes the reference path on every call. False for the usual shape (a block stands first)."""
-        return False
-
     def bind_summarizer(self, summarizer: Any) -> None:  # pragma: no cover - only summarising overrides
         """Bind the summarizer older turns are folded with. Raises :class:`TypeError`: only a manager that
         takes a summarizer overrides this."""
