@@ -84,9 +84,9 @@ def middle_cut(text: str, keep: int, counter: TokenCounter) -> str:
 
 def cut_to_fit(row: Message, room: int, counter: TokenCounter) -> Message | None:
     """``row`` with the middle of its text cut (:func:`middle_cut`) so that the row, marker included,
-    counts at most ``room`` tokens under ``counter``, keeping the most characters that fit (a
-    bisection; the count grows with what is kept). None when even the marker alone does not fit,
-    or the row's content is not a string."""
+    counts at most ``room`` tokens under ``counter``: the most characters kept that a bisection
+    finds fitting (the count grows with what is kept, up to the marker's digits; whatever is
+    returned fits). None when even the marker alone does not fit, or the content is not a string."""
     text = row.get("content")
     if not isinstance(text, str) or room <= 0:
         return None
