@@ -63,3 +63,46 @@ def roles(messages: list[Message]) -> list[Any]:
 def result_ids(messages: list[Message]) -> list[Any]:
     """``tool_call_id`` of every tool row, in order."""
     return [m.get("tool_call_id") for m in messages if m.get("role") == "tool"]
+
+
+# --- every registered strategy, as hypothesis draws its manifest spec -----------------------------
+
+def _tuned_params() -> dict[str, Any]:
+    """Parameter draws that make each shipped strategy act on the small conversations the properties
+    generate (its defaults mostly would not: a 100 000-token trigger, 240 events). Keyed by the
+    strategy's registered name; a strategy not here is drawn with its defaults."""
+    from hypothesis import strategies as st
+
+    masks = st.sampled_from([{}, {"placeholder": "[{tool}: {size} characters masked]"}])
+    return {
+        "stack": st.one_of(st.none(), st.none(), st.integers(1, 12)).map(
+            lambda cap: {"max_messages": cap} if cap else {}),
+        "sliding-window": st.integers(1, 4).map(lambda k: {"keep_turns": k}),
+        "summarising": st.builds(lambda k, t, r: {"keep_turns": k, "summary_threshold": t, "hysteresis_ratio": r},
+                                 st.integers(1, 4), st.integers(0, 400), st.sampled_from([0.0, 0.1, 0.3])),
+        "observation-masking": st.builds(lambda w, p: {"attention_window": w, **p}, st.integers(1, 12), masks),
+        "auto-compact": st.builds(lambda t, k: {"threshold_tokens": t, "keep_user_tokens": k},
+                                  st.integers(20, 1500), st.one_of(st.just(0), st.integers(0, 300))),
+        "condenser": st.builds(lambda m, k: {"max_size": m, "keep_first": k}, st.integers(1, 14), st.integers(0, 3)),
+        "clear-tool-results": st.builds(lambda t, k, c, i: {"trigger": t, "keep": k, "clear_at_least": c,
+                                                            "clear_tool_inputs": i},
+                                        st.integers(1, 600), st.integers(0, 3), st.sampled_from([0, 0, 40]),
+                                        st.booleans()),
+    }
+
+
+def registered_managers() -> Any:
+    """A hypothesis strategy of ``context_manager`` specs (``{"type": name, "params": {...}}``), one
+    kind per context manager the plugin registry holds, so a strategy registered later joins every
+    property that draws from it (with :func:`_tuned_params`' draws when it has some, else its
+    defaults). Raises ``AssertionError`` when a tuned name is no registered strategy (a rename)."""
+    from hypothesis import strategies as st
+
+    from inspector.plugins import default_registry
+
+    names = [spec.name for spec in default_registry().specs("context_manager")]
+    tuned = _tuned_params()
+    stale = sorted(set(tuned) - set(names))
+    assert not stale, f"tuned params for strategies the registry does not hold: {stale}"
+    return st.one_of(*(tuned.get(name, st.just({})).map(lambda p, name=name: {"type": name, "params": p})
+                       for name in names))

@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inspector.engine.budget import Budget
-from inspector.engine.managers.auto_compact import AutoCompactConversation
+from inspector.engine.contracts import Replacement
+from inspector.engine.managers.auto_compact import TRUNCATED, AutoCompactConversation
 from inspector.engine.summary_block import summary_block
 from inspector.engine.types import Message
 
@@ -90,16 +93,93 @@ def test_both_triggers_set_is_refused_naming_threshold_tokens(tmp_path: Path,
     assert main(["validate", str(manifest(tmp_path, {"threshold_tokens": 5_000}))]) == 0
 
 
-def test_keep_user_tokens_keeps_the_newest_whole_user_messages_that_fit() -> None:
+def test_keep_user_tokens_keeps_whole_messages_while_they_fit_and_a_budget_spent_exactly_cuts_nothing() -> None:
     past = six_rows()
-    # three user messages of 103 tokens: 206 keeps the two newest (103 + 103), 205 only the newest
+    # three user messages of 103 tokens: 206 keeps the two newest whole (103 + 103 = 206, 0 left)
     two, s2 = manager(keep_user_tokens=206)
     got = two.decide_in_budget(past, (), budget(8_382))
     assert list(got.messages) == [past[2], past[4], summary_block(1, "S1")]  # users first, then the summary
     assert s2.calls == [[past[0], past[1], past[3], past[5]]]
+    assert got.edits.kept == ((2, 3), (4, 5)) and got.edits.replaced == () and got.decision.kept_turns == 2
+    # 103: the newest whole, nothing left, so the next one is not cut (Codex: ``remaining == 0`` ends it)
+    one, _ = manager(keep_user_tokens=103)
+    got = one.decide_in_budget(past, (), budget(8_382))
+    assert list(got.messages) == [past[4], summary_block(2, "S1")] and got.edits.replaced == ()
+
+
+def test_one_token_under_two_messages_cuts_the_older_one_to_the_tokens_left() -> None:
+    past = six_rows()
+    cm, summarizer = manager(keep_user_tokens=205)
+    got = cm.decide_in_budget(past, (), budget(8_382))
+    # u2 whole (103), 102 left for u1 (103): keep k characters of its 396 with
+    # (k + len(marker)) // 4 + 4 <= 102, i.e. k + len(marker) <= 395; the marker names the cut
+    # text's tokens, (396 - k) // 4 = 5 for k = 375: "…5 tokens truncated…" is 20 characters, so
+    # k = 375 (376 would make 396 characters: 103 tokens). Head 375 // 2 = 187, tail 188.
+    cut = {"role": "user", "content": "c" * 187 + "…5 tokens truncated…" + "c" * 188}
+    assert len(cut["content"]) == 395
+    assert list(got.messages) == [cut, past[4], summary_block(1, "S1")]
     assert got.edits.kept == ((2, 3), (4, 5)) and got.decision.kept_turns == 2
-    one, _ = manager(keep_user_tokens=205)
-    assert list(one.decide_in_budget(past, (), budget(8_382)).messages) == [past[4], summary_block(2, "S1")]
+    assert got.edits.replaced == (Replacement(2, cut, TRUNCATED),)
+    assert summarizer.calls == [[past[0], past[1], past[3], past[5]]]  # the cut row is kept, not summarised
+    assert cm.counter.count([cut]) + cm.counter.count([past[4]]) == 205
+
+
+def test_the_cut_keeps_the_head_and_the_tail_of_the_message_around_codex_marker() -> None:
+    # Codex's truncate_middle_with_token_budget: half the budget from the start, half from the end
+    past = six_rows()
+    past[2] = {"role": "user", "content": "h" * 200 + "t" * 196}
+    cm, _ = manager(keep_user_tokens=205)
+    got = cm.decide_in_budget(past, (), budget(8_382))
+    # as above, k = 375: the first 187 characters (all h), the last 188 (all t); the 21 cut (13 h,
+    # 8 t) count 21 // 4 = 5 tokens
+    assert got.messages[0]["content"] == "h" * 187 + "…5 tokens truncated…" + "t" * 188
+
+
+def test_a_remainder_too_small_for_the_marker_keeps_nothing_of_the_message() -> None:
+    past = six_rows()
+    # 112 − 103 = 9 left: "…98 tokens truncated…" with one character each side is 23 characters,
+    # 23 // 4 + 4 = 9 tokens (a third character would make 24: 10)
+    nine, _ = manager(keep_user_tokens=112)
+    got = nine.decide_in_budget(past, (), budget(8_382))
+    assert got.messages[0] == {"role": "user", "content": "c…98 tokens truncated…c"}
+    # 111: 8 left; the marker alone ("…99 tokens truncated…", 21 characters) counts 5 + 4 = 9: no cut row
+    eight, summarizer = manager(keep_user_tokens=111)
+    got = eight.decide_in_budget(past, (), budget(8_382))
+    assert list(got.messages) == [past[4], summary_block(2, "S1")] and got.edits.replaced == ()
+    assert summarizer.calls == [[past[0], past[1], past[2], past[3], past[5]]]
+
+
+def test_a_cut_row_is_said_in_words_and_stays_cut_while_the_compaction_is_in_force() -> None:
+    from inspector.vocabulary import reason_words
+
+    assert reason_words(TRUNCATED) == \
+        "user message truncated by the compaction (its middle cut to fit keep_user_tokens)"
+    past = six_rows()
+    cm, summarizer = manager(threshold_tokens=1_000, keep_user_tokens=205)
+    first = cm.decide_in_budget(past, (), budget(1_000))
+    later = cm.decide_in_budget(past + [row("assistant", "g")], (), budget(0))
+    assert later.decision.action == "compaction-kept" and later.messages[0] is first.messages[0]
+    assert later.edits.replaced == first.edits.replaced and len(summarizer.calls) == 1
+    # compacted again with nothing new: the cut row (102 tokens, as sent) fits whole, no second cut
+    again = cm.decide_in_budget(past, (), budget(1_000))
+    assert again.decision.action == "compaction-kept" and again.edits.replaced == first.edits.replaced
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(0, 300), min_size=1, max_size=6), keep=st.integers(0, 600))
+def test_the_user_rows_kept_never_count_more_than_keep_user_tokens(sizes: list[int], keep: int) -> None:
+    past: list[Message] = []
+    for k, size in enumerate(sizes):
+        past += [{"role": "user", "content": "u" * size}, {"role": "assistant", "content": f"a{k}"}]
+    cm, _ = manager(threshold_tokens=1, keep_user_tokens=keep)
+    got = cm.decide_in_budget(past, (), budget(0))
+    sent = {r.index: r.row for r in got.edits.replaced}
+    kept = [i for a, _ in got.edits.kept for i in range(a, a + 1)]
+    assert sum(cm.counter.count([sent.get(i, past[i])]) for i in kept) <= keep
+    assert all(i in kept for i in sent) and len(sent) <= 1
+    whole = [i for i in kept if i not in sent]
+    users = [i for i in range(0, len(past), 2)]
+    assert whole == users[len(users) - len(whole):]  # whole rows are the newest ones
 
 
 def test_later_calls_keep_the_compaction_and_a_second_compaction_folds_the_first_summary() -> None:
@@ -175,6 +255,14 @@ def test_a_replay_of_the_support_demo_shows_the_compaction_forgetting_and_the_ar
     reasons = not_sent_reasons(rp, k)
     a, b = frame["folded"][0]
     assert {reasons[i] for i in range(a, b)} == {"compacted into the summary (this call)"}
+    # keep_user_tokens 100 holds the newest user message whole and cuts the one before it: the replay
+    # lists it as replaced, and the forgetting analysis says why in words
+    j = next(j for j, f in enumerate(doc["frames"]) if f.get("replaced"))
+    cut = doc["frames"][j]["replaced"]
+    assert doc["frames"][j]["cm"]["action"] in {"compacted", "compaction-kept"}
+    assert [c["reason"] for c in cut] == ["user-message-truncated"]
+    assert not_sent_reasons(rp, j)[cut[0]["ref"]] == \
+        "user message truncated by the compaction (its middle cut to fit keep_user_tokens)"
     # the archive: the commit after the compaction writes it back as a fold
     commit = next(c for c in doc["commits"] if c["turn"] >= frame["turn"] and c["cm"] == "compacted")
     assert commit["archive"]["folds"] >= 1
@@ -198,3 +286,21 @@ def test_it_is_offered_by_validate_show_compare_and_a_sweep_grid(tmp_path: Path,
     assert list(df[key]) == [0.5, 1.0]
     low, high = df["tokens_sent"]
     assert low < high  # compacting at half the window sends fewer tokens than at the full window
+
+
+def test_the_history_count_from_running_sums_is_the_counters_count_of_the_history() -> None:
+    from inspector.engine.contracts import EditRecord, Insertion
+    from inspector.engine.managers.auto_compact import LogUnits
+    from inspector.engine.tokens import EstimateCounter
+
+    counter, units, past = EstimateCounter(), LogUnits(), six_rows()
+    block = summary_block(1, "S1")  # 49 characters
+    cut = {"role": "user", "content": "x" * 8}
+    record = EditRecord(6, ((2, 3), (4, 6)), (Replacement(2, cut, TRUNCATED),), (Insertion(6, block),))
+    # sent: the cut row (8), u2, a2 (396 each), the block (49): 849 // 4 + 4 × 4 = 212 + 16 = 228
+    assert units.tokens(past, record, counter) == 228 == counter.count(list(record.apply(past)))
+    past.append(row("user", "g"))  # the same list, grown: one more row read, 228 + 99 + 4 = 331
+    grown = EditRecord(7, ((2, 3), (4, 7)), record.replaced, (Insertion(6, block),))
+    assert units.tokens(past, grown, counter) == 331 == counter.count(list(grown.apply(past)))
+    assert units.tokens(past, EditRecord.keep_all(7), counter) == 7 * 103
+    assert units.tokens([], EditRecord.keep_all(0), counter) == 0

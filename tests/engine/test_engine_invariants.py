@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from builders import registered_managers
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import event as hevent
 from hypothesis import strategies as st
@@ -28,18 +29,7 @@ class Echo:
         return f"summary of {len(msgs)} messages"
 
 
-managers = st.one_of(
-    st.builds(lambda cap: {"type": "stack", "params": {"max_messages": cap}} if cap else {"type": "stack"},
-              st.one_of(st.none(), st.integers(1, 12))),
-    st.builds(lambda k: {"type": "sliding-window", "params": {"keep_turns": k}}, st.integers(1, 5)),
-    st.builds(lambda k, t, r: {"type": "summarising", "params": {"keep_turns": k, "summary_threshold": t,
-                                                                  "hysteresis_ratio": r}},
-              st.integers(1, 4), st.integers(0, 400), st.sampled_from([0.0, 0.1, 0.3])),
-    st.builds(lambda w, p: {"type": "observation-masking", "params": {"attention_window": w, **p}},
-              st.integers(1, 12), st.sampled_from([{}, {"placeholder": "[{tool}: {size} characters masked]"}])),
-    st.builds(lambda m, k: {"type": "condenser", "params": {"max_size": m, "keep_first": k}},
-              st.integers(1, 14), st.integers(0, 3)),
-)
+managers = registered_managers()  # every registered strategy (tests/builders.py)
 trimmers = st.fixed_dictionaries({
     "max_tokens": st.one_of(st.integers(60, 3000), st.integers(300, 900)), "reserve_tokens": st.integers(0, 300),
     "safety_margin_ratio": st.sampled_from([0.0, 0.1, 0.25]),

@@ -10,8 +10,9 @@ of every shipped strategy, random budgets and both counters.
 
 from __future__ import annotations
 
+from builders import registered_managers
 from hypothesis import HealthCheck, given, settings
-from hypothesis import event as hevent
+from hypothesis import event as _hevent
 from hypothesis import strategies as st
 
 from inspector.engine import Assembly, ContextEngine
@@ -29,20 +30,7 @@ class Echo:
         return f"summary of {len(msgs)} messages"
 
 
-managers = st.one_of(
-    st.builds(lambda cap: {"type": "stack", "params": {"max_messages": cap}} if cap else {"type": "stack"},
-              st.one_of(st.none(), st.none(), st.integers(1, 12))),
-    st.builds(lambda k: {"type": "sliding-window", "params": {"keep_turns": k}}, st.integers(1, 4)),
-    st.builds(lambda k, t, r: {"type": "summarising", "params": {"keep_turns": k, "summary_threshold": t,
-                                                                  "hysteresis_ratio": r}},
-              st.integers(1, 3), st.integers(0, 300), st.sampled_from([0.0, 0.1, 0.3])),
-    st.builds(lambda w, p: {"type": "observation-masking", "params": {"attention_window": w, **p}},
-              st.integers(1, 12), st.sampled_from([{}, {"placeholder": "[{tool}: {size} characters masked]"}])),
-    st.builds(lambda t, k: {"type": "auto-compact", "params": {"threshold_tokens": t, "keep_user_tokens": k}},
-              st.integers(20, 1500), st.integers(0, 300)),
-    st.builds(lambda m, k: {"type": "condenser", "params": {"max_size": m, "keep_first": k}},
-              st.integers(1, 14), st.integers(0, 3)),
-)
+managers = registered_managers()  # every registered strategy (tests/builders.py)
 trimmers = st.fixed_dictionaries({
     "max_tokens": st.one_of(st.integers(40, 2500), st.integers(200, 700)), "reserve_tokens": st.integers(0, 200),
     "safety_margin_ratio": st.sampled_from([0.0, 0.1, 0.25]),
@@ -100,10 +88,13 @@ def _sig(call: Assembly) -> dict:
     }
 
 
-def drive(cm: dict, trimmer: dict, convo: list, system: str, counter: str, alone: bool = False) -> int:
+def drive(cm: dict, trimmer: dict, convo: list, system: str, counter: str, alone: bool = False,
+          events: bool = True) -> int:
     """Replay ``convo`` through an incremental and a reference engine in lockstep; return the calls compared.
     ``alone``: a third engine runs the trimmer alone (no pre-cut), whose payload and trimmed rows the
-    other two must give too (pre-cut + trimmer = trimmer)."""
+    other two must give too (pre-cut + trimmer = trimmer). ``events``: record hypothesis events (a
+    test that is no hypothesis test passes False)."""
+    hevent = _hevent if events else (lambda _: None)
     cm = {**cm, "params": {**cm.get("params", {}), "trimmer": trimmer}}
     s = settings_from_dict({"kind": "Agent", "spec": {"system_prompt": system or None, "context_manager": cm}}).settings
     fast = ContextEngine(s, counter=counter, summarizer=Echo())
@@ -162,6 +153,17 @@ def drive(cm: dict, trimmer: dict, convo: list, system: str, counter: str, alone
 def test_incremental_assembly_equals_the_reference_at_every_call(cm: dict, trimmer: dict, convo: list, system: str,
                                                                  counter: str) -> None:
     assert drive(cm, trimmer, convo, system, counter) >= 1
+
+
+def test_a_summary_block_inside_the_log_is_never_stood_first_by_the_incremental_precut() -> None:
+    """auto-compact's write-back makes the log ``kept users + summary block + later rows``; with no
+    system band, a pre-cut that would leave that block first must not happen (the trimmer alone
+    keeps a leading system row): both paths keep it, as the reference's guard does."""
+    convo = [(("u%d " % t) * (10 + 7 * t), [], ("a%d " % t) * 30, True) for t in range(8)]
+    cm = {"type": "auto-compact", "params": {"threshold_tokens": 300, "keep_user_tokens": 50}}
+    for max_tokens in (160, 220):
+        trimmer = {"max_tokens": max_tokens, "reserve_tokens": 0, "safety_margin_ratio": 0.0}
+        assert drive(cm, trimmer, convo, "", "estimate", events=False) == 8
 
 
 def test_rows_the_band_rule_singles_out_inside_a_range_keep_their_band() -> None:
@@ -272,7 +274,7 @@ def test_a_log_taking_working_memorys_facts_over_equals_one_deriving_them(log: l
         ([{"role": "assistant", "content": "done"}] if reply else [])
     taken.sync(rows, carry)
     plain.sync(rows)
-    hevent("facts taken over" if taken.measured < plain.measured else "all derived")
+    _hevent("facts taken over" if taken.measured < plain.measured else "all derived")
     assert _facts(taken) == _facts(plain)
     rows += after
     assert _facts(taken.sync(rows)) == _facts(plain.sync(rows))

@@ -75,10 +75,8 @@ class ContextAssembler:
         system = engine.system_message()
         past, wm = conv.committed_messages, conv.working
         user = conv.current_user if conv.current_user is not None else {"role": "user", "content": ""}
-        # a ContextManager's record says its shape; one that edits working memory, or decides from the
-        # call's budget (its kept rows then depend on this call's fixed part), takes the reference path
-        fast = self.incremental and self.precut and is_manager(cm) and not cm.edits_working_memory \
-            and not cm.reads_budget
+        # a ContextManager's record says its shape; one that edits working memory takes the reference path
+        fast = self.incremental and self.precut and is_manager(cm) and not cm.edits_working_memory
         # the log first: rows committed since the last call are mostly working memory's, whose facts
         # the working index still holds until it moves on to this turn's list below
         log = self._path.log_index(counter, past) if fast else None

@@ -286,6 +286,8 @@ def _compose(c: Call, ru: RowUnits, prot: Message | None, extra: Message | None,
                         n_other, u_other)
         cut = n_extra + at - a0 if at is not None else 0
     a = a0 + cut - n_extra if cut > n_extra else a0  # first log row after the pre-cut
+    if cut and system is None and prot is None and a < n_log and past[a].get("role") == "system":
+        cut, a = 0, a0  # as the reference: a cut would stand a system row first, where the trimmer keeps it
     # (nothing cut, the usual call of a log that fits: no view to build)
     precut: Sequence[Message] = RowsView([extra] if extra is not None else [], past, a0, a) if cut else ()
     kept_extra = extra is not None and not cut

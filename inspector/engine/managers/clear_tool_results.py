@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from inspector.engine.contracts import EditRecord, Replacement, newest_group_start
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
+from inspector.engine.managers.shared import BuiltFromParams
 from inspector.engine.types import Message
 from inspector.params import CLEAR_TOOL_RESULTS as D
 from inspector.params import ClearToolResultsParams
@@ -47,7 +48,7 @@ class _Clearing:
     freed: int = 0
 
 
-class ClearToolResults(ContextManager):
+class ClearToolResults(BuiltFromParams, ContextManager):
     """Tool results beyond the last ``keep`` tool uses sent as a placeholder once the input passes
     ``trigger`` tokens; parameters from :class:`~inspector.params.ClearToolResultsParams`."""
 
@@ -74,11 +75,6 @@ class ClearToolResults(ContextManager):
                 self.name, trigger=trigger, keep=keep, clear_at_least=clear_at_least, exclude_tools=exclude_tools,
                 clear_tool_inputs=clear_tool_inputs, placeholder=placeholder)
         self.params = params
-
-    @classmethod
-    def from_params(cls, params: ClearToolResultsParams) -> ClearToolResults:
-        """The manager a manifest binds, from its validated params (no second check)."""
-        return cls(params=params)
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         """The result for ``past`` alone (no working memory): see :meth:`decide_with_working`."""

@@ -26,8 +26,7 @@ from typing import Any
 from inspector.engine.contracts import EditRecord, Insertion
 from inspector.engine.history import row_digest_bytes, start_of_tool_group
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
-from inspector.engine.summarizers import calls_a_model
-from inspector.engine.summary_block import summary_block
+from inspector.engine.managers.shared import BuiltFromParams, SummarizerSlot, summary_or_none
 from inspector.engine.types import Message
 from inspector.params import CONDENSER, CondenserParams
 from inspector.vocabulary import Action
@@ -75,7 +74,7 @@ def _record(n: int, head: int, tail: int, block: Message | None) -> EditRecord:
     return EditRecord(n, kept, (), (Insertion(tail, block, "summary"),) if block is not None else ())
 
 
-class Condenser(ContextManager):
+class Condenser(BuiltFromParams, SummarizerSlot, ContextManager):
     """Keep the first ``keep_first`` events and a tail; past ``max_size`` events, summarise the middle.
 
     Guarantees: at or under ``max_size`` events (the summary in force counted as one) the history
@@ -87,7 +86,6 @@ class Condenser(ContextManager):
     """
 
     name = "condenser"
-    accepts_summarizer = True
     actions = (
         Action("condenser-under-max", "kept: no more than max_size events"),
         Action("condenser-nothing-to-fold", "kept: nothing between the first events and the tail"),
@@ -115,17 +113,8 @@ class Condenser(ContextManager):
             params = CondenserParams.build(self.name, max_size=max_size, keep_first=keep_first)
         self.max_size = params.max_size
         self.keep_first = params.keep_first
-        self.summarizer: Any = summarizer
         self._condensed: _Condensed | None = None
-
-    @classmethod
-    def from_params(cls, params: CondenserParams) -> Condenser:
-        """The manager a manifest binds, from its validated params; its summarizer is bound afterwards."""
-        return cls(params=params)
-
-    def bind_summarizer(self, summarizer: Any) -> None:
-        """None → the middle is dropped; an object with ``summarize(msgs)``; or a plain callable."""
-        self.summarizer = summarizer
+        self.bind_summarizer(summarizer)
 
     def tail_size(self) -> int:
         """Events kept from the log's end at a condensation: ``max_size // 2 − keep_first − 1`` (the
@@ -164,13 +153,11 @@ class Condenser(ContextManager):
 
     def _decision(self, action: str, held: _Condensed, **extra: Any) -> CMDecision:
         """A decision about the summary ``held`` (its text, its model and how many turns it covers)."""
-        s = self.summarizer
         summarised = held.block is not None
+        model, source = self.summary_model()
         return CMDecision(action, compressed_turns=held.turns if summarised else 0,
                           dropped_turns=0 if summarised else held.turns, summary_text=held.text,
-                          summary_model=getattr(s, "model", None) if s is not None else None,
-                          summary_model_source=getattr(s, "model_source", None) if s is not None else None,
-                          **extra)
+                          summary_model=model, summary_model_source=source, **extra)
 
     def _reuse(self, past: Sequence[Message], held: _Condensed) -> Managed:
         """The summary in force, before the rows after it: ``condensed-reused`` (or still dropped)."""
@@ -201,16 +188,14 @@ class Condenser(ContextManager):
         previous = [held.block] if held is not None and held.block is not None else []
         folded = previous + list(past[start:tail])
         turns = (held.turns if held is not None else 0) + sum(m.get("role") == "user" for m in past[start:tail])
-        s = self.summarizer
-        called = s is not None and calls_a_model(s)
+        called = self.calls_model()
         try:
-            result = None if s is None else (getattr(s, "summarize", None) or s)(folded)
+            text = self.summary_text(folded)
         except Exception as exc:  # noqa: BLE001 - any summarizer failure: head and tail, summary in force kept
             decision = CMDecision("condenser-failed", dropped_turns=turns, summarizer_called=called,
                                   error=f"{type(exc).__name__}: {exc}")
             return managed(past, _record(n, head, tail, None), decision)
-        text = result.strip() if isinstance(result, str) and result.strip() else None
-        block = summary_block(turns, text) if text is not None else None
+        block = summary_or_none(turns, text)
         ident = (id(past[0]), id(past[tail - 1]))
         self._condensed = new = _Condensed(head, tail, block, text, turns, ident, prefix_digest(past, tail))
         action = "condensed" if block is not None else "condensed-dropped"

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 
 from inspector.engine.contracts import EditRecord, Replacement, newest_group_start
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
+from inspector.engine.managers.shared import BuiltFromParams
 from inspector.engine.types import Message
 from inspector.params import ObservationMaskingParams
 from inspector.vocabulary import Action, Reason
@@ -50,7 +51,7 @@ def _tool_names(*parts: Sequence[Message]) -> dict[str, str]:
     return out
 
 
-class ObservationMasking(ContextManager):
+class ObservationMasking(BuiltFromParams, ContextManager):
     """Every log row kept; each tool result more than ``attention_window`` events from the end of
     log + working memory sent as the placeholder, in the log and in working memory alike (a one-turn
     agent lives in working memory), never in working memory's newest group. The hint is ignored."""
@@ -73,11 +74,6 @@ class ObservationMasking(ContextManager):
                                                     placeholder=placeholder)
         self.attention_window = params.attention_window
         self.placeholder = params.placeholder
-
-    @classmethod
-    def from_params(cls, params: ObservationMaskingParams) -> ObservationMasking:
-        """The manager a manifest binds, from its validated params (no second check)."""
-        return cls(params=params)
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         """The result with no working memory (:meth:`decide_with_working` with none)."""

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from inspector.engine.contracts import EditRecord
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
+from inspector.engine.managers.shared import BuiltFromParams
 from inspector.engine.types import Message
 from inspector.params import SLIDING_WINDOW, SlidingWindowParams
 from inspector.vocabulary import Action
@@ -20,7 +21,7 @@ def _as_int(value: object) -> int | None:
         return None
 
 
-class SlidingWindowConversation(ContextManager):
+class SlidingWindowConversation(BuiltFromParams, ContextManager):
     """The last N user turns verbatim, whole (a turn's tool rounds travel with it); hint ignored.
 
     The default N is :class:`~inspector.params.SlidingWindowParams`' ``keep_turns``. The constructor
@@ -47,11 +48,6 @@ class SlidingWindowConversation(ContextManager):
         n = next((v for v in (_as_int(keep_turns), _as_int(window_size), _as_int(max_turns)) if v is not None),
                  SLIDING_WINDOW.keep_turns)
         self.keep_turns = max(1, n)
-
-    @classmethod
-    def from_params(cls, params: SlidingWindowParams) -> SlidingWindowConversation:
-        """The manager a manifest binds, from its validated params (no second check)."""
-        return cls(params=params)
 
     @property
     def turn_cap(self) -> int | None:

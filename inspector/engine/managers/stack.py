@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from inspector.engine.contracts import EditRecord
 from inspector.engine.history import split_user_turns, start_of_tool_group
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
+from inspector.engine.managers.shared import BuiltFromParams
 from inspector.engine.types import Message
 from inspector.params import STACK, StackParams
 from inspector.vocabulary import Action
 
 
-class StackConversation(ContextManager):
+class StackConversation(BuiltFromParams, ContextManager):
     """Full history, or its last ``max_messages`` rows moved back to the start of a tool group.
 
     The hint is ignored (the token trimmer handles overflow). The cut never lands on a tool result
@@ -32,11 +33,6 @@ class StackConversation(ContextManager):
         if params is None:
             params = StackParams.build(self.name, max_messages=max_messages)
         self.max_messages = params.max_messages
-
-    @classmethod
-    def from_params(cls, params: StackParams) -> StackConversation:
-        """The manager a manifest binds, from its validated params (no second check)."""
-        return cls(params=params)
 
     @property
     def message_cap(self) -> int | None:

@@ -18,7 +18,7 @@ from inspector.engine.budget import hysteresis_ceiling
 from inspector.engine.contracts import EditRecord
 from inspector.engine.history import LogRuns, row_digest_bytes, split_user_turns
 from inspector.engine.managers.base import BudgetTerms, CMDecision, ContextManager, Managed, managed
-from inspector.engine.summarizers import calls_a_model
+from inspector.engine.managers.shared import BuiltFromParams, SummarizerSlot, summary_or_none
 from inspector.engine.summary_block import SUMMARY_PREFIX as SUMMARY_PREFIX
 from inspector.engine.summary_block import is_summary_block as is_summary_block
 from inspector.engine.summary_block import summary_block as summary_block
@@ -71,7 +71,7 @@ class _Cache:
         return self._digest
 
 
-class SummarizingConversation(ContextManager):
+class SummarizingConversation(BuiltFromParams, SummarizerSlot, ContextManager):
     """Keep the last ``keep_turns`` user turns verbatim; summarise (or drop) older ones when over budget.
 
     Guarantees: under the trigger the history passes unchanged and the cache is cleared; a summary
@@ -83,7 +83,6 @@ class SummarizingConversation(ContextManager):
     """
 
     name = "summarising"
-    accepts_summarizer = True
     actions = (
         Action("unchanged-under-budget", "kept: under budget"),
         Action("unchanged-too-few-turns", "kept: no more than keep_turns turns"),
@@ -118,16 +117,8 @@ class SummarizingConversation(ContextManager):
         self.keep_turns = params.keep_turns
         self.summary_threshold = params.summary_threshold
         self.hysteresis_ratio = params.hysteresis_ratio
-        self.summarizer: Any = None
         self._cache: _Cache | None = None
-        if summarizer is not None:
-            self.bind_summarizer(summarizer)
-
-    @classmethod
-    def from_params(cls, params: SummarizingParams) -> SummarizingConversation:
-        """The manager a manifest binds, from its validated params (no second check); its summarizer
-        is bound afterwards (:meth:`bind_summarizer`)."""
-        return cls(params=params)
+        self.bind_summarizer(summarizer)
 
     @property
     def turn_cap(self) -> int | None:
@@ -141,16 +132,6 @@ class SummarizingConversation(ContextManager):
                 terms.summary_threshold != self.summary_threshold:
             terms = self._terms = BudgetTerms(True, self.hysteresis_ratio, self.summary_threshold)
         return terms
-
-    def bind_summarizer(self, summarizer: Any) -> None:
-        """None → drop; an object with ``summarize(msgs)``; or a plain callable."""
-        self.summarizer = summarizer
-
-    def _summarize(self, msgs: list[Message]) -> str | None:
-        s = self.summarizer
-        fn = getattr(s, "summarize", None) or s
-        result: str | None = fn(msgs)
-        return result
 
     def _ceiling(self, high: int) -> int:
         """:func:`~inspector.engine.budget.hysteresis_ceiling` of ``high``, remembered for the last
@@ -217,13 +198,12 @@ class SummarizingConversation(ContextManager):
         if counter.total(units, len(head) + runs.n - s) > trigger.ceiling:
             return None
         summarised = cache.block is not None
+        model, source = self.summary_model()
         decision = CMDecision(
             "reused" if summarised else "dropped",
             compressed_turns=cache.n if summarised else 0, dropped_turns=0 if summarised else cache.n,
             kept_turns=turns - cache.n, raw_tokens=trigger.raw, threshold=trigger.threshold,
-            ceiling=trigger.ceiling, summary_text=cache.text,
-            summary_model=getattr(self.summarizer, "model", None),
-            summary_model_source=getattr(self.summarizer, "model_source", None),
+            ceiling=trigger.ceiling, summary_text=cache.text, summary_model=model, summary_model_source=source,
         )
         return managed(past, EditRecord.suffix(runs.n, s, cache.block), decision)
 
@@ -235,9 +215,7 @@ class SummarizingConversation(ContextManager):
         cut = runs.turn_start(m)
         n = runs.n
         folded = list(past[:cut])
-        summarizer = self.summarizer
-        model = None if summarizer is None else getattr(summarizer, "model", None)
-        source = None if summarizer is None else getattr(summarizer, "model_source", None)
+        model, source = self.summary_model()
         raw, high, ceiling = trigger
         if folded and is_summary_block(folded[0]) and all(is_summary_block(x) for x in folded):
             # Q23: the only thing older than keep_turns is the previous summary: nothing new to fold,
@@ -249,21 +227,17 @@ class SummarizingConversation(ContextManager):
                 summary_model_source=source,
             )
             return managed(past, EditRecord.keep_all(n), decision)
-        text: str | None = None
-        called = False
-        if summarizer is not None:
-            called = calls_a_model(summarizer)  # Q20: a drop or an offline llm folds, it is no call
-            try:
-                result = self._summarize(folded)
-            except Exception as exc:  # noqa: BLE001 - any summarizer failure: verbatim tail, cache untouched
-                decision = CMDecision(
-                    "summarizer-failed", dropped_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high,
-                    ceiling=ceiling, summarizer_called=called, error=f"{type(exc).__name__}: {exc}",
-                    summary_model=model, summary_model_source=source,
-                )
-                return managed(past, EditRecord.suffix(n, cut), decision)
-            text = result.strip() if isinstance(result, str) and result.strip() else None
-        block = summary_block(m, text) if text is not None else None
+        called = self.calls_model()  # Q20: a drop or an offline llm folds, it is no call
+        try:
+            text = self.summary_text(folded)
+        except Exception as exc:  # noqa: BLE001 - any summarizer failure: verbatim tail, cache untouched
+            decision = CMDecision(
+                "summarizer-failed", dropped_turns=m, kept_turns=keep, raw_tokens=raw, threshold=high,
+                ceiling=ceiling, summarizer_called=called, error=f"{type(exc).__name__}: {exc}",
+                summary_model=model, summary_model_source=source,
+            )
+            return managed(past, EditRecord.suffix(n, cut), decision)
+        block = summary_or_none(m, text)
         self._cache = _Cache(text, m, self._identity(past, runs, m), tuple(folded), block)
         if block is None:
             # (positional, in field order)

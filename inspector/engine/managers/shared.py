@@ -1,0 +1,73 @@
+"""What the shipped strategies share, so that each strategy module holds only its rule.
+
+:class:`BuiltFromParams` gives a strategy the ``from_params`` constructor a manifest binds it with
+(:func:`inspector.engine.builders.build_context_manager`); :class:`SummarizerSlot` gives a
+summarising strategy (``summarising``, ``condenser``, ``auto-compact``) its summarizer: binding it,
+calling it, naming its model, and the summary block of its text. Both are mixins, listed before
+:class:`~inspector.engine.managers.base.ContextManager` in a strategy's bases; a third-party
+manager need not use them (its ``from_params`` and ``bind_summarizer`` are its own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Self
+
+from inspector.engine.summarizers import calls_a_model
+from inspector.engine.summary_block import summary_block
+from inspector.engine.types import Message
+
+
+class BuiltFromParams:
+    """A strategy whose constructor takes its validated params model as ``params=``."""
+
+    @classmethod
+    def from_params(cls, params: Any) -> Self:
+        """The manager a manifest binds, from its validated params model ``params`` (used as it is:
+        no second check); a summarizer, for a strategy that takes one, is bound afterwards."""
+        make: Callable[..., Self] = cls
+        return make(params=params)
+
+
+class SummarizerSlot:
+    """The summarizer of a strategy that folds rows into a summary block.
+
+    ``summarizer`` is None (no text: the strategy drops what it would fold), an object with
+    ``summarize(msgs)``, or a plain callable; every summarising strategy reads it through the
+    methods here, so they call it, strip its text and name its model the same way."""
+
+    accepts_summarizer: ClassVar[bool] = True
+    summarizer: Any = None
+
+    def bind_summarizer(self, summarizer: Any) -> None:
+        """Bind ``summarizer``: None → the folded rows are dropped; an object with ``summarize(msgs)``;
+        or a plain callable."""
+        self.summarizer = summarizer
+
+    def summary_text(self, msgs: Sequence[Message]) -> str | None:
+        """The bound summarizer's text for ``msgs`` (a list it is given), stripped; None when none is
+        bound or it gives no text. Raises whatever the summarizer raises (the strategy decides what a
+        failure keeps)."""
+        s = self.summarizer
+        if s is None:
+            return None
+        result = (getattr(s, "summarize", None) or s)(msgs if isinstance(msgs, list) else list(msgs))
+        return result.strip() if isinstance(result, str) and result.strip() else None
+
+    def summary_model(self) -> tuple[str | None, str | None]:
+        """The bound summarizer's ``(model, model_source)`` (None for what it does not say)."""
+        s = self.summarizer
+        if s is None:
+            return None, None
+        return getattr(s, "model", None), getattr(s, "model_source", None)
+
+    def calls_model(self) -> bool:
+        """Whether folding calls a model (:func:`~inspector.engine.summarizers.calls_a_model`; a
+        drop, no summarizer or the offline stand-in is no call)."""
+        return self.summarizer is not None and calls_a_model(self.summarizer)
+
+
+def summary_or_none(turns: int, text: str | None) -> Message | None:
+    """The summary block of ``text`` standing for ``turns`` exchanges; None when there is no text
+    (a drop: no block)."""
+    return summary_block(turns, text) if text else None
