@@ -110,7 +110,14 @@ def timeline_view(rp: Replay, rkey: tuple[Any, ...]) -> None:
 
 def app_timeline(rp: Replay) -> Any:
     """The timeline without plotly's legend (:func:`legend_html` draws it as wrapping HTML under the
-    strip: at 1024 px plotly's own became a scroll box that cut entries off)."""
+    strip: at 1024 px plotly's own became a scroll box that cut entries off). Built once per replay
+    and kept on it (every session showing this replay draws the same figure, never changing it), so
+    the server's warm-up (:func:`inspector.app.first_page.prepare_first_page`) builds the first
+    page's before it listens."""
+    return rp.view("app_timeline", lambda: _app_timeline(rp))
+
+
+def _app_timeline(rp: Replay) -> Any:
     fig = timeline(rp)
     fig.update_layout(showlegend=False, height=300, margin=dict(b=36))
     return fig
