@@ -329,7 +329,7 @@ def app(transcript: Path, args: argparse.Namespace) -> None:
           f"[load average {load_before:.2f} → {os.getloadavg()[0]:.2f} during (f)]")
 
 
-APP_ROUNDS = 3
+APP_ROUNDS = 5
 """How many times (f) opens each page, alternately (:func:`app`)."""
 
 

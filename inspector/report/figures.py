@@ -252,7 +252,8 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
 
 def _band_traces(df: Any, bars: bool) -> list[dict[str, Any]]:
     """One trace per band the replay ever sends: bars, or stepped stacked areas for a long replay.
-    The first carries the call's heading in the unified hover."""
+    The first carries the call's heading in the unified hover, and the turn and step it names (the
+    others' hover reads no custom data, so they carry none: at 4 009 calls, a quarter less to send)."""
     x = df["call"].to_numpy()
     custom = df[["turn", "step"]].to_numpy()
     data: list[dict[str, Any]] = []
@@ -260,8 +261,10 @@ def _band_traces(df: Any, bars: bool) -> list[dict[str, Any]]:
         if not df[band].any():
             continue  # a band this strategy never sends gets no legend entry
         head = "call %{x} · turn %{customdata[0]} · step %{customdata[1]}<br>" if not data else ""
-        trace: dict[str, Any] = dict(x=x, y=df[band].to_numpy(), name=BAND_LABELS[band], customdata=custom,
+        trace: dict[str, Any] = dict(x=x, y=df[band].to_numpy(), name=BAND_LABELS[band],
                                      hovertemplate=head + BAND_LABELS[band] + ": %{y:,}<extra></extra>")
+        if head:
+            trace["customdata"] = custom
         if bars:
             trace.update(type="bar", marker=dict(color=BAND_COLORS[band]))
         else:
