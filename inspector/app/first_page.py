@@ -119,7 +119,22 @@ def prepare_first_page(launch: AppLaunch | None = None) -> Replay | None:
     _PREPARED[("conversations", (src.key, src.name, None))] = convs
     _PREPARED[("transcript", (src.key, src.name, None, 0))] = transcript
     _PREPARED[("replay", key)] = rp
+    freeze_heap()
     return rp
+
+
+def freeze_heap() -> None:
+    """Keep everything alive now (the modules, the replays, their figures) out of the cyclic garbage
+    collector's scans until the next call (:func:`gc.freeze`). Streamlit collects after every script
+    run (``runner.postScriptGC``): with a 2 000-turn replay in memory, each collection re-read every
+    live object, about a hundred milliseconds of CPU at every step. Called once a replay is made
+    (here and by :func:`inspector.app.cached.replay_cached`): what was frozen before is unfrozen and
+    collected first, so a replay dropped from the cache since is freed, cycles included. Returns None."""
+    import gc
+
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def launch_from_serve_args(args: Sequence[str]) -> AppLaunch:
