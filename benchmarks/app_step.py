@@ -77,12 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"first run (imports, demo replays):      {cold:6.2f} s")
     print(f"upload run (import + replay):            {load:6.2f} s")
 
-    at.select_slider(key="call").set_value(n // 2).run()  # step where the conversation is long already
+    at.slider(key="call").set_value(n // 2).run()  # step where the conversation is long already
     nexts = [timed(lambda: at.button(key="next").click().run()) for _ in range(args.steps)]
     jumps = []
     for k in range(args.steps):
         target = (k * 7919) % n
-        jumps.append(timed(lambda t=target: at.select_slider(key="call").set_value(t).run()))
+        jumps.append(timed(lambda t=target: at.slider(key="call").set_value(t).run()))
         assert at.session_state["call"] == target, "the slider did not move the call"
     assert not at.exception, [e.value for e in at.exception]
     print(summary("step: Next (from the middle)", nexts))

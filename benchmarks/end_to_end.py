@@ -269,50 +269,68 @@ def enormous(rounds: tuple[int, int], window: int, repeat: int) -> None:
 
 
 def app(transcript: Path, args: argparse.Namespace) -> None:
-    """(f): the app's first render and step on the 2 000-turn transcript vs the trivial page's."""
-    from app_browser import CHROMIUM, serve, steps, wait_call
+    """(f): the app's first render and step on the 2 000-turn transcript vs the trivial page's.
+
+    Both servers stay up and the two pages are opened alternately, ``APP_ROUNDS`` times each (a
+    fresh browser context every time: nothing cached), each followed by its Next clicks, so a change
+    in the machine's load falls on both; the ratios are of the medians over the rounds."""
+    from app_browser import CHROMIUM, CURSOR, serve, steps, wait_call
     from playwright.sync_api import sync_playwright
     from streamlit_server import free_port, served
 
     from inspector.bundled import app_command
 
-    def opened(browser: Any, url: str) -> tuple[Any, float]:
+    load_before = os.getloadavg()[0]
+
+    def measure(browser: Any, url: str, drawn: str, cursor: str | None) -> tuple[float, list[float]]:
+        """Seconds from opening ``url`` to call 0 and the chart ``drawn`` on screen; then the Next
+        clicks' settle times (ms), after two clicks that warm the first steps' caches."""
         pg = browser.new_page(viewport={"width": 1440, "height": 900})
         pg.set_default_timeout(300_000)
-        return pg, time.perf_counter()
+        t0 = time.perf_counter()
+        pg.goto(url)
+        wait_call(pg, 0)
+        pg.wait_for_selector(drawn)
+        first = time.perf_counter() - t0
+        steps(pg, 2, cursor=cursor)
+        out = steps(pg, args.steps, cursor=cursor)
+        pg.context.close()
+        return first, out
 
-    with sync_playwright() as pw:
+    firsts: dict[str, list[float]] = {"floor": [], "app": []}
+    stepped: dict[str, list[float]] = {"floor": [], "app": []}
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with sync_playwright() as pw, serve(ROOT / "benchmarks" / "app_floor.py") as (floor_port, _), \
+            served(app_command(transcript=str(transcript), port=port), port, cwd=ROOT, env=env,
+                   out=subprocess.DEVNULL, timeout=600.0) as t_up:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
                                      args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-        with serve(ROOT / "benchmarks" / "app_floor.py") as (port, _):
-            pg, t0 = opened(browser, "")
-            pg.goto(f"http://127.0.0.1:{port}/?plotly=1")
-            wait_call(pg, 0)
-            pg.wait_for_selector(".st-key-floor_chart .js-plotly-plot .barlayer")
-            floor_first = time.perf_counter() - t0
-            steps(pg, 2, cursor=None)
-            floor_step = statistics.median(steps(pg, args.steps, cursor=None))
-            pg.close()
-        port = free_port()
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        with served(app_command(transcript=str(transcript), port=port), port, cwd=ROOT, env=env,
-                    out=subprocess.DEVNULL, timeout=600.0) as t_up:
-            pg, t0 = opened(browser, "")
-            pg.goto(f"http://127.0.0.1:{port}/")
-            wait_call(pg, 0)
-            # a long conversation's timeline is stacked areas (scatter), a short one's bars
-            pg.wait_for_selector(".st-key-timeline .js-plotly-plot .scatterlayer .trace, "
-                                 ".st-key-timeline .js-plotly-plot .barlayer .trace")
-            first = time.perf_counter() - t0
-            steps(pg, 2)
-            step = statistics.median(steps(pg, args.steps))
-            pg.close()
+        pages = {"floor": (f"http://127.0.0.1:{floor_port}/?plotly=1", ".st-key-floor_chart .js-plotly-plot .barlayer",
+                           None),
+                 # a long conversation's timeline is stacked areas (scatter), a short one's bars
+                 "app": (f"http://127.0.0.1:{port}/", ".st-key-timeline .js-plotly-plot .scatterlayer .trace, "
+                         ".st-key-timeline .js-plotly-plot .barlayer .trace", CURSOR)}
+        for _ in range(APP_ROUNDS):
+            for name, (url, drawn, cursor) in pages.items():
+                first, out = measure(browser, url, drawn, cursor)
+                firsts[name].append(first)
+                stepped[name] += out
         browser.close()
-    print(f"(f) app on the {transcript.stem.split('_')[-1]}-turn transcript (its own agent): server up after "
-          f"{t_up:.1f} s; first render {first:.2f} s vs the trivial page with one "
-          f"Plotly chart {floor_first:.2f} s: {target('app first render ÷ trivial page', first / floor_first, 2.0)}; "
-          f"Next-click settle median {step:.0f} ms vs trivial {floor_step:.0f} ms: "
-          f"{target('app step ÷ trivial step', step / floor_step, 2.5)}")
+    med = {name: (statistics.median(firsts[name]), statistics.median(stepped[name])) for name in firsts}
+    rounds = [a / f for a, f in zip(firsts["app"], firsts["floor"], strict=True)]
+    print(f"(f) app on the {transcript.stem.split('_')[-1]}-turn transcript (its own agent), {APP_ROUNDS} rounds "
+          f"alternating with the trivial page, medians: server up after {t_up:.1f} s; first render "
+          f"{med['app'][0]:.2f} s vs the trivial page with one Plotly chart {med['floor'][0]:.2f} s: "
+          f"{target('app first render ÷ trivial page', med['app'][0] / med['floor'][0], 2.0)} "
+          f"(rounds {', '.join(f'{r:.2f}' for r in rounds)}); Next-click settle median {med['app'][1]:.0f} ms vs "
+          f"trivial {med['floor'][1]:.0f} ms ({len(stepped['app'])} clicks each): "
+          f"{target('app step ÷ trivial step', med['app'][1] / med['floor'][1], 2.5)}   "
+          f"[load average {load_before:.2f} → {os.getloadavg()[0]:.2f} during (f)]")
+
+
+APP_ROUNDS = 5
+"""How many times (f) opens each page, alternately (:func:`app`)."""
 
 
 if __name__ == "__main__":

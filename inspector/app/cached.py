@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from inspector.app import inputs
-from inspector.app.first_page import app_replay, take_prepared
+from inspector.app.first_page import app_replay, freeze_heap, take_prepared
 from inspector.manifest import LoadedManifest, load_manifest_text
 from inspector.replay import Replay
 from inspector.transcripts import ConversationInfo, Transcript, list_conversations, parse_transcript
@@ -54,4 +54,6 @@ def replay_cached(m: inputs.ManifestInput, tkey: tuple[str, str | None, int], co
     ready = take_prepared("replay", (m, tkey, counter, choice, live_id, strategy, agent))
     if ready is not None:
         return ready
-    return app_replay(load_manifest_cached(m), _transcript, counter, choice, strategy, agent, _live)
+    rp = app_replay(load_manifest_cached(m), _transcript, counter, choice, strategy, agent, _live)
+    freeze_heap()  # a step's garbage collection does not re-read the replay (first_page.freeze_heap)
+    return rp

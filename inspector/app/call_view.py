@@ -14,7 +14,7 @@ from inspector.app.widgets import rows_switch
 from inspector.redact import mask_text
 from inspector.replay import Replay
 from inspector.report import cache_view, per_call
-from inspector.report.figures import band_bar_html
+from inspector.report.figures import band_bar_html, forgotten_per_call
 from inspector.report.tables import not_sent_table
 
 ss = st.session_state
@@ -110,9 +110,9 @@ def explain_forgotten() -> None:
 def forgotten_list(rp: Replay, call: int) -> None:
     """The identifiers this call needed that are only in messages not sent, and a button that opens
     the message holding one under *Not sent & why*; nothing when the call forgot none."""
-    lost = per_call.forgotten_view(rp, call)
-    if lost.empty:
+    if not forgotten_per_call(rp)[call]:  # most calls: no table to build at this step
         return
+    lost = per_call.forgotten_view(rp, call)
     st.markdown(f"**Forgotten at this call: {len(lost)} identifier(s)** the call needed (user message, working "
                 "memory, or what the agent did next) that are only in messages not sent.")
     st.dataframe(words.shown(lost), hide_index=True, width="stretch", key="forgotten_table")

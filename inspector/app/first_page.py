@@ -3,8 +3,8 @@
 :func:`prepare_first_page` (called by :func:`inspector.cli.app_server.warm_up`) reads the same
 inputs the first page reads — the manifest and transcript chosen at launch, the default counter,
 summarizer and agent switches — and computes what the page's cached functions would: the
-conversation list, the parsed transcript and the replay (with its event index and forgetting
-analysis). Each is stored under the exact cache key the app's function is called with, and
+conversation list, the parsed transcript and the replay (with its event index, forgetting
+analysis and timeline figure). Each is stored under the exact cache key the app's function is called with, and
 :func:`take_prepared` hands it out once, on the first call with that key; any other key (the user
 changed a setting, edited the manifest, uploaded a file) finds nothing and computes as before.
 :func:`app_replay` is the one replay call both paths make, so a prepared replay is the one the
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.app import inputs
+from inspector.app.stepper import app_timeline
 from inspector.app.stepping import event_calls
 from inspector.bundled import AppLaunch, app_launch
 from inspector.replay import Replay
@@ -94,6 +95,12 @@ def prepare_first_page(launch: AppLaunch | None = None) -> Replay | None:
     from inspector.report.figures import forgotten_per_call
     from inspector.transcripts import list_conversations, parse_transcript
 
+    from streamlit import env_util
+
+    # Streamlit asks once per process, at the first element a page draws, whether it runs in a REPL:
+    # inspect.stack() then maps every loaded module's file (0.2-0.6 s with the app's 1 500 modules).
+    # Asked here first, inspect keeps that map, and the first page's question costs milliseconds.
+    env_util.is_repl()
     launch = app_launch([]) if launch is None else launch
     m, src = first_page_inputs(launch)
     if not src.data:
@@ -107,11 +114,27 @@ def prepare_first_page(launch: AppLaunch | None = None) -> Replay | None:
     rp = app_replay(loaded, transcript, counter, choice, strategy, agent, None)
     event_calls(rp)  # the jump index and the forgetting analysis, kept on the replay
     forgotten_per_call(rp)
+    app_timeline(rp)  # the timeline figure, kept on the replay too
     _PREPARED.clear()
     _PREPARED[("conversations", (src.key, src.name, None))] = convs
     _PREPARED[("transcript", (src.key, src.name, None, 0))] = transcript
     _PREPARED[("replay", key)] = rp
+    freeze_heap()
     return rp
+
+
+def freeze_heap() -> None:
+    """Keep everything alive now (the modules, the replays, their figures) out of the cyclic garbage
+    collector's scans until the next call (:func:`gc.freeze`). Streamlit collects after every script
+    run (``runner.postScriptGC``): with a 2 000-turn replay in memory, each collection re-read every
+    live object, about a hundred milliseconds of CPU at every step. Called once a replay is made
+    (here and by :func:`inspector.app.cached.replay_cached`): what was frozen before is unfrozen and
+    collected first, so a replay dropped from the cache since is freed, cycles included. Returns None."""
+    import gc
+
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def launch_from_serve_args(args: Sequence[str]) -> AppLaunch:

@@ -88,9 +88,10 @@ def stepper(rp: Replay) -> int:
         pos, slider = st.columns([1.5, 4], vertical_alignment="center", gap="small")
         with pos.container(key="call_position"):
             st.markdown(f"**{per_call.call_label(rp, ss.call)}** of {n:,}")
-        if n > 1:
-            slider.select_slider("LLM call", options=list(range(n)), key="call", label_visibility="collapsed",
-                                 persist_state="page", format_func=lambda k: per_call.call_label(rp, k))
+        if n > 1:  # a number slider: a list of every call's label is resent at every step (133 kB at 4 009 calls)
+            slider.slider("LLM call", min_value=0, max_value=n - 1, step=1, format="call %d", key="call",
+                          label_visibility="collapsed", persist_state="page",
+                          help="Every call; the line beside it names the current one's turn and step.")
     return int(ss.call)
 
 
@@ -109,7 +110,14 @@ def timeline_view(rp: Replay, rkey: tuple[Any, ...]) -> None:
 
 def app_timeline(rp: Replay) -> Any:
     """The timeline without plotly's legend (:func:`legend_html` draws it as wrapping HTML under the
-    strip: at 1024 px plotly's own became a scroll box that cut entries off)."""
+    strip: at 1024 px plotly's own became a scroll box that cut entries off). Built once per replay
+    and kept on it (every session showing this replay draws the same figure, never changing it), so
+    the server's warm-up (:func:`inspector.app.first_page.prepare_first_page`) builds the first
+    page's before it listens."""
+    return rp.view("app_timeline", lambda: _app_timeline(rp))
+
+
+def _app_timeline(rp: Replay) -> Any:
     fig = timeline(rp)
     fig.update_layout(showlegend=False, height=300, margin=dict(b=36))
     return fig

@@ -50,11 +50,13 @@ TIMELINE_BAR_MAX = 400
 band, the same numbers) with box zoom, and invisible markers on the top line (:data:`CLICKABLE`) so
 a click lands on the call under it."""
 
-CLICKABLE = dict(mode="lines+markers", marker=dict(size=6, opacity=0))
+CLICKABLE = dict(mode="lines+markers", marker=dict(size=6, opacity=0, maxdisplayed=1))
 """Lines and areas cannot be selected, and a click selects only the first point plotly lists under
 the pointer, which over the long timeline's areas (and over bars, when the budget lines stand above
 them) is the last budget line's: invisible markers on that one line (one per call, not one per call
-and band) carry the click to the call under it."""
+and band) carry the click to the call under it. plotly finds the point under the pointer among all
+of a trace's points, drawn or not, so these markers, never visible, are not drawn (``maxdisplayed``:
+one at most): at 4 009 calls drawing them took half of the browser's time to draw the timeline."""
 
 TIMELINE_MARGIN = dict(l=72, r=12)
 """The timeline's left and right margins in pixels, fixed (no automatic margin), so the plot area
@@ -250,7 +252,8 @@ def timeline(rp: Replay, *, selected: int | None = None, title: str | None = Non
 
 def _band_traces(df: Any, bars: bool) -> list[dict[str, Any]]:
     """One trace per band the replay ever sends: bars, or stepped stacked areas for a long replay.
-    The first carries the call's heading in the unified hover."""
+    The first carries the call's heading in the unified hover, and the turn and step it names (the
+    others' hover reads no custom data, so they carry none: at 4 009 calls, a quarter less to send)."""
     x = df["call"].to_numpy()
     custom = df[["turn", "step"]].to_numpy()
     data: list[dict[str, Any]] = []
@@ -258,8 +261,10 @@ def _band_traces(df: Any, bars: bool) -> list[dict[str, Any]]:
         if not df[band].any():
             continue  # a band this strategy never sends gets no legend entry
         head = "call %{x} · turn %{customdata[0]} · step %{customdata[1]}<br>" if not data else ""
-        trace: dict[str, Any] = dict(x=x, y=df[band].to_numpy(), name=BAND_LABELS[band], customdata=custom,
+        trace: dict[str, Any] = dict(x=x, y=df[band].to_numpy(), name=BAND_LABELS[band],
                                      hovertemplate=head + BAND_LABELS[band] + ": %{y:,}<extra></extra>")
+        if head:
+            trace["customdata"] = custom
         if bars:
             trace.update(type="bar", marker=dict(color=BAND_COLORS[band]))
         else:

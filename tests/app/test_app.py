@@ -179,7 +179,7 @@ def test_next_and_previous_move_the_call_and_change_the_views() -> None:
 
 def test_slider_jumps_to_any_call_and_is_clamped_at_the_end() -> None:
     at = start()
-    at.select_slider(key="call").set_value(DEMO_CALLS - 1).run()
+    at.slider(key="call").set_value(DEMO_CALLS - 1).run()
     assert at.session_state["call"] == DEMO_CALLS - 1
     at.button(key="next").click().run()  # at the last call Next (and →) stays there
     assert at.session_state["call"] == DEMO_CALLS - 1
@@ -199,7 +199,7 @@ def test_stepping_never_replays(monkeypatch: pytest.MonkeyPatch) -> None:
     for _ in range(3):
         at.button(key="next").click().run()
         assert_healthy(at)
-    at.select_slider(key="call").set_value(20).run()
+    at.slider(key="call").set_value(20).run()
     assert_healthy(at)
     assert at.session_state["call"] == 20 and errors(at) == []
 
@@ -438,7 +438,7 @@ def test_secrets_in_transcripts_are_masked_in_every_view() -> None:
 def test_estimate_counter_warns_about_under_counting() -> None:
     at = start()
     at.radio(key="counter").set_value("estimate").run()
-    at.select_slider(key="call").set_value(3).run()
+    at.slider(key="call").set_value(3).run()
     assert_healthy(at)
     notes = [x.value for x in [*at.info, *at.warning, *at.error]]
     assert any("under-counts" in n for n in notes), notes
@@ -462,19 +462,19 @@ def test_live_summarizer_asks_for_a_hidden_key_and_calls_the_model_only_when_app
     page = " ".join(str(getattr(e, "value", "")) for e in [*at.markdown, *at.caption, *at.code, *at.text])
     assert "sk-secret-123" not in page
     assert not any("offline stand-in" in c.value for c in at.caption if "summarizer" in c.value)
-    at.select_slider(key="call").set_value(15).run()
+    at.slider(key="call").set_value(15).run()
     assert any("SUMMARY: the user asked things" in str(c.value) for c in at.code)  # the model's summary
 
 
 def test_summary_block_text_is_shown() -> None:
     at = start()
-    at.select_slider(key="call").set_value(15).run()
+    at.slider(key="call").set_value(15).run()
     assert any("offline stand-in summary" in str(c.value) for c in at.code)
 
 
 def test_why_did_my_message_disappear() -> None:
     at = start()
-    at.select_slider(key="call").set_value(15).run()
+    at.slider(key="call").set_value(15).run()
     show(at, "not_sent")
     at.number_input(key="why_index").set_value(1).run()
     text = why_text(at)
@@ -489,7 +489,7 @@ def test_repairs_are_said_in_words_and_linked_to_their_messages() -> None:
     at = start()
     rp = at.session_state["_stepped_replay"]
     k = next(k for k, f in enumerate(rp.frames) if any(r.repair.kind == "ask_stripped" for r in f.repairs))
-    at.select_slider(key="call").set_value(k).run()
+    at.slider(key="call").set_value(k).run()
     show(at, "repairs")
     blocks = [str(h.proto.body) for h in at.get("html") if "ci-findings" in str(h.proto.body)]
     assert blocks, "the repairs are drawn as sentences"
@@ -596,7 +596,7 @@ def test_this_call_lists_forgotten_references_marks_the_timeline_and_links_the_m
     at = start()
     # the demo's call 24 needs the account id for its resync_mobile_app call; the rolling summary dropped it
     # and message 22 (the booking re-read of turn 4) is the newest message holding it
-    at.select_slider(key="call").set_value(24).run()
+    at.slider(key="call").set_value(24).run()
     lost = frame_by_columns(at, "identifier", "transcript #", "why not sent")
     assert "AUR-5521904" in set(lost["identifier"])
     # Independent check of every row: the named message holds the identifier, and it is not sent.
@@ -671,7 +671,7 @@ def test_jump_to_next_and_previous_event_lands_on_the_calls_the_replay_records()
     assert at.session_state["call"] == repaired[1]
     at.button(key="jump_prev").click().run()
     assert at.session_state["call"] == repaired[0]
-    at.select_slider(key="call").set_value(DEMO_CALLS - 1).run()
+    at.slider(key="call").set_value(DEMO_CALLS - 1).run()
     assert at.button(key="jump_next").disabled == (repaired[-1] <= DEMO_CALLS - 1)
 
 
@@ -701,7 +701,7 @@ def test_error_excerpt_numbers_and_marks_lines() -> None:
 def test_side_by_side_puts_strategies_in_columns_and_shows_only_differences() -> None:
     at = start()  # the demo under its own manifest: the manifest's strategy first, then two presets
     show(at, "compare")
-    at.select_slider(key="call").set_value(DEMO_CALLS - 1).run()
+    at.slider(key="call").set_value(DEMO_CALLS - 1).run()
     assert len([c for c in chart_ids(at) if "compare_timeline" in c]) == 3
     at.toggle(key="keep_diff").set_value(True).run()
     diff = frame_by_columns(at, "#", "differs", OWN_STRATEGY, "stack")

@@ -71,3 +71,36 @@ def test_nothing_prepared_is_handed_out_for_another_key() -> None:
         assert first.take_prepared("replay", ("k",)) is None  # handed out once
     finally:
         first._PREPARED.clear()
+
+
+# --- the garbage collector does not re-read the replays at every step ----------------------------------
+
+def test_the_prepared_replay_and_its_figure_are_out_of_the_collectors_scans(launched: tuple[Path, object]) -> None:
+    """Streamlit collects after every script run; what the warm-up made is frozen, so a step's
+    collection does not re-read it (gc.get_objects lists what a collection scans)."""
+    import gc
+
+    _path, rp = launched
+    scanned = {id(o) for o in gc.get_objects()}
+    figure = rp.views["app_timeline"]  # type: ignore[attr-defined]
+    for kept in (rp, rp.frames, figure):  # type: ignore[attr-defined]
+        assert id(kept) not in scanned
+
+
+def test_a_replay_dropped_after_a_freeze_is_collected_at_the_next_one() -> None:
+    """freeze_heap unfreezes and collects before it freezes again: a cycle frozen once and dropped
+    since is freed, not kept for the life of the server."""
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    a, b = Node(), Node()
+    a.other, b.other = b, a  # a cycle: only the collector frees it
+    gone = weakref.ref(a)
+    first.freeze_heap()
+    assert id(a) not in {id(o) for o in gc.get_objects()}  # frozen
+    del a, b
+    first.freeze_heap()
+    assert gone() is None

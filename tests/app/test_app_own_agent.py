@@ -76,7 +76,7 @@ def test_a_trimmed_summary_is_shown_as_not_sent() -> None:
     rp = replay(load_manifest(ROOT / "sample_manifests" / inputs.DEFAULT_MANIFEST),
                 load_transcript(ROOT / "inspector" / "samples" / "demo_support.json"), summarizer="stand-in")
     k = next(k for k, f in enumerate(rp.frames) if f.not_sent)
-    at.select_slider(key="call").set_value(k).run()
+    at.slider(key="call").set_value(k).run()
     assert any("Not sent" in w.value and SUMMARY_TRIMMED in plain(w.value) for w in at.warning)
     assert any("computed but not sent" in e.label for e in at.expander)  # its text sits under "not sent" only
     assert "summary block: 0 tokens" in captions(at)

@@ -95,7 +95,7 @@ def scan(at: AppTest) -> dict[str, list[str]]:
     Side by side once: the engine codes found on each."""
     found: dict[str, list[str]] = {}
     for call in interesting_calls(at):
-        at.select_slider(key="call").set_value(call).run() if at.session_state["n_calls"] > 1 else None
+        at.slider(key="call").set_value(call).run() if at.session_state["n_calls"] > 1 else None
         for view in ("call", "not_sent", "repairs"):
             at.segmented_control(key="view").set_value(view).run()
             assert not at.exception, [e.value for e in at.exception]
@@ -131,7 +131,7 @@ def test_the_band_table_lists_no_over_budget_band_and_adds_up_to_what_the_call_a
     at.selectbox(key="manifest_sample").select("small-window.yaml").run()
     rp = at.session_state["_stepped_replay"]
     k = next(k for k, f in enumerate(rp.frames) if f.headroom < 0)
-    at.select_slider(key="call").set_value(k).run()
+    at.slider(key="call").set_value(k).run()
     f = rp.frames[k]
     table = next(d.value for d in at.dataframe if "% of window" in d.value.columns)
     assert "over budget" not in set(table["band"]) and "headroom" not in set(table["band"])
@@ -146,7 +146,7 @@ def test_the_context_manager_caption_says_a_trimmed_summary_was_not_sent() -> No
     unsent = [k for k, f in enumerate(rp.frames) if f.decision.action in ("reused", "summarized") and not f.summary_sent]
     if not unsent:
         pytest.skip("the demo sends every summary it computes or reuses")
-    at.select_slider(key="call").set_value(unsent[0]).run()
+    at.slider(key="call").set_value(unsent[0]).run()
     text = "\n".join(unescaped(str(c.value)) for c in at.caption)
     assert "trimmed — not sent" in text
     options = at.selectbox(key="jump_kind").options
