@@ -134,6 +134,35 @@ def _secret_name(key: str) -> bool:
     return bool(_SECRET_KEY.match(key.strip()))
 
 
+# What a JSON text (``json.dumps(..., ensure_ascii=False)``) must contain for :func:`mask_secrets` to
+# change the value it encodes: a needle of a text pattern (:data:`_MAYBE` without its bare ``[=:]``;
+# none holds a character JSON escapes), or the end of a secret-like name — a dict key (:data:`_SECRET_KEY`,
+# whose names all end so) or an assignment's key (:data:`_SECRET_NAME`) — then, across whitespace raw or
+# JSON-escaped and an optional quote (escaped inside a string), ``=`` or ``:``.
+_ESCAPED_SPACE = r"(?:\s|\\[tnrfb]|\\u[0-9a-fA-F]{4})*"
+_NAME_END = _ESCAPED_SPACE + r"(?:\\?[\"'])?" + _ESCAPED_SPACE + "[=:]"
+_NAME_WORDS = ("key", "token", "secret", "passw(?:or)?d", "passphrase")
+_JSON_MAYBE = re.compile(
+    r"(?i:bearer|authorization)|://|sk-|gh[pousr]_|github_pat_|xox[abprs]-|AKIA|AIza|eyJ"
+    r"|(?i:" + "|".join(_NAME_WORDS) + ")" + _NAME_END)
+# The same test on an ASCII text lowered (each pattern starts with a literal, which ``re`` finds by a
+# fast scan; one pattern of alternatives is tried at every position): a superset of the needles above.
+_LOWER_NEEDLES = ("bearer", "authorization", "://", "sk-", "github_pat_", "xox", "akia", "aiza", "eyj")
+_LOWER_PATTERNS = (re.compile(r"gh[pousr]_"), *(re.compile(w + _NAME_END) for w in _NAME_WORDS))
+
+
+def json_may_hold_secret(text: str) -> bool:
+    """False only when :func:`mask_secrets` would return the value that JSON ``text`` (written by
+    ``json.dumps`` with ``ensure_ascii=False``) encodes unchanged: no text in it holds the start of a
+    secret pattern and no key name or ``KEY=``-style assignment in it is secret-like. True means
+    "mask it to see" (most texts that say True hold no secret). A few scans of ``text``, so a writer
+    can dump first and walk with :func:`mask_secrets` only the values this says may need it."""
+    if not text.isascii():  # case-folding beyond ASCII (the Kelvin sign is a k): the one-pattern test
+        return _JSON_MAYBE.search(text) is not None
+    low = text.lower()
+    return any(n in low for n in _LOWER_NEEDLES) or any(p.search(low) is not None for p in _LOWER_PATTERNS)
+
+
 _SCALARS = (int, float, bool, type(None))
 
 
