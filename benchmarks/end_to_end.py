@@ -4,15 +4,20 @@ Every figure is measured in this one run on this machine, so only ratios mean an
 is shared: the load average is printed at the start and the end). The floor and the generated
 transcripts are those of ``benchmarks/replay_scaling.py``: one tiktoken pass over every text of the
 2 000-turn transcript (contents, tool-call arguments, each tool name once), best of the passes made
-during the run. For every strategy the package ships (stack, sliding-window, summarising; the
-settings of ``replay_scaling.py``, a 120 000-token window, tiktoken):
+during the run. For every context manager the plugin registry holds (``replay_scaling.STRATEGIES``:
+the seeds' with issue 13's settings, the others with their defaults, which act on these transcripts;
+a 120 000-token window, tiktoken, gpt-4o, so the prompt cache is accounted under OpenAI's rule, the
+one users get by default for that model), after the number of calls it changed (left a row out or
+replaced one):
 
 (a) ``replay()`` in process, at 1 000 and 2 000 turns (best of ``--repeat``);
-(b) the forgetting analysis of that replay (``call_needs``), and its time ÷ the replay's;
+(b) the prompt-cache accounting of that replay (:func:`inspector.prompt_cache.account`, the default
+    rule) and the forgetting analysis (``call_needs``), and the latter's time ÷ the replay's;
 (c) ``context-inspector replay M T.json`` to JSON and ``--format table``, in a fresh process each,
     as CPU seconds of the child (a loaded machine moves them far less than wall clock), start-up
     subtracted (the same command on a one-turn transcript: interpreter, imports, tiktoken's
-    encoding), ÷ the floor's CPU seconds, and the JSON's t(2 000) ÷ t(1 000);
+    encoding), ÷ the floor's CPU seconds, and the JSON's t(2 000) ÷ t(1 000) (the JSON holds the
+    forgetting and the prompt cache, as users get it);
 (d) one enormous turn (one user message, 2 500 / 5 000 tool rounds, uncapped stack, 32 000-token
     window): replay + forgetting, t(5 000) ÷ t(2 500), and how many (call, identifier) pairs the
     forgetting answer holds;
@@ -24,6 +29,9 @@ settings of ``replay_scaling.py``, a 120 000-token window, tiktoken):
     headless Chromium: first render (from the page opened on a server that is up to call 0 and the
     timeline drawn) ÷ the trivial page's first render with one Plotly chart
     (``benchmarks/app_floor.py?plotly=1``), and the median Next-click settle ÷ the trivial page's.
+
+(a)-(c): a strategy whose replay record more than triples from 250 to 500 turns (``replay_scaling.growth``)
+is superlinear: its growth prints as a missed target and it is not run at 1 000 / 2 000 turns.
 
 Every target prints as ``measured/target``. The LangChain ``trim_messages`` peer of the issue's
 figures is not installed here and not run (no benchmark in ``benchmarks/`` carries it).
@@ -54,11 +62,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from replay_scaling import STRATEGIES, WINDOW, _functions, one_enormous_turn, synth  # noqa: E402
+from replay_scaling import GROWTH_LIMIT, STRATEGIES, WINDOW, _functions, acting_calls, growth, one_enormous_turn, synth  # noqa: E402
 
 from inspector.engine.tokens import TiktokenCounter, content_text  # noqa: E402
 from inspector.forgetting import call_needs  # noqa: E402
 from inspector.manifest import settings_from_dict  # noqa: E402
+from inspector.prompt_cache import account  # noqa: E402
 from inspector.replay import replay  # noqa: E402
 
 EXE = [sys.executable, "-m", "inspector"]
@@ -175,14 +184,20 @@ def main(argv: list[str] | None = None) -> int:
                 "spec": {"models": [{"id": "main", "model": "gpt-4o", "context_window": WINDOW}], "context_manager": cm}}))
 
         rows = []
+        superlinear = {}
         for name, cm in STRATEGIES.items():
+            g = growth(cm, (small // 4, small // 2))
+            if g > GROWTH_LIMIT:
+                superlinear[name] = g
+                continue
             s = settings(cm)
-            t_rp = {}
-            t_fg = {}
+            t_rp, t_fg, t_cache, acted = {}, {}, {}, 0
             for n in (small, big):
                 t_rp[n], rp = best(lambda: replay(s, trs[n], counter="tiktoken"), args.repeat,
                                    before=floor_pass if n == big else None)
                 t_fg[n], _ = best(lambda: call_needs(rp), args.repeat, before=cold_texts)
+                t_cache[n], _ = best(lambda: account(rp), args.repeat)
+                acted = acting_calls(rp)
                 del rp
             startup = {fmt: cli(["replay", str(manifests[name]), str(files[1]), "--format", fmt], args.repeat)
                        for fmt in ("json", "table")}
@@ -190,22 +205,27 @@ def main(argv: list[str] | None = None) -> int:
                       for n in (small, big)}
             t_table = cli(["replay", str(manifests[name]), str(files[big]), "--format", "table"], args.repeat) \
                 - startup["table"]
-            rows.append((name, t_rp, t_fg, t_json, t_table, startup))
+            rows.append((name, t_rp, t_fg, t_cache, acted, t_json, t_table, startup))
         floor, cpu_floor = min(passes), min(cpu_passes)
         print(f"(a)-(c) transcripts {small:,} / {big:,} turns ({len(trs[small].messages):,} / {len(msgs):,} messages), "
               f"tiktoken, {WINDOW:,}-token window; floor = one tiktoken pass over the {big:,}-turn texts = "
               f"{floor:.3f} s (best of {len(passes)}, median {statistics.median(passes):.3f} s; CPU {cpu_floor:.3f} s); "
               "the CLI columns are CPU seconds of the child process, start-up subtracted, ÷ the CPU floor")
-        print(f"{'strategy':>20} | replay ×floor | forgetting ×floor | forgetting÷replay | CLI JSON ×floor "
-              f"| CLI JSON t({big})/t({small}) | CLI table ×floor | start-up JSON/table")
-        for name, t_rp, t_fg, t_json, t_table, startup in rows:
-            print(f"{name:>20} | {t_rp[big] / floor:13.2f} | {t_fg[big] / floor:17.2f} | "
+        print(f"{'strategy':>30} | calls changed | replay ×floor | cache ×floor | forgetting ×floor | "
+              f"forgetting÷replay | CLI JSON ×floor | CLI JSON t({big})/t({small}) | CLI table ×floor | start-up JSON/table")
+        for name, t_rp, t_fg, t_cache, acted, t_json, t_table, startup in rows:
+            print(f"{name:>30} | {acted:13,} | {t_rp[big] / floor:13.2f} | {t_cache[big] / floor:12.2f} | "
+                  f"{t_fg[big] / floor:17.2f} | "
                   f"{target(f'{name}: forgetting ÷ replay at {big}', t_fg[big] / t_rp[big], 1.0):>17} | "
                   f"{target(f'{name}: CLI JSON ×floor at {big}', t_json[big] / cpu_floor, 8.0):>15} | "
                   f"{target(f'{name}: CLI JSON t({big})/t({small})', t_json[big] / t_json[small], 2.2):>24} | "
                   f"{t_table / cpu_floor:16.2f} | {startup['json']:.2f} s / {startup['table']:.2f} s"
-                  f"   [replay {t_rp[small]:.2f}/{t_rp[big]:.2f} s, forgetting {t_fg[small]:.2f}/{t_fg[big]:.2f} s, "
-                  f"CLI JSON {t_json[small]:.2f}/{t_json[big]:.2f} s]")
+                  f"   [replay {t_rp[small]:.2f}/{t_rp[big]:.2f} s, cache {t_cache[small]:.2f}/{t_cache[big]:.2f} s, "
+                  f"forgetting {t_fg[small]:.2f}/{t_fg[big]:.2f} s, CLI JSON {t_json[small]:.2f}/{t_json[big]:.2f} s]")
+        for name, g in superlinear.items():
+            target(f"{name}: replay record growth {small // 4}→{small // 2} turns", g, 2.2)
+            print(f"{name:>30} | superlinear: its replay record grows ×{g:.2f} from {small // 4} to {small // 2} "
+                  f"turns (> {GROWTH_LIMIT:g}); not run at {small:,} / {big:,} turns")
 
         # (d) one enormous turn: the issue's 32k window (the turn overflows it: every later call lacks the
         # trimmed rounds), then a window that holds the whole turn (nothing lost: the analysis alone)
