@@ -24,7 +24,7 @@ from inspector.replay_document import document_text, masked_document_text
 # pieces of secrets, of secret-like names and of JSON's escaping, and ordinary words
 _PIECES = ["Bearer ", "bearer\t", "authorization: basic ", "https://", "user:", "pw@", "sk-", "sk-ant-", "ghp_",
            "github_pat_", "xoxb-", "AKIA", "AIza", "eyJ", "api_key", "TOKEN", "Secret", "passwd", "PassPhrase",
-           "\u212aey", "=", ": ", ":", '"', "'", " ", "\t", "\n", "\x0b", "\xa0", "abcdefghijklmnop",
+           "\u212aey", "\u017fecret", "author\u0130zation", "\u0131", "—", "=", ": ", ":", '"', "'", " ", "\t", "\n", "\x0b", "\xa0", "abcdefghijklmnop",
            "0123456789ABCDEF", "_", "-", ".", "payload_tokens", "monkey", "é", "call_1"]
 _text = st.lists(st.sampled_from(_PIECES), max_size=12).map("".join)
 _scalar = st.one_of(st.integers(-5, 10**6), st.floats(allow_nan=False, allow_infinity=False), st.booleans(),
@@ -51,7 +51,8 @@ def test_the_masked_text_is_document_text_of_the_masked_document(doc: dict[str, 
 
 
 @pytest.mark.parametrize("secret", ["Bearer abcdef123456ghijkl", "OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234",
-                                    'the config {"api_key": "abcd1234efgh5678"}', "DB_PASSWORD\t= 'c0rrect-h0rse'"])
+                                    'the config {"api_key": "abcd1234efgh5678"}', "DB_PASSWORD\t= 'c0rrect-h0rse'",
+                                    "— author\u0130zation: Basic dXNlcjpwYXNzd29yZA=="])
 def test_a_secret_in_one_frame_is_masked_and_the_other_frames_are_not_walked(
         secret: str, monkeypatch: pytest.MonkeyPatch) -> None:
     frames = [{"call": k, "summary": f"turn {k}"} for k in range(50)]
