@@ -14,7 +14,7 @@ replaced one):
 (b) the prompt-cache accounting of that replay (:func:`inspector.prompt_cache.account`, the default
     rule) and the forgetting analysis (``call_needs``), and the latter's time ÷ the replay's;
 (c) ``context-inspector replay M T.json`` to JSON and ``--format table``, in a fresh process each,
-    as CPU seconds of the child (a loaded machine moves them far less than wall clock), start-up
+    the cheapest of ``--cli-repeat`` rounds in which the commands take turns, as CPU seconds of the child (a loaded machine moves them far less than wall clock), start-up
     subtracted (the same command on a one-turn transcript: interpreter, imports, tiktoken's
     encoding), ÷ the floor's CPU seconds, and the JSON's t(2 000) ÷ t(1 000) (the JSON holds the
     forgetting and the prompt cache, as users get it);
@@ -36,7 +36,7 @@ is superlinear: its growth prints as a missed target and it is not run at 1 000 
 Every target prints as ``measured/target``. The LangChain ``trim_messages`` peer of the issue's
 figures is not installed here and not run (no benchmark in ``benchmarks/`` carries it).
 
-    .venv/bin/python benchmarks/end_to_end.py [--quick] [--repeat 3] [--fleet 200] [--no-app] [--steps 10]
+    .venv/bin/python benchmarks/end_to_end.py [--quick] [--repeat 3] [--cli-repeat 5] [--fleet 200] [--no-app] [--steps 10]
 
 ``--quick``: 250 / 500 turns, 500 / 1 000 rounds, a 40-conversation fleet (a smoke run, not the figures).
 """
@@ -111,17 +111,20 @@ def best(fn: Callable[[], Any], times: int, before: Callable[[], None] | None = 
     return fastest, out
 
 
-def cli(args: list[str], times: int) -> float:
-    """CPU seconds (user + system) of the cheapest of ``times`` fresh ``context-inspector`` processes:
-    on a shared machine a child's CPU time moves far less with the load than its wall clock."""
+def cli(commands: dict[str, list[str]], times: int) -> dict[str, float]:
+    """CPU seconds (user + system) of the cheapest of ``times`` fresh ``context-inspector`` processes
+    per command (by key): on a shared machine a child's CPU time moves far less with the load than
+    its wall clock. The commands take turns (one run of each, ``times`` rounds), so a start-up and
+    the replays it is subtracted from are sampled in the same stretches of the machine's load."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cheapest = float("inf")
+    cheapest = dict.fromkeys(commands, float("inf"))
     for _ in range(times):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([*EXE, *args], check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cheapest = min(cheapest, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        for key, args in commands.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([*EXE, *args], check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cheapest[key] = min(cheapest[key], after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return cheapest
 
 
@@ -129,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cli-repeat", type=int, default=5, help="rounds of the CLI commands (each the cheapest)")
     ap.add_argument("--fleet", type=int, default=None, help="conversations in the fleet sweep (default 200)")
     ap.add_argument("--no-app", action="store_true", help="skip the browser measurements")
     ap.add_argument("--steps", type=int, default=10)
@@ -199,12 +203,14 @@ def main(argv: list[str] | None = None) -> int:
                 t_cache[n], _ = best(lambda: account(rp), args.repeat)
                 acted = acting_calls(rp)
                 del rp
-            startup = {fmt: cli(["replay", str(manifests[name]), str(files[1]), "--format", fmt], args.repeat)
-                       for fmt in ("json", "table")}
-            t_json = {n: cli(["replay", str(manifests[name]), str(files[n])], args.repeat) - startup["json"]
-                      for n in (small, big)}
-            t_table = cli(["replay", str(manifests[name]), str(files[big]), "--format", "table"], args.repeat) \
-                - startup["table"]
+            m = str(manifests[name])
+            cpu = cli({"start-up json": ["replay", m, str(files[1])],
+                       "start-up table": ["replay", m, str(files[1]), "--format", "table"],
+                       **{f"json {n}": ["replay", m, str(files[n])] for n in (small, big)},
+                       "table": ["replay", m, str(files[big]), "--format", "table"]}, args.cli_repeat)
+            startup = {"json": cpu["start-up json"], "table": cpu["start-up table"]}
+            t_json = {n: cpu[f"json {n}"] - startup["json"] for n in (small, big)}
+            t_table = cpu["table"] - startup["table"]
             rows.append((name, t_rp, t_fg, t_cache, acted, t_json, t_table, startup))
         floor, cpu_floor = min(passes), min(cpu_passes)
         print(f"(a)-(c) transcripts {small:,} / {big:,} turns ({len(trs[small].messages):,} / {len(msgs):,} messages), "
