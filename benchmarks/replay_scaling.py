@@ -241,15 +241,15 @@ def main() -> None:
           f"{n_arguments} tool-call arguments, {len(names)} tool names) = {floor:.3f} s "
           f"(best of {len(passes)} passes made during the run; median {statistics.median(passes):.3f} s); "
           f"contents alone (the floor up to the seventh pass) = {content_floor:.3f} s")
-    print(f"{'strategy':>20} | (b) ×floor | ×contents floor | µs/call | (c) t({big})/t({small}) | (d) peak MB "
+    print(f"{'strategy':>30} | (b) ×floor | ×contents floor | µs/call | (c) t({big})/t({small}) | (d) peak MB "
           f"| (e) JSON MB | calls | (f) reference/incremental at {small}")
     for name, t_small, t_big, n_calls, size, mem, ref in rows:
-        print(f"{name:>20} | {t_big / floor:10.2f} | {t_big / content_floor:15.2f} | {1e6 * t_big / n_calls:7.0f} | "
+        print(f"{name:>30} | {t_big / floor:10.2f} | {t_big / content_floor:15.2f} | {1e6 * t_big / n_calls:7.0f} | "
               f"{t_big / t_small:19.2f} | "
               f"{mem:11.0f} | {size:11.2f} | "
               f"{n_calls:5} | {ref}   [{small}: {t_small:.2f}s, {big}: {t_big:.2f}s]")
     for name, g in superlinear.items():
-        print(f"{name:>20} | superlinear: its record grows ×{g:.2f} from {small // 4} to {small // 2} turns > {GROWTH_LIMIT:g}, "
+        print(f"{name:>30} | superlinear: its record grows ×{g:.2f} from {small // 4} to {small // 2} turns > {GROWTH_LIMIT:g}, "
               f"not run at {small} / {big} turns")
     rounds = (500, 1000) if quick else (2500, 5000)
     times = {n: best(one_enormous_turn(n), {"type": "stack"}, window=32_000)[0] for n in rounds}
