@@ -4,15 +4,20 @@ Every figure is measured in this one run on this machine, so only ratios mean an
 is shared: the load average is printed at the start and the end). The floor and the generated
 transcripts are those of ``benchmarks/replay_scaling.py``: one tiktoken pass over every text of the
 2 000-turn transcript (contents, tool-call arguments, each tool name once), best of the passes made
-during the run. For every strategy the package ships (stack, sliding-window, summarising; the
-settings of ``replay_scaling.py``, a 120 000-token window, tiktoken):
+during the run. For every context manager the plugin registry holds (``replay_scaling.STRATEGIES``:
+the seeds' with issue 13's settings, the others with their defaults, which act on these transcripts;
+a 120 000-token window, tiktoken, gpt-4o, so the prompt cache is accounted under OpenAI's rule, the
+one users get by default for that model), after the number of calls it changed (left a row out or
+replaced one):
 
 (a) ``replay()`` in process, at 1 000 and 2 000 turns (best of ``--repeat``);
-(b) the forgetting analysis of that replay (``call_needs``), and its time ÷ the replay's;
+(b) the prompt-cache accounting of that replay (:func:`inspector.prompt_cache.account`, the default
+    rule) and the forgetting analysis (``call_needs``), and the latter's time ÷ the replay's;
 (c) ``context-inspector replay M T.json`` to JSON and ``--format table``, in a fresh process each,
-    as CPU seconds of the child (a loaded machine moves them far less than wall clock), start-up
+    the cheapest of ``--cli-repeat`` rounds in which the commands take turns, as CPU seconds of the child (a loaded machine moves them far less than wall clock), start-up
     subtracted (the same command on a one-turn transcript: interpreter, imports, tiktoken's
-    encoding), ÷ the floor's CPU seconds, and the JSON's t(2 000) ÷ t(1 000);
+    encoding), ÷ the floor's CPU seconds, and the JSON's t(2 000) ÷ t(1 000) (the JSON holds the
+    forgetting and the prompt cache, as users get it);
 (d) one enormous turn (one user message, 2 500 / 5 000 tool rounds, uncapped stack, 32 000-token
     window): replay + forgetting, t(5 000) ÷ t(2 500), and how many (call, identifier) pairs the
     forgetting answer holds;
@@ -25,10 +30,13 @@ settings of ``replay_scaling.py``, a 120 000-token window, tiktoken):
     timeline drawn) ÷ the trivial page's first render with one Plotly chart
     (``benchmarks/app_floor.py?plotly=1``), and the median Next-click settle ÷ the trivial page's.
 
+(a)-(c): a strategy whose replay record more than triples from 250 to 500 turns (``replay_scaling.growth``)
+is superlinear: its growth prints as a missed target and it is not run at 1 000 / 2 000 turns.
+
 Every target prints as ``measured/target``. The LangChain ``trim_messages`` peer of the issue's
 figures is not installed here and not run (no benchmark in ``benchmarks/`` carries it).
 
-    .venv/bin/python benchmarks/end_to_end.py [--quick] [--repeat 3] [--fleet 200] [--no-app] [--steps 10]
+    .venv/bin/python benchmarks/end_to_end.py [--quick] [--repeat 3] [--cli-repeat 5] [--fleet 200] [--no-app] [--steps 10]
 
 ``--quick``: 250 / 500 turns, 500 / 1 000 rounds, a 40-conversation fleet (a smoke run, not the figures).
 """
@@ -54,11 +62,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from replay_scaling import STRATEGIES, WINDOW, _functions, one_enormous_turn, synth  # noqa: E402
+from replay_scaling import GROWTH_LIMIT, STRATEGIES, WINDOW, _functions, acting_calls, growth, one_enormous_turn, synth  # noqa: E402
 
 from inspector.engine.tokens import TiktokenCounter, content_text  # noqa: E402
 from inspector.forgetting import call_needs  # noqa: E402
 from inspector.manifest import settings_from_dict  # noqa: E402
+from inspector.prompt_cache import account  # noqa: E402
 from inspector.replay import replay  # noqa: E402
 
 EXE = [sys.executable, "-m", "inspector"]
@@ -102,17 +111,20 @@ def best(fn: Callable[[], Any], times: int, before: Callable[[], None] | None = 
     return fastest, out
 
 
-def cli(args: list[str], times: int) -> float:
-    """CPU seconds (user + system) of the cheapest of ``times`` fresh ``context-inspector`` processes:
-    on a shared machine a child's CPU time moves far less with the load than its wall clock."""
+def cli(commands: dict[str, list[str]], times: int) -> dict[str, float]:
+    """CPU seconds (user + system) of the cheapest of ``times`` fresh ``context-inspector`` processes
+    per command (by key): on a shared machine a child's CPU time moves far less with the load than
+    its wall clock. The commands take turns (one run of each, ``times`` rounds), so a start-up and
+    the replays it is subtracted from are sampled in the same stretches of the machine's load."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cheapest = float("inf")
+    cheapest = dict.fromkeys(commands, float("inf"))
     for _ in range(times):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([*EXE, *args], check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cheapest = min(cheapest, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        for key, args in commands.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([*EXE, *args], check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cheapest[key] = min(cheapest[key], after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return cheapest
 
 
@@ -120,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cli-repeat", type=int, default=5, help="rounds of the CLI commands (each the cheapest)")
     ap.add_argument("--fleet", type=int, default=None, help="conversations in the fleet sweep (default 200)")
     ap.add_argument("--no-app", action="store_true", help="skip the browser measurements")
     ap.add_argument("--steps", type=int, default=10)
@@ -175,37 +188,50 @@ def main(argv: list[str] | None = None) -> int:
                 "spec": {"models": [{"id": "main", "model": "gpt-4o", "context_window": WINDOW}], "context_manager": cm}}))
 
         rows = []
+        superlinear = {}
         for name, cm in STRATEGIES.items():
+            g = growth(cm, (small // 4, small // 2))
+            if g > GROWTH_LIMIT:
+                superlinear[name] = g
+                continue
             s = settings(cm)
-            t_rp = {}
-            t_fg = {}
+            t_rp, t_fg, t_cache, acted = {}, {}, {}, 0
             for n in (small, big):
                 t_rp[n], rp = best(lambda: replay(s, trs[n], counter="tiktoken"), args.repeat,
                                    before=floor_pass if n == big else None)
                 t_fg[n], _ = best(lambda: call_needs(rp), args.repeat, before=cold_texts)
+                t_cache[n], _ = best(lambda: account(rp), args.repeat)
+                acted = acting_calls(rp)
                 del rp
-            startup = {fmt: cli(["replay", str(manifests[name]), str(files[1]), "--format", fmt], args.repeat)
-                       for fmt in ("json", "table")}
-            t_json = {n: cli(["replay", str(manifests[name]), str(files[n])], args.repeat) - startup["json"]
-                      for n in (small, big)}
-            t_table = cli(["replay", str(manifests[name]), str(files[big]), "--format", "table"], args.repeat) \
-                - startup["table"]
-            rows.append((name, t_rp, t_fg, t_json, t_table, startup))
+            m = str(manifests[name])
+            cpu = cli({"start-up json": ["replay", m, str(files[1])],
+                       "start-up table": ["replay", m, str(files[1]), "--format", "table"],
+                       **{f"json {n}": ["replay", m, str(files[n])] for n in (small, big)},
+                       "table": ["replay", m, str(files[big]), "--format", "table"]}, args.cli_repeat)
+            startup = {"json": cpu["start-up json"], "table": cpu["start-up table"]}
+            t_json = {n: cpu[f"json {n}"] - startup["json"] for n in (small, big)}
+            t_table = cpu["table"] - startup["table"]
+            rows.append((name, t_rp, t_fg, t_cache, acted, t_json, t_table, startup))
         floor, cpu_floor = min(passes), min(cpu_passes)
         print(f"(a)-(c) transcripts {small:,} / {big:,} turns ({len(trs[small].messages):,} / {len(msgs):,} messages), "
               f"tiktoken, {WINDOW:,}-token window; floor = one tiktoken pass over the {big:,}-turn texts = "
               f"{floor:.3f} s (best of {len(passes)}, median {statistics.median(passes):.3f} s; CPU {cpu_floor:.3f} s); "
               "the CLI columns are CPU seconds of the child process, start-up subtracted, ÷ the CPU floor")
-        print(f"{'strategy':>20} | replay ×floor | forgetting ×floor | forgetting÷replay | CLI JSON ×floor "
-              f"| CLI JSON t({big})/t({small}) | CLI table ×floor | start-up JSON/table")
-        for name, t_rp, t_fg, t_json, t_table, startup in rows:
-            print(f"{name:>20} | {t_rp[big] / floor:13.2f} | {t_fg[big] / floor:17.2f} | "
+        print(f"{'strategy':>30} | calls changed | replay ×floor | cache ×floor | forgetting ×floor | "
+              f"forgetting÷replay | CLI JSON ×floor | CLI JSON t({big})/t({small}) | CLI table ×floor | start-up JSON/table")
+        for name, t_rp, t_fg, t_cache, acted, t_json, t_table, startup in rows:
+            print(f"{name:>30} | {acted:13,} | {t_rp[big] / floor:13.2f} | {t_cache[big] / floor:12.2f} | "
+                  f"{t_fg[big] / floor:17.2f} | "
                   f"{target(f'{name}: forgetting ÷ replay at {big}', t_fg[big] / t_rp[big], 1.0):>17} | "
                   f"{target(f'{name}: CLI JSON ×floor at {big}', t_json[big] / cpu_floor, 8.0):>15} | "
                   f"{target(f'{name}: CLI JSON t({big})/t({small})', t_json[big] / t_json[small], 2.2):>24} | "
                   f"{t_table / cpu_floor:16.2f} | {startup['json']:.2f} s / {startup['table']:.2f} s"
-                  f"   [replay {t_rp[small]:.2f}/{t_rp[big]:.2f} s, forgetting {t_fg[small]:.2f}/{t_fg[big]:.2f} s, "
-                  f"CLI JSON {t_json[small]:.2f}/{t_json[big]:.2f} s]")
+                  f"   [replay {t_rp[small]:.2f}/{t_rp[big]:.2f} s, cache {t_cache[small]:.2f}/{t_cache[big]:.2f} s, "
+                  f"forgetting {t_fg[small]:.2f}/{t_fg[big]:.2f} s, CLI JSON {t_json[small]:.2f}/{t_json[big]:.2f} s]")
+        for name, g in superlinear.items():
+            target(f"{name}: replay record growth {small // 4}→{small // 2} turns", g, 2.2)
+            print(f"{name:>30} | superlinear: its replay record grows ×{g:.2f} from {small // 4} to {small // 2} "
+                  f"turns (> {GROWTH_LIMIT:g}); not run at {small:,} / {big:,} turns")
 
         # (d) one enormous turn: the issue's 32k window (the turn overflows it: every later call lacks the
         # trimmed rounds), then a window that holds the whole turn (nothing lost: the analysis alone)

@@ -1,7 +1,9 @@
 """Replay scaling: ratios measured in one run (machines are shared and noisy, so only ratios count).
 
 Generates synthetic transcripts of 1 000 and 2 000 user turns (tool rounds, 20 % long tool
-outputs), replays each under stack (no cap), sliding-window and summarising (drop) with the
+outputs), replays each under every context manager the plugin registry holds (:func:`strategies`:
+the seeds' with the settings of issue 13 — stack with no cap, sliding-window and summarising (drop)
+keeping 10 turns — the others with their defaults, which act on these transcripts) with the
 tiktoken counter and a 120 000-token window (issue 13's setting), and prints per strategy:
 
   (a) the floor: one tiktoken pass over every text of the 2 000-turn transcript that counting it must
@@ -17,6 +19,9 @@ tiktoken counter and a 120 000-token window (issue 13's setting), and prints per
   (d) peak memory of the 2 000-turn replay, by tracemalloc, in a separate run (target < 300 MB);
   (e) the replay JSON without ``--payloads`` at 2 000 turns (target < 5 MB);
   (f) the full-payload reference path at 1 000 turns ÷ the incremental one (what issue 13 bought);
+
+A strategy whose replay record more than triples when the transcript doubles (:func:`growth`,
+probed at 250 → 500 turns) is reported as superlinear with that ratio and not run at 1 000 / 2 000 turns.
 
 Replay times are the best of several runs (five at 2 000 turns, three at 1 000), like the floor: on
 a shared machine one unlucky run of either side would otherwise move the ratio more than the code
@@ -87,11 +92,57 @@ def _transcript(msgs: list[dict[str, Any]]) -> Transcript:
                       tools=None, model="gpt-4o", usage={}, irregularities=[])
 
 
-STRATEGIES = {
-    "stack (no cap)": {"type": "stack"},
-    "sliding-window": {"type": "sliding-window", "params": {"keep_turns": 10}},
-    "summarising (drop)": {"type": "summarising", "params": {"keep_turns": 10, "summarizer": "drop"}},
+SETTINGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "stack": ("no cap", {}),
+    "sliding-window": ("", {"keep_turns": 10}),
+    "summarising": ("drop", {"keep_turns": 10, "summarizer": "drop"}),
 }
+"""Settings that make a registered context manager act on :func:`synth`'s transcripts at a
+120 000-token window, by registry name: a note for its label and its params. A manager not named
+here runs with its params model's defaults, which act there: clear-tool-results clears past its
+100 000-token trigger (under the 105 790-token budget), observation-masking masks past 100 events,
+the condenser condenses past 240 events, auto-compact compacts at 0.9 of the window; the benchmarks
+print how many calls each strategy changed (:func:`acting_calls`)."""
+
+
+def strategies() -> dict[str, dict[str, Any]]:
+    """Every context manager the plugin registry holds (:func:`inspector.plugins.default_registry`,
+    in registration order), by label, with the :data:`SETTINGS` that make it act."""
+    from inspector.plugins import default_registry
+
+    out: dict[str, dict[str, Any]] = {}
+    for spec in default_registry().specs("context_manager"):
+        note, params = SETTINGS.get(spec.name, ("defaults", {}))
+        out[f"{spec.name} ({note})" if note else spec.name] = {"type": spec.name, **({"params": params} if params else {})}
+    return out
+
+
+STRATEGIES = strategies()
+
+
+def acting_calls(rp: Replay) -> int:
+    """The calls whose payload leaves out or replaces a transcript row it could have sent (the
+    manager's or the trimmer's doing): the evidence that a strategy acted on a transcript."""
+    return sum(1 for f in rp.frames if f.replaced or sum(n for _r, n, _b, _s, own in f.segments if own is None) < f.at)
+
+
+GROWTH_LIMIT = 3.0
+"""A strategy whose replay record grows more than this many times when the transcript doubles
+(:func:`growth`, probed at 250 → 500 turns; linear is 2, quadratic 4) is superlinear: the
+benchmarks report that ratio and do not run it at 1 000 / 2 000 turns (observation-masking's
+replay needs 1.3 GB and 18 s at 1 000 turns here, and its JSON is 64 MB)."""
+
+
+def record_entries(rp: Replay) -> int:
+    """The size of a replay's record: every frame's segment runs, replaced, trimmed and folded rows."""
+    return sum(len(f.segments) + len(f.replaced) + len(f.trimmed) + len(f.folded) for f in rp.frames)
+
+
+def growth(cm: dict[str, Any], sizes: tuple[int, int] = (250, 500)) -> float:
+    """:func:`record_entries` of the replay of ``sizes[1]`` turns under ``cm`` ÷ that of ``sizes[0]``
+    (the record, not the time: the small transcripts are too short for times to compare)."""
+    small, big = (record_entries(run(synth(n), cm)[1]) for n in sizes)
+    return big / small
 
 
 def run(tr: Transcript, cm: dict[str, Any], window: int = WINDOW) -> tuple[float, Replay]:
@@ -162,7 +213,12 @@ def main() -> None:
     for _ in range(3):
         floor_pass()
     rows = []
+    superlinear = {}
     for name, cm in STRATEGIES.items():
+        g = growth(cm, (small // 4, small // 2))
+        if g > GROWTH_LIMIT:
+            superlinear[name] = g
+            continue
         t_small, _ = best(trs[small], cm)
         t_big, rp = best(trs[big], cm, times=5, before=floor_pass)  # a floor pass right before each replay
         n_calls = len(rp.frames)
@@ -185,13 +241,16 @@ def main() -> None:
           f"{n_arguments} tool-call arguments, {len(names)} tool names) = {floor:.3f} s "
           f"(best of {len(passes)} passes made during the run; median {statistics.median(passes):.3f} s); "
           f"contents alone (the floor up to the seventh pass) = {content_floor:.3f} s")
-    print(f"{'strategy':>20} | (b) ×floor | ×contents floor | µs/call | (c) t({big})/t({small}) | (d) peak MB "
+    print(f"{'strategy':>30} | (b) ×floor | ×contents floor | µs/call | (c) t({big})/t({small}) | (d) peak MB "
           f"| (e) JSON MB | calls | (f) reference/incremental at {small}")
     for name, t_small, t_big, n_calls, size, mem, ref in rows:
-        print(f"{name:>20} | {t_big / floor:10.2f} | {t_big / content_floor:15.2f} | {1e6 * t_big / n_calls:7.0f} | "
+        print(f"{name:>30} | {t_big / floor:10.2f} | {t_big / content_floor:15.2f} | {1e6 * t_big / n_calls:7.0f} | "
               f"{t_big / t_small:19.2f} | "
               f"{mem:11.0f} | {size:11.2f} | "
               f"{n_calls:5} | {ref}   [{small}: {t_small:.2f}s, {big}: {t_big:.2f}s]")
+    for name, g in superlinear.items():
+        print(f"{name:>30} | superlinear: its record grows ×{g:.2f} from {small // 4} to {small // 2} turns > {GROWTH_LIMIT:g}, "
+              f"not run at {small} / {big} turns")
     rounds = (500, 1000) if quick else (2500, 5000)
     times = {n: best(one_enormous_turn(n), {"type": "stack"}, window=32_000)[0] for n in rounds}
     print(f"one enormous turn (uncapped stack, 32k window): t({rounds[1]} rounds)/t({rounds[0]} rounds) = "

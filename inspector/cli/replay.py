@@ -150,7 +150,18 @@ def _replay_all(args: argparse.Namespace) -> list[tuple[Any, Any]]:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Replay, state the policy and agent in force (stderr), warn of failed provider checks, and
-    write the replays in ``--format``; returns 0."""
+    write the replays in ``--format``; returns 0. Runs with the cyclic garbage collector paused
+    (:func:`~inspector.replay.run.gc_paused`): reading, replaying, the analyses and the output build
+    long-lived objects without cycles, and in a fresh process each full collection would re-read
+    all of them (docs/performance.md "What users run")."""
+    from inspector.replay.run import gc_paused
+
+    with gc_paused():
+        return _replay_command(args)
+
+
+def _replay_command(args: argparse.Namespace) -> int:
+    """:func:`cmd_replay`'s work."""
     from inspector.prompt_cache import cache_line
 
     replays = _replay_all(args)

@@ -1,0 +1,89 @@
+"""The replay JSON is masked by testing its written text, not by walking every value.
+
+Rule (inspector/replay_document.py :func:`masked_document_text`, inspector/redact.py
+:func:`json_may_hold_secret`): the text written equals ``document_text(mask_secrets(doc))``; a
+frame list whose text holds no secret's needle is never walked by the masker, and when it may, each
+frame is walked at most once. Bug classes: a fast path that lets a secret through (a needle the
+JSON escaping hides, a secret key name, an assignment written inside a string), and a return to
+walking every value of a long replay.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import inspector.redact as redact
+from inspector.redact import json_may_hold_secret, mask_secrets
+from inspector.replay_document import document_text, masked_document_text
+
+# pieces of secrets, of secret-like names and of JSON's escaping, and ordinary words
+_PIECES = ["Bearer ", "bearer\t", "authorization: basic ", "https://", "user:", "pw@", "sk-", "sk-ant-", "ghp_",
+           "github_pat_", "xoxb-", "AKIA", "AIza", "eyJ", "api_key", "TOKEN", "Secret", "passwd", "PassPhrase",
+           "\u212aey", "\u017fecret", "author\u0130zation", "\u0131", "—", "=", ": ", ":", '"', "'", " ", "\t", "\n", "\x0b", "\xa0", "abcdefghijklmnop",
+           "0123456789ABCDEF", "_", "-", ".", "payload_tokens", "monkey", "é", "call_1"]
+_text = st.lists(st.sampled_from(_PIECES), max_size=12).map("".join)
+_scalar = st.one_of(st.integers(-5, 10**6), st.floats(allow_nan=False, allow_infinity=False), st.booleans(),
+                    st.none(), _text)
+_value = st.recursive(_scalar, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                       st.dictionaries(_text, inner, max_size=4)), max_leaves=12)
+_frame = st.dictionaries(st.one_of(_text, st.sampled_from(["at", "cm", "api_key", "token ", "x"])), _value,
+                         max_size=5)
+
+
+@given(_value)
+def test_a_text_that_says_no_secret_masks_to_itself(value: Any) -> None:
+    """json_may_hold_secret(text) is False only when masking changes nothing."""
+    text = json.dumps(value, ensure_ascii=False)
+    if not json_may_hold_secret(text):
+        assert mask_secrets(value) == value
+
+
+@given(st.dictionaries(st.sampled_from(["frames", "commits", "totals", "api_key", "x"]),
+                       st.one_of(st.lists(_frame, max_size=5), _value), max_size=4))
+def test_the_masked_text_is_document_text_of_the_masked_document(doc: dict[str, Any]) -> None:
+    """masked_document_text(doc) == document_text(mask_secrets(doc)), byte for byte."""
+    assert masked_document_text(doc) == document_text(mask_secrets(doc))
+
+
+@pytest.mark.parametrize("secret", ["Bearer abcdef123456ghijkl", "OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234",
+                                    'the config {"api_key": "abcd1234efgh5678"}', "DB_PASSWORD\t= 'c0rrect-h0rse'",
+                                    "— author\u0130zation: Basic dXNlcjpwYXNzd29yZA=="])
+def test_a_secret_in_one_frame_is_masked_and_the_other_frames_are_not_walked(
+        secret: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    frames = [{"call": k, "summary": f"turn {k}"} for k in range(50)]
+    frames[17]["summary"] = secret
+    doc = {"frames": frames, "totals": {"calls": 50}}
+    expected = document_text(mask_secrets(doc))
+    walked = _count_walks(monkeypatch)
+    text = masked_document_text(doc)
+    assert text == expected
+    assert secret not in text
+    assert walked["frames"] == 1  # frame 17 alone
+
+
+def test_a_frame_list_without_a_needle_is_never_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """4 000 frames holding no needle: the masker walks none of them (the totals it walks)."""
+    frames = [{"call": k, "payload_tokens": 10 * k, "cm": {"action": "unchanged-under-budget"},
+               "budget": {"window_source": "manifest"}, "forgotten": [{"identifier": f"ORD-{k}"}]}
+              for k in range(4_000)]
+    walked = _count_walks(monkeypatch)
+    masked_document_text({"frames": frames, "totals": {"calls": 4_000}})
+    assert walked["frames"] == 0 and walked["other"] >= 1
+
+
+def _count_walks(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Count the masker's walks of one frame (a dict with ``call``) and of anything else (nested values too)."""
+    counts = {"frames": 0, "other": 0}
+    original = redact.mask_secrets
+
+    def counting(obj: Any) -> Any:
+        counts["frames" if isinstance(obj, dict) and "call" in obj else "other"] += 1
+        return original(obj)
+
+    monkeypatch.setattr(redact, "mask_secrets", counting)
+    return counts
