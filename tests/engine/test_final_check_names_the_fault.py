@@ -34,6 +34,8 @@ def test_a_well_paired_payload_with_a_role_no_provider_accepts_is_refused() -> N
 
 def test_check_roles_names_the_row_outside_the_skipped_ranges_and_does_not_read_inside() -> None:
     with _raises(ROLE_ERROR):
+        check_roles([user("q"), {"role": "developer", "content": "be brief"}])
+    with _raises(ROLE_ERROR):
         check_roles([user("q"), {"role": "developer", "content": "be brief"}], skip=[(0, 1)])
     check_roles([{"role": "developer"}, user("q")], skip=[(0, 1)])  # declared clean: not read
 
