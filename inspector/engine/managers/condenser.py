@@ -44,7 +44,8 @@ def head_end(past: Sequence[Message], at: int) -> int:
 
 def prefix_digest(past: Sequence[Message], end: int) -> str:
     """SHA-256 over the rows ``past[:end]`` (the reuse check when the rows are other objects)."""
-    return prefix_hash(past, end).hexdigest()
+    digest: str = prefix_hash(past, end).hexdigest()
+    return digest
 
 
 def prefix_hash(past: Sequence[Message], end: int, start: int = 0, state: Any = None) -> Any:
