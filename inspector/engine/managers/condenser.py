@@ -44,10 +44,18 @@ def head_end(past: Sequence[Message], at: int) -> int:
 
 def prefix_digest(past: Sequence[Message], end: int) -> str:
     """SHA-256 over the rows ``past[:end]`` (the reuse check when the rows are other objects)."""
-    h = hashlib.sha256()
-    for m in past[:end]:
+    digest: str = prefix_hash(past, end).hexdigest()
+    return digest
+
+
+def prefix_hash(past: Sequence[Message], end: int, start: int = 0, state: Any = None) -> Any:
+    """The running SHA-256 state over ``past[:end]``: ``state`` (that over ``past[:start]``, left
+    unchanged) extended by the rows ``past[start:end]``, or a new one over ``past[:end]``. A
+    condensation extends the previous one's state, so each row of a log is hashed once."""
+    h = state.copy() if state is not None else hashlib.sha256()
+    for m in past[start if state is not None else 0:end]:
         h.update(row_digest_bytes(m))
-    return h.hexdigest()
+    return h
 
 
 @dataclass(slots=True)
@@ -62,6 +70,9 @@ class _Condensed:
     turns: int
     identity: tuple[int, int]
     digest: str
+    state: Any
+    """The SHA-256 state whose digest is ``digest`` (the rows before ``tail``), extended at the next
+    condensation instead of hashing the log's prefix again."""
 
     def events(self, n: int) -> int:
         """The view's size in events over a log of ``n`` rows: head, the summary (one), the rest."""
@@ -197,7 +208,10 @@ class Condenser(BuiltFromParams, SummarizerSlot, ContextManager):
             return managed(past, _record(n, head, tail, None), decision)
         block = summary_or_none(turns, text)
         ident = (id(past[0]), id(past[tail - 1]))
-        self._condensed = new = _Condensed(head, tail, block, text, turns, ident, prefix_digest(past, tail))
+        # the summary in force was made over past[:start] (checked by _in_force): only the newly
+        # folded rows and the new tail's start are hashed
+        state = prefix_hash(past, tail, start, held.state if held is not None else None)
+        self._condensed = new = _Condensed(head, tail, block, text, turns, ident, state.hexdigest(), state)
         action = "condensed" if block is not None else "condensed-dropped"
         decision = self._decision(action, new, summarizer_called=called)
         return managed(past, _record(n, head, tail, block), decision)

@@ -1,0 +1,77 @@
+"""The condenser's work per condensation is the rows it newly folds, never the whole log again.
+
+The rule (inspector/engine/managers/condenser.py): the summary in force remembers a SHA-256 over
+the log rows before its tail (the reuse check when the rows are other objects); a condensation
+extends the previous one's state with the newly folded rows, so over a growing log each row is
+hashed once, and the summarizer is called once per condensation. Operation counts, worked out by
+hand, not times.
+
+max_size 10, keep_first 2, so the tail is 10 // 2 − 2 − 1 = 2 events. Plain user/assistant rows
+(no tool results, so no cut moves): the first condensation is at 11 rows (tail starts at 9); the
+view is then 2 + 1 + (n − 9) events, past 10 at n = 17 (tail 15); then every 6 rows: 23 (21),
+29 (27), 35 (33). Over 40 rows: 5 condensations, and the hashed rows are the last tail's 33 (the
+one-shot prefix hash at each condensation read 9 + 15 + 21 + 27 + 33 = 105).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from inspector.engine.managers import condenser as condenser_module
+from inspector.engine.managers.condenser import Condenser, prefix_digest
+
+
+def rows(n: int) -> list[dict[str, Any]]:
+    """``n`` events, a user message and an assistant answer in turn, each naming its index."""
+    return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"r{i}"} for i in range(n)]
+
+
+def test_over_a_growing_log_each_row_is_hashed_once_and_summarised_once_per_condensation(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    hashed: list[int] = []
+    real = condenser_module.row_digest_bytes
+
+    def counting(m: dict[str, Any]) -> bytes:
+        hashed.append(1)
+        return real(m)
+
+    monkeypatch.setattr(condenser_module, "row_digest_bytes", counting)
+    summarised: list[int] = []
+
+    def summarizer(msgs: list[dict[str, Any]]) -> str:
+        summarised.append(len(msgs))
+        return f"S{len(summarised)}"
+
+    cm = Condenser(10, 2, summarizer=summarizer)
+    log: list[dict[str, Any]] = []
+    actions = []
+    for row in rows(40):
+        log.append(row)  # the same list grows, as the engine's committed log does
+        actions.append(cm.decide(log, 0).decision.action)
+    condensed_at = [i + 1 for i, a in enumerate(actions) if a == "condensed"]
+    assert condensed_at == [11, 17, 23, 29, 35]
+    assert len(summarised) == 5  # once per condensation, never on a call that reuses the summary
+    # folded: 7 rows; then the previous summary and 6 rows, four times
+    assert summarised == [7, 7, 7, 7, 7]
+    assert len(hashed) == 33  # each row before the last tail once (the one-shot way: 105)
+    monkeypatch.setattr(condenser_module, "row_digest_bytes", real)
+    # the running state's digest is the one-shot digest of the 33 rows before the tail
+    assert condenser_module.prefix_hash(log, 33, 15, condenser_module.prefix_hash(log, 15)).hexdigest() == \
+        prefix_digest(log, 33)
+
+
+def test_a_copied_log_with_the_same_rows_reuses_the_summary_by_its_running_digest() -> None:
+    """The reuse check by content still holds after incremental hashing: a log of copied rows (other
+    objects, same text) at 36 rows reuses the summary made at 35 (view 2 + 1 + 3 = 6 ≤ 10)."""
+    cm = Condenser(10, 2, summarizer=lambda msgs: "S")
+    log: list[dict[str, Any]] = []
+    for row in rows(35):
+        log.append(row)
+        cm.decide(log, 0)
+    copied = [dict(m) for m in rows(36)]
+    assert cm.decide(copied, 0).decision.action == "condensed-reused"
+    changed = [dict(m) for m in rows(36)]
+    changed[5]["content"] = "edited"
+    assert cm.decide(changed, 0).decision.action == "condensed"  # other text: the summary is not reused
