@@ -81,3 +81,20 @@ def test_a_system_text_the_manifest_replaces_reads_system_text_replaced() -> Non
     rp = replay(_settings({"type": "stack"}, system_prompt="You are a helper."), _transcript(msgs),
                 counter="estimate", system="manifest")
     assert _reasons(rp) == {0: "system text replaced (the manifest's system band, or a later system message, wins)"}
+
+
+def test_a_call_reads_only_the_commits_of_earlier_turns() -> None:
+    """One-turn window over three turns: the commit of turn 2 folds rows 0-1 (turn 1). The call of
+    turn 3 reads that commit; the call of turn 2 (rewritten to leave rows 0-1 out) comes before its
+    own turn's commit, so nothing but the pairing repair explains the gap."""
+    from inspector.replay import replay
+    from tests.analysis.test_forgetting import WINDOW_1
+
+    msgs = [user("My ticket is SEC-88213."), asst("Noted SEC-88213."), user("a"), asst("b"), user("c"), asst("d")]
+    rp = replay(_settings(WINDOW_1), _transcript(msgs), counter="estimate")
+    assert [(c.turn, c.folded) for c in rp.commits if c.folded] == [(2, ((0, 2),)), (3, ((2, 4),))]
+    assert [f.turn for f in rp.frames] == [1, 2, 3]
+    dropped = "dropped at the commit of turn 2 (the stored history keeps the newest turns)"
+    assert not_sent_reasons(rp, 2) == {0: dropped, 1: dropped}
+    rp.frames[1] = dataclasses.replace(rp.frames[1], segments=((2, 1, "user", None, None),))
+    assert not_sent_reasons(rp, 1) == {0: _REPAIR, 1: _REPAIR}
