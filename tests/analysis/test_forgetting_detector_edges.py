@@ -115,12 +115,12 @@ def test_the_holder_named_is_the_newest_not_sent_one_that_is_not_system_text() -
 
 
 def test_a_row_of_the_turn_left_out_at_the_call_that_first_reads_it_counts_as_earlier() -> None:
-    """Rows 0-1 (turn 1) hold ORD-12345; in turn 2 the tool result (row 4) holds it too. The last
+    """Row 0 (turn 1) holds ORD-12345; in turn 2 the tool result (row 4) holds it too. The last
     call (reply = row 5, needing it) is rewritten to send rows 2-3 only: row 4, working memory first
-    read at this call, is not sent, and rows 0-1 are before the turn. Holders counting as earlier:
-    2 before the turn + 1 in the turn not sent = 3; none sent as it is, so it is lost here, needed
+    read at this call, is not sent, and row 0 is before the turn. Holders counting as earlier:
+    1 before the turn + 1 in the turn not sent = 2; none sent as it is, so it is lost here, needed
     in the working memory and the next reply, the newest not-sent holder being row 4."""
-    msgs = [user("Order ORD-12345."), asst("Noted ORD-12345."), user("look it up"), ask("c1", name="lookup"),
+    msgs = [user("Order ORD-12345."), asst("Noted."), user("look it up"), ask("c1", name="lookup"),
             tool("c1", "ORD-12345 shipped"), asst("ORD-12345 shipped.")]
     rp = _replay(msgs)
     assert [f.at for f in rp.frames] == [1, 3, 5]
@@ -129,3 +129,58 @@ def test_a_row_of_the_turn_left_out_at_the_call_that_first_reads_it_counts_as_ea
     assert (last.needed, last.earlier) == (1, 1)
     assert [(x.identifier, x.needed_in, x.message) for x in last.forgotten] == \
         [("ORD-12345", ("working_memory", "next_reply"), 4)]
+
+
+def test_an_identifier_the_user_message_and_the_working_memory_both_need_is_needed_in_both() -> None:
+    """ORD-12345 is in row 0 (turn 1), the user message of turn 2 (row 2) and its tool result (row
+    4). The last call (reply = row 5) is rewritten to send row 1 only: every holder before it is
+    left out, so it is lost there, needed in the user message, the working memory and the reply."""
+    msgs = [user("Order ORD-12345."), asst("Noted."), user("look up ORD-12345"), ask("c1", name="lookup"),
+            tool("c1", "ORD-12345 shipped"), asst("ORD-12345 shipped.")]
+    rp = _replay(msgs)
+    rp.frames[2] = dataclasses.replace(rp.frames[2], segments=((1, 1, "history", None, None),))
+    lost = [(x.call, x.identifier, x.needed_in, x.message) for c in call_needs(rp) for x in c.forgotten]
+    assert lost == [(2, "ORD-12345", ("user", "working_memory", "next_reply"), 4)]
+
+
+def test_a_row_sent_only_as_its_replacement_does_not_show_its_text() -> None:
+    """The tool result (row 2) is the only earlier holder of ORD-12345; the call whose reply (row 3)
+    names it is rewritten to send row 2 as a cleared placeholder (``replaced``): the identifier is
+    lost, with the replacement's words as the reason."""
+    msgs = [user("look it up"), ask("c1", name="lookup"), tool("c1", "ORD-12345 shipped"), asst("ORD-12345 shipped.")]
+    rp = _replay(msgs)
+    assert [f.at for f in rp.frames] == [1, 3]
+    own = {"role": "tool", "tool_call_id": "c1", "content": "[cleared]"}
+    rp.frames[1] = dataclasses.replace(rp.frames[1], replaced=((2, "tool-result-cleared"),),
+                                       segments=((0, 2, "history", None, None),
+                                                 (2, 1, "working_memory", "tool-result-cleared", own)))
+    lost = [(x.call, x.identifier, x.needed_in, x.message, x.reason) for c in call_needs(rp) for x in c.forgotten]
+    assert lost == [(1, "ORD-12345", ("working_memory", "next_reply"), 2, "tool result cleared (a placeholder was sent)")]
+
+
+_BOOK_TOOL = [{"type": "function", "function": {"name": "book", "description": "Cities: zürich, genève.",
+                                               "parameters": {"type": "object", "properties": {}}}}]
+
+
+def test_a_tool_schema_shows_a_non_ascii_identifier_as_written() -> None:
+    """``zürich`` (a short tool argument, so an identifier) is held by row 0 only, out of a one-turn
+    window by turn 3; the schema's description writes it as is, so it is shown, not forgotten; with
+    no schema it is lost at call 2 (needed by the next tool call)."""
+    msgs = [user("Book a trip to zürich."), asst("Noted."), user("a"), asst("b"), user("go"),
+            ask("c1", name="book", args='{"city": "zürich"}'), tool("c1", "booked"), asst("done")]
+    shown = call_needs(_replay(msgs, WINDOW_1, transcript_tools=_BOOK_TOOL))
+    assert [x for c in shown for x in c.forgotten] == []
+    lost = [(x.call, x.identifier, x.needed_in, x.message) for c in call_needs(_replay(msgs, WINDOW_1))
+            for x in c.forgotten]
+    assert lost == [(2, "zürich", ("next_tool_call",), 0)]
+
+
+def test_a_reply_in_several_text_parts_is_read_as_its_parts_joined_by_new_lines() -> None:
+    """The last reply is two text parts, the second ``SEC-88213``; row 0 (dropped by the one-turn
+    window) holds it: lost at call 3, read as the second part's own word."""
+    reply = {"role": "assistant", "content": [{"type": "text", "text": "Closing:"}, {"type": "text", "text": "SEC-88213"}]}
+    msgs = [user("My ticket is SEC-88213."), asst("Noted."), user("a"), asst("b"), user("c"), asst("d"),
+            user("what next?"), reply]
+    lost = [(x.call, x.identifier, x.needed_in, x.message) for c in call_needs(_replay(msgs, WINDOW_1))
+            for x in c.forgotten]
+    assert lost == [(3, "SEC-88213", ("next_reply",), 0)]
