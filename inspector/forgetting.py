@@ -203,6 +203,21 @@ def _ordered(bits: int) -> tuple[str, ...]:
     return tuple(w for w in NEEDED_IN if bits & _WHERE_BITS[w])
 
 
+def _tools_sent(rp: Replay) -> list[Any]:
+    """The tool schemas the replay's calls were sent: the transcript's or the manifest's, as the agent
+    in force says (:class:`~inspector.policy.AgentInForce`), none when it sends none; both when the
+    replay names no agent. A schema that was not sent shows the model nothing."""
+    source = rp.agent.tools if rp.agent is not None else None
+    transcript_tools, manifest_tools = rp.transcript.tools, getattr(rp.settings, "tools", None)
+    if source == "transcript":
+        return [transcript_tools]
+    if source == "manifest":
+        return [manifest_tools]
+    if source == "none":
+        return []
+    return [transcript_tools, manifest_tools]
+
+
 @functools.lru_cache(maxsize=1 << 15)
 def _default_identifiers(text: str) -> tuple[Identifier, ...]:
     """:func:`extract_identifiers`, remembered by text: a sweep replays one transcript under many
@@ -228,9 +243,7 @@ class _Index:
         texts = self._extract(msgs, extractor, full_rows, reply_rows)
         keys = {x.key for v in self.full.values() for x in v} | {k for v in self.reply.values() for k in v}
         ac = self._find_holders(keys, texts)
-        tools = rp.transcript.tools
-        settings_tools = getattr(rp.settings, "tools", None)
-        tools_text = json.dumps([tools, settings_tools], ensure_ascii=False, default=str).casefold()
+        tools_text = json.dumps(_tools_sent(rp), ensure_ascii=False, default=str).casefold()
         self.in_tools: set[str] = {k for _end, k in ac.iter(tools_text)} if len(ac) else set()
         if "" in keys:
             self.in_tools.add("")

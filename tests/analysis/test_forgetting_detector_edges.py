@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from inspector.engine.identifiers import Identifier
 from inspector.forgetting import call_needs, replay_needs
 from tests.analysis.test_forgetting import _LOOKUP_TOOL, WINDOW_1, _settings, _tool_name_conversation, _transcript
@@ -62,6 +64,29 @@ def test_a_tool_schema_the_manifest_declares_is_visible_text() -> None:
     assert rp.settings.tools is not None and rp.transcript.tools is None
     last = call_needs(rp)[-1]
     assert (last.needed, last.earlier, last.forgotten) == (1, 1, [])
+
+
+_WEATHER_TOOL = [{"type": "function", "function": {"name": "get_weather", "description": "Weather.",
+                                                   "parameters": {"type": "object", "properties": {}}}}]
+
+
+@pytest.mark.parametrize("tools_from", ["manifest", "transcript"])
+def test_a_tool_schema_that_was_not_sent_shows_the_model_nothing(tools_from: str) -> None:
+    """The transcript's schemas name ``lookup_order_status``; the manifest's name only ``get_weather``.
+    With the manifest's tools in force the transcript's schema is never sent, so the name, held only by
+    message 1 (dropped by the one-turn window), is a loss at the last call; with the transcript's tools
+    it is still shown by the schema, so nothing is forgotten."""
+    from inspector.manifest import settings_from_dict
+
+    spec = {"context_manager": WINDOW_1, "models": [{"model": "gpt-4o", "context_window": 128_000}],
+            "tools": _WEATHER_TOOL}
+    rp = _replay(_tool_name_conversation(), transcript_tools=_LOOKUP_TOOL,
+                 settings=settings_from_dict({"kind": "Agent", "spec": spec}), tools=tools_from)
+    assert rp.agent is not None and rp.agent.tools == tools_from
+    last = call_needs(rp)[-1]
+    assert rp.frames[last.call].at == 7 and 1 not in rp.frames[last.call].refs
+    got = [(x.identifier, x.message) for x in last.forgotten]
+    assert got == ([("lookup_order_status", 1)] if tools_from == "manifest" else [])
 
 
 def _nothing(text: str) -> list[Identifier]:

@@ -145,6 +145,28 @@ def test_invalid_tool_is_skipped_in_assemble_mode() -> None:
     assert [w.path for w in loaded.warnings] == ["spec.tools[0].function.name", "spec.tools[1]"]
 
 
+def test_a_tool_schema_value_json_cannot_write_is_refused_naming_its_field(tmp_path: Path) -> None:
+    """An unquoted YAML date in a schema's default is a ``datetime.date``, which a payload (JSON) cannot
+    carry: validation names the field and the line, rather than the replay failing later."""
+    import datetime
+
+    from inspector.manifest import load_manifest
+
+    p = tmp_path / "agent.yaml"
+    p.write_text("kind: Agent\nspec:\n  models: [{model: gpt-4o}]\n  tools:\n    - type: function\n"
+                 "      function:\n        name: book\n        parameters:\n          type: object\n"
+                 "          properties: {day: {type: string, default: 2026-12-05}}\n", encoding="utf-8")
+    with pytest.raises(ManifestError) as err:
+        load_manifest(p, mode="validate")
+    text = str(err.value)
+    assert "agent.yaml:10:" in text  # the line of `properties: {day: ...}`
+    assert "spec.tools[0].function.parameters.properties.day.default" in text and "must be a JSON value" in text
+    loaded = spec_settings(tools=[{"type": "function", "function": {"name": "book", "parameters": {
+        "type": "object", "properties": {"day": {"type": "string", "default": datetime.date(2026, 12, 5)}}}}}])
+    assert loaded.settings.tools == ()  # assemble mode skips the schema with a warning naming the field
+    assert [w.path for w in loaded.warnings] == ["spec.tools[0].function.parameters.properties.day.default"]
+
+
 # --- to_dict --------------------------------------------------------------------------------------------
 
 def test_to_dict_is_json_deterministic_and_resolves_defaults() -> None:
