@@ -346,6 +346,7 @@ def test_an_answer_after_the_ask_ending_history_is_not_taken_for_an_older_droppe
     (100, -5, -7, 100),  # negative parts count as 0
     (12_345, 1_235, 110, 11_000),
     (100, 1, 1, 98),  # the smallest positive reserve and fixed count in full
+    (100, 98, 1, 1),  # one token left is 1, not floored to 0
 ])
 def test_trim_budget_is_the_cap_minus_reserve_and_fixed_floored_at_zero(max_tokens: int, reserve: int, fixed: int,
                                                                          budget: int) -> None:
