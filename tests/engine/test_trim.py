@@ -345,6 +345,8 @@ def test_an_answer_after_the_ask_ending_history_is_not_taken_for_an_older_droppe
     (100, 100, 0, 0),
     (100, -5, -7, 100),  # negative parts count as 0
     (12_345, 1_235, 110, 11_000),
+    (100, 1, 1, 98),  # the smallest positive reserve and fixed count in full
+    (100, 98, 1, 1),  # one token left is 1, not floored to 0
 ])
 def test_trim_budget_is_the_cap_minus_reserve_and_fixed_floored_at_zero(max_tokens: int, reserve: int, fixed: int,
                                                                          budget: int) -> None:
@@ -414,7 +416,7 @@ def test_over_budget_is_logged_with_the_budget_and_what_is_pinned(caplog: pytest
 
 
 # -- the incremental trimmer on its own: the reference's result from running sums ----------------------
-def _with_sums(messages: list[Message], pin_tail: list[Message], max_tokens: int) -> Any:
+def _with_sums(messages: list[Message], pin_tail: list[Message], max_tokens: int, *, owned: bool = False) -> Any:
     from inspector.engine.history import leading_group_size
     from inspector.engine.trim import RowSums, trim_with_sums
 
@@ -427,7 +429,7 @@ def _with_sums(messages: list[Message], pin_tail: list[Message], max_tokens: int
     return trim_with_sums(messages, max_tokens=max_tokens, reserve=0, fixed=0, pin_tail=pin_tail, counter=c,
                           sums=RowSums(msg_sum=lambda lo, hi: sum(mu[lo:hi]), msg_total=sum(mu),
                                        pin_units=lambda k: pu[k], pin_sum=lambda lo, hi: sum(pu[lo:hi]),
-                                       pin_total=sum(pu), pin_chain=chain))
+                                       pin_total=sum(pu), pin_chain=chain), owned=owned)
 
 
 def _hitl_cases() -> list[tuple[list[Message], list[Message]]]:
@@ -484,3 +486,54 @@ def test_the_trim_result_counts_history_rows_and_answers_it_removed() -> None:
     hitl, live_ask, live_res = tool("c", "hitl"), ask("live"), tool("live", "x")
     out = trim([system("s"), first, first_res, second, now], [hitl, live_ask, live_res], max_tokens=1)
     assert (out.history_removed, out.answers_removed) == (3, 1)
+
+
+def test_trim_with_sums_walks_working_memory_left_after_a_dropped_asks_answers() -> None:
+    """HITL then budget: the dropped ask takes its answer from the front of working memory, the
+    cut goes on with the reference's walk over what is left (oldest group first, never the newest)."""
+    s, old_ask, now = system("s"), ask("c", args="x" * 200), user("now")
+    hitl, w1, w2 = tool("c", "hitl"), tool_group("w1", 200), tool_group("w2", 40)
+    msgs, pin = [s, old_ask, now], [hitl, *w1, *w2]
+    ref, out = trim(msgs, pin, max_tokens=1), _with_sums(msgs, pin, 1)
+    assert out.messages == ref.messages == [s, now, *w2]
+    assert [(r.message, r.source, r.reason) for r in out.removed] == [
+        (old_ask, "history", "budget"), (hitl, "working_memory", "answer_of_dropped_ask"),
+        (w1[0], "working_memory", "budget"), (w1[1], "working_memory", "budget")] == [
+        (r.message, r.source, r.reason) for r in ref.removed]
+    assert (out.history_removed, out.answers_removed, out.over_budget) == (1, 1, True)
+
+
+def test_trim_with_sums_logs_the_newest_working_memory_groups_size(caplog: pytest.LogCaptureFixture) -> None:
+    """The incremental trimmer's over-budget warning names the same newest group (2 rows of 4) as the
+    reference's."""
+    now, old, live = user("n" * 40), tool_group("old", 40), tool_group("live", 40)
+    with caplog.at_level("WARNING", logger="inspector.engine.trim"):
+        out = _with_sums([now], [*old, *live], 7)
+    assert out.over_budget and out.messages == [now, *live]
+    (text,) = [r.getMessage() for r in caplog.records]
+    assert "newest working-memory group of 2 row(s))" in text
+
+
+@pytest.mark.parametrize("max_tokens", [0, 10_000, 1])
+def test_trim_with_sums_makes_a_handed_over_list_the_result_without_a_copy(max_tokens: int) -> None:
+    """``owned=True``: the caller's list becomes ``result.messages`` (no copy), holding the
+    reference's rows — off (``max_tokens <= 0``), fitting, and trimmed."""
+    msgs = [system("s" * 40), user("a" * 400), asst("b" * 40), user("now")]
+    pin = [*tool_group("w1", 200), *tool_group("w2", 40)]
+    ref = trim(list(msgs), pin, max_tokens=max_tokens)
+    handed = list(msgs)
+    out = _with_sums(handed, pin, max_tokens, owned=True)
+    assert out.messages is handed and out.messages == ref.messages
+
+
+def test_a_dropped_row_that_is_not_an_ask_owes_no_answers() -> None:
+    """HITL rule is for asks only: a user row carrying ``tool_calls`` is a plain row, so dropping it
+    leaves a ``tool`` row at the front of working memory to the budget (here it fits and stays)."""
+    odd = {"role": "user", "content": "x" * 200, "tool_calls": [{"id": "c", "type": "function",
+                                                                 "function": {"name": "f", "arguments": "{}"}}]}
+    now, answer, live = user("now"), tool("c", "r"), tool_group("live", 4)
+    budget = e1([now, answer, *live])
+    for out in (trim([odd, now], [answer, *live], max_tokens=budget), _with_sums([odd, now], [answer, *live], budget)):
+        assert out.messages == [now, answer, *live]
+        assert [(r.message, r.reason) for r in out.removed] == [(odd, "budget")]
+        assert (out.history_removed, out.answers_removed, out.over_budget) == (1, 0, False)
