@@ -7,9 +7,9 @@ validate mode, a warning (or nothing) in assemble mode, where the runtime is len
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from inspector.manifest.settings import Issue, ManifestError, Mode, UnknownPluginError
 from inspector.params import describe
@@ -113,3 +113,25 @@ class Collector:
         if self.errors:
             cls = UnknownPluginError if self.unknown_plugin else ManifestError
             raise cls(self.errors, warnings=self.warnings)
+
+
+def first_not_json(value: Any, where: Path_) -> tuple[Path_, Any] | None:
+    """The path and value of the first part of ``value`` that JSON cannot write (a YAML date, a set, a
+    mapping with a key that is not a string), or None when all of it is JSON."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return where + (str(key),), key
+            found = first_not_json(item, where + (key,))
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list):
+        for k, item in enumerate(value):
+            found = first_not_json(item, where + (k,))
+            if found is not None:
+                return found
+        return None
+    return where, value

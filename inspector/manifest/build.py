@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from inspector.bundled import SAMPLE_MARKER
-from inspector.manifest._collect import Collector, Path_, describe
+from inspector.manifest._collect import Collector, Path_, describe, first_not_json
 from inspector.manifest._yaml import MAX_BYTES, decode
 from inspector.manifest.bindings import (
     ASSEMBLY_KEYS,
@@ -377,7 +377,7 @@ def _tools(spec: Mapping[str, Any], col: Collector) -> tuple[Mapping[str, Any], 
         if name in names:
             col.invalid(where + (i, "function", "name"), f"duplicate tool name {name!r}")
             continue
-        odd = _not_json(item, where + (i,))
+        odd = first_not_json(item, where + (i,))
         if odd is not None:  # a schema is sent as JSON: a value JSON cannot write could never be sent
             col.invalid(odd[0], f"must be a JSON value (string, number, true/false, null, list or mapping); "
                                 f"got {describe(odd[1])} (quote it in YAML)")
@@ -386,27 +386,6 @@ def _tools(spec: Mapping[str, Any], col: Collector) -> tuple[Mapping[str, Any], 
         tools.append(copy.deepcopy(item))
     return tuple(tools)
 
-
-def _not_json(value: Any, where: Path_) -> tuple[Path_, Any] | None:
-    """The path and value of the first part of ``value`` that JSON cannot write (a YAML date, a set, a
-    mapping with a key that is not a string), or None when all of it is JSON."""
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return None
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return where + (str(key),), key
-            found = _not_json(item, where + (key,))
-            if found is not None:
-                return found
-        return None
-    if isinstance(value, list):
-        for k, item in enumerate(value):
-            found = _not_json(item, where + (k,))
-            if found is not None:
-                return found
-        return None
-    return where, value
 
 
 # --- models and infra -----------------------------------------------------------------------------
