@@ -322,3 +322,21 @@ def test_what_a_calibration_cannot_count_is_said_in_notes() -> None:
         "leaves out, slope = the per-token correction to apply."]
     row = log.calls.iloc[0]
     assert row["provider_tokens"] == 0 and pd.isna(row["estimate_error_pct"])  # no percentage of nothing
+
+
+def test_a_reply_that_opens_the_transcript_is_a_call_with_nothing_before_it() -> None:
+    """An assistant row at index 0 with recorded usage (an agent that speaks first) is a call: its
+    payload is the empty prefix of the transcript (0 messages), turn 0, and the provider's count
+    (7) stands beside ours; a row 0 that is not a reply is no call."""
+    from types import SimpleNamespace
+
+    msgs = [{"role": "assistant", "content": "Hello, how can I help?"}, {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "ok"}]
+    cal = calibrate(SimpleNamespace(messages=msgs, usage={0: {"prompt_tokens": 7}, 2: {"prompt_tokens": 30}},
+                                    model="gpt-4o", tools=None, observed_payloads=[], compactions=[], meta={}))
+    got = [(int(r["index"]), int(r["turn"]), int(r["messages"]), int(r["provider_tokens"]))
+           for _, r in cal.calls.iterrows()]
+    assert got == [(0, 0, 0, 7), (2, 1, 2, 30)]
+    user_first = calibrate(SimpleNamespace(messages=msgs[1:], usage={0: {"prompt_tokens": 7}}, model="gpt-4o",
+                                           tools=None, observed_payloads=[], compactions=[], meta={}))
+    assert user_first.calls.empty
