@@ -6,6 +6,8 @@ dict objects for rows it passes through unchanged).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 Message = dict[str, Any]
@@ -106,3 +108,17 @@ def registered_managers() -> Any:
     assert not stale, f"tuned params for strategies the registry does not hold: {stale}"
     return st.one_of(*(tuned.get(name, st.just({})).map(lambda p, name=name: {"type": name, "params": p})
                        for name in names))
+
+
+def two_calls(path: Path) -> Path:
+    """Write a two-call transcript of a priced model (gpt-4o: OpenAI's automatic prefix caching) to
+    ``path`` and return it: a 1 286-word system text, then two user/assistant turns, so the second call
+    re-sends a prefix long enough to cache."""
+    doc = {"model": "gpt-4o", "messages": [
+        {"role": "system", "content": "word " * 1286},
+        {"role": "user", "content": "Where is order A-1?"},
+        {"role": "assistant", "content": "It shipped on Monday."},
+        {"role": "user", "content": "Thanks, and order B-2?"},
+        {"role": "assistant", "content": "B-2 is packed."}]}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path

@@ -30,21 +30,10 @@ from inspector.report import cache_view
 from inspector.sweep import by_setting, sweep_one
 from inspector.transcripts import load_transcript, sample_path
 from inspector.vocabulary import CACHE_WORDS, column_words
+from tests.builders import two_calls
 
 OLD_CODES = ("cache_cost_usd", "uncached_cost_usd", "break_cost_usd", "breaks")
 """The codes the one vocabulary replaced (CHANGELOG): none may come back in a table or a document."""
-
-
-def two_calls(path: Path) -> Path:
-    """A two-call transcript of a priced model (gpt-4o: OpenAI's automatic prefix caching)."""
-    doc = {"model": "gpt-4o", "messages": [
-        {"role": "system", "content": "word " * 1286},
-        {"role": "user", "content": "Where is order A-1?"},
-        {"role": "assistant", "content": "It shipped on Monday."},
-        {"role": "user", "content": "Thanks, and order B-2?"},
-        {"role": "assistant", "content": "B-2 is packed."}]}
-    path.write_text(json.dumps(doc), encoding="utf-8")
-    return path
 
 
 def _cache_columns(columns: Any) -> set[str]:

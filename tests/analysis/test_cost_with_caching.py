@@ -10,7 +10,6 @@ Model gpt-4o: input $2.5 per million tokens, cache read $1.25 per million (litel
 from __future__ import annotations
 
 import functools
-import json
 import warnings
 from pathlib import Path
 from typing import Any
@@ -32,20 +31,9 @@ from inspector.replay import Replay, replay
 from inspector.report.recommend import recommend
 from inspector.sweep import by_setting, cost_column, sweep_one
 from inspector.transcripts import load_transcript, sample_path
+from tests.builders import two_calls
 
 INPUT, READ = 2.5e-06, 1.25e-06
-
-
-def two_calls(path: Path) -> Path:
-    """Write the two-call transcript (module docstring) to ``path`` and return it."""
-    doc = {"model": "gpt-4o", "messages": [
-        {"role": "system", "content": "word " * 1286},
-        {"role": "user", "content": "Where is order A-1?"},
-        {"role": "assistant", "content": "It shipped on Monday."},
-        {"role": "user", "content": "Thanks, and order B-2?"},
-        {"role": "assistant", "content": "B-2 is packed."}]}
-    path.write_text(json.dumps(doc), encoding="utf-8")
-    return path
 
 
 def _quiet_replay(manifest: Any, path: Path) -> Replay:

@@ -19,6 +19,7 @@ import pytest
 
 from inspector.cli import main
 from inspector.transcripts import sample_path
+from tests.builders import two_calls
 
 Cap = pytest.CaptureFixture[str]
 
@@ -32,18 +33,6 @@ spec:
       model: gpt-4o
       prompt_cache: {rule}
 """
-
-
-def two_calls(path: Path) -> Path:
-    """Write the two-call transcript (module docstring) to ``path`` and return it."""
-    doc = {"model": "gpt-4o", "messages": [
-        {"role": "system", "content": "word " * 1286},
-        {"role": "user", "content": "Where is order A-1?"},
-        {"role": "assistant", "content": "It shipped on Monday."},
-        {"role": "user", "content": "Thanks, and order B-2?"},
-        {"role": "assistant", "content": "B-2 is packed."}]}
-    path.write_text(json.dumps(doc), encoding="utf-8")
-    return path
 
 
 def run(capsys: Cap, *argv: str) -> tuple[int, str, str]:
