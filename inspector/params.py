@@ -33,7 +33,7 @@ from pydantic.fields import FieldInfo
 
 __all__ = ["AssemblerParams", "AutoCompactParams", "Clamp", "ClearToolResultsParams", "CondenserParams", "DropParams",
            "HYSTERESIS_RATIO", "Inert", "LLMSummarizerParams", "ObservationMaskingParams", "PluginParams", "SAFETY_MARGIN_RATIO", "SlidingWindowParams", "StackParams", "SummarizingParams",
-           "TrimmerParams", "describe", "params_table"]
+           "TrimmerParams", "Unit", "describe", "params_table", "unit_of"]
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
@@ -65,9 +65,22 @@ class Inert:
     why: str
 
 
-def Doc(text: str) -> Any:  # noqa: N802 - reads as a marker, like Field
-    """A field's one-line doc (kept as its ``description``, shown in the table of docs/guide.md)."""
-    return Field(description=text)
+Unit = Literal["tokens", "events", "rows", "turns", "tool uses"]
+"""What a count setting counts: the one place a face reads it (:func:`unit_of`), never from the doc's words."""
+
+
+def Doc(text: str, unit: Unit | None = None) -> Any:  # noqa: N802 - reads as a marker, like Field
+    """A field's one-line doc (kept as its ``description``, shown in the table of docs/guide.md) and,
+    for a count, what it counts (``unit``, kept in the field's JSON-schema extras: :func:`unit_of`)."""
+    return Field(description=text, json_schema_extra={"unit": unit} if unit else None)
+
+
+def unit_of(model: type[BaseModel], field: str) -> Unit | None:
+    """What ``model``'s ``field`` counts (its :func:`Doc` ``unit``), or None when it is no count or no field."""
+    info = model.model_fields.get(field)
+    extra = info.json_schema_extra if info is not None else None
+    unit = extra.get("unit") if isinstance(extra, dict) else None
+    return unit if unit in get_args(Unit) else None  # type: ignore[return-value]
 
 
 HYSTERESIS_RATIO = Clamp(0.0, 1.0)
@@ -259,9 +272,9 @@ class SummarizingParams(PluginParams):
 
     sub_plugins: ClassVar[tuple[str, ...]] = ("summarizer",)
     preset: ClassVar[tuple[str, ...]] = ("keep_turns",)
-    keep_turns: Annotated[PositiveInt, Doc("last N user turns kept verbatim")] = 10
+    keep_turns: Annotated[PositiveInt, Doc("last N user turns kept verbatim", "turns")] = 10
     summary_threshold: Annotated[NonNegativeInt, Doc("> 0: an earlier absolute trigger in tokens "
-                                                     "(capped by the automatic one)")] = 0
+                                                     "(capped by the automatic one)", "tokens")] = 0
     hysteresis_ratio: Annotated[FiniteFloat, HYSTERESIS_RATIO,
                                 Doc("reuse the summary until the view passes hint × (1 + ratio)")] = 0.1
 
@@ -271,7 +284,7 @@ class SlidingWindowParams(PluginParams):
 
     folds: ClassVar[Mapping[str, tuple[str, ...]]] = {"keep_turns": ("window_size", "max_turns")}
     preset: ClassVar[tuple[str, ...]] = ("keep_turns",)
-    keep_turns: Annotated[PositiveInt, Doc("last N user turns kept verbatim")] = 10
+    keep_turns: Annotated[PositiveInt, Doc("last N user turns kept verbatim", "turns")] = 10
     window_size: Annotated[PositiveInt | None, Doc("alias of keep_turns (the reference's name)")] = None
     max_turns: Annotated[PositiveInt | None, Doc("alias of keep_turns")] = None
 
@@ -279,7 +292,7 @@ class SlidingWindowParams(PluginParams):
 class StackParams(PluginParams):
     """``stack`` (alias ``full-history``): everything, optionally capped."""
 
-    max_messages: Annotated[PositiveInt | None, Doc("keep the last N rows (null = no cap)")] = None
+    max_messages: Annotated[PositiveInt | None, Doc("keep the last N rows (null = no cap)", "rows")] = None
 
 
 def placeholder_fields(*names: str) -> AfterValidator:
@@ -303,10 +316,10 @@ class ClearToolResultsParams(PluginParams):
     over ``trigger`` input tokens, the oldest tool results become a placeholder."""
 
     preset: ClassVar[tuple[str, ...]] = ("trigger", "keep")
-    trigger: Annotated[PositiveInt, Doc("clear when the input (log + working memory) exceeds N tokens")] = 100_000
-    keep: Annotated[NonNegativeInt, Doc("the last N tool uses keep their results")] = 3
+    trigger: Annotated[PositiveInt, Doc("clear when the input (log + working memory) exceeds N tokens", "tokens")] = 100_000
+    keep: Annotated[NonNegativeInt, Doc("the last N tool uses keep their results", "tool uses")] = 3
     clear_at_least: Annotated[NonNegativeInt, Doc("> 0: clear oldest first until N tokens are freed; "
-                                                  "clear nothing when the candidates free fewer")] = 0
+                                                  "clear nothing when the candidates free fewer", "tokens")] = 0
     exclude_tools: Annotated[list[StrictStr] | None, Doc("tool names whose results are never cleared "
                                                          "(null = none)")] = None
     clear_tool_inputs: Annotated[StrictBool, Doc("blank the cleared calls' arguments too (ids kept)")] = False
@@ -322,7 +335,7 @@ class ObservationMaskingParams(PluginParams):
 
     preset: ClassVar[tuple[str, ...]] = ("attention_window",)
     attention_window: Annotated[PositiveInt, Doc("the N most recent events (rows) whose tool results "
-                                                 "are sent as they are")] = 100
+                                                 "are sent as they are", "events")] = 100
     placeholder: Annotated[StrictStr, placeholder_fields("tool", "size"),
                            Doc("what a masked tool result is sent as ({tool} and {size} "
                                "name the tool and the characters masked)")] = "<MASKED>"
@@ -334,8 +347,8 @@ class CondenserParams(PluginParams):
 
     sub_plugins: ClassVar[tuple[str, ...]] = ("summarizer",)
     preset: ClassVar[tuple[str, ...]] = ("max_size", "keep_first")
-    max_size: Annotated[PositiveInt, Doc("condense when the history holds more than N events (rows)")] = 240
-    keep_first: Annotated[NonNegativeInt, Doc("first N events always kept verbatim")] = 2
+    max_size: Annotated[PositiveInt, Doc("condense when the history holds more than N events (rows)", "events")] = 240
+    keep_first: Annotated[NonNegativeInt, Doc("first N events always kept verbatim", "events")] = 2
 
 
 class LLMSummarizerParams(PluginParams):
@@ -373,9 +386,9 @@ class AutoCompactParams(PluginParams):
                                Doc("compact when input tokens reach this fraction of the window "
                                    "(null = 0.9 unless threshold_tokens is set)")] = None
     threshold_tokens: Annotated[PositiveInt | None, Doc("compact when input tokens reach N "
-                                                        "(instead of threshold_ratio)")] = None
+                                                        "(instead of threshold_ratio)", "tokens")] = None
     keep_user_tokens: Annotated[NonNegativeInt, Doc("newest user messages kept verbatim, up to N tokens "
-                                                    "(0 = none; Codex keeps 20 000)")] = 0
+                                                    "(0 = none; Codex keeps 20 000)", "tokens")] = 0
 
     @classmethod
     def conflicts(cls, written: Mapping[Any, Any]) -> list[tuple[str, str]]:

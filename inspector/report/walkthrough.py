@@ -376,10 +376,6 @@ class Fit:
     why: str
 
 
-_UNIT = re.compile(r"\bN\b[^()]*?\b(tokens|events)\b")
-"""What a params field counts, read from its doc ("exceeds N tokens", "the N most recent events")."""
-
-
 def _fit(field: str, default: Any, unit: str | None, own: Any, budget: int, rows: int) -> tuple[Any, str]:
     """The value a preset's ``field`` takes in the demo, and why ("" when its default stays)."""
     if field in type(own).model_fields and getattr(own, field) != default:
@@ -404,6 +400,7 @@ def every_strategy(loaded: Any, rp: Replay) -> tuple[dict[str, Any], list[Fit]]:
     threshold above ``rp``'s input budget or an event count above its messages (a default sized for
     long agent runs, which would never act here) takes half of that instead."""
     from inspector.compare import presets
+    from inspector.params import unit_of
     from inspector.plugins import default_registry
 
     own = loaded.settings.context_manager
@@ -417,9 +414,8 @@ def every_strategy(loaded: Any, rp: Replay) -> tuple[dict[str, Any], list[Fit]]:
             continue
         params = dict(shipped[spec.name].get("params") or {})
         for field, default in list(params.items()):
-            doc = spec.params_model.model_fields[field].description or "" if spec.params_model else ""
-            unit = _UNIT.search(doc)
-            params[field], why = _fit(field, default, unit.group(1) if unit else None, own.typed_params, budget, rows)
+            unit = unit_of(spec.params_model, field) if spec.params_model else None
+            params[field], why = _fit(field, default, unit, own.typed_params, budget, rows)
             if why:
                 fits.append(Fit(spec.name, field, default, params[field], why))
         specs[spec.name] = {"type": spec.name, **({"params": params} if params else {})}

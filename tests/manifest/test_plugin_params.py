@@ -285,3 +285,26 @@ def test_the_llm_summarizer_is_built_from_its_params_model() -> None:
         "summarizer": {"type": "llm", "params": {"model": "gpt-4o-mini", "instructions": "Be brief."}}}}}}).settings
     summarizer = build_summarizer(settings)
     assert (summarizer.model, summarizer.instructions) == ("gpt-4o-mini", "Be brief.")
+
+
+def test_every_count_a_preset_writes_declares_what_it_counts() -> None:
+    """A preset's integer dial says what it counts (tokens, events, rows, turns, tool uses) as a
+    declared unit, the one place faces read it (the demo's fitting), never its doc's words."""
+    from inspector.params import unit_of
+
+    units = {(spec.name, field): unit_of(spec.params_model, field)
+             for spec in BUILTIN_SPECS if spec.slot == "context_manager" and spec.params_model
+             for field in spec.params_model.preset}
+    assert units == {("summarising", "keep_turns"): "turns", ("sliding-window", "keep_turns"): "turns",
+                     ("clear-tool-results", "trigger"): "tokens", ("clear-tool-results", "keep"): "tool uses",
+                     ("observation-masking", "attention_window"): "events",
+                     ("condenser", "max_size"): "events", ("condenser", "keep_first"): "events",
+                     ("auto-compact", "keep_user_tokens"): "tokens"}
+
+
+def test_a_field_with_no_declared_unit_counts_nothing_and_an_unknown_field_too() -> None:
+    from inspector.params import AutoCompactParams, unit_of
+
+    assert unit_of(AutoCompactParams, "threshold_ratio") is None  # a fraction, no count
+    assert unit_of(AutoCompactParams, "threshold_tokens") == "tokens"
+    assert unit_of(AutoCompactParams, "no_such_field") is None

@@ -33,10 +33,12 @@ MESSAGES = 57  # demo_support.json
 class ThrowAwayParams(StackParams):
     """``throw-away-stack``: the stack, with three preset dials sized against the demo."""
 
-    preset = ("at_budget", "over_budget", "over_messages")
-    at_budget: Annotated[PositiveInt, Doc("a trigger at N tokens")] = BUDGET
-    over_budget: Annotated[PositiveInt, Doc("a trigger at N tokens")] = BUDGET + 1
-    over_messages: Annotated[NonNegativeInt, Doc("the N most recent events")] = MESSAGES + 1
+    preset = ("at_budget", "over_budget", "over_messages", "over_turns")
+    # what each dial counts is declared (the unit), not read from its words: these say none
+    at_budget: Annotated[PositiveInt, Doc("a trigger", "tokens")] = BUDGET
+    over_budget: Annotated[PositiveInt, Doc("a trigger", "tokens")] = BUDGET + 1
+    over_messages: Annotated[NonNegativeInt, Doc("the most recent ones", "events")] = MESSAGES + 1
+    over_turns: Annotated[NonNegativeInt, Doc("a count of N tokens in words, declared as turns", "turns")] = 10**6
 
 
 @pytest.fixture
@@ -80,7 +82,8 @@ def test_a_strategy_registered_later_is_compared_too_and_the_fit_keeps_a_reachab
     loaded, transcript, rp = demo
     specs, fits = story.every_strategy(loaded, rp)
     assert list(specs)[-1] == NAME and list(specs) == _registered()
-    assert specs[NAME]["params"] == {"at_budget": BUDGET, "over_budget": BUDGET // 2, "over_messages": MESSAGES // 2}
+    assert specs[NAME]["params"] == {"at_budget": BUDGET, "over_budget": BUDGET // 2, "over_messages": MESSAGES // 2,
+                                     "over_turns": 10**6}  # turns are never fitted, whatever the words say
     assert {f.field for f in fits if f.strategy == NAME} == {"over_budget", "over_messages"}
     replays = compare(loaded, transcript, specs)
     table = story.strategy_table(replays)
