@@ -33,8 +33,14 @@ replaced one):
 (a)-(c): a strategy whose replay record more than triples from 250 to 500 turns (``replay_scaling.growth``)
 is superlinear: its growth prints as a missed target and it is not run at 1 000 / 2 000 turns.
 
-Every target prints as ``measured/target``. The LangChain ``trim_messages`` peer of the issue's
-figures is not installed here and not run (no benchmark in ``benchmarks/`` carries it).
+(g) as context, the peer: LangChain's ``trim_messages`` (``strategy="last"``, ``include_system``,
+    ``start_on="human"``) with a memoised tiktoken counter (each message counted once, by identity;
+    content and tool-call arguments, as the floor), called once per LLM call of the 2 000-turn
+    transcript on the messages before its reply, at the input budget our stack replay computed for
+    that call: trimming alone, no record, no analysis. Run when ``langchain-core`` is installed
+    (``pip install -e '.[bench]'``), else said so.
+
+Every target prints as ``measured/target``.
 
     .venv/bin/python benchmarks/end_to_end.py [--quick] [--repeat 3] [--cli-repeat 5] [--fleet 200] [--no-app] [--steps 10]
 
@@ -267,12 +273,47 @@ def main(argv: list[str] | None = None) -> int:
               f"   [{int(table['forgotten'].sum()):,} forgotten references, "
               f"{int(table['needing_calls'].sum()) if 'needing_calls' in table else 0:,} calls needing an earlier identifier]")
 
+        peer(trs[big], floor)
         if not args.no_app:
             app(files[big], args)
     print(f"{load()} at the end")
     print("targets (measured/target): " + "; ".join(f"{w} {m:.2f}/{t:g}{'' if m <= t else ' MISSED'}"
                                                     for w, m, t in TARGETS))
     return 0
+
+
+def peer(tr: Any, floor: float) -> None:
+    """(g): LangChain's ``trim_messages`` with a memoised counter on every call of ``tr`` (see the
+    module's doc), its time ÷ ``floor``; a line saying it was not run when langchain-core is missing."""
+    try:
+        from langchain_core.messages import BaseMessage, convert_to_messages, trim_messages
+    except ImportError:
+        print("(g) peer: langchain-core is not installed (pip install -e '.[bench]'); not run")
+        return
+    counter = TiktokenCounter(model="gpt-4o")
+    memo: dict[int, int] = {}
+
+    def one(m: BaseMessage) -> int:  # memoised by identity: each message is tokenised once
+        n = memo.get(id(m))
+        if n is None:
+            args = "".join(str(c.get("args", "")) for c in getattr(m, "tool_calls", None) or ())
+            n = memo[id(m)] = counter.text_tokens(content_text(m.content)) + counter.text_tokens(args) + 3
+        return n
+
+    def tokens(messages: list[BaseMessage]) -> int:  # the list counter trim_messages calls
+        return sum(map(one, messages))
+
+    lc = convert_to_messages(tr.messages)
+    rp = replay(settings(STRATEGIES["stack (no cap)"]), tr, counter="tiktoken")
+    calls = [(f.at, f.input_budget) for f in rp.frames]
+    del rp
+    gc.collect()
+    t0 = time.perf_counter()
+    kept = sum(len(trim_messages(lc[:at], max_tokens=budget, token_counter=tokens, strategy="last",
+                                 include_system=True, start_on="human")) for at, budget in calls)
+    took = time.perf_counter() - t0
+    print(f"(g) peer, as context: LangChain trim_messages (memoised tiktoken counter) over the {len(calls):,} calls: "
+          f"{took:.2f} s = {took / floor:.1f}× the floor (trimming only; {kept:,} messages kept in all)")
 
 
 def enormous(rounds: tuple[int, int], window: int, repeat: int) -> None:
