@@ -127,6 +127,7 @@ class Frame:
         call extends) they are ``summary_index`` (None when the call has no summary) and
         ``content_index`` instead: the text's index in the document's ``summaries`` list."""
         text = self.summary_text
+        summary: str | int | None
         if summaries is None:
             summary_key, summary, not_sent = "summary", text, list(self.not_sent)
         else:
