@@ -3,9 +3,7 @@ masked). No Streamlit import."""
 
 from __future__ import annotations
 
-import json
-
-from inspector.redact import mask_secrets
+from inspector.json_text import masked_document_text
 from inspector.replay import Replay
 from inspector.report.tables import frames_table
 
@@ -23,7 +21,7 @@ def frames_csv(rp: Replay) -> str:
 
 
 def payload_json(rp: Replay, call: int) -> str:
-    """Call ``call``'s frame with its payload as JSON, secrets masked."""
+    """Call ``call``'s frame with its payload as JSON, secrets masked, by the one writer (one line
+    per field and per payload row); the frame carries its summary text (``summary``)."""
     f = rp.frames[call]
-    doc = {"call": call, **f.to_json(rp.messages)}
-    return json.dumps(mask_secrets(doc), ensure_ascii=False, indent=1, default=str)
+    return masked_document_text({"call": call, **f.to_json(rp.messages)})

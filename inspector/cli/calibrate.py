@@ -19,6 +19,7 @@ from inspector.cli.base import EXIT_INVALID, EXIT_OK, SubParsers, add_parser
 from inspector.cli.inputs import collect, guard
 from inspector.cli.options import add_cache_option, add_output_options, add_transcript_options
 from inspector.cli.output import Column
+from inspector.json_text import document_text
 
 CALIBRATE_COLUMNS: tuple[Column, ...] = (
     Column("call"), Column("index", narrow=False), Column("turn"), Column("model"), Column("provider_tokens"),
@@ -70,10 +71,10 @@ def _calibration_json(cal: Any, cache: tuple[list[dict[str, Any]], dict[str, Any
     from inspector.calibration import advice
 
     rows, summary = cache
-    return json.dumps({"calls": json.loads(cal.calls.to_json(orient="records")),
-                       "factors": json.loads(cal.factors.to_json(orient="records")),
-                       "advice": advice(cal), "notes": cal.notes,
-                       "prompt_cache": {**summary, "calls": rows} if rows else None}, ensure_ascii=False, indent=1)
+    return document_text({"calls": json.loads(cal.calls.to_json(orient="records")),
+                          "factors": json.loads(cal.factors.to_json(orient="records")),
+                          "advice": advice(cal), "notes": cal.notes,
+                          "prompt_cache": {**summary, "calls": rows} if rows else None})
 
 
 def _error_words(what: str, err: dict[str, Any]) -> str:

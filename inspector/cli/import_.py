@@ -8,7 +8,6 @@ The module is named ``import_`` because ``import`` is a Python keyword.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from inspector.cli import output as co
@@ -36,10 +35,10 @@ def add_import(sub: SubParsers) -> None:
 def cmd_import(args: argparse.Namespace) -> int:
     """Write the selected conversations as JSON: one document for a single conversation, else
     ``{"transcripts": [...]}``; returns 0."""
-    from inspector.redact import mask_secrets
+    from inspector.json_text import masked_document_text
     from inspector.transcripts import transcript_to_json
 
-    items = [mask_secrets(transcript_to_json(t)) for t in collect(args, [args.transcript])]
-    doc: Any = items[0] if args.conversation.single else {"transcripts": items}
-    co.write(json.dumps(doc, ensure_ascii=False, indent=1), args.output)
+    items = [transcript_to_json(t) for t in collect(args, [args.transcript])]
+    doc: dict[str, Any] = items[0] if args.conversation.single else {"transcripts": items}
+    co.write(masked_document_text(doc), args.output)
     return EXIT_OK

@@ -24,6 +24,7 @@ from inspector.cli.options import (
     sample_flag,
 )
 from inspector.cli.output import Column
+from inspector.json_text import document_text
 
 OBSERVED_COLUMNS: tuple[Column, ...] = (
     Column("transcript"), Column("conversation", narrow=False), Column("payload"), Column("label", narrow=False),
@@ -94,8 +95,7 @@ def cmd_observed(args: argparse.Namespace) -> int:
         co.error(f"{args.transcript} records no observed payloads (mas-lab and Letta files do)")
         return EXIT_INVALID
     if args.fmt == "json":
-        co.write(json.dumps({"payloads": json.loads(df.to_json(orient="records"))}, ensure_ascii=False, indent=1),
-                 args.output)
+        co.write(document_text({"payloads": json.loads(df.to_json(orient="records"))}), args.output)
     elif args.fmt == "csv":
         co.write(df.to_csv(index=False), args.output)
     else:

@@ -19,6 +19,7 @@ from typing import Any
 from inspector.cli import output as co
 from inspector.cli.inputs import file_label
 from inspector.cli.output import Column
+from inspector.json_text import document_text, rows_text
 
 FLEET_COLUMNS: tuple[Column, ...] = (
     Column("conversations", "sum"), Column("conversations_over_budget", "sum"), Column("over_budget", "sum"),
@@ -48,7 +49,7 @@ def _fleet_text(args: argparse.Namespace, runs: Runs, fmt: str, colour: bool) ->
     """The fleet summary alone in ``fmt``; the table names the files and counts the conversations."""
     fleet = runs.fleet
     if fmt == "json":
-        return json.dumps(json.loads(fleet.to_json(orient="records")), ensure_ascii=False, indent=1)
+        return rows_text(json.loads(fleet.to_json(orient="records")))
     if fmt == "csv":
         return str(fleet.to_csv(index=False))
     files = sorted({file_label(t) for t in runs.transcripts})
@@ -75,7 +76,7 @@ def _json_text(runs: Runs) -> str:
     doc[runs.key] = json.loads(runs.table.to_json(orient="records"))
     if runs.fleet is not None:
         doc["fleet"] = json.loads(runs.fleet.to_json(orient="records"))
-    return json.dumps(doc, ensure_ascii=False, indent=1)
+    return document_text(doc)
 
 
 def _table_text(args: argparse.Namespace, runs: Runs) -> str:

@@ -117,10 +117,22 @@ class Frame:
                 out.extend(transcript_messages[ref:ref + n])
         return out
 
-    def to_json(self, transcript_messages: Sequence[Message] | None = None) -> dict[str, Any]:
+    def to_json(self, transcript_messages: Sequence[Message] | None = None,
+                summaries: dict[str, int] | None = None) -> dict[str, Any]:
         """The frame as a replay file's frame object; with ``transcript_messages``
         (the replayed transcript's messages) also its ``payload``: every row's role, content, tool calls,
-        tool call id, transcript index (``ref``), synthetic kind and band."""
+        tool call id, transcript index (``ref``), synthetic kind and band. The summary text is
+        ``summary`` and a not-sent summary block's text its ``content``; with ``summaries`` (a
+        document's table of distinct summary texts → their index, in order of first use, which this
+        call extends) they are ``summary_index`` (None when the call has no summary) and
+        ``content_index`` instead: the text's index in the document's ``summaries`` list."""
+        text = self.summary_text
+        summary: str | int | None
+        if summaries is None:
+            summary_key, summary, not_sent = "summary", text, list(self.not_sent)
+        else:
+            summary_key, summary = "summary_index", None if text is None else summaries.setdefault(text, len(summaries))
+            not_sent = [_content_indexed(ns, summaries) for ns in self.not_sent]
         d: dict[str, Any] = {
             "turn": self.turn, "step": self.step, "at": self.at, "budget": _budget_json(self.budget),
             "bands": self.bands, "payload_tokens": self.payload_tokens, "headroom": self.headroom,
@@ -130,7 +142,7 @@ class Frame:
             "folded": [list(r) for r in self.folded], "repairs": [r.to_json() for r in self.repairs],
             "check": self.check,
             "cost_usd": self.cost_usd, "summary_cost_usd": self.summary_cost_usd, "usage": self.usage,
-            "summary": self.summary_text, "summary_sent": self.summary_sent, "not_sent": list(self.not_sent),
+            summary_key: summary, "summary_sent": self.summary_sent, "not_sent": not_sent,
             "warnings": list(self.warnings),
         }
         if self.replaced:  # only a strategy that replaces rows has the key: other replays read as before
@@ -148,6 +160,16 @@ class Frame:
                 rows.append(row)
             d["payload"] = rows
         return d
+
+
+def _content_indexed(row: dict[str, Any], summaries: dict[str, int]) -> dict[str, Any]:
+    """A not-sent row with its text ``content`` as ``content_index`` into ``summaries`` (extended);
+    a row whose content is not a text (content parts) is kept as it is."""
+    content = row.get("content")
+    if type(content) is not str:
+        return row
+    index = summaries.setdefault(content, len(summaries))
+    return {("content_index" if k == "content" else k): (index if k == "content" else v) for k, v in row.items()}
 
 
 class CallDecision(NamedTuple):

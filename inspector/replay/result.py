@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from inspector.engine.managers.base import NO_TERMS, BudgetTerms
 from inspector.engine.types import Message
+from inspector.json_text import masked_document_text
 from inspector.policy import DEFAULT_POLICY, AgentInForce, ReplayPolicy
 from inspector.replay.records import Commit, Frame
 
@@ -156,10 +156,14 @@ class Replay:
 
     def to_json(self, *, payloads: bool = False) -> dict[str, Any]:
         """The replay as a JSON document: the transcript, the settings and what was in
-        force, every frame (with its payload rows when ``payloads``; the pending call marked), every
-        commit and the :meth:`totals`. Not masked: :meth:`dumps` is what leaves the process."""
+        force, each distinct summary text once (``summaries``, in order of first use; a frame names
+        its own by ``summary_index``), every frame (with its payload rows when ``payloads``; the
+        pending call marked), every commit and the :meth:`totals`. Not masked: :meth:`dumps` is what
+        leaves the process."""
         t = self.transcript
         msgs = t.messages
+        summaries: dict[str, int] = {}
+        frames = self._frames_json(payloads, summaries)
         return {
             "transcript": {"format": t.format, "path": t.path, "conversation": getattr(t, "conversation", 0),
                            "messages": len(msgs), "turns": sum(1 for m in msgs if m.get("role") == "user")},
@@ -167,22 +171,22 @@ class Replay:
                          "summarizer_label": self.summarizer_label, "limits": self.limits,
                          "policy": self.policy.as_dict(),
                          "agent": self.agent.as_dict() if self.agent is not None else None},
-            "frames": self._frames_json(payloads),
+            "summaries": list(summaries),
+            "frames": frames,
             "commits": [c.to_json() for c in self.commits],
             "totals": self.totals(),
         }
 
-    def _frames_json(self, payloads: bool) -> list[dict[str, Any]]:
-        msgs = self.transcript.messages
-        out = [f.to_json(msgs if payloads else None) for f in self.frames]
+    def _frames_json(self, payloads: bool, summaries: dict[str, int]) -> list[dict[str, Any]]:
+        msgs = self.transcript.messages if payloads else None
+        out = [f.to_json(msgs, summaries) for f in self.frames]
         k = self.pending_call
         if k is not None:  # the one frame the agent never sent: marked, and left out of "totals"
             out[k]["pending"] = True
         return out
 
     def dumps(self, *, payloads: bool = False) -> str:
-        """The replay as JSON text, secrets masked (this is what leaves the process)."""
-        from inspector.redact import mask_secrets
-
-        return json.dumps(mask_secrets(self.to_json(payloads=payloads)), ensure_ascii=False, indent=1, sort_keys=False)
+        """The replay as JSON text, secrets masked (this is what leaves the process), written by the
+        one writer (:func:`inspector.json_text.masked_document_text`: one line per frame)."""
+        return masked_document_text(self.to_json(payloads=payloads))
 

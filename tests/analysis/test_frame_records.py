@@ -103,4 +103,4 @@ def test_frames_and_commits_keep_no_list() -> None:
         shown = f.to_json()
         assert shown["trimmed"] == [list(r) for r in f.trimmed] and shown["warnings"] == list(f.warnings)
     assert all(type(c.folded) is tuple for c in rp.commits)
-    assert '"warnings": []' in rp.dumps()
+    assert '"warnings":[]' in rp.dumps()

@@ -56,7 +56,7 @@ def test_every_error_the_package_defines_derives_from_the_one_root() -> None:
 
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("floor", ("inspector", "inspector.errors", "inspector.params", "inspector.plugins", "inspector.vocabulary",
-               "inspector.ids", "inspector.redact", "inspector.offline", "inspector.bundled")),
+               "inspector.ids", "inspector.redact", "inspector.json_text", "inspector.offline", "inspector.bundled")),
     ("inputs", ("inspector.manifest", "inspector.transcripts")),
     ("engine", ("inspector.engine",)),
     ("replay", ("inspector.policy", "inspector.replay", "inspector.observed", "inspector.calibration")),
