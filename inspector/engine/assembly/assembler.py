@@ -100,7 +100,7 @@ class ContextAssembler:
         call = Call(engine, system, past, wm, user, has_user, tool_tokens, budget, outcome.messages,
                     outcome.decision, hitl)
         if wmi is not None and log is not None and not hitl and budget.max_tokens > 0 and \
-                edits.suffix_start() is not None:
+                edits.split_shape() is not None:
             result = self._path.assemble(call, RowUnits(u_system, u_user, wm_units, log, wmi))
             if result is not None:
                 return result
