@@ -84,8 +84,8 @@ class EditRecord:
 
     def suffix_start(self) -> tuple[int, Insertion | None] | None:
         """``(k, block)`` when the record is ``[block?] + log[k:]`` (at most one insertion, standing
-        first; no replacements): the shape the archive's suffix fold and the incremental assembly
-        read directly. None for any other record."""
+        first; no replacements): the shape the archive's suffix fold reads directly (the incremental
+        assembly reads the wider :meth:`split_shape`). None for any other record."""
         if self.replaced or self.working or len(self.inserted) > 1 or len(self.kept) > 1:
             return None
         k = self.kept[0][0] if self.kept else self.size

@@ -5,9 +5,11 @@ message ever committed (in commit order) and one over working memory, so a call 
 changed since the last one: the pre-cut and the working-memory cut by bisection over running sums,
 the pairing repair and the final check over the dirty units and the two ends of each range, bands
 from the sums, and the payload's long runs recorded as :class:`~inspector.engine.types.Span`
-ranges. It applies when the context manager's result is ``[summary block?] + a suffix of the
-committed log`` (the shipped managers' contract); otherwise it returns None and the reference
-path (:mod:`inspector.engine.assembly.reference`) runs. Tests hold the two equal call by call.
+ranges. It applies when the context manager's record is ``log[:h] + [block?] + log[k:]``
+(:meth:`~inspector.engine.contracts.EditRecord.split_shape`: a suffix of the committed log, or the
+condenser's kept head, summary and tail, whose head rows and block are read one by one ahead of
+the log range); otherwise it returns None and the reference path
+(:mod:`inspector.engine.assembly.reference`) runs. Tests hold the two equal call by call.
 
 One call, in named steps: :func:`_match_log` (where the manager's result sits in the log),
 :func:`_precut_at` (history that can never fit), :func:`_compose` (the payload handed to the
@@ -147,8 +149,8 @@ class IncrementalPath:
         return self.index("log", counter, base, carry=self._indexes.get("working"))
 
     def assemble(self, c: Call, ru: RowUnits) -> Assembly | None:
-        """Call ``c``'s assembly from running sums (module docstring); None when the manager's result
-        is not ``[summary block?] + a suffix of the committed log`` or the trimmer dropped the
+        """Call ``c``'s assembly from running sums (module docstring); None when the manager's record
+        is not of the split shape (:func:`_match_log`) or the trimmer dropped the
         answers of an ask (a resumed turn): the reference path handles those."""
         past = self._base
         matched = _match_log(c, past, self._base_pos)
