@@ -84,8 +84,8 @@ class EditRecord:
 
     def suffix_start(self) -> tuple[int, Insertion | None] | None:
         """``(k, block)`` when the record is ``[block?] + log[k:]`` (at most one insertion, standing
-        first; no replacements): the shape the archive's suffix fold and the incremental assembly
-        read directly. None for any other record."""
+        first; no replacements): the shape the archive's suffix fold reads directly (the incremental
+        assembly reads the wider :meth:`split_shape`). None for any other record."""
         if self.replaced or self.working or len(self.inserted) > 1 or len(self.kept) > 1:
             return None
         k = self.kept[0][0] if self.kept else self.size
@@ -95,14 +95,39 @@ class EditRecord:
             return None
         return k, self.inserted[0] if self.inserted else None
 
-    def apply(self, past: Sequence[Message]) -> Sequence[Message]:
-        """The history the call sees: kept rows in log order (a replaced row as its new row), each
-        inserted block before its log index. A record of the suffix shape is a read-only view of
-        ``past`` (no copy of the kept rows); any other a new list."""
+    def split_shape(self) -> tuple[int, int, Insertion | None] | None:
+        """``(h, k, block)`` when the record is ``log[:h] + [block?] + log[k:]`` (``h <= k``: a kept
+        head, at most one insertion, standing between the two, and a kept suffix; no replacements):
+        the suffix shape (:meth:`suffix_start`, ``h`` = 0) and the condenser's (its first events,
+        the summary, the tail), which the incremental assembly reads directly. None for any other
+        record."""
         shape = self.suffix_start()
         if shape is not None:
-            k, ins = shape
-            return RowsView([ins.row] if ins is not None else (), past, k, self.size)
+            return 0, shape[0], shape[1]
+        kept, n = self.kept, self.size
+        if self.replaced or self.working or len(self.inserted) > 1 or not 0 < len(kept) <= 2 or kept[0][0] != 0:
+            return None
+        h = kept[0][1]
+        k = kept[1][0] if len(kept) == 2 else n
+        if len(kept) == 2 and kept[1][1] != n:
+            return None
+        ins = self.inserted[0] if self.inserted else None
+        if ins is not None and not h <= ins.at <= k:
+            return None
+        return h, k, ins
+
+    def apply(self, past: Sequence[Message]) -> Sequence[Message]:
+        """The history the call sees: kept rows in log order (a replaced row as its new row), each
+        inserted block before its log index. A record of the split shape (:meth:`split_shape`) is a
+        read-only view of ``past`` (its head rows and block listed, no copy of the suffix); any
+        other a new list."""
+        shape = self.split_shape()
+        if shape is not None:
+            h, k, ins = shape
+            head = [past[i] for i in range(h)]
+            if ins is not None:
+                head.append(ins.row)
+            return RowsView(head, past, k, self.size)
         new = {r.index: r.row for r in self.replaced}
         blocks = sorted(self.inserted, key=lambda i: i.at)
         out: list[Message] = []

@@ -45,6 +45,42 @@ def test_the_suffix_shape_is_a_view_of_the_log_and_left_out_rows_are_the_prefix(
     assert EditRecord.keep_all(5).dropped() == () and EditRecord.suffix(5, 5).dropped() == ((0, 5),)
 
 
+class CountingLog(Sequence[Message]):
+    """A log that counts how many of its rows are read (indexing, slicing and iteration alike)."""
+
+    def __init__(self, rows_: list[Message]) -> None:
+        self.rows, self.reads = rows_, 0
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, k):  # type: ignore[no-untyped-def]
+        got = self.rows[k]
+        self.reads += len(got) if isinstance(k, slice) else 1
+        return got
+
+
+def test_the_split_shape_is_a_view_that_reads_only_its_head_rows() -> None:
+    """Rule: a record ``log[:h] + [block] + log[k:]`` (the condenser's: first events, summary,
+    tail) is of the split shape; its history and its left-out rows are views of the log, so making
+    the result reads the ``h`` head rows and nothing else: 2 reads over a log of 10 000 rows whose
+    middle [2, 9 000) is folded, not the 8 998 folded or 1 000 tail rows."""
+    log = CountingLog(rows(10_000))
+    block = {"role": "system", "content": "[Conversation summary — 1 earlier exchange(s)]\ns"}
+    record = EditRecord(10_000, ((0, 2), (9_000, 10_000)), (), (Insertion(9_000, block),))
+    assert record.split_shape() == (2, 9_000, Insertion(9_000, block)) and record.suffix_start() is None
+    result = managed(log, record, CMDecision("condensed"))
+    assert log.reads == 2
+    assert len(result.messages) == 1_003 and len(result.decision.folded) == 8_998
+    assert list(result.messages) == [*log.rows[:2], block, *log.rows[9_000:]]
+    assert list(result.decision.folded) == log.rows[2:9_000]
+    # a suffix is the split shape with no head; two insertions or a replacement are not
+    assert EditRecord.suffix(5, 3).split_shape() == (0, 3, None)
+    assert EditRecord(5, ((0, 1), (3, 5)), (), (Insertion(3, block), Insertion(5, block))).split_shape() is None
+    assert EditRecord(5, ((0, 1), (3, 5)), (Replacement(0, block, "x"),)).split_shape() is None
+    assert EditRecord(5, ((1, 2), (3, 5))).split_shape() is None  # the head must start the log
+
+
 @given(st.integers(0, 8), st.lists(st.integers(0, 7), unique=True), st.booleans())
 def test_a_manager_returning_rows_is_read_into_the_record_that_gives_them_back(
         n: int, picks: list[int], block: bool) -> None:

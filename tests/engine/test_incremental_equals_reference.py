@@ -334,3 +334,34 @@ def q24_conversations(draw):  # noqa: ANN001, ANN201
 def test_trim_groups_give_one_result_on_both_paths_with_or_without_the_precut(cm: dict, trimmer: dict, convo: list,
                                                                              system: str, counter: str) -> None:
     assert drive(cm, trimmer, convo, system, counter, alone=True) >= 1
+
+
+def test_the_condensers_head_rows_are_cut_as_the_reference_cuts_them() -> None:
+    """The condenser's record is ``log[:2] + [summary] + log[k:]`` (``max_size`` 8, ``keep_first``
+    2). The head is the first user row ``q0`` and a 500-token reply; at ``max_tokens`` 300 the short
+    tail and the summary fit and the reply does not, so the pre-cut falls among the head rows (the
+    incremental path walks back over them, not only over the log range). With a system band it cuts
+    through the reply's group: ``q0`` and the reply. With none, the summary would then stand first
+    and gain the trimmer's leading-row protection, so the cut stops before the reply (the
+    reference's guard) and the trimmer drops the reply. Both paths give the same payload and pre-cut,
+    the trimmer alone the same payload."""
+    convo = [(f"q{t}", [], "a " * 1000 if t == 0 else f"r{t}", True) for t in range(8)]
+    cm = {"type": "condenser", "params": {"max_size": 8, "keep_first": 2}}
+    trimmer = {"max_tokens": 300, "reserve_tokens": 0, "safety_margin_ratio": 0.0}
+    for system in ("be brief", ""):
+        assert drive(cm, trimmer, convo, system, "estimate", alone=True, events=False) == 8
+        s = settings_from_dict({"kind": "Agent", "spec": {"system_prompt": system or None, "context_manager": {
+            **cm, "params": {**cm["params"], "trimmer": trimmer}}}}).settings
+        engine = ContextEngine(s, counter="estimate", summarizer=Echo())
+        seen = []
+        for user_text, _steps, final, _commit in convo:
+            engine.user({"role": "user", "content": user_text})
+            asm = engine.assemble(strict=False)
+            assert asm.skip_declares is not None  # the incremental path
+            if asm.decision.action.startswith("condensed"):
+                seen.append(([m["content"][:2] for m in asm.precut], [r.message["content"][:2] for r in asm.trimmer_removed],
+                             asm.messages[1 if system else 0]["content"][:7]))
+            engine.record({"role": "assistant", "content": final})
+            engine.finalize_turn(None)
+        want = (["q0", "a "], [], "[Conver") if system else (["q0"], ["a "], "[Conver")
+        assert len(seen) == 3 and all(got == want for got in seen), seen

@@ -79,8 +79,8 @@ def lookups(rows: list[dict[str, Any]], cm: dict[str, Any], *, incremental: bool
     return counter.lookups, Row.reads, calls
 
 
-def drive(rows: list[dict[str, Any]], cm: dict[str, Any], *,
-          incremental: bool = True) -> tuple[CountingCounter, ContextEngine, int]:
+def drive(rows: list[dict[str, Any]], cm: dict[str, Any], *, incremental: bool = True,
+          summarizer: Any = "drop") -> tuple[CountingCounter, ContextEngine, int]:
     """Drive an engine through ``rows`` as a replay does (``Row.reads`` counts from 0)."""
     rows = [Row(m) for m in rows]
     Row.reads = 0
@@ -90,7 +90,7 @@ def drive(rows: list[dict[str, Any]], cm: dict[str, Any], *,
     counter = CountingCounter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        engine = ContextEngine(s, counter=counter, summarizer="drop")
+        engine = ContextEngine(s, counter=counter, summarizer=summarizer)
         engine.assembler.incremental = incremental
         calls = 0
         for m in rows:
@@ -152,3 +152,37 @@ def test_the_count_catches_quadratic_growth(shape: str) -> None:
     fast_big, fast_reads_big, _ = lookups(make(600), cm)
     assert max(big / small, reads_big / reads_small) > 3, (small, big, reads_small, reads_big)
     assert fast_big / fast_small < 2.3 and fast_reads_big / fast_reads_small < 2.3
+
+
+class Echo:
+    """A summarizer that reads no row: the condenser's block without the summarizer's own reads."""
+
+    def summarize(self, msgs: list[dict[str, Any]]) -> str:
+        return f"summary of {len(msgs)} messages"
+
+
+CONDENSER = {"type": "condenser", "params": {"max_size": 80, "keep_first": 2}}
+"""The condenser's record is ``log[:2] + [summary] + log[k:]`` (a kept head, the block, a tail of
+40 to 80 events), not a suffix of the log: the incremental path reads its head rows and block and
+what changed, the reference path every row of the tail on every call."""
+
+
+@pytest.mark.parametrize("summarizer", [Echo(), "drop"])
+def test_the_condenser_reads_its_head_rows_and_what_changed_not_its_tail(summarizer: Any) -> None:
+    """Rule: a record of the shape ``log[:h] + [block?] + log[k:]`` takes the incremental path. Per
+    call the assembly looks up the units of the 2 head rows and the block (each twice: the pre-cut
+    and the layout), the system and user rows and what changed — never the 39 to 79 tail rows the
+    reference reads (each looked up at least once: > 39 per call). Doubling the transcript doubles
+    the counts; each row's facts are derived at most twice (working memory, then the log)."""
+    rows_small, rows_big = many_turns(1000), many_turns(2000)
+    counter, engine_small, calls_small = drive(rows_small, CONDENSER, summarizer=summarizer)
+    small, reads_small = counter.lookups, Row.reads
+    counter, engine_big, calls_big = drive(rows_big, CONDENSER, summarizer=summarizer)
+    big, reads_big = counter.lookups, Row.reads
+    assert calls_big == 2 * calls_small == 4000
+    assert engine_small.assembler.rows_indexed <= 2 * len(rows_small)
+    assert engine_big.assembler.rows_indexed <= 2 * len(rows_big), f"{engine_big.assembler.rows_indexed:,} rows indexed"
+    assert big / calls_big < 20, f"{big / calls_big:.0f} look-ups per call"
+    assert big / small < 2.1 and reads_big / reads_small < 2.1, (small, big, reads_small, reads_big)
+    counter, _engine, ref_calls = drive(rows_small, CONDENSER, summarizer=summarizer, incremental=False)
+    assert counter.lookups / ref_calls > 39, f"the reference reads its tail: {counter.lookups / ref_calls:.0f} look-ups per call"

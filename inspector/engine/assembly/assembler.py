@@ -3,8 +3,8 @@
 Order is fixed (docs/design.md §3.9): system band → [summary] → kept history → current user turn →
 working memory; then the token trimmer (working memory pinned as the tail), then one pairing pass,
 then the final check (the engine's). Two paths give one result: the incremental path
-(:mod:`inspector.engine.assembly.incremental`) for a manager's edit record of the suffix shape
-(``[summary block?] + a suffix of the committed log``, every call of the shipped three), the
+(:mod:`inspector.engine.assembly.incremental`) for a manager's edit record of the split shape
+(``log[:h] + [block?] + log[k:]``: the seeds' suffix, the condenser's head + summary + tail), the
 reference path (:mod:`inspector.engine.assembly.reference`) for any other record (rows replaced,
 working memory edited), a manager that is no :class:`~inspector.engine.managers.base.ContextManager`,
 and as the tests' oracle.
@@ -31,8 +31,9 @@ class ContextAssembler:
     """The default ``assembler`` plugin. Custom assemblers implement ``assemble(engine)`` and must
     return a paired payload (they may call :func:`inspector.engine.pairing.sanitize_provider_messages`).
 
-    Two paths, one result: the incremental path (the default for an edit record of the suffix
-    shape) reads only what changed since the last call; the reference path (``incremental = False``,
+    Two paths, one result: the incremental path (the default for an edit record of the split
+    shape, :meth:`~inspector.engine.contracts.EditRecord.split_shape`) reads only what changed since
+    the last call; the reference path (``incremental = False``,
     and whatever the incremental one does not cover: a record with replacements or working-memory
     edits, a manager that is no ContextManager, a resumed HITL turn, a disabled pre-cut or trimmer)
     reads the whole payload. Tests hold the two equal call by call.
@@ -100,7 +101,7 @@ class ContextAssembler:
         call = Call(engine, system, past, wm, user, has_user, tool_tokens, budget, outcome.messages,
                     outcome.decision, hitl)
         if wmi is not None and log is not None and not hitl and budget.max_tokens > 0 and \
-                edits.suffix_start() is not None:
+                edits.split_shape() is not None:
             result = self._path.assemble(call, RowUnits(u_system, u_user, wm_units, log, wmi))
             if result is not None:
                 return result

@@ -5,9 +5,11 @@ message ever committed (in commit order) and one over working memory, so a call 
 changed since the last one: the pre-cut and the working-memory cut by bisection over running sums,
 the pairing repair and the final check over the dirty units and the two ends of each range, bands
 from the sums, and the payload's long runs recorded as :class:`~inspector.engine.types.Span`
-ranges. It applies when the context manager's result is ``[summary block?] + a suffix of the
-committed log`` (the shipped managers' contract); otherwise it returns None and the reference
-path (:mod:`inspector.engine.assembly.reference`) runs. Tests hold the two equal call by call.
+ranges. It applies when the context manager's record is ``log[:h] + [block?] + log[k:]``
+(:meth:`~inspector.engine.contracts.EditRecord.split_shape`: a suffix of the committed log, or the
+condenser's kept head, summary and tail, whose head rows and block are read one by one ahead of
+the log range); otherwise it returns None and the reference path
+(:mod:`inspector.engine.assembly.reference`) runs. Tests hold the two equal call by call.
 
 One call, in named steps: :func:`_match_log` (where the manager's result sits in the log),
 :func:`_precut_at` (history that can never fit), :func:`_compose` (the payload handed to the
@@ -26,7 +28,9 @@ from typing import Any, NamedTuple
 
 from inspector.engine.assembly.call import HELLO, BandRule, Call, band_rule, takes_group
 from inspector.engine.assembly.records import Assembly, PayloadRow, assembly_record
-from inspector.engine.assembly.row_index import RowIndex, clean_ranges
+from inspector.engine.assembly.reference import inserted_block
+from inspector.engine.assembly.row_index import RowIndex, clean_ranges, marks_of, singled_any
+from inspector.engine.history import group_start, is_ask, leading_group_size
 from inspector.engine.pairing import sanitize_provider_messages
 from inspector.engine.summary_block import is_summary_block
 from inspector.engine.tokens import TokenCounter
@@ -99,8 +103,8 @@ class IncrementalPath:
         """(system row, user row, has_user, placeholder, own_system, the band rule made for them)."""
         self._marks: tuple[Any, ...] = (None, -1, None, None, None, None)
         """(``_base``, its length, system row, user row, log index, the ``singled`` rule made for them
-        from :func:`_marks_of`), kept while those five stay the same (the log only grows in place,
-        and a new one is a new list)."""
+        from :func:`~inspector.engine.assembly.row_index.marks_of`), kept while those five stay the
+        same (the log only grows in place, and a new one is a new list)."""
 
     @property
     def rows_indexed(self) -> int:
@@ -145,19 +149,21 @@ class IncrementalPath:
         return self.index("log", counter, base, carry=self._indexes.get("working"))
 
     def assemble(self, c: Call, ru: RowUnits) -> Assembly | None:
-        """Call ``c``'s assembly from running sums (module docstring); None when the manager's result
-        is not ``[summary block?] + a suffix of the committed log`` or the trimmer dropped the
+        """Call ``c``'s assembly from running sums (module docstring); None when the manager's record
+        is not of the split shape (:func:`_match_log`) or the trimmer dropped the
         answers of an ask (a resumed turn): the reference path handles those."""
         past = self._base
-        matched = _match_log(c, len(past), self._base_pos)
+        matched = _match_log(c, past, self._base_pos)
         if matched is None:
             return None
-        k, m0, blk = matched
-        head = 1 if c.system is None and m0 is not None and m0.get("role") == "system" else 0
-        prot = m0 if head else None  # a protected head row (a system-role row standing first, no system band)
-        extra = m0 if blk and not head else None  # a summary block the cut may take
-        a0 = k + 1 if head and not blk else k  # history rows from the log: past[a0:]
-        comp = _compose(c, ru, prot, extra, a0)
+        front, a0 = matched
+        prot: Message | None = None  # a protected head row (a system-role row standing first, no system band)
+        if c.system is None:
+            if front and front[0].get("role") == "system":
+                prot, front = front[0], front[1:]
+            elif not front and a0 < len(past) and past[a0].get("role") == "system":
+                prot, a0 = past[a0], a0 + 1
+        comp = _compose(c, ru, prot, front, a0)
         counter = c.engine.counter
         sums = RowSums(partial(_msg_sum, ru.log.pre, comp.a, comp.off, comp.end, comp.messages, counter.unit),
                        comp.units, ru.wmi.unit, ru.wmi.units, ru.working, ru.wmi.chain)
@@ -205,41 +211,49 @@ class IncrementalPath:
 
     def _singled(self, c: Call, log: RowIndex) -> Callable[[RowIndex, int, int], bool]:
         """``singled(idx, lo, hi)``: whether a row of ``idx.rows[lo:hi]`` is one the band rule gives
-        a band other than its range's (:func:`_singled_out`), with the marks of this call's system
+        a band other than its range's (:func:`~inspector.engine.assembly.row_index.singled_out`), with the marks of this call's system
         and user rows read once while they and the log stay the same."""
         past, system = self._base, c.system
         u_obj = c.user if c.has_user else None
         marks = self._marks
         if marks[0] is not past or marks[1] != len(past) or marks[2] is not system or marks[3] is not u_obj or \
                 marks[4] is not log:
-            singled = partial(_singled_any, log, *_marks_of(self._base_pos, system, u_obj), system, u_obj)
+            singled = partial(singled_any, log, *marks_of(self._base_pos, system, u_obj), system, u_obj)
             marks = self._marks = (past, len(past), system, u_obj, log, singled)
         rule: Callable[[RowIndex, int, int], bool] = marks[5]
         return rule
 
 
-def _match_log(c: Call, n_base: int, pos: Mapping[int, int]) -> tuple[int, Message | None, int] | None:
-    """``(k, first row, blk)`` when the call's edit record is ``[summary block] * blk + past[k:]``
-    (:meth:`~inspector.engine.contracts.EditRecord.suffix_start`), ``k`` in positions of the
-    append-only log of ``n_base`` rows whose tail the projection's rows are (``pos``: its row
-    positions), ``first row`` the history's first row (None when it has none); else None, and the
-    reference path assembles the call. A kept projection head that the log does not hold (the
-    summary block an earlier fold left) counts as the block."""
+def _match_log(c: Call, base: Sequence[Message], pos: Mapping[int, int]) -> tuple[list[Message], int] | None:
+    """``(front, a0)`` when the call's edit record is ``log[:h] + [block?] + log[k:]``
+    (:meth:`~inspector.engine.contracts.EditRecord.split_shape`): the history is the rows ``front``
+    (the kept head and the block, read one by one) then the append-only log ``base`` from position
+    ``a0`` (read from its index), the projection's rows being the log's tail (``pos``: its row
+    positions); else None, and the reference path assembles the call. A kept projection head that
+    the log does not hold (the summary block an earlier fold left) is a front row. None too when the
+    log range opens with a ``tool`` row that a front row's group could take (its groups would not be
+    the log's recorded chain)."""
     edits, past = c.decision.edits, c.past
     n_log = len(past)
-    shape = edits.suffix_start() if edits is not None and edits.size == n_log else None
+    shape = edits.split_shape() if edits is not None and edits.size == n_log else None
     if shape is None:
         return None
-    k, ins = shape
-    off = n_base - n_log  # projection row i (a row the log holds) is log row i + off
-    head = past[k] if k < n_log else None
-    if head is not None and id(head) not in pos:  # not a log row: the block an earlier fold left
-        if ins is not None or not is_summary_block(head):
-            return None
-        return k + 1 + off, head, 1
+    h, k, ins = shape
+    off = len(base) - n_log  # projection row i (a row the log holds) is log row i + off
+    front = [past[i] for i in range(h)]
     if ins is not None:
-        return k + off, ins.row, 1
-    return k + off, head, 0
+        front.append(ins.row)
+    row = past[k] if k < n_log else None
+    if row is not None and id(row) not in pos:  # not a log row: the block an earlier fold left
+        if front or not is_summary_block(row):
+            return None
+        return [row], k + 1 + off
+    a0 = k + off
+    if front and row is not None and row.get("role") == "tool":
+        last = front[-1]
+        if last.get("role") == "tool" or is_ask(last):
+            return None
+    return front, a0
 
 
 def _precut_at(log: RowIndex, a0: int, budget_tokens: int, n_other: int, u_other: int) -> int | None:
@@ -265,48 +279,93 @@ def _precut_at(log: RowIndex, a0: int, budget_tokens: int, n_other: int, u_other
     return g
 
 
-def _compose(c: Call, ru: RowUnits, prot: Message | None, extra: Message | None, a0: int) -> _Composed:
-    """The payload before the trimmer: the front (the system band, or a protected head row with no
-    system band, then a summary block the pre-cut left), the log rows after the pre-cut, then the
-    user row, or :data:`~inspector.engine.assembly.call.HELLO` when there is nothing else to send;
-    with the units of it all (the log range's from its running sums)."""
+def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], a0: int) -> _Composed:
+    """The payload before the trimmer: the system band (or a protected head row with no system
+    band), the ``front`` rows the pre-cut left (a kept head, a block), the log rows after the
+    pre-cut, then the user row, or :data:`~inspector.engine.assembly.call.HELLO` when there is
+    nothing else to send; with the units of it all (the log range's from its running sums)."""
     log, system, has_user = ru.log, c.system, c.has_user
     past: list[Message] = log.rows  # type: ignore[assignment]
     n_log = log.n
     unit = c.engine.counter.unit
     u_user = ru.user if has_user else 0
     u_protected = unit(prot) if prot is not None else 0
-    n_extra = 1 if extra is not None else 0
+    u_front = [unit(m) for m in front]
+    n_f = len(front)
     cut = 0
-    if n_log > a0:
+    if n_log > a0 or front:
         budget = c.budget
         u_other = ru.system + u_user + u_protected + ru.working
         n_other = (1 if system else 0) + (1 if has_user else 0) + (1 if prot is not None else 0) + len(c.wm)
-        at = _precut_at(log, a0, trim_budget(budget.max_tokens, budget.trimmer_reserve, c.tool_tokens),
-                        n_other, u_other)
-        cut = n_extra + at - a0 if at is not None else 0
-    a = a0 + cut - n_extra if cut > n_extra else a0  # first log row after the pre-cut
-    if cut and system is None and prot is None and a < n_log and past[a].get("role") == "system":
-        cut, a = 0, a0  # as the reference: a cut would stand a system row first, where the trimmer keeps it
+        limit = trim_budget(budget.max_tokens, budget.trimmer_reserve, c.tool_tokens)
+        at = _precut_at(log, a0, limit, n_other, u_other) if n_log > a0 else None
+        if at is not None:
+            cut = n_f + at - a0
+        elif front:  # every suffix of the log range fits: the newest overflowing row, if any, is a front row
+            cut = _front_cut(c.engine.counter, log, a0, front, u_front, limit, n_other + n_log - a0,
+                             u_other + log.pre[n_log] - log.pre[a0])
+        if cut and system is None:
+            cut = _cut_guards(c, log, a0, front, cut, prot is not None)
+    a = a0 + cut - n_f if cut > n_f else a0  # first log row after the pre-cut
     # (nothing cut, the usual call of a log that fits: no view to build)
-    precut: Sequence[Message] = RowsView([extra] if extra is not None else [], past, a0, a) if cut else ()
-    kept_extra = extra is not None and not cut
-    front: list[Message] = [system] if system else [prot] if prot is not None else []
-    if kept_extra:
-        front.append(extra)  # type: ignore[arg-type]
-    off = len(front)  # rows before the log range
+    precut: Sequence[Message] = RowsView(front[:cut], past, a0, a) if cut else ()
+    kept = front[cut:] if cut < n_f else []
+    lead: list[Message] = [system] if system else [prot] if prot is not None else []
+    lead.extend(kept)
+    off = len(lead)  # rows before the log range
     messages = past[a:]  # the long run of log rows, copied once
     if off:
-        messages[:0] = front
+        messages[:0] = lead
     end = off + n_log - a
     if has_user:
         messages.append(c.user)
     placeholder = not end and not has_user and not c.wm  # nothing else to send
     if placeholder:
         messages.append(HELLO)
-    units = log.pre[n_log] - log.pre[a] + ru.system + u_protected + u_user + \
-        (unit(extra) if kept_extra else 0) + (unit(HELLO) if placeholder else 0)  # type: ignore[arg-type]
+    units = log.pre[n_log] - log.pre[a] + ru.system + u_protected + u_user + sum(u_front[cut:]) + \
+        (unit(HELLO) if placeholder else 0)
     return _Composed(messages, a, off, end, placeholder, units, precut)
+
+
+def _front_cut(counter: TokenCounter, log: RowIndex, a0: int, front: list[Message], u_front: list[int],
+               limit: int, n_other: int, u_other: int) -> int:
+    """The pre-cut (:func:`~inspector.engine.assembly.reference.precut`, in history positions: the
+    ``front`` rows, then the log from ``a0``) when every suffix of the log range fits with the other
+    rows (``n_other`` rows of ``u_other`` units, the log range's included): walking back over the
+    front rows, the group start of the newest one whose suffix overflows, through that group when
+    :func:`~inspector.engine.assembly.call.takes_group` says so, never past the last group; 0 when
+    everything fits. O(front rows)."""
+    total = counter.total
+    n_f = len(front)
+    units, n = u_other, n_other
+    for j in range(n_f - 1, -1, -1):
+        units += u_front[j]
+        n += 1
+        if total(units, n) > limit:
+            cut = group_start(front, j)
+            last = n_f + _chain_start(log, log.n - 1, a0) - a0 if log.n > a0 else group_start(front, n_f - 1)
+            if cut < last and takes_group(front[cut]):
+                cut += leading_group_size(front, cut)
+            return cut if cut < last else last
+    return 0
+
+
+def _cut_guards(c: Call, log: RowIndex, a0: int, front: list[Message], cut: int, protected: bool) -> int:
+    """The reference's two guards on a pre-cut with no system band, in history positions: a block
+    the record inserts after other rows, left first by the cut, is cut only to the group before it
+    (:func:`~inspector.engine.assembly.reference.inserted_block`); a cut that would stand a
+    system-role row first, with no protected head row, is undone (the trimmer keeps such a row)."""
+    n_f = len(front)
+    rows: list[Message] = log.rows  # type: ignore[assignment]
+
+    def at(i: int) -> Message:
+        return front[i] if i < n_f else rows[a0 + i - n_f]
+
+    if inserted_block(c, at(cut)):
+        cut = group_start(front, cut - 1) if cut - 1 < n_f else n_f + _chain_start(log, a0 + cut - 1 - n_f, a0) - a0
+    if cut and not protected and at(cut).get("role") == "system":
+        cut = 0
+    return cut
 
 
 def _locate(ru: RowUnits, comp: _Composed, n_in: int, n_msgs: int, t_head: int, dropped_hist: int,
@@ -500,52 +559,3 @@ def _bands(lay: _Layout, additive: bool, counter: TokenCounter, tool_tokens: int
                 bands[k] = total(bands[k], n)
     bands["tool_schemas"] = tool_tokens
     return bands
-
-
-def _marks_of(pos: Mapping[int, int], system: Message | None, user: Message | None) -> tuple[tuple[int, ...], bool]:
-    """What :func:`_singled_out` needs of the system band's row and the user row (``user`` None when
-    there is none): their positions in the committed log (``pos``: its positions by identity), and
-    whether either has an assistant or tool role."""
-    marks: list[int] = []
-    odd = False
-    for obj in (system, user):
-        if obj is not None:
-            p = pos.get(id(obj))
-            if p is not None:
-                marks.append(p)
-            if obj.get("role") in ("assistant", "tool"):
-                odd = True
-    return tuple(marks), odd
-
-
-def _singled_any(log: RowIndex, log_marks: tuple[int, ...], odd_role: bool, system: Message | None,
-                 user: Message | None, idx: RowIndex, lo: int, hi: int) -> bool:
-    """:func:`_singled_out` for a range of the committed log (``idx is log``) or of working memory."""
-    if idx is log:
-        return _singled_out(idx, lo, hi, log_marks, False)
-    return _singled_out(idx, lo, hi, None, odd_role, system, user)
-
-
-def _singled_out(idx: RowIndex, lo: int, hi: int, log_marks: tuple[int, ...] | None, odd_role: bool,
-                 system: Message | None = None, user: Message | None = None) -> bool:
-    """Whether a row of ``idx.rows[lo:hi]`` is one the band rule gives a band other than its range's:
-    the system band's row, the current user row (``user``, None when there is none) or, in the
-    committed log, a summary block. ``log_marks`` and ``odd_role`` come from :func:`_marks_of`: for
-    the committed log ``log_marks`` are the positions of the first two in it; for working memory it
-    is None and ``system``/``user`` are looked for among its rows that are neither assistant nor tool
-    rows (when either of the two has such a role, ``odd_role``, it cannot tell: True). O(log rows)."""
-    if hi <= lo:
-        return False
-    if log_marks is not None:
-        for p in log_marks:
-            if lo <= p < hi:
-                return True
-        return idx.has_block(lo, hi)
-    if odd_role:
-        return True
-    odd = idx.others_in(lo, hi)
-    if not odd:
-        return False
-    rows = idx.rows
-    assert rows is not None
-    return any((system is not None and rows[p] is system) or (user is not None and rows[p] is user) for p in odd)

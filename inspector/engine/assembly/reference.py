@@ -20,7 +20,7 @@ from inspector.engine.trim import trim_budget, trim_messages_to_budget
 from inspector.engine.types import Message, SanitizeResult, Span, TrimResult
 from inspector.vocabulary import BANDS
 
-__all__ = ["assemble_reference", "precut"]
+__all__ = ["assemble_reference", "inserted_block", "precut"]
 
 
 def precut(history: Sequence[Message], others: Sequence[Message], counter: TokenCounter, budget: int) -> int:
@@ -51,7 +51,7 @@ def precut(history: Sequence[Message], others: Sequence[Message], counter: Token
     return 0
 
 
-def _inserted_block(c: Call, row: Message) -> bool:
+def inserted_block(c: Call, row: Message) -> bool:
     """Whether ``row`` is a system-role block the call's edit record inserts away from the front of
     a record not of the suffix shape (the only records whose blocks can stand after other rows)."""
     edits = c.decision.edits
@@ -74,7 +74,7 @@ def assemble_reference(c: Call, use_precut: bool) -> Assembly:
         others = ([system] if system else []) + ([user] if c.has_user else []) + wm
         budget_tokens = trim_budget(c.budget.max_tokens, c.budget.trimmer_reserve, c.tool_tokens)
         cut = precut(managed[head:], [*others, *managed[:head]], counter, budget_tokens)
-        if cut and not system and _inserted_block(c, managed[head + cut]):
+        if cut and not system and inserted_block(c, managed[head + cut]):
             # a block the record inserts after other rows (a summary after a strategy's head rows),
             # left first by the cut, would gain the trimmer's leading-row protection it does not
             # have in the whole history: cut only to the group before it, as the trimmer alone would

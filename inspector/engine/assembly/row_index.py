@@ -23,7 +23,7 @@ per-message cache means no message is ever tokenised twice.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import repeat
 from operator import add, is_
 
@@ -33,7 +33,7 @@ from inspector.engine.pairing import PROVIDER_ROLES
 from inspector.engine.tokens import TokenCounter
 from inspector.engine.types import Message
 
-__all__ = ["RowIndex", "clean_ranges"]
+__all__ = ["RowIndex", "clean_ranges", "marks_of", "singled_any", "singled_out"]
 
 
 class RowIndex:
@@ -309,3 +309,52 @@ def clean_ranges(index: RowIndex, lo: int, hi: int, to_end: bool = False) -> lis
     if end > a:
         out.append((a, end))
     return out
+
+
+def marks_of(pos: Mapping[int, int], system: Message | None, user: Message | None) -> tuple[tuple[int, ...], bool]:
+    """What :func:`singled_out` needs of the system band's row and the user row (``user`` None when
+    there is none): their positions in the committed log (``pos``: its positions by identity), and
+    whether either has an assistant or tool role."""
+    marks: list[int] = []
+    odd = False
+    for obj in (system, user):
+        if obj is not None:
+            p = pos.get(id(obj))
+            if p is not None:
+                marks.append(p)
+            if obj.get("role") in ("assistant", "tool"):
+                odd = True
+    return tuple(marks), odd
+
+
+def singled_any(log: RowIndex, log_marks: tuple[int, ...], odd_role: bool, system: Message | None,
+                 user: Message | None, idx: RowIndex, lo: int, hi: int) -> bool:
+    """:func:`singled_out` for a range of the committed log (``idx is log``) or of working memory."""
+    if idx is log:
+        return singled_out(idx, lo, hi, log_marks, False)
+    return singled_out(idx, lo, hi, None, odd_role, system, user)
+
+
+def singled_out(idx: RowIndex, lo: int, hi: int, log_marks: tuple[int, ...] | None, odd_role: bool,
+                 system: Message | None = None, user: Message | None = None) -> bool:
+    """Whether a row of ``idx.rows[lo:hi]`` is one the band rule gives a band other than its range's:
+    the system band's row, the current user row (``user``, None when there is none) or, in the
+    committed log, a summary block. ``log_marks`` and ``odd_role`` come from :func:`marks_of`: for
+    the committed log ``log_marks`` are the positions of the first two in it; for working memory it
+    is None and ``system``/``user`` are looked for among its rows that are neither assistant nor tool
+    rows (when either of the two has such a role, ``odd_role``, it cannot tell: True). O(log rows)."""
+    if hi <= lo:
+        return False
+    if log_marks is not None:
+        for p in log_marks:
+            if lo <= p < hi:
+                return True
+        return idx.has_block(lo, hi)
+    if odd_role:
+        return True
+    odd = idx.others_in(lo, hi)
+    if not odd:
+        return False
+    rows = idx.rows
+    assert rows is not None
+    return any((system is not None and rows[p] is system) or (user is not None and rows[p] is user) for p in odd)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeGuard
 from inspector.engine.contracts import EditRecord, check_record, record_of
 from inspector.engine.history import LogRuns
 from inspector.engine.tokens import EstimateCounter, TokenCounter
-from inspector.engine.types import Message
+from inspector.engine.types import Message, RowsView
 from inspector.vocabulary import Action, Reason
 
 if TYPE_CHECKING:
@@ -53,7 +53,9 @@ class CMDecision:
     summary_model: str | None = None
     summary_model_source: str | None = None
     error: str | None = None  # summarizer failure reason
-    folded: list[Message] = field(default_factory=list)
+    folded: Sequence[Message] = field(default_factory=list)
+    """The rows left out, in log order: a read-only view of the log when they are one run (the log
+    only grows in place, so the view stays what it was), else a list."""
     edits: EditRecord | None = None  # the call's edit record (set with ``folded`` by :func:`managed`)
 
 
@@ -91,7 +93,10 @@ def managed(past: Sequence[Message], edits: EditRecord, decision: CMDecision) ->
     (:meth:`~inspector.engine.contracts.EditRecord.apply`) and ``decision`` with its ``folded`` rows
     derived from the record's left-out rows (the one place they are set)."""
     dropped = edits.dropped()
-    decision.folded = [m for a, b in dropped for m in past[a:b]] if dropped else []
+    if len(dropped) == 1:  # one run (a suffix's prefix, the condenser's middle): a view, O(1) per call
+        decision.folded = RowsView((), past, *dropped[0])
+    else:
+        decision.folded = [m for a, b in dropped for m in past[a:b]] if dropped else []
     decision.edits = edits
     return Managed(edits.apply(past), decision, edits)
 
