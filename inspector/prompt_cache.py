@@ -23,7 +23,7 @@ kept; this call pays them at the write or input rate instead.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +38,7 @@ from inspector.engine.cache import (
     rule_for_model,
 )
 from inspector.engine.types import Message
+from inspector.replay.records import Segment
 from inspector.vocabulary import CACHE_WORDS
 
 __all__ = ["CACHE_COLUMNS", "CACHE_RULE_CHOICES", "CALL_CACHE_COLUMNS", "TOTALS_CACHE_COLUMNS", "CacheAccount",
@@ -109,17 +110,12 @@ def _sum(values: Sequence[float | None]) -> float | None:
     return None if any(v is None for v in values) else round(sum(v for v in values if v is not None), 8)
 
 
-def frame_runs(segments: Sequence[Any]) -> tuple[Run, ...]:
-    """A frame's segments as :data:`Run` s (the band and synthetic marks dropped: the provider sees rows)."""
-    return tuple((ref, n, own) for ref, n, _band, _syn, own in segments)
-
-
-def common_rows(a: Sequence[Run], b: Sequence[Run]) -> int:
-    """How many leading rows the payloads of runs ``a`` and ``b`` share: equal transcript indices, or
-    made rows with the same index and content. Walks the runs, not the rows."""
+def common_rows(a: Sequence[Segment], b: Sequence[Segment]) -> int:
+    """How many leading rows the payloads of two frames' segments ``a`` and ``b`` share: equal
+    transcript indices, or made rows with the same index and content. Walks the runs, not the rows."""
     rows = i = j = oa = ob = 0
     while i < len(a) and j < len(b):
-        (ra, na, own_a), (rb, nb, own_b) = a[i], b[j]
+        (ra, na, _ba, _sa, own_a), (rb, nb, _bb, _sb, own_b) = a[i], b[j]
         if own_a is not None or own_b is not None:
             if own_a is None or own_b is None or ra != rb or own_a != own_b:
                 break
@@ -137,99 +133,152 @@ def common_rows(a: Sequence[Run], b: Sequence[Run]) -> int:
 
 
 class _Layout:
-    """One call's provider rows as runs: the head row, then the payload's runs, each with the
-    message row it starts at and the counter's units before it, so the tokens of any leading rows
-    take a binary search over the runs, never a walk over the rows."""
+    """One call's provider rows: the head row, then the payload's runs (the frame's segments). Its
+    rows and tokens are summed in one pass over the runs (each run's units a difference of the
+    transcript's running sums); the message row each run starts at and the units before it are
+    listed only when a call asks for the tokens of some leading rows (a break, a breakpoint), and
+    then answered by a binary search over the runs, never a walk over the rows."""
 
-    def __init__(self, head: int, runs: tuple[Run, ...], units: _Units) -> None:
-        self.head, self.runs, self.units = head, runs, units
-        self.starts: list[int] = []
-        self.before: list[int] = []
+    __slots__ = ("head", "runs", "units", "rows", "total_units", "total_tokens", "_starts", "_before")
+
+    def __init__(self, head: int, segments: Sequence[Segment], units: _Units) -> None:
+        self.head, self.runs, self.units = head, segments, units
         rows = total = 0
-        for ref, n, own in runs:
-            self.starts.append(rows)
-            self.before.append(total)
+        sums = units.sums
+        for ref, n, _band, _syn, own in segments:
             rows += n
-            total += units.of_own(own) if own is not None else units.of_range(ref or 0, (ref or 0) + n)
+            if own is not None:
+                total += units.of_own(own)
+            else:
+                lo = ref or 0
+                if lo + n >= len(sums):
+                    units.extend(lo + n)
+                total += sums[lo + n] - sums[lo]
         self.rows = rows  # message rows (the head row apart)
         self.total_units = total
+        self.total_tokens = head + units.counter.total(total, rows)  # the tokens of every provider row
+        self._starts: list[int] | None = None
+        self._before: list[int] = []
+
+    def _index(self) -> list[int]:
+        """The message row each run starts at (and, in ``_before``, the units before it)."""
+        starts: list[int] = []
+        before = self._before
+        rows = total = 0
+        sums = self.units.sums
+        for ref, n, _band, _syn, own in self.runs:
+            starts.append(rows)
+            before.append(total)
+            rows += n
+            total += self.units.of_own(own) if own is not None else sums[(ref or 0) + n] - sums[ref or 0]
+        self._starts = starts
+        return starts
 
     def tokens_upto(self, j: int) -> int:
         """Tokens of the first ``j`` provider rows (row 0 is the head row): the head's tokens plus the
         counter's count of the first ``j − 1`` payload rows."""
-        if j <= 0:
-            return 0
         m = j - 1
         if m >= self.rows:
-            units = self.total_units
-        else:
-            k = bisect.bisect_right(self.starts, m) - 1
-            ref, _n, own = self.runs[k]
-            off = m - self.starts[k]
-            units = self.before[k] + (0 if own is not None or off == 0 else self.units.of_range(ref or 0, (ref or 0) + off))
-        return self.head + self.units.counter.total(units, min(m, self.rows))
+            return self.total_tokens
+        if j <= 0:
+            return 0
+        starts = self._starts if self._starts is not None else self._index()
+        k = bisect.bisect_right(starts, m) - 1
+        ref, _n, _band, _syn, own = self.runs[k]
+        off = m - starts[k]
+        units = self._before[k]
+        if own is None and off:
+            sums = self.units.sums
+            units += sums[(ref or 0) + off] - sums[ref or 0]
+        return self.head + self.units.counter.total(units, m)
 
-    def past(self, row: int) -> Iterator[tuple[int, Run]]:
+    def past(self, row: int) -> list[tuple[int, Run]]:
         """``(start row, run)`` of each run or run's tail from message row ``row`` on."""
-        k = max(0, bisect.bisect_right(self.starts, row) - 1)
-        for start, (ref, n, own) in zip(self.starts[k:], self.runs[k:]):
+        starts = self._starts if self._starts is not None else self._index()
+        runs = self.runs
+        out = []
+        for k in range(max(0, bisect.bisect_right(starts, row) - 1), len(runs)):
+            start = starts[k]
+            ref, n, _band, _syn, own = runs[k]
             if start + n <= row:
                 continue
-            cut = max(0, row - start)
-            yield start + cut, (None if ref is None else ref + cut, n - cut, own)
+            cut = row - start if row > start else 0
+            out.append((start + cut, (None if ref is None else ref + cut, n - cut, own)))
+        return out
 
 
 class _Units:
     """The replay counter's units of transcript rows, as running sums over the transcript (extended
     as far as a call needs, so each message is asked once), and of rows the engine made."""
 
+    __slots__ = ("counter", "msgs", "sums")
+
     def __init__(self, counter: Any, msgs: Sequence[Message]) -> None:
         self.counter, self.msgs = counter, msgs
         self.sums: list[int] = [0]
 
-    def of_range(self, lo: int, hi: int) -> int:
+    def extend(self, hi: int) -> None:
+        """Running sums up to row ``hi`` (each message's units asked once)."""
         sums, unit, msgs = self.sums, self.counter.unit, self.msgs
-        while len(sums) <= hi:
-            sums.append(sums[-1] + unit(msgs[len(sums) - 1]))
-        return sums[hi] - sums[lo]
+        total = sums[-1]
+        for m in msgs[len(sums) - 1:hi]:
+            total += unit(m)
+            sums.append(total)
 
     def of_own(self, own: Message) -> int:
         return int(self.counter.unit(own))
 
 
-def shared_rows(cur: _Layout, prev: _Layout, row: int) -> Iterator[tuple[int, int]]:
+def shared_rows(cur: _Layout, prev: _Layout, row: int) -> list[tuple[int, int]]:
     """Message-row ranges ``[a, b)`` of ``cur`` from ``row`` on that ``prev`` also sent from ``row`` on:
-    the same transcript rows, or a made row with the same index and content."""
-    before = list(prev.past(row))
+    the same transcript rows, or a made row with the same index and content (a range that starts
+    where the one before it ends is joined to it: their rows' tokens add up the same)."""
+    plain: list[tuple[int, int]] = []  # prev's transcript ranges from ``row`` on
+    made: list[tuple[int | None, Message]] = []  # prev's made rows from ``row`` on
+    for _s, (lo, m, o) in prev.past(row):
+        if o is not None:
+            made.append((lo, o))
+        elif lo is not None:
+            plain.append((lo, lo + m))
+    out: list[tuple[int, int]] = []
     for start, (ref, n, own) in cur.past(row):
         if own is not None:
-            if any(o is not None and r == ref and o == own for _s, (r, _n, o) in before):
-                yield start, start + 1
+            if any(r == ref and o == own for r, o in made):
+                _join(out, start, start + 1)
             continue
         if ref is None:
             continue
-        for _s, (lo, m, o) in before:
-            if o is None and lo is not None:
-                a, b = max(ref, lo), min(ref + n, lo + m)
-                if a < b:
-                    yield start + a - ref, start + b - ref
+        end = ref + n
+        for lo, hi in plain:
+            a, b = (ref if ref > lo else lo), (end if end < hi else hi)
+            if a < b:
+                _join(out, start + a - ref, start + b - ref)
+    return out
+
+
+def _join(out: list[tuple[int, int]], a: int, b: int) -> None:
+    if out and out[-1][1] == a:
+        out[-1] = (out[-1][0], b)
+    else:
+        out.append((a, b))
 
 
 def _resent(call: CallCache, cur: _Layout, prev: _Layout) -> tuple[int, int]:
     """Tokens, written and uncached, of this call's rows past the break that the previous call sent."""
     assert call.broke_at is not None
-    written_end = call.cached + call.written
+    cached = call.cached
+    written_end = cached + call.written
     in_written = in_uncached = 0
     for a, b in shared_rows(cur, prev, max(call.broke_at - 1, 0)):
         lo, hi = cur.tokens_upto(a + 1), cur.tokens_upto(b + 1)
-        in_written += max(0, min(hi, written_end) - max(lo, call.cached))
+        in_written += max(0, min(hi, written_end) - max(lo, cached))
         in_uncached += max(0, hi - max(lo, written_end))
     return in_written, in_uncached
 
 
 def _break_cost(prices: CachePrices, written: int, uncached: int) -> float | None:
-    need = [(written, prices.write), (uncached, prices.input)]
-    if (written or uncached) and (prices.read is None or any(n and p is None for n, p in need)):
+    if (written or uncached) and (prices.read is None or (written and prices.write is None)
+                                  or (uncached and prices.input is None)):
         return None
     read = prices.read or 0.0
     return round(written * ((prices.write or 0.0) - read) + uncached * ((prices.input or 0.0) - read), 10)
@@ -257,13 +306,19 @@ def account(rp: Any, *, rule: str | None = None, times: Mapping[int, float] | No
     pending = rp.pending_call
     calls = []
     prev: _Layout | None = None
+    no_break = _break_cost(prices, 0, 0)
+    get_time = times.get
     for i, frame in enumerate(rp.frames):
-        cur = _Layout(prefix + frame.bands.get("tool_schemas", 0), frame_runs(frame.segments), units)
+        cur = _Layout(prefix + frame.bands.get("tool_schemas", 0), frame.segments, units)
         kept = 0 if prev is None or prev.head != cur.head else 1 + common_rows(prev.runs, cur.runs)
-        call = cache.call_prefix(kept, 1 + cur.rows, cur.tokens_upto, times.get(frame.at))
-        resent = _resent(call, cur, prev) if call.broke_at is not None and prev is not None else (0, 0)
-        calls.append(CallCacheCost(i, i == pending, call, prices.with_cache(call), prices.without_cache(call),
-                                   sum(resent), _break_cost(prices, *resent), prices.missing(call)))
+        call = cache.call_prefix(kept, 1 + cur.rows, cur.tokens_upto, get_time(frame.at))
+        if call.broke_at is not None and prev is not None:
+            written, uncached = _resent(call, cur, prev)
+            resent, break_cost = written + uncached, _break_cost(prices, written, uncached)
+        else:
+            resent, break_cost = 0, no_break
+        with_cache, without_cache, missing = prices.costs(call)
+        calls.append(CallCacheCost(i, i == pending, call, with_cache, without_cache, resent, break_cost, missing))
         prev = cur
     return CacheAccount(cache_rule, prices, tuple(calls))
 
