@@ -236,11 +236,8 @@ class _Index:
     message holds; ``in_tools``: the keys the tool schemas show."""
 
     def __init__(self, rp: Replay, extractor: Extractor) -> None:
-        msgs = rp.messages
-        if extractor is extract_identifiers:
-            extractor = _default_identifiers
         full_rows, reply_rows = self._rows_read(rp)
-        texts = self._extract(msgs, extractor, full_rows, reply_rows)
+        texts = self._extract(rp.messages, extractor, full_rows, reply_rows)
         keys = {x.key for v in self.full.values() for x in v} | {k for v in self.reply.values() for k in v}
         ac = self._find_holders(keys, texts)
         tools_text = json.dumps(_tools_sent(rp), ensure_ascii=False, default=str).casefold()
@@ -249,62 +246,83 @@ class _Index:
             self.in_tools.add("")
 
     def _rows_read(self, rp: Replay) -> tuple[set[int], set[int]]:
-        """Sets ``user_at``; returns the rows some call reads as its user message or working memory
-        (whole text), and the rows some call reads as its next reply."""
+        """Sets ``user_at`` and ``system`` (the transcript's system rows); returns the rows some call
+        reads as its user message or working memory (whole text), and the rows some call reads as
+        its next reply."""
         msgs = rp.messages
         n = len(msgs)
-        users = [i for i, m in enumerate(msgs) if m.get("role") == "user"]
+        roles = [m.get("role") for m in msgs]
+        users = [i for i, r in enumerate(roles) if r == "user"]
+        self.system = {i for i, r in enumerate(roles) if r == "system"}
         self.user_at: list[int | None] = []
         full_rows: set[int] = set()
         reply_rows: set[int] = set()
         reach: dict[int | None, int] = {}
         u = 0
         for f in rp.frames:
-            while u < len(users) and users[u] < f.at:
+            at = f.at
+            while u < len(users) and users[u] < at:
                 u += 1
             ua = users[u - 1] if u and f.turn > 0 else None
             self.user_at.append(ua)
+            hi = at if at < n else n
+            if reach.get(ua, -1) < hi:
+                reach[ua] = hi
+            if at < n:
+                reply_rows.add(at)
+        for ua, hi in reach.items():
             if ua is not None:
                 full_rows.add(ua)
-            reach[ua] = max(reach.get(ua, 0), min(f.at, n))
-            if f.at < n:
-                reply_rows.add(f.at)
-        for ua, hi in reach.items():
-            full_rows.update(i for i in range(0 if ua is None else ua + 1, hi) if msgs[i].get("role") != "system")
+            full_rows.update(range(0 if ua is None else ua + 1, hi))
+        full_rows -= self.system
         return full_rows, reply_rows
 
     def _extract(self, msgs: Sequence[Any], extractor: Extractor, full_rows: set[int],
                  reply_rows: set[int]) -> list[str]:
-        """Sets ``full`` and ``reply``, reading each message once and extracting once per use;
-        returns every message's case-folded text (its content, and its tool calls' names and arguments)."""
+        """Sets ``full`` (the rows with an identifier only) and ``reply``, reading each message once
+        and calling the extractor at most once per distinct text; returns every message's text (its
+        content, and its tool calls' names and arguments)."""
         texts: list[str] = []
         self.full: dict[int, list[Identifier]] = {}
         self.reply: dict[int, dict[str, tuple[Identifier, int]]] = {}
+        known: dict[str, list[Identifier]] = {}
+        default = extractor is extract_identifiers
+
+        def identifiers(text: str) -> list[Identifier]:
+            found = known.get(text)
+            if found is None:
+                found = known[text] = list(_default_identifiers(text) if default else extractor(text))
+            return found
+
         for i, m in enumerate(msgs):
             parts, calls = message_parts(m)
-            content = "\n".join(parts)
+            content = parts[0] if len(parts) == 1 else "\n".join(parts)
             text = "\n".join(parts + [f"{name} {args}" for name, args in calls]) if calls else content
-            texts.append(text.casefold())
-            full = list(extractor(text)) if i in full_rows else None
-            if full is not None:
-                self.full[i] = full
+            texts.append(text)
+            if i in full_rows:
+                full = identifiers(text)
+                if full:
+                    self.full[i] = full
             if i in reply_rows:
                 r: dict[str, tuple[Identifier, int]] = {}
-                self._add(r, full if full is not None and not calls else extractor(content), "next_reply")
+                self._add(r, identifiers(content), "next_reply")
                 for _, args in calls:
-                    self._add(r, argument_identifiers(args, extractor), "next_tool_call")
+                    self._add(r, argument_identifiers(args, identifiers), "next_tool_call")
                 self.reply[i] = r
         return texts
 
     def _find_holders(self, keys: set[str], texts: Sequence[str]) -> Any:
-        """Sets ``holders`` and ``keys_of`` from one Aho–Corasick pass over the texts (substring
-        semantics: a text holds a key when it contains it); returns the automaton of the keys."""
+        """Sets ``holders`` and ``keys_of`` from one Aho–Corasick pass over the case-folded texts
+        (substring semantics: a text holds a key when it contains it); returns the automaton of the
+        keys."""
         self.holders: dict[str, list[int]] = {k: [] for k in keys}
         self.keys_of: list[list[str]] = [[] for _ in range(len(texts))]
         ac = ahocorasick.Automaton()
         for k in keys:
             if k:
                 ac.add_word(k, k)
+        if not len(ac) and "" not in keys:
+            return ac
         if len(ac):
             ac.make_automaton()
         for i, t in enumerate(texts):
@@ -312,7 +330,7 @@ class _Index:
             if "" in keys:
                 mine.append("")
             if len(ac):
-                for _end, k in ac.iter(t):
+                for _end, k in ac.iter(t.casefold()):
                     mine.append(k)
             if len(mine) > 1:
                 mine[:] = dict.fromkeys(mine)
@@ -331,17 +349,31 @@ class _Index:
 class _Frame:
     """One call's view for the detector: what it sends (runs), its turn's start and reach."""
 
-    __slots__ = ("f", "at", "start", "sent", "plain", "plain_ranges", "unsent", "_own")
+    __slots__ = ("f", "at", "start", "sent", "plain", "plain_ranges", "unsent", "_unsent_runs", "_own")
 
     def __init__(self, f: Frame, n: int, user_at: int | None) -> None:
         self.f = f
         self.at = min(f.at, n)
         self.start = user_at if user_at is not None else 0
-        self.sent = _sent_runs(f)
-        self.plain = IndexRuns([(ref, ref + n_) for ref, n_, _b, _s, own in f.segments if ref is not None and own is None])
+        ranges = []
+        made = False  # a row the engine made in place of a transcript message
+        for ref, n_, _b, _s, own in f.segments:
+            if ref is not None:
+                if own is None:
+                    ranges.append((ref, ref + n_))
+                else:
+                    made = True
+        self.plain = IndexRuns(ranges)
         self.plain_ranges = list(zip(self.plain.starts, self.plain.ends))
+        self.sent = _sent_runs(f) if made or f.replaced else self.plain  # no made row: it sends the plain runs
         self.unsent = complement(self.sent, self.start, self.at)  # the turn's rows not sent
+        self._unsent_runs: IndexRuns | None = None
         self._own: str | None = None
+
+    def unsent_runs(self) -> IndexRuns:
+        if self._unsent_runs is None:
+            self._unsent_runs = IndexRuns(self.unsent)
+        return self._unsent_runs
 
     def older_plain(self, h: Sequence[int]) -> tuple[int, int]:
         """(holders counting as "earlier", holders sent as they are) among the sorted ``h``."""
@@ -421,13 +453,13 @@ class _TurnNeeds:
             self.earlier += o > 0
             self.judge(key, o, p)
 
-    def shift(self, rows: Sequence[tuple[int, int]], now: IndexRuns | list[tuple[int, int]],
-              counts: dict[str, int]) -> None:
-        """Rows whose membership changed: +1 to ``counts`` for each key of a row now in ``now``, −1 otherwise."""
-        member = now if isinstance(now, IndexRuns) else IndexRuns(now)
+    def shift(self, rows: Sequence[tuple[int, int]], member: IndexRuns, counts: dict[str, int]) -> None:
+        """Rows whose membership changed: +1 to ``counts`` for each key of a row now in ``member``, −1 otherwise."""
         seq, n_old, n_plain, keys_of = self.seq, self.n_old, self.n_plain, self.keys_of
         for lo, hi in rows:
             for r in range(lo, hi):
+                if not keys_of[r]:
+                    continue
                 d = 1 if r in member else -1
                 for key in keys_of[r]:
                     if key in seq:
@@ -439,16 +471,20 @@ class _TurnNeeds:
 
     def follow(self, prev: _Frame, fr: _Frame) -> None:
         """The next call of the same turn: update the counts from the rows whose status changed."""
-        self.shift(symmetric_difference(prev.unsent, fr.unsent), fr.unsent, self.n_old)
-        self.shift(symmetric_difference(prev.plain_ranges, fr.plain_ranges), fr.plain, self.n_plain)
+        if not self.seq:
+            return  # no needs yet: no count to keep
+        if prev.unsent != fr.unsent:
+            self.shift(symmetric_difference(prev.unsent, fr.unsent), fr.unsent_runs(), self.n_old)
+        if prev.plain_ranges != fr.plain_ranges:
+            self.shift(symmetric_difference(prev.plain_ranges, fr.plain_ranges), fr.plain, self.n_plain)
 
 
 def _call_needs(rp: Replay, extractor: Extractor) -> list[CallNeeds]:
     """:func:`call_needs` with the collector paused: the calls in order, each turn's needs kept by a
     :class:`_TurnNeeds` and reset when a new turn starts (or the calls step back)."""
     ix = _Index(rp, extractor)
-    msgs = rp.messages
-    n = len(msgs)
+    n = len(rp.messages)
+    full = ix.full
     turn = _TurnNeeds(ix)
     out: list[CallNeeds] = []
     state_user: int | None = -1
@@ -461,14 +497,14 @@ def _call_needs(rp: Replay, extractor: Extractor) -> list[CallNeeds]:
         if prev is None or ua != state_user or fr.at < reach:
             turn.reset()
             state_user = ua
-            if ua is not None:
-                turn.join(fr, ix.full[ua], _WHERE_BITS["user"])
+            if ua is not None and ua in full:
+                turn.join(fr, full[ua], _WHERE_BITS["user"])
             reach = ua + 1 if ua is not None else 0
         else:
             turn.follow(prev, fr)
-        for i in range(reach, fr.at):
-            if msgs[i].get("role") != "system":
-                turn.join(fr, ix.full[i], wm_bit)
+        for i in range(reach, fr.at):  # the working memory's new rows (system text is not one)
+            if i in full:
+                turn.join(fr, full[i], wm_bit)
         reach = max(reach, fr.at)
         prev = fr
         out.append(_one_call(rp, ix, turn, k, fr))
@@ -491,7 +527,7 @@ def _one_call(rp: Replay, ix: _Index, turn: _TurnNeeds, k: int, fr: _Frame) -> C
             earlier += 1
             if not p:
                 maybe.append(key)
-    return CallNeeds(k, len(seq) + len(extra), earlier, _lost(rp, ix, turn, k, fr, maybe, reply))
+    return CallNeeds(k, len(seq) + len(extra), earlier, _lost(rp, ix, turn, k, fr, maybe, reply) if maybe else [])
 
 
 def _lost(rp: Replay, ix: _Index, turn: _TurnNeeds, k: int, fr: _Frame, maybe: Sequence[str],
