@@ -294,21 +294,26 @@ class _Index:
                 found = known[text] = list(_default_identifiers(text) if default else extractor(text))
             return found
 
+        argued: dict[str, list[Identifier]] = {}  # tool-call arguments → their identifiers
+        full, reply, add = self.full, self.reply, self._add
         for i, m in enumerate(msgs):
             parts, calls = message_parts(m)
             content = parts[0] if len(parts) == 1 else "\n".join(parts)
             text = "\n".join(parts + [f"{name} {args}" for name, args in calls]) if calls else content
             texts.append(text)
             if i in full_rows:
-                full = identifiers(text)
-                if full:
-                    self.full[i] = full
+                found = identifiers(text)
+                if found:
+                    full[i] = found
             if i in reply_rows:
                 r: dict[str, tuple[Identifier, int]] = {}
-                self._add(r, identifiers(content), "next_reply")
+                add(r, identifiers(content), _WHERE_BITS["next_reply"])
                 for _, args in calls:
-                    self._add(r, argument_identifiers(args, identifiers), "next_tool_call")
-                self.reply[i] = r
+                    found = argued.get(args)
+                    if found is None:
+                        found = argued[args] = argument_identifiers(args, identifiers)
+                    add(r, found, _WHERE_BITS["next_tool_call"])
+                reply[i] = r
         return texts
 
     def _find_holders(self, keys: set[str], texts: Sequence[str]) -> Any:
@@ -339,15 +344,16 @@ class _Index:
         return ac
 
     @staticmethod
-    def _add(into: dict[str, tuple[Identifier, int]], idents: Any, where: str) -> None:
-        bit = _WHERE_BITS[where]
+    def _add(into: dict[str, tuple[Identifier, int]], idents: Any, bit: int) -> None:
         for ident in idents:
             old = into.get(ident.key)
             into[ident.key] = (ident, bit) if old is None else (old[0], old[1] | bit)
 
 
 class _Frame:
-    """One call's view for the detector: what it sends (runs), its turn's start and reach."""
+    """One call's view for the detector: what it sends (runs), its turn's start and reach. The runs
+    (``plain``, ``plain_ranges``, ``sent``, ``unsent``) are read from the frame's segments the first
+    time one is asked for: a call whose turn needs no identifier yet never reads them."""
 
     __slots__ = ("f", "at", "start", "sent", "plain", "plain_ranges", "unsent", "_unsent_runs", "_own")
 
@@ -355,6 +361,18 @@ class _Frame:
         self.f = f
         self.at = min(f.at, n)
         self.start = user_at if user_at is not None else 0
+        self._unsent_runs: IndexRuns | None = None
+        self._own: str | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        """A run not read yet (an unset slot): read them all from the segments."""
+        if name not in ("sent", "plain", "plain_ranges", "unsent"):
+            raise AttributeError(name)
+        self._read_runs()
+        return object.__getattribute__(self, name)
+
+    def _read_runs(self) -> None:
+        f = self.f
         ranges = []
         made = False  # a row the engine made in place of a transcript message
         for ref, n_, _b, _s, own in f.segments:
@@ -367,8 +385,6 @@ class _Frame:
         self.plain_ranges = list(zip(self.plain.starts, self.plain.ends))
         self.sent = _sent_runs(f) if made or f.replaced else self.plain  # no made row: it sends the plain runs
         self.unsent = complement(self.sent, self.start, self.at)  # the turn's rows not sent
-        self._unsent_runs: IndexRuns | None = None
-        self._own: str | None = None
 
     def unsent_runs(self) -> IndexRuns:
         if self._unsent_runs is None:
