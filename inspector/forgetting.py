@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import functools
 import json
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -583,10 +583,19 @@ def _lost(rp: Replay, ix: _Index, turn: _TurnNeeds, k: int, fr: _Frame, maybe: S
 
 def _newest_unsent_holder(h: Sequence[int], fr: _Frame, msgs: Sequence[Any]) -> int | None:
     """The newest of the holders ``h`` (ascending) before call ``fr``'s reply that it does not send
-    and that is not a system text; None when there is none."""
-    for j in range(bisect_left(h, fr.at) - 1, -1, -1):
-        if h[j] not in fr.sent and msgs[h[j]].get("role") != "system":
-            return h[j]
+    and that is not a system text; None when there is none. A holder inside a sent run skips every
+    holder of that run at once (a key held by many sent rows is not walked row by row)."""
+    starts, ends = fr.sent.starts, fr.sent.ends
+    j = bisect_left(h, fr.at) - 1
+    while j >= 0:
+        i = h[j]
+        k = bisect_right(starts, i) - 1
+        if k >= 0 and i < ends[k]:  # sent: go below its run
+            j = bisect_left(h, starts[k], 0, j) - 1
+        elif msgs[i].get("role") == "system":
+            j -= 1
+        else:
+            return i
     return None
 
 

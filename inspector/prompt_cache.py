@@ -22,7 +22,6 @@ kept; this call pays them at the write or input rate instead.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -135,11 +134,10 @@ def common_rows(a: Sequence[Segment], b: Sequence[Segment]) -> int:
 class _Layout:
     """One call's provider rows: the head row, then the payload's runs (the frame's segments). Its
     rows and tokens are summed in one pass over the runs (each run's units a difference of the
-    transcript's running sums); the message row each run starts at and the units before it are
-    listed only when a call asks for the tokens of some leading rows (a break, a breakpoint), and
-    then answered by a binary search over the runs, never a walk over the rows."""
+    transcript's running sums); the tokens of some leading rows (asked a handful of times a call:
+    the unchanged rows, a breakpoint, a break's resent rows) walk the runs, never the rows."""
 
-    __slots__ = ("head", "runs", "units", "rows", "total_units", "total_tokens", "_starts", "_before")
+    __slots__ = ("head", "runs", "units", "rows", "total_tokens")
 
     def __init__(self, head: int, segments: Sequence[Segment], units: _Units) -> None:
         self.head, self.runs, self.units = head, segments, units
@@ -155,24 +153,7 @@ class _Layout:
                     units.extend(lo + n)
                 total += sums[lo + n] - sums[lo]
         self.rows = rows  # message rows (the head row apart)
-        self.total_units = total
         self.total_tokens = head + units.counter.total(total, rows)  # the tokens of every provider row
-        self._starts: list[int] | None = None
-        self._before: list[int] = []
-
-    def _index(self) -> list[int]:
-        """The message row each run starts at (and, in ``_before``, the units before it)."""
-        starts: list[int] = []
-        before = self._before
-        rows = total = 0
-        sums = self.units.sums
-        for ref, n, _band, _syn, own in self.runs:
-            starts.append(rows)
-            before.append(total)
-            rows += n
-            total += self.units.of_own(own) if own is not None else sums[(ref or 0) + n] - sums[ref or 0]
-        self._starts = starts
-        return starts
 
     def tokens_upto(self, j: int) -> int:
         """Tokens of the first ``j`` provider rows (row 0 is the head row): the head's tokens plus the
@@ -182,28 +163,26 @@ class _Layout:
             return self.total_tokens
         if j <= 0:
             return 0
-        starts = self._starts if self._starts is not None else self._index()
-        k = bisect.bisect_right(starts, m) - 1
-        ref, _n, _band, _syn, own = self.runs[k]
-        off = m - starts[k]
-        units = self._before[k]
-        if own is None and off:
-            sums = self.units.sums
-            units += sums[(ref or 0) + off] - sums[ref or 0]
+        units = start = 0
+        sums = self.units.sums
+        for ref, n, _band, _syn, own in self.runs:
+            if m < start + n:
+                if own is None and m > start:
+                    units += sums[(ref or 0) + m - start] - sums[ref or 0]
+                break
+            units += self.units.of_own(own) if own is not None else sums[(ref or 0) + n] - sums[ref or 0]
+            start += n
         return self.head + self.units.counter.total(units, m)
 
     def past(self, row: int) -> list[tuple[int, Run]]:
         """``(start row, run)`` of each run or run's tail from message row ``row`` on."""
-        starts = self._starts if self._starts is not None else self._index()
-        runs = self.runs
         out = []
-        for k in range(max(0, bisect.bisect_right(starts, row) - 1), len(runs)):
-            start = starts[k]
-            ref, n, _band, _syn, own = runs[k]
-            if start + n <= row:
-                continue
-            cut = row - start if row > start else 0
-            out.append((start + cut, (None if ref is None else ref + cut, n - cut, own)))
+        start = 0
+        for ref, n, _band, _syn, own in self.runs:
+            if start + n > row:
+                cut = row - start if row > start else 0
+                out.append((start + cut, (None if ref is None else ref + cut, n - cut, own)))
+            start += n
         return out
 
 
