@@ -208,50 +208,52 @@ class _Units:
         return int(self.counter.unit(own))
 
 
-def shared_rows(cur: _Layout, prev: _Layout, row: int) -> list[tuple[int, int]]:
-    """Message-row ranges ``[a, b)`` of ``cur`` from ``row`` on that ``prev`` also sent from ``row`` on:
-    the same transcript rows, or a made row with the same index and content (a range that starts
-    where the one before it ends is joined to it: their rows' tokens add up the same)."""
-    plain: list[tuple[int, int]] = []  # prev's transcript ranges from ``row`` on
-    made: list[tuple[int | None, Message]] = []  # prev's made rows from ``row`` on
+def _sent_from(prev: _Layout, row: int) -> tuple[list[tuple[int, int]], list[tuple[int | None, Message]]]:
+    """The previous call's rows from message row ``row`` on: its transcript ranges and its made rows."""
+    plain: list[tuple[int, int]] = []
+    made: list[tuple[int | None, Message]] = []
     for _s, (lo, m, o) in prev.past(row):
         if o is not None:
             made.append((lo, o))
         elif lo is not None:
             plain.append((lo, lo + m))
-    out: list[tuple[int, int]] = []
-    for start, (ref, n, own) in cur.past(row):
-        if own is not None:
-            if any(r == ref and o == own for r, o in made):
-                _join(out, start, start + 1)
-            continue
-        if ref is None:
-            continue
-        end = ref + n
-        for lo, hi in plain:
-            a, b = (ref if ref > lo else lo), (end if end < hi else hi)
-            if a < b:
-                _join(out, start + a - ref, start + b - ref)
-    return out
-
-
-def _join(out: list[tuple[int, int]], a: int, b: int) -> None:
-    if out and out[-1][1] == a:
-        out[-1] = (out[-1][0], b)
-    else:
-        out.append((a, b))
+    return plain, made
 
 
 def _resent(call: CallCache, cur: _Layout, prev: _Layout) -> tuple[int, int]:
-    """Tokens, written and uncached, of this call's rows past the break that the previous call sent."""
+    """Tokens, written and uncached, of this call's rows past the break that the previous call sent
+    too (the same transcript rows, or a made row with the same index and content). One walk over
+    this call's runs: each shared piece's tokens are read from the units before its run."""
     assert call.broke_at is not None
+    row = max(call.broke_at - 1, 0)
+    plain, made = _sent_from(prev, row)
     cached = call.cached
     written_end = cached + call.written
+    head, count, units, sums = cur.head, cur.units.counter.total, cur.units, cur.units.sums
     in_written = in_uncached = 0
-    for a, b in shared_rows(cur, prev, max(call.broke_at - 1, 0)):
-        lo, hi = cur.tokens_upto(a + 1), cur.tokens_upto(b + 1)
-        in_written += max(0, min(hi, written_end) - max(lo, cached))
-        in_uncached += max(0, hi - max(lo, written_end))
+    start = before = 0  # the message row this run starts at, the units of the rows before it
+    for ref, n, _band, _syn, own in cur.runs:
+        if own is not None:
+            size = units.of_own(own)
+            pieces = [(start, start + 1, before, before + size)] if start >= row and any(
+                r == ref and o == own for r, o in made) else []
+        else:
+            base = ref or 0
+            size = sums[base + n] - sums[base]
+            pieces = []
+            if ref is not None and start + n > row:
+                first = ref + (row - start if row > start else 0)
+                for lo, hi in plain:
+                    a, b = (first if first > lo else lo), (ref + n if ref + n < hi else hi)
+                    if a < b:
+                        pieces.append((start + a - ref, start + b - ref, before + sums[a] - sums[ref],
+                                       before + sums[b] - sums[ref]))
+        for pa, pb, ua, ub in pieces:
+            lo_t, hi_t = head + count(ua, pa), head + count(ub, pb)
+            in_written += max(0, min(hi_t, written_end) - max(lo_t, cached))
+            in_uncached += max(0, hi_t - max(lo_t, written_end))
+        start += n
+        before += size
     return in_written, in_uncached
 
 
@@ -283,21 +285,22 @@ def account(rp: Any, *, rule: str | None = None, times: Mapping[int, float] | No
     prefix = int(rp.limits.get("unrecorded_prefix") or 0)
     cache = PromptCache(cache_rule, _head_rows(rp.frames[0]) if rp.frames else 1)
     pending = rp.pending_call
-    calls = []
+    calls: list[CallCacheCost] = []
     prev: _Layout | None = None
     no_break = _break_cost(prices, 0, 0)
-    get_time = times.get
+    get_time = times.get if times else None
+    call_prefix, costs, append = cache.call_prefix, prices.costs, calls.append
     for i, frame in enumerate(rp.frames):
         cur = _Layout(prefix + frame.bands.get("tool_schemas", 0), frame.segments, units)
         kept = 0 if prev is None or prev.head != cur.head else 1 + common_rows(prev.runs, cur.runs)
-        call = cache.call_prefix(kept, 1 + cur.rows, cur.tokens_upto, get_time(frame.at))
+        call = call_prefix(kept, 1 + cur.rows, cur.tokens_upto, None if get_time is None else get_time(frame.at))
         if call.broke_at is not None and prev is not None:
             written, uncached = _resent(call, cur, prev)
             resent, break_cost = written + uncached, _break_cost(prices, written, uncached)
         else:
             resent, break_cost = 0, no_break
-        with_cache, without_cache, missing = prices.costs(call)
-        calls.append(CallCacheCost(i, i == pending, call, with_cache, without_cache, resent, break_cost, missing))
+        with_cache, without_cache, missing = costs(call)
+        append(CallCacheCost(i, i == pending, call, with_cache, without_cache, resent, break_cost, missing))
         prev = cur
     return CacheAccount(cache_rule, prices, tuple(calls))
 

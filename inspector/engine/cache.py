@@ -315,7 +315,11 @@ class PromptCache:
         if hit is not None and cached:
             hit.expires = now + rule.ttl
         if total >= rule.min_tokens:
-            entries[:] = [_Entry(rows, total, now + rule.ttl)]
+            if len(entries) == 1:  # the stored prompt is replaced by this one: reuse its record
+                e = entries[0]
+                e.rows, e.tokens, e.expires = rows, total, now + rule.ttl
+            else:
+                entries[:] = [_Entry(rows, total, now + rule.ttl)]
         return cached
 
     def _hit(self, boundary: int) -> _Entry | None:
