@@ -35,32 +35,17 @@ survives, and a fact with no identifier is not seen at all).
 
 from __future__ import annotations
 
-import functools
-import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import ahocorasick
-
-from inspector.engine.identifiers import (
-    Extractor,
-    Identifier,
-    argument_identifiers,
-    extract_identifiers,
-    message_parts,
-    message_text,
-)
+from inspector.engine.identifiers import Extractor, Identifier, extract_identifiers, message_text
+from inspector.forgetting_index import NEEDED_IN, WHERE_BITS, TranscriptIndex
 from inspector.replay import Frame, Replay
 from inspector.replay.ranges import IndexRuns, complement, count_in, expand_ranges, symmetric_difference
 from inspector.replay.run import gc_paused
 from inspector.vocabulary import reason_words, registered_actions, summary_actions
-
-NEEDED_IN = ("user", "working_memory", "next_reply", "next_tool_call")
-"""Where an identifier can be needed: the current user message, the working memory, the text of the
-reply the agent produced after this call, the arguments of the tool calls in that reply."""
-
 
 @dataclass(frozen=True, slots=True)
 class Forgotten:
@@ -186,9 +171,9 @@ def not_sent_reasons(rp: Replay, call: int) -> dict[int, str]:
 
 # --- the detector ---------------------------------------------------------------------------------
 #
-# Linear in the transcript. Built once per replay (:class:`_Index`): each message is read
-# once (:func:`message_parts`) and its identifiers extracted once per use (its full text when it is
-# a user or working-memory row, its text and tool-call arguments when it is a call's next reply);
+# Linear in the transcript. Built once per replay (:class:`~inspector.forgetting_index.TranscriptIndex`):
+# each message is read once and the extractor called once per distinct text (a row's whole text when
+# it is a user or working-memory row, its text and tool-call arguments when it is a call's next reply);
 # one Aho–Corasick pass over every message's case-folded text gives, for every identifier any call
 # needs, the messages whose text contains it (substring semantics, as a per-key scan gives). Then
 # the calls are walked in order: the identifiers of the current user message and the working memory
@@ -196,11 +181,8 @@ def not_sent_reasons(rp: Replay, call: int) -> dict[int, str]:
 # the turn, or in the turn and not sent) and its holders sent as they are — updated from the rows
 # whose status changed since the previous call (a diff of the frames' runs), never recomputed.
 
-_WHERE_BITS = {w: 1 << k for k, w in enumerate(NEEDED_IN)}
-
-
 def _ordered(bits: int) -> tuple[str, ...]:
-    return tuple(w for w in NEEDED_IN if bits & _WHERE_BITS[w])
+    return tuple(w for w in NEEDED_IN if bits & WHERE_BITS[w])
 
 
 def _tools_sent(rp: Replay) -> list[Any]:
@@ -216,138 +198,6 @@ def _tools_sent(rp: Replay) -> list[Any]:
     if source == "none":
         return []
     return [transcript_tools, manifest_tools]
-
-
-@functools.lru_cache(maxsize=1 << 15)
-def _default_identifiers(text: str) -> tuple[Identifier, ...]:
-    """:func:`extract_identifiers`, remembered by text: a sweep replays one transcript under many
-    settings, and every replay's analysis reads the same texts."""
-    return tuple(extract_identifiers(text))
-
-
-class _Index:
-    """What the detector reads from a replay's transcript, once: case-folded texts, identifiers per
-    use, and for each identifier any call needs, the messages whose text holds it (ascending).
-
-    ``user_at``: per frame, the transcript index of its turn's user message (None in the preamble);
-    ``full``: the identifiers of each row some call reads as its user message or working memory;
-    ``reply``: per next reply, its identifiers by key with where they were needed (bits of
-    :data:`NEEDED_IN`); ``holders`` and ``keys_of``: the messages holding each key, and the keys each
-    message holds; ``in_tools``: the keys the tool schemas show."""
-
-    def __init__(self, rp: Replay, extractor: Extractor) -> None:
-        full_rows, reply_rows = self._rows_read(rp)
-        texts = self._extract(rp.messages, extractor, full_rows, reply_rows)
-        keys = {x.key for v in self.full.values() for x in v} | {k for v in self.reply.values() for k in v}
-        ac = self._find_holders(keys, texts)
-        tools_text = json.dumps(_tools_sent(rp), ensure_ascii=False, default=str).casefold()
-        self.in_tools: set[str] = {k for _end, k in ac.iter(tools_text)} if len(ac) else set()
-        if "" in keys:
-            self.in_tools.add("")
-
-    def _rows_read(self, rp: Replay) -> tuple[set[int], set[int]]:
-        """Sets ``user_at`` and ``system`` (the transcript's system rows); returns the rows some call
-        reads as its user message or working memory (whole text), and the rows some call reads as
-        its next reply."""
-        msgs = rp.messages
-        n = len(msgs)
-        roles = [m.get("role") for m in msgs]
-        users = [i for i, r in enumerate(roles) if r == "user"]
-        self.system = {i for i, r in enumerate(roles) if r == "system"}
-        self.user_at: list[int | None] = []
-        full_rows: set[int] = set()
-        reply_rows: set[int] = set()
-        reach: dict[int | None, int] = {}
-        u = 0
-        for f in rp.frames:
-            at = f.at
-            while u < len(users) and users[u] < at:
-                u += 1
-            ua = users[u - 1] if u and f.turn > 0 else None
-            self.user_at.append(ua)
-            hi = at if at < n else n
-            if reach.get(ua, -1) < hi:
-                reach[ua] = hi
-            if at < n:
-                reply_rows.add(at)
-        for ua, hi in reach.items():
-            if ua is not None:
-                full_rows.add(ua)
-            full_rows.update(range(0 if ua is None else ua + 1, hi))
-        full_rows -= self.system
-        return full_rows, reply_rows
-
-    def _extract(self, msgs: Sequence[Any], extractor: Extractor, full_rows: set[int],
-                 reply_rows: set[int]) -> list[str]:
-        """Sets ``full`` (the rows with an identifier only) and ``reply``, reading each message once
-        and calling the extractor at most once per distinct text; returns every message's text (its
-        content, and its tool calls' names and arguments)."""
-        texts: list[str] = []
-        self.full: dict[int, list[Identifier]] = {}
-        self.reply: dict[int, dict[str, tuple[Identifier, int]]] = {}
-        known: dict[str, list[Identifier]] = {}
-        default = extractor is extract_identifiers
-
-        def identifiers(text: str) -> list[Identifier]:
-            found = known.get(text)
-            if found is None:
-                found = known[text] = list(_default_identifiers(text) if default else extractor(text))
-            return found
-
-        argued: dict[str, list[Identifier]] = {}  # tool-call arguments → their identifiers
-        full, reply, add = self.full, self.reply, self._add
-        for i, m in enumerate(msgs):
-            parts, calls = message_parts(m)
-            content = parts[0] if len(parts) == 1 else "\n".join(parts)
-            text = "\n".join(parts + [f"{name} {args}" for name, args in calls]) if calls else content
-            texts.append(text)
-            if i in full_rows:
-                found = identifiers(text)
-                if found:
-                    full[i] = found
-            if i in reply_rows:
-                r: dict[str, tuple[Identifier, int]] = {}
-                add(r, identifiers(content), _WHERE_BITS["next_reply"])
-                for _, args in calls:
-                    found = argued.get(args)
-                    if found is None:
-                        found = argued[args] = argument_identifiers(args, identifiers)
-                    add(r, found, _WHERE_BITS["next_tool_call"])
-                reply[i] = r
-        return texts
-
-    def _find_holders(self, keys: set[str], texts: Sequence[str]) -> Any:
-        """Sets ``holders`` and ``keys_of`` from one Aho–Corasick pass over the case-folded texts
-        (substring semantics: a text holds a key when it contains it); returns the automaton of the
-        keys."""
-        self.holders: dict[str, list[int]] = {k: [] for k in keys}
-        self.keys_of: list[list[str]] = [[] for _ in range(len(texts))]
-        ac = ahocorasick.Automaton()
-        for k in keys:
-            if k:
-                ac.add_word(k, k)
-        if not len(ac) and "" not in keys:
-            return ac
-        if len(ac):
-            ac.make_automaton()
-        for i, t in enumerate(texts):
-            mine = self.keys_of[i]
-            if "" in keys:
-                mine.append("")
-            if len(ac):
-                for _end, k in ac.iter(t.casefold()):
-                    mine.append(k)
-            if len(mine) > 1:
-                mine[:] = dict.fromkeys(mine)
-            for k in mine:
-                self.holders[k].append(i)
-        return ac
-
-    @staticmethod
-    def _add(into: dict[str, tuple[Identifier, int]], idents: Any, bit: int) -> None:
-        for ident in idents:
-            old = into.get(ident.key)
-            into[ident.key] = (ident, bit) if old is None else (old[0], old[1] | bit)
 
 
 class _Frame:
@@ -406,7 +256,7 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
     """Per call, in order: identifiers needed, how many an earlier message held, and the forgotten ones.
 
     ``extractor`` is any ``str -> Iterable[Identifier]`` (default: :func:`extract_identifiers`).
-    Deterministic: the same replay gives the same lists. Linear: see the notes above :class:`_Index`
+    Deterministic: the same replay gives the same lists. Linear: see the notes above :func:`_ordered`
     (run inside :func:`~inspector.replay.run.gc_paused`: what the analysis builds holds no cycle)."""
     with gc_paused():
         return _call_needs(rp, extractor)
@@ -425,7 +275,7 @@ class _TurnNeeds:
     __slots__ = ("holders", "keys_of", "seq", "ident_of", "bits_of", "n_old", "n_plain", "candidates", "reported",
                  "earlier")
 
-    def __init__(self, ix: _Index) -> None:
+    def __init__(self, ix: TranscriptIndex) -> None:
         self.holders, self.keys_of = ix.holders, ix.keys_of
         self.seq: dict[str, int] = {}  # insertion order
         self.ident_of: dict[str, Identifier] = {}
@@ -498,7 +348,7 @@ class _TurnNeeds:
 def _call_needs(rp: Replay, extractor: Extractor) -> list[CallNeeds]:
     """:func:`call_needs` with the collector paused: the calls in order, each turn's needs kept by a
     :class:`_TurnNeeds` and reset when a new turn starts (or the calls step back)."""
-    ix = _Index(rp, extractor)
+    ix = TranscriptIndex(rp, extractor, _tools_sent(rp))
     n = len(rp.messages)
     full = ix.full
     turn = _TurnNeeds(ix)
@@ -506,7 +356,7 @@ def _call_needs(rp: Replay, extractor: Extractor) -> list[CallNeeds]:
     state_user: int | None = -1
     prev: _Frame | None = None
     reach = 0
-    wm_bit = _WHERE_BITS["working_memory"]
+    wm_bit = WHERE_BITS["working_memory"]
     for k, f in enumerate(rp.frames):
         ua = ix.user_at[k]
         fr = _Frame(f, n, ua)
@@ -514,7 +364,7 @@ def _call_needs(rp: Replay, extractor: Extractor) -> list[CallNeeds]:
             turn.reset()
             state_user = ua
             if ua is not None and ua in full:
-                turn.join(fr, full[ua], _WHERE_BITS["user"])
+                turn.join(fr, full[ua], WHERE_BITS["user"])
             reach = ua + 1 if ua is not None else 0
         else:
             turn.follow(prev, fr)
@@ -527,7 +377,7 @@ def _call_needs(rp: Replay, extractor: Extractor) -> list[CallNeeds]:
     return out
 
 
-def _one_call(rp: Replay, ix: _Index, turn: _TurnNeeds, k: int, fr: _Frame) -> CallNeeds:
+def _one_call(rp: Replay, ix: TranscriptIndex, turn: _TurnNeeds, k: int, fr: _Frame) -> CallNeeds:
     """Call ``k``'s needs: the turn's, plus the keys only its next reply needs; the candidates (and
     the lost working-memory needs the reply needs again) are judged by :func:`_lost`."""
     at = fr.f.at
@@ -546,14 +396,14 @@ def _one_call(rp: Replay, ix: _Index, turn: _TurnNeeds, k: int, fr: _Frame) -> C
     return CallNeeds(k, len(seq) + len(extra), earlier, _lost(rp, ix, turn, k, fr, maybe, reply) if maybe else [])
 
 
-def _lost(rp: Replay, ix: _Index, turn: _TurnNeeds, k: int, fr: _Frame, maybe: Sequence[str],
+def _lost(rp: Replay, ix: TranscriptIndex, turn: _TurnNeeds, k: int, fr: _Frame, maybe: Sequence[str],
           reply: dict[str, tuple[Identifier, int]]) -> list[Forgotten]:
     """The keys of ``maybe`` call ``k`` forgot: shown neither by a tool schema nor by a row of its
     own, and held by a not-sent message that is not a system text (the newest one is named, with
     why it was not sent). A working-memory-only need is reported here, at the call that loses it,
     and not again while it stays lost."""
     msgs = rp.messages
-    wm_bit = _WHERE_BITS["working_memory"]
+    wm_bit = WHERE_BITS["working_memory"]
     candidates, reported, seq, bits_of = turn.candidates, turn.reported, turn.seq, turn.bits_of
     lost: list[Forgotten] = []
     why: _Why | None = None

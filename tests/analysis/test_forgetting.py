@@ -519,16 +519,16 @@ def _one_long_turn(rounds: int) -> list[dict]:
 
 
 def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    import inspector.forgetting as forgetting
+    import inspector.forgetting_index as forgetting_index
 
     reads = [0]
-    original = forgetting.message_parts
+    original = forgetting_index.message_parts
 
     def counting(msg: dict) -> object:
         reads[0] += 1
         return original(msg)
 
-    monkeypatch.setattr(forgetting, "message_parts", counting)
+    monkeypatch.setattr(forgetting_index, "message_parts", counting)
     return reads
 
 
