@@ -46,11 +46,6 @@ __all__ = ["CACHE_COLUMNS", "CACHE_RULE_CHOICES", "CALL_CACHE_COLUMNS", "TOTALS_
            "recorded_cache",
            "cache_totals_words", "replay_cache", "rule_choice"]
 
-Run = tuple[int | None, int, Message | None]
-"""A frame's payload rows as runs: ``(ref, n, own)``, the transcript rows ``ref .. ref + n − 1`` when
-``own`` is None, else one row the engine made (``own``) in place of message ``ref``."""
-
-
 @dataclass(frozen=True, slots=True)
 class CallCacheCost:
     """One call's cache record and its price.
@@ -174,17 +169,6 @@ class _Layout:
             start += n
         return self.head + self.units.counter.total(units, m)
 
-    def past(self, row: int) -> list[tuple[int, Run]]:
-        """``(start row, run)`` of each run or run's tail from message row ``row`` on."""
-        out = []
-        start = 0
-        for ref, n, _band, _syn, own in self.runs:
-            if start + n > row:
-                cut = row - start if row > start else 0
-                out.append((start + cut, (None if ref is None else ref + cut, n - cut, own)))
-            start += n
-        return out
-
 
 class _Units:
     """The replay counter's units of transcript rows, as running sums over the transcript (extended
@@ -212,48 +196,53 @@ def _sent_from(prev: _Layout, row: int) -> tuple[list[tuple[int, int]], list[tup
     """The previous call's rows from message row ``row`` on: its transcript ranges and its made rows."""
     plain: list[tuple[int, int]] = []
     made: list[tuple[int | None, Message]] = []
-    for _s, (lo, m, o) in prev.past(row):
-        if o is not None:
-            made.append((lo, o))
-        elif lo is not None:
-            plain.append((lo, lo + m))
+    start = 0
+    for ref, n, _band, _syn, own in prev.runs:
+        if start + n > row:
+            if own is not None:
+                made.append((ref, own))
+            elif ref is not None:
+                plain.append((ref + (row - start if row > start else 0), ref + n))
+        start += n
     return plain, made
 
 
 def _resent(call: CallCache, cur: _Layout, prev: _Layout) -> tuple[int, int]:
     """Tokens, written and uncached, of this call's rows past the break that the previous call sent
     too (the same transcript rows, or a made row with the same index and content). One walk over
-    this call's runs: each shared piece's tokens are read from the units before its run."""
+    this call's runs lists the shared pieces, each with the units before its first and past its
+    last row; their tokens are then split at the cached and written ends."""
     assert call.broke_at is not None
     row = max(call.broke_at - 1, 0)
     plain, made = _sent_from(prev, row)
-    cached = call.cached
-    written_end = cached + call.written
-    head, count, units, sums = cur.head, cur.units.counter.total, cur.units, cur.units.sums
-    in_written = in_uncached = 0
+    units, sums = cur.units, cur.units.sums
+    pieces: list[tuple[int, int, int, int]] = []  # (first row, end row, units before, units to the end)
     start = before = 0  # the message row this run starts at, the units of the rows before it
     for ref, n, _band, _syn, own in cur.runs:
         if own is not None:
             size = units.of_own(own)
-            pieces = [(start, start + 1, before, before + size)] if start >= row and any(
-                r == ref and o == own for r, o in made) else []
+            if start >= row and any(r == ref and o == own for r, o in made):
+                pieces.append((start, start + 1, before, before + size))
         else:
             base = ref or 0
             size = sums[base + n] - sums[base]
-            pieces = []
             if ref is not None and start + n > row:
-                first = ref + (row - start if row > start else 0)
+                first, end = ref + (row - start if row > start else 0), ref + n
                 for lo, hi in plain:
-                    a, b = (first if first > lo else lo), (ref + n if ref + n < hi else hi)
+                    a, b = (first if first > lo else lo), (end if end < hi else hi)
                     if a < b:
                         pieces.append((start + a - ref, start + b - ref, before + sums[a] - sums[ref],
                                        before + sums[b] - sums[ref]))
-        for pa, pb, ua, ub in pieces:
-            lo_t, hi_t = head + count(ua, pa), head + count(ub, pb)
-            in_written += max(0, min(hi_t, written_end) - max(lo_t, cached))
-            in_uncached += max(0, hi_t - max(lo_t, written_end))
         start += n
         before += size
+    cached = call.cached
+    written_end = cached + call.written
+    head, count = cur.head, units.counter.total
+    in_written = in_uncached = 0
+    for pa, pb, ua, ub in pieces:
+        lo_t, hi_t = head + count(ua, pa), head + count(ub, pb)
+        in_written += max(0, min(hi_t, written_end) - max(lo_t, cached))
+        in_uncached += max(0, hi_t - max(lo_t, written_end))
     return in_written, in_uncached
 
 
