@@ -35,6 +35,7 @@ survives, and a fact with no identifier is not seen at all).
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -181,6 +182,7 @@ def not_sent_reasons(rp: Replay, call: int) -> dict[int, str]:
 # the turn, or in the turn and not sent) and its holders sent as they are — updated from the rows
 # whose status changed since the previous call (a diff of the frames' runs), never recomputed.
 
+@functools.lru_cache(maxsize=1 << len(NEEDED_IN))
 def _ordered(bits: int) -> tuple[str, ...]:
     return tuple(w for w in NEEDED_IN if bits & WHERE_BITS[w])
 
@@ -322,6 +324,8 @@ class _TurnNeeds:
     def shift(self, rows: Sequence[tuple[int, int]], member: IndexRuns, counts: dict[str, int]) -> None:
         """Rows whose membership changed: +1 to ``counts`` for each key of a row now in ``member``, −1 otherwise."""
         seq, n_old, n_plain, keys_of = self.seq, self.n_old, self.n_plain, self.keys_of
+        candidates, reported = self.candidates, self.reported
+        earlier = self.earlier
         for lo, hi in rows:
             for r in range(lo, hi):
                 if not keys_of[r]:
@@ -331,9 +335,15 @@ class _TurnNeeds:
                     if key in seq:
                         before = n_old[key] > 0
                         counts[key] += d
-                        after = n_old[key] > 0
-                        self.earlier += after - before
-                        self.judge(key, n_old[key], n_plain[key])
+                        old = n_old[key]
+                        earlier += (old > 0) - before
+                        if old and not n_plain[key]:  # :meth:`judge`, inline (a call per key per row)
+                            if key not in reported:
+                                candidates.add(key)
+                        else:
+                            candidates.discard(key)
+                            reported.discard(key)
+        self.earlier = earlier
 
     def follow(self, prev: _Frame, fr: _Frame) -> None:
         """The next call of the same turn: update the counts from the rows whose status changed."""
