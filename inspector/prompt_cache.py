@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspector.engine.cache import (
     RULE_NAMES,
@@ -46,9 +46,9 @@ __all__ = ["CACHE_COLUMNS", "CACHE_RULE_CHOICES", "CALL_CACHE_COLUMNS", "TOTALS_
            "recorded_cache",
            "cache_totals_words", "replay_cache", "rule_choice"]
 
-@dataclass(frozen=True, slots=True)
-class CallCacheCost:
-    """One call's cache record and its price.
+class CallCacheCost(NamedTuple):
+    """One call's cache record and its price (immutable: a :class:`~typing.NamedTuple`, built once per
+    call of every replay's account).
 
     ``frame``: the index of the call in :attr:`Replay.frames <inspector.replay.Replay.frames>`;
     ``pending``: whether it is the pending next call, never made. ``cache``: the provider's

@@ -33,7 +33,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspector.engine.limits import litellm_model_entry
 from inspector.errors import InspectorError
@@ -164,9 +164,9 @@ def rule_for_model(model: str | None, name: str | None = None) -> CacheRule:
     return CacheRule("none", source=source)
 
 
-@dataclass(frozen=True, slots=True)
-class CallCache:
-    """What the provider's cache did for one call.
+class CallCache(NamedTuple):
+    """What the provider's cache did for one call (immutable: a :class:`~typing.NamedTuple`, like
+    :class:`~inspector.engine.budget.Budget`, built once per call of every replay's account).
 
     ``input``: the call's input tokens (the sum of its rows). ``cached``: tokens read from the cache
     (billed at the cache-read rate). ``written``: tokens written to the cache by this call (billed at
