@@ -39,7 +39,7 @@ import functools
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspector.engine.identifiers import Extractor, Identifier, extract_identifiers, message_text
 from inspector.forgetting_index import NEEDED_IN, WHERE_BITS, TranscriptIndex
@@ -67,9 +67,9 @@ class Forgotten:
         return d
 
 
-@dataclass(frozen=True, slots=True)
-class CallNeeds:
-    """What one call needed (``needed``) and how many of those an earlier message held (``earlier``)."""
+class CallNeeds(NamedTuple):
+    """What one call needed (``needed``) and how many of those an earlier message held (``earlier``).
+    Immutable (a :class:`~typing.NamedTuple`: one is built per call of every replay's analysis)."""
 
     call: int
     needed: int
