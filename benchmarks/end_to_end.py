@@ -83,9 +83,9 @@ TARGETS: list[tuple[str, float, float]] = []  # (what, measured, target): printe
 def cold_texts() -> None:
     """Forget the identifiers the analysis remembers by text, so each timed run extracts them again
     (a fresh process would; within one sweep the memory is the point)."""
-    import inspector.forgetting as forgetting
+    from inspector.forgetting_index import default_identifiers
 
-    forgetting._default_identifiers.cache_clear()
+    default_identifiers.cache_clear()
 
 
 def target(what: str, measured: float, limit: float) -> str:

@@ -36,31 +36,17 @@ survives, and a fact with no identifier is not seen at all).
 from __future__ import annotations
 
 import functools
-import json
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-import ahocorasick
-
-from inspector.engine.identifiers import (
-    Extractor,
-    Identifier,
-    argument_identifiers,
-    extract_identifiers,
-    message_parts,
-    message_text,
-)
+from inspector.engine.identifiers import Extractor, Identifier, extract_identifiers, message_text
+from inspector.forgetting_index import NEEDED_IN, WHERE_BITS, TranscriptIndex
 from inspector.replay import Frame, Replay
 from inspector.replay.ranges import IndexRuns, complement, count_in, expand_ranges, symmetric_difference
 from inspector.replay.run import gc_paused
 from inspector.vocabulary import reason_words, registered_actions, summary_actions
-
-NEEDED_IN = ("user", "working_memory", "next_reply", "next_tool_call")
-"""Where an identifier can be needed: the current user message, the working memory, the text of the
-reply the agent produced after this call, the arguments of the tool calls in that reply."""
-
 
 @dataclass(frozen=True, slots=True)
 class Forgotten:
@@ -81,9 +67,9 @@ class Forgotten:
         return d
 
 
-@dataclass(frozen=True, slots=True)
-class CallNeeds:
-    """What one call needed (``needed``) and how many of those an earlier message held (``earlier``)."""
+class CallNeeds(NamedTuple):
+    """What one call needed (``needed``) and how many of those an earlier message held (``earlier``).
+    Immutable (a :class:`~typing.NamedTuple`: one is built per call of every replay's analysis)."""
 
     call: int
     needed: int
@@ -186,9 +172,9 @@ def not_sent_reasons(rp: Replay, call: int) -> dict[int, str]:
 
 # --- the detector ---------------------------------------------------------------------------------
 #
-# Linear in the transcript. Built once per replay (:class:`_Index`): each message is read
-# once (:func:`message_parts`) and its identifiers extracted once per use (its full text when it is
-# a user or working-memory row, its text and tool-call arguments when it is a call's next reply);
+# Linear in the transcript. Built once per replay (:class:`~inspector.forgetting_index.TranscriptIndex`):
+# each message is read once and the extractor called once per distinct text (a row's whole text when
+# it is a user or working-memory row, its text and tool-call arguments when it is a call's next reply);
 # one Aho–Corasick pass over every message's case-folded text gives, for every identifier any call
 # needs, the messages whose text contains it (substring semantics, as a per-key scan gives). Then
 # the calls are walked in order: the identifiers of the current user message and the working memory
@@ -196,11 +182,9 @@ def not_sent_reasons(rp: Replay, call: int) -> dict[int, str]:
 # the turn, or in the turn and not sent) and its holders sent as they are — updated from the rows
 # whose status changed since the previous call (a diff of the frames' runs), never recomputed.
 
-_WHERE_BITS = {w: 1 << k for k, w in enumerate(NEEDED_IN)}
-
-
+@functools.lru_cache(maxsize=1 << len(NEEDED_IN))
 def _ordered(bits: int) -> tuple[str, ...]:
-    return tuple(w for w in NEEDED_IN if bits & _WHERE_BITS[w])
+    return tuple(w for w in NEEDED_IN if bits & WHERE_BITS[w])
 
 
 def _tools_sent(rp: Replay) -> list[Any]:
@@ -218,130 +202,46 @@ def _tools_sent(rp: Replay) -> list[Any]:
     return [transcript_tools, manifest_tools]
 
 
-@functools.lru_cache(maxsize=1 << 15)
-def _default_identifiers(text: str) -> tuple[Identifier, ...]:
-    """:func:`extract_identifiers`, remembered by text: a sweep replays one transcript under many
-    settings, and every replay's analysis reads the same texts."""
-    return tuple(extract_identifiers(text))
-
-
-class _Index:
-    """What the detector reads from a replay's transcript, once: case-folded texts, identifiers per
-    use, and for each identifier any call needs, the messages whose text holds it (ascending).
-
-    ``user_at``: per frame, the transcript index of its turn's user message (None in the preamble);
-    ``full``: the identifiers of each row some call reads as its user message or working memory;
-    ``reply``: per next reply, its identifiers by key with where they were needed (bits of
-    :data:`NEEDED_IN`); ``holders`` and ``keys_of``: the messages holding each key, and the keys each
-    message holds; ``in_tools``: the keys the tool schemas show."""
-
-    def __init__(self, rp: Replay, extractor: Extractor) -> None:
-        msgs = rp.messages
-        if extractor is extract_identifiers:
-            extractor = _default_identifiers
-        full_rows, reply_rows = self._rows_read(rp)
-        texts = self._extract(msgs, extractor, full_rows, reply_rows)
-        keys = {x.key for v in self.full.values() for x in v} | {k for v in self.reply.values() for k in v}
-        ac = self._find_holders(keys, texts)
-        tools_text = json.dumps(_tools_sent(rp), ensure_ascii=False, default=str).casefold()
-        self.in_tools: set[str] = {k for _end, k in ac.iter(tools_text)} if len(ac) else set()
-        if "" in keys:
-            self.in_tools.add("")
-
-    def _rows_read(self, rp: Replay) -> tuple[set[int], set[int]]:
-        """Sets ``user_at``; returns the rows some call reads as its user message or working memory
-        (whole text), and the rows some call reads as its next reply."""
-        msgs = rp.messages
-        n = len(msgs)
-        users = [i for i, m in enumerate(msgs) if m.get("role") == "user"]
-        self.user_at: list[int | None] = []
-        full_rows: set[int] = set()
-        reply_rows: set[int] = set()
-        reach: dict[int | None, int] = {}
-        u = 0
-        for f in rp.frames:
-            while u < len(users) and users[u] < f.at:
-                u += 1
-            ua = users[u - 1] if u and f.turn > 0 else None
-            self.user_at.append(ua)
-            if ua is not None:
-                full_rows.add(ua)
-            reach[ua] = max(reach.get(ua, 0), min(f.at, n))
-            if f.at < n:
-                reply_rows.add(f.at)
-        for ua, hi in reach.items():
-            full_rows.update(i for i in range(0 if ua is None else ua + 1, hi) if msgs[i].get("role") != "system")
-        return full_rows, reply_rows
-
-    def _extract(self, msgs: Sequence[Any], extractor: Extractor, full_rows: set[int],
-                 reply_rows: set[int]) -> list[str]:
-        """Sets ``full`` and ``reply``, reading each message once and extracting once per use;
-        returns every message's case-folded text (its content, and its tool calls' names and arguments)."""
-        texts: list[str] = []
-        self.full: dict[int, list[Identifier]] = {}
-        self.reply: dict[int, dict[str, tuple[Identifier, int]]] = {}
-        for i, m in enumerate(msgs):
-            parts, calls = message_parts(m)
-            content = "\n".join(parts)
-            text = "\n".join(parts + [f"{name} {args}" for name, args in calls]) if calls else content
-            texts.append(text.casefold())
-            full = list(extractor(text)) if i in full_rows else None
-            if full is not None:
-                self.full[i] = full
-            if i in reply_rows:
-                r: dict[str, tuple[Identifier, int]] = {}
-                self._add(r, full if full is not None and not calls else extractor(content), "next_reply")
-                for _, args in calls:
-                    self._add(r, argument_identifiers(args, extractor), "next_tool_call")
-                self.reply[i] = r
-        return texts
-
-    def _find_holders(self, keys: set[str], texts: Sequence[str]) -> Any:
-        """Sets ``holders`` and ``keys_of`` from one Aho–Corasick pass over the texts (substring
-        semantics: a text holds a key when it contains it); returns the automaton of the keys."""
-        self.holders: dict[str, list[int]] = {k: [] for k in keys}
-        self.keys_of: list[list[str]] = [[] for _ in range(len(texts))]
-        ac = ahocorasick.Automaton()
-        for k in keys:
-            if k:
-                ac.add_word(k, k)
-        if len(ac):
-            ac.make_automaton()
-        for i, t in enumerate(texts):
-            mine = self.keys_of[i]
-            if "" in keys:
-                mine.append("")
-            if len(ac):
-                for _end, k in ac.iter(t):
-                    mine.append(k)
-            if len(mine) > 1:
-                mine[:] = dict.fromkeys(mine)
-            for k in mine:
-                self.holders[k].append(i)
-        return ac
-
-    @staticmethod
-    def _add(into: dict[str, tuple[Identifier, int]], idents: Any, where: str) -> None:
-        bit = _WHERE_BITS[where]
-        for ident in idents:
-            old = into.get(ident.key)
-            into[ident.key] = (ident, bit) if old is None else (old[0], old[1] | bit)
-
-
 class _Frame:
-    """One call's view for the detector: what it sends (runs), its turn's start and reach."""
+    """One call's view for the detector: what it sends (runs), its turn's start and reach. The runs
+    (``plain``, ``plain_ranges``, ``sent``, ``unsent``) are read from the frame's segments the first
+    time one is asked for: a call whose turn needs no identifier yet never reads them."""
 
-    __slots__ = ("f", "at", "start", "sent", "plain", "plain_ranges", "unsent", "_own")
+    __slots__ = ("f", "at", "start", "sent", "plain", "plain_ranges", "unsent", "_unsent_runs", "_own")
 
     def __init__(self, f: Frame, n: int, user_at: int | None) -> None:
         self.f = f
         self.at = min(f.at, n)
         self.start = user_at if user_at is not None else 0
-        self.sent = _sent_runs(f)
-        self.plain = IndexRuns([(ref, ref + n_) for ref, n_, _b, _s, own in f.segments if ref is not None and own is None])
-        self.plain_ranges = list(zip(self.plain.starts, self.plain.ends))
-        self.unsent = complement(self.sent, self.start, self.at)  # the turn's rows not sent
+        self._unsent_runs: IndexRuns | None = None
         self._own: str | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        """A run not read yet (an unset slot): read them all from the segments."""
+        if name not in ("sent", "plain", "plain_ranges", "unsent"):
+            raise AttributeError(name)
+        self._read_runs()
+        return object.__getattribute__(self, name)
+
+    def _read_runs(self) -> None:
+        f = self.f
+        ranges = []
+        made = False  # a row the engine made in place of a transcript message
+        for ref, n_, _b, _s, own in f.segments:
+            if ref is not None:
+                if own is None:
+                    ranges.append((ref, ref + n_))
+                else:
+                    made = True
+        self.plain = IndexRuns(ranges)
+        self.plain_ranges = list(zip(self.plain.starts, self.plain.ends))
+        self.sent = _sent_runs(f) if made or f.replaced else self.plain  # no made row: it sends the plain runs
+        self.unsent = complement(self.sent, self.start, self.at)  # the turn's rows not sent
+
+    def unsent_runs(self) -> IndexRuns:
+        if self._unsent_runs is None:
+            self._unsent_runs = IndexRuns(self.unsent)
+        return self._unsent_runs
 
     def older_plain(self, h: Sequence[int]) -> tuple[int, int]:
         """(holders counting as "earlier", holders sent as they are) among the sorted ``h``."""
@@ -358,7 +258,7 @@ def call_needs(rp: Replay, extractor: Extractor = extract_identifiers) -> list[C
     """Per call, in order: identifiers needed, how many an earlier message held, and the forgotten ones.
 
     ``extractor`` is any ``str -> Iterable[Identifier]`` (default: :func:`extract_identifiers`).
-    Deterministic: the same replay gives the same lists. Linear: see the notes above :class:`_Index`
+    Deterministic: the same replay gives the same lists. Linear: see the notes above :func:`_ordered`
     (run inside :func:`~inspector.replay.run.gc_paused`: what the analysis builds holds no cycle)."""
     with gc_paused():
         return _call_needs(rp, extractor)
@@ -377,7 +277,7 @@ class _TurnNeeds:
     __slots__ = ("holders", "keys_of", "seq", "ident_of", "bits_of", "n_old", "n_plain", "candidates", "reported",
                  "earlier")
 
-    def __init__(self, ix: _Index) -> None:
+    def __init__(self, ix: TranscriptIndex) -> None:
         self.holders, self.keys_of = ix.holders, ix.keys_of
         self.seq: dict[str, int] = {}  # insertion order
         self.ident_of: dict[str, Identifier] = {}
@@ -421,61 +321,73 @@ class _TurnNeeds:
             self.earlier += o > 0
             self.judge(key, o, p)
 
-    def shift(self, rows: Sequence[tuple[int, int]], now: IndexRuns | list[tuple[int, int]],
-              counts: dict[str, int]) -> None:
-        """Rows whose membership changed: +1 to ``counts`` for each key of a row now in ``now``, −1 otherwise."""
-        member = now if isinstance(now, IndexRuns) else IndexRuns(now)
+    def shift(self, rows: Sequence[tuple[int, int]], member: IndexRuns, counts: dict[str, int]) -> None:
+        """Rows whose membership changed: +1 to ``counts`` for each key of a row now in ``member``, −1 otherwise."""
         seq, n_old, n_plain, keys_of = self.seq, self.n_old, self.n_plain, self.keys_of
+        candidates, reported = self.candidates, self.reported
+        earlier = self.earlier
         for lo, hi in rows:
             for r in range(lo, hi):
+                if not keys_of[r]:
+                    continue
                 d = 1 if r in member else -1
                 for key in keys_of[r]:
                     if key in seq:
                         before = n_old[key] > 0
                         counts[key] += d
-                        after = n_old[key] > 0
-                        self.earlier += after - before
-                        self.judge(key, n_old[key], n_plain[key])
+                        old = n_old[key]
+                        earlier += (old > 0) - before
+                        if old and not n_plain[key]:  # :meth:`judge`, inline (a call per key per row)
+                            if key not in reported:
+                                candidates.add(key)
+                        else:
+                            candidates.discard(key)
+                            reported.discard(key)
+        self.earlier = earlier
 
     def follow(self, prev: _Frame, fr: _Frame) -> None:
         """The next call of the same turn: update the counts from the rows whose status changed."""
-        self.shift(symmetric_difference(prev.unsent, fr.unsent), fr.unsent, self.n_old)
-        self.shift(symmetric_difference(prev.plain_ranges, fr.plain_ranges), fr.plain, self.n_plain)
+        if not self.seq:
+            return  # no needs yet: no count to keep
+        if prev.unsent != fr.unsent:
+            self.shift(symmetric_difference(prev.unsent, fr.unsent), fr.unsent_runs(), self.n_old)
+        if prev.plain_ranges != fr.plain_ranges:
+            self.shift(symmetric_difference(prev.plain_ranges, fr.plain_ranges), fr.plain, self.n_plain)
 
 
 def _call_needs(rp: Replay, extractor: Extractor) -> list[CallNeeds]:
     """:func:`call_needs` with the collector paused: the calls in order, each turn's needs kept by a
     :class:`_TurnNeeds` and reset when a new turn starts (or the calls step back)."""
-    ix = _Index(rp, extractor)
-    msgs = rp.messages
-    n = len(msgs)
+    ix = TranscriptIndex(rp, extractor, _tools_sent(rp))
+    n = len(rp.messages)
+    full = ix.full
     turn = _TurnNeeds(ix)
     out: list[CallNeeds] = []
     state_user: int | None = -1
     prev: _Frame | None = None
     reach = 0
-    wm_bit = _WHERE_BITS["working_memory"]
+    wm_bit = WHERE_BITS["working_memory"]
     for k, f in enumerate(rp.frames):
         ua = ix.user_at[k]
         fr = _Frame(f, n, ua)
         if prev is None or ua != state_user or fr.at < reach:
             turn.reset()
             state_user = ua
-            if ua is not None:
-                turn.join(fr, ix.full[ua], _WHERE_BITS["user"])
+            if ua is not None and ua in full:
+                turn.join(fr, full[ua], WHERE_BITS["user"])
             reach = ua + 1 if ua is not None else 0
         else:
             turn.follow(prev, fr)
-        for i in range(reach, fr.at):
-            if msgs[i].get("role") != "system":
-                turn.join(fr, ix.full[i], wm_bit)
+        for i in range(reach, fr.at):  # the working memory's new rows (system text is not one)
+            if i in full:
+                turn.join(fr, full[i], wm_bit)
         reach = max(reach, fr.at)
         prev = fr
         out.append(_one_call(rp, ix, turn, k, fr))
     return out
 
 
-def _one_call(rp: Replay, ix: _Index, turn: _TurnNeeds, k: int, fr: _Frame) -> CallNeeds:
+def _one_call(rp: Replay, ix: TranscriptIndex, turn: _TurnNeeds, k: int, fr: _Frame) -> CallNeeds:
     """Call ``k``'s needs: the turn's, plus the keys only its next reply needs; the candidates (and
     the lost working-memory needs the reply needs again) are judged by :func:`_lost`."""
     at = fr.f.at
@@ -491,17 +403,17 @@ def _one_call(rp: Replay, ix: _Index, turn: _TurnNeeds, k: int, fr: _Frame) -> C
             earlier += 1
             if not p:
                 maybe.append(key)
-    return CallNeeds(k, len(seq) + len(extra), earlier, _lost(rp, ix, turn, k, fr, maybe, reply))
+    return CallNeeds(k, len(seq) + len(extra), earlier, _lost(rp, ix, turn, k, fr, maybe, reply) if maybe else [])
 
 
-def _lost(rp: Replay, ix: _Index, turn: _TurnNeeds, k: int, fr: _Frame, maybe: Sequence[str],
+def _lost(rp: Replay, ix: TranscriptIndex, turn: _TurnNeeds, k: int, fr: _Frame, maybe: Sequence[str],
           reply: dict[str, tuple[Identifier, int]]) -> list[Forgotten]:
     """The keys of ``maybe`` call ``k`` forgot: shown neither by a tool schema nor by a row of its
     own, and held by a not-sent message that is not a system text (the newest one is named, with
     why it was not sent). A working-memory-only need is reported here, at the call that loses it,
     and not again while it stays lost."""
     msgs = rp.messages
-    wm_bit = _WHERE_BITS["working_memory"]
+    wm_bit = WHERE_BITS["working_memory"]
     candidates, reported, seq, bits_of = turn.candidates, turn.reported, turn.seq, turn.bits_of
     lost: list[Forgotten] = []
     why: _Why | None = None
@@ -531,10 +443,19 @@ def _lost(rp: Replay, ix: _Index, turn: _TurnNeeds, k: int, fr: _Frame, maybe: S
 
 def _newest_unsent_holder(h: Sequence[int], fr: _Frame, msgs: Sequence[Any]) -> int | None:
     """The newest of the holders ``h`` (ascending) before call ``fr``'s reply that it does not send
-    and that is not a system text; None when there is none."""
-    for j in range(bisect_left(h, fr.at) - 1, -1, -1):
-        if h[j] not in fr.sent and msgs[h[j]].get("role") != "system":
-            return h[j]
+    and that is not a system text; None when there is none. A holder inside a sent run skips every
+    holder of that run at once (a key held by many sent rows is not walked row by row)."""
+    starts, ends = fr.sent.starts, fr.sent.ends
+    j = bisect_left(h, fr.at) - 1
+    while j >= 0:
+        i = h[j]
+        k = bisect_right(starts, i) - 1
+        if k >= 0 and i < ends[k]:  # sent: go below its run
+            j = bisect_left(h, starts[k], 0, j) - 1
+        elif msgs[i].get("role") == "system":
+            j -= 1
+        else:
+            return i
     return None
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from inspector.engine.limits import litellm_model_entry
 from inspector.errors import InspectorError
@@ -164,9 +164,9 @@ def rule_for_model(model: str | None, name: str | None = None) -> CacheRule:
     return CacheRule("none", source=source)
 
 
-@dataclass(frozen=True, slots=True)
-class CallCache:
-    """What the provider's cache did for one call.
+class CallCache(NamedTuple):
+    """What the provider's cache did for one call (immutable: a :class:`~typing.NamedTuple`, like
+    :class:`~inspector.engine.budget.Budget`, built once per call of every replay's account).
 
     ``input``: the call's input tokens (the sum of its rows). ``cached``: tokens read from the cache
     (billed at the cache-read rate). ``written``: tokens written to the cache by this call (billed at
@@ -255,10 +255,12 @@ class PromptCache:
         the whole), so a caller that knows the payload as runs of rows never counts row by row.
         ``at`` as for :meth:`call`. Raises :class:`CacheRuleError` when ``kept`` exceeds the previous
         payload's rows or ``rows``."""
-        self._check(kept, rows)
+        if not 0 <= kept <= self._rows or rows < kept:
+            self._check(kept, rows)
         if at is not None and at > self._now:
             self._now = float(at)
-        broke_at, lost = self._cut(kept, tokens_upto)
+        entries = self._entries
+        broke_at, lost = self._cut(kept, tokens_upto) if entries and entries[-1].rows > kept else (None, 0)
         self._rows = rows
         total = tokens_upto(rows)
         if self.rule.name == "openai":
@@ -303,13 +305,21 @@ class PromptCache:
     def _openai(self, rows: int, total: int) -> int:
         """Read the longest live stored prompt (all stored prompts now prefix this one up to the
         unchanged rows), then store this whole prompt when it is long enough."""
-        entries, rule = self._entries, self.rule
-        hit = next((e for e in reversed(entries) if self._alive(e)), None)
+        entries, rule, now = self._entries, self.rule, self._now
+        hit = None
+        for e in reversed(entries):
+            if now <= e.expires:
+                hit = e
+                break
         cached = rule.readable(hit.tokens) if hit is not None else 0
         if hit is not None and cached:
-            hit.expires = self._now + rule.ttl
+            hit.expires = now + rule.ttl
         if total >= rule.min_tokens:
-            entries[:] = [_Entry(rows, total, self._now + rule.ttl)]
+            if len(entries) == 1:  # the stored prompt is replaced by this one: reuse its record
+                e = entries[0]
+                e.rows, e.tokens, e.expires = rows, total, now + rule.ttl
+            else:
+                entries[:] = [_Entry(rows, total, now + rule.ttl)]
         return cached
 
     def _hit(self, boundary: int) -> _Entry | None:
@@ -440,15 +450,21 @@ class CachePrices:
     def with_cache(self, call: CallCache) -> float | None:
         """USD of ``call``'s input with caching: cached at the read rate, written at the write rate,
         the rest at the input rate; None ("no price") when a rate it needs is unknown."""
-        if self.missing(call):
-            return None
-        return round(call.cached * (self.read or 0.0) + call.written * (self.write or 0.0)
-                     + call.uncached * (self.input or 0.0), 10)
+        return self.costs(call)[0]
+
+    def costs(self, call: CallCache) -> tuple[float | None, float | None, tuple[str, ...]]:
+        """``(with_cache(call), without_cache(call), missing(call))`` in one go (the one source of both
+        costs; the missing fields are found once)."""
+        missing = (self.missing(call) if (call.uncached and self.input is None) or (call.cached and self.read is None)
+                   or (call.written and self.write is None) else ())
+        with_cache = None if missing else round(call.cached * (self.read or 0.0) + call.written * (self.write or 0.0)
+                                                + call.uncached * (self.input or 0.0), 10)
+        return with_cache, None if self.input is None else round(call.input * self.input, 10), missing
 
     def without_cache(self, call: CallCache) -> float | None:
         """USD of ``call``'s input with no caching at all (every token at the input rate); None when
         the input rate is unknown."""
-        return None if self.input is None else round(call.input * self.input, 10)
+        return self.costs(call)[1]
 
 
 NO_PRICES = CachePrices(None, None, None)

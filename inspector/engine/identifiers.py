@@ -116,6 +116,52 @@ _GUARDS: dict[str, Callable[[str], bool]] = {
 """A character each rule's every match contains (a rule whose character a text lacks cannot match
 it, so its scan is skipped: the same identifiers, without running every pattern over long prose)."""
 
+_TRIGGERS = ':@/."`_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'
+_NOT_TRIGGER = bytes(c for c in range(128) if chr(c) not in _TRIGGERS)
+_NOT_DIGIT = bytes(c for c in range(128) if not "0" <= chr(c) <= "9")
+_NOT_UPPER = bytes(c for c in range(128) if not "A" <= chr(c) <= "Z")
+
+
+def _ascii_guards(text: str) -> dict[str, bool] | None:
+    """The answers of :data:`_GUARDS` for an ASCII ``text`` from one pass over it (None when ``text``
+    is not ASCII, or holds none of the characters any guard asks for: then no rule can match): the
+    text's guard characters are kept by one byte translation (C, about a nanosecond a character)
+    and each guard asks that short remainder instead of the whole text."""
+    rest = text.encode("ascii").translate(None, _NOT_TRIGGER)
+    if not rest:
+        return None
+    digit = bool(rest.translate(None, _NOT_DIGIT))
+    return {
+        "_key": b'"' in rest and b":" in rest,
+        "_exception": (b"E" in rest or b"W" in rest) and ("Error" in text or "Exception" in text or "Warning" in text),
+        "url": b":" in rest and b"/" in rest and "://" in text,
+        "email": b"@" in rest,
+        "path": b"/" in rest or b"." in rest,
+        "quoted": b'"' in rest or b"`" in rest,
+        "quantity": digit,
+        "id": digit,
+        "word": b"_" in rest or bool(rest.translate(None, _NOT_UPPER)),
+    }
+
+
+def _rules_for(text: str) -> list[tuple[str, re.Pattern[str]]]:
+    """The rules whose guard holds for ``text``, in rule order: an ASCII text's guards from
+    :func:`_ascii_guards` (none when it holds no guard character, the usual prose of a tool result),
+    another text's asked one by one (a guard two rules share is asked once)."""
+    if text.isascii():
+        has = _ascii_guards(text)
+        return [] if has is None else [(kind, rx) for kind, rx in _RULES if has[kind]]
+    asked: dict[Callable[[str], bool], bool] = {}
+    out = []
+    for kind, rx in _RULES:
+        guard = _GUARDS[kind]
+        ok = asked.get(guard)
+        if ok is None:
+            ok = asked[guard] = guard(text)
+        if ok:
+            out.append((kind, rx))
+    return out
+
 
 def extract_identifiers(text: str) -> list[Identifier]:
     """The identifiers in ``text`` by the module's rules, in order of first appearance, each once.
@@ -123,17 +169,13 @@ def extract_identifiers(text: str) -> list[Identifier]:
     Deterministic; never raises on any string."""
     if not text:
         return []
+    rules = _rules_for(text)
+    if not rules:
+        return []
     taken: list[tuple[int, int]] = []
     found: list[tuple[int, Identifier]] = []
     seen: set[str] = set()
-    asked: dict[Callable[[str], bool], bool] = {}  # a guard two rules share is asked once
-    for kind, rx in _RULES:
-        guard = _GUARDS[kind]
-        ok = asked.get(guard)
-        if ok is None:
-            ok = asked[guard] = guard(text)
-        if not ok:
-            continue
+    for kind, rx in rules:
         for m in rx.finditer(text):
             start, end = m.span()
             if any(a < end and start < b for a, b in taken):

@@ -343,23 +343,19 @@ def complement(runs: IndexRuns, lo: int, hi: int) -> list[tuple[int, int]]:
 
 
 def symmetric_difference(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The ranges in exactly one of two sorted, disjoint range lists (O(len a + len b))."""
-    points = sorted({p for r in a for p in r} | {p for r in b for p in r})
-    out: list[tuple[int, int]] = []
-    i = j = 0
-    for lo, hi in zip(points, points[1:]):
-        while i < len(a) and a[i][1] <= lo:
-            i += 1
-        while j < len(b) and b[j][1] <= lo:
-            j += 1
-        in_a = i < len(a) and a[i][0] <= lo
-        in_b = j < len(b) and b[j][0] <= lo
-        if in_a != in_b:
-            if out and out[-1][1] == lo:
-                out[-1] = (out[-1][0], hi)
-            else:
-                out.append((lo, hi))
-    return out
+    """The ranges in exactly one of two sorted, disjoint range lists (O(len a + len b)): every range
+    end toggles membership, so the boundaries left after cancelling equal pairs, taken two by two,
+    are the answer's ranges."""
+    points = [p for r in a for p in r]
+    points += [p for r in b for p in r]
+    points.sort()  # two sorted runs: one merge
+    odd: list[int] = []
+    for p in points:
+        if odd and odd[-1] == p:
+            odd.pop()
+        else:
+            odd.append(p)
+    return list(zip(odd[::2], odd[1::2]))
 
 
 def count_in(h: Sequence[int], ranges: Sequence[tuple[int, int]]) -> int:

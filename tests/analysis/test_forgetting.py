@@ -98,6 +98,45 @@ def test_the_fast_guards_answer_as_their_patterns(text: str) -> None:
     assert _has_ascii_upper(text) == (re.search(r"[A-Z]", text) is not None)
 
 
+_ASCII = st.one_of(_RULE_CHARS.filter(str.isascii), st.text(alphabet=st.characters(max_codepoint=127), max_size=120),
+                   st.sampled_from(["order refund status", "Error at step", "a://b", "x.y", "RetryBudget", "_", "7"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_ASCII)
+def test_an_ascii_texts_guards_read_from_its_guard_characters_answer_as_each_guard(text: str) -> None:
+    """One byte translation keeps an ASCII text's guard characters; every guard read from that
+    remainder answers as the guard asked of the whole text, and a text with none of them (None)
+    passes no guard, so no rule is run on it."""
+    from inspector.engine.identifiers import _GUARDS, _ascii_guards
+
+    has = _ascii_guards(text)
+    if has is None:
+        assert not any(guard(text) for guard in _GUARDS.values()), text
+    else:
+        assert has == {kind: guard(text) for kind, guard in _GUARDS.items()}, text
+
+
+def test_a_text_with_no_guard_character_is_not_scanned_by_any_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lower-case prose (the bulk of a tool result) holds none of ``:@/."`_``, a digit or a capital:
+    no rule's pattern is run over it; one capital letter makes the word rule run."""
+    import inspector.engine.identifiers as identifiers
+
+    ran: list[str] = []
+
+    class Spy:
+        def __init__(self, kind: str, rx: object) -> None:
+            self.kind, self.rx = kind, rx
+
+        def finditer(self, text: str) -> object:
+            ran.append(self.kind)
+            return self.rx.finditer(text)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(identifiers, "_RULES", tuple((k, Spy(k, rx)) for k, rx in identifiers._RULES))
+    assert extract_identifiers("order refund status, carrier label " * 50) == [] and ran == []
+    assert extract_identifiers("order Refund status") == [] and ran == ["word"]
+
+
 # --- the detector against planted ground truth ----------------------------------------------------
 
 def test_planted_conversation_is_deterministic_and_plants_every_kind() -> None:
@@ -480,16 +519,16 @@ def _one_long_turn(rounds: int) -> list[dict]:
 
 
 def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    import inspector.forgetting as forgetting
+    import inspector.forgetting_index as forgetting_index
 
     reads = [0]
-    original = forgetting.message_parts
+    original = forgetting_index.message_parts
 
     def counting(msg: dict) -> object:
         reads[0] += 1
         return original(msg)
 
-    monkeypatch.setattr(forgetting, "message_parts", counting)
+    monkeypatch.setattr(forgetting_index, "message_parts", counting)
     return reads
 
 

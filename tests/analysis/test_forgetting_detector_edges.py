@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 
-from inspector.engine.identifiers import Identifier
+from inspector.engine.identifiers import Identifier, extract_identifiers
 from inspector.forgetting import call_needs, replay_needs
 from tests.analysis.test_forgetting import _LOOKUP_TOOL, WINDOW_1, _settings, _tool_name_conversation, _transcript
 from tests.builders import ask, asst, tool, user
@@ -209,3 +209,52 @@ def test_a_reply_in_several_text_parts_is_read_as_its_parts_joined_by_new_lines(
     lost = [(x.call, x.identifier, x.needed_in, x.message) for c in call_needs(_replay(msgs, WINDOW_1))
             for x in c.forgotten]
     assert lost == [(3, "SEC-88213", ("next_reply",), 0)]
+
+
+def test_the_extractor_is_called_once_per_distinct_text_it_reads() -> None:
+    """Two identical turns: the user message, the ask (read whole as working memory), its result and
+    the reply repeat word for word. The texts read are five distinct ones — the user message, the
+    ask's whole text, the result (also the reply's text), the ask's empty content (its reply text)
+    and the argument value ``ORD-12345`` — so the extractor runs five times, not once per use (12:
+    each row's whole text, each reply's content again, each argument value)."""
+    turn = [user("Find ORD-12345"), ask("c1", name="lookup", args='{"id": "ORD-12345"}'),
+            tool("c1", "ORD-12345 shipped"), asst("ORD-12345 shipped")]
+    rp = _replay(turn + [dict(m) for m in turn])
+    seen: list[str] = []
+
+    def counting(text: str) -> list[Identifier]:
+        seen.append(text)
+        return extract_identifiers(text)
+
+    assert call_needs(rp, counting) == call_needs(rp, extract_identifiers)
+    assert sorted(seen) == sorted(["Find ORD-12345", '\nlookup {"id": "ORD-12345"}', "ORD-12345 shipped", "",
+                                   "ORD-12345"])
+
+
+class _CountingHolders(list):  # type: ignore[type-arg]
+    """Holder indices that count how many of them are read."""
+
+    reads = 0
+
+    def __getitem__(self, k: object) -> object:
+        type(self).reads += 1
+        return super().__getitem__(k)  # type: ignore[index]
+
+
+def test_the_newest_unsent_holder_skips_a_sent_runs_holders_at_once() -> None:
+    """A key held by rows 0..999, rows 1..999 sent as one run, the call's reply at row 1 000: the
+    newest holder not sent is row 0, found by two bisections (below the reply, below the sent run;
+    10 reads each over 1 000 holders) and two reads (rows 999 and 0): 22, not the 1 000 of a walk
+    over the sent holders."""
+    import types
+
+    from inspector.forgetting import _newest_unsent_holder
+    from inspector.replay.ranges import IndexRuns
+
+    h = _CountingHolders(range(1000))
+    fr = types.SimpleNamespace(sent=IndexRuns([(1, 1000)]), at=1000)
+    msgs = [{"role": "user"}] * 1000
+    _CountingHolders.reads = 0
+    assert _newest_unsent_holder(h, fr, msgs) == 0  # type: ignore[arg-type]
+    assert _CountingHolders.reads <= 22
+    assert _newest_unsent_holder(h, types.SimpleNamespace(sent=IndexRuns([(0, 1000)]), at=1000), msgs) is None  # type: ignore[arg-type]

@@ -111,25 +111,26 @@ def test_the_garbage_collector_is_paused_during_a_replay_and_its_analysis_and_re
     import gc
 
     import inspector.forgetting as forgetting
+    from inspector.forgetting_index import TranscriptIndex
     from inspector.manifest import load_manifest
     from inspector.replay import replay
     from inspector.replay.run import gc_paused
     from inspector.transcripts import load_transcript, sample_path
 
     seen: list[bool] = []
-    real = forgetting._Index.__init__
+    real = TranscriptIndex.__init__
 
     def spy(self: object, *a: object) -> None:
         seen.append(gc.isenabled())
         real(self, *a)  # type: ignore[arg-type]
 
-    forgetting._Index.__init__ = spy  # type: ignore[method-assign]
+    TranscriptIndex.__init__ = spy  # type: ignore[method-assign]
     try:
         assert gc.isenabled()
         rp = replay(load_manifest("sample_manifests/small-window.yaml"), load_transcript(sample_path()), counter="estimate")
         forgetting.call_needs(rp)
     finally:
-        forgetting._Index.__init__ = real  # type: ignore[method-assign]
+        TranscriptIndex.__init__ = real  # type: ignore[method-assign]
     assert seen == [False] and gc.isenabled()
     try:
         with gc_paused():

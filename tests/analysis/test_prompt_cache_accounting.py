@@ -161,3 +161,37 @@ def test_the_rule_comes_from_the_model_unless_named() -> None:
     assert account(rp).rule == rule_for_model("gpt-4o")
     assert account(rp, rule="none").totals()["cached"] == 0
     assert account(_claude_code()).rule == anthropic_rule(source=account(_claude_code()).rule.source)
+
+
+def _stack_turns(turns: int) -> Replay:
+    from tests.analysis.test_forgetting import _settings, _transcript
+    from tests.builders import asst, user
+
+    msgs = [m for i in range(turns) for m in (user(f"question {i}"), asst(f"answer {i}"))]
+    return replay(_settings({"type": "stack"}), _transcript(msgs), counter="estimate")
+
+
+def test_the_accounting_reads_each_row_once_and_works_per_run_not_per_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An uncapped stack over T turns: call k sends rows 0..2k, so the payloads hold T² rows in all.
+    The account asks the counter for each transcript row's units once — 2T − 1 rows, the last
+    call's payload ending at its user row — and its work per call does not grow with the payload:
+    100 → 200 turns at most doubles the Python lines it runs (≤ 2.2), where a walk over each
+    payload's rows would quadruple them."""
+    from inspector.engine.tokens import _CachedCounter
+    from tests.analysis.test_forgetting import _lines_run
+
+    small, big = _stack_turns(100), _stack_turns(200)
+    assert [f.message_count for f in big.frames[:3]] == [1, 3, 5]
+    reads = [0]
+    original = _CachedCounter.unit
+
+    def counting(self: _CachedCounter, msg: dict) -> int:
+        reads[0] += 1
+        return original(self, msg)
+
+    monkeypatch.setattr(_CachedCounter, "unit", counting)
+    account(big)
+    assert reads[0] == 2 * 200 - 1
+    monkeypatch.setattr(_CachedCounter, "unit", original)
+    ratio = _lines_run(lambda: account(big)) / _lines_run(lambda: account(small))
+    assert ratio <= 2.2, ratio

@@ -61,7 +61,8 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("engine", ("inspector.engine",)),
     ("replay", ("inspector.policy", "inspector.replay", "inspector.observed", "inspector.calibration")),
     ("analysis", ("inspector.forgetting", "inspector.compare", "inspector.fleet", "inspector.sweep", "inspector.grid",
-                  "inspector.planted", "inspector.tuning", "inspector.prompt_cache", "inspector.replay_document")),
+                  "inspector.planted", "inspector.tuning", "inspector.prompt_cache", "inspector.replay_document",
+                  "inspector.forgetting_index")),
     ("report", ("inspector.report", "inspector.live")),
     ("faces", ("inspector.cli", "inspector.notebook", "inspector.__main__", "inspector.app")),
 )

@@ -1,0 +1,163 @@
+"""The forgetting detector's reading of a replay's transcript, done once per replay
+(:class:`TranscriptIndex`): which rows each call reads whole (its user message, its working memory)
+or as its next reply, the identifiers of each (the extractor called once per distinct text), and
+for every identifier any call needs, the messages whose text holds it (one Aho–Corasick pass over
+the case-folded texts: substring semantics). :mod:`inspector.forgetting` walks the calls over it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import ahocorasick
+
+from inspector.engine.identifiers import (
+    Extractor,
+    Identifier,
+    argument_identifiers,
+    extract_identifiers,
+    message_parts,
+)
+from inspector.replay import Replay
+
+NEEDED_IN = ("user", "working_memory", "next_reply", "next_tool_call")
+"""Where an identifier can be needed: the current user message, the working memory, the text of the
+reply the agent produced after this call, the arguments of the tool calls in that reply."""
+
+WHERE_BITS = {w: 1 << k for k, w in enumerate(NEEDED_IN)}
+"""Each place of :data:`NEEDED_IN` as one bit (a need's places are their union)."""
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def default_identifiers(text: str) -> tuple[Identifier, ...]:
+    """:func:`extract_identifiers`, remembered by text: a sweep replays one transcript under many
+    settings, and every replay's analysis reads the same texts."""
+    return tuple(extract_identifiers(text))
+
+
+class TranscriptIndex:
+    """What the detector reads from a replay's transcript, once: case-folded texts, identifiers per
+    use, and for each identifier any call needs, the messages whose text holds it (ascending).
+
+    ``user_at``: per frame, the transcript index of its turn's user message (None in the preamble);
+    ``full``: the identifiers of each row some call reads as its user message or working memory;
+    ``reply``: per next reply, its identifiers by key with where they were needed (bits of
+    :data:`NEEDED_IN`); ``holders`` and ``keys_of``: the messages holding each key, and the keys each
+    message holds; ``in_tools``: the keys the tool schemas ``tools_sent`` show."""
+
+    def __init__(self, rp: Replay, extractor: Extractor, tools_sent: list[Any]) -> None:
+        full_rows, reply_rows = self._rows_read(rp)
+        texts = self._extract(rp.messages, extractor, full_rows, reply_rows)
+        keys = {x.key for v in self.full.values() for x in v} | {k for v in self.reply.values() for k in v}
+        ac = self._find_holders(keys, texts)
+        tools_text = json.dumps(tools_sent, ensure_ascii=False, default=str).casefold()
+        self.in_tools: set[str] = {k for _end, k in ac.iter(tools_text)} if len(ac) else set()
+        if "" in keys:
+            self.in_tools.add("")
+
+    def _rows_read(self, rp: Replay) -> tuple[set[int], set[int]]:
+        """Sets ``user_at`` and ``system`` (the transcript's system rows); returns the rows some call
+        reads as its user message or working memory (whole text), and the rows some call reads as
+        its next reply."""
+        msgs = rp.messages
+        n = len(msgs)
+        roles = [m.get("role") for m in msgs]
+        users = [i for i, r in enumerate(roles) if r == "user"]
+        self.system = {i for i, r in enumerate(roles) if r == "system"}
+        self.user_at: list[int | None] = []
+        full_rows: set[int] = set()
+        reply_rows: set[int] = set()
+        reach: dict[int | None, int] = {}
+        u = 0
+        for f in rp.frames:
+            at = f.at
+            while u < len(users) and users[u] < at:
+                u += 1
+            ua = users[u - 1] if u and f.turn > 0 else None
+            self.user_at.append(ua)
+            hi = at if at < n else n
+            if reach.get(ua, -1) < hi:
+                reach[ua] = hi
+            if at < n:
+                reply_rows.add(at)
+        for ua, hi in reach.items():
+            if ua is not None:
+                full_rows.add(ua)
+            full_rows.update(range(0 if ua is None else ua + 1, hi))
+        full_rows -= self.system
+        return full_rows, reply_rows
+
+    def _extract(self, msgs: Sequence[Any], extractor: Extractor, full_rows: set[int],
+                 reply_rows: set[int]) -> list[str]:
+        """Sets ``full`` (the rows with an identifier only) and ``reply``, reading each message once
+        and calling the extractor at most once per distinct text; returns every message's text (its
+        content, and its tool calls' names and arguments)."""
+        texts: list[str] = []
+        self.full: dict[int, list[Identifier]] = {}
+        self.reply: dict[int, dict[str, tuple[Identifier, int]]] = {}
+        known: dict[str, list[Identifier]] = {}
+        default = extractor is extract_identifiers
+
+        def identifiers(text: str) -> list[Identifier]:
+            found = known.get(text)
+            if found is None:
+                found = known[text] = list(default_identifiers(text) if default else extractor(text))
+            return found
+
+        argued: dict[str, list[Identifier]] = {}  # tool-call arguments → their identifiers
+        full, reply, add = self.full, self.reply, self._add
+        for i, m in enumerate(msgs):
+            parts, calls = message_parts(m)
+            content = parts[0] if len(parts) == 1 else "\n".join(parts)
+            text = "\n".join(parts + [f"{name} {args}" for name, args in calls]) if calls else content
+            texts.append(text)
+            if i in full_rows:
+                found = identifiers(text)
+                if found:
+                    full[i] = found
+            if i in reply_rows:
+                r: dict[str, tuple[Identifier, int]] = {}
+                add(r, identifiers(content), WHERE_BITS["next_reply"])
+                for _, args in calls:
+                    in_args = argued.get(args)
+                    if in_args is None:
+                        in_args = argued[args] = argument_identifiers(args, identifiers)
+                    add(r, in_args, WHERE_BITS["next_tool_call"])
+                reply[i] = r
+        return texts
+
+    def _find_holders(self, keys: set[str], texts: Sequence[str]) -> Any:
+        """Sets ``holders`` and ``keys_of`` from one Aho–Corasick pass over the case-folded texts
+        (substring semantics: a text holds a key when it contains it); returns the automaton of the
+        keys."""
+        self.holders: dict[str, list[int]] = {k: [] for k in keys}
+        self.keys_of: list[list[str]] = [[] for _ in range(len(texts))]
+        ac = ahocorasick.Automaton()
+        for k in keys:
+            if k:
+                ac.add_word(k, k)
+        if not len(ac) and "" not in keys:
+            return ac
+        if len(ac):
+            ac.make_automaton()
+        for i, t in enumerate(texts):
+            mine = self.keys_of[i]
+            if "" in keys:
+                mine.append("")
+            if len(ac):
+                for _end, k in ac.iter(t.casefold()):
+                    mine.append(k)
+            if len(mine) > 1:
+                mine[:] = dict.fromkeys(mine)
+            for k in mine:
+                self.holders[k].append(i)
+        return ac
+
+    @staticmethod
+    def _add(into: dict[str, tuple[Identifier, int]], idents: Any, bit: int) -> None:
+        for ident in idents:
+            old = into.get(ident.key)
+            into[ident.key] = (ident, bit) if old is None else (old[0], old[1] | bit)
