@@ -132,36 +132,48 @@ def _who(msg: Message) -> str:
 
 
 class _Reading:
-    """What the stand-in has read, kept across its calls: each distinct row text's candidate
-    sentences (split once, however many folds hold the row: a condenser folds its previous summary
-    and new rows, a summarising strategy may fold the same rows again), each distinct sentence's
-    verdict (searched for identifiers and decision words once: tool calls repeat their lines) and
-    each candidate's :func:`_rank` (a carried-forward line is one of these, ranked when it was read)."""
+    """What the stand-in has read, kept across its calls: each distinct row text's sentences worth
+    keeping (split once, however many folds hold the row: a summarising strategy may fold the same
+    rows again), each distinct sentence's verdict (searched for identifiers and decision words
+    once: tool calls repeat their lines) and each candidate line's :func:`_rank` (a carried-forward
+    line is one of these, ranked when its row was read)."""
 
     def __init__(self) -> None:
-        self.rows: dict[tuple[str, str], tuple[str, ...]] = {}
+        self.rows: dict[str, tuple[tuple[str, int], ...]] = {}
         self.verdicts: dict[str, int] = {}  # 2: an identifier; 1: a decision word only; 0: neither
         self.ranks: dict[str, int] = {}
 
-    def row(self, who: str, text: str) -> tuple[str, ...]:
-        """The sentences of ``text`` (a ``who`` row) worth keeping, ``"{who}: {sentence}"`` each:
-        those with an identifier or a decision word."""
-        found = self.rows.get((who, text))
+    def row(self, text: str) -> tuple[tuple[str, int], ...]:
+        """The sentences of ``text`` worth keeping (an identifier or a decision word), each with
+        its verdict (2: an identifier; 1: a decision word only)."""
+        found = self.rows.get(text)
         if found is None:
-            out = []
-            role_rank = _ROLE_RANK.get(who, 1) if ":" not in who else None  # else _rank reads who apart
             verdicts = self.verdicts
+            out = []
             for sentence in _sentences(text):
                 verdict = verdicts.get(sentence)
                 if verdict is None:
                     verdict = verdicts[sentence] = 2 if extract_identifiers(sentence) else int(_decides(sentence))
                 if verdict:
-                    line = f"{who}: {sentence}"
-                    out.append(line)
-                    if role_rank is not None:  # _rank(line), from the extraction just made
-                        self.ranks[line] = role_rank if verdict == 2 else 0
-            found = self.rows[(who, text)] = tuple(out)
+                    out.append((sentence, verdict))
+            found = self.rows[text] = tuple(out)
         return found
+
+    def lines(self, who: str, text: str) -> list[str]:
+        """The candidate lines of a ``who`` row of ``text``: ``"{who}: {sentence}"`` for each sentence
+        worth keeping, each line's rank noted from its sentence's verdict."""
+        found = self.row(text)
+        if not found:
+            return []
+        ranks = self.ranks
+        role_rank = _ROLE_RANK.get(who, 1) if ":" not in who else None  # else _rank reads who apart
+        out = []
+        for sentence, verdict in found:
+            line = f"{who}: {sentence}"
+            out.append(line)
+            if role_rank is not None:  # _rank(line): 0 for a decision only, else by who
+                ranks[line] = role_rank if verdict == 2 else 0
+        return out
 
     def rank(self, sentence: str) -> int:
         """:func:`_rank` of ``sentence``, computed once."""
@@ -179,13 +191,13 @@ class _Reading:
         users = chars = 0
         for m in messages:
             if is_summary_block(m):
-                found: list[str] | tuple[str, ...] = _carried(m)
+                found = _carried(m)
                 chars += len(summary_body(m))
             else:
                 users += m.get("role") == "user"
                 text = message_text(m)
                 chars += len(text)
-                found = self.row(_who(m), text)
+                found = self.lines(_who(m), text)
             for s in found:
                 if s not in seen:
                     seen.add(s)
