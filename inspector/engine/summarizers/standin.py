@@ -20,6 +20,10 @@ a stand-in, and ``model`` is ``offline-stand-in``, so no output can pass it off 
 Each call also records an *estimated* usage (prompt = the prompt the ``llm`` summarizer would send,
 completion = the text, both by the character estimate), so a replay can price the summaries a real
 model would have written at ``price_model``'s rates — an estimate, and labelled so where shown.
+
+One summarizer reads each distinct row text once and searches each distinct sentence once, however
+many of its summaries fold them (docs/performance.md, "Why some code is shaped for speed"): what it
+writes for a fold is what a new summarizer writes for it.
 """
 
 from __future__ import annotations
