@@ -107,7 +107,7 @@ def _add_sentence(out: list[str], piece: str) -> None:
 
 def _decides(sentence: str) -> bool:
     """Whether ``sentence`` holds a decision word (:data:`_DECISION`); an ASCII sentence is searched
-    lowered, case-sensitively: the same answer, twice as fast as a case-insensitive scan."""
+    lowered, case-sensitively (the same answer: ASCII letters fold only to each other)."""
     if sentence.isascii():
         return _DECISION_LOWER.search(sentence.lower()) is not None
     return _DECISION.search(sentence) is not None
@@ -186,27 +186,23 @@ class _Reading:
             r = self.ranks[sentence] = _rank(sentence)
         return r
 
-    def candidates(self, messages: list[Message]) -> tuple[list[str], int, int]:
+    def candidates(self, messages: list[Message]) -> tuple[list[str], int]:
         """The sentences worth keeping, oldest first (carried-forward ones where their block
-        stands), each once; how many user messages the fold holds; and its characters as
-        :func:`folded_tokens` counts them."""
+        stands), each once; and how many user messages the fold holds."""
         kept: list[str] = []
         seen: set[str] = set()
-        users = chars = 0
+        users = 0
         for m in messages:
             if is_summary_block(m):
                 found = _carried(m)
-                chars += len(summary_body(m))
             else:
                 users += m.get("role") == "user"
-                text = message_text(m)
-                chars += len(text)
-                found = self.lines(_who(m), text)
+                found = self.lines(_who(m), message_text(m))
             for s in found:
                 if s not in seen:
                     seen.add(s)
                     kept.append(s)
-        return kept, users, chars
+        return kept, users
 
     def within(self, sentences: list[str], budget: int) -> list[str]:
         """The sentences that fit ``budget`` characters (each costs its length + 3: ``"\\n- "``),
@@ -258,9 +254,8 @@ class StandInSummarizer(PricedUsage):
         sentences, then new ones) whose characters (each line's length + 3) fit the size target. The
         two head lines stand outside the target: they label the stand-in, they are no summary content."""
         self.calls += 1
-        candidates, users, chars = self._reading.candidates(messages)
-        target = target_tokens(chars // CHARS_PER_TOKEN, ratio=self.ratio, floor=self.floor, cap=self.cap)
-        kept = self._reading.within(candidates, target * CHARS_PER_TOKEN)
+        candidates, users = self._reading.candidates(messages)
+        kept = self._reading.within(candidates, self.target(messages) * CHARS_PER_TOKEN)
         lines = [STANDIN_LABEL, _counts_line(len(messages), users, len(kept)), *(f"- {s}" for s in kept)]
         text = "\n".join(lines)
         self.usage.append({"prompt_tokens": _estimate_prompt(messages), "completion_tokens": len(text) // 4 + 4,
