@@ -60,6 +60,7 @@ _DECISION = re.compile(r"\b(" + _DECISION_WORDS + r")\b", re.IGNORECASE)
 _DECISION_LOWER = re.compile(r"\b(" + _DECISION_WORDS + r")\b")  # the same words, read in lowered ASCII text
 _MAX_SENTENCE = 240
 _ROLE_RANK = {"user": 3, "agent": 2, "earlier": 2}
+_WHO = {"user": "user", "assistant": "agent", "tool": "tool result"}
 
 
 def target_tokens(folded_tokens: int, *, ratio: float = RATIO, floor: int = FLOOR_TOKENS,
@@ -75,8 +76,15 @@ def folded_tokens(messages: list[Message]) -> int:
     """The tokens a fold holds, counted as the stand-in counts them: every message's text (content
     and tool calls, :func:`~inspector.engine.identifiers.message_text`; a previous summary's body)
     at :data:`CHARS_PER_TOKEN` characters a token."""
-    chars = sum(len(summary_body(m)) if is_summary_block(m) else len(message_text(m)) for m in messages)
-    return chars // CHARS_PER_TOKEN
+    return sum(len(_fold_text(m)[1]) for m in messages) // CHARS_PER_TOKEN
+
+
+def _fold_text(msg: Message) -> tuple[bool, str]:
+    """Whether ``msg`` is a summary block, and the text of it a fold reads and counts: a block's
+    body, any other message's content and tool calls (:func:`~inspector.engine.identifiers.message_text`)."""
+    if is_summary_block(msg):
+        return True, summary_body(msg)
+    return False, message_text(msg)
 
 
 def _sentences(text: str) -> list[str]:
@@ -113,9 +121,9 @@ def _decides(sentence: str) -> bool:
     return _DECISION.search(sentence) is not None
 
 
-def _carried(msg: Message) -> list[str]:
-    """The kept sentences of a previous summary block (its ``- `` lines; any other summary's sentences)."""
-    body = summary_body(msg)
+def _carried(body: str) -> list[str]:
+    """The kept sentences of a previous summary block's ``body`` (its ``- `` lines; any other
+    summary's sentences)."""
     lines = body.splitlines()
     if lines and lines[0] == STANDIN_LABEL:
         return [ln[2:] for ln in lines if ln.startswith("- ")]
@@ -131,8 +139,8 @@ def _rank(sentence: str) -> int:
 
 
 def _who(msg: Message) -> str:
-    role = msg.get("role")
-    return {"user": "user", "assistant": "agent", "tool": "tool result"}.get(str(role), str(role))
+    role = str(msg.get("role"))
+    return _WHO.get(role, role)
 
 
 class _Reading:
@@ -186,23 +194,26 @@ class _Reading:
             r = self.ranks[sentence] = _rank(sentence)
         return r
 
-    def candidates(self, messages: list[Message]) -> tuple[list[str], int]:
+    def candidates(self, messages: list[Message]) -> tuple[list[str], int, int]:
         """The sentences worth keeping, oldest first (carried-forward ones where their block
-        stands), each once; and how many user messages the fold holds."""
+        stands), each once; how many user messages the fold holds; and its tokens
+        (:func:`folded_tokens`, from the texts read here)."""
         kept: list[str] = []
         seen: set[str] = set()
-        users = 0
+        users = chars = 0
         for m in messages:
-            if is_summary_block(m):
-                found = _carried(m)
+            block, text = _fold_text(m)
+            chars += len(text)
+            if block:
+                found = _carried(text)
             else:
                 users += m.get("role") == "user"
-                found = self.lines(_who(m), message_text(m))
+                found = self.lines(_who(m), text)
             for s in found:
                 if s not in seen:
                     seen.add(s)
                     kept.append(s)
-        return kept, users
+        return kept, users, chars // CHARS_PER_TOKEN
 
     def within(self, sentences: list[str], budget: int) -> list[str]:
         """The sentences that fit ``budget`` characters (each costs its length + 3: ``"\\n- "``),
@@ -247,15 +258,18 @@ class StandInSummarizer(PricedUsage):
     def target(self, messages: list[Message]) -> int:
         """This summarizer's size target in tokens for a fold of ``messages`` (:func:`target_tokens`
         of :func:`folded_tokens`)."""
-        return target_tokens(folded_tokens(messages), ratio=self.ratio, floor=self.floor, cap=self.cap)
+        return self._target(folded_tokens(messages))
+
+    def _target(self, tokens: int) -> int:
+        return target_tokens(tokens, ratio=self.ratio, floor=self.floor, cap=self.cap)
 
     def summarize(self, messages: list[Message]) -> str:
         """The summary of ``messages``: the label line, a counts line, then ``- `` lines (carried-forward
         sentences, then new ones) whose characters (each line's length + 3) fit the size target. The
         two head lines stand outside the target: they label the stand-in, they are no summary content."""
         self.calls += 1
-        candidates, users = self._reading.candidates(messages)
-        kept = self._reading.within(candidates, self.target(messages) * CHARS_PER_TOKEN)
+        candidates, users, tokens = self._reading.candidates(messages)
+        kept = self._reading.within(candidates, self._target(tokens) * CHARS_PER_TOKEN)
         lines = [STANDIN_LABEL, _counts_line(len(messages), users, len(kept)), *(f"- {s}" for s in kept)]
         text = "\n".join(lines)
         self.usage.append({"prompt_tokens": _estimate_prompt(messages), "completion_tokens": len(text) // 4 + 4,
