@@ -20,6 +20,10 @@ a stand-in, and ``model`` is ``offline-stand-in``, so no output can pass it off 
 Each call also records an *estimated* usage (prompt = the prompt the ``llm`` summarizer would send,
 completion = the text, both by the character estimate), so a replay can price the summaries a real
 model would have written at ``price_model``'s rates — an estimate, and labelled so where shown.
+
+One summarizer reads each distinct row text once and searches each distinct sentence once, however
+many of its summaries fold them (docs/performance.md, "Why some code is shaped for speed"): what it
+writes for a fold is what a new summarizer writes for it.
 """
 
 from __future__ import annotations
@@ -47,11 +51,16 @@ CAP_TOKENS = 20_000
 CHARS_PER_TOKEN = 4
 """How the stand-in counts tokens: four characters each, the reference runtime's estimate."""
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[A-Z0-9#])|\n+")
-_DECISION = re.compile(r"\b(decid\w*|confirm\w*|agree\w*|approv\w*|cancel\w*|refund\w*|book\w*|chose|chosen|"
-                       r"will|must|should|need to|instead|resolved|escalat\w*|scheduled|deadline|prefer\w*)\b",
-                       re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?]\s+(?=[\"'“(\[A-Z0-9#])")
+"""Where a sentence ends inside a line: after ``.``, ``!`` or ``?`` and the whitespace that follows,
+when a capital, a digit, a quote, a bracket or ``#`` comes next (a line break always ends one)."""
+_DECISION_WORDS = (r"decid\w*|confirm\w*|agree\w*|approv\w*|cancel\w*|refund\w*|book\w*|chose|chosen|"
+                   r"will|must|should|need to|instead|resolved|escalat\w*|scheduled|deadline|prefer\w*")
+_DECISION = re.compile(r"\b(" + _DECISION_WORDS + r")\b", re.IGNORECASE)
+_DECISION_LOWER = re.compile(r"\b(" + _DECISION_WORDS + r")\b")  # the same words, read in lowered ASCII text
 _MAX_SENTENCE = 240
+_ROLE_RANK = {"user": 3, "agent": 2, "earlier": 2}
+_WHO = {"user": "user", "assistant": "agent", "tool": "tool result"}
 
 
 def target_tokens(folded_tokens: int, *, ratio: float = RATIO, floor: int = FLOOR_TOKENS,
@@ -67,22 +76,54 @@ def folded_tokens(messages: list[Message]) -> int:
     """The tokens a fold holds, counted as the stand-in counts them: every message's text (content
     and tool calls, :func:`~inspector.engine.identifiers.message_text`; a previous summary's body)
     at :data:`CHARS_PER_TOKEN` characters a token."""
-    chars = sum(len(summary_body(m)) if is_summary_block(m) else len(message_text(m)) for m in messages)
-    return chars // CHARS_PER_TOKEN
+    return sum(len(_fold_text(m)[1]) for m in messages) // CHARS_PER_TOKEN
+
+
+def _fold_text(msg: Message) -> tuple[bool, str]:
+    """Whether ``msg`` is a summary block, and the text of it a fold reads and counts: a block's
+    body, any other message's content and tool calls (:func:`~inspector.engine.identifiers.message_text`)."""
+    if is_summary_block(msg):
+        return True, summary_body(msg)
+    return False, message_text(msg)
 
 
 def _sentences(text: str) -> list[str]:
-    out = []
-    for s in _SENTENCE.split(text or ""):
-        s = " ".join(s.split())
-        if s:
-            out.append(s if len(s) <= _MAX_SENTENCE else s[: _MAX_SENTENCE - 1] + "…")
+    """The sentences of ``text``, each with its whitespace runs made one blank, cut at
+    :data:`_MAX_SENTENCE` characters (ending ``…``): a line break ends a sentence, and so does
+    :data:`_SENTENCE_END` inside a line."""
+    out: list[str] = []
+    for line in (text or "").split("\n"):
+        if "." in line or "!" in line or "?" in line:
+            start = 0
+            for m in _SENTENCE_END.finditer(line):
+                _add_sentence(out, line[start:m.start() + 1])
+                start = m.end()
+            line = line[start:]
+        _add_sentence(out, line)
     return out
 
 
-def _carried(msg: Message) -> list[str]:
-    """The kept sentences of a previous summary block (its ``- `` lines; any other summary's sentences)."""
-    body = summary_body(msg)
+def _add_sentence(out: list[str], piece: str) -> None:
+    """Append ``piece`` with its whitespace runs made one blank, unless that leaves it empty."""
+    if piece.isascii() and piece.isprintable() and "  " not in piece and piece[:1] != " " and piece[-1:] != " ":
+        s = piece  # printable ASCII holds no whitespace but blanks: single and inside, it is made already
+    else:
+        s = " ".join(piece.split())
+    if s:
+        out.append(s if len(s) <= _MAX_SENTENCE else s[: _MAX_SENTENCE - 1] + "…")
+
+
+def _decides(sentence: str) -> bool:
+    """Whether ``sentence`` holds a decision word (:data:`_DECISION`); an ASCII sentence is searched
+    lowered, case-sensitively (the same answer: ASCII letters fold only to each other)."""
+    if sentence.isascii():
+        return _DECISION_LOWER.search(sentence.lower()) is not None
+    return _DECISION.search(sentence) is not None
+
+
+def _carried(body: str) -> list[str]:
+    """The kept sentences of a previous summary block's ``body`` (its ``- `` lines; any other
+    summary's sentences)."""
     lines = body.splitlines()
     if lines and lines[0] == STANDIN_LABEL:
         return [ln[2:] for ln in lines if ln.startswith("- ")]
@@ -94,45 +135,101 @@ def _rank(sentence: str) -> int:
     tool traffic; a sentence with no identifier (a decision only) goes first."""
     if not extract_identifiers(sentence.split(": ", 1)[-1]):
         return 0
-    who = sentence.split(":", 1)[0]
-    return {"user": 3, "agent": 2, "earlier": 2}.get(who, 1)
+    return _ROLE_RANK.get(sentence.split(":", 1)[0], 1)
 
 
 def _who(msg: Message) -> str:
-    role = msg.get("role")
-    return {"user": "user", "assistant": "agent", "tool": "tool result"}.get(str(role), str(role))
+    role = str(msg.get("role"))
+    return _WHO.get(role, role)
 
 
-def _candidates(messages: list[Message]) -> tuple[list[str], int]:
-    """The sentences worth keeping, oldest first (carried-forward ones where their block stands),
-    each once; and how many user messages the fold holds."""
-    kept: list[str] = []
-    seen: set[str] = set()
-    users = 0
-    for m in messages:
-        if is_summary_block(m):
-            found = _carried(m)
-        else:
-            users += m.get("role") == "user"
-            found = [f"{_who(m)}: {s}" for s in _sentences(message_text(m)) if extract_identifiers(s) or _DECISION.search(s)]
-        for s in found:
-            if s not in seen:
-                seen.add(s)
-                kept.append(s)
-    return kept, users
+class _Reading:
+    """What the stand-in has read, kept across its calls: each distinct row text's sentences worth
+    keeping (split once, however many folds hold the row: a summarising strategy may fold the same
+    rows again), each distinct sentence's verdict (searched for identifiers and decision words
+    once: tool calls repeat their lines) and each candidate line's :func:`_rank` (a carried-forward
+    line is one of these, ranked when its row was read)."""
 
+    def __init__(self) -> None:
+        self.rows: dict[str, tuple[tuple[str, int], ...]] = {}
+        self.verdicts: dict[str, int] = {}  # 2: an identifier; 1: a decision word only; 0: neither
+        self.ranks: dict[str, int] = {}
 
-def _within(sentences: list[str], budget: int) -> list[str]:
-    """The sentences that fit ``budget`` characters (each costs its length + 3: ``"\\n- "``), the
-    rest dropped lowest rank first, oldest first within a rank; the order of the kept ones unchanged."""
-    size = sum(len(s) + 3 for s in sentences)
-    dropped: set[int] = set()
-    for i in sorted(range(len(sentences)), key=lambda i: (_rank(sentences[i]), i)):
+    def row(self, text: str) -> tuple[tuple[str, int], ...]:
+        """The sentences of ``text`` worth keeping (an identifier or a decision word), each with
+        its verdict (2: an identifier; 1: a decision word only)."""
+        found = self.rows.get(text)
+        if found is None:
+            verdicts = self.verdicts
+            out = []
+            for sentence in _sentences(text):
+                verdict = verdicts.get(sentence)
+                if verdict is None:
+                    verdict = verdicts[sentence] = 2 if extract_identifiers(sentence) else int(_decides(sentence))
+                if verdict:
+                    out.append((sentence, verdict))
+            found = self.rows[text] = tuple(out)
+        return found
+
+    def lines(self, who: str, text: str) -> list[str]:
+        """The candidate lines of a ``who`` row of ``text``: ``"{who}: {sentence}"`` for each sentence
+        worth keeping, each line's rank noted from its sentence's verdict."""
+        found = self.row(text)
+        if not found:
+            return []
+        ranks = self.ranks
+        role_rank = _ROLE_RANK.get(who, 1) if ":" not in who else None  # else _rank reads who apart
+        out = []
+        for sentence, verdict in found:
+            line = f"{who}: {sentence}"
+            out.append(line)
+            if role_rank is not None:  # _rank(line): 0 for a decision only, else by who
+                ranks[line] = role_rank if verdict == 2 else 0
+        return out
+
+    def rank(self, sentence: str) -> int:
+        """:func:`_rank` of ``sentence``, computed once."""
+        r = self.ranks.get(sentence)
+        if r is None:
+            r = self.ranks[sentence] = _rank(sentence)
+        return r
+
+    def candidates(self, messages: list[Message]) -> tuple[list[str], int, int]:
+        """The sentences worth keeping, oldest first (carried-forward ones where their block
+        stands), each once; how many user messages the fold holds; and its tokens
+        (:func:`folded_tokens`, from the texts read here)."""
+        kept: list[str] = []
+        seen: set[str] = set()
+        users = chars = 0
+        for m in messages:
+            block, text = _fold_text(m)
+            chars += len(text)
+            if block:
+                found = _carried(text)
+            else:
+                users += m.get("role") == "user"
+                found = self.lines(_who(m), text)
+            for s in found:
+                if s not in seen:
+                    seen.add(s)
+                    kept.append(s)
+        return kept, users, chars // CHARS_PER_TOKEN
+
+    def within(self, sentences: list[str], budget: int) -> list[str]:
+        """The sentences that fit ``budget`` characters (each costs its length + 3: ``"\\n- "``),
+        the rest dropped lowest rank first, oldest first within a rank; the order of the kept ones
+        unchanged."""
+        size = sum(len(s) + 3 for s in sentences)
         if size <= budget:
-            break
-        dropped.add(i)
-        size -= len(sentences[i]) + 3
-    return [s for i, s in enumerate(sentences) if i not in dropped]
+            return sentences
+        rank = self.rank
+        dropped: set[int] = set()
+        for i in sorted(range(len(sentences)), key=lambda i: (rank(sentences[i]), i)):
+            if size <= budget:
+                break
+            dropped.add(i)
+            size -= len(sentences[i]) + 3
+        return [s for i, s in enumerate(sentences) if i not in dropped]
 
 
 def _counts_line(messages: int, users: int, kept: int) -> str:
@@ -156,19 +253,23 @@ class StandInSummarizer(PricedUsage):
         self.ratio, self.floor, self.cap = ratio, floor, cap
         self.calls = 0
         self.usage: list[dict[str, Any]] = []  # estimated, one entry per call
+        self._reading = _Reading()
 
     def target(self, messages: list[Message]) -> int:
         """This summarizer's size target in tokens for a fold of ``messages`` (:func:`target_tokens`
         of :func:`folded_tokens`)."""
-        return target_tokens(folded_tokens(messages), ratio=self.ratio, floor=self.floor, cap=self.cap)
+        return self._target(folded_tokens(messages))
+
+    def _target(self, tokens: int) -> int:
+        return target_tokens(tokens, ratio=self.ratio, floor=self.floor, cap=self.cap)
 
     def summarize(self, messages: list[Message]) -> str:
         """The summary of ``messages``: the label line, a counts line, then ``- `` lines (carried-forward
         sentences, then new ones) whose characters (each line's length + 3) fit the size target. The
         two head lines stand outside the target: they label the stand-in, they are no summary content."""
         self.calls += 1
-        candidates, users = _candidates(messages)
-        kept = _within(candidates, self.target(messages) * CHARS_PER_TOKEN)
+        candidates, users, tokens = self._reading.candidates(messages)
+        kept = self._reading.within(candidates, self._target(tokens) * CHARS_PER_TOKEN)
         lines = [STANDIN_LABEL, _counts_line(len(messages), users, len(kept)), *(f"- {s}" for s in kept)]
         text = "\n".join(lines)
         self.usage.append({"prompt_tokens": _estimate_prompt(messages), "completion_tokens": len(text) // 4 + 4,
