@@ -17,13 +17,17 @@ in its newest group (the rows from its last assistant message on, which the mode
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
+from typing import overload
 
 from inspector.engine.summary_block import is_summary_block
 from inspector.engine.types import Message, RowsView
 
-__all__ = ["EditRecord", "Insertion", "Replacement", "check_record", "newest_group_start", "record_of"]
+__all__ = ["EditRecord", "Insertion", "ReplacedBefore", "ReplacedRows", "Replacement", "check_record",
+           "newest_group_start", "record_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +38,110 @@ class Replacement:
     index: int
     row: Message
     reason: str
+
+
+class ReplacedBefore(Sequence[Replacement]):
+    """The replacements of one call given as a frontier: the first ``count`` entries of ``table``, an
+    append-only list of :class:`Replacement` in log order that its manager owns and shares across
+    calls (every row it replaces below the frontier, each built once). A read-only view: O(1) to
+    make, so a record that replaces every old tool result costs nothing per row and per call.
+
+    Why: observation-masking and clear-tool-results replace rows oldest first and a row's
+    replacement never changes (docs/design.md §3.14), so call k+1's set is call k's table prefix,
+    longer or shorter; listing it per call made a replay quadratic. ``table`` is only ever appended
+    to (a manager that must rebuild starts a new list), so a view stays valid after later calls."""
+
+    __slots__ = ("table", "count")
+
+    def __init__(self, table: list[Replacement], count: int) -> None:
+        if not 0 <= count <= len(table):
+            raise ValueError(f"a frontier of {count} replacements over a table of {len(table)}")
+        self.table = table
+        self.count = count
+
+    @property
+    def frontier(self) -> int:
+        """The log index after the last replaced row (0 when none): every replaced row stands before it."""
+        return self.table[self.count - 1].index + 1 if self.count else 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    @overload
+    def __getitem__(self, i: int) -> Replacement: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Replacement]: ...
+    def __getitem__(self, i: int | slice) -> Replacement | Sequence[Replacement]:
+        if isinstance(i, slice):
+            return tuple(self.table[:self.count][i])
+        if i < 0:
+            i += self.count
+        if not 0 <= i < self.count:
+            raise IndexError("replacement index out of range")
+        return self.table[i]
+
+    def __iter__(self) -> Iterator[Replacement]:
+        return islice(self.table, self.count)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ReplacedBefore) and other.table is self.table:
+            return other.count == self.count
+        return isinstance(other, Sequence) and len(other) == self.count and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"ReplacedBefore({self.count} of {len(self.table)}, frontier {self.frontier})"
+
+
+class ReplacedRows(Sequence[Message]):
+    """The history a :class:`ReplacedBefore` record derives: ``past`` with each replaced row as its
+    new row, read on demand (a slice or an iteration is a new list; the positions are bisected)."""
+
+    __slots__ = ("past", "replaced", "_at")
+
+    def __init__(self, past: Sequence[Message], replaced: ReplacedBefore) -> None:
+        self.past = past
+        self.replaced = replaced
+        self._at: list[int] | None = None
+
+    def _positions(self) -> list[int]:
+        if self._at is None:
+            self._at = [r.index for r in self.replaced]
+        return self._at
+
+    def __len__(self) -> int:
+        return len(self.past)
+
+    @overload
+    def __getitem__(self, i: int) -> Message: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Message]: ...
+    def __getitem__(self, i: int | slice) -> Message | list[Message]:
+        n = len(self.past)
+        if isinstance(i, slice):
+            lo, hi, step = i.indices(n)
+            if step != 1:
+                return list(self)[i]
+            out = list(self.past[lo:hi])
+            at, table = self._positions(), self.replaced.table
+            for k in range(bisect_left(at, lo), bisect_left(at, hi)):
+                out[at[k] - lo] = table[k].row
+            return out
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("row index out of range")
+        if i < self.replaced.frontier:
+            at = self._positions()
+            k = bisect_left(at, i)
+            if k < len(at) and at[k] == i:
+                return self.replaced.table[k].row
+        return self.past[i]
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self[0:len(self.past)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +163,8 @@ class EditRecord:
 
     size: int
     kept: tuple[tuple[int, int], ...]
-    replaced: tuple[Replacement, ...] = ()
+    replaced: Sequence[Replacement] = ()
+    """A tuple, or a :class:`ReplacedBefore` frontier view (then every row is kept, nothing inserted)."""
     inserted: tuple[Insertion, ...] = ()
     working: tuple[Replacement, ...] = ()
 
@@ -103,6 +212,8 @@ class EditRecord:
         if shape is not None:
             k, ins = shape
             return RowsView([ins.row] if ins is not None else (), past, k, self.size)
+        if type(self.replaced) is ReplacedBefore and not self.inserted and self.kept == ((0, self.size),):
+            return ReplacedRows(past, self.replaced)
         new = {r.index: r.row for r in self.replaced}
         blocks = sorted(self.inserted, key=lambda i: i.at)
         out: list[Message] = []
@@ -146,7 +257,11 @@ def check_record(record: EditRecord, past: Sequence[Message], working: Sequence[
         if not at <= a < b <= record.size:
             raise ValueError(f"kept range [{a}, {b}) is out of order or outside the log")
         at = b
-    for r in record.replaced:
+    replaced = record.replaced
+    if type(replaced) is ReplacedBefore and replaced.count and record.kept == ((0, record.size),):
+        # a frontier view: its rows stand in log order, so its two ends bound them all
+        replaced = (replaced.table[0], replaced.table[replaced.count - 1])
+    for r in replaced:
         if not any(a <= r.index < b for a, b in record.kept):
             raise ValueError(f"replaced row {r.index} is not a kept row")
     for ins in record.inserted:
