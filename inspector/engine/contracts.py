@@ -51,13 +51,16 @@ class ReplacedBefore(Sequence[Replacement]):
     longer or shorter; listing it per call made a replay quadratic. ``table`` is only ever appended
     to (a manager that must rebuild starts a new list), so a view stays valid after later calls."""
 
-    __slots__ = ("table", "count")
+    __slots__ = ("table", "count", "at")
 
-    def __init__(self, table: list[Replacement], count: int) -> None:
+    def __init__(self, table: list[Replacement], count: int, at: Sequence[int] | None = None) -> None:
+        """``at``, when given, holds the log index of each table entry (at least ``count`` of them;
+        the manager's own list, shared): what :class:`ReplacedRows` bisects, so it is not rebuilt per call."""
         if not 0 <= count <= len(table):
             raise ValueError(f"a frontier of {count} replacements over a table of {len(table)}")
         self.table = table
         self.count = count
+        self.at = at
 
     @property
     def frontier(self) -> int:
@@ -97,19 +100,17 @@ class ReplacedBefore(Sequence[Replacement]):
 
 class ReplacedRows(Sequence[Message]):
     """The history a :class:`ReplacedBefore` record derives: ``past`` with each replaced row as its
-    new row, read on demand (a slice or an iteration is a new list; the positions are bisected)."""
+    new row, read on demand (a slice or an iteration is a new list). ``at``: the log index of each
+    table entry (at least the view's ``count`` of them; built here when not given), bisected."""
 
-    __slots__ = ("past", "replaced", "_at")
+    __slots__ = ("past", "replaced", "at")
 
-    def __init__(self, past: Sequence[Message], replaced: ReplacedBefore) -> None:
+    def __init__(self, past: Sequence[Message], replaced: ReplacedBefore, at: Sequence[int] | None = None) -> None:
         self.past = past
         self.replaced = replaced
-        self._at: list[int] | None = None
-
-    def _positions(self) -> list[int]:
-        if self._at is None:
-            self._at = [r.index for r in self.replaced]
-        return self._at
+        if at is None:
+            at = replaced.at if replaced.at is not None else [r.index for r in replaced]
+        self.at = at
 
     def __len__(self) -> int:
         return len(self.past)
@@ -119,25 +120,24 @@ class ReplacedRows(Sequence[Message]):
     @overload
     def __getitem__(self, i: slice) -> list[Message]: ...
     def __getitem__(self, i: int | slice) -> Message | list[Message]:
-        n = len(self.past)
+        n, count = len(self.past), self.replaced.count
+        at = self.at
         if isinstance(i, slice):
             lo, hi, step = i.indices(n)
             if step != 1:
                 return list(self)[i]
             out = list(self.past[lo:hi])
-            at, table = self._positions(), self.replaced.table
-            for k in range(bisect_left(at, lo), bisect_left(at, hi)):
+            table = self.replaced.table
+            for k in range(bisect_left(at, lo, 0, count), bisect_left(at, hi, 0, count)):
                 out[at[k] - lo] = table[k].row
             return out
         if i < 0:
             i += n
         if not 0 <= i < n:
             raise IndexError("row index out of range")
-        if i < self.replaced.frontier:
-            at = self._positions()
-            k = bisect_left(at, i)
-            if k < len(at) and at[k] == i:
-                return self.replaced.table[k].row
+        k = bisect_left(at, i, 0, count)
+        if k < count and at[k] == i:
+            return self.replaced.table[k].row
         return self.past[i]
 
     def __iter__(self) -> Iterator[Message]:

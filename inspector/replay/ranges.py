@@ -14,7 +14,7 @@ from itertools import count
 from typing import Any
 
 from inspector.engine import Assembly, PayloadRow
-from inspector.engine.contracts import EditRecord
+from inspector.engine.contracts import EditRecord, ReplacedRows
 from inspector.engine.summary_block import is_summary_block
 from inspector.engine.types import Message, Removals, RowsView, Span
 from inspector.replay.records import Segment
@@ -166,7 +166,7 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | N
     whole, get = refs.whole, refs.get
     # the open plain transcript run (it may grow): first ref, length, band; band None = no open run
     o_ref, o_n, o_band = 0, 0, None
-    for part in layout:
+    for part in _split_replaced(layout):
         if type(part) is Span:
             rows, lo, hi = part.rows, part.lo, part.hi
             if hi <= lo:
@@ -205,6 +205,29 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | N
     if o_band is not None:
         add((o_ref, o_n, o_band, None, None))
     return out
+
+
+def _split_replaced(layout: Iterable[PayloadRow | Span]) -> Iterator[PayloadRow | Span]:
+    """The layout with each span over a frontier record's rows (a
+    :class:`~inspector.engine.contracts.ReplacedRows` view: the log with rows replaced below a
+    frontier) split into spans of the log's own rows and one row per replaced row, found by
+    bisecting the table's positions: what every other part of the layout already is."""
+    for part in layout:
+        if type(part) is not Span or type(part.rows) is not ReplacedRows:
+            yield part
+            continue
+        rows: ReplacedRows = part.rows
+        at, count, table, band = rows.at, rows.replaced.count, rows.replaced.table, part.band
+        lo, hi = part.lo, part.hi
+        for k in range(bisect_left(at, lo, 0, count), bisect_left(at, hi, 0, count)):
+            p = at[k]
+            if p > lo:
+                yield Span(rows.past, lo, p, band)
+            new = table[k].row
+            yield PayloadRow(new, band, None, new)
+            lo = p + 1
+        if hi > lo:
+            yield Span(rows.past, lo, hi, band)
 
 
 def _part_segments(part: PayloadRow | Span, refs: _Refs, swaps: Swaps | None = None) -> Iterator[Segment]:

@@ -204,7 +204,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         if at_least:
             k = self._reach(st, past, c, at_least)
             if k is not None:
-                return (ReplacedBefore(st.table, k), ())
+                return (ReplacedBefore(st.table, k, st.at), ())
         else:
             self._build(st, past, c)
         freed = st.freed[c]
@@ -224,7 +224,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
                 break
         if freed < at_least:
             return ((), ())
-        return (ReplacedBefore(st.table, c) if c else (), tuple(wm))
+        return (ReplacedBefore(st.table, c, st.at) if c else (), tuple(wm))
 
     def _reach(self, st: _Log, past: Sequence[Message], c: int, at_least: int) -> int | None:
         """The fewest of the first ``c`` candidates that free ``at_least`` tokens (None: they do not)."""

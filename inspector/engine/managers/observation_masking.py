@@ -160,7 +160,7 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         count = st.built
         while count and tools[count - 1] >= cut:  # the window moved back (a longer working memory)
             count -= 1
-        return ReplacedBefore(table, count) if count else ()
+        return ReplacedBefore(table, count, tools) if count else ()
 
     def _masked(self, rows: Sequence[Message], span: range, names: dict[str, str],
                 more: dict[str, str]) -> Iterator[Replacement]:
