@@ -25,5 +25,5 @@ def frames_csv(rp: Replay) -> str:
 def payload_json(rp: Replay, call: int) -> str:
     """Call ``call``'s frame with its payload as JSON, secrets masked."""
     f = rp.frames[call]
-    doc = {"call": call, **f.to_json(rp.messages)}
+    doc = {"call": call, **f.to_json(rp.messages, alone=True)}
     return json.dumps(mask_secrets(doc), ensure_ascii=False, indent=1, default=str)

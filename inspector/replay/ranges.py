@@ -18,6 +18,7 @@ from inspector.engine.contracts import EditRecord, ReplacedRows
 from inspector.engine.summary_block import is_summary_block
 from inspector.engine.types import Message, Removals, RowsView, Span
 from inspector.replay.records import Segment
+from inspector.replay.replaced import FrontierTable
 
 SUMMARY_TRIMMED = "summary block computed but trimmed for budget (token trimmer): the model saw neither it " \
                   "nor the turns it summarises"
@@ -147,7 +148,8 @@ def _replaced(swaps: Swaps, refs: _Refs) -> tuple[tuple[int, str], ...]:
     return tuple(sorted((i, reason) for i, reason in found if i is not None))
 
 
-def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | None = None) -> list[Segment]:
+def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | FrontierSwaps | None = None,
+              apart: bool = False) -> list[Segment]:
     """The payload (an assembly's layout) as :data:`Segment` runs: spans by their ends, single rows by identity.
 
     O(layout parts + breaks in the spans), never O(payload rows): a long history is one span. Runs
@@ -160,13 +162,14 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | N
     any other part (a span of several runs or of rows of no transcript index, a synthesised or
     rebound row) is broken up by :func:`_part_segments`, whose plain runs merge the same way. A row
     in ``swaps`` (sent in place of a transcript message by the manager's edit record) is its own
-    row with that message's index and the replacement's reason as its kind."""
+    row with that message's index and the replacement's reason as its kind; with ``apart``, a span
+    over a frontier record's rows is laid as the log's own rows (see :func:`_split_replaced`)."""
     out: list[Segment] = []
     add = out.append
     whole, get = refs.whole, refs.get
     # the open plain transcript run (it may grow): first ref, length, band; band None = no open run
     o_ref, o_n, o_band = 0, 0, None
-    for part in _split_replaced(layout):
+    for part in _split_replaced(layout, apart):
         if type(part) is Span:
             rows, lo, hi = part.rows, part.lo, part.hi
             if hi <= lo:
@@ -207,16 +210,20 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | N
     return out
 
 
-def _split_replaced(layout: Iterable[PayloadRow | Span]) -> Iterator[PayloadRow | Span]:
+def _split_replaced(layout: Iterable[PayloadRow | Span], apart: bool) -> Iterator[PayloadRow | Span]:
     """The layout with each span over a frontier record's rows (a
     :class:`~inspector.engine.contracts.ReplacedRows` view: the log with rows replaced below a
-    frontier) split into spans of the log's own rows and one row per replaced row, found by
-    bisecting the table's positions: what every other part of the layout already is."""
+    frontier) read as the log's own rows when the frame keeps the replaced rows ``apart``
+    (:class:`~inspector.replay.replaced.FrontierSegments` splits them out when read), else split
+    into spans of the log's own rows and one row per replaced row (bisecting the table's positions)."""
     for part in layout:
         if type(part) is not Span or type(part.rows) is not ReplacedRows:
             yield part
             continue
         rows: ReplacedRows = part.rows
+        if apart:
+            yield Span(rows.past, part.lo, part.hi, part.band)
+            continue
         at, count, table, band = rows.at, rows.replaced.count, rows.replaced.table, part.band
         lo, hi = part.lo, part.hi
         for k in range(bisect_left(at, lo, 0, count), bisect_left(at, hi, 0, count)):
@@ -230,7 +237,28 @@ def _split_replaced(layout: Iterable[PayloadRow | Span]) -> Iterator[PayloadRow 
             yield Span(rows.past, lo, hi, band)
 
 
-def _part_segments(part: PayloadRow | Span, refs: _Refs, swaps: Swaps | None = None) -> Iterator[Segment]:
+class FrontierSwaps:
+    """:data:`Swaps` of a frontier record, looked up rather than built: a row sent in place of a log
+    row is found by its id in the replay's :class:`~inspector.replay.replaced.FrontierTable`
+    (the table's first ``count`` entries), working memory's in ``extra``."""
+
+    __slots__ = ("fr", "count", "past", "extra")
+
+    def __init__(self, fr: FrontierTable, count: int, past: Sequence[Message], extra: Swaps) -> None:
+        self.fr, self.count, self.past, self.extra = fr, count, past, extra
+
+    def __bool__(self) -> bool:
+        return True
+
+    def get(self, key: int) -> tuple[Message, str] | None:
+        k = self.fr.ids.get(key)
+        if k is not None and k < self.count:
+            r = self.fr.table[k]  # type: ignore[index]
+            return self.past[r.index], r.reason
+        return self.extra.get(key)
+
+
+def _part_segments(part: PayloadRow | Span, refs: _Refs, swaps: Swaps | FrontierSwaps | None = None) -> Iterator[Segment]:
     """The :data:`Segment` runs of one layout part that is not one plain transcript run (see
     :func:`_segments`, which merges adjacent plain runs): a span's runs in order, each row of no
     transcript index its own row; a single row with its transcript index (None when synthesised;
