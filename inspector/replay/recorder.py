@@ -78,10 +78,10 @@ class _Recorder:
         if decision is None:
             decision = self.decisions[key] = CallDecision(*key)
         refs = self.refs
-        segments, replaced = self._payload(asm.layout, d.edits)
+        segments, replaced, swaps = self._payload(asm.layout, d.edits)
         kept = kept_prefix(self.last_replaced, replaced) if replaced and self.last_replaced else 0
         self.last_replaced = replaced
-        trimmed, trimmed_synth, not_sent = _removed(asm, refs)
+        trimmed, trimmed_synth, not_sent = _removed(asm, refs, swaps)
         repairs, warnings, tokens, price = asm.repairs, asm.warnings, asm.payload_tokens, self.price
         # the fields in Frame's declaration order
         self.add_frame(Frame(
@@ -100,7 +100,8 @@ class _Recorder:
             self.rp.summarizer_failures += 1
         self.step += 1
 
-    def _payload(self, layout: Any, edits: Any) -> tuple[Sequence[Segment], Sequence[tuple[int, str]]]:
+    def _payload(self, layout: Any, edits: Any) -> tuple[Sequence[Segment], Sequence[tuple[int, str]],
+                                                          Swaps | FrontierSwaps]:
         """A call's segments and replaced rows. A frontier record (its log replacements a
         :class:`~inspector.engine.contracts.ReplacedBefore` view) is kept as views over the replay's
         copy of its table, mapped once per entry: O(runs) per frame, not O(rows replaced so far)."""
@@ -114,11 +115,12 @@ class _Recorder:
                 fr = self.frontier = FrontierTable(view.table)
             if fr.sync(past, refs.get):
                 extra: Swaps = {id(r.row): (working[r.index], r.reason) for r in edits.working}
-                segs = _segments(layout, refs, FrontierSwaps(fr, view.count, past, extra), apart=True)
+                found = FrontierSwaps(fr, view.count, past, extra)
+                segs = _segments(layout, refs, found, apart=view.table)
                 return (FrontierSegments(tuple(segs), fr, view.count),
-                        ReplacedRefs(fr, view.count, _replaced(extra, refs) if extra else ()))
+                        ReplacedRefs(fr, view.count, _replaced(extra, refs) if extra else ()), found)
         swaps = replaced_rows(edits, past, working)
-        return tuple(_segments(layout, refs, swaps)), _replaced(swaps, refs) if swaps else ()
+        return tuple(_segments(layout, refs, swaps)), _replaced(swaps, refs) if swaps else (), swaps
 
     def commit(self) -> None:
         mark = self._usage_mark()

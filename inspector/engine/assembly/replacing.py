@@ -36,12 +36,21 @@ __all__ = ["FrontierIndex", "ReplacingSums", "frontier_record"]
 
 def frontier_record(edits: EditRecord | None) -> ReplacedBefore | None:
     """The record's frontier view when it is of the shape this module assembles: every log row kept,
-    nothing inserted, no working-memory row replaced, the log's replacements a :class:`ReplacedBefore`."""
-    if edits is None or edits.working or edits.inserted or type(edits.replaced) is not ReplacedBefore:
+    nothing inserted, the log's replacements a :class:`ReplacedBefore` (those of working memory, in
+    its order, if any: a frontier of their own). A record replacing only working-memory rows has an
+    empty view."""
+    if edits is None or edits.inserted or edits.kept != (((0, edits.size),) if edits.size else ()):
         return None
-    if edits.kept != (((0, edits.size),) if edits.size else ()):
+    if type(edits.replaced) is ReplacedBefore:
+        view: ReplacedBefore = edits.replaced
+    elif not edits.replaced and edits.working:
+        view = ReplacedBefore([], 0)
+    else:
         return None
-    return edits.replaced
+    w = edits.working
+    if any(w[k].index >= w[k + 1].index for k in range(len(w) - 1)):
+        return None
+    return view
 
 
 class ReplacingSums:
@@ -130,10 +139,29 @@ def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: Replace
     n = len(past)
     if log.n != n or (n and log.rows is not None and log.rows[n - 1] is not past[-1]) or view.frontier > n:
         return None  # the log index is not this projection (a fold): positions would not match
-    idx = FrontierIndex(log, view, sums.upto(view, log, c.engine.counter))
+    counter = c.engine.counter
+    idx = FrontierIndex(log, view, sums.upto(view, log, counter))
+    edits = c.decision.edits
+    if edits is not None and edits.working:  # working memory's few replacements: its sums made on the call
+        wview = ReplacedBefore(list(edits.working), len(edits.working))
+        wmi = FrontierIndex(ru.wmi, wview, _sums(ru.wmi, wview, counter))
+        ru = ru._replace(wmi=wmi, working=wmi.pre[wmi.n])
     decision = copy.copy(c.decision)
     decision.edits = EditRecord.keep_all(n)  # the suffix shape the path reads: the whole log, over idx's rows
     result = path.assemble(dataclasses.replace(c, decision=decision), ru._replace(log=idx))
     if result is not None:
         result.decision = c.decision
     return result
+
+
+def _sums(idx: RowIndex, view: ReplacedBefore, counter: TokenCounter) -> list[int]:
+    """Running unit sums of ``idx``'s rows up to ``view``'s frontier, its replaced rows counted as sent."""
+    pre, own, table = [0], idx.pre, view.table
+    k = 0
+    for i in range(view.frontier):
+        if k < len(table) and table[k].index == i:
+            pre.append(pre[-1] + counter.unit(table[k].row))
+            k += 1
+        else:
+            pre.append(pre[-1] + own[i + 1] - own[i])
+    return pre
