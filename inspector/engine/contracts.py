@@ -26,7 +26,7 @@ from typing import overload
 from inspector.engine.summary_block import is_summary_block
 from inspector.engine.types import Message, RowsView
 
-__all__ = ["EditRecord", "Insertion", "ReplacedBefore", "ReplacedRows", "Replacement", "check_record",
+__all__ = ["EditRecord", "FlatRows", "Insertion", "ReplacedBefore", "ReplacedRows", "Replacement", "check_record",
            "newest_group_start", "record_of"]
 
 
@@ -98,16 +98,53 @@ class ReplacedBefore(Sequence[Replacement]):
         return f"ReplacedBefore({self.count} of {len(self.table)}, frontier {self.frontier})"
 
 
+class FlatRows:
+    """The log with a table's rows replaced below ``frontier``, as one list (``rows``) its owner moves
+    from frontier to frontier in O(rows that changed): what lets a :class:`ReplacedRows` slice be
+    one list copy. A view reads it only while its table and frontier are the ones it stands for."""
+
+    __slots__ = ("table", "frontier", "rows", "past")
+
+    def __init__(self) -> None:
+        self.past: Sequence[Message] | None = None
+        self.table: list[Replacement] | None = None
+        self.frontier = 0
+        self.rows: list[Message] = []
+
+    def move(self, view: ReplacedBefore, past: Sequence[Message]) -> FlatRows:
+        """The rows brought to ``view`` over ``past`` (a new table starts them again); returns self."""
+        rows, table, f = self.rows, view.table, view.frontier
+        if self.table is not table or self.past is not past or len(rows) > len(past) or \
+                (rows and len(rows) - 1 >= self.frontier and rows[-1] is not past[len(rows) - 1]):
+            self.table, self.past, self.frontier = table, past, 0
+            rows[:] = past
+        elif len(rows) < len(past):
+            rows.extend(past[len(rows):])
+        old = self.frontier
+        lo, hi = min(old, f), max(old, f)
+        if lo < hi:
+            at = view.at if view.at is not None else [r.index for r in table]
+            for k in range(bisect_left(at, lo, 0, len(table)), bisect_left(at, hi, 0, len(table))):
+                i = at[k]
+                rows[i] = table[k].row if i < f else past[i]
+        self.frontier = f
+        return self
+
+
 class ReplacedRows(Sequence[Message]):
     """The history a :class:`ReplacedBefore` record derives: ``past`` with each replaced row as its
     new row, read on demand (a slice or an iteration is a new list). ``at``: the log index of each
     table entry (at least the view's ``count`` of them; built here when not given), bisected."""
 
-    __slots__ = ("past", "replaced", "at")
+    __slots__ = ("past", "replaced", "at", "flat")
 
-    def __init__(self, past: Sequence[Message], replaced: ReplacedBefore, at: Sequence[int] | None = None) -> None:
+    def __init__(self, past: Sequence[Message], replaced: ReplacedBefore, at: Sequence[int] | None = None,
+                 flat: FlatRows | None = None) -> None:
+        """``flat``: a list of these very rows that its owner keeps for the table's frontier it last
+        moved to (:class:`FlatRows`); a slice is copied from it while that frontier is this view's."""
         self.past = past
         self.replaced = replaced
+        self.flat = flat
         if at is None:
             at = replaced.at if replaced.at is not None else [r.index for r in replaced]
         self.at = at
@@ -126,6 +163,10 @@ class ReplacedRows(Sequence[Message]):
             lo, hi, step = i.indices(n)
             if step != 1:
                 return list(self)[i]
+            flat = self.flat
+            if flat is not None and flat.table is self.replaced.table and flat.frontier == self.replaced.frontier \
+                    and hi <= len(flat.rows):
+                return flat.rows[lo:hi]  # the usual slice: one copy, no row looked at
             out = list(self.past[lo:hi])
             table = self.replaced.table
             for k in range(bisect_left(at, lo, 0, count), bisect_left(at, hi, 0, count)):

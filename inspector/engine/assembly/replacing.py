@@ -28,7 +28,7 @@ from inspector.engine.assembly.call import Call
 from inspector.engine.assembly.incremental import IncrementalPath, RowUnits
 from inspector.engine.assembly.records import Assembly
 from inspector.engine.assembly.row_index import RowIndex
-from inspector.engine.contracts import EditRecord, ReplacedBefore, ReplacedRows
+from inspector.engine.contracts import EditRecord, FlatRows, ReplacedBefore, ReplacedRows
 from inspector.engine.tokens import TokenCounter
 
 __all__ = ["FrontierIndex", "ReplacingSums", "frontier_record"]
@@ -65,6 +65,8 @@ class ReplacingSums:
         self.k = 0  # table entries below len(pre) - 1
         self.read = 0
         """Rows read over this object's life (tests: each row once per table)."""
+        self.flat = FlatRows()
+        """The replaced log as one list, moved with the frontier (its slices are plain list copies)."""
 
     def upto(self, view: ReplacedBefore, log: RowIndex, counter: TokenCounter) -> list[int]:
         """The sums brought up to ``view``'s frontier over ``log`` (the log's own sums for rows the
@@ -121,11 +123,11 @@ class FrontierIndex(RowIndex):
     band facts (a placeholder keeps its row's role and call id), its rows and running sums those of
     the log with the replaced rows sent instead. Made per call, O(1); reads only."""
 
-    def __init__(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int]) -> None:  # noqa: D107
+    def __init__(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None) -> None:
         # no RowIndex.__init__: every fact is the log index's own, as it stands for this call
         vars(self).update(vars(log))
         assert log.rows is not None
-        self.rows = ReplacedRows(log.rows, view)
+        self.rows = ReplacedRows(log.rows, view, None, flat.move(view, log.rows) if flat is not None else None)
         self.pre = _FrontierSums(rep, log.pre, view.frontier, log.n)  # type: ignore[assignment]
 
 
@@ -140,7 +142,7 @@ def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: Replace
     if log.n != n or (n and log.rows is not None and log.rows[n - 1] is not past[-1]) or view.frontier > n:
         return None  # the log index is not this projection (a fold): positions would not match
     counter = c.engine.counter
-    idx = FrontierIndex(log, view, sums.upto(view, log, counter))
+    idx = FrontierIndex(log, view, sums.upto(view, log, counter), sums.flat)
     edits = c.decision.edits
     if edits is not None and edits.working:  # working memory's few replacements: its sums made on the call
         wview = ReplacedBefore(list(edits.working), len(edits.working))
