@@ -41,7 +41,7 @@ class Replacement:
 
 
 class ReplacedBefore(Sequence[Replacement]):
-    """The replacements of one call given as a frontier: the first ``count`` entries of ``table``, an
+    """The replacements of one call given as a frontier: the first ``upto`` entries of ``table``, an
     append-only list of :class:`Replacement` in log order that its manager owns and shares across
     calls (every row it replaces below the frontier, each built once). A read-only view: O(1) to
     make, so a record that replaces every old tool result costs nothing per row and per call.
@@ -51,24 +51,24 @@ class ReplacedBefore(Sequence[Replacement]):
     longer or shorter; listing it per call made a replay quadratic. ``table`` is only ever appended
     to (a manager that must rebuild starts a new list), so a view stays valid after later calls."""
 
-    __slots__ = ("table", "count", "at")
+    __slots__ = ("table", "upto", "at")
 
-    def __init__(self, table: list[Replacement], count: int, at: Sequence[int] | None = None) -> None:
-        """``at``, when given, holds the log index of each table entry (at least ``count`` of them;
+    def __init__(self, table: list[Replacement], upto: int, at: Sequence[int] | None = None) -> None:
+        """``at``, when given, holds the log index of each table entry (at least ``upto`` of them;
         the manager's own list, shared): what :class:`ReplacedRows` bisects, so it is not rebuilt per call."""
-        if not 0 <= count <= len(table):
-            raise ValueError(f"a frontier of {count} replacements over a table of {len(table)}")
+        if not 0 <= upto <= len(table):
+            raise ValueError(f"a frontier of {upto} replacements over a table of {len(table)}")
         self.table = table
-        self.count = count
+        self.upto = upto
         self.at = at
 
     @property
     def frontier(self) -> int:
         """The log index after the last replaced row (0 when none): every replaced row stands before it."""
-        return self.table[self.count - 1].index + 1 if self.count else 0
+        return self.table[self.upto - 1].index + 1 if self.upto else 0
 
     def __len__(self) -> int:
-        return self.count
+        return self.upto
 
     @overload
     def __getitem__(self, i: int) -> Replacement: ...
@@ -76,26 +76,26 @@ class ReplacedBefore(Sequence[Replacement]):
     def __getitem__(self, i: slice) -> Sequence[Replacement]: ...
     def __getitem__(self, i: int | slice) -> Replacement | Sequence[Replacement]:
         if isinstance(i, slice):
-            return tuple(self.table[:self.count][i])
+            return tuple(self.table[:self.upto][i])
         if i < 0:
-            i += self.count
-        if not 0 <= i < self.count:
+            i += self.upto
+        if not 0 <= i < self.upto:
             raise IndexError("replacement index out of range")
         return self.table[i]
 
     def __iter__(self) -> Iterator[Replacement]:
-        return islice(self.table, self.count)
+        return islice(self.table, self.upto)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ReplacedBefore) and other.table is self.table:
-            return other.count == self.count
-        return isinstance(other, Sequence) and len(other) == self.count and tuple(self) == tuple(other)
+            return other.upto == self.upto
+        return isinstance(other, Sequence) and len(other) == self.upto and tuple(self) == tuple(other)
 
     def __hash__(self) -> int:
         return hash(tuple(self))
 
     def __repr__(self) -> str:
-        return f"ReplacedBefore({self.count} of {len(self.table)}, frontier {self.frontier})"
+        return f"ReplacedBefore({self.upto} of {len(self.table)}, frontier {self.frontier})"
 
 
 class FlatRows:
@@ -134,7 +134,7 @@ class FlatRows:
 class ReplacedRows(Sequence[Message]):
     """The history a :class:`ReplacedBefore` record derives: ``past`` with each replaced row as its
     new row, read on demand (a slice or an iteration is a new list). ``at``: the log index of each
-    table entry (at least the view's ``count`` of them; built here when not given), bisected."""
+    table entry (at least the view's ``upto`` of them; built here when not given), bisected."""
 
     __slots__ = ("past", "replaced", "at", "flat")
 
@@ -157,7 +157,7 @@ class ReplacedRows(Sequence[Message]):
     @overload
     def __getitem__(self, i: slice) -> list[Message]: ...
     def __getitem__(self, i: int | slice) -> Message | list[Message]:
-        n, count = len(self.past), self.replaced.count
+        n, count = len(self.past), self.replaced.upto
         at = self.at
         if isinstance(i, slice):
             lo, hi, step = i.indices(n)
@@ -299,9 +299,9 @@ def check_record(record: EditRecord, past: Sequence[Message], working: Sequence[
             raise ValueError(f"kept range [{a}, {b}) is out of order or outside the log")
         at = b
     replaced = record.replaced
-    if type(replaced) is ReplacedBefore and replaced.count and record.kept == ((0, record.size),):
+    if type(replaced) is ReplacedBefore and replaced.upto and record.kept == ((0, record.size),):
         # a frontier view: its rows stand in log order, so its two ends bound them all
-        replaced = (replaced.table[0], replaced.table[replaced.count - 1])
+        replaced = (replaced.table[0], replaced.table[replaced.upto - 1])
     for r in replaced:
         if not any(a <= r.index < b for a, b in record.kept):
             raise ValueError(f"replaced row {r.index} is not a kept row")

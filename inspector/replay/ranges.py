@@ -240,7 +240,7 @@ def _split_replaced(layout: Iterable[PayloadRow | Span], apart: object) -> Itera
         if apart is not None and rows.replaced.table is apart:
             yield Span(rows.past, part.lo, part.hi, part.band)
             continue
-        at, count, table, band = rows.at, rows.replaced.count, rows.replaced.table, part.band
+        at, count, table, band = rows.at, rows.replaced.upto, rows.replaced.table, part.band
         lo, hi = part.lo, part.hi
         for k in range(bisect_left(at, lo, 0, count), bisect_left(at, hi, 0, count)):
             p = at[k]
@@ -258,17 +258,18 @@ class FrontierSwaps:
     row is found by its id in the replay's :class:`~inspector.replay.replaced.FrontierTable`
     (the table's first ``count`` entries), working memory's in ``extra``."""
 
-    __slots__ = ("fr", "count", "past", "extra")
+    __slots__ = ("fr", "upto", "past", "extra")
 
-    def __init__(self, fr: FrontierTable, count: int, past: Sequence[Message], extra: Swaps) -> None:
-        self.fr, self.count, self.past, self.extra = fr, count, past, extra
+    def __init__(self, fr: FrontierTable, upto: int, past: Sequence[Message], extra: Swaps) -> None:
+        self.fr, self.upto, self.past, self.extra = fr, upto, past, extra
 
     def __bool__(self) -> bool:
         return True
 
     def get(self, key: int) -> tuple[Message, str] | None:
+        """(the row replaced, the reason) of the row sent whose id is ``key``; None: it replaced none."""
         k = self.fr.ids.get(key)
-        if k is not None and k < self.count:
+        if k is not None and k < self.upto:
             r = self.fr.table[k]  # type: ignore[index]
             return self.past[r.index], r.reason
         return self.extra.get(key)

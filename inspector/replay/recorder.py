@@ -115,10 +115,10 @@ class _Recorder:
                 fr = self.frontier = FrontierTable(view.table)
             if fr.sync(past, refs.get):
                 extra: Swaps = {id(r.row): (working[r.index], r.reason) for r in edits.working}
-                found = FrontierSwaps(fr, view.count, past, extra)
+                found = FrontierSwaps(fr, view.upto, past, extra)
                 segs = _segments(layout, refs, found, apart=view.table)
-                return (FrontierSegments(tuple(segs), fr, view.count),
-                        ReplacedRefs(fr, view.count, _replaced(extra, refs) if extra else ()), found)
+                return (FrontierSegments(tuple(segs), fr, view.upto),
+                        ReplacedRefs(fr, view.upto, _replaced(extra, refs) if extra else ()), found)
         swaps = replaced_rows(edits, past, working)
         return tuple(_segments(layout, refs, swaps)), _replaced(swaps, refs) if swaps else (), swaps
 

@@ -2,9 +2,9 @@
 :class:`~inspector.engine.contracts.ReplacedBefore` record (docs/design.md §3.14).
 
 observation-masking and clear-tool-results replace the log's older tool results oldest first and
-never change a row's replacement, so every call's replaced rows are the first ``count`` entries of
+never change a row's replacement, so every call's replaced rows are the first ``upto`` entries of
 one table its manager keeps. The replay maps that table to transcript indices once per entry
-(:class:`FrontierTable`) and each frame keeps only its ``count``: :class:`ReplacedRefs` (the
+(:class:`FrontierTable`) and each frame keeps only its ``upto``: :class:`ReplacedRefs` (the
 frame's ``replaced``) and :class:`FrontierSegments` (its payload runs: the transcript runs as if
 nothing were replaced, each replaced row split out when they are read) are views over it. A frame
 costs O(its runs), not O(rows replaced so far); reading one costs what it always did.
@@ -61,16 +61,16 @@ class FrontierTable:
 
 
 class ReplacedRefs(Sequence[tuple[int, str]]):
-    """A frame's ``replaced``: ``(transcript index, reason)`` of the table's first ``count`` entries,
+    """A frame's ``replaced``: ``(transcript index, reason)`` of the table's first ``upto`` entries,
     then ``extra`` (working memory's, which stand after every log row), in transcript order."""
 
-    __slots__ = ("fr", "count", "extra")
+    __slots__ = ("fr", "upto", "extra")
 
-    def __init__(self, fr: FrontierTable, count: int, extra: tuple[tuple[int, str], ...] = ()) -> None:
-        self.fr, self.count, self.extra = fr, count, extra
+    def __init__(self, fr: FrontierTable, upto: int, extra: tuple[tuple[int, str], ...] = ()) -> None:
+        self.fr, self.upto, self.extra = fr, upto, extra
 
     def __len__(self) -> int:
-        return self.count + len(self.extra)
+        return self.upto + len(self.extra)
 
     @overload
     def __getitem__(self, i: int) -> tuple[int, str]: ...
@@ -86,19 +86,19 @@ class ReplacedRefs(Sequence[tuple[int, str]]):
             i += len(self)
         if not 0 <= i < len(self):
             raise IndexError("replaced row index out of range")
-        if i < self.count:
+        if i < self.upto:
             return self.fr.refs[i], self.fr.reasons[i]
-        return self.extra[i - self.count]
+        return self.extra[i - self.upto]
 
     def __iter__(self) -> Iterator[tuple[int, str]]:
-        fr, c = self.fr, self.count
+        fr, c = self.fr, self.upto
         return chain(zip(islice(fr.refs, c), islice(fr.reasons, c)), self.extra)
 
     def reason(self, i: int) -> str | None:
         """The reason transcript message ``i`` was replaced (None: it was not), by bisection."""
         refs = self.fr.refs
-        k = bisect_left(refs, i, 0, self.count)
-        if k < self.count and refs[k] == i:
+        k = bisect_left(refs, i, 0, self.upto)
+        if k < self.upto and refs[k] == i:
             return self.fr.reasons[k]
         return next((why for j, why in self.extra if j == i), None)
 
@@ -109,22 +109,22 @@ class ReplacedRefs(Sequence[tuple[int, str]]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, ReplacedRefs) and other.fr is self.fr:
-            return other.count == self.count and other.extra == self.extra
+            return other.upto == self.upto and other.extra == self.extra
         return isinstance(other, Sequence) and len(other) == len(self) and tuple(self) == tuple(other)
 
     def __hash__(self) -> int:
         return hash(tuple(self))
 
     def __repr__(self) -> str:
-        return f"ReplacedRefs({self.count} of the table, {len(self.extra)} more)"
+        return f"ReplacedRefs({self.upto} of the table, {len(self.extra)} more)"
 
 
 def kept_prefix(prev: Sequence[tuple[int, str]], cur: Sequence[tuple[int, str]]) -> int:
     """How many of ``cur``'s first entries are ``prev``'s first ones (what a frame's JSON says it keeps
     of the frame before it): O(1) for two views of one table, else compared entry by entry."""
     if type(prev) is ReplacedRefs and type(cur) is ReplacedRefs and prev.fr is cur.fr:
-        k = min(prev.count, cur.count)
-        if prev.count != cur.count:
+        k = min(prev.upto, cur.upto)
+        if prev.upto != cur.upto:
             return k
         for a, b in zip(prev.extra, cur.extra):
             if a != b:
@@ -142,16 +142,16 @@ def kept_prefix(prev: Sequence[tuple[int, str]], cur: Sequence[tuple[int, str]])
 class FrontierSegments(Sequence[Segment]):
     """A frame's ``segments`` when its record was a frontier: ``runs`` are the payload's runs with the
     replaced rows counted in their transcript runs, and reading it splits each of the table's first
-    ``count`` rows out as its own segment ``(ref, 1, band, reason, row sent)``, as every frame lists
+    ``upto`` rows out as its own segment ``(ref, 1, band, reason, row sent)``, as every frame lists
     a replaced row. Kept O(runs); read in O(runs + replaced rows in the payload)."""
 
-    __slots__ = ("runs", "fr", "count")
+    __slots__ = ("runs", "fr", "upto")
 
-    def __init__(self, runs: Sequence[Segment], fr: FrontierTable, count: int) -> None:
-        self.runs, self.fr, self.count = runs, fr, count
+    def __init__(self, runs: Sequence[Segment], fr: FrontierTable, upto: int) -> None:
+        self.runs, self.fr, self.upto = runs, fr, upto
 
     def __iter__(self) -> Iterator[Segment]:
-        refs, reasons, rows, c = self.fr.refs, self.fr.reasons, self.fr.rows, self.count
+        refs, reasons, rows, c = self.fr.refs, self.fr.reasons, self.fr.rows, self.upto
         for seg in self.runs:
             ref, n, band, syn, own = seg
             if own is not None or ref is None or syn is not None:
@@ -189,7 +189,7 @@ class FrontierSegments(Sequence[Segment]):
         return hash(tuple(self))
 
     def __repr__(self) -> str:
-        return f"FrontierSegments({len(self.runs)} runs, {self.count} replaced rows below the frontier)"
+        return f"FrontierSegments({len(self.runs)} runs, {self.upto} replaced rows below the frontier)"
 
 
 def stored_entries(segments: Sequence[Any]) -> int:

@@ -164,7 +164,7 @@ def test_a_frontier_record_is_a_view_of_the_managers_table_not_a_copy_per_call()
     log.extend(rows[5:])
     second = cm.decide(log, 0).edits.replaced  # 7 events: the results at 2 and 4
     assert type(first) is ReplacedBefore and type(second) is ReplacedBefore and first.table is second.table
-    assert [r.index for r in second] == [2, 4] and second[0] is first[0] and second.frontier == 5
+    assert [r.index for r in second] == [2, 4] and second[0] is first[0] and second.frontier == 5 and second.upto == 2
     history = EditRecord(7, ((0, 7),), second).apply(log)
     assert type(history) is ReplacedRows and history[2] is second[0].row and history[3] is log[3]
     assert history[1:6] == [log[1], second[0].row, log[3], second[1].row, log[5]]

@@ -2,7 +2,7 @@
 
 observation-masking and clear-tool-results keep the whole log and send its older tool results as
 placeholder rows: their edit record's replacements are a
-:class:`~inspector.engine.contracts.ReplacedBefore` view (the first ``count`` entries of a table
+:class:`~inspector.engine.contracts.ReplacedBefore` view (the first ``upto`` entries of a table
 the manager keeps, each row's placeholder built once), every row kept, nothing inserted. Such a
 call is the incremental path's suffix call over a different list: the log with the rows below the
 frontier ``F`` replaced. Replacing a tool result's content changes no role and no call id, so every

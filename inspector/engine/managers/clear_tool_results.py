@@ -62,7 +62,8 @@ class _Log:
     def __init__(self, key: tuple[object, ...] = ()) -> None:
         self.key = key  # (counter, params) it was made for
         self.rows: Sequence[Message] | None = None
-        self.n, self.last, self.units = 0, None, 0
+        self.n, self.units = 0, 0
+        self.last: Message | None = None
         self.results: list[int] = []  # log positions of the tool results
         self.asks: dict[str, tuple[int, str]] = {}  # call id -> (asking row, tool name)
         self.answered: set[str] = set()  # the call ids the log's tool results answer

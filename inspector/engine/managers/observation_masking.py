@@ -59,7 +59,8 @@ class _Masks:
     __slots__ = ("rows", "n", "last", "names", "results", "tools", "table", "dup", "built")
 
     def __init__(self, rows: Sequence[Message] | None = None) -> None:
-        self.rows, self.n, self.last = rows, 0, None
+        self.rows, self.n = rows, 0
+        self.last: Message | None = None
         self.names: dict[str, str] = {}
         self.results: set[str] = set()  # the call ids the log's tool results answer
         self.tools: list[int] = []  # log positions of the tool results
