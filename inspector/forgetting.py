@@ -52,7 +52,7 @@ from inspector.engine.identifiers import (
     message_parts,
     message_text,
 )
-from inspector.replay import Frame, Replay, reason_lookup
+from inspector.replay import FrontierSegments, Frame, Replay, reason_lookup
 from inspector.replay.ranges import IndexRuns, complement, count_in, expand_ranges, symmetric_difference
 from inspector.replay.run import gc_paused
 from inspector.vocabulary import reason_words, registered_actions, summary_actions
@@ -96,6 +96,8 @@ def _sent_runs(f: Frame) -> IndexRuns:
     message the manager's edit record replaced by another row (``Frame.replaced``) is not one."""
     if f.replaced:
         why = reason_lookup(f.replaced)  # a frontier's view is bisected, not copied
+        if isinstance(f.segments, FrontierSegments):  # its runs, the replaced rows split out once
+            return IndexRuns(f.segments.shown(why))
         return IndexRuns([(ref, ref + (n if own is None else 1)) for ref, n, _b, syn, own in f.segments
                           if ref is not None and (own is None or syn is None or why(ref) != syn)])
     return IndexRuns([(ref, ref + (n if own is None else 1)) for ref, n, _b, _s, own in f.segments

@@ -19,9 +19,10 @@ their JSON), :mod:`~inspector.replay.replaced` (a frontier record's replaced row
 from inspector.policy import SUMMARIZER_MODES
 from inspector.replay.records import (BUDGET_FIELDS, DECISION_FIELDS, CallDecision, Commit, Frame, FrameRepair,
                                       record_json, replaced_lists)
-from inspector.replay.replaced import reason_lookup
+from inspector.replay.replaced import FrontierSegments, reason_lookup
 from inspector.replay.result import PENDING_WORDS, Replay
 from inspector.replay.run import replay
 
 __all__ = ["BUDGET_FIELDS", "DECISION_FIELDS", "PENDING_WORDS", "SUMMARIZER_MODES", "CallDecision", "Commit", "Frame",
+           "FrontierSegments",
            "FrameRepair", "Replay", "reason_lookup", "record_json", "replaced_lists", "replay"]

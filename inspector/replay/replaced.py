@@ -15,7 +15,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain, islice
-from typing import Any, overload
+from typing import Any, ClassVar, overload
 
 from inspector.engine.contracts import Replacement
 from inspector.engine.types import Message
@@ -150,7 +150,19 @@ class FrontierSegments(Sequence[Segment]):
     def __init__(self, runs: Sequence[Segment], fr: FrontierTable, upto: int) -> None:
         self.runs, self.fr, self.upto = runs, fr, upto
 
+    _last: ClassVar[tuple[object, list[Segment]]] = (None, [])
+    """The segments the last frontier frame read expanded to (one frame's): an analysis reads a frame's
+    segments several times in a row (the forgetting detector three), so only the first expands."""
+
     def __iter__(self) -> Iterator[Segment]:
+        last = FrontierSegments._last
+        if last[0] is self:
+            return iter(last[1])
+        out = list(self._expand())
+        FrontierSegments._last = (self, out)
+        return iter(out)
+
+    def _expand(self) -> Iterator[Segment]:
         refs, reasons, rows, c = self.fr.refs, self.fr.reasons, self.fr.rows, self.upto
         for seg in self.runs:
             ref, n, band, syn, own = seg
@@ -172,6 +184,32 @@ class FrontierSegments(Sequence[Segment]):
             if hi > at:
                 yield at, hi - at, band, None, None
 
+    def shown(self, why: Callable[[int], str | None]) -> list[tuple[int, int]]:
+        """The ``[lo, hi)`` transcript ranges the payload shows as recorded: its plain runs without the
+        table's replaced rows, and each of its own rows that carries a transcript index and is not a
+        replacement (``why``: the frame's :func:`reason_lookup`). O(runs + replaced rows in them),
+        without a segment made per replaced row."""
+        refs, c = self.fr.refs, self.upto
+        out: list[tuple[int, int]] = []
+        add = out.append
+        for ref, n, _band, syn, own in self.runs:
+            if ref is None:
+                continue
+            if own is not None:
+                if syn is None or why(ref) != syn:
+                    add((ref, ref + 1))
+                continue
+            hi = ref + n
+            at = ref
+            for j in range(bisect_left(refs, ref, 0, c), bisect_left(refs, hi, 0, c)):
+                p = refs[j]
+                if p > at:
+                    add((at, p))
+                at = p + 1
+            if hi > at:
+                add((at, hi))
+        return out
+
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
@@ -180,10 +218,10 @@ class FrontierSegments(Sequence[Segment]):
     @overload
     def __getitem__(self, i: slice) -> Sequence[Segment]: ...
     def __getitem__(self, i: int | slice) -> Segment | Sequence[Segment]:
-        return list(self)[i]
+        return list(iter(self))[i]
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and list(self) == list(other)
+        return isinstance(other, Sequence) and list(iter(self)) == list(iter(other))
 
     def __hash__(self) -> int:
         return hash(tuple(self))

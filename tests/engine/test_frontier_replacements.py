@@ -220,3 +220,22 @@ def test_a_replacement_view_is_equal_to_the_tuple_it_stands_for() -> None:
     view = ReplacedBefore(table, 1)
     assert view == (table[0],) and len(view) == 1 and list(view) == [table[0]] and view.frontier == 2
     assert ReplacedBefore(table, 0).frontier == 0 and ReplacedBefore(table, 2).frontier == 4
+
+
+def test_a_frontier_frames_shown_rows_are_its_segments_without_the_replaced_ones() -> None:
+    """``FrontierSegments.shown`` (what the forgetting analysis reads) against the segments read out
+    one by one, on every frame of a 120-turn replay that masks from turn 20 on."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from replay_scaling import run, synth
+
+    from inspector.replay import FrontierSegments, reason_lookup
+
+    _, rp = run(synth(120), {"type": "observation-masking"})
+    frontier = [f for f in rp.frames if isinstance(f.segments, FrontierSegments)]
+    assert len(frontier) > 100
+    for f in frontier:
+        why = reason_lookup(f.replaced)
+        want = {i for ref, n, _b, syn, own in f.segments if ref is not None
+                for i in range(ref, ref + (n if own is None else 1)) if own is None or why(ref) != syn}
+        got = {i for lo, hi in f.segments.shown(why) for i in range(lo, hi)}
+        assert got == want and len(list(f.segments)) > len(f.segments.runs)
