@@ -239,3 +239,23 @@ def test_a_frontier_frames_shown_rows_are_its_segments_without_the_replaced_ones
                 for i in range(ref, ref + (n if own is None else 1)) if own is None or why(ref) != syn}
         got = {i for lo, hi in f.segments.shown(why) for i in range(lo, hi)}
         assert got == want and len(list(f.segments)) > len(f.segments.runs)
+
+
+def test_a_replaced_row_the_budget_removes_is_its_transcript_message_trimmed() -> None:
+    """observation-masking over 60 synthetic turns in a 6 000-token window: the budget removes old
+    rows on most calls, masked ones among them. Each removed placeholder is reported as its
+    transcript message trimmed (never as a synthesised row): every message before a call's reply is
+    in its payload or in its trimmed ranges, once (the strategy folds nothing)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from replay_scaling import run, synth
+
+    from inspector.replay.ranges import expand_ranges
+
+    _, rp = run(synth(60), {"type": "observation-masking", "params": {"attention_window": 4}}, window=6_000)
+    cut = [f for f in rp.frames if f.trimmed and f.replaced]
+    assert len(cut) > 30
+    for f in rp.frames:
+        sent = [r for r in f.refs if r is not None]
+        trimmed = expand_ranges(f.trimmed)
+        assert f.trimmed_synthetic == 0 and not f.folded
+        assert sorted(sent + trimmed) == list(range(min(f.at, len(rp.messages))))
