@@ -199,20 +199,36 @@ class _Units:
 
 def shared_rows(cur: _Layout, prev: _Layout, row: int) -> Iterator[tuple[int, int]]:
     """Message-row ranges ``[a, b)`` of ``cur`` from ``row`` on that ``prev`` also sent from ``row`` on:
-    the same transcript rows, or a made row with the same index and content."""
-    before = list(prev.past(row))
+    the same transcript rows, or a made row with the same index and content.
+
+    ``prev``'s made rows are looked up by index and its transcript runs bisected (sorted by their
+    first index), so a call costs O(runs × log runs), not runs²: a strategy that replaces rows
+    (observation-masking, clear-tool-results) sends a made row per replaced result, hundreds a call.
+    Runs that overlap each other (a transcript row sent twice) are compared pairwise, as written."""
+    own_at: dict[int | None, list[Message]] = {}
+    plain: list[tuple[int, int]] = []
+    for _s, (r, m, o) in prev.past(row):
+        if o is not None:
+            own_at.setdefault(r, []).append(o)
+        elif r is not None:
+            plain.append((r, r + m))
+    plain.sort()
+    los = [lo for lo, _hi in plain]
+    disjoint = all(plain[k][1] <= plain[k + 1][0] for k in range(len(plain) - 1))
     for start, (ref, n, own) in cur.past(row):
         if own is not None:
-            if any(o is not None and r == ref and o == own for _s, (r, _n, o) in before):
+            if any(o == own for o in own_at.get(ref, ())):
                 yield start, start + 1
             continue
         if ref is None:
             continue
-        for _s, (lo, m, o) in before:
-            if o is None and lo is not None:
-                a, b = max(ref, lo), min(ref + n, lo + m)
-                if a < b:
-                    yield start + a - ref, start + b - ref
+        k = max(0, bisect.bisect_right(los, ref) - 1) if disjoint else 0
+        while k < len(plain) and plain[k][0] < ref + n:
+            lo, hi = plain[k]
+            a, b = max(ref, lo), min(ref + n, hi)
+            if a < b:
+                yield start + a - ref, start + b - ref
+            k += 1
 
 
 def _resent(call: CallCache, cur: _Layout, prev: _Layout) -> tuple[int, int]:
