@@ -236,7 +236,13 @@ def _resent(call: CallCache, cur: _Layout, prev: _Layout) -> tuple[int, int]:
     assert call.broke_at is not None
     written_end = call.cached + call.written
     in_written = in_uncached = 0
+    ranges: list[list[int]] = []
     for a, b in shared_rows(cur, prev, max(call.broke_at - 1, 0)):
+        if ranges and ranges[-1][1] == a:  # adjacent ranges counted as one: their tokens add up
+            ranges[-1][1] = b
+        else:
+            ranges.append([a, b])
+    for a, b in ranges:
         lo, hi = cur.tokens_upto(a + 1), cur.tokens_upto(b + 1)
         in_written += max(0, min(hi, written_end) - max(lo, call.cached))
         in_uncached += max(0, hi - max(lo, written_end))
