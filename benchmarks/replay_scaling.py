@@ -134,8 +134,13 @@ replay needs 1.3 GB and 18 s at 1 000 turns here, and its JSON is 64 MB)."""
 
 
 def record_entries(rp: Replay) -> int:
-    """The size of a replay's record: every frame's segment runs, replaced, trimmed and folded rows."""
-    return sum(len(f.segments) + len(f.replaced) + len(f.trimmed) + len(f.folded) for f in rp.frames)
+    """The size of a replay's record as stored: every frame's segment runs (a frontier frame's runs,
+    not their reading: :func:`~inspector.replay.replaced.stored_entries`), the replaced rows it adds
+    to the previous frame's (what its JSON writes), its trimmed and folded ranges."""
+    from inspector.replay.replaced import stored_entries
+
+    return sum(stored_entries(f.segments) + len(f.replaced) - f.replaced_kept + len(f.trimmed) + len(f.folded)
+               for f in rp.frames)
 
 
 def growth(cm: dict[str, Any], sizes: tuple[int, int] = (250, 500)) -> float:

@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 
 from inspector.engine.identifiers import Extractor, Identifier, extract_identifiers, message_text
 from inspector.forgetting_index import NEEDED_IN, WHERE_BITS, TranscriptIndex
-from inspector.replay import Frame, Replay
+from inspector.replay import FrontierSegments, Frame, Replay, reason_lookup
 from inspector.replay.ranges import IndexRuns, complement, count_in, expand_ranges, symmetric_difference
 from inspector.replay.run import gc_paused
 from inspector.vocabulary import reason_words, registered_actions, summary_actions
@@ -81,9 +81,11 @@ def _sent_runs(f: Frame) -> IndexRuns:
     """The transcript indices a frame's payload shows, read from its segments (never ``refs``): a
     message the manager's edit record replaced by another row (``Frame.replaced``) is not one."""
     if f.replaced:
-        gone = set(f.replaced)
+        why = reason_lookup(f.replaced)  # a frontier's view is bisected, not copied
+        if isinstance(f.segments, FrontierSegments):  # its runs, the replaced rows split out once
+            return IndexRuns(f.segments.shown(why))
         return IndexRuns([(ref, ref + (n if own is None else 1)) for ref, n, _b, syn, own in f.segments
-                          if ref is not None and (own is None or (ref, syn) not in gone)])
+                          if ref is not None and (own is None or syn is None or why(ref) != syn)])
     return IndexRuns([(ref, ref + (n if own is None else 1)) for ref, n, _b, _s, own in f.segments
                   if ref is not None])
 
@@ -140,13 +142,13 @@ class _Why:
         self.folded_at = _fold_origins(rp)
         how = self.unsent_summary = _summary_unsent(f)
         self.in_call = _in_call_reason(f.decision.action, how)
-        self.replaced = dict(f.replaced)
+        self.replaced = reason_lookup(f.replaced) if f.replaced else None
 
     def reason(self, i: int) -> str:
         """Why message ``i`` (not sent at this call) was left out."""
         if i in self.trimmed:
             return "trimmed for budget (token trimmer)"
-        code = self.replaced.get(i) if self.replaced else None
+        code = self.replaced(i) if self.replaced is not None else None
         if code is not None:
             return reason_words(code)
         if i in self.folded_now:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from inspector.app.call_facts import summary_not_sent
 from inspector.redact import mask_secrets, mask_text
-from inspector.replay import Replay
+from inspector.replay import Replay, reason_lookup
 from inspector.report.figures import BAND_COLORS, BAND_LABELS
 from inspector.report.tables import not_sent_table, payload_table
 from inspector.vocabulary import reason_words, repair_words
@@ -86,7 +86,7 @@ def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
     repairs = {r.ref: r.repair for r in f.repairs if r.ref is not None}
     rows = []
     refs, bands, synthetic = f.refs, f.row_bands, f.synthetic  # the payload's rows, position by position
-    replaced = set(f.replaced)
+    replaced = reason_lookup(f.replaced)  # a frontier's view is bisected, not copied
     for k, msg in enumerate(payload):
         ref = refs[k]
         band = bands[k]
@@ -95,7 +95,7 @@ def payload_rows(rp: Replay, call: int) -> list[ChatRow]:
         heading = (f"{msg.get('role')} · {BAND_LABELS.get(band, band)} · "
                    f"{'' if tokens is None else f'{int(tokens):,} tokens · '}{where}")
         why = f"Sent as part of the {BAND_LABELS.get(band, band)}"
-        in_place = ref is not None and synthetic[k] is not None and (ref, synthetic[k]) in replaced
+        in_place = ref is not None and synthetic[k] is not None and replaced(ref) == synthetic[k]
         if in_place:  # the manager's edit record sent this row instead of the transcript message
             why += f"; sent in place of transcript #{ref}: {reason_words(synthetic[k])}"
         elif synthetic[k]:

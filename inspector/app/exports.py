@@ -24,4 +24,4 @@ def payload_json(rp: Replay, call: int) -> str:
     """Call ``call``'s frame with its payload as JSON, secrets masked, by the one writer (one line
     per field and per payload row); the frame carries its summary text (``summary``)."""
     f = rp.frames[call]
-    return masked_document_text({"call": call, **f.to_json(rp.messages)})
+    return masked_document_text({"call": call, **f.to_json(rp.messages, alone=True)})

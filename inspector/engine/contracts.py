@@ -17,13 +17,17 @@ in its newest group (the rows from its last assistant message on, which the mode
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
+from typing import overload
 
 from inspector.engine.summary_block import is_summary_block
 from inspector.engine.types import Message, RowsView
 
-__all__ = ["EditRecord", "Insertion", "Replacement", "check_record", "newest_group_start", "record_of"]
+__all__ = ["EditRecord", "FlatRows", "Insertion", "ReplacedBefore", "ReplacedRows", "Replacement", "check_record",
+           "newest_group_start", "record_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +38,151 @@ class Replacement:
     index: int
     row: Message
     reason: str
+
+
+class ReplacedBefore(Sequence[Replacement]):
+    """The replacements of one call given as a frontier: the first ``upto`` entries of ``table``, an
+    append-only list of :class:`Replacement` in log order that its manager owns and shares across
+    calls (every row it replaces below the frontier, each built once). A read-only view: O(1) to
+    make, so a record that replaces every old tool result costs nothing per row and per call.
+
+    Why: observation-masking and clear-tool-results replace rows oldest first and a row's
+    replacement never changes (docs/design.md §3.14), so call k+1's set is call k's table prefix,
+    longer or shorter; listing it per call made a replay quadratic. ``table`` is only ever appended
+    to (a manager that must rebuild starts a new list), so a view stays valid after later calls."""
+
+    __slots__ = ("table", "upto", "at")
+
+    def __init__(self, table: list[Replacement], upto: int, at: Sequence[int] | None = None) -> None:
+        """``at``, when given, holds the log index of each table entry (at least ``upto`` of them;
+        the manager's own list, shared): what :class:`ReplacedRows` bisects, so it is not rebuilt per call."""
+        if not 0 <= upto <= len(table):
+            raise ValueError(f"a frontier of {upto} replacements over a table of {len(table)}")
+        self.table = table
+        self.upto = upto
+        self.at = at
+
+    @property
+    def frontier(self) -> int:
+        """The log index after the last replaced row (0 when none): every replaced row stands before it."""
+        return self.table[self.upto - 1].index + 1 if self.upto else 0
+
+    def __len__(self) -> int:
+        return self.upto
+
+    @overload
+    def __getitem__(self, i: int) -> Replacement: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Replacement]: ...
+    def __getitem__(self, i: int | slice) -> Replacement | Sequence[Replacement]:
+        if isinstance(i, slice):
+            return tuple(self.table[:self.upto][i])
+        if i < 0:
+            i += self.upto
+        if not 0 <= i < self.upto:
+            raise IndexError("replacement index out of range")
+        return self.table[i]
+
+    def __iter__(self) -> Iterator[Replacement]:
+        return islice(self.table, self.upto)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ReplacedBefore) and other.table is self.table:
+            return other.upto == self.upto
+        return isinstance(other, Sequence) and len(other) == self.upto and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"ReplacedBefore({self.upto} of {len(self.table)}, frontier {self.frontier})"
+
+
+class FlatRows:
+    """The log with a table's rows replaced below ``frontier``, as one list (``rows``) its owner moves
+    from frontier to frontier in O(rows that changed): what lets a :class:`ReplacedRows` slice be
+    one list copy. A view reads it only while its table and frontier are the ones it stands for."""
+
+    __slots__ = ("table", "frontier", "rows", "past")
+
+    def __init__(self) -> None:
+        self.past: Sequence[Message] | None = None
+        self.table: list[Replacement] | None = None
+        self.frontier = 0
+        self.rows: list[Message] = []
+
+    def move(self, view: ReplacedBefore, past: Sequence[Message]) -> FlatRows:
+        """The rows brought to ``view`` over ``past`` (a new table starts them again); returns self."""
+        rows, table, f = self.rows, view.table, view.frontier
+        if self.table is not table or self.past is not past or len(rows) > len(past) or \
+                (rows and len(rows) - 1 >= self.frontier and rows[-1] is not past[len(rows) - 1]):
+            self.table, self.past, self.frontier = table, past, 0
+            rows[:] = past
+        elif len(rows) < len(past):
+            rows.extend(past[len(rows):])
+        old = self.frontier
+        lo, hi = min(old, f), max(old, f)
+        if lo < hi:
+            at = view.at if view.at is not None else [r.index for r in table]
+            for k in range(bisect_left(at, lo, 0, len(table)), bisect_left(at, hi, 0, len(table))):
+                i = at[k]
+                rows[i] = table[k].row if i < f else past[i]
+        self.frontier = f
+        return self
+
+
+class ReplacedRows(Sequence[Message]):
+    """The history a :class:`ReplacedBefore` record derives: ``past`` with each replaced row as its
+    new row, read on demand (a slice or an iteration is a new list). ``at``: the log index of each
+    table entry (at least the view's ``upto`` of them; built here when not given), bisected."""
+
+    __slots__ = ("past", "replaced", "at", "flat")
+
+    def __init__(self, past: Sequence[Message], replaced: ReplacedBefore, at: Sequence[int] | None = None,
+                 flat: FlatRows | None = None) -> None:
+        """``flat``: a list of these very rows that its owner keeps for the table's frontier it last
+        moved to (:class:`FlatRows`); a slice is copied from it while that frontier is this view's."""
+        self.past = past
+        self.replaced = replaced
+        self.flat = flat
+        if at is None:
+            at = replaced.at if replaced.at is not None else [r.index for r in replaced]
+        self.at = at
+
+    def __len__(self) -> int:
+        return len(self.past)
+
+    @overload
+    def __getitem__(self, i: int) -> Message: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Message]: ...
+    def __getitem__(self, i: int | slice) -> Message | list[Message]:
+        n, count = len(self.past), self.replaced.upto
+        at = self.at
+        if isinstance(i, slice):
+            lo, hi, step = i.indices(n)
+            if step != 1:
+                return list(self)[i]
+            flat = self.flat
+            if flat is not None and flat.table is self.replaced.table and flat.frontier == self.replaced.frontier \
+                    and hi <= len(flat.rows):
+                return flat.rows[lo:hi]  # the usual slice: one copy, no row looked at
+            out = list(self.past[lo:hi])
+            table = self.replaced.table
+            for k in range(bisect_left(at, lo, 0, count), bisect_left(at, hi, 0, count)):
+                out[at[k] - lo] = table[k].row
+            return out
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("row index out of range")
+        k = bisect_left(at, i, 0, count)
+        if k < count and at[k] == i:
+            return self.replaced.table[k].row
+        return self.past[i]
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self[0:len(self.past)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +204,8 @@ class EditRecord:
 
     size: int
     kept: tuple[tuple[int, int], ...]
-    replaced: tuple[Replacement, ...] = ()
+    replaced: Sequence[Replacement] = ()
+    """A tuple, or a :class:`ReplacedBefore` frontier view (then every row is kept, nothing inserted)."""
     inserted: tuple[Insertion, ...] = ()
     working: tuple[Replacement, ...] = ()
 
@@ -128,6 +278,8 @@ class EditRecord:
             if ins is not None:
                 head.append(ins.row)
             return RowsView(head, past, k, self.size)
+        if type(self.replaced) is ReplacedBefore and not self.inserted and self.kept == ((0, self.size),):
+            return ReplacedRows(past, self.replaced)
         new = {r.index: r.row for r in self.replaced}
         blocks = sorted(self.inserted, key=lambda i: i.at)
         out: list[Message] = []
@@ -171,7 +323,11 @@ def check_record(record: EditRecord, past: Sequence[Message], working: Sequence[
         if not at <= a < b <= record.size:
             raise ValueError(f"kept range [{a}, {b}) is out of order or outside the log")
         at = b
-    for r in record.replaced:
+    replaced = record.replaced
+    if type(replaced) is ReplacedBefore and replaced.upto and record.kept == ((0, record.size),):
+        # a frontier view: its rows stand in log order, so its two ends bound them all
+        replaced = (replaced.table[0], replaced.table[replaced.upto - 1])
+    for r in replaced:
         if not any(a <= r.index < b for a, b in record.kept):
             raise ValueError(f"replaced row {r.index} is not a kept row")
     for ins in record.inserted:

@@ -13,13 +13,16 @@ byte-identical JSON (no clocks, no ordering by hash).
 One module per stage: :mod:`~inspector.replay.run` (the loop, :func:`replay`),
 :mod:`~inspector.replay.recorder` (what the loop writes down), :mod:`~inspector.replay.ranges`
 (an assembly's rows as transcript ranges), :mod:`~inspector.replay.records` (frames, commits and
-their JSON) and :mod:`~inspector.replay.result` (the :class:`Replay`, its totals and its JSON).
+their JSON), :mod:`~inspector.replay.replaced` (a frontier record's replaced rows, kept once) and :mod:`~inspector.replay.result` (the :class:`Replay`, its totals and its JSON).
 """
 
 from inspector.policy import SUMMARIZER_MODES
-from inspector.replay.records import BUDGET_FIELDS, DECISION_FIELDS, CallDecision, Commit, Frame, FrameRepair, record_json
+from inspector.replay.records import (BUDGET_FIELDS, DECISION_FIELDS, CallDecision, Commit, Frame, FrameRepair,
+                                      record_json, replaced_lists)
+from inspector.replay.replaced import FrontierSegments, reason_lookup
 from inspector.replay.result import PENDING_WORDS, Replay
 from inspector.replay.run import replay
 
 __all__ = ["BUDGET_FIELDS", "DECISION_FIELDS", "PENDING_WORDS", "SUMMARIZER_MODES", "CallDecision", "Commit", "Frame",
-           "FrameRepair", "Replay", "record_json", "replay"]
+           "FrontierSegments",
+           "FrameRepair", "Replay", "reason_lookup", "record_json", "replaced_lists", "replay"]

@@ -14,10 +14,11 @@ from itertools import count
 from typing import Any
 
 from inspector.engine import Assembly, PayloadRow
-from inspector.engine.contracts import EditRecord
+from inspector.engine.contracts import EditRecord, ReplacedRows
 from inspector.engine.summary_block import is_summary_block
 from inspector.engine.types import Message, Removals, RowsView, Span
 from inspector.replay.records import Segment
+from inspector.replay.replaced import FrontierTable
 
 SUMMARY_TRIMMED = "summary block computed but trimmed for budget (token trimmer): the model saw neither it " \
                   "nor the turns it summarises"
@@ -92,21 +93,36 @@ class _Refs:
             return a
         return None
 
-    def add_run(self, ranges: list[tuple[int, int]], rows: Sequence[Message], lo: int, hi: int) -> int:
+    def add_run(self, ranges: list[tuple[int, int]], rows: Sequence[Message], lo: int, hi: int,
+                swaps: Swaps | FrontierSwaps | None = None) -> int:
         """Append the transcript ranges of ``rows[lo:hi]`` to ``ranges``; return how many of its rows
-        are synthesised (no transcript index)."""
+        are synthesised (no transcript index). A row in ``swaps`` (sent in place of a transcript
+        message by the manager's record) counts as that message. Rows of a frontier record's log
+        view are read as the log's own rows (the same messages, found in O(1))."""
         if hi <= lo:
             return 0
+        if type(rows) is ReplacedRows:
+            rows = rows.past
         a = self.whole(rows, lo, hi)
         if a is not None:
             ranges.append((a, a + hi - lo))  # one run: the usual case
             return 0
         extra = 0
+        at = lo
         for ref, n in self.runs(rows, lo, hi):
-            if ref is None:
-                extra += n
-            else:
+            if ref is not None:
                 ranges.append((ref, ref + n))
+            elif swaps:
+                for m in rows[at:at + n]:
+                    swap = swaps.get(id(m))
+                    r = self.get(swap[0]) if swap is not None else None
+                    if r is None:
+                        extra += 1
+                    else:
+                        ranges.append((r, r + 1))
+            else:
+                extra += n
+            at += n
         return extra
 
     def runs(self, rows: Sequence[Message], lo: int, hi: int) -> Iterator[tuple[int | None, int]]:
@@ -147,7 +163,8 @@ def _replaced(swaps: Swaps, refs: _Refs) -> tuple[tuple[int, str], ...]:
     return tuple(sorted((i, reason) for i, reason in found if i is not None))
 
 
-def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | None = None) -> list[Segment]:
+def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | FrontierSwaps | None = None,
+              apart: object = None) -> list[Segment]:
     """The payload (an assembly's layout) as :data:`Segment` runs: spans by their ends, single rows by identity.
 
     O(layout parts + breaks in the spans), never O(payload rows): a long history is one span. Runs
@@ -160,13 +177,14 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | N
     any other part (a span of several runs or of rows of no transcript index, a synthesised or
     rebound row) is broken up by :func:`_part_segments`, whose plain runs merge the same way. A row
     in ``swaps`` (sent in place of a transcript message by the manager's edit record) is its own
-    row with that message's index and the replacement's reason as its kind."""
+    row with that message's index and the replacement's reason as its kind; with ``apart`` (a frontier
+    table), a span over that table's rows is laid as the log's own rows (see :func:`_split_replaced`)."""
     out: list[Segment] = []
     add = out.append
     whole, get = refs.whole, refs.get
     # the open plain transcript run (it may grow): first ref, length, band; band None = no open run
     o_ref, o_n, o_band = 0, 0, None
-    for part in layout:
+    for part in _split_replaced(layout, apart):
         if type(part) is Span:
             rows, lo, hi = part.rows, part.lo, part.hi
             if hi <= lo:
@@ -207,7 +225,57 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | N
     return out
 
 
-def _part_segments(part: PayloadRow | Span, refs: _Refs, swaps: Swaps | None = None) -> Iterator[Segment]:
+def _split_replaced(layout: Iterable[PayloadRow | Span], apart: object) -> Iterator[PayloadRow | Span]:
+    """The layout with each span over a frontier record's rows (a
+    :class:`~inspector.engine.contracts.ReplacedRows` view: the log or working memory with rows
+    replaced below a frontier) read as the own rows when the frame keeps that table's replaced rows
+    ``apart`` (the table itself; :class:`~inspector.replay.replaced.FrontierSegments` splits them
+    out when read), else split into spans of the own rows and one row per replaced row (bisecting
+    the table's positions)."""
+    for part in layout:
+        if type(part) is not Span or type(part.rows) is not ReplacedRows:
+            yield part
+            continue
+        rows: ReplacedRows = part.rows
+        if apart is not None and rows.replaced.table is apart:
+            yield Span(rows.past, part.lo, part.hi, part.band)
+            continue
+        at, count, table, band = rows.at, rows.replaced.upto, rows.replaced.table, part.band
+        lo, hi = part.lo, part.hi
+        for k in range(bisect_left(at, lo, 0, count), bisect_left(at, hi, 0, count)):
+            p = at[k]
+            if p > lo:
+                yield Span(rows.past, lo, p, band)
+            new = table[k].row
+            yield PayloadRow(new, band, None, new)
+            lo = p + 1
+        if hi > lo:
+            yield Span(rows.past, lo, hi, band)
+
+
+class FrontierSwaps:
+    """:data:`Swaps` of a frontier record, looked up rather than built: a row sent in place of a log
+    row is found by its id in the replay's :class:`~inspector.replay.replaced.FrontierTable`
+    (the table's first ``count`` entries), working memory's in ``extra``."""
+
+    __slots__ = ("fr", "upto", "past", "extra")
+
+    def __init__(self, fr: FrontierTable, upto: int, past: Sequence[Message], extra: Swaps) -> None:
+        self.fr, self.upto, self.past, self.extra = fr, upto, past, extra
+
+    def __bool__(self) -> bool:
+        return True
+
+    def get(self, key: int) -> tuple[Message, str] | None:
+        """(the row replaced, the reason) of the row sent whose id is ``key``; None: it replaced none."""
+        k = self.fr.ids.get(key)
+        if k is not None and k < self.upto:
+            r = self.fr.table[k]  # type: ignore[index]
+            return self.past[r.index], r.reason
+        return self.extra.get(key)
+
+
+def _part_segments(part: PayloadRow | Span, refs: _Refs, swaps: Swaps | FrontierSwaps | None = None) -> Iterator[Segment]:
     """The :data:`Segment` runs of one layout part that is not one plain transcript run (see
     :func:`_segments`, which merges adjacent plain runs): a span's runs in order, each row of no
     transcript index its own row; a single row with its transcript index (None when synthesised;
@@ -240,7 +308,8 @@ def _part_segments(part: PayloadRow | Span, refs: _Refs, swaps: Swaps | None = N
     yield r, 1, band, kind, own
 
 
-def _removed(asm: Assembly, refs: _Refs) -> tuple[tuple[tuple[int, int], ...], int, tuple[dict[str, Any], ...]]:
+def _removed(asm: Assembly, refs: _Refs, swaps: Swaps | FrontierSwaps | None = None
+             ) -> tuple[tuple[tuple[int, int], ...], int, tuple[dict[str, Any], ...]]:
     """What the budget removed from this call's payload, as a frame keeps it: the transcript ranges
     (the pre-cut ``asm.precut``, then the trimmer's removals ``asm.trimmer_removed``: a
     :class:`~inspector.engine.types.Removals`, whose parts are read, or a list of
@@ -266,13 +335,13 @@ def _removed(asm: Assembly, refs: _Refs) -> tuple[tuple[tuple[int, int], ...], i
     synth = 0
     if type(pre) is RowsView:
         if head:
-            synth += refs.add_run(ranges, head, 0, len(head))
+            synth += refs.add_run(ranges, head, 0, len(head), swaps)
         if hi > lo:
-            synth += refs.add_run(ranges, rows, lo, hi)
+            synth += refs.add_run(ranges, rows, lo, hi, swaps)
         if synth:
             lone = [m for m in [*head[:3], *rows[lo:min(hi, lo + 3)]][:3] if refs.get(m) is None]
     elif pre:
-        synth += refs.add_run(ranges, pre, 0, len(pre))
+        synth += refs.add_run(ranges, pre, 0, len(pre), swaps)
         if synth:
             lone = [m for m in pre[:3] if refs.get(m) is None]
     few: Sequence[Any] = removed
@@ -281,10 +350,13 @@ def _removed(asm: Assembly, refs: _Refs) -> tuple[tuple[tuple[int, int], ...], i
     get = refs.get
     for part in few:
         if type(part) is tuple:
-            synth += refs.add_run(ranges, part[0], part[1], part[2])
+            synth += refs.add_run(ranges, part[0], part[1], part[2], swaps)
         else:  # one row: its own index, or a synthesised row
             m = part.message
             r = get(m)
+            if r is None and swaps:
+                swap = swaps.get(id(m))  # a replaced row: its transcript message was removed
+                r = get(swap[0]) if swap is not None else None
             if r is None:
                 synth += 1
                 lone.append(m)

@@ -57,7 +57,11 @@ class Frame:
     replaced: Sequence[tuple[int, str]] = ()
     """Transcript messages the manager's edit record sent another row in place of, ``(index, reason
     code)`` in transcript order (the row sent is the frame's own row with that ``ref`` and the reason
-    as its synthetic kind); the original content was not sent."""
+    as its synthetic kind); the original content was not sent. A frontier record's is a view
+    (:class:`~inspector.replay.replaced.ReplacedRefs`), as its ``segments`` are."""
+    replaced_kept: int = 0
+    """How many of ``replaced``'s first entries are the previous frame's first ones: its JSON lists
+    only the others (``replaced_kept``, ``replaced_added``), so each replacement is written once."""
 
     @property
     def refs(self) -> list[int | None]:
@@ -94,12 +98,12 @@ class Frame:
     @property
     def message_count(self) -> int:
         """How many rows the payload holds."""
-        return sum(seg[1] for seg in self.segments)
+        return sum(seg[1] for seg in getattr(self.segments, "runs", self.segments))  # a frontier's runs hold them all
 
     @property
     def summary_sent(self) -> bool:
         """Whether a summary block is in this call's payload."""
-        return any(seg[2] == "summary" for seg in self.segments)
+        return any(seg[2] == "summary" for seg in getattr(self.segments, "runs", self.segments))
 
     @property
     def input_budget(self) -> int:
@@ -118,14 +122,17 @@ class Frame:
         return out
 
     def to_json(self, transcript_messages: Sequence[Message] | None = None,
-                summaries: dict[str, int] | None = None) -> dict[str, Any]:
+                summaries: dict[str, int] | None = None, *, alone: bool = False) -> dict[str, Any]:
         """The frame as a replay file's frame object; with ``transcript_messages``
         (the replayed transcript's messages) also its ``payload``: every row's role, content, tool calls,
         tool call id, transcript index (``ref``), synthetic kind and band. The summary text is
         ``summary`` and a not-sent summary block's text its ``content``; with ``summaries`` (a
         document's table of distinct summary texts → their index, in order of first use, which this
         call extends) they are ``summary_index`` (None when the call has no summary) and
-        ``content_index`` instead: the text's index in the document's ``summaries`` list."""
+        ``content_index`` instead: the text's index in the document's ``summaries`` list. Its replaced
+        rows are written relative to the previous frame's (:attr:`replaced_kept`;
+        :func:`replaced_lists` reads them back), or all of them when the frame stands ``alone`` (an
+        export of one call)."""
         text = self.summary_text
         summary: str | int | None
         if summaries is None:
@@ -145,8 +152,10 @@ class Frame:
             summary_key: summary, "summary_sent": self.summary_sent, "not_sent": not_sent,
             "warnings": list(self.warnings),
         }
-        if self.replaced:  # only a strategy that replaces rows has the key: other replays read as before
-            d["replaced"] = [{"ref": i, "reason": reason} for i, reason in self.replaced]
+        if self.replaced:  # only a strategy that replaces rows has the keys: other replays read as before
+            kept = 0 if alone else self.replaced_kept
+            d["replaced_kept"] = kept
+            d["replaced_added"] = [{"ref": i, "reason": reason} for i, reason in self.replaced[kept:]]
         if transcript_messages is not None:
             rows = []
             refs, synthetic, bands = self.refs, self.synthetic, self.row_bands
@@ -170,6 +179,19 @@ def _content_indexed(row: dict[str, Any], summaries: dict[str, int]) -> dict[str
         return row
     index = summaries.setdefault(content, len(summaries))
     return {("content_index" if k == "content" else k): (index if k == "content" else v) for k, v in row.items()}
+
+
+def replaced_lists(frames: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Each frame's replaced rows (``{"ref", "reason"}`` objects, in transcript order) from a replay
+    document's frames, in order: the first ``replaced_kept`` of the previous frame's, then its
+    ``replaced_added`` (a frame without the keys replaced nothing)."""
+    out: list[list[dict[str, Any]]] = []
+    prev: list[dict[str, Any]] = []
+    for f in frames:
+        cur = prev[:f["replaced_kept"]] + list(f["replaced_added"]) if "replaced_added" in f else []
+        out.append(cur)
+        prev = cur
+    return out
 
 
 class CallDecision(NamedTuple):

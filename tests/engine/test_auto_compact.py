@@ -20,6 +20,7 @@ from inspector.engine.contracts import Replacement
 from inspector.engine.managers.auto_compact import TRUNCATED, AutoCompactConversation
 from inspector.engine.summary_block import summary_block
 from inspector.engine.types import Message
+from inspector.replay import replaced_lists
 
 SAMPLES = Path(__file__).resolve().parents[2] / "inspector" / "samples"
 TRANSCRIPT = SAMPLES / "demo_support.json"
@@ -257,8 +258,9 @@ def test_a_replay_of_the_support_demo_shows_the_compaction_forgetting_and_the_ar
     assert {reasons[i] for i in range(a, b)} == {"compacted into the summary (this call)"}
     # keep_user_tokens 100 holds the newest user message whole and cuts the one before it: the replay
     # lists it as replaced, and the forgetting analysis says why in words
-    j = next(j for j, f in enumerate(doc["frames"]) if f.get("replaced"))
-    cut = doc["frames"][j]["replaced"]
+    lists = replaced_lists(doc["frames"])
+    j = next(j for j, cut in enumerate(lists) if cut)
+    cut = lists[j]
     assert doc["frames"][j]["cm"]["action"] in {"compacted", "compaction-kept"}
     assert [c["reason"] for c in cut] == ["user-message-truncated"]
     assert not_sent_reasons(rp, j)[cut[0]["ref"]] == \

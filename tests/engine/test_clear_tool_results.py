@@ -211,8 +211,9 @@ def test_a_replay_of_the_claude_code_sample_shows_cleared_rows_with_their_reason
     assert frames, "the sample's older tool results are cleared"
     k = frames[-1]
     f = rp.frames[k]
-    doc = json.loads(json.dumps(f.to_json(rp.messages)))
-    assert doc["replaced"] == [{"ref": i, "reason": "tool-result-cleared"} for i, _ in f.replaced]
+    doc = json.loads(json.dumps(f.to_json(rp.messages, alone=True)))  # one call alone: every replaced row listed
+    assert doc["replaced_kept"] == 0
+    assert doc["replaced_added"] == [{"ref": i, "reason": "tool-result-cleared"} for i, _ in f.replaced]
     rows = {row["ref"]: row for row in doc["payload"] if row["synthetic"] == "tool-result-cleared"}
     assert set(rows) == {i for i, _ in f.replaced}
     for i, row in rows.items():

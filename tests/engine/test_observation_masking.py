@@ -102,8 +102,8 @@ def test_a_one_turn_replay_shows_masked_results_with_their_reason_and_forgetting
     last = rp.frames[-1]
     # the last call answers the fifth result (10): the results 8 and 10 stand in its last 3 events, 2, 4, 6 before
     assert [i for i, _ in last.replaced] == [2, 4, 6]
-    doc = json.loads(json.dumps(last.to_json(rp.messages)))
-    assert doc["replaced"] == [{"ref": i, "reason": MASKED} for i in (2, 4, 6)]
+    doc = json.loads(json.dumps(last.to_json(rp.messages, alone=True)))  # one call alone: all listed
+    assert doc["replaced_kept"] == 0 and doc["replaced_added"] == [{"ref": i, "reason": MASKED} for i in (2, 4, 6)]
     rows = {row["ref"]: row for row in doc["payload"] if row["synthetic"] == MASKED}
     assert set(rows) == {2, 4, 6} and all(row["content"] == "<MASKED>" for row in rows.values())
     reasons = not_sent_reasons(rp, len(rp.frames) - 1)

@@ -131,8 +131,9 @@ def test_a_replay_shows_the_replaced_rows_with_their_reason_and_forgetting_says_
     assert frames, "the sample's older tool results are cleared"
     k = frames[-1]
     f = rp.frames[k]
-    doc = json.loads(json.dumps(f.to_json(rp.messages)))
-    assert doc["replaced"] == [{"ref": i, "reason": "tool-result-cleared"} for i, _ in f.replaced]
+    doc = json.loads(json.dumps(f.to_json(rp.messages, alone=True)))  # one call alone: every replaced row listed
+    assert doc["replaced_kept"] == 0
+    assert doc["replaced_added"] == [{"ref": i, "reason": "tool-result-cleared"} for i, _ in f.replaced]
     rows = {row["ref"]: row for row in doc["payload"] if row["synthetic"] == "tool-result-cleared"}
     assert set(rows) == {i for i, _ in f.replaced}
     for i, row in rows.items():
@@ -160,8 +161,8 @@ def test_a_replay_shows_the_replaced_rows_with_their_reason_and_forgetting_says_
                                                   if g.decision.action == "results-cleared"]
     names = {getattr(trace, "name", None) for trace in timeline(rp).data}
     assert "tool results cleared" in names
-    # a call that clears nothing has no "replaced" key: replays of other strategies read as before
-    assert "replaced" not in rp.frames[0].to_json()
+    # a call that clears nothing has no "replaced_…" keys: replays of other strategies read as before
+    assert not {"replaced_kept", "replaced_added"} & set(rp.frames[0].to_json())
 
 
 def test_the_sweep_runs_a_grid_over_its_parameter(registered: None, tmp_path: Path) -> None:

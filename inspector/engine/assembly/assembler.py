@@ -18,6 +18,7 @@ from inspector.engine.assembly.call import Call, EngineView
 from inspector.engine.assembly.incremental import IncrementalPath, RowUnits
 from inspector.engine.assembly.records import Assembly
 from inspector.engine.assembly.reference import assemble_reference
+from inspector.engine.assembly.replacing import ReplacingSums, assemble_replacing, frontier_record
 from inspector.engine.assembly.row_index import RowIndex
 from inspector.engine.budget import compute_budget
 from inspector.engine.managers.base import budget_terms, is_manager, manage
@@ -52,6 +53,7 @@ class ContextAssembler:
         reference manifest builds, with no effect here; ``validate`` warns at their line."""
         del emit_segments, always_reassemble, token_budget
         self._path = IncrementalPath()
+        self._replacing = ReplacingSums()
         self._turn_units: tuple[TokenCounter | None, Message | None, int, Message | None, int, bool] = \
             (None, None, 0, None, 0, False)
         """(counter, system row, its units, user row, its units, whether it says something) of the last
@@ -76,8 +78,8 @@ class ContextAssembler:
         system = engine.system_message()
         past, wm = conv.committed_messages, conv.working
         user = conv.current_user if conv.current_user is not None else {"role": "user", "content": ""}
-        # a ContextManager's record says its shape; one that edits working memory takes the reference path
-        fast = self.incremental and self.precut and is_manager(cm) and not cm.edits_working_memory
+        # a ContextManager's record says its shape (one that edits working memory: when it edits none)
+        fast = self.incremental and self.precut and is_manager(cm)
         # the log first: rows committed since the last call are mostly working memory's, whose facts
         # the working index still holds until it moves on to this turn's list below
         log = self._path.log_index(counter, past) if fast else None
@@ -100,9 +102,13 @@ class ContextAssembler:
         hitl = bool(wm) and wm[0].get("role") == "tool"
         call = Call(engine, system, past, wm, user, has_user, tool_tokens, budget, outcome.messages,
                     outcome.decision, hitl)
-        if wmi is not None and log is not None and not hitl and budget.max_tokens > 0 and \
-                edits.split_shape() is not None:
-            result = self._path.assemble(call, RowUnits(u_system, u_user, wm_units, log, wmi))
+        if wmi is not None and log is not None and not hitl and budget.max_tokens > 0:
+            ru = RowUnits(u_system, u_user, wm_units, log, wmi)
+            view = frontier_record(edits)
+            if view is not None:
+                result = assemble_replacing(self._path, self._replacing, view, call, ru)
+            else:
+                result = self._path.assemble(call, ru) if edits.split_shape() is not None else None
             if result is not None:
                 return result
         return assemble_reference(call, self.precut)

@@ -13,12 +13,14 @@ kept; rows are only replaced, in the log and in working memory older than its ne
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from inspector.engine.contracts import EditRecord, Replacement, newest_group_start
+from inspector.engine.contracts import EditRecord, ReplacedBefore, Replacement, newest_group_start
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
 from inspector.engine.managers.shared import BuiltFromParams
+from inspector.engine.tokens import TokenCounter
 from inspector.engine.types import Message
 from inspector.params import CLEAR_TOOL_RESULTS as D
 from inspector.params import ClearToolResultsParams
@@ -48,6 +50,60 @@ class _Clearing:
     freed: int = 0
 
 
+class _Log:
+    """What the manager keeps across calls about the committed log it last saw (it only grows between
+    calls): its units, where its tool results stand, each call id's ask, and the clearable results in
+    log order with, for those cleared so far, their placeholder row (each built once) and the tokens
+    freed up to each (``freed[k]``: by the first ``k``)."""
+
+    __slots__ = ("rows", "n", "last", "units", "results", "answered", "asks", "cands", "at", "table", "freed",
+                 "reach", "dup", "key")
+
+    def __init__(self, key: tuple[object, ...] = ()) -> None:
+        self.key = key  # (counter, params) it was made for
+        self.rows: Sequence[Message] | None = None
+        self.n, self.units = 0, 0
+        self.last: Message | None = None
+        self.results: list[int] = []  # log positions of the tool results
+        self.asks: dict[str, tuple[int, str]] = {}  # call id -> (asking row, tool name)
+        self.answered: set[str] = set()  # the call ids the log's tool results answer
+        self.cands: list[tuple[int, int, str]] = []  # (result, its ask, tool) clearable by their asks
+        self.at: list[int] = []  # the candidates' positions (bisected)
+        self.reach: int | None = None  # the fewest candidates that free clear_at_least, once found
+        self.table: list[Replacement] = []  # the first len(table) candidates' placeholders
+        self.freed: list[int] = [0]
+        self.dup = False  # a call id asked twice, or after its result: every call is worked out from scratch
+
+    def sync(self, past: Sequence[Message], counter: TokenCounter, params: ClearToolResultsParams) -> _Log:
+        """The state brought up to date with ``past``: a new state when it is not this log grown (or
+        the counter or the parameters changed)."""
+        n = self.n
+        st = self
+        key = (counter, params)
+        if past is not self.rows or len(past) < n or (n and past[n - 1] is not self.last) or \
+                self.key[0] is not counter or self.key[1] is not params:
+            st, n = _Log(key), 0
+        excluded = set(params.exclude_tools or ())
+        answered = st.answered
+        for i in range(n, len(past)):
+            m = past[i]
+            st.units += counter.unit(m)
+            for call in _calls(m):
+                cid = str(call.get("id"))
+                st.dup = st.dup or cid in st.asks or cid in answered
+                fn = call.get("function")
+                st.asks[cid] = (i, str(fn.get("name", "")) if isinstance(fn, dict) else "")
+            if m.get("role") == "tool":
+                st.results.append(i)
+                answered.add(str(m.get("tool_call_id")))
+                ask = st.asks.get(str(m.get("tool_call_id")))
+                if ask is not None and ask[1] not in excluded:
+                    st.cands.append((i, ask[0], ask[1]))
+                    st.at.append(i)
+        st.rows, st.n, st.last = past, len(past), past[-1] if past else None
+        return st
+
+
 class ClearToolResults(BuiltFromParams, ContextManager):
     """Tool results beyond the last ``keep`` tool uses sent as a placeholder once the input passes
     ``trigger`` tokens; parameters from :class:`~inspector.params.ClearToolResultsParams`."""
@@ -75,6 +131,12 @@ class ClearToolResults(BuiltFromParams, ContextManager):
                 self.name, trigger=trigger, keep=keep, clear_at_least=clear_at_least, exclude_tools=exclude_tools,
                 clear_tool_inputs=clear_tool_inputs, placeholder=placeholder)
         self.params = params
+        self._log = _Log()
+        self._wrows: dict[int, tuple[Message, str, Message, int]] = {}
+        """Working memory's cleared rows, by id of the original: (it, its tool, its placeholder row, tokens
+        freed), so the calls of a turn send the same row (no second tokenisation)."""
+        self.rows_built = 0
+        """How many placeholder rows were made over this manager's life (tests: once per original row)."""
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         """The result for ``past`` alone (no working memory): see :meth:`decide_with_working`."""
@@ -85,22 +147,110 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         group) replaced when the input exceeds ``trigger`` (``hint`` is not read). The decision's
         ``raw_tokens`` is the input counted, ``threshold`` the trigger."""
         del hint
-        rows = [*past, *working]
-        tokens = self.counter.count(rows)
-        trigger = self.params.trigger
-        n = len(past)
+        trigger, n, counter = self.params.trigger, len(past), self.counter
+        st = None
+        if self.params.clear_tool_inputs:  # a cleared ask's row changes with each of its results: no table
+            tokens = counter.count([*past, *working])
+        else:
+            st = self._log = self._log.sync(past, counter, self.params)
+            tokens = counter.total(st.units + sum(counter.unit(m) for m in working), n + len(working))
         if tokens <= trigger:  # both sources clear only above it: exactly at the trigger is kept
             return managed(past, EditRecord.keep_all(n),
                            CMDecision("tool-results-under-trigger", raw_tokens=tokens, threshold=trigger))
         limit = n + newest_group_start(working) if working else n
-        clearing = self._clear(rows, limit)
-        if not clearing.rows:
+        found = self._frontier(st, past, working, limit) if st is not None and not st.dup else None
+        if found is None:  # worked out from scratch
+            rows = [*past, *working]
+            clearing = self._clear(rows, limit)
+            items = sorted(clearing.rows.items())
+            found = (tuple(Replacement(i, row, why) for i, (row, why) in items if i < n),
+                     tuple(Replacement(i - n, row, why) for i, (row, why) in items if i >= n))
+        log, wm = found
+        if not log and not wm:
             return managed(past, EditRecord.keep_all(n),
                            CMDecision("tool-results-nothing-to-clear", raw_tokens=tokens, threshold=trigger))
-        log = tuple(Replacement(i, row, why) for i, (row, why) in sorted(clearing.rows.items()) if i < n)
-        wm = tuple(Replacement(i - n, row, why) for i, (row, why) in sorted(clearing.rows.items()) if i >= n)
         record = EditRecord(n, ((0, n),) if n else (), log, (), wm)
         return managed(past, record, CMDecision("tool-results-cleared", raw_tokens=tokens, threshold=trigger))
+
+    def _frontier(self, st: _Log, past: Sequence[Message], working: Sequence[Message],
+                  limit: int) -> tuple[Sequence[Replacement], tuple[Replacement, ...]] | None:
+        """:meth:`_clear`'s answer from the state kept across calls: the log's cleared results as a
+        :class:`ReplacedBefore` view of its table (each placeholder built once), working memory's
+        worked out on the call. None when working memory asks a call id again (the rule's ask look-up
+        could then differ from the table's)."""
+        n = len(past)
+        wasks: dict[str, tuple[int, str]] = {}
+        wres: list[int] = []
+        for j, m in enumerate(working):
+            for call in _calls(m):
+                cid = str(call.get("id"))
+                if cid in st.asks or cid in st.answered:
+                    return None
+                fn = call.get("function")
+                wasks[cid] = (n + j, str(fn.get("name", "")) if isinstance(fn, dict) else "")
+            if m.get("role") == "tool":
+                wres.append(j)
+        older = len(st.results) + len(wres) - self.params.keep  # results before the keep-th last are older
+        if older <= 0:
+            bound = 0
+        elif older < len(st.results):
+            bound = st.results[older]
+        elif older < len(st.results) + len(wres):
+            bound = n + wres[older - len(st.results)]
+        else:
+            bound = n + len(working)
+        bound = min(bound, limit)
+        c = bisect_left(st.at, bound)
+        at_least = self.params.clear_at_least
+        if at_least:
+            k = self._reach(st, past, c, at_least)
+            if k is not None:
+                return (ReplacedBefore(st.table, k, st.at), ())
+        else:
+            self._build(st, past, c)
+        freed = st.freed[c]
+        excluded = set(self.params.exclude_tools or ())
+        wm: list[Replacement] = []
+        for j in wres:
+            ask = wasks.get(str(working[j].get("tool_call_id")))
+            if n + j >= bound or ask is None or ask[0] >= n + j or ask[1] in excluded:
+                continue
+            hit = self._wrows.get(id(working[j]))
+            if hit is None or hit[0] is not working[j] or hit[1] != ask[1]:
+                hit = self._wrows[id(working[j])] = (working[j], ask[1], *self._cleared(working[j], ask[1]))
+            row, delta = hit[2], hit[3]
+            wm.append(Replacement(j, row, CLEARED))
+            freed += delta
+            if at_least and freed >= at_least:
+                break
+        if freed < at_least:
+            return ((), ())
+        return (ReplacedBefore(st.table, c, st.at) if c else (), tuple(wm))
+
+    def _reach(self, st: _Log, past: Sequence[Message], c: int, at_least: int) -> int | None:
+        """The fewest of the first ``c`` candidates that free ``at_least`` tokens (None: they do not)."""
+        if st.reach is None:
+            freed = st.freed
+            while len(st.table) < c and st.reach is None:
+                self._build(st, past, len(st.table) + 1)
+                if freed[-1] >= at_least:
+                    st.reach = len(st.table)
+        return st.reach if st.reach is not None and st.reach <= c else None
+
+    def _build(self, st: _Log, past: Sequence[Message], c: int) -> None:
+        """The placeholders of the first ``c`` candidates in the table (each built once)."""
+        while len(st.table) < c:
+            i, _ask, tool = st.cands[len(st.table)]
+            row, delta = self._cleared(past[i], tool)
+            st.table.append(Replacement(i, row, CLEARED))
+            st.freed.append(st.freed[-1] + delta)
+
+    def _cleared(self, original: Message, tool: str) -> tuple[Message, int]:
+        """The placeholder row of a cleared result and the tokens it frees (the original's count minus its own)."""
+        size = self.counter.count([original])
+        new = {**original, "content": self._placeholder(tool, size)}
+        self.rows_built += 1
+        return new, size - self.counter.count([new])
 
     def _candidates(self, rows: Sequence[Message], limit: int) -> Iterator[tuple[int, int, str]]:
         """``(result position, asking row's position, tool name)`` of each clearable result, oldest
@@ -128,10 +278,9 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         done = _Clearing()
         for i, ask, tool in self._candidates(rows, limit):
             original = rows[i]
-            size = self.counter.count([original])
-            new = {**original, "content": self._placeholder(tool, size)}
+            new, delta = self._cleared(original, tool)
             done.rows[i] = (new, CLEARED)
-            done.freed += size - self.counter.count([new])
+            done.freed += delta
             if self.params.clear_tool_inputs:
                 self._blank_input(rows, ask, str(original.get("tool_call_id")), done)
             if at_least and done.freed >= at_least:

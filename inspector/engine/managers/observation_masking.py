@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from inspector.engine.contracts import EditRecord, Replacement, newest_group_start
+from inspector.engine.contracts import EditRecord, ReplacedBefore, Replacement, newest_group_start
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
 from inspector.engine.managers.shared import BuiltFromParams
 from inspector.engine.types import Message
@@ -51,6 +51,48 @@ def _tool_names(*parts: Sequence[Message]) -> dict[str, str]:
     return out
 
 
+class _Masks:
+    """What the manager keeps across calls about the committed log it last saw (the log only grows
+    between calls): the tool name each ask gives its call ids, where the tool results stand, and the
+    table of replacements below the frontier so far, each built once (:class:`ReplacedBefore`)."""
+
+    __slots__ = ("rows", "n", "last", "names", "results", "tools", "table", "dup", "built")
+
+    def __init__(self, rows: Sequence[Message] | None = None) -> None:
+        self.rows, self.n = rows, 0
+        self.last: Message | None = None
+        self.names: dict[str, str] = {}
+        self.results: set[str] = set()  # the call ids the log's tool results answer
+        self.tools: list[int] = []  # log positions of the tool results
+        self.table: list[Replacement] = []  # one per tool result below ``built``, in log order
+        self.built = 0  # how many of ``tools`` have their replacement in ``table``
+        self.dup = False  # an ask re-declared a call id, or came after its result: names can change, so
+        # every call is worked out from scratch
+
+    def sync(self, past: Sequence[Message]) -> _Masks:
+        """The state brought up to date with ``past``: a new state when it is not this log grown."""
+        n = self.n
+        if past is not self.rows or len(past) < n or (n and past[n - 1] is not self.last):
+            return _Masks()._read(past, 0)
+        return self._read(past, n)
+
+    def _read(self, past: Sequence[Message], n: int) -> _Masks:
+        names, tools = self.names, self.tools
+        for i in range(n, len(past)):
+            m = past[i]
+            if m.get("role") == "tool":
+                tools.append(i)
+                self.results.add(str(m.get("tool_call_id")))
+            calls = m.get("tool_calls")
+            for call in calls if isinstance(calls, list) else ():
+                if isinstance(call, dict) and isinstance(call.get("id"), str):
+                    self.dup = self.dup or call["id"] in names or call["id"] in self.results
+                    names[call["id"]] = _tool_name(call)
+        self.rows, self.n = past, len(past)
+        self.last = past[-1] if past else None
+        return self
+
+
 class ObservationMasking(BuiltFromParams, ContextManager):
     """Every log row kept; each tool result more than ``attention_window`` events from the end of
     log + working memory sent as the placeholder, in the log and in working memory alike (a one-turn
@@ -74,6 +116,10 @@ class ObservationMasking(BuiltFromParams, ContextManager):
                                                     placeholder=placeholder)
         self.attention_window = params.attention_window
         self.placeholder = params.placeholder
+        self._masks = _Masks()
+        self._rows: dict[int, tuple[Message, str, Message]] = {}  # id(original) -> (it, text, its placeholder row)
+        self.rows_built = 0
+        """How many placeholder rows were made over this manager's life (tests: once per original row)."""
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         """The result with no working memory (:meth:`decide_with_working` with none)."""
@@ -87,19 +133,51 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         del hint
         n = len(past)
         cut = n + len(working) - self.attention_window  # events before ``cut`` are outside the window
-        names = _tool_names(past, working)
-        in_log = tuple(self._masked(past, range(min(cut, n)), names))
-        in_working = tuple(self._masked(working, range(min(cut - n, newest_group_start(working))), names))
+        st = self._masks = self._masks.sync(past)
+        wnames = _tool_names(working)
+        in_log = self._log_masks(past, wnames, min(cut, n))
+        if in_log is None:  # a call id declared twice: the names are read again, as the rule says
+            wnames = _tool_names(past, working)
+            in_log = tuple(self._masked(past, range(min(cut, n)), wnames, {}))
+        in_working = tuple(self._masked(working, range(min(cut - n, newest_group_start(working))), wnames,
+                                        st.names))
         record = EditRecord(n, ((0, n),) if n else (), in_log, (), in_working)
         action = "observations-masked" if in_log or in_working else "observations-kept"
         return managed(past, record, CMDecision(action))
 
-    def _masked(self, rows: Sequence[Message], span: range, names: dict[str, str]) -> Iterator[Replacement]:
-        """A replacement for each tool result of ``rows`` at an index in ``span``."""
+    def _log_masks(self, past: Sequence[Message], wnames: dict[str, str], cut: int) -> Sequence[Replacement] | None:
+        """The log's replacements below ``cut``, as a :class:`ReplacedBefore` view of the table kept
+        across calls (each tool result's placeholder row built once, when it first falls outside the
+        window); None when a call id is declared twice (in the log, or by working memory's asks
+        ``wnames`` again), where a name could change and the call is worked out from scratch."""
+        st = self._masks
+        if st.dup or any(cid in st.names or cid in st.results for cid in wnames):
+            return None
+        tools, table = st.tools, st.table
+        while st.built < len(tools) and tools[st.built] < cut:
+            i = tools[st.built]
+            table.extend(self._masked(past, range(i, i + 1), st.names, {}))
+            st.built += 1
+        count = st.built
+        while count and tools[count - 1] >= cut:  # the window moved back (a longer working memory)
+            count -= 1
+        return ReplacedBefore(table, count, tools) if count else ()
+
+    def _masked(self, rows: Sequence[Message], span: range, names: dict[str, str],
+                more: dict[str, str]) -> Iterator[Replacement]:
+        """A replacement for each tool result of ``rows`` at an index in ``span``, its tool named by
+        ``names``, else ``more``. A row masked before with the same text is sent as the same row
+        (working memory's rows are masked again on every call of their turn)."""
+        cache = self._rows
         for i in span:
             m = rows[i]
             if m.get("role") == "tool":
                 content = m.get("content")
                 size = len(content if isinstance(content, str) else str(content or ""))
-                text = mask_text(self.placeholder, names.get(str(m.get("tool_call_id")), "tool"), size)
-                yield Replacement(i, {**m, "content": text}, MASKED)
+                cid = str(m.get("tool_call_id"))
+                text = mask_text(self.placeholder, names.get(cid) or more.get(cid, "tool"), size)
+                hit = cache.get(id(m))
+                if hit is None or hit[0] is not m or hit[1] != text:
+                    self.rows_built += 1
+                    hit = cache[id(m)] = (m, text, {**m, "content": text})
+                yield Replacement(i, hit[2], MASKED)

@@ -1,0 +1,169 @@
+"""The incremental assembly of a record that replaces rows below a frontier (docs/design.md §3.14).
+
+observation-masking and clear-tool-results keep the whole log and send its older tool results as
+placeholder rows: their edit record's replacements are a
+:class:`~inspector.engine.contracts.ReplacedBefore` view (the first ``upto`` entries of a table
+the manager keeps, each row's placeholder built once), every row kept, nothing inserted. Such a
+call is the incremental path's suffix call over a different list: the log with the rows below the
+frontier ``F`` replaced. Replacing a tool result's content changes no role and no call id, so every
+pairing and grouping fact of the log's :class:`~inspector.engine.assembly.row_index.RowIndex`
+holds for it; only the rows and their units differ. :class:`FrontierIndex` is the log's index seen
+that way: its rows a :class:`~inspector.engine.contracts.ReplacedRows` view, its running sums
+``pre[i]`` those of the replaced log below ``F`` and the log's own above (:class:`_FrontierSums`),
+so the pre-cut, the trimmer and the bands read O(1) sums as for any suffix call. The replaced log's
+sums are kept per table, extended as the frontier moves on (:class:`ReplacingSums`): each row read
+once, never per call. The incremental path then assembles the call as it stands
+(:meth:`~inspector.engine.assembly.incremental.IncrementalPath.assemble`); tests hold the result
+equal to the reference path's.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Sequence
+from typing import overload
+
+from inspector.engine.assembly.call import Call
+from inspector.engine.assembly.incremental import IncrementalPath, RowUnits
+from inspector.engine.assembly.records import Assembly
+from inspector.engine.assembly.row_index import RowIndex
+from inspector.engine.contracts import EditRecord, FlatRows, ReplacedBefore, ReplacedRows
+from inspector.engine.tokens import TokenCounter
+
+__all__ = ["FrontierIndex", "ReplacingSums", "frontier_record"]
+
+
+def frontier_record(edits: EditRecord | None) -> ReplacedBefore | None:
+    """The record's frontier view when it is of the shape this module assembles: every log row kept,
+    nothing inserted, the log's replacements a :class:`ReplacedBefore` (those of working memory, in
+    its order, if any: a frontier of their own). A record replacing only working-memory rows has an
+    empty view."""
+    if edits is None or edits.inserted or edits.kept != (((0, edits.size),) if edits.size else ()):
+        return None
+    if type(edits.replaced) is ReplacedBefore:
+        view: ReplacedBefore = edits.replaced
+    elif not edits.replaced and edits.working:
+        view = ReplacedBefore([], 0)
+    else:
+        return None
+    w = edits.working
+    if any(w[k].index >= w[k + 1].index for k in range(len(w) - 1)):
+        return None
+    return view
+
+
+class ReplacingSums:
+    """Running unit sums of the log with every row of one manager's table replaced, kept across calls:
+    ``pre[i]`` = units of the replaced log's first ``i`` rows, read up to the furthest frontier asked
+    for so far (each row once). A new table (the manager started again) or counter starts them again."""
+
+    def __init__(self) -> None:
+        self.table: object = None
+        self.counter: TokenCounter | None = None
+        self.pre: list[int] = [0]
+        self.k = 0  # table entries below len(pre) - 1
+        self.read = 0
+        """Rows read over this object's life (tests: each row once per table)."""
+        self.flat = FlatRows()
+        """The replaced log as one list, moved with the frontier (its slices are plain list copies)."""
+
+    def upto(self, view: ReplacedBefore, log: RowIndex, counter: TokenCounter) -> list[int]:
+        """The sums brought up to ``view``'s frontier over ``log`` (the log's own sums for rows the
+        table does not replace); returns them."""
+        if view.table is not self.table or counter is not self.counter:
+            self.table, self.counter, self.pre, self.k = view.table, counter, [0], 0
+        pre, table, own = self.pre, view.table, log.pre
+        f = view.frontier
+        i, k = len(pre) - 1, self.k
+        if i >= f:
+            return pre
+        self.read += f - i
+        unit = counter.unit
+        total = pre[-1]
+        while i < f:
+            if k < len(table) and table[k].index == i:
+                total += unit(table[k].row)
+                k += 1
+            else:
+                total += own[i + 1] - own[i]
+            pre.append(total)
+            i += 1
+        self.k = k
+        return pre
+
+
+class _FrontierSums(Sequence[int]):
+    """``pre[i]`` of the log with its rows below ``f`` replaced: the replaced log's sums up to ``f``,
+    the log's own differences after it. Read by index (the pre-cut bisects it)."""
+
+    __slots__ = ("rep", "own", "f", "base", "n")
+
+    def __init__(self, rep: Sequence[int], own: Sequence[int], f: int, n: int) -> None:
+        self.rep, self.own, self.f, self.n = rep, own, f, n
+        self.base = rep[f] - own[f]
+
+    def __len__(self) -> int:
+        return self.n + 1
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[int]: ...
+    def __getitem__(self, i: int | slice) -> int | Sequence[int]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.n + 1))]
+        if i < 0:
+            i += self.n + 1
+        return self.rep[i] if i <= self.f else self.own[i] + self.base
+
+
+class FrontierIndex(RowIndex):
+    """The log's :class:`RowIndex` seen through a frontier record: the same pairing, grouping and
+    band facts (a placeholder keeps its row's role and call id), its rows and running sums those of
+    the log with the replaced rows sent instead. Made per call, O(1); reads only."""
+
+    def __init__(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None) -> None:
+        # no RowIndex.__init__: every fact is the log index's own, as it stands for this call
+        vars(self).update(vars(log))
+        assert log.rows is not None
+        self.rows = ReplacedRows(log.rows, view, None, flat.move(view, log.rows) if flat is not None else None)
+        self.pre = _FrontierSums(rep, log.pre, view.frontier, log.n)  # type: ignore[assignment]
+
+
+def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: ReplacedBefore, c: Call,
+                       ru: RowUnits) -> Assembly | None:
+    """Call ``c``'s assembly by the incremental path over the log seen through ``view`` (module
+    docstring); None when the path does not cover the call (then the reference assembles it). The
+    call's own decision, with its frontier record, stays the assembly's."""
+    log = ru.log
+    past = c.past
+    n = len(past)
+    if log.n != n or (n and log.rows is not None and log.rows[n - 1] is not past[-1]) or view.frontier > n:
+        return None  # the log index is not this projection (a fold): positions would not match
+    counter = c.engine.counter
+    idx = FrontierIndex(log, view, sums.upto(view, log, counter), sums.flat)
+    edits = c.decision.edits
+    if edits is not None and edits.working:  # working memory's few replacements: its sums made on the call
+        wview = ReplacedBefore(list(edits.working), len(edits.working))
+        wmi = FrontierIndex(ru.wmi, wview, _sums(ru.wmi, wview, counter))
+        ru = ru._replace(wmi=wmi, working=wmi.pre[wmi.n])
+    decision = copy.copy(c.decision)
+    decision.edits = EditRecord.keep_all(n)  # the suffix shape the path reads: the whole log, over idx's rows
+    result = path.assemble(dataclasses.replace(c, decision=decision), ru._replace(log=idx))
+    if result is not None:
+        result.decision = c.decision
+    return result
+
+
+def _sums(idx: RowIndex, view: ReplacedBefore, counter: TokenCounter) -> list[int]:
+    """Running unit sums of ``idx``'s rows up to ``view``'s frontier, its replaced rows counted as sent."""
+    pre, own, table = [0], idx.pre, view.table
+    k = 0
+    for i in range(view.frontier):
+        if k < len(table) and table[k].index == i:
+            pre.append(pre[-1] + counter.unit(table[k].row))
+            k += 1
+        else:
+            pre.append(pre[-1] + own[i + 1] - own[i])
+    return pre

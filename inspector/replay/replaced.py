@@ -1,0 +1,243 @@
+"""A frame's replaced rows kept as a frontier: what the replay records for a manager's
+:class:`~inspector.engine.contracts.ReplacedBefore` record (docs/design.md §3.14).
+
+observation-masking and clear-tool-results replace the log's older tool results oldest first and
+never change a row's replacement, so every call's replaced rows are the first ``upto`` entries of
+one table its manager keeps. The replay maps that table to transcript indices once per entry
+(:class:`FrontierTable`) and each frame keeps only its ``upto``: :class:`ReplacedRefs` (the
+frame's ``replaced``) and :class:`FrontierSegments` (its payload runs: the transcript runs as if
+nothing were replaced, each replaced row split out when they are read) are views over it. A frame
+costs O(its runs), not O(rows replaced so far); reading one costs what it always did.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
+from itertools import chain, islice
+from typing import Any, ClassVar, overload
+
+from inspector.engine.contracts import Replacement
+from inspector.engine.types import Message
+from inspector.replay.records import Segment
+
+__all__ = ["FrontierSegments", "FrontierTable", "ReplacedRefs", "kept_prefix", "reason_lookup", "stored_entries"]
+
+
+class FrontierTable:
+    """The replay's copy of one manager's replacement table (``ReplacedBefore.table``), entry ``k``
+    mapped to the transcript once: ``refs[k]`` the index of the message it replaces, ``reasons[k]``
+    its reason code, ``rows[k]`` the row sent instead, ``ids`` the position of each row sent by its
+    id. ``ok`` is False once an entry is not a transcript message standing after the previous one
+    (then the frame lists its rows one by one, as for any other record)."""
+
+    __slots__ = ("table", "refs", "reasons", "rows", "ids", "ok")
+
+    def __init__(self, table: list[Replacement] | None = None) -> None:
+        self.table = table
+        self.refs: list[int] = []
+        self.reasons: list[str] = []
+        self.rows: list[Message] = []
+        self.ids: dict[int, int] = {}
+        self.ok = True
+
+    def sync(self, past: Sequence[Message], ref_of: Callable[[Message], int | None]) -> bool:
+        """Map the table's entries added since the last call (``past``: the log their indices are
+        positions of); returns :attr:`ok`."""
+        table = self.table
+        assert table is not None
+        refs = self.refs
+        for k in range(len(refs), len(table)):
+            r = table[k]
+            t = ref_of(past[r.index]) if r.index < len(past) else None
+            if t is None or (refs and t <= refs[-1]):
+                self.ok = False
+                return False
+            refs.append(t)
+            self.reasons.append(r.reason)
+            self.rows.append(r.row)
+            self.ids[id(r.row)] = k
+        return self.ok
+
+
+class ReplacedRefs(Sequence[tuple[int, str]]):
+    """A frame's ``replaced``: ``(transcript index, reason)`` of the table's first ``upto`` entries,
+    then ``extra`` (working memory's, which stand after every log row), in transcript order."""
+
+    __slots__ = ("fr", "upto", "extra")
+
+    def __init__(self, fr: FrontierTable, upto: int, extra: tuple[tuple[int, str], ...] = ()) -> None:
+        self.fr, self.upto, self.extra = fr, upto, extra
+
+    def __len__(self) -> int:
+        return self.upto + len(self.extra)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[int, str]: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[tuple[int, str]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[int, str] | Sequence[tuple[int, str]]:
+        if isinstance(i, slice):
+            lo, hi, step = i.indices(len(self))
+            if step == 1:
+                return list(islice(self, lo, hi))
+            return list(self)[i]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("replaced row index out of range")
+        if i < self.upto:
+            return self.fr.refs[i], self.fr.reasons[i]
+        return self.extra[i - self.upto]
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        fr, c = self.fr, self.upto
+        return chain(zip(islice(fr.refs, c), islice(fr.reasons, c)), self.extra)
+
+    def reason(self, i: int) -> str | None:
+        """The reason transcript message ``i`` was replaced (None: it was not), by bisection."""
+        refs = self.fr.refs
+        k = bisect_left(refs, i, 0, self.upto)
+        if k < self.upto and refs[k] == i:
+            return self.fr.reasons[k]
+        return next((why for j, why in self.extra if j == i), None)
+
+    def __contains__(self, item: object) -> bool:
+        if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], int)):
+            return False
+        return self.reason(item[0]) == item[1]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ReplacedRefs) and other.fr is self.fr:
+            return other.upto == self.upto and other.extra == self.extra
+        return isinstance(other, Sequence) and len(other) == len(self) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"ReplacedRefs({self.upto} of the table, {len(self.extra)} more)"
+
+
+def kept_prefix(prev: Sequence[tuple[int, str]], cur: Sequence[tuple[int, str]]) -> int:
+    """How many of ``cur``'s first entries are ``prev``'s first ones (what a frame's JSON says it keeps
+    of the frame before it): O(1) for two views of one table, else compared entry by entry."""
+    if type(prev) is ReplacedRefs and type(cur) is ReplacedRefs and prev.fr is cur.fr:
+        k = min(prev.upto, cur.upto)
+        if prev.upto != cur.upto:
+            return k
+        for a, b in zip(prev.extra, cur.extra):
+            if a != b:
+                break
+            k += 1
+        return k
+    k = 0
+    for a, b in zip(prev, cur):
+        if a != b:
+            break
+        k += 1
+    return k
+
+
+class FrontierSegments(Sequence[Segment]):
+    """A frame's ``segments`` when its record was a frontier: ``runs`` are the payload's runs with the
+    replaced rows counted in their transcript runs, and reading it splits each of the table's first
+    ``upto`` rows out as its own segment ``(ref, 1, band, reason, row sent)``, as every frame lists
+    a replaced row. Kept O(runs); read in O(runs + replaced rows in the payload)."""
+
+    __slots__ = ("runs", "fr", "upto")
+
+    def __init__(self, runs: Sequence[Segment], fr: FrontierTable, upto: int) -> None:
+        self.runs, self.fr, self.upto = runs, fr, upto
+
+    _last: ClassVar[tuple[object, list[Segment]]] = (None, [])
+    """The segments the last frontier frame read expanded to (one frame's): an analysis reads a frame's
+    segments several times in a row (the forgetting detector three), so only the first expands."""
+
+    def __iter__(self) -> Iterator[Segment]:
+        last = FrontierSegments._last
+        if last[0] is self:
+            return iter(last[1])
+        out = list(self._expand())
+        FrontierSegments._last = (self, out)
+        return iter(out)
+
+    def _expand(self) -> Iterator[Segment]:
+        refs, reasons, rows, c = self.fr.refs, self.fr.reasons, self.fr.rows, self.upto
+        for seg in self.runs:
+            ref, n, band, syn, own = seg
+            if own is not None or ref is None or syn is not None:
+                yield seg
+                continue
+            hi = ref + n
+            k, end = bisect_left(refs, ref, 0, c), bisect_left(refs, hi, 0, c)
+            if k == end:
+                yield seg
+                continue
+            at = ref
+            for j in range(k, end):
+                p = refs[j]
+                if p > at:
+                    yield at, p - at, band, None, None
+                yield p, 1, band, reasons[j], rows[j]
+                at = p + 1
+            if hi > at:
+                yield at, hi - at, band, None, None
+
+    def shown(self, why: Callable[[int], str | None]) -> list[tuple[int, int]]:
+        """The ``[lo, hi)`` transcript ranges the payload shows as recorded: its plain runs without the
+        table's replaced rows, and each of its own rows that carries a transcript index and is not a
+        replacement (``why``: the frame's :func:`reason_lookup`). O(runs + replaced rows in them),
+        without a segment made per replaced row."""
+        refs, c = self.fr.refs, self.upto
+        out: list[tuple[int, int]] = []
+        add = out.append
+        for ref, n, _band, syn, own in self.runs:
+            if ref is None:
+                continue
+            if own is not None:
+                if syn is None or why(ref) != syn:
+                    add((ref, ref + 1))
+                continue
+            hi = ref + n
+            at = ref
+            for j in range(bisect_left(refs, ref, 0, c), bisect_left(refs, hi, 0, c)):
+                p = refs[j]
+                if p > at:
+                    add((at, p))
+                at = p + 1
+            if hi > at:
+                add((at, hi))
+        return out
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    @overload
+    def __getitem__(self, i: int) -> Segment: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Segment]: ...
+    def __getitem__(self, i: int | slice) -> Segment | Sequence[Segment]:
+        return list(iter(self))[i]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(iter(self)) == list(iter(other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"FrontierSegments({len(self.runs)} runs, {self.upto} replaced rows below the frontier)"
+
+
+def stored_entries(segments: Sequence[Any]) -> int:
+    """How many segment entries a frame stores (a frontier frame's runs, not their reading)."""
+    return len(segments.runs) if type(segments) is FrontierSegments else len(segments)
+
+
+def reason_lookup(replaced: Sequence[tuple[int, str]]) -> Callable[[int], str | None]:
+    """``why(i)``: the reason transcript message ``i`` was replaced in a frame (None: it was not), for a
+    frame's ``replaced`` of either kind: a frontier view is bisected, never copied (O(log) a question)."""
+    if type(replaced) is ReplacedRefs:
+        return replaced.reason
+    return dict(replaced).get

@@ -1,0 +1,261 @@
+"""observation-masking and clear-tool-results replace rows below a frontier (docs/design.md §3.14):
+each placeholder row is built once, a call's record is a view of the manager's table, and the
+answers are the rules' own, call by call, however the log and working memory grow."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inspector.engine.contracts import EditRecord, ReplacedBefore, ReplacedRows, Replacement, check_record, \
+    newest_group_start
+from inspector.engine.managers.clear_tool_results import CLEARED, ClearToolResults
+from inspector.engine.managers.observation_masking import MASKED, ObservationMasking, mask_text
+from inspector.engine.types import Message
+from inspector.replay import replaced_lists
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# --- a conversation driven call by call, as the engine drives a manager ------------------------------
+
+@st.composite
+def turns(draw: Any) -> list[list[Message]]:
+    """Turns of a tool-using agent: a user row, asks (one or two calls, tools ``a``/``b``) each with
+    its results, a reply. Call ids are unique (the usual transcript); sizes vary."""
+    out: list[list[Message]] = []
+    k = 0
+    for t in range(draw(st.integers(1, 7))):
+        rows: list[Message] = [{"role": "user", "content": f"q{t}"}]
+        for _r in range(draw(st.integers(0, 3))):
+            ids = [f"c{k + j}" for j in range(draw(st.integers(1, 2)))]
+            k += len(ids)
+            rows.append({"role": "assistant", "content": "", "tool_calls": [
+                {"id": i, "type": "function", "function": {"name": draw(st.sampled_from("ab")), "arguments": "{}"}}
+                for i in ids]})
+            rows.extend({"role": "tool", "tool_call_id": i, "content": "x" * draw(st.integers(1, 400))} for i in ids)
+        rows.append({"role": "assistant", "content": "done"})
+        out.append(rows)
+    return out
+
+
+def calls(convo: list[list[Message]]) -> Any:
+    """``(past, working)`` before every assistant row, the log one list growing in place (as the
+    engine's): a turn's rows are committed when the next user row comes."""
+    past: list[Message] = []
+    for rows in convo:
+        for j, m in enumerate(rows):
+            if m["role"] == "assistant":
+                yield past, tuple(rows[1:j])
+        past.extend(rows)
+
+
+def flat(record: EditRecord) -> tuple[list[tuple[int, Message, str]], list[tuple[int, Message, str]]]:
+    return [(r.index, r.row, r.reason) for r in record.replaced], [(r.index, r.row, r.reason) for r in record.working]
+
+
+def names(rows: list[Message]) -> dict[str, str]:
+    return {c["id"]: c["function"]["name"] for m in rows for c in m.get("tool_calls") or ()}
+
+
+def masked_by_rule(past: list[Message], working: tuple[Message, ...], window: int, placeholder: str) -> Any:
+    """The OpenHands rule, written out: tool results at event index < n − window, never in working
+    memory's newest group."""
+    n, rows = len(past), [*past, *working]
+    cut = n + len(working) - window
+    tools = names(rows)
+
+    def row(m: Message) -> Message:
+        return {**m, "content": mask_text(placeholder, tools.get(m["tool_call_id"], "tool"), len(m["content"]))}
+    log = [(i, row(past[i]), MASKED) for i in range(min(cut, n)) if past[i]["role"] == "tool"]
+    wm = [(j, row(working[j]), MASKED) for j in range(min(cut - n, newest_group_start(working)))
+          if working[j]["role"] == "tool"]
+    return log, wm
+
+
+def cleared_by_rule(cm: ClearToolResults, past: list[Message], working: tuple[Message, ...]) -> Any:
+    """Anthropic's / LangChain's rule, written out (no clear_tool_inputs): above the trigger, every
+    tool result but the last ``keep`` whose ask stands before it (its tool not excluded), oldest
+    first, stopped once ``clear_at_least`` is freed; nothing when all of them free less."""
+    p, n, rows, count = cm.params, len(past), [*past, *working], cm.counter.count
+    if count(rows) <= p.trigger:
+        return [], []
+    limit = n + newest_group_start(working) if working else n
+    results = [i for i, m in enumerate(rows) if m["role"] == "tool"]
+    asks = {c["id"]: (i, c["function"]["name"]) for i, m in enumerate(rows) for c in m.get("tool_calls") or ()}
+    done, freed = [], 0
+    for i in results[:max(0, len(results) - p.keep)]:
+        ask = asks.get(rows[i]["tool_call_id"])
+        if i >= limit or ask is None or ask[0] >= i or ask[1] in (p.exclude_tools or ()):
+            continue
+        size = count([rows[i]])
+        new = {**rows[i], "content": f"[tool result cleared: {ask[1]}, {size} tokens]"}
+        done.append((i, new, CLEARED))
+        freed += size - count([new])
+        if p.clear_at_least and freed >= p.clear_at_least:
+            break
+    if freed < p.clear_at_least:
+        done = []
+    return [d for d in done if d[0] < n], [(i - n, r, w) for i, r, w in done if i >= n]
+
+
+@settings(max_examples=150, deadline=None)
+@given(convo=turns(), window=st.integers(1, 12))
+def test_masking_with_a_table_kept_across_calls_answers_the_rule_on_every_call(convo: Any, window: int) -> None:
+    cm = ObservationMasking(attention_window=window, placeholder="[{tool} {size}]")
+    for past, working in calls(convo):
+        got = cm.decide_with_working(past, working, 0).edits
+        check_record(got, past, working)
+        assert flat(got) == masked_by_rule(past, working, window, "[{tool} {size}]")
+
+
+@settings(max_examples=150, deadline=None)
+@given(convo=turns(), keep=st.integers(0, 4), trigger=st.integers(1, 600), at_least=st.sampled_from([0, 1, 150]),
+       exclude=st.sampled_from([None, ["b"]]))
+def test_clearing_with_a_table_kept_across_calls_answers_the_rule_on_every_call(
+        convo: Any, keep: int, trigger: int, at_least: int, exclude: Any) -> None:
+    cm = ClearToolResults(trigger=trigger, keep=keep, clear_at_least=at_least, exclude_tools=exclude)
+    for past, working in calls(convo):
+        got = cm.decide_with_working(past, working, 0).edits
+        check_record(got, past, working)
+        assert flat(got) == cleared_by_rule(cm, past, working)
+
+
+def test_placeholder_rows_are_built_once_per_original_row() -> None:
+    """Four rounds of one ask and one result (rows 1..8, results at 2, 4, 6, 8 after the user row 0)
+    called once per round: with a window of 2 events, the results at 2, 4, 6 fall out of it one by one
+    (at 4, 6 and 8 events... 9 events at the last call) and each is masked on every later call, but
+    its placeholder row is made once: 3 rows built for 3 results, the same object on every call."""
+    user = {"role": "user", "content": "go"}
+    past: list[Message] = []
+    working: list[Message] = []
+    for k in range(4):
+        working += [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": f"c{k}", "content": "x" * 50}]
+    past = [user, *working]  # the turn committed: 9 rows, results at 2, 4, 6, 8
+    cm = ObservationMasking(attention_window=2)
+    rows_seen: dict[int, int] = {}
+    for n in range(3, len(past) + 1):  # the log growing in place, one row a call
+        log = past[:n]
+        got = cm.decide(log, 0).edits
+        for r in got.replaced:
+            rows_seen.setdefault(r.index, id(r.row))
+            assert id(r.row) == rows_seen[r.index]  # the same row on every call
+    assert sorted(rows_seen) == [2, 4, 6] and cm.rows_built == 3
+
+
+def test_a_frontier_record_is_a_view_of_the_managers_table_not_a_copy_per_call() -> None:
+    """Two calls over a log grown in place share one table: the second record's view holds the first's
+    entries as they are (the same objects), and its history reads the replaced rows by bisection."""
+    rows = [{"role": "user", "content": "go"}]
+    for k in range(3):
+        rows += [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": f"c{k}", "content": "x" * 50}]
+    log = rows[:5]
+    cm = ObservationMasking(attention_window=2)
+    first = cm.decide(log, 0).edits.replaced  # 5 events, window 2: the result at 2 masked
+    log.extend(rows[5:])
+    second = cm.decide(log, 0).edits.replaced  # 7 events: the results at 2 and 4
+    assert type(first) is ReplacedBefore and type(second) is ReplacedBefore and first.table is second.table
+    assert [r.index for r in second] == [2, 4] and second[0] is first[0] and second.frontier == 5 and second.upto == 2
+    history = EditRecord(7, ((0, 7),), second).apply(log)
+    assert type(history) is ReplacedRows and history[2] is second[0].row and history[3] is log[3]
+    assert history[1:6] == [log[1], second[0].row, log[3], second[1].row, log[5]]
+
+
+def test_a_replay_writes_each_replacement_once_and_reads_back_every_frames_list(tmp_path: Path) -> None:
+    """A one-turn replay masking with a window of 3 events: 5 results (rows 2, 4, 6, 8, 10), one call
+    per ask and one before the reply. Each call's list grows by at most one result, so the file lists
+    each masked result once (``replaced_added``) however many calls mask it, and
+    :func:`replaced_lists` reads every frame's whole list back."""
+    from inspector.replay import replay
+    from inspector.transcripts.api import load_transcript
+
+    msgs: list[Message] = [{"role": "user", "content": "fix it"}]
+    for k in range(5):
+        msgs += [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": f"c{k}", "content": f"out {k}"}]
+    msgs.append({"role": "assistant", "content": "done"})
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"messages": msgs}))
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(json.dumps({"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "m"}, "spec": {
+        "models": [{"id": "main", "model": "gpt-4o"}],
+        "context_manager": {"type": "observation-masking", "params": {"attention_window": 3}}}}))
+    rp = replay(str(manifest), load_transcript(path), counter="estimate")
+    doc = json.loads(rp.dumps())
+    lists = replaced_lists(doc["frames"])
+    assert lists == [[{"ref": i, "reason": MASKED} for i, _ in f.replaced] for f in rp.frames]
+    # one turn: the call before ask k sees working memory's 2k events (k asks, k results; the user row
+    # is the turn's own), and masks a result at event j < 2k - 3 standing before the newest group (the
+    # ask at 2k - 2): events 1, 3, 5 are transcript rows 2, 4, 6. So [], [], [], [2], [2, 4], then the
+    # call before "done" (10 events, cut 7) [2, 4, 6]
+    assert [[r["ref"] for r in cut] for cut in lists] == [[], [], [], [2], [2, 4], [2, 4, 6]]
+    added = [r["ref"] for f in doc["frames"] for r in f.get("replaced_added", ())]
+    assert added == [2, 4, 6]  # each written once
+
+
+def test_the_replay_record_of_a_frontier_strategy_grows_linearly() -> None:
+    """The benchmark's measure (record entries a replay stores, 250 → 500 synthetic turns) for the
+    two strategies that replace rows, acting at both sizes (clear-tool-results' default trigger,
+    100 000 tokens, is first passed after 250 turns: a 30 000-token one acts from about turn 70):
+    linear is 2 (it was about 4 when every frame listed every row replaced so far)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from replay_scaling import growth
+
+    for cm in ({"type": "observation-masking"}, {"type": "clear-tool-results", "params": {"trigger": 30_000}}):
+        assert growth(cm) <= 2.2, cm
+
+
+def test_a_replacement_view_is_equal_to_the_tuple_it_stands_for() -> None:
+    table = [Replacement(1, {"role": "tool", "content": "a"}, MASKED), Replacement(3, {"role": "tool", "content": "b"}, MASKED)]
+    view = ReplacedBefore(table, 1)
+    assert view == (table[0],) and len(view) == 1 and list(view) == [table[0]] and view.frontier == 2
+    assert ReplacedBefore(table, 0).frontier == 0 and ReplacedBefore(table, 2).frontier == 4
+
+
+def test_a_frontier_frames_shown_rows_are_its_segments_without_the_replaced_ones() -> None:
+    """``FrontierSegments.shown`` (what the forgetting analysis reads) against the segments read out
+    one by one, on every frame of a 120-turn replay that masks from turn 20 on."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from replay_scaling import run, synth
+
+    from inspector.replay import FrontierSegments, reason_lookup
+
+    _, rp = run(synth(120), {"type": "observation-masking"})
+    frontier = [f for f in rp.frames if isinstance(f.segments, FrontierSegments)]
+    assert len(frontier) > 100
+    for f in frontier:
+        why = reason_lookup(f.replaced)
+        want = {i for ref, n, _b, syn, own in f.segments if ref is not None
+                for i in range(ref, ref + (n if own is None else 1)) if own is None or why(ref) != syn}
+        got = {i for lo, hi in f.segments.shown(why) for i in range(lo, hi)}
+        assert got == want and len(list(f.segments)) > len(f.segments.runs)
+
+
+def test_a_replaced_row_the_budget_removes_is_its_transcript_message_trimmed() -> None:
+    """observation-masking over 60 synthetic turns in a 6 000-token window: the budget removes old
+    rows on most calls, masked ones among them. Each removed placeholder is reported as its
+    transcript message trimmed (never as a synthesised row): every message before a call's reply is
+    in its payload or in its trimmed ranges, once (the strategy folds nothing)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from replay_scaling import run, synth
+
+    from inspector.replay.ranges import expand_ranges
+
+    _, rp = run(synth(60), {"type": "observation-masking", "params": {"attention_window": 4}}, window=6_000)
+    cut = [f for f in rp.frames if f.trimmed and f.replaced]
+    assert len(cut) > 30
+    for f in rp.frames:
+        sent = [r for r in f.refs if r is not None]
+        trimmed = expand_ranges(f.trimmed)
+        assert f.trimmed_synthetic == 0 and not f.folded
+        assert sorted(sent + trimmed) == list(range(min(f.at, len(rp.messages))))
