@@ -1,0 +1,76 @@
+"""The prompt-cache accounting over frontier frames (observation-masking, clear-tool-results: a
+frame keeps its transcript runs and how many rows of its manager's table it replaces,
+:class:`~inspector.replay.FrontierSegments`): read in that compact form, it answers what it answers
+over the frames' replaced rows split out (one segment each), and reads a bounded number of runs a
+call however many rows are replaced."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import inspector.prompt_cache as pc
+from inspector.prompt_cache import account
+from inspector.replay import FrontierSegments, Replay
+
+ROOT = Path(__file__).resolve().parents[2]
+MANAGERS = {"observation-masking": {"type": "observation-masking", "params": {"attention_window": 6}},
+            "clear-tool-results": {"type": "clear-tool-results", "params": {"trigger": 3_000, "keep": 2}}}
+
+
+@functools.lru_cache(maxsize=None)
+def _replay(name: str, turns: int) -> Replay:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from replay_scaling import run, synth
+
+    return run(synth(turns), MANAGERS[name], window=6_000)[1]
+
+
+class _Expanded:
+    """The replay with every frame's segments read out as a list (each replaced row its own segment)."""
+
+    def __init__(self, rp: Replay) -> None:
+        self.rp = rp
+        self.frames = [dataclasses.replace(f, segments=list(f.segments)) for f in rp.frames]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.rp, name)
+
+
+@pytest.mark.parametrize("rule", ["openai", "anthropic"])
+@pytest.mark.parametrize("name", sorted(MANAGERS))
+def test_a_frontier_frames_account_is_the_account_of_its_rows_split_out(name: str, rule: str) -> None:
+    rp = _replay(name, 80)
+    assert sum(type(f.segments) is FrontierSegments and f.segments.upto > 0 for f in rp.frames) > 20
+    compact, expanded = account(rp, rule=rule), account(_Expanded(rp), rule=rule)  # type: ignore[arg-type]
+    assert compact.calls == expanded.calls
+    assert compact.totals()["cache_breaks"] > 0 and compact.totals()["resent"] > 0  # breaks were priced
+
+
+@pytest.mark.parametrize("name", sorted(MANAGERS))
+def test_the_cache_accounting_reads_the_runs_not_the_replaced_rows(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs read (``_Layout.run_units`` calls) per call: bounded as the calls double (80 → 160 turns)
+    while each call sends twice as many replaced rows; reading the rows split out would double it."""
+    reads = [0]
+    real = pc._Layout.run_units
+
+    def counted(self: Any, *args: Any) -> int:
+        reads[0] += 1
+        return real(self, *args)
+
+    monkeypatch.setattr(pc._Layout, "run_units", counted)
+    per_call = []
+    replaced = []
+    for turns in (80, 160):
+        rp = _replay(name, turns)
+        reads[0] = 0
+        account(rp)
+        per_call.append(reads[0] / len(rp.frames))
+        replaced.append(max(f.segments.upto for f in rp.frames if type(f.segments) is FrontierSegments))
+    assert replaced[1] >= 1.8 * replaced[0]  # the rows replaced did grow
+    assert per_call[1] <= 1.25 * per_call[0], per_call  # measured ≈ 13 → 14 (1.08); the split-out rows: ×2
