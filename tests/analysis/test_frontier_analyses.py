@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-import inspector.prompt_cache as pc
+import inspector.prompt_cache_rows as rows
 from inspector.prompt_cache import account
 from inspector.replay import FrontierSegments, Replay
 
@@ -54,16 +54,16 @@ def test_a_frontier_frames_account_is_the_account_of_its_rows_split_out(name: st
 
 @pytest.mark.parametrize("name", sorted(MANAGERS))
 def test_the_cache_accounting_reads_the_runs_not_the_replaced_rows(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Runs read (``_Layout.run_units`` calls) per call: bounded as the calls double (80 → 160 turns)
+    """Runs read (``CallRows.run_units`` calls) per call: bounded as the calls double (80 → 160 turns)
     while each call sends twice as many replaced rows; reading the rows split out would double it."""
     reads = [0]
-    real = pc._Layout.run_units
+    real = rows.CallRows.run_units
 
     def counted(self: Any, *args: Any) -> int:
         reads[0] += 1
         return real(self, *args)
 
-    monkeypatch.setattr(pc._Layout, "run_units", counted)
+    monkeypatch.setattr(rows.CallRows, "run_units", counted)
     per_call = []
     replaced = []
     for turns in (80, 160):
