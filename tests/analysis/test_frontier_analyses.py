@@ -74,3 +74,42 @@ def test_the_cache_accounting_reads_the_runs_not_the_replaced_rows(name: str, mo
         replaced.append(max(f.segments.upto for f in rp.frames if type(f.segments) is FrontierSegments))
     assert replaced[1] >= 1.8 * replaced[0]  # the rows replaced did grow
     assert per_call[1] <= 1.25 * per_call[0], per_call  # measured ≈ 13 → 14 (1.08); the split-out rows: ×2
+
+
+@functools.lru_cache(maxsize=None)
+def _demo(name: str) -> Replay:
+    from inspector.manifest import settings_from_dict
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript, sample_path
+
+    cm = {"observation-masking": {"type": "observation-masking", "params": {"attention_window": 2}},
+          "clear-tool-results": {"type": "clear-tool-results", "params": {"trigger": 500, "keep": 1}}}[name]
+    s = settings_from_dict({"kind": "Agent", "spec": {"context_manager": cm, "budget": {"context_window": 3_000}}})
+    return replay(s, load_transcript(sample_path("demo_support.json")), counter="estimate")
+
+
+@pytest.mark.parametrize("name", sorted(MANAGERS))
+def test_the_forgetting_of_frontier_frames_is_that_of_their_rows_split_out(name: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The detector reads a frontier frame's runs split at its replaced rows (``FrontierSegments.plain``),
+    not its segments one per replaced row (each call needing an identifier read them), and finds what
+    it finds over the rows split out."""
+    from inspector.forgetting import call_needs
+    from inspector.replay.replaced import FrontierSegments as Segments
+
+    rp = _demo(name)
+    assert any(type(f.segments) is Segments and f.segments.upto > 0 for f in rp.frames)
+    expanded = call_needs(_Expanded(rp))  # type: ignore[arg-type]
+    reads = [0]
+    real = Segments._expand
+
+    def counted(self: Any) -> Any:
+        reads[0] += 1
+        return real(self)
+
+    monkeypatch.setattr(Segments, "_expand", counted)
+    compact = call_needs(rp)
+    assert compact == expanded and sum(c.earlier for c in compact) > 0
+    needing, forgot = sum(1 for c in compact if c.earlier), sum(1 for c in compact if c.forgotten)
+    assert needing >= 10 * forgot  # 25 calls need an earlier message's identifier, 2 forgot one
+    assert reads[0] <= forgot  # only a call that may have forgotten reads its own rows' text
