@@ -64,12 +64,24 @@ class CallRows:
         if type(segments) is FrontierSegments:
             self.runs, self.fr, self.upto = segments.runs, segments.fr, segments.upto
         else:
-            self.runs, self.fr, self.upto = (segments if type(segments) in (list, tuple) else list(segments)), None, 0
+            self.runs, self.fr, self.upto = segments, None, 0
         self.head, self.units = head, units
         rows = total = 0
-        for ref, n, _band, syn, own in self.runs:
-            rows += n
-            total += self.run_units(ref, n, syn, own, 0, n)
+        if self.fr is not None:
+            for ref, n, _band, syn, own in self.runs:
+                rows += n
+                total += self.run_units(ref, n, syn, own, 0, n)
+        else:  # the common case inline: each run's units a difference of the running sums
+            sums = units.sums
+            for ref, n, _band, _syn, own in self.runs:
+                rows += n
+                if own is not None:
+                    total += units.of_own(own)
+                else:
+                    lo = ref or 0
+                    if lo + n >= len(sums):
+                        units.extend(lo + n)
+                    total += sums[lo + n] - sums[lo]
         self.rows = rows  # message rows (the head row apart)
         self.total_tokens = head + int(units.counter.total(total, rows))  # the tokens of every provider row
 
@@ -98,13 +110,23 @@ class CallRows:
         if j <= 0:
             return 0
         units = start = 0
-        for ref, n, _band, syn, own in self.runs:
-            if m < start + n:
-                if own is None and m > start:
-                    units += self.run_units(ref, n, syn, own, 0, m - start)
-                break
-            units += self.run_units(ref, n, syn, own, 0, n)
-            start += n
+        if self.fr is not None:
+            for ref, n, _band, syn, own in self.runs:
+                if m < start + n:
+                    if own is None and m > start:
+                        units += self.run_units(ref, n, syn, own, 0, m - start)
+                    break
+                units += self.run_units(ref, n, syn, own, 0, n)
+                start += n
+        else:  # the common case inline
+            sums = self.units.sums
+            for ref, n, _band, _syn, own in self.runs:
+                if m < start + n:
+                    if own is None and m > start:
+                        units += sums[(ref or 0) + m - start] - sums[ref or 0]
+                    break
+                units += self.units.of_own(own) if own is not None else sums[(ref or 0) + n] - sums[ref or 0]
+                start += n
         return self.head + int(self.units.counter.total(units, m))
 
     def expanded(self) -> CallRows:
@@ -238,8 +260,12 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
     pieces: list[tuple[int, int, int, int]] = []  # (first row, end row, units before, units to the end)
     start = before = 0  # the message row this run starts at, the units of the rows before it
     run_units = cur.run_units
+    sums, frontier = cur.units.sums, cur.fr is not None
     for ref, n, _band, syn, own in cur.runs:
-        size = run_units(ref, n, syn, own, 0, n)
+        if frontier:
+            size = run_units(ref, n, syn, own, 0, n)
+        else:
+            size = cur.units.of_own(own) if own is not None else sums[(ref or 0) + n] - sums[ref or 0]
         if own is not None:
             if start >= row and (any(o == own for o in made.get(ref, ())) or (
                     dlo < dhi and ref is not None and any(lo <= ref < hi for lo, hi in plain)
@@ -250,6 +276,10 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
             for lo, hi in plain:
                 a, b = (first if first > lo else lo), (end if end < hi else hi)
                 if a >= b:
+                    continue
+                if not frontier:  # the common case inline: one piece
+                    pieces.append((start + a - ref, start + b - ref, before + sums[a] - sums[ref],
+                                   before + sums[b] - sums[ref]))
                     continue
                 cuts = refs[bisect_left(refs, a, dlo, dhi):bisect_left(refs, b, dlo, dhi)] if syn is None else []
                 for x, y in zip([a, *(c + 1 for c in cuts)], [*cuts, b]):
