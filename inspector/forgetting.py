@@ -229,12 +229,16 @@ class _Frame:
         f = self.f
         ranges = []
         made = False  # a row the engine made in place of a transcript message
-        for ref, n_, _b, _s, own in f.segments:
-            if ref is not None:
-                if own is None:
-                    ranges.append((ref, ref + n_))
-                else:
-                    made = True
+        if isinstance(f.segments, FrontierSegments):  # its runs, split at the replaced rows (no segment each)
+            ranges = f.segments.plain()
+            made = bool(f.replaced) or any(r is not None and o is not None for r, _n, _b, _s, o in f.segments.runs)
+        else:
+            for ref, n_, _b, _s, own in f.segments:
+                if ref is not None:
+                    if own is None:
+                        ranges.append((ref, ref + n_))
+                    else:
+                        made = True
         self.plain = IndexRuns(ranges)
         self.plain_ranges = list(zip(self.plain.starts, self.plain.ends))
         self.sent = _sent_runs(f) if made or f.replaced else self.plain  # no made row: it sends the plain runs

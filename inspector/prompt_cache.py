@@ -36,8 +36,7 @@ from inspector.engine.cache import (
     prices_for_model,
     rule_for_model,
 )
-from inspector.engine.types import Message
-from inspector.replay.records import Segment
+from inspector.prompt_cache_rows import CallRows, RowUnits, resent_tokens, shared_rows
 from inspector.vocabulary import CACHE_WORDS
 
 __all__ = ["CACHE_COLUMNS", "CACHE_RULE_CHOICES", "CALL_CACHE_COLUMNS", "TOTALS_CACHE_COLUMNS", "CacheAccount",
@@ -104,148 +103,6 @@ def _sum(values: Sequence[float | None]) -> float | None:
     return None if any(v is None for v in values) else round(sum(v for v in values if v is not None), 8)
 
 
-def common_rows(a: Sequence[Segment], b: Sequence[Segment]) -> int:
-    """How many leading rows the payloads of two frames' segments ``a`` and ``b`` share: equal
-    transcript indices, or made rows with the same index and content. Walks the runs, not the rows."""
-    rows = i = j = oa = ob = 0
-    while i < len(a) and j < len(b):
-        (ra, na, _ba, _sa, own_a), (rb, nb, _bb, _sb, own_b) = a[i], b[j]
-        if own_a is not None or own_b is not None:
-            if own_a is None or own_b is None or ra != rb or own_a != own_b:
-                break
-            rows, i, j = rows + 1, i + 1, j + 1
-            continue
-        if ra is None or rb is None or ra + oa != rb + ob:
-            break
-        step = min(na - oa, nb - ob)
-        rows, oa, ob = rows + step, oa + step, ob + step
-        if oa == na:
-            i, oa = i + 1, 0
-        if ob == nb:
-            j, ob = j + 1, 0
-    return rows
-
-
-class _Layout:
-    """One call's provider rows: the head row, then the payload's runs (the frame's segments). Its
-    rows and tokens are summed in one pass over the runs (each run's units a difference of the
-    transcript's running sums); the tokens of some leading rows (asked a handful of times a call:
-    the unchanged rows, a breakpoint, a break's resent rows) walk the runs, never the rows."""
-
-    __slots__ = ("head", "runs", "units", "rows", "total_tokens")
-
-    def __init__(self, head: int, segments: Sequence[Segment], units: _Units) -> None:
-        self.head, self.runs, self.units = head, segments, units
-        rows = total = 0
-        sums = units.sums
-        for ref, n, _band, _syn, own in segments:
-            rows += n
-            if own is not None:
-                total += units.of_own(own)
-            else:
-                lo = ref or 0
-                if lo + n >= len(sums):
-                    units.extend(lo + n)
-                total += sums[lo + n] - sums[lo]
-        self.rows = rows  # message rows (the head row apart)
-        self.total_tokens = head + units.counter.total(total, rows)  # the tokens of every provider row
-
-    def tokens_upto(self, j: int) -> int:
-        """Tokens of the first ``j`` provider rows (row 0 is the head row): the head's tokens plus the
-        counter's count of the first ``j − 1`` payload rows."""
-        m = j - 1
-        if m >= self.rows:
-            return self.total_tokens
-        if j <= 0:
-            return 0
-        units = start = 0
-        sums = self.units.sums
-        for ref, n, _band, _syn, own in self.runs:
-            if m < start + n:
-                if own is None and m > start:
-                    units += sums[(ref or 0) + m - start] - sums[ref or 0]
-                break
-            units += self.units.of_own(own) if own is not None else sums[(ref or 0) + n] - sums[ref or 0]
-            start += n
-        return self.head + self.units.counter.total(units, m)
-
-
-class _Units:
-    """The replay counter's units of transcript rows, as running sums over the transcript (extended
-    as far as a call needs, so each message is asked once), and of rows the engine made."""
-
-    __slots__ = ("counter", "msgs", "sums")
-
-    def __init__(self, counter: Any, msgs: Sequence[Message]) -> None:
-        self.counter, self.msgs = counter, msgs
-        self.sums: list[int] = [0]
-
-    def extend(self, hi: int) -> None:
-        """Running sums up to row ``hi`` (each message's units asked once)."""
-        sums, unit, msgs = self.sums, self.counter.unit, self.msgs
-        total = sums[-1]
-        for m in msgs[len(sums) - 1:hi]:
-            total += unit(m)
-            sums.append(total)
-
-    def of_own(self, own: Message) -> int:
-        return int(self.counter.unit(own))
-
-
-def _sent_from(prev: _Layout, row: int) -> tuple[list[tuple[int, int]], list[tuple[int | None, Message]]]:
-    """The previous call's rows from message row ``row`` on: its transcript ranges and its made rows."""
-    plain: list[tuple[int, int]] = []
-    made: list[tuple[int | None, Message]] = []
-    start = 0
-    for ref, n, _band, _syn, own in prev.runs:
-        if start + n > row:
-            if own is not None:
-                made.append((ref, own))
-            elif ref is not None:
-                plain.append((ref + (row - start if row > start else 0), ref + n))
-        start += n
-    return plain, made
-
-
-def _resent(call: CallCache, cur: _Layout, prev: _Layout) -> tuple[int, int]:
-    """Tokens, written and uncached, of this call's rows past the break that the previous call sent
-    too (the same transcript rows, or a made row with the same index and content). One walk over
-    this call's runs lists the shared pieces, each with the units before its first and past its
-    last row; their tokens are then split at the cached and written ends."""
-    assert call.broke_at is not None
-    row = max(call.broke_at - 1, 0)
-    plain, made = _sent_from(prev, row)
-    units, sums = cur.units, cur.units.sums
-    pieces: list[tuple[int, int, int, int]] = []  # (first row, end row, units before, units to the end)
-    start = before = 0  # the message row this run starts at, the units of the rows before it
-    for ref, n, _band, _syn, own in cur.runs:
-        if own is not None:
-            size = units.of_own(own)
-            if start >= row and any(r == ref and o == own for r, o in made):
-                pieces.append((start, start + 1, before, before + size))
-        else:
-            base = ref or 0
-            size = sums[base + n] - sums[base]
-            if ref is not None and start + n > row:
-                first, end = ref + (row - start if row > start else 0), ref + n
-                for lo, hi in plain:
-                    a, b = (first if first > lo else lo), (end if end < hi else hi)
-                    if a < b:
-                        pieces.append((start + a - ref, start + b - ref, before + sums[a] - sums[ref],
-                                       before + sums[b] - sums[ref]))
-        start += n
-        before += size
-    cached = call.cached
-    written_end = cached + call.written
-    head, count = cur.head, units.counter.total
-    in_written = in_uncached = 0
-    for pa, pb, ua, ub in pieces:
-        lo_t, hi_t = head + count(ua, pa), head + count(ub, pb)
-        in_written += max(0, min(hi_t, written_end) - max(lo_t, cached))
-        in_uncached += max(0, hi_t - max(lo_t, written_end))
-    return in_written, in_uncached
-
-
 def _break_cost(prices: CachePrices, written: int, uncached: int) -> float | None:
     if (written or uncached) and (prices.read is None or (written and prices.write is None)
                                   or (uncached and prices.input is None)):
@@ -270,21 +127,21 @@ def account(rp: Any, *, rule: str | None = None, times: Mapping[int, float] | No
     if times is None:
         found = (getattr(rp.transcript, "meta", None) or {}).get("timestamps")
         times = found if isinstance(found, Mapping) else {}
-    units = _Units(_counter(rp), rp.messages)
+    units = RowUnits(_counter(rp), rp.messages)
     prefix = int(rp.limits.get("unrecorded_prefix") or 0)
     cache = PromptCache(cache_rule, _head_rows(rp.frames[0]) if rp.frames else 1)
     pending = rp.pending_call
     calls: list[CallCacheCost] = []
-    prev: _Layout | None = None
+    prev: CallRows | None = None
     no_break = _break_cost(prices, 0, 0)
     get_time = times.get if times else None
     call_prefix, costs, append = cache.call_prefix, prices.costs, calls.append
     for i, frame in enumerate(rp.frames):
-        cur = _Layout(prefix + frame.bands.get("tool_schemas", 0), frame.segments, units)
-        kept = 0 if prev is None or prev.head != cur.head else 1 + common_rows(prev.runs, cur.runs)
+        cur = CallRows(prefix + frame.bands.get("tool_schemas", 0), frame.segments, units)
+        kept = 0 if prev is None or prev.head != cur.head else 1 + shared_rows(prev, cur)
         call = call_prefix(kept, 1 + cur.rows, cur.tokens_upto, None if get_time is None else get_time(frame.at))
         if call.broke_at is not None and prev is not None:
-            written, uncached = _resent(call, cur, prev)
+            written, uncached = resent_tokens(call, cur, prev)
             resent, break_cost = written + uncached, _break_cost(prices, written, uncached)
         else:
             resent, break_cost = 0, no_break

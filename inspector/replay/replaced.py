@@ -184,6 +184,30 @@ class FrontierSegments(Sequence[Segment]):
             if hi > at:
                 yield at, hi - at, band, None, None
 
+    def plain(self) -> list[tuple[int, int]]:
+        """The ``[lo, hi)`` transcript ranges of the payload's rows sent as they are (the segments' own-less
+        runs as reading splits them), in segment order. O(runs + replaced rows in them), without a
+        segment made per replaced row."""
+        refs, c = self.fr.refs, self.upto
+        out: list[tuple[int, int]] = []
+        add = out.append
+        for ref, n, _band, syn, own in self.runs:
+            if ref is None or own is not None:
+                continue
+            hi = ref + n
+            if syn is not None:
+                add((ref, hi))
+                continue
+            at = ref
+            for j in range(bisect_left(refs, ref, 0, c), bisect_left(refs, hi, 0, c)):
+                p = refs[j]
+                if p > at:
+                    add((at, p))
+                at = p + 1
+            if hi > at:
+                add((at, hi))
+        return out
+
     def shown(self, why: Callable[[int], str | None]) -> list[tuple[int, int]]:
         """The ``[lo, hi)`` transcript ranges the payload shows as recorded: its plain runs without the
         table's replaced rows, and each of its own rows that carries a transcript index and is not a

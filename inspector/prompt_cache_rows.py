@@ -1,0 +1,305 @@
+"""The rows one call sends through the provider's prompt cache, as :mod:`inspector.prompt_cache`
+reads them: the head row, then the frame's payload runs (:class:`CallRows`), with their units as
+running sums over the transcript (:class:`RowUnits`); how many leading rows two calls share
+(:func:`shared_rows`) and, at a cache break, the tokens of this call's rows the previous call sent
+too (:func:`resent_tokens`). Every answer walks runs, never rows: a frontier frame
+(:class:`~inspector.replay.FrontierSegments`) is read in its compact form, its transcript runs and
+how many rows of its manager's table it replaces (docs/performance.md)."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from typing import Any
+
+from inspector.engine.cache import CallCache
+from inspector.engine.types import Message
+from inspector.replay import FrontierSegments
+from inspector.replay.replaced import FrontierTable
+from inspector.replay.records import Segment
+
+__all__ = ["CallRows", "RowUnits", "common_rows", "replaced_row", "resent_tokens", "same_table", "sent_from",
+           "shared_rows"]
+
+
+def common_rows(a: Sequence[Segment], b: Sequence[Segment]) -> int:
+    """How many leading rows the payloads of two frames' segments ``a`` and ``b`` share: equal
+    transcript indices, or made rows with the same index and content. Walks the runs, not the rows."""
+    rows = i = j = oa = ob = 0
+    while i < len(a) and j < len(b):
+        (ra, na, _ba, _sa, own_a), (rb, nb, _bb, _sb, own_b) = a[i], b[j]
+        if own_a is not None or own_b is not None:
+            if own_a is None or own_b is None or ra != rb or own_a != own_b:
+                break
+            rows, i, j = rows + 1, i + 1, j + 1
+            continue
+        if ra is None or rb is None or ra + oa != rb + ob:
+            break
+        step = min(na - oa, nb - ob)
+        rows, oa, ob = rows + step, oa + step, ob + step
+        if oa == na:
+            i, oa = i + 1, 0
+        if ob == nb:
+            j, ob = j + 1, 0
+    return rows
+
+
+class CallRows:
+    """One call's provider rows: the head row, then the payload's runs (the frame's segments). Its
+    rows and tokens are summed in one pass over the runs (each run's units a difference of the
+    transcript's running sums); the tokens of some leading rows (asked a handful of times a call:
+    the unchanged rows, a breakpoint, a break's resent rows) walk the runs, never the rows.
+
+    A frontier frame (:class:`~inspector.replay.FrontierSegments`) is read in its compact form: its
+    transcript runs (``runs``) and its table's first ``upto`` replaced rows (``fr``), whose units are
+    the table's running differences (:meth:`RowUnits.delta`), so a call costs O(its transcript runs ×
+    log), not O(replaced rows it sends)."""
+
+    __slots__ = ("head", "runs", "units", "rows", "total_tokens", "fr", "upto", "segments")
+
+    def __init__(self, head: int, segments: Sequence[Segment], units: RowUnits) -> None:
+        self.segments = segments
+        self.fr: FrontierTable | None
+        self.runs: Sequence[Segment]
+        if type(segments) is FrontierSegments:
+            self.runs, self.fr, self.upto = segments.runs, segments.fr, segments.upto
+        else:
+            self.runs, self.fr, self.upto = segments, None, 0
+        self.head, self.units = head, units
+        rows = total = 0
+        if self.fr is not None:
+            for ref, n, _band, syn, own in self.runs:
+                rows += n
+                total += self.run_units(ref, n, syn, own, 0, n)
+        else:  # the common case inline: each run's units a difference of the running sums
+            sums = units.sums
+            for ref, n, _band, _syn, own in self.runs:
+                rows += n
+                if own is not None:
+                    total += units.of_own(own)
+                else:
+                    lo = ref or 0
+                    if lo + n >= len(sums):
+                        units.extend(lo + n)
+                    total += sums[lo + n] - sums[lo]
+        self.rows = rows  # message rows (the head row apart)
+        self.total_tokens = head + int(units.counter.total(total, rows))  # the tokens of every provider row
+
+    def run_units(self, ref: int | None, n: int, syn: str | None, own: Message | None, a: int, b: int) -> int:
+        """Units of rows ``a`` to ``b`` (offsets) of one run: a made row's own, a transcript run's from
+        the running sums, plus the replaced rows' differences on a frontier frame."""
+        if own is not None:
+            return self.units.of_own(own) if a < b else 0
+        lo = ref or 0
+        units = self.units
+        if lo + b >= len(units.sums):
+            units.extend(lo + b)
+        total = units.sums[lo + b] - units.sums[lo + a]
+        if self.fr is not None and ref is not None and syn is None:
+            d = units.delta(self.fr, self.upto)
+            refs = self.fr.refs
+            total += d[bisect_left(refs, lo + b, 0, self.upto)] - d[bisect_left(refs, lo + a, 0, self.upto)]
+        return total
+
+    def tokens_upto(self, j: int) -> int:
+        """Tokens of the first ``j`` provider rows (row 0 is the head row): the head's tokens plus the
+        counter's count of the first ``j − 1`` payload rows."""
+        m = j - 1
+        if m >= self.rows:
+            return self.total_tokens
+        if j <= 0:
+            return 0
+        units = start = 0
+        if self.fr is not None:
+            for ref, n, _band, syn, own in self.runs:
+                if m < start + n:
+                    if own is None and m > start:
+                        units += self.run_units(ref, n, syn, own, 0, m - start)
+                    break
+                units += self.run_units(ref, n, syn, own, 0, n)
+                start += n
+        else:  # the common case inline
+            sums = self.units.sums
+            for ref, n, _band, _syn, own in self.runs:
+                if m < start + n:
+                    if own is None and m > start:
+                        units += sums[(ref or 0) + m - start] - sums[ref or 0]
+                    break
+                units += self.units.of_own(own) if own is not None else sums[(ref or 0) + n] - sums[ref or 0]
+                start += n
+        return self.head + int(self.units.counter.total(units, m))
+
+    def expanded(self) -> CallRows:
+        """This call with a frontier frame's replaced rows split out (as every other frame lists them)."""
+        if self.fr is None:
+            return self
+        return CallRows(self.head, list(self.segments), self.units)
+
+
+class RowUnits:
+    """The replay counter's units of transcript rows, as running sums over the transcript (extended
+    as far as a call needs, so each message is asked once), and of rows the engine made; per
+    frontier table, the running sums of (replacement's units − replaced message's units)."""
+
+    __slots__ = ("counter", "msgs", "sums", "deltas")
+
+    def __init__(self, counter: Any, msgs: Sequence[Message]) -> None:
+        self.counter, self.msgs = counter, msgs
+        self.sums: list[int] = [0]
+        self.deltas: dict[int, tuple[Any, list[int]]] = {}
+
+    def extend(self, hi: int) -> None:
+        """Running sums up to row ``hi`` (each message's units asked once)."""
+        sums, unit, msgs = self.sums, self.counter.unit, self.msgs
+        total = sums[-1]
+        for m in msgs[len(sums) - 1:hi]:
+            total += unit(m)
+            sums.append(total)
+
+    def of_own(self, own: Message) -> int:
+        """Units of a row the engine made (the counter's cache asked)."""
+        return int(self.counter.unit(own))
+
+    def delta(self, fr: Any, upto: int) -> list[int]:
+        """The table ``fr``'s running differences over its first ``upto`` entries (each entry once)."""
+        held = self.deltas.get(id(fr))
+        if held is None or held[0] is not fr:
+            held = self.deltas[id(fr)] = (fr, [0])
+        d = held[1]
+        unit, msgs = self.counter.unit, self.msgs
+        for k in range(len(d) - 1, upto):
+            d.append(d[-1] + unit(fr.rows[k]) - unit(msgs[fr.refs[k]]))
+        return d
+
+
+def same_table(a: CallRows, b: CallRows) -> bool:
+    """Whether two calls are frontier frames of one manager table (compared in their compact form)."""
+    return a.fr is not None and a.fr is b.fr
+
+
+def differing(a: CallRows, b: CallRows) -> tuple[list[int], int, int]:
+    """Two frontier calls of one table: the table's refs and the entries ``[lo, hi)`` replaced in one
+    call and not the other (refs ascending: the rows whose replacement status differs)."""
+    assert a.fr is not None
+    return a.fr.refs, min(a.upto, b.upto), max(a.upto, b.upto)
+
+
+def replaced_row(lay: CallRows, r: int) -> Message | None:
+    """The row a frontier call sends in place of transcript message ``r`` (None: not one of its table's)."""
+    if lay.fr is None:
+        return None
+    refs = lay.fr.refs
+    k = bisect_left(refs, r, 0, lay.upto)
+    return lay.fr.rows[k] if k < lay.upto and refs[k] == r else None
+
+
+def shared_rows(prev: CallRows, cur: CallRows) -> int:
+    """How many leading message rows two calls share (:func:`common_rows`); two frontier calls of one
+    table walk their transcript runs: a stretch of rows plain in both runs is shared up to the first
+    row replaced in one call and not the other; a made row is compared with the row sent there."""
+    if not same_table(prev, cur):
+        return common_rows(prev.expanded().runs, cur.expanded().runs)
+    refs, dlo, dhi = differing(prev, cur)
+    a, b = prev.runs, cur.runs
+    rows = i = j = oa = ob = 0
+    while i < len(a) and j < len(b):
+        (ra, na, _ba, sa, own_a), (rb, nb, _bb, sb, own_b) = a[i], b[j]
+        if own_a is not None or own_b is not None or sa is not None or sb is not None:
+            xa = own_a if own_a is not None else (None if ra is None or sa is not None else replaced_row(prev, ra + oa))
+            xb = own_b if own_b is not None else (None if rb is None or sb is not None else replaced_row(cur, rb + ob))
+            ka = None if ra is None else ra + (0 if own_a is not None else oa)
+            kb = None if rb is None else rb + (0 if own_b is not None else ob)
+            if ka != kb or (xa is None) != (xb is None) or (xa is None and ka is None) or xa != xb:
+                break
+            rows, oa, ob = rows + 1, oa + 1, ob + 1
+        else:
+            if ra is None or rb is None or ra + oa != rb + ob:
+                break
+            step, r0 = min(na - oa, nb - ob), ra + oa
+            k = bisect_left(refs, r0, dlo, dhi)
+            if k < dhi and refs[k] < r0 + step:
+                return rows + refs[k] - r0  # replaced in one call, sent as it is in the other
+            rows, oa, ob = rows + step, oa + step, ob + step
+        if own_a is not None or oa >= na:
+            i, oa = i + 1, 0
+        if own_b is not None or ob >= nb:
+            j, ob = j + 1, 0
+    return rows
+
+
+def sent_from(prev: CallRows, row: int) -> tuple[list[tuple[int, int]], dict[int | None, list[Message]]]:
+    """The previous call's rows from message row ``row`` on: its transcript ranges and its made rows
+    (by index: a row is looked up among the made rows of its own index, not among them all)."""
+    plain: list[tuple[int, int]] = []
+    made: dict[int | None, list[Message]] = {}
+    start = 0
+    for ref, n, _band, _syn, own in prev.runs:
+        if start + n > row:
+            if own is not None:
+                made.setdefault(ref, []).append(own)
+            elif ref is not None:
+                plain.append((ref + (row - start if row > start else 0), ref + n))
+        start += n
+    return plain, made
+
+
+def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, int]:
+    """Tokens, written and uncached, of this call's rows past the break that the previous call sent
+    too (the same transcript rows, or a made row with the same index and content). One walk over
+    this call's runs lists the shared pieces, each with the units before its first and past its
+    last row; their tokens are then split at the cached and written ends. Two frontier calls of one
+    table walk their transcript runs, a piece cut at each row replaced in one call and not the other."""
+    assert call.broke_at is not None
+    row = max(call.broke_at - 1, 0)
+    if same_table(prev, cur):
+        refs, dlo, dhi = differing(prev, cur)
+    else:
+        cur, prev = cur.expanded(), prev.expanded()
+        refs, dlo, dhi = [], 0, 0
+    plain, made = sent_from(prev, row)
+    pieces: list[tuple[int, int, int, int]] = []  # (first row, end row, units before, units to the end)
+    start = before = 0  # the message row this run starts at, the units of the rows before it
+    run_units = cur.run_units
+    sums, frontier = cur.units.sums, cur.fr is not None
+    for ref, n, _band, syn, own in cur.runs:
+        if frontier:
+            size = run_units(ref, n, syn, own, 0, n)
+        else:
+            size = cur.units.of_own(own) if own is not None else sums[(ref or 0) + n] - sums[ref or 0]
+        if own is not None:
+            if start >= row and (any(o == own for o in made.get(ref, ())) or (
+                    dlo < dhi and ref is not None and any(lo <= ref < hi for lo, hi in plain)
+                    and replaced_row(prev, ref) == own)):
+                pieces.append((start, start + 1, before, before + size))
+        elif ref is not None and start + n > row:
+            first, end = ref + (row - start if row > start else 0), ref + n
+            for lo, hi in plain:
+                a, b = (first if first > lo else lo), (end if end < hi else hi)
+                if a >= b:
+                    continue
+                if not frontier:  # the common case inline: one piece
+                    pieces.append((start + a - ref, start + b - ref, before + sums[a] - sums[ref],
+                                   before + sums[b] - sums[ref]))
+                    continue
+                cuts = refs[bisect_left(refs, a, dlo, dhi):bisect_left(refs, b, dlo, dhi)] if syn is None else []
+                for x, y in zip([a, *(c + 1 for c in cuts)], [*cuts, b]):
+                    if x < y:
+                        pieces.append((start + x - ref, start + y - ref, before + run_units(ref, n, syn, None, 0, x - ref),
+                                       before + run_units(ref, n, syn, None, 0, y - ref)))
+            if cur.fr is not None and syn is None:  # a row the previous call made, replaced here by an equal one
+                for r, owns in made.items():
+                    if r is not None and first <= r < end and replaced_row(cur, r) in owns:
+                        x = r - ref
+                        pieces.append((start + x, start + x + 1, before + run_units(ref, n, syn, None, 0, x),
+                                       before + run_units(ref, n, syn, None, 0, x + 1)))
+        start += n
+        before += size
+    cached = call.cached
+    written_end = cached + call.written
+    head, count = cur.head, cur.units.counter.total
+    in_written = in_uncached = 0
+    for pa, pb, ua, ub in pieces:
+        lo_t, hi_t = head + count(ua, pa), head + count(ub, pb)
+        in_written += max(0, min(hi_t, written_end) - max(lo_t, cached))
+        in_uncached += max(0, hi_t - max(lo_t, written_end))
+    return in_written, in_uncached

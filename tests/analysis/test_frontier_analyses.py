@@ -1,0 +1,115 @@
+"""The prompt-cache accounting over frontier frames (observation-masking, clear-tool-results: a
+frame keeps its transcript runs and how many rows of its manager's table it replaces,
+:class:`~inspector.replay.FrontierSegments`): read in that compact form, it answers what it answers
+over the frames' replaced rows split out (one segment each), and reads a bounded number of runs a
+call however many rows are replaced."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import inspector.prompt_cache_rows as rows
+from inspector.prompt_cache import account
+from inspector.replay import FrontierSegments, Replay
+
+ROOT = Path(__file__).resolve().parents[2]
+MANAGERS = {"observation-masking": {"type": "observation-masking", "params": {"attention_window": 6}},
+            "clear-tool-results": {"type": "clear-tool-results", "params": {"trigger": 3_000, "keep": 2}}}
+
+
+@functools.lru_cache(maxsize=None)
+def _replay(name: str, turns: int) -> Replay:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from replay_scaling import run, synth
+
+    return run(synth(turns), MANAGERS[name], window=6_000)[1]
+
+
+class _Expanded:
+    """The replay with every frame's segments read out as a list (each replaced row its own segment)."""
+
+    def __init__(self, rp: Replay) -> None:
+        self.rp = rp
+        self.frames = [dataclasses.replace(f, segments=list(f.segments)) for f in rp.frames]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.rp, name)
+
+
+@pytest.mark.parametrize("rule", ["openai", "anthropic"])
+@pytest.mark.parametrize("name", sorted(MANAGERS))
+def test_a_frontier_frames_account_is_the_account_of_its_rows_split_out(name: str, rule: str) -> None:
+    rp = _replay(name, 80)
+    assert sum(type(f.segments) is FrontierSegments and f.segments.upto > 0 for f in rp.frames) > 20
+    compact, expanded = account(rp, rule=rule), account(_Expanded(rp), rule=rule)  # type: ignore[arg-type]
+    assert compact.calls == expanded.calls
+    assert compact.totals()["cache_breaks"] > 0 and compact.totals()["resent"] > 0  # breaks were priced
+
+
+@pytest.mark.parametrize("name", sorted(MANAGERS))
+def test_the_cache_accounting_reads_the_runs_not_the_replaced_rows(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs read (``CallRows.run_units`` calls) per call: bounded as the calls double (80 → 160 turns)
+    while each call sends twice as many replaced rows; reading the rows split out would double it."""
+    reads = [0]
+    real = rows.CallRows.run_units
+
+    def counted(self: Any, *args: Any) -> int:
+        reads[0] += 1
+        return real(self, *args)
+
+    monkeypatch.setattr(rows.CallRows, "run_units", counted)
+    per_call = []
+    replaced = []
+    for turns in (80, 160):
+        rp = _replay(name, turns)
+        reads[0] = 0
+        account(rp)
+        per_call.append(reads[0] / len(rp.frames))
+        replaced.append(max(f.segments.upto for f in rp.frames if type(f.segments) is FrontierSegments))
+    assert replaced[1] >= 1.8 * replaced[0]  # the rows replaced did grow
+    assert per_call[1] <= 1.25 * per_call[0], per_call  # measured ≈ 13 → 14 (1.08); the split-out rows: ×2
+
+
+@functools.lru_cache(maxsize=None)
+def _demo(name: str) -> Replay:
+    from inspector.manifest import settings_from_dict
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript, sample_path
+
+    cm = {"observation-masking": {"type": "observation-masking", "params": {"attention_window": 2}},
+          "clear-tool-results": {"type": "clear-tool-results", "params": {"trigger": 500, "keep": 1}}}[name]
+    s = settings_from_dict({"kind": "Agent", "spec": {"context_manager": cm, "budget": {"context_window": 3_000}}})
+    return replay(s, load_transcript(sample_path("demo_support.json")), counter="estimate")
+
+
+@pytest.mark.parametrize("name", sorted(MANAGERS))
+def test_the_forgetting_of_frontier_frames_is_that_of_their_rows_split_out(name: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The detector reads a frontier frame's runs split at its replaced rows (``FrontierSegments.plain``),
+    not its segments one per replaced row (each call needing an identifier read them), and finds what
+    it finds over the rows split out."""
+    from inspector.forgetting import call_needs
+    from inspector.replay.replaced import FrontierSegments as Segments
+
+    rp = _demo(name)
+    assert any(type(f.segments) is Segments and f.segments.upto > 0 for f in rp.frames)
+    expanded = call_needs(_Expanded(rp))  # type: ignore[arg-type]
+    reads = [0]
+    real = Segments._expand
+
+    def counted(self: Any) -> Any:
+        reads[0] += 1
+        return real(self)
+
+    monkeypatch.setattr(Segments, "_expand", counted)
+    compact = call_needs(rp)
+    assert compact == expanded and sum(c.earlier for c in compact) > 0
+    needing, forgot = sum(1 for c in compact if c.earlier), sum(1 for c in compact if c.forgotten)
+    assert needing >= 10 * forgot  # 25 calls need an earlier message's identifier, 2 forgot one
+    assert reads[0] <= forgot  # only a call that may have forgotten reads its own rows' text
