@@ -122,3 +122,19 @@ def two_calls(path: Path) -> Path:
         {"role": "assistant", "content": "B-2 is packed."}]}
     path.write_text(json.dumps(doc), encoding="utf-8")
     return path
+
+
+def count_unit_reads(monkeypatch: Any) -> list[int]:
+    """Count every per-message unit read of the token counters (``_CachedCounter.unit``) from now on,
+    in the returned one-element list: an operation count for the analyses' linearity tests."""
+    from inspector.engine.tokens import _CachedCounter
+
+    reads = [0]
+    original = _CachedCounter.unit
+
+    def counting(self: _CachedCounter, msg: dict[str, Any]) -> int:
+        reads[0] += 1
+        return original(self, msg)
+
+    monkeypatch.setattr(_CachedCounter, "unit", counting)
+    return reads

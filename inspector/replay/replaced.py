@@ -139,6 +139,19 @@ def kept_prefix(prev: Sequence[tuple[int, str]], cur: Sequence[tuple[int, str]])
     return k
 
 
+def _between_replaced(refs: Sequence[int], c: int, lo: int, hi: int) -> Iterator[tuple[int, int]]:
+    """The ``[a, b)`` pieces of transcript range ``[lo, hi)`` around the replaced rows among the
+    table's first ``c`` (``refs``, sorted), found by bisection."""
+    at = lo
+    for j in range(bisect_left(refs, lo, 0, c), bisect_left(refs, hi, 0, c)):
+        p = refs[j]
+        if p > at:
+            yield at, p
+        at = p + 1
+    if hi > at:
+        yield at, hi
+
+
 class FrontierSegments(Sequence[Segment]):
     """A frame's ``segments`` when its record was a frontier: ``runs`` are the payload's runs with the
     replaced rows counted in their transcript runs, and reading it splits each of the table's first
@@ -198,14 +211,7 @@ class FrontierSegments(Sequence[Segment]):
             if syn is not None:
                 add((ref, hi))
                 continue
-            at = ref
-            for j in range(bisect_left(refs, ref, 0, c), bisect_left(refs, hi, 0, c)):
-                p = refs[j]
-                if p > at:
-                    add((at, p))
-                at = p + 1
-            if hi > at:
-                add((at, hi))
+            out.extend(_between_replaced(refs, c, ref, hi))
         return out
 
     def shown(self, why: Callable[[int], str | None]) -> list[tuple[int, int]]:
@@ -224,14 +230,7 @@ class FrontierSegments(Sequence[Segment]):
                     add((ref, ref + 1))
                 continue
             hi = ref + n
-            at = ref
-            for j in range(bisect_left(refs, ref, 0, c), bisect_left(refs, hi, 0, c)):
-                p = refs[j]
-                if p > at:
-                    add((at, p))
-                at = p + 1
-            if hi > at:
-                add((at, hi))
+            out.extend(_between_replaced(refs, c, ref, hi))
         return out
 
     def __len__(self) -> int:

@@ -87,14 +87,10 @@ def test_calibration_measures_each_transcript_row_once_per_counter(monkeypatch: 
         usage[len(msgs) - 1] = {"prompt_tokens": 20 * len(msgs)}
     tr = Transcript(format="synthetic", path=None, messages=msgs, origins=[str(i) for i in range(len(msgs))],
                     tools=None, model="gpt-4o", usage=usage, irregularities=[])
-    reads = [0]
+    from builders import count_unit_reads
+
     original = _CachedCounter.unit
-
-    def counting(self: _CachedCounter, msg: dict) -> int:
-        reads[0] += 1
-        return original(self, msg)
-
-    monkeypatch.setattr(_CachedCounter, "unit", counting)
+    reads = count_unit_reads(monkeypatch)
     calls = calibrate(tr).calls
     assert len(calls) == 60 and reads[0] <= 2 * len(msgs)
     monkeypatch.setattr(_CachedCounter, "unit", original)

@@ -182,14 +182,10 @@ def test_the_accounting_reads_each_row_once_and_works_per_run_not_per_row(monkey
 
     small, big = _stack_turns(100), _stack_turns(200)
     assert [f.message_count for f in big.frames[:3]] == [1, 3, 5]
-    reads = [0]
+    from builders import count_unit_reads
+
     original = _CachedCounter.unit
-
-    def counting(self: _CachedCounter, msg: dict) -> int:
-        reads[0] += 1
-        return original(self, msg)
-
-    monkeypatch.setattr(_CachedCounter, "unit", counting)
+    reads = count_unit_reads(monkeypatch)
     account(big)
     assert reads[0] == 2 * 200 - 1
     monkeypatch.setattr(_CachedCounter, "unit", original)
