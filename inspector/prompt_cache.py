@@ -265,9 +265,11 @@ def cache_totals_words(rp: Any, option: str | None = None) -> str:
     """The line under a replay's table: the input cost of the calls the agent made with prompt
     caching and without it, the share of input tokens read from the cache and the cache breaks."""
     t = replay_cache(rp, option).totals()
-    words = (f"with prompt caching (rule {t['rule']}): the {t['calls']:,} calls' input costs "
-             f"{_money(t['cost_with_caching_usd'])}, {_money(t['cost_without_caching_usd'])} without caching; {t['cached']:,} of {t['input']:,} input tokens "
-             f"({100 * t['cache_hit_share']:.0f} %) read from the cache")
+    with_caching, without = t["cost_with_caching_usd"], t["cost_without_caching_usd"]
+    cost = "has no price" if with_caching is None and without is None else \
+        f"costs {_money(with_caching)}, {_money(without)} without caching"
+    words = (f"with prompt caching (rule {t['rule']}): the {t['calls']:,} calls' input {cost}; "
+             f"{t['cached']:,} of {t['input']:,} input tokens ({100 * t['cache_hit_share']:.0f} %) read from the cache")
     if t["cache_breaks"]:
         words += (f"; {t['cache_breaks']:,} cache break(s) resent {t['resent']:,} cached tokens, costing "
                   f"{_money(t['cache_break_cost_usd'])} more")

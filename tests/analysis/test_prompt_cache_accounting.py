@@ -191,3 +191,18 @@ def test_the_accounting_reads_each_row_once_and_works_per_run_not_per_row(monkey
     monkeypatch.setattr(_CachedCounter, "unit", original)
     ratio = _lines_run(lambda: account(big)) / _lines_run(lambda: account(small))
     assert ratio <= 2.2, ratio
+
+
+def test_a_replay_with_no_price_says_its_input_has_no_price_once(tmp_path) -> None:
+    """No model named: no price either way, said once ("has no price"), not as two empty costs."""
+    import json as _json
+
+    from inspector.prompt_cache import cache_totals_words
+    from inspector.replay import replay
+    from inspector.transcripts import load_transcript
+
+    path = tmp_path / "t.json"
+    path.write_text(_json.dumps({"messages": [{"role": "user", "content": "Where is order A-1?"},
+                                              {"role": "assistant", "content": "It shipped."}]}))
+    words = cache_totals_words(replay(None, load_transcript(path)))
+    assert "the 1 calls' input has no price; 0 of " in words and "no price, no price" not in words
