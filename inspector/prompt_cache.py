@@ -268,7 +268,8 @@ def cache_totals_words(rp: Any, option: str | None = None) -> str:
     with_caching, without = t["cost_with_caching_usd"], t["cost_without_caching_usd"]
     cost = "has no price" if with_caching is None and without is None else \
         f"costs {_money(with_caching)}, {_money(without)} without caching"
-    words = (f"with prompt caching (rule {t['rule']}): the {t['calls']:,} calls' input {cost}; "
+    calls = "the one call's" if t["calls"] == 1 else f"the {t['calls']:,} calls'"
+    words = (f"with prompt caching (rule {t['rule']}): {calls} input {cost}; "
              f"{t['cached']:,} of {t['input']:,} input tokens ({100 * t['cache_hit_share']:.0f} %) read from the cache")
     if t["cache_breaks"]:
         words += (f"; {t['cache_breaks']:,} cache break(s) resent {t['resent']:,} cached tokens, costing "

@@ -205,4 +205,4 @@ def test_a_replay_with_no_price_says_its_input_has_no_price_once(tmp_path) -> No
     path.write_text(_json.dumps({"messages": [{"role": "user", "content": "Where is order A-1?"},
                                               {"role": "assistant", "content": "It shipped."}]}))
     words = cache_totals_words(replay(None, load_transcript(path)))
-    assert "the 1 calls' input has no price; 0 of " in words and "no price, no price" not in words
+    assert "the one call's input has no price; 0 of " in words and "no price, no price" not in words
