@@ -108,7 +108,8 @@ class ContextAssembler:
             if view is not None:
                 result = assemble_replacing(self._path, self._replacing, view, call, ru)
             else:
-                result = self._path.assemble(call, ru) if edits.split_shape() is not None else None
+                shape = edits.split_shape()
+                result = self._path.assemble(call, ru, shape) if shape is not None else None
             if result is not None:
                 return result
         return assemble_reference(call, self.precut)
