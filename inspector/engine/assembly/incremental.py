@@ -344,9 +344,11 @@ def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], 
     lead: list[Message] = [system] if system else [prot] if prot is not None else []
     lead.extend(kept)
     off = len(lead)  # rows before the log range
-    messages = past[a:]  # the long run of log rows, copied once
-    if off:
-        messages[:0] = lead
+    if a >= off:  # the long run of log rows copied once, with room for the front rows written over
+        messages = past[a - off:]  # it (an insertion at the head would move every row and resize)
+        messages[:off] = lead
+    else:
+        messages = lead + past[a:]
     end = off + n_log - a
     if has_user:
         messages.append(c.user)
