@@ -228,3 +228,44 @@ def test_the_log_match_and_the_split_shape_are_read_once_a_turn_and_once_a_call(
     assert calls == 9
     assert matches[0] == 3
     assert shapes[0] == 12
+
+
+def test_a_write_back_derives_its_fold_kind_once_per_action(monkeypatch: Any) -> None:
+    """Rule: the archive's fold kind of a manager action is derived (``vocabulary.fold_kind``, a table
+    built afresh on each read) once while the action and the registered actions stay the same, not
+    at every fold. Hand-worked: a sliding window of 2 turns over 7 user turns commits turns 1 to 6
+    (the 7th is still open); turns 3, 4, 5 and 6 each leave 3 turns over the cap, so 4 folds, all
+    ``window-slid``: 1 derivation (4 without the memo)."""
+    from inspector.engine import engine as engine_module
+
+    derived = [0]
+    fold_kind = engine_module.fold_kind
+
+    def counting(action: str) -> str:
+        derived[0] += 1
+        return fold_kind(action)
+
+    monkeypatch.setattr(engine_module, "fold_kind", counting)
+    _counter, engine, _calls = drive(rounds_per_turn(7, 1), {"type": "sliding-window", "params": {"keep_turns": 2}})
+    assert engine.conversation.archive.stats()["folds"] == 4
+    assert derived[0] == 1
+
+
+def test_summarising_under_its_trigger_gives_every_call_of_a_turn_one_record(monkeypatch: Any) -> None:
+    """Rule: a summarising manager that keeps the whole log hands every call of a turn the same
+    (frozen) record, so the assembler finds it in the log once a turn. Hand-worked: 3 turns of 2
+    tool rounds, far under the trigger and the 10-turn cap: 9 calls, 3 matches (9 with a new record
+    per call)."""
+    from inspector.engine.assembly import incremental
+
+    matches = [0]
+    match_log = incremental._match_log
+
+    def counting_match(*args: Any) -> Any:
+        matches[0] += 1
+        return match_log(*args)
+
+    monkeypatch.setattr(incremental, "_match_log", counting_match)
+    _counter, _engine, calls = drive(rounds_per_turn(3, 2), {"type": "summarising", "params": {"keep_turns": 10}})
+    assert calls == 9
+    assert matches[0] == 3

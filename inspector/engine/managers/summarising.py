@@ -157,7 +157,7 @@ class SummarizingConversation(BuiltFromParams, SummarizerSlot, ContextManager):
         ceiling, else unchanged with too few turns to fold, else the older turns folded."""
         if not past:
             self._cache = None
-            return managed(past, EditRecord.keep_all(0), CMDecision("unchanged-under-budget"))
+            return managed(past, self._whole(0), CMDecision("unchanged-under-budget"))
         runs = self.log_runs(past)  # each row read once while the log grows; a fold's new list once
         n_rows = runs.n  # len(past), as synced
         turns = len(runs.starts)
