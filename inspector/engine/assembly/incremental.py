@@ -103,8 +103,7 @@ class IncrementalPath:
         self._rule: tuple[Any, ...] = (None, None, None, None, None, None)
         """(system row, user row, has_user, placeholder, own_system, the band rule made for them)."""
         self._match: tuple[Any, ...] = (None, None, -1, None, None)
-        """(edit record (frozen), projection, log length, system row, :meth:`_matched`'s answer for
-        them): every call of a turn reads the same record over the same log."""
+        """(edit record (frozen), projection, log length, system row, :meth:`_matched`'s answer)."""
         self._marks: tuple[Any, ...] = (None, -1, None, None, None, None)
         """(``_base``, its length, system row, user row, log index, the ``singled`` rule made for them
         from :func:`~inspector.engine.assembly.row_index.marks_of`), kept while those five stay the
@@ -155,10 +154,9 @@ class IncrementalPath:
     def assemble(self, c: Call, ru: RowUnits,
                  shape: tuple[int, int, Insertion | None] | None = None) -> Assembly | None:
         """Call ``c``'s assembly from running sums (module docstring); None when the manager's record
-        is not of the split shape (:func:`_match_log`) or the trimmer dropped the
-        answers of an ask (a resumed turn): the reference path handles those. ``shape``: the
-        record's :meth:`~inspector.engine.contracts.EditRecord.split_shape` when the caller read it
-        already (None: read here)."""
+        is not of the split shape (:func:`_match_log`) or the trimmer dropped the answers of an ask
+        (a resumed turn): the reference path handles those. ``shape``: the record's split shape when
+        the caller read it already (None: read here)."""
         past = self._base
         matched = self._matched(c, shape)
         if matched is None:
