@@ -102,8 +102,8 @@ class IncrementalPath:
         """The log the last call indexed: (list object, length, last row)."""
         self._rule: tuple[Any, ...] = (None, None, None, None, None, None)
         """(system row, user row, has_user, placeholder, own_system, the band rule made for them)."""
-        self._match: tuple[Any, ...] = (None, None, -1, None, None)
-        """(edit record (frozen), projection, log length, system row, :meth:`_matched`'s answer)."""
+        self._match: tuple[Any, ...] = (None, None, None, -1, None, None)
+        """(edit record (frozen), projection, log list, its length, system row, the answer)."""
         self._marks: tuple[Any, ...] = (None, -1, None, None, None, None)
         """(``_base``, its length, system row, user row, log index, the ``singled`` rule made for them
         from :func:`~inspector.engine.assembly.row_index.marks_of`), kept while those five stay the
@@ -203,9 +203,9 @@ class IncrementalPath:
         call of a turn (the same record, projection, log and system band), so it is kept for them."""
         edits, past, base = c.decision.edits, c.past, self._base
         last = self._match
-        if last[0] is edits and last[1] is past and last[2] == len(base) and last[3] is c.system and \
-                edits is not None:
-            kept: tuple[Message | None, list[Message], int] | None = last[4]
+        if last[0] is edits and last[1] is past and last[2] is base and last[3] == len(base) and \
+                last[4] is c.system and edits is not None:
+            kept: tuple[Message | None, list[Message], int] | None = last[5]
             return kept
         matched = _match_log(c, base, self._base_pos, shape)
         out: tuple[Message | None, list[Message], int] | None = None
@@ -218,7 +218,7 @@ class IncrementalPath:
                 elif not front and a0 < len(base) and base[a0].get("role") == "system":
                     prot, a0 = base[a0], a0 + 1
             out = (prot, front, a0)
-        self._match = (edits, past, len(base), c.system, out)
+        self._match = (edits, past, base, len(base), c.system, out)
         return out
 
     def _band_rule(self, c: Call, placeholder: bool) -> BandRule:
