@@ -41,7 +41,7 @@ from inspector.engine.types import Message, ProviderPayloadError
 from inspector.ids import stringify_ids
 from inspector.manifest import ManifestSource, as_settings
 from inspector.plugins import Registry, default_registry
-from inspector.vocabulary import fold_kind
+from inspector.vocabulary import fold_kind, registered_actions
 
 __all__ = ["PLACEMENTS", "ContextEngine"]
 
@@ -88,6 +88,9 @@ class ContextEngine:
         self._system_cache: tuple[str, Message] | None = None
         self._log_runs = LogRuns()  # the committed log's turn starts, for the write-back's recency cap
         self._ids_converted: list[str] = []  # numeric ids record() converted since the last call (Q19)
+        self._fold: tuple[object, str, str] = ((), "", "")
+        """(the registry's declared actions, an action, its fold kind): a write-back folds with the
+        same action turn after turn, and the kind is derived afresh only when either changes."""
 
     @classmethod
     def from_manifest(cls, path: str | Path, **kw: Any) -> ContextEngine:
@@ -194,8 +197,17 @@ class ContextEngine:
             # Deliberate: a failed summary at commit leaves the stored log as it was (the next commit
             # retries) instead of writing back the verbatim tail and losing the older turns.
             return CommitRecord(turn, d.action, True, 0, d.error, conv.archive.stats(), committed_rows)
-        kind = fold_kind(d.action)
+        kind = self._fold_kind(d.action)
         text_ = d.summary_text if kind == "summary" else None
         conv.archive.apply_edits(result.edits, kind, text_)  # type: ignore[arg-type]
         return CommitRecord(turn, d.action, d.summarizer_called, d.compressed_turns + d.dropped_turns, d.error,
                             conv.archive.stats(), committed_rows, list(d.folded))
+
+    def _fold_kind(self, action: str) -> str:
+        """:func:`~inspector.vocabulary.fold_kind` of ``action``, kept while the registry's declared
+        actions (one tuple until a strategy is registered or removed) and the action stay the same."""
+        actions = registered_actions()
+        kept = self._fold
+        if kept[0] is not actions or kept[1] != action:
+            kept = self._fold = (actions, action, fold_kind(action))
+        return kept[2]

@@ -186,3 +186,86 @@ def test_the_condenser_reads_its_head_rows_and_what_changed_not_its_tail(summari
     assert big / small < 2.1 and reads_big / reads_small < 2.1, (small, big, reads_small, reads_big)
     counter, _engine, ref_calls = drive(rows_small, CONDENSER, summarizer=summarizer, incremental=False)
     assert counter.lookups / ref_calls > 39, f"the reference reads its tail: {counter.lookups / ref_calls:.0f} look-ups per call"
+
+
+def rounds_per_turn(turns: int, rounds: int) -> list[dict[str, Any]]:
+    """``turns`` user turns of ``rounds`` tool rounds each then an answer: ``rounds + 1`` calls a turn."""
+    rows: list[dict[str, Any]] = []
+    for t in range(turns):
+        rows.append({"role": "user", "content": f"question {t}"})
+        for r in range(rounds):
+            rows += [{"role": "assistant", "content": None, "tool_calls": [
+                         {"id": f"call_{t}_{r}", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]},
+                     {"role": "tool", "tool_call_id": f"call_{t}_{r}", "content": "result text " * 8}]
+        rows.append({"role": "assistant", "content": f"answer {t}"})
+    return rows
+
+
+def test_the_log_match_and_the_split_shape_are_read_once_a_turn_and_once_a_call(monkeypatch: Any) -> None:
+    """Rule: every call of a turn sees the same edit record over the same log, so where the manager's
+    result sits in the log (``_match_log``) is found once a turn, and the record's split shape is read
+    once a call (by the assembler, which hands it on) plus once a turn (the manager's ``managed``
+    deriving its history). Hand-worked for an uncapped ``stack`` (one record a turn, no write-back
+    fold), 3 turns of 2 tool rounds: 3 calls a turn, 9 calls; 3 matches (not 9); 9 + 3 = 12 shape
+    reads (a second read per call would make it 21)."""
+    from inspector.engine.assembly import incremental
+    from inspector.engine.contracts import EditRecord
+
+    matches, shapes = [0], [0]
+    match_log, split_shape = incremental._match_log, EditRecord.split_shape
+
+    def counting_match(*args: Any) -> Any:
+        matches[0] += 1
+        return match_log(*args)
+
+    def counting_shape(self: EditRecord) -> Any:
+        shapes[0] += 1
+        return split_shape(self)
+
+    monkeypatch.setattr(incremental, "_match_log", counting_match)
+    monkeypatch.setattr(EditRecord, "split_shape", counting_shape)
+    _counter, _engine, calls = drive(rounds_per_turn(3, 2), {"type": "stack"})
+    assert calls == 9
+    assert matches[0] == 3
+    assert shapes[0] == 12
+
+
+def test_a_write_back_derives_its_fold_kind_once_per_action(monkeypatch: Any) -> None:
+    """Rule: the archive's fold kind of a manager action is derived (``vocabulary.fold_kind``, a table
+    built afresh on each read) once while the action and the registered actions stay the same, not
+    at every fold. Hand-worked: a sliding window of 2 turns over 7 user turns commits turns 1 to 6
+    (the 7th is still open); turns 3, 4, 5 and 6 each leave 3 turns over the cap, so 4 folds, all
+    ``window-slid``: 1 derivation (4 without the memo)."""
+    from inspector.engine import engine as engine_module
+
+    derived = [0]
+    fold_kind = engine_module.fold_kind
+
+    def counting(action: str) -> str:
+        derived[0] += 1
+        return fold_kind(action)
+
+    monkeypatch.setattr(engine_module, "fold_kind", counting)
+    _counter, engine, _calls = drive(rounds_per_turn(7, 1), {"type": "sliding-window", "params": {"keep_turns": 2}})
+    assert engine.conversation.archive.stats()["folds"] == 4
+    assert derived[0] == 1
+
+
+def test_summarising_under_its_trigger_gives_every_call_of_a_turn_one_record(monkeypatch: Any) -> None:
+    """Rule: a summarising manager that keeps the whole log hands every call of a turn the same
+    (frozen) record, so the assembler finds it in the log once a turn. Hand-worked: 3 turns of 2
+    tool rounds, far under the trigger and the 10-turn cap: 9 calls, 3 matches (9 with a new record
+    per call)."""
+    from inspector.engine.assembly import incremental
+
+    matches = [0]
+    match_log = incremental._match_log
+
+    def counting_match(*args: Any) -> Any:
+        matches[0] += 1
+        return match_log(*args)
+
+    monkeypatch.setattr(incremental, "_match_log", counting_match)
+    _counter, _engine, calls = drive(rounds_per_turn(3, 2), {"type": "summarising", "params": {"keep_turns": 10}})
+    assert calls == 9
+    assert matches[0] == 3

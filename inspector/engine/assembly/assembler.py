@@ -22,6 +22,7 @@ from inspector.engine.assembly.replacing import ReplacingSums, assemble_replacin
 from inspector.engine.assembly.row_index import RowIndex
 from inspector.engine.budget import compute_budget
 from inspector.engine.managers.base import budget_terms, is_manager, manage
+from inspector.engine.memory import Conversation
 from inspector.engine.tokens import TokenCounter
 from inspector.engine.types import Message
 from inspector.params import ASSEMBLER, AssemblerParams
@@ -85,7 +86,7 @@ class ContextAssembler:
         log = self._path.log_index(counter, past) if fast else None
         wmi = self._path.index("working", counter, wm) if fast else None
         tool_tokens = counter.count_tools(engine.tools)
-        u_system, u_user, has_user = self._row_units(counter, system, user, conv.last_user_text)
+        u_system, u_user, has_user = self._row_units(counter, system, user, conv)
         wm_units = wmi.pre[-1] if wmi is not None else 0  # units of all of working memory (its running sum)
         fixed = self._fixed_tokens(counter, system, u_system, u_user, wm, wmi, tool_tokens)
         terms = budget_terms(cm)
@@ -108,22 +109,24 @@ class ContextAssembler:
             if view is not None:
                 result = assemble_replacing(self._path, self._replacing, view, call, ru)
             else:
-                result = self._path.assemble(call, ru) if edits.split_shape() is not None else None
+                shape = edits.split_shape()
+                result = self._path.assemble(call, ru, shape) if shape is not None else None
             if result is not None:
                 return result
         return assemble_reference(call, self.precut)
 
     def _row_units(self, counter: TokenCounter, system: Message | None, user: Message,
-                   user_text: str) -> tuple[int, int, bool]:
-        """The system band's and the user row's units, and whether the user row says something: the
-        same two rows on every call of a turn, so they are read once a turn and kept."""
+                   conv: Conversation) -> tuple[int, int, bool]:
+        """The system band's and the user row's units, and whether the user row says something
+        (``conv``'s user text): the same two rows on every call of a turn, so they are read once a
+        turn and kept."""
         tu = self._turn_units
         same = tu[0] is counter
         u_system = tu[2] if same and tu[1] is system else counter.unit(system) if system else 0
         if same and tu[3] is user:
             u_user, has_user = tu[4], tu[5]
         else:
-            u_user, has_user = counter.unit(user), bool(user_text.strip())
+            u_user, has_user = counter.unit(user), bool(conv.last_user_text.strip())
         self._turn_units = (counter, system, u_system, user, u_user, has_user)
         return u_system, u_user, has_user
 

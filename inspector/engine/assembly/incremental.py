@@ -30,6 +30,7 @@ from inspector.engine.assembly.call import HELLO, BandRule, Call, band_rule, tak
 from inspector.engine.assembly.records import Assembly, PayloadRow, assembly_record
 from inspector.engine.assembly.reference import inserted_block
 from inspector.engine.assembly.row_index import RowIndex, clean_ranges, marks_of, singled_any
+from inspector.engine.contracts import Insertion
 from inspector.engine.history import group_start, is_ask, leading_group_size
 from inspector.engine.pairing import sanitize_provider_messages
 from inspector.engine.summary_block import is_summary_block
@@ -101,6 +102,8 @@ class IncrementalPath:
         """The log the last call indexed: (list object, length, last row)."""
         self._rule: tuple[Any, ...] = (None, None, None, None, None, None)
         """(system row, user row, has_user, placeholder, own_system, the band rule made for them)."""
+        self._match: tuple[Any, ...] = (None, None, None, -1, None, None)
+        """(edit record (frozen), projection, log list, its length, system row, the answer)."""
         self._marks: tuple[Any, ...] = (None, -1, None, None, None, None)
         """(``_base``, its length, system row, user row, log index, the ``singled`` rule made for them
         from :func:`~inspector.engine.assembly.row_index.marks_of`), kept while those five stay the
@@ -148,31 +151,29 @@ class IncrementalPath:
         self._seen = (past, n, past[-1] if n else None)
         return self.index("log", counter, base, carry=self._indexes.get("working"))
 
-    def assemble(self, c: Call, ru: RowUnits) -> Assembly | None:
+    def assemble(self, c: Call, ru: RowUnits,
+                 shape: tuple[int, int, Insertion | None] | None = None) -> Assembly | None:
         """Call ``c``'s assembly from running sums (module docstring); None when the manager's record
-        is not of the split shape (:func:`_match_log`) or the trimmer dropped the
-        answers of an ask (a resumed turn): the reference path handles those."""
+        is not of the split shape (:func:`_match_log`) or the trimmer dropped the answers of an ask
+        (a resumed turn): the reference path handles those. ``shape``: the record's split shape when
+        the caller read it already (None: read here)."""
         past = self._base
-        matched = _match_log(c, past, self._base_pos)
+        matched = self._matched(c, shape)
         if matched is None:
             return None
-        front, a0 = matched
-        prot: Message | None = None  # a protected head row (a system-role row standing first, no system band)
-        if c.system is None:
-            if front and front[0].get("role") == "system":
-                prot, front = front[0], front[1:]
-            elif not front and a0 < len(past) and past[a0].get("role") == "system":
-                prot, a0 = past[a0], a0 + 1
-        comp = _compose(c, ru, prot, front, a0)
+        prot, front, a0 = matched
+        budget = c.budget
+        reserve = budget.trimmer_reserve
+        limit = trim_budget(budget.max_tokens, reserve, c.tool_tokens)
+        comp = _compose(c, ru, prot, front, a0, limit)
         counter = c.engine.counter
         sums = RowSums(partial(_msg_sum, ru.log.pre, comp.a, comp.off, comp.end, comp.messages, counter.unit),
                        comp.units, ru.wmi.unit, ru.wmi.units, ru.working, ru.wmi.chain)
         n_msgs = comp.end + (1 if c.has_user else 0) + (1 if comp.placeholder else 0)  # len(messages)
         t_head = 1 if n_msgs and comp.messages[0].get("role") == "system" else 0
-        budget = c.budget
-        trimmed = trim_with_sums(comp.messages, max_tokens=budget.max_tokens, reserve=budget.trimmer_reserve,
+        trimmed = trim_with_sums(comp.messages, max_tokens=budget.max_tokens, reserve=reserve,
                                  fixed=c.tool_tokens, pin_tail=c.wm, counter=counter, sums=sums, owned=True,
-                                 budget=trim_budget(budget.max_tokens, budget.trimmer_reserve, c.tool_tokens))
+                                 budget=limit)
         # ``messages`` was handed over (owned): the trimmer's result may be that very list, so it is not read again
         if trimmed.answers_removed:
             return None  # answers of a dropped ask (HITL): the reference handles it
@@ -186,7 +187,7 @@ class IncrementalPath:
         if sanitized.messages is trimmed.messages and not sanitized.repairs and \
                 not singled(w.log, w.la, w.log.n) and not singled(w.wmi, w.cur, w.wmi.n):
             payload_units = _layout_ranges(lay, sanitized.messages, w, band_of, c, ru)
-            layout = lay.close()
+            layout = lay.parts  # no run pending: every range was laid whole
         else:
             _layout_rows(lay, sanitized, sources, trimmed.messages, band_of, counter.unit, w, singled)
             layout = lay.close()
@@ -194,6 +195,31 @@ class IncrementalPath:
         bands = _bands(lay, ru.log.additive, counter, c.tool_tokens)
         payload_tokens = counter.total(payload_units, len(sanitized.messages)) + c.tool_tokens
         return assembly_record(c, sanitized, layout, bands, payload_tokens, trimmed, comp.precut, declares)
+
+    def _matched(self, c: Call, shape: tuple[int, int, Insertion | None] | None) \
+            -> tuple[Message | None, list[Message], int] | None:
+        """``(protected head row or None, front rows, a0)``: :func:`_match_log` with the protected
+        head row (a system-role row standing first, no system band) taken off. The same on every
+        call of a turn (the same record, projection, log and system band), so it is kept for them."""
+        edits, past, base = c.decision.edits, c.past, self._base
+        last = self._match
+        if last[0] is edits and last[1] is past and last[2] is base and last[3] == len(base) and \
+                last[4] is c.system and edits is not None:
+            kept: tuple[Message | None, list[Message], int] | None = last[5]
+            return kept
+        matched = _match_log(c, base, self._base_pos, shape)
+        out: tuple[Message | None, list[Message], int] | None = None
+        if matched is not None:
+            front, a0 = matched
+            prot: Message | None = None
+            if c.system is None:
+                if front and front[0].get("role") == "system":
+                    prot, front = front[0], front[1:]
+                elif not front and a0 < len(base) and base[a0].get("role") == "system":
+                    prot, a0 = base[a0], a0 + 1
+            out = (prot, front, a0)
+        self._match = (edits, past, base, len(base), c.system, out)
+        return out
 
     def _band_rule(self, c: Call, placeholder: bool) -> BandRule:
         """:func:`~inspector.engine.assembly.call.band_rule` for this call: the same rule on every
@@ -224,7 +250,8 @@ class IncrementalPath:
         return rule
 
 
-def _match_log(c: Call, base: Sequence[Message], pos: Mapping[int, int]) -> tuple[list[Message], int] | None:
+def _match_log(c: Call, base: Sequence[Message], pos: Mapping[int, int],
+               shape: tuple[int, int, Insertion | None] | None = None) -> tuple[list[Message], int] | None:
     """``(front, a0)`` when the call's edit record is ``log[:h] + [block?] + log[k:]``
     (:meth:`~inspector.engine.contracts.EditRecord.split_shape`): the history is the rows ``front``
     (the kept head and the block, read one by one) then the append-only log ``base`` from position
@@ -235,7 +262,10 @@ def _match_log(c: Call, base: Sequence[Message], pos: Mapping[int, int]) -> tupl
     the log's recorded chain)."""
     edits, past = c.decision.edits, c.past
     n_log = len(past)
-    shape = edits.split_shape() if edits is not None and edits.size == n_log else None
+    if edits is None or edits.size != n_log:
+        return None
+    if shape is None:
+        shape = edits.split_shape()
     if shape is None:
         return None
     h, k, ins = shape
@@ -279,11 +309,12 @@ def _precut_at(log: RowIndex, a0: int, budget_tokens: int, n_other: int, u_other
     return g
 
 
-def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], a0: int) -> _Composed:
+def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], a0: int, limit: int) -> _Composed:
     """The payload before the trimmer: the system band (or a protected head row with no system
     band), the ``front`` rows the pre-cut left (a kept head, a block), the log rows after the
     pre-cut, then the user row, or :data:`~inspector.engine.assembly.call.HELLO` when there is
-    nothing else to send; with the units of it all (the log range's from its running sums)."""
+    nothing else to send; with the units of it all (the log range's from its running sums). ``limit``:
+    the tokens the trimmer allows the messages (:func:`~inspector.engine.trim.trim_budget`)."""
     log, system, has_user = ru.log, c.system, c.has_user
     past: list[Message] = log.rows  # type: ignore[assignment]
     n_log = log.n
@@ -294,10 +325,8 @@ def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], 
     n_f = len(front)
     cut = 0
     if n_log > a0 or front:
-        budget = c.budget
         u_other = ru.system + u_user + u_protected + ru.working
         n_other = (1 if system else 0) + (1 if has_user else 0) + (1 if prot is not None else 0) + len(c.wm)
-        limit = trim_budget(budget.max_tokens, budget.trimmer_reserve, c.tool_tokens)
         at = _precut_at(log, a0, limit, n_other, u_other) if n_log > a0 else None
         if at is not None:
             cut = n_f + at - a0
@@ -313,9 +342,11 @@ def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], 
     lead: list[Message] = [system] if system else [prot] if prot is not None else []
     lead.extend(kept)
     off = len(lead)  # rows before the log range
-    messages = past[a:]  # the long run of log rows, copied once
-    if off:
-        messages[:0] = lead
+    if a >= off:  # the long run of log rows copied once, with room for the front rows written over
+        messages = past[a - off:]  # it (an insertion at the head would move every row and resize)
+        messages[:off] = lead
+    else:
+        messages = lead + past[a:]
     end = off + n_log - a
     if has_user:
         messages.append(c.user)
@@ -483,18 +514,26 @@ def _layout_ranges(lay: _Layout, sent: Sequence[Message], w: _Where, band_of: Ba
     system = c.system
     u_obj = c.user if c.has_user else None
     unit = c.engine.counter.unit
+    parts, units, count = lay.parts, lay.units, lay.count
     payload_units = 0
+    # laid straight into the layout: the two ranges are of two indexes, so no run continues another
     for r_lo, r_hi, idx, lo, band in ((0, w.log_at, w.log, w.la, "history"),
                                       (w.log_end, w.wm_at, w.wmi, w.cur, "working_memory")):
         for i in range(r_lo, r_hi):
             src = sent[i]
             b, syn = band_of(src, False)
             u = ru.system if src is system else ru.user if src is u_obj else unit(src)
-            lay.row(PayloadRow(src, b, syn, src), u)
+            parts.append(PayloadRow(src, b, syn, src))
+            units[b] += u
+            count[b] += 1
             payload_units += u
-        if idx.n > lo:
-            lay.span(idx, lo, idx.n, band)
-            payload_units += idx.pre[idx.n] - idx.pre[lo]
+        n = idx.n
+        if n > lo:
+            parts.append(Span(idx.rows, lo, n, band))  # type: ignore[arg-type]
+            u = idx.pre[n] - idx.pre[lo]
+            units[band] += u
+            count[band] += n - lo
+            payload_units += u
     return payload_units
 
 

@@ -102,6 +102,7 @@ class SummarizingConversation(BuiltFromParams, SummarizerSlot, ContextManager):
     # made on first use; the class-level None is read until then (no getattr call per LLM call)
     _terms: BudgetTerms | None = None
     _last_ceiling: tuple[tuple[int, float], int] | None = None
+    _whole_log: EditRecord | None = None
 
     def __init__(self, keep_turns: int = SUMMARIZING.keep_turns,
                  summary_threshold: int = SUMMARIZING.summary_threshold,
@@ -156,7 +157,7 @@ class SummarizingConversation(BuiltFromParams, SummarizerSlot, ContextManager):
         ceiling, else unchanged with too few turns to fold, else the older turns folded."""
         if not past:
             self._cache = None
-            return managed(past, EditRecord.keep_all(0), CMDecision("unchanged-under-budget"))
+            return managed(past, self._whole(0), CMDecision("unchanged-under-budget"))
         runs = self.log_runs(past)  # each row read once while the log grows; a fold's new list once
         n_rows = runs.n  # len(past), as synced
         turns = len(runs.starts)
@@ -166,7 +167,7 @@ class SummarizingConversation(BuiltFromParams, SummarizerSlot, ContextManager):
             self._cache = None
             # (positional, in field order: action, compressed, dropped, kept turns, raw tokens, threshold)
             decision = CMDecision("unchanged-under-budget", 0, 0, turns, raw, high)
-            return managed(past, EditRecord.keep_all(n_rows), decision)
+            return managed(past, self._whole(n_rows), decision)
         trigger = _Trigger(raw, high, self._ceiling(high))
         reused = self._reuse(past, runs, turns, trigger)
         if reused is not None:
@@ -174,8 +175,17 @@ class SummarizingConversation(BuiltFromParams, SummarizerSlot, ContextManager):
         if turns <= self.keep_turns:
             decision = CMDecision("unchanged-too-few-turns", kept_turns=turns, raw_tokens=raw,
                                   threshold=high, ceiling=trigger.ceiling)
-            return managed(past, EditRecord.keep_all(n_rows), decision)
+            return managed(past, self._whole(n_rows), decision)
         return self._fold(past, runs, turns - self.keep_turns, trigger)
+
+    def _whole(self, n: int) -> EditRecord:
+        """``EditRecord.keep_all(n)``, one (frozen) record while the log keeps its length: every call
+        of a turn that keeps the whole log hands the assembler the same record, so where it sits in
+        the log is found once a turn."""
+        whole = self._whole_log
+        if whole is None or whole.size != n:
+            whole = self._whole_log = EditRecord.keep_all(n)
+        return whole
 
     def _reuse(self, past: Sequence[Message], runs: LogRuns, turns: int, trigger: _Trigger) -> Managed | None:
         """The cached fold applied to ``past`` when its first turns are still the folded ones (by
