@@ -141,16 +141,16 @@ class Frame:
         else:
             summary_key, summary = "summary_index", None if text is None else summaries.setdefault(text, len(summaries))
             not_sent = [_content_indexed(ns, summaries) for ns in self.not_sent]
-        rows, summary_sent = 0, False  # message_count and summary_sent, in one pass over the runs
+        count, summary_sent = 0, False  # message_count and summary_sent, in one pass over the runs
         for seg in getattr(self.segments, "runs", self.segments):
-            rows += seg[1]
+            count += seg[1]
             if seg[2] == "summary":
                 summary_sent = True
         d: dict[str, Any] = {
             "turn": self.turn, "step": self.step, "at": self.at, "budget": _budget_json(self.budget),
             "bands": self.bands, "payload_tokens": self.payload_tokens, "headroom": self.headroom,
             "cm": dict(zip(DECISION_FIELDS, _DECISION_VALUES(self.decision))),
-            "messages": rows, "trimmed": [list(r) for r in self.trimmed] if self.trimmed else [],
+            "messages": count, "trimmed": [list(r) for r in self.trimmed] if self.trimmed else [],
             "trimmed_synthetic": self.trimmed_synthetic,
             "folded": [list(r) for r in self.folded] if self.folded else [],
             "repairs": [r.to_json() for r in self.repairs] if self.repairs else [],
