@@ -199,8 +199,9 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | F
             msg = part.message  # type: ignore[union-attr]
             n = 1
             ref = ref_of.get(id(msg))
-            if ref is not None and (msgs[ref] is not msg or part.source is not msg
-                                    or part.synthetic is not None):  # type: ignore[union-attr]
+            if ref is not None and msgs[ref] is not msg:
+                ref = None  # another object with a reused id: not a transcript message
+            elif ref is not None and (part.source is not msg or part.synthetic is not None):  # type: ignore[union-attr]
                 ref = None  # not a transcript message as is
         if ref is not None:  # one plain run: the usual case
             band = part.band
