@@ -2,6 +2,6 @@
 
 import sys
 
-from inspector.cli import main
+from inspector.cli import run
 
-sys.exit(main())
+sys.exit(run())

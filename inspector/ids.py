@@ -30,9 +30,13 @@ def stringify_ids(msg: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """``msg`` with its numeric call ids and ``tool_call_id`` as strings, and what was converted
     (``["7 → '7'"]``). The row itself is never changed: a converted row is a copy (the caller's dict
     stays as given); an unconverted one is returned as is, with an empty list."""
+    calls = msg.get("tool_calls")
+    tcid = msg.get("tool_call_id")
+    if (tcid is None or type(tcid) is str) and (  # the usual row: nothing to convert, read once
+            not calls or (type(calls) is list and all(type(c) is dict and type(c.get("id")) is str for c in calls))):
+        return msg, []
     changed: list[str] = []
     out = msg
-    calls = msg.get("tool_calls")
     if isinstance(calls, list) and any(isinstance(c, dict) and id_text(c.get("id")) is not None for c in calls):
         new_calls = []
         for call in calls:

@@ -153,7 +153,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     write the replays in ``--format``; returns 0. Runs with the cyclic garbage collector paused
     (:func:`~inspector.replay.run.gc_paused`): reading, replaying, the analyses and the output build
     long-lived objects without cycles, and in a fresh process each full collection would re-read
-    all of them (docs/performance.md "What users run")."""
+    all of them (docs/performance.md "What users run"). Run as the process (:func:`inspector.cli.run`),
+    it ends the process once its output is written (:func:`inspector.cli.output.end_process`)."""
     from inspector.replay.run import gc_paused
 
     with gc_paused():
@@ -180,4 +181,5 @@ def _replay_command(args: argparse.Namespace) -> int:
     else:
         colour = co.stdout_colour(args.output)
         co.write("\n".join(_replay_table(rp, t, args, colour) for t, rp in replays), args.output)
+    co.end_process(args)  # run as the process: end it here, before the replays are freed
     return EXIT_OK

@@ -181,7 +181,7 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | F
     table), a span over that table's rows is laid as the log's own rows (see :func:`_split_replaced`)."""
     out: list[Segment] = []
     add = out.append
-    whole, get = refs.whole, refs.get
+    ref_of, msgs = refs.ref, refs.msgs  # _Refs.whole and _Refs.get, inlined: two or four parts a call
     # the open plain transcript run (it may grow): first ref, length, band; band None = no open run
     o_ref, o_n, o_band = 0, 0, None
     for part in _split_replaced(layout, apart):
@@ -190,12 +190,18 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | F
             if hi <= lo:
                 continue
             n = hi - lo
-            ref = whole(rows, lo, hi)  # None: not one transcript run
+            m0, m1 = rows[lo], rows[hi - 1]
+            ref, last = ref_of.get(id(m0)), ref_of.get(id(m1))
+            if ref is not None and not (last is not None and last - ref == n - 1 and msgs[ref] is m0
+                                        and msgs[last] is m1):
+                ref = None  # not one transcript run
         else:
             msg = part.message  # type: ignore[union-attr]
             n = 1
-            ref = get(msg)
-            if ref is not None and (part.source is not msg or part.synthetic is not None):  # type: ignore[union-attr]
+            ref = ref_of.get(id(msg))
+            if ref is not None and msgs[ref] is not msg:
+                ref = None  # another object with a reused id: not a transcript message
+            elif ref is not None and (part.source is not msg or part.synthetic is not None):  # type: ignore[union-attr]
                 ref = None  # not a transcript message as is
         if ref is not None:  # one plain run: the usual case
             band = part.band

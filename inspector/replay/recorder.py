@@ -106,9 +106,13 @@ class _Recorder:
         :class:`~inspector.engine.contracts.ReplacedBefore` view) is kept as views over the replay's
         copy of its table, mapped once per entry: O(runs) per frame, not O(rows replaced so far)."""
         refs = self.refs
+        if edits is None:  # the usual call: no edit record, no row sent in place of another
+            return tuple(_segments(layout, refs)), (), {}
+        view = edits.replaced
+        if type(view) is not ReplacedBefore and not (view or edits.working):  # a record that replaces nothing
+            return tuple(_segments(layout, refs)), (), {}
         conv = self.engine.conversation
         past, working = conv.committed_messages, conv.working
-        view = edits.replaced if edits is not None else ()
         if type(view) is ReplacedBefore:
             fr = self.frontier
             if fr.table is not view.table:

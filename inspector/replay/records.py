@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from inspector.engine.budget import Budget
@@ -140,16 +141,22 @@ class Frame:
         else:
             summary_key, summary = "summary_index", None if text is None else summaries.setdefault(text, len(summaries))
             not_sent = [_content_indexed(ns, summaries) for ns in self.not_sent]
+        count, summary_sent = 0, False  # message_count and summary_sent, in one pass over the runs
+        for seg in getattr(self.segments, "runs", self.segments):
+            count += seg[1]
+            if seg[2] == "summary":
+                summary_sent = True
         d: dict[str, Any] = {
             "turn": self.turn, "step": self.step, "at": self.at, "budget": _budget_json(self.budget),
             "bands": self.bands, "payload_tokens": self.payload_tokens, "headroom": self.headroom,
-            "cm": record_json(self.decision, DECISION_FIELDS),
-            "messages": self.message_count, "trimmed": [list(r) for r in self.trimmed],
+            "cm": dict(zip(DECISION_FIELDS, _DECISION_VALUES(self.decision))),
+            "messages": count, "trimmed": [list(r) for r in self.trimmed] if self.trimmed else [],
             "trimmed_synthetic": self.trimmed_synthetic,
-            "folded": [list(r) for r in self.folded], "repairs": [r.to_json() for r in self.repairs],
+            "folded": [list(r) for r in self.folded] if self.folded else [],
+            "repairs": [r.to_json() for r in self.repairs] if self.repairs else [],
             "check": self.check,
             "cost_usd": self.cost_usd, "summary_cost_usd": self.summary_cost_usd, "usage": self.usage,
-            summary_key: summary, "summary_sent": self.summary_sent, "not_sent": not_sent,
+            summary_key: summary, "summary_sent": summary_sent, "not_sent": not_sent,
             "warnings": list(self.warnings),
         }
         if self.replaced:  # only a strategy that replaces rows has the keys: other replays read as before
@@ -237,12 +244,15 @@ BUDGET_FIELDS: tuple[str, ...] = ("window", "window_source", "reserve", "reserve
 replay file's ``budget`` object; the record holds a few more the JSON never carried)."""
 DECISION_FIELDS: tuple[str, ...] = CallDecision._fields
 """A frame's ``cm`` object: every :class:`CallDecision` field, in declaration order."""
+_BUDGET_VALUES = attrgetter(*BUDGET_FIELDS)  # the fields' values as one tuple, read in one C call
+_DECISION_VALUES = attrgetter(*DECISION_FIELDS)
 
 
 def _budget_json(budget: Any) -> dict[str, Any]:
     """A frame's ``budget`` object: :data:`BUDGET_FIELDS`, plus ``prefix`` and ``prefix_source`` when an
-    unrecorded prefix was added to the budget (a replay without one reads as before)."""
-    out = record_json(budget, BUDGET_FIELDS)
+    unrecorded prefix was added to the budget (a replay without one reads as before). The same
+    object :func:`record_json` makes, its values read by one getter (a replay writes thousands)."""
+    out = dict(zip(BUDGET_FIELDS, _BUDGET_VALUES(budget)))
     if budget.prefix:
         out.update(prefix=budget.prefix, prefix_source=budget.prefix_source)
     return out

@@ -277,7 +277,8 @@ def analyse(messages: Sequence[Message]) -> list[Irregularity]:
     pairing = _Pairing(found)
     for i, msg in enumerate(messages):
         role = msg.get("role")
-        found.extend(_row_shape(i, msg, role))
+        if role not in STANDARD_ROLES or isinstance(msg.get("content"), list):  # else the row's shape is fine
+            found.extend(_row_shape(i, msg, role))
         calls = msg.get("tool_calls")
         if calls:
             pairing.declare(i, role, calls)

@@ -292,3 +292,24 @@ def test_frames_copy_the_bands_of_another_assembler(plugin: str) -> None:
     plain = replay(None, tr, counter="estimate")
     assert [f.bands for f in rp.frames] == [f.bands for f in plain.frames]  # not the last call's, four times
     assert len({id(f.bands) for f in rp.frames}) == len(rp.frames)
+
+
+def test_a_call_whose_manager_replaced_nothing_maps_its_layout_once_and_no_replaced_rows(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Operation count of the recorder's payload: the default strategy replaces no row, so each of
+    the 4 calls maps its layout once (``_segments``) and never builds a replaced-row map
+    (``replaced_rows``, which reads the committed log and working memory)."""
+    import inspector.replay.recorder as recorder
+
+    counts = {"_segments": 0, "replaced_rows": 0}
+    for name in counts:
+        real = getattr(recorder, name)
+
+        def counted(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            counts[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(recorder, name, counted)
+    rp = replay(None, _transcript(), counter="estimate")
+    assert len(rp.frames) == 4
+    assert counts == {"_segments": 4, "replaced_rows": 0}

@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from inspector.ids import stringify_ids
 from inspector.replay import replay
 from inspector.transcripts import parse_transcript
 from cli_run import run as run_cli
@@ -183,3 +186,41 @@ def test_the_console_script_imports_numeric_ids_as_strings(fmt: str, tmp_path: P
     calls, results = _id_rows(doc["messages"])
     assert calls == [str(ID)] and results == [str(ID)]
     assert any(r["kind"] == "tool_call_id_converted" for r in doc["irregularities"])
+
+
+_IDS = st.one_of(st.text(max_size=3), st.integers(-5, 5), st.floats(allow_nan=False, allow_infinity=False, width=16),
+                 st.booleans(), st.none())
+_CALLS = st.lists(st.one_of(st.fixed_dictionaries({"id": _IDS, "type": st.just("function")}), st.text(max_size=2)),
+                  max_size=3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(calls=st.one_of(st.none(), _CALLS), tcid=_IDS, has_tcid=st.booleans())
+def test_stringify_ids_converts_exactly_the_numbers_and_keeps_any_other_row_as_it_is(
+        calls: list[Any] | None, tcid: Any, has_tcid: bool) -> None:
+    """Q19's rule (inspector.ids), worked independently: an int or float id (never a bool) becomes
+    ``str(int)`` for a whole float, else ``str``; a row with no such id comes back as the same object
+    with nothing reported (the usual row's shortcut must say exactly what the full rule says)."""
+    row: dict[str, Any] = {"role": "assistant", "content": "x"}
+    if calls is not None:
+        row["tool_calls"] = calls
+    if has_tcid:
+        row["tool_call_id"] = tcid
+
+    def text(v: Any) -> str | None:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return None
+        return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+
+    numeric_calls = [c for c in calls or [] if isinstance(c, dict) and text(c["id"]) is not None]
+    numeric_tcid = has_tcid and text(tcid) is not None
+    out, changed = stringify_ids(row)
+    assert len(changed) == len(numeric_calls) + numeric_tcid
+    if not changed:
+        assert out is row
+        return
+    for c_in, c_out in zip(calls or [], out.get("tool_calls", calls or []), strict=True):
+        expected = {**c_in, "id": text(c_in["id"])} if c_in in numeric_calls else c_in
+        assert c_out == expected
+    if has_tcid:
+        assert out["tool_call_id"] == (text(tcid) if numeric_tcid else tcid)
