@@ -117,27 +117,38 @@ _GUARDS: dict[str, Callable[[str], bool]] = {
 it, so its scan is skipped: the same identifiers, without running every pattern over long prose)."""
 
 _TRIGGERS = ':@/."`_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'
-_NOT_TRIGGER = bytes(c for c in range(128) if chr(c) not in _TRIGGERS)
+_NOT_TRIGGER = bytes(c for c in range(256) if chr(c) not in _TRIGGERS)  # every byte of a non-ASCII character too
 _NOT_DIGIT = bytes(c for c in range(128) if not "0" <= chr(c) <= "9")
 _NOT_UPPER = bytes(c for c in range(128) if not "A" <= chr(c) <= "Z")
+_ASCII_BYTES = bytes(range(128))
 
 
-def _ascii_guards(text: str) -> dict[str, bool] | None:
-    """The answers of :data:`_GUARDS` for an ASCII ``text`` from one pass over it (None when ``text``
-    is not ASCII, or holds none of the characters any guard asks for: then no rule can match): the
-    text's guard characters are kept by one byte translation (C, about a nanosecond a character)
-    and each guard asks that short remainder instead of the whole text."""
-    rest = text.encode("ascii").translate(None, _NOT_TRIGGER)
-    if not rest:
-        return None
+def _guards(text: str) -> dict[str, bool] | None:
+    """The answers of :data:`_GUARDS` for ``text`` from one pass over it (None when it holds none of
+    the characters any guard asks for: then no rule can match): the text's ASCII guard characters
+    are kept by one byte translation of its UTF-8 (C, about a nanosecond a character) and each guard
+    asks that short remainder instead of the whole text. A non-ASCII text adds what only its
+    non-ASCII characters can hold: ``“`` (quoted) and a non-ASCII digit (``\\d`` matches any Unicode
+    digit), looked for among those characters alone (kept by a second translation)."""
+    ascii = text.isascii()
+    raw = text.encode("ascii") if ascii else text.encode("utf-8", "surrogatepass")
+    rest = raw.translate(None, _NOT_TRIGGER)
     digit = bool(rest.translate(None, _NOT_DIGIT))
+    curly = False
+    if not ascii:
+        curly = "“" in text
+        if not digit:
+            others = raw.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+            digit = _DIGIT.search(others) is not None
+    if not rest and not digit and not curly:
+        return None
     return {
         "_key": b'"' in rest and b":" in rest,
         "_exception": (b"E" in rest or b"W" in rest) and ("Error" in text or "Exception" in text or "Warning" in text),
         "url": b":" in rest and b"/" in rest and "://" in text,
         "email": b"@" in rest,
         "path": b"/" in rest or b"." in rest,
-        "quoted": b'"' in rest or b"`" in rest,
+        "quoted": b'"' in rest or b"`" in rest or curly,
         "quantity": digit,
         "id": digit,
         "word": b"_" in rest or bool(rest.translate(None, _NOT_UPPER)),
@@ -145,22 +156,10 @@ def _ascii_guards(text: str) -> dict[str, bool] | None:
 
 
 def _rules_for(text: str) -> list[tuple[str, re.Pattern[str]]]:
-    """The rules whose guard holds for ``text``, in rule order: an ASCII text's guards from
-    :func:`_ascii_guards` (none when it holds no guard character, the usual prose of a tool result),
-    another text's asked one by one (a guard two rules share is asked once)."""
-    if text.isascii():
-        has = _ascii_guards(text)
-        return [] if has is None else [(kind, rx) for kind, rx in _RULES if has[kind]]
-    asked: dict[Callable[[str], bool], bool] = {}
-    out = []
-    for kind, rx in _RULES:
-        guard = _GUARDS[kind]
-        ok = asked.get(guard)
-        if ok is None:
-            ok = asked[guard] = guard(text)
-        if ok:
-            out.append((kind, rx))
-    return out
+    """The rules whose guard holds for ``text``, in rule order, from :func:`_guards` (none when it
+    holds no guard character, the usual prose of a tool result)."""
+    has = _guards(text)
+    return [] if has is None else [(kind, rx) for kind, rx in _RULES if has[kind]]
 
 
 def extract_identifiers(text: str) -> list[Identifier]:

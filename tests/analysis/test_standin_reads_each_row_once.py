@@ -128,7 +128,7 @@ def test_a_summary_does_not_depend_on_what_the_summarizer_read_before(folds: lis
         assert previous == StandInSummarizer(cap=cap).summarize(msgs)
 
 
-TEXT = st.lists(st.sampled_from(list(".!? \n\t\r\u2028\u0085\x0baAz\"'“([#0_Kİſ")
+TEXT = st.lists(st.sampled_from(list(".!? \n\t\r\u2028\u0085\x0baAz\"'“([#0_Kİſ…")
                                 + ["will", "Will", "need to", "WILL", "refunds", "xwill", "NEED  TO", "a" * 250]),
                 max_size=30).map("".join)
 """Texts of the characters the rules turn on (Unicode blanks, capitals that fold, quotes) and decision words."""
@@ -152,3 +152,4 @@ def test_sentence_rule_boundaries_by_hand() -> None:
     assert standin._sentences("a" * 300) == ["a" * 239 + "…"]
     assert standin._decides("WE AGREED") and standin._decides("need to") and not standin._decides("needed to")
     assert not standin._decides("willow") and standin._decides("İnstead") == bool(RULE_DECISION.search("İnstead"))
+    assert standin._decides("we will…") and not standin._decides("willow…") and standin._decides("ſhould…")
