@@ -198,6 +198,9 @@ def extract_identifiers(text: str) -> list[Identifier]:
 def message_text(msg: Message) -> str:
     """Everything a model reads in one message, as one string: its content (parts joined) and the
     name and arguments of each tool call. Used for both extraction and visibility checks."""
+    content = msg.get("content")
+    if type(content) is str and "tool_calls" not in msg:  # the usual row: its content is its text
+        return content
     parts, calls = message_parts(msg)
     return "\n".join(parts + [f"{name} {args}" for name, args in calls])
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from inspector.engine.contracts import EditRecord, Insertion, Replacement
@@ -142,6 +141,9 @@ class LogUnits:
         """``counter.count(record.apply(past))`` from the sums: the kept ranges' units, each replaced
         row's own in place of its original's, plus the inserted blocks'."""
         pre = self.sync(past, counter)
+        if len(record.kept) == 1 and not record.replaced and not record.inserted:  # the usual call: one run
+            a, b = record.kept[0]
+            return counter.total(pre[b] - pre[a], b - a)
         units = sum(pre[b] - pre[a] for a, b in record.kept)
         rows = sum(b - a for a, b in record.kept) + len(record.inserted)
         units += sum(counter.unit(r.row) - counter.unit(past[r.index]) for r in record.replaced)
@@ -149,11 +151,9 @@ class LogUnits:
         return counter.total(units, rows) if rows else 0
 
 
-@lru_cache(maxsize=64)
 def trigger_tokens(params: AutoCompactParams, window: int) -> int:
     """The input tokens a call compacts at: ``threshold_tokens``, else ``floor(ratio × window)``
-    computed exactly (0.9 of 10 000 is 9 000). Remembered per (params, window): every call of a
-    replay asks with the same two."""
+    computed exactly (0.9 of 10 000 is 9 000)."""
     if params.threshold_tokens is not None:
         return params.threshold_tokens
     return int(Fraction(str(params.ratio)) * window)
@@ -212,6 +212,7 @@ class AutoCompactConversation(BuiltFromParams, SummarizerSlot, ContextManager):
             params = AutoCompactParams.build(self.name, threshold_ratio=threshold_ratio,
                                              threshold_tokens=threshold_tokens, keep_user_tokens=keep_user_tokens)
         self.params = params
+        self._trigger: tuple[AutoCompactParams, int, int] | None = None  # (params, window, trigger) last asked
         self._last: Compaction | None = None
         self._units = LogUnits()
         self.bind_summarizer(summarizer)
@@ -248,11 +249,19 @@ class AutoCompactConversation(BuiltFromParams, SummarizerSlot, ContextManager):
         del working
         record = self._current(past)
         used = input_tokens(budget, self._units.tokens(past, record, self.counter))
-        trigger = trigger_tokens(self.params, budget.window)
+        trigger = self._trigger_at(budget.window)
         if used < trigger:
             action = "compaction-kept" if self._last is not None else "under-compact-trigger"
             return managed(past, record, CMDecision(action, raw_tokens=used, threshold=trigger))
         return self._compact(past, record, used, trigger)
+
+    def _trigger_at(self, window: int) -> int:
+        """:func:`trigger_tokens` for this manager's params and ``window``, remembered while both stay
+        the same (every call of a replay asks with the same two; a test may retune a manager)."""
+        memo = self._trigger
+        if memo is None or memo[0] is not self.params or memo[1] != window:
+            memo = self._trigger = (self.params, window, trigger_tokens(self.params, window))
+        return memo[2]
 
     def keep_users(self, past: Sequence[Message], candidates: Sequence[int],
                    sent: Mapping[int, Replacement]) -> tuple[tuple[int, ...], tuple[Replacement, ...]]:

@@ -58,10 +58,11 @@ def prefix_hash(past: Sequence[Message], end: int, start: int = 0, state: Any = 
     return h
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Condensed:
     """The summary in force: the head ends at ``head``, the summary stands for the rows before
-    ``tail`` (after the head), ``turns`` user messages folded in all; ``block`` None after a drop."""
+    ``tail`` (after the head), ``turns`` user messages folded in all; ``block`` None after a drop.
+    Equal only to itself (a result is remembered for the summary in force, this very object)."""
 
     head: int
     tail: int
@@ -134,15 +135,29 @@ class Condenser(BuiltFromParams, SummarizerSlot, ContextManager):
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         """This call's result (class docstring): the log unchanged, the summary in force reused, or a
-        new condensation. ``hint`` is not read."""
+        new condensation. ``hint`` is not read.
+
+        Every call of a turn sees the same log: a result that left the summary in force as it was
+        (kept, reused, nothing to fold) is the next call's too while the log, the parameters, the
+        summarizer and the summary in force stay the same (:meth:`same_log`); a condensation or a failure is never
+        handed out twice (the next call reuses the new summary, or retries)."""
         del hint
+        before = self._condensed
+        key = (self.max_size, self.keep_first, self.summarizer, before)
+        same = self.same_log(past, key)
+        if same is not None:
+            return same
         n = len(past)
         held = self._in_force(past)
         if held is not None and held.events(n) <= self.max_size:
-            return self._reuse(past, held)
-        if held is None and n <= self.max_size:
-            return managed(past, EditRecord.keep_all(n), CMDecision("condenser-under-max"))
-        return self._condense(past, held)
+            result = self._reuse(past, held)
+        elif held is None and n <= self.max_size:
+            result = managed(past, EditRecord.keep_all(n), CMDecision("condenser-under-max"))
+        else:
+            result = self._condense(past, held)
+        if self._condensed is before and result.decision.action != "condenser-failed":
+            self.remember(past, result, key)
+        return result
 
     def _in_force(self, past: Sequence[Message]) -> _Condensed | None:
         """The summary in force when the log still starts with the rows it was made over (by
