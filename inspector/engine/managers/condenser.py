@@ -19,7 +19,7 @@ drop them, so the condenser counts and condenses the committed log only.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,18 +44,17 @@ def head_end(past: Sequence[Message], at: int) -> int:
 
 def prefix_digest(past: Sequence[Message], end: int) -> str:
     """SHA-256 over the rows ``past[:end]`` (the reuse check when the rows are other objects)."""
-    digest: str = prefix_hash(past, end).hexdigest()
+    return rows_digest([past[:end]])
+
+
+def rows_digest(runs: Iterable[Sequence[Message]]) -> str:
+    """SHA-256 over the rows of ``runs``, in order (:func:`~inspector.engine.history.row_digest_bytes` each)."""
+    h = hashlib.sha256()
+    for run in runs:
+        for m in run:
+            h.update(row_digest_bytes(m))
+    digest: str = h.hexdigest()
     return digest
-
-
-def prefix_hash(past: Sequence[Message], end: int, start: int = 0, state: Any = None) -> Any:
-    """The running SHA-256 state over ``past[:end]``: ``state`` (that over ``past[:start]``, left
-    unchanged) extended by the rows ``past[start:end]``, or a new one over ``past[:end]``. A
-    condensation extends the previous one's state, so each row of a log is hashed once."""
-    h = state.copy() if state is not None else hashlib.sha256()
-    for m in past[start if state is not None else 0:end]:
-        h.update(row_digest_bytes(m))
-    return h
 
 
 @dataclass(slots=True, eq=False)
@@ -70,10 +69,18 @@ class _Condensed:
     text: str | None
     turns: int
     identity: tuple[int, int]
-    digest: str
-    state: Any
-    """The SHA-256 state whose digest is ``digest`` (the rows before ``tail``), extended at the next
-    condensation instead of hashing the log's prefix again."""
+    runs: tuple[tuple[Message, ...], ...]
+    """The log's rows before ``tail`` when it was made, one run per condensation (a condensation
+    copies the references of the rows it newly folds and shares the earlier runs): read only when
+    the reuse check needs their digest (:meth:`digest`), never while the log holds the same rows."""
+    known: str | None = None  # the digest, once asked
+
+    def digest(self) -> str:
+        """SHA-256 over the rows before ``tail`` (:func:`rows_digest` of :attr:`runs`), worked out
+        the first time it is asked."""
+        if self.known is None:
+            self.known = rows_digest(self.runs)
+        return self.known
 
     def events(self, n: int) -> int:
         """The view's size in events over a log of ``n`` rows: head, the summary (one), the rest."""
@@ -171,7 +178,7 @@ class Condenser(BuiltFromParams, SummarizerSlot, ContextManager):
             return None
         ident = (id(past[0]), id(past[t - 1])) if t else (0, 0)
         if ident != held.identity:
-            if prefix_digest(past, t) != held.digest:
+            if prefix_digest(past, t) != held.digest():
                 self._condensed = None
                 return None
             held.identity = ident
@@ -223,10 +230,10 @@ class Condenser(BuiltFromParams, SummarizerSlot, ContextManager):
             return managed(past, _record(n, head, tail, None), decision)
         block = summary_or_none(turns, text)
         ident = (id(past[0]), id(past[tail - 1]))
-        # the summary in force was made over past[:start] (checked by _in_force): only the newly
-        # folded rows and the new tail's start are hashed
-        state = prefix_hash(past, tail, start, held.state if held is not None else None)
-        self._condensed = new = _Condensed(head, tail, block, text, turns, ident, state.hexdigest(), state)
+        # the summary in force was made over past[:start] (checked by _in_force): only the rows
+        # newly folded, up to the new tail, are a new run
+        runs = (held.runs if held is not None else ()) + (tuple(past[start if held is not None else 0:tail]),)
+        self._condensed = new = _Condensed(head, tail, block, text, turns, ident, runs)
         action = "condensed" if block is not None else "condensed-dropped"
         decision = self._decision(action, new, summarizer_called=called)
         return managed(past, _record(n, head, tail, block), decision)

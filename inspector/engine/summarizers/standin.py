@@ -105,13 +105,25 @@ def _sentences(text: str) -> list[str]:
 
 
 def _add_sentence(out: list[str], piece: str) -> None:
-    """Append ``piece`` with its whitespace runs made one blank, unless that leaves it empty."""
-    if piece.isascii() and piece.isprintable() and "  " not in piece and piece[:1] != " " and piece[-1:] != " ":
-        s = piece  # printable ASCII holds no whitespace but blanks: single and inside, it is made already
-    else:
-        s = " ".join(piece.split())
+    """Append ``piece`` with its whitespace runs made one blank, unless that leaves it empty, cut to
+    :data:`_MAX_SENTENCE` characters. A long piece is read only as far as the cut: its first
+    ``2 × _MAX_SENTENCE`` characters made so are the start of the whole piece made so (a word cut
+    there is the start of that word), so when they are already longer than the cut they give it."""
+    if len(piece) > 2 * _MAX_SENTENCE:
+        head = _single_blanks(piece[: 2 * _MAX_SENTENCE])
+        if len(head) > _MAX_SENTENCE:
+            out.append(head[: _MAX_SENTENCE - 1] + "…")
+            return
+    s = _single_blanks(piece)
     if s:
         out.append(s if len(s) <= _MAX_SENTENCE else s[: _MAX_SENTENCE - 1] + "…")
+
+
+def _single_blanks(piece: str) -> str:
+    """``piece`` with its whitespace runs made one blank and none at either end."""
+    if piece.isascii() and piece.isprintable() and "  " not in piece and piece[:1] != " " and piece[-1:] != " ":
+        return piece  # printable ASCII holds no whitespace but blanks: single and inside, it is made already
+    return " ".join(piece.split())
 
 
 def _decides(sentence: str) -> bool:
