@@ -128,7 +128,7 @@ def test_a_summary_does_not_depend_on_what_the_summarizer_read_before(folds: lis
         assert previous == StandInSummarizer(cap=cap).summarize(msgs)
 
 
-TEXT = st.lists(st.sampled_from(list(".!? \n\t\r\u2028\u0085\x0baAz\"'“([#0_Kİſ…")
+TEXT = st.lists(st.sampled_from(list(".!? \n\t\r\u2028\u0085\x0b\x1c\x7faAz\"'“([#0_Kİſ…")
                                 + ["will", "Will", "need to", "WILL", "refunds", "xwill", "NEED  TO", "a" * 250, " " * 300, "b " * 120]),
                 max_size=30).map("".join)
 """Texts of the characters the rules turn on (Unicode blanks, capitals that fold, quotes) and decision words."""

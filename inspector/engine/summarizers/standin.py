@@ -60,6 +60,9 @@ _DECISION = re.compile(r"\b(" + _DECISION_WORDS + r")\b", re.IGNORECASE)
 _DECISION_LOWER = re.compile(r"\b(?:" + _DECISION_WORDS + r")\b", re.ASCII)
 r"""The same words, read in lowered ASCII text (where ASCII ``\b`` is Unicode ``\b``; a third faster)."""
 _MAX_SENTENCE = 240
+_PRINTABLE_ASCII = bytes(range(0x20, 0x7F))
+"""Printable ASCII: an ASCII text with nothing left once these are deleted is printable (one byte
+translation, a quarter of ``str.isprintable``'s cost)."""
 _ROLE_RANK = {"user": 3, "agent": 2, "earlier": 2}
 _WHO = {"user": "user", "assistant": "agent", "tool": "tool result"}
 
@@ -121,7 +124,8 @@ def _add_sentence(out: list[str], piece: str) -> None:
 
 def _single_blanks(piece: str) -> str:
     """``piece`` with its whitespace runs made one blank and none at either end."""
-    if piece.isascii() and piece.isprintable() and "  " not in piece and piece[:1] != " " and piece[-1:] != " ":
+    if piece.isascii() and not piece.encode("ascii").translate(None, _PRINTABLE_ASCII) and "  " not in piece \
+            and piece[:1] != " " and piece[-1:] != " ":
         return piece  # printable ASCII holds no whitespace but blanks: single and inside, it is made already
     return " ".join(piece.split())
 
