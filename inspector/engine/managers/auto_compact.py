@@ -215,6 +215,7 @@ class AutoCompactConversation(BuiltFromParams, SummarizerSlot, ContextManager):
         self._trigger: tuple[AutoCompactParams, int, int] | None = None  # (params, window, trigger) last asked
         self._last: Compaction | None = None
         self._units = LogUnits()
+        self._held: tuple[Any, ...] | None = None  # the last history worked out (:meth:`_history`)
         self.bind_summarizer(summarizer)
 
     def _current(self, past: Sequence[Message]) -> EditRecord:
@@ -247,13 +248,26 @@ class AutoCompactConversation(BuiltFromParams, SummarizerSlot, ContextManager):
     def decide_in_budget(self, past: Sequence[Message], working: Sequence[Message], budget: Budget) -> Managed:
         """The call's history: the one in force while its input stays under the trigger, else compacted."""
         del working
-        record = self._current(past)
-        used = input_tokens(budget, self._units.tokens(past, record, self.counter))
+        record, history = self._history(past)
+        used = input_tokens(budget, history)
         trigger = self._trigger_at(budget.window)
         if used < trigger:
             action = "compaction-kept" if self._last is not None else "under-compact-trigger"
             return managed(past, record, CMDecision(action, raw_tokens=used, threshold=trigger))
         return self._compact(past, record, used, trigger)
+
+    def _history(self, past: Sequence[Message]) -> tuple[EditRecord, int]:
+        """The history in force over ``past`` (:meth:`_current`) and its tokens, remembered for the
+        next call on the same log (the same list, length and last row), compaction in force and
+        counter: every call of a turn sees the same log, only the budget's fixed part changes."""
+        n, held = len(past), self._held
+        if held is not None and held[0] is past and held[1] == n and held[2] is (past[-1] if n else None) and \
+                held[3] is self._last and held[4] is self.counter:
+            return held[5], held[6]
+        record = self._current(past)
+        tokens = self._units.tokens(past, record, self.counter)
+        self._held = (past, n, past[-1] if n else None, self._last, self.counter, record, tokens)
+        return record, tokens
 
     def _trigger_at(self, window: int) -> int:
         """:func:`trigger_tokens` for this manager's params and ``window``, remembered while both stay
