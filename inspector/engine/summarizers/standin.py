@@ -72,7 +72,16 @@ def target_tokens(folded_tokens: int, *, ratio: float = RATIO, floor: int = FLOO
     """The stand-in summary's size target for a fold of ``folded_tokens`` tokens: ``ratio`` of it,
     rounded up, raised to ``floor`` and lowered to ``cap``, and never above ``folded_tokens`` itself
     (``min(cap, max(floor, ⌈ratio × folded⌉), folded)``; 0 for an empty fold)."""
-    share = math.ceil(Fraction(ratio).limit_denominator(10**6) * folded_tokens)  # exact: ⌈0.1 × 30⌉ is 3, not 4
+    return _bounded(folded_tokens, _exact_ratio(ratio), floor, cap)
+
+
+def _exact_ratio(ratio: float) -> Fraction:
+    """``ratio`` as the fraction it is written as (``0.1`` is 1/10, not the float's binary value)."""
+    return Fraction(ratio).limit_denominator(10**6)
+
+
+def _bounded(folded_tokens: int, ratio: Fraction, floor: int, cap: int) -> int:
+    share = math.ceil(ratio * folded_tokens)  # exact: ⌈0.1 × 30⌉ is 3, not 4
     return max(0, min(cap, max(floor, share), folded_tokens))
 
 
@@ -221,14 +230,16 @@ class _Reading:
         kept: list[str] = []
         seen: set[str] = set()
         users = chars = 0
-        for m in messages:
-            block, text = _fold_text(m)
-            chars += len(text)
-            if block:
+        for m in messages:  # _fold_text and _who, inline: this loop reads every folded row
+            role = m.get("role")
+            if role == "system" and is_summary_block(m):
+                text = summary_body(m)
                 found = _carried(text)
             else:
-                users += m.get("role") == "user"
-                found = self.lines(_who(m), text)
+                text = message_text(m)
+                users += role == "user"
+                found = self.lines(_WHO.get(role, role) if type(role) is str else _who(m), text)
+            chars += len(text)
             for s in found:
                 if s not in seen:
                     seen.add(s)
@@ -274,6 +285,7 @@ class StandInSummarizer(PricedUsage):
         self.calls = 0
         self.usage: list[dict[str, Any]] = []  # estimated, one entry per call
         self._reading = _Reading()
+        self._exact: tuple[float, Fraction] | None = None  # (ratio, the ratio as a fraction)
 
     def target(self, messages: list[Message]) -> int:
         """This summarizer's size target in tokens for a fold of ``messages`` (:func:`target_tokens`
@@ -281,7 +293,10 @@ class StandInSummarizer(PricedUsage):
         return self._target(folded_tokens(messages))
 
     def _target(self, tokens: int) -> int:
-        return target_tokens(tokens, ratio=self.ratio, floor=self.floor, cap=self.cap)
+        exact = self._exact
+        if exact is None or exact[0] != self.ratio:  # made once: a fraction costs more than the rest of the rule
+            exact = self._exact = (self.ratio, _exact_ratio(self.ratio))
+        return _bounded(tokens, exact[1], self.floor, self.cap)
 
     def summarize(self, messages: list[Message]) -> str:
         """The summary of ``messages``: the label line, a counts line, then ``- `` lines (carried-forward
