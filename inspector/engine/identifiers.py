@@ -117,7 +117,8 @@ _GUARDS: dict[str, Callable[[str], bool]] = {
 it, so its scan is skipped: the same identifiers, without running every pattern over long prose)."""
 
 _TRIGGERS = ':@/."`_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'
-_NOT_TRIGGER = bytes(c for c in range(256) if chr(c) not in _TRIGGERS)  # every byte of a non-ASCII character too
+_NOT_TRIGGER = bytes(c for c in range(128) if chr(c) not in _TRIGGERS)
+_NOT_TRIGGER_UTF8 = _NOT_TRIGGER + bytes(range(128, 256))  # every byte of a non-ASCII character too
 _NOT_DIGIT = bytes(c for c in range(128) if not "0" <= chr(c) <= "9")
 _NOT_UPPER = bytes(c for c in range(128) if not "A" <= chr(c) <= "Z")
 _ASCII_BYTES = bytes(range(128))
@@ -126,22 +127,25 @@ _ASCII_BYTES = bytes(range(128))
 def _guards(text: str) -> dict[str, bool] | None:
     """The answers of :data:`_GUARDS` for ``text`` from one pass over it (None when it holds none of
     the characters any guard asks for: then no rule can match): the text's ASCII guard characters
-    are kept by one byte translation of its UTF-8 (C, about a nanosecond a character) and each guard
-    asks that short remainder instead of the whole text. A non-ASCII text adds what only its
-    non-ASCII characters can hold: ``“`` (quoted) and a non-ASCII digit (``\\d`` matches any Unicode
-    digit), looked for among those characters alone (kept by a second translation)."""
-    ascii = text.isascii()
-    raw = text.encode("ascii") if ascii else text.encode("utf-8", "surrogatepass")
-    rest = raw.translate(None, _NOT_TRIGGER)
-    digit = bool(rest.translate(None, _NOT_DIGIT))
+    are kept by one byte translation (of its UTF-8 when it is not ASCII; C, about a nanosecond a
+    character) and each guard asks that short remainder instead of the whole text. A non-ASCII
+    text adds what only its non-ASCII characters can hold: ``“`` (quoted) and a non-ASCII digit
+    (``\\d`` matches any Unicode digit), looked for among those characters alone (kept by a second
+    translation)."""
     curly = False
-    if not ascii:
+    if text.isascii():
+        rest = text.encode("ascii").translate(None, _NOT_TRIGGER)
+        if not rest:
+            return None
+        digit = bool(rest.translate(None, _NOT_DIGIT))
+    else:
+        raw = text.encode("utf-8", "surrogatepass")
+        rest = raw.translate(None, _NOT_TRIGGER_UTF8)
+        digit = bool(rest.translate(None, _NOT_DIGIT)) or \
+            _DIGIT.search(raw.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")) is not None
         curly = "“" in text
-        if not digit:
-            others = raw.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
-            digit = _DIGIT.search(others) is not None
-    if not rest and not digit and not curly:
-        return None
+        if not rest and not digit and not curly:
+            return None
     return {
         "_key": b'"' in rest and b":" in rest,
         "_exception": (b"E" in rest or b"W" in rest) and ("Error" in text or "Exception" in text or "Warning" in text),
