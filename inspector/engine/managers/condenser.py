@@ -74,6 +74,7 @@ class _Condensed:
     copies the references of the rows it newly folds and shares the earlier runs): read only when
     the reuse check needs their digest (:meth:`digest`), never while the log holds the same rows."""
     known: str | None = None  # the digest, once asked
+    inserted: tuple[Insertion, ...] = ()  # the block's insertion before ``tail``, made once for its reuses
 
     def digest(self) -> str:
         """SHA-256 over the rows before ``tail`` (:func:`rows_digest` of :attr:`runs`), worked out
@@ -87,10 +88,15 @@ class _Condensed:
         return self.head + (self.block is not None) + n - self.tail
 
 
-def _record(n: int, head: int, tail: int, block: Message | None) -> EditRecord:
-    """Rows ``[0, head)`` and ``[tail, n)`` kept, ``block`` (when there is one) inserted before ``tail``."""
-    kept = tuple((a, b) for a, b in ((0, head), (tail, n)) if a < b)
-    return EditRecord(n, kept, (), (Insertion(tail, block, "summary"),) if block is not None else ())
+def _record(n: int, head: int, tail: int, block: Message | None,
+            inserted: tuple[Insertion, ...] | None = None) -> EditRecord:
+    """Rows ``[0, head)`` and ``[tail, n)`` kept, ``block`` (when there is one) inserted before
+    ``tail`` (``inserted``: that insertion, made already)."""
+    if inserted is None:
+        inserted = (Insertion(tail, block, "summary"),) if block is not None else ()
+    if 0 < head and tail < n:  # the usual view: both runs
+        return EditRecord(n, ((0, head), (tail, n)), (), inserted)
+    return EditRecord(n, tuple((a, b) for a, b in ((0, head), (tail, n)) if a < b), (), inserted)
 
 
 class Condenser(BuiltFromParams, SummarizerSlot, ContextManager):
@@ -195,7 +201,7 @@ class Condenser(BuiltFromParams, SummarizerSlot, ContextManager):
     def _reuse(self, past: Sequence[Message], held: _Condensed) -> Managed:
         """The summary in force, before the rows after it: ``condensed-reused`` (or still dropped)."""
         action = "condensed-reused" if held.block is not None else "condensed-dropped"
-        record = _record(len(past), held.head, held.tail, held.block)
+        record = _record(len(past), held.head, held.tail, held.block, held.inserted)
         return managed(past, record, self._decision(action, held))
 
     def _cuts(self, past: Sequence[Message], held: _Condensed | None) -> tuple[int, int, int]:
@@ -233,7 +239,8 @@ class Condenser(BuiltFromParams, SummarizerSlot, ContextManager):
         # the summary in force was made over past[:start] (checked by _in_force): only the rows
         # newly folded, up to the new tail, are a new run
         runs = (held.runs if held is not None else ()) + (tuple(past[start if held is not None else 0:tail]),)
-        self._condensed = new = _Condensed(head, tail, block, text, turns, ident, runs)
+        inserted = (Insertion(tail, block, "summary"),) if block is not None else ()
+        self._condensed = new = _Condensed(head, tail, block, text, turns, ident, runs, inserted=inserted)
         action = "condensed" if block is not None else "condensed-dropped"
         decision = self._decision(action, new, summarizer_called=called)
-        return managed(past, _record(n, head, tail, block), decision)
+        return managed(past, _record(n, head, tail, block, inserted), decision)
