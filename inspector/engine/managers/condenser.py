@@ -152,8 +152,8 @@ class Condenser(BuiltFromParams, SummarizerSlot, ContextManager):
 
         Every call of a turn sees the same log: a result that left the summary in force as it was
         (kept, reused, nothing to fold) is the next call's too while the log, the parameters, the
-        summarizer and the summary in force stay the same (:meth:`same_log`); a condensation or a failure is never
-        handed out twice (the next call reuses the new summary, or retries)."""
+        summarizer and the summary in force stay the same (:meth:`same_log`); a condensation or a
+        failure is never handed out twice (the next call reuses the new summary, or retries)."""
         del hint
         before = self._condensed
         key = (self.max_size, self.keep_first, self.summarizer, before)

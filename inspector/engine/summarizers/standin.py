@@ -143,7 +143,7 @@ def _decides(sentence: str) -> bool:
     """Whether ``sentence`` holds a decision word (:data:`_DECISION`); an ASCII sentence is searched
     lowered, case-sensitively (the same answer: ASCII letters fold only to each other), and so is
     one cut to :data:`_MAX_SENTENCE` (ASCII but its closing ``…``): ``…`` is in no decision word and
-    is no word character, so ``\b`` reads it as it reads the end of the text."""
+    is no word character, so ``\\b`` reads it as it reads the end of the text."""
     head = sentence[:-1] if sentence[-1:] == "…" else sentence
     if head.isascii():
         return _DECISION_LOWER.search(head.lower()) is not None
