@@ -118,26 +118,41 @@ it, so its scan is skipped: the same identifiers, without running every pattern 
 
 _TRIGGERS = ':@/."`_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'
 _NOT_TRIGGER = bytes(c for c in range(128) if chr(c) not in _TRIGGERS)
+_NOT_TRIGGER_UTF8 = _NOT_TRIGGER + bytes(range(128, 256))  # every byte of a non-ASCII character too
 _NOT_DIGIT = bytes(c for c in range(128) if not "0" <= chr(c) <= "9")
 _NOT_UPPER = bytes(c for c in range(128) if not "A" <= chr(c) <= "Z")
+_ASCII_BYTES = bytes(range(128))
 
 
-def _ascii_guards(text: str) -> dict[str, bool] | None:
-    """The answers of :data:`_GUARDS` for an ASCII ``text`` from one pass over it (None when ``text``
-    is not ASCII, or holds none of the characters any guard asks for: then no rule can match): the
-    text's guard characters are kept by one byte translation (C, about a nanosecond a character)
-    and each guard asks that short remainder instead of the whole text."""
-    rest = text.encode("ascii").translate(None, _NOT_TRIGGER)
-    if not rest:
-        return None
-    digit = bool(rest.translate(None, _NOT_DIGIT))
+def _guards(text: str) -> dict[str, bool] | None:
+    """The answers of :data:`_GUARDS` for ``text`` from one pass over it (None when it holds none of
+    the characters any guard asks for: then no rule can match): the text's ASCII guard characters
+    are kept by one byte translation (of its UTF-8 when it is not ASCII; C, about a nanosecond a
+    character) and each guard asks that short remainder instead of the whole text. A non-ASCII
+    text adds what only its non-ASCII characters can hold: ``“`` (quoted) and a non-ASCII digit
+    (``\\d`` matches any Unicode digit), looked for among those characters alone (kept by a second
+    translation)."""
+    curly = False
+    if text.isascii():
+        rest = text.encode("ascii").translate(None, _NOT_TRIGGER)
+        if not rest:
+            return None
+        digit = bool(rest.translate(None, _NOT_DIGIT))
+    else:
+        raw = text.encode("utf-8", "surrogatepass")
+        rest = raw.translate(None, _NOT_TRIGGER_UTF8)
+        digit = bool(rest.translate(None, _NOT_DIGIT)) or \
+            _DIGIT.search(raw.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")) is not None
+        curly = "“" in text
+        if not rest and not digit and not curly:
+            return None
     return {
         "_key": b'"' in rest and b":" in rest,
         "_exception": (b"E" in rest or b"W" in rest) and ("Error" in text or "Exception" in text or "Warning" in text),
         "url": b":" in rest and b"/" in rest and "://" in text,
         "email": b"@" in rest,
         "path": b"/" in rest or b"." in rest,
-        "quoted": b'"' in rest or b"`" in rest,
+        "quoted": b'"' in rest or b"`" in rest or curly,
         "quantity": digit,
         "id": digit,
         "word": b"_" in rest or bool(rest.translate(None, _NOT_UPPER)),
@@ -145,22 +160,10 @@ def _ascii_guards(text: str) -> dict[str, bool] | None:
 
 
 def _rules_for(text: str) -> list[tuple[str, re.Pattern[str]]]:
-    """The rules whose guard holds for ``text``, in rule order: an ASCII text's guards from
-    :func:`_ascii_guards` (none when it holds no guard character, the usual prose of a tool result),
-    another text's asked one by one (a guard two rules share is asked once)."""
-    if text.isascii():
-        has = _ascii_guards(text)
-        return [] if has is None else [(kind, rx) for kind, rx in _RULES if has[kind]]
-    asked: dict[Callable[[str], bool], bool] = {}
-    out = []
-    for kind, rx in _RULES:
-        guard = _GUARDS[kind]
-        ok = asked.get(guard)
-        if ok is None:
-            ok = asked[guard] = guard(text)
-        if ok:
-            out.append((kind, rx))
-    return out
+    """The rules whose guard holds for ``text``, in rule order, from :func:`_guards` (none when it
+    holds no guard character, the usual prose of a tool result)."""
+    has = _guards(text)
+    return [] if has is None else [(kind, rx) for kind, rx in _RULES if has[kind]]
 
 
 def extract_identifiers(text: str) -> list[Identifier]:
@@ -199,6 +202,9 @@ def extract_identifiers(text: str) -> list[Identifier]:
 def message_text(msg: Message) -> str:
     """Everything a model reads in one message, as one string: its content (parts joined) and the
     name and arguments of each tool call. Used for both extraction and visibility checks."""
+    content = msg.get("content")
+    if type(content) is str and "tool_calls" not in msg:  # the usual row: its content is its text
+        return content
     parts, calls = message_parts(msg)
     return "\n".join(parts + [f"{name} {args}" for name, args in calls])
 

@@ -26,8 +26,10 @@ def summary_block(turns: int, text: str) -> Message:
 
 def is_summary_block(msg: Message) -> bool:
     """True when ``msg`` is a system message whose string content starts with the header."""
+    if msg.get("role") != "system":  # most rows: one look-up
+        return False
     c = msg.get("content")
-    return msg.get("role") == "system" and isinstance(c, str) and c.startswith(SUMMARY_PREFIX)
+    return isinstance(c, str) and c.startswith(SUMMARY_PREFIX)
 
 
 def summary_body(msg: Message) -> str:

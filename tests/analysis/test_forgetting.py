@@ -100,17 +100,20 @@ def test_the_fast_guards_answer_as_their_patterns(text: str) -> None:
 
 _ASCII = st.one_of(_RULE_CHARS.filter(str.isascii), st.text(alphabet=st.characters(max_codepoint=127), max_size=120),
                    st.sampled_from(["order refund status", "Error at step", "a://b", "x.y", "RetryBudget", "_", "7"]))
+_ANY = st.one_of(_ASCII, _RULE_CHARS, st.text(max_size=120), st.text(alphabet="aZ٣é1 “…\ud800:", max_size=20),
+                 st.sampled_from(["order refund status…", "price ٣ items", "“quoted” words", "café\udcff", "SEC-1…"]))
 
 
-@settings(max_examples=400, deadline=None)
-@given(_ASCII)
-def test_an_ascii_texts_guards_read_from_its_guard_characters_answer_as_each_guard(text: str) -> None:
-    """One byte translation keeps an ASCII text's guard characters; every guard read from that
-    remainder answers as the guard asked of the whole text, and a text with none of them (None)
-    passes no guard, so no rule is run on it."""
-    from inspector.engine.identifiers import _GUARDS, _ascii_guards
+@settings(max_examples=500, deadline=None)
+@given(_ANY)
+def test_a_texts_guards_read_from_its_guard_characters_answer_as_each_guard(text: str) -> None:
+    """One byte translation keeps a text's ASCII guard characters (a non-ASCII text's ``“`` and
+    non-ASCII digits are looked for among its non-ASCII characters); every guard read so answers as
+    the guard asked of the whole text, and a text with none of them (None) passes no guard, so no
+    rule is run on it."""
+    from inspector.engine.identifiers import _GUARDS, _guards
 
-    has = _ascii_guards(text)
+    has = _guards(text)
     if has is None:
         assert not any(guard(text) for guard in _GUARDS.values()), text
     else:
@@ -119,7 +122,8 @@ def test_an_ascii_texts_guards_read_from_its_guard_characters_answer_as_each_gua
 
 def test_a_text_with_no_guard_character_is_not_scanned_by_any_rule(monkeypatch: pytest.MonkeyPatch) -> None:
     """Lower-case prose (the bulk of a tool result) holds none of ``:@/."`_``, a digit or a capital:
-    no rule's pattern is run over it; one capital letter makes the word rule run."""
+    no rule's pattern is run over it, ASCII or not (the stand-in's cut sentences end ``…``); one
+    capital letter makes the word rule run."""
     import inspector.engine.identifiers as identifiers
 
     ran: list[str] = []
@@ -133,8 +137,13 @@ def test_a_text_with_no_guard_character_is_not_scanned_by_any_rule(monkeypatch: 
             return self.rx.finditer(text)  # type: ignore[attr-defined]
 
     monkeypatch.setattr(identifiers, "_RULES", tuple((k, Spy(k, rx)) for k, rx in identifiers._RULES))
+    asked: list[str] = []  # the guards are read from one pass over the text, never asked one by one
+    monkeypatch.setattr(identifiers, "_GUARDS", {k: (lambda t, k=k: asked.append(k) or True) for k in identifiers._GUARDS})
     assert extract_identifiers("order refund status, carrier label " * 50) == [] and ran == []
+    assert extract_identifiers("order refund status, carrier label…") == [] and ran == []  # non-ASCII too
     assert extract_identifiers("order Refund status") == [] and ran == ["word"]
+    assert extract_identifiers("Order Refund “st” ٣…") == [] and ran == ["word", "quoted", "quantity", "id", "word"]
+    assert asked == []
 
 
 # --- the detector against planted ground truth ----------------------------------------------------

@@ -128,8 +128,8 @@ def test_a_summary_does_not_depend_on_what_the_summarizer_read_before(folds: lis
         assert previous == StandInSummarizer(cap=cap).summarize(msgs)
 
 
-TEXT = st.lists(st.sampled_from(list(".!? \n\t\r\u2028\u0085\x0baAz\"'“([#0_Kİſ")
-                                + ["will", "Will", "need to", "WILL", "refunds", "xwill", "NEED  TO", "a" * 250]),
+TEXT = st.lists(st.sampled_from(list(".!? \n\t\r\u2028\u0085\x0b\x1c\x7faAz\"'“([#0_Kİſ…")
+                                + ["will", "Will", "need to", "WILL", "refunds", "xwill", "NEED  TO", "a" * 250, " " * 300, "b " * 120]),
                 max_size=30).map("".join)
 """Texts of the characters the rules turn on (Unicode blanks, capitals that fold, quotes) and decision words."""
 
@@ -150,5 +150,27 @@ def test_sentence_rule_boundaries_by_hand() -> None:
     assert standin._sentences("Done. Next one.  ok? 3 left!\n\nx") == ["Done.", "Next one. ok?", "3 left!", "x"]
     assert standin._sentences("v2.3 is out. (see notes)\t. A") == ["v2.3 is out.", "(see notes) .", "A"]
     assert standin._sentences("a" * 300) == ["a" * 239 + "…"]
+    # read as far as the cut: 480 characters of "ab " made single are 480, longer than 240
+    assert standin._sentences("ab " * 1000) == [("ab " * 80)[:239] + "…"]
+    # 480 characters of "a" + 300 blanks make 180: too short, the whole piece is read
+    assert standin._sentences("a" * 180 + " " * 300 + "b" * 100) == ["a" * 180 + " " + "b" * 58 + "…"]
     assert standin._decides("WE AGREED") and standin._decides("need to") and not standin._decides("needed to")
     assert not standin._decides("willow") and standin._decides("İnstead") == bool(RULE_DECISION.search("İnstead"))
+    assert standin._decides("we will…") and not standin._decides("willow…") and standin._decides("ſhould…")
+
+
+def test_a_long_piece_is_made_single_blanked_only_as_far_as_its_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 3 000-character tool result is one sentence cut at 240: its first 480 characters are read
+    (made single-blanked: 480, longer than the cut), not its 3 000; a piece whose first 480 make
+    fewer than 241 is read whole."""
+    read: list[int] = []
+    real = standin._single_blanks
+
+    def counting(piece: str) -> str:
+        read.append(len(piece))
+        return real(piece)
+
+    monkeypatch.setattr(standin, "_single_blanks", counting)
+    assert standin._sentences("ab " * 1000) == [("ab " * 80)[:239] + "…"] and read == [480]
+    read.clear()
+    assert standin._sentences("a " * 100 + " " * 2800)[0] == ("a " * 100).strip() and read == [480, 3000]

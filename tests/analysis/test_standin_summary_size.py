@@ -105,3 +105,25 @@ def test_the_kept_lines_never_exceed_the_cap_nor_what_they_fold(msgs: list[dict]
     assert tokens <= cap and tokens <= folded_tokens(msgs)
     assert content <= summ.target(msgs) * CHARS_PER_TOKEN
     assert text.startswith(STANDIN_LABEL)
+
+
+def test_the_ratio_is_made_a_fraction_once_per_summarizer(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Every summary's target multiplies the ratio as a fraction (0.1 is 1/10): made once per
+    summarizer, not per summary (a condenser's replay writes dozens), again when the ratio changes.
+    Three folds of 100 orders (2 700 characters, 675 tokens: the floor, 256) write what a new summarizer writes."""
+    from inspector.engine.summarizers import standin
+
+    made: list[float] = []
+    real = standin._exact_ratio
+
+    def counting(ratio: float) -> object:
+        made.append(ratio)
+        return real(ratio)
+
+    monkeypatch.setattr(standin, "_exact_ratio", counting)
+    s = StandInSummarizer()
+    texts = [s.summarize(_orders(100, k * 100)) for k in range(3)]
+    assert made == [0.1] and s._target(900) == 256
+    assert texts[2] == StandInSummarizer().summarize(_orders(100, 200))
+    s.ratio = 0.5
+    assert s._target(900) == 450 and made == [0.1, 0.1, 0.5]  # the new summarizer's, then the new ratio

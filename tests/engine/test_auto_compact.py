@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -305,4 +306,54 @@ def test_the_history_count_from_running_sums_is_the_counters_count_of_the_histor
     grown = EditRecord(7, ((2, 3), (4, 7)), record.replaced, (Insertion(6, block),))
     assert units.tokens(past, grown, counter) == 331 == counter.count(list(grown.apply(past)))
     assert units.tokens(past, EditRecord.keep_all(7), counter) == 7 * 103
+    assert units.tokens(past, EditRecord(7, ((3, 7),)), counter) == counter.count(past[3:7]) == 99 + 4 + 3 * 103
     assert units.tokens([], EditRecord.keep_all(0), counter) == 0
+
+
+def test_the_trigger_is_worked_out_once_per_params_and_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every call of a replay asks for the trigger with the same params and window: it is worked out
+    once (not hashed or computed per call), again for another window or retuned params."""
+    from inspector.engine.managers import auto_compact
+
+    asked: list[int] = []
+    real = auto_compact.trigger_tokens
+
+    def counting(params: Any, window: int) -> int:
+        asked.append(window)
+        return real(params, window)
+
+    monkeypatch.setattr(auto_compact, "trigger_tokens", counting)
+    cm, _ = manager()
+    past = six_rows()
+    for _ in range(5):
+        assert cm.decide_in_budget(past, (), budget(0)).decision.threshold == 9_000
+    assert asked == [10_000]
+    assert cm.decide_in_budget(past, (), budget(0, 20_000)).decision.threshold == 18_000 and asked == [10_000, 20_000]
+    cm.params = cm.params.model_copy(update={"threshold_ratio": 0.5})
+    assert cm.decide_in_budget(past, (), budget(0, 20_000)).decision.threshold == 10_000 and len(asked) == 3
+
+
+def test_the_history_in_force_is_counted_once_per_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every call of a turn sees the same log, only the budget's fixed part changes: the history in
+    force and its count are worked out once for it (six rows, 618 tokens: used = fixed + 618), again
+    when the log grows or a compaction comes into force."""
+    from inspector.engine.managers.auto_compact import LogUnits
+
+    counted: list[int] = []
+    real = LogUnits.tokens
+
+    def counting(self: LogUnits, past: Any, record: Any, counter: Any) -> int:
+        counted.append(len(past))
+        return real(self, past, record, counter)
+
+    monkeypatch.setattr(LogUnits, "tokens", counting)
+    cm, summarizer = manager(threshold_tokens=1_000)
+    past = six_rows()
+    assert [cm.decide_in_budget(past, (), budget(f)).decision.raw_tokens for f in (0, 10, 20)] == [618, 628, 638]
+    assert counted == [6]
+    past.append(row("user", "g"))  # the same list, grown: 721 tokens
+    assert cm.decide_in_budget(past, (), budget(0)).decision.raw_tokens == 721 and counted == [6, 7]
+    assert cm.decide_in_budget(past, (), budget(279)).decision.action == "compacted"  # 1 000: at the trigger
+    assert len(summarizer.calls) == 1 and counted == [6, 7]
+    cm.decide_in_budget(past, (), budget(0))  # the compaction in force: its history is counted anew
+    assert counted == [6, 7, 7]

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from inspector.engine.contracts import EditRecord, Insertion, Replacement
@@ -142,6 +141,9 @@ class LogUnits:
         """``counter.count(record.apply(past))`` from the sums: the kept ranges' units, each replaced
         row's own in place of its original's, plus the inserted blocks'."""
         pre = self.sync(past, counter)
+        if len(record.kept) == 1 and not record.replaced and not record.inserted:  # the usual call: one run
+            a, b = record.kept[0]
+            return counter.total(pre[b] - pre[a], b - a)
         units = sum(pre[b] - pre[a] for a, b in record.kept)
         rows = sum(b - a for a, b in record.kept) + len(record.inserted)
         units += sum(counter.unit(r.row) - counter.unit(past[r.index]) for r in record.replaced)
@@ -149,11 +151,9 @@ class LogUnits:
         return counter.total(units, rows) if rows else 0
 
 
-@lru_cache(maxsize=64)
 def trigger_tokens(params: AutoCompactParams, window: int) -> int:
     """The input tokens a call compacts at: ``threshold_tokens``, else ``floor(ratio × window)``
-    computed exactly (0.9 of 10 000 is 9 000). Remembered per (params, window): every call of a
-    replay asks with the same two."""
+    computed exactly (0.9 of 10 000 is 9 000)."""
     if params.threshold_tokens is not None:
         return params.threshold_tokens
     return int(Fraction(str(params.ratio)) * window)
@@ -212,8 +212,10 @@ class AutoCompactConversation(BuiltFromParams, SummarizerSlot, ContextManager):
             params = AutoCompactParams.build(self.name, threshold_ratio=threshold_ratio,
                                              threshold_tokens=threshold_tokens, keep_user_tokens=keep_user_tokens)
         self.params = params
+        self._trigger: tuple[AutoCompactParams, int, int] | None = None  # (params, window, trigger) last asked
         self._last: Compaction | None = None
         self._units = LogUnits()
+        self._held: tuple[Any, ...] | None = None  # the last history worked out (:meth:`_history`)
         self.bind_summarizer(summarizer)
 
     def _current(self, past: Sequence[Message]) -> EditRecord:
@@ -246,13 +248,34 @@ class AutoCompactConversation(BuiltFromParams, SummarizerSlot, ContextManager):
     def decide_in_budget(self, past: Sequence[Message], working: Sequence[Message], budget: Budget) -> Managed:
         """The call's history: the one in force while its input stays under the trigger, else compacted."""
         del working
-        record = self._current(past)
-        used = input_tokens(budget, self._units.tokens(past, record, self.counter))
-        trigger = trigger_tokens(self.params, budget.window)
+        record, history = self._history(past)
+        used = input_tokens(budget, history)
+        trigger = self._trigger_at(budget.window)
         if used < trigger:
             action = "compaction-kept" if self._last is not None else "under-compact-trigger"
             return managed(past, record, CMDecision(action, raw_tokens=used, threshold=trigger))
         return self._compact(past, record, used, trigger)
+
+    def _history(self, past: Sequence[Message]) -> tuple[EditRecord, int]:
+        """The history in force over ``past`` (:meth:`_current`) and its tokens, remembered for the
+        next call on the same log (the same list, length and last row), compaction in force and
+        counter: every call of a turn sees the same log, only the budget's fixed part changes."""
+        n, held = len(past), self._held
+        if held is not None and held[0] is past and held[1] == n and held[2] is (past[-1] if n else None) and \
+                held[3] is self._last and held[4] is self.counter:
+            return held[5], held[6]
+        record = self._current(past)
+        tokens = self._units.tokens(past, record, self.counter)
+        self._held = (past, n, past[-1] if n else None, self._last, self.counter, record, tokens)
+        return record, tokens
+
+    def _trigger_at(self, window: int) -> int:
+        """:func:`trigger_tokens` for this manager's params and ``window``, remembered while both stay
+        the same (every call of a replay asks with the same two; a test may retune a manager)."""
+        memo = self._trigger
+        if memo is None or memo[0] is not self.params or memo[1] != window:
+            memo = self._trigger = (self.params, window, trigger_tokens(self.params, window))
+        return memo[2]
 
     def keep_users(self, past: Sequence[Message], candidates: Sequence[int],
                    sent: Mapping[int, Replacement]) -> tuple[tuple[int, ...], tuple[Replacement, ...]]:

@@ -19,7 +19,7 @@ drop them, so the condenser counts and condenses the committed log only.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,24 +44,24 @@ def head_end(past: Sequence[Message], at: int) -> int:
 
 def prefix_digest(past: Sequence[Message], end: int) -> str:
     """SHA-256 over the rows ``past[:end]`` (the reuse check when the rows are other objects)."""
-    digest: str = prefix_hash(past, end).hexdigest()
+    return rows_digest([past[:end]])
+
+
+def rows_digest(runs: Iterable[Sequence[Message]]) -> str:
+    """SHA-256 over the rows of ``runs``, in order (:func:`~inspector.engine.history.row_digest_bytes` each)."""
+    h = hashlib.sha256()
+    for run in runs:
+        for m in run:
+            h.update(row_digest_bytes(m))
+    digest: str = h.hexdigest()
     return digest
 
 
-def prefix_hash(past: Sequence[Message], end: int, start: int = 0, state: Any = None) -> Any:
-    """The running SHA-256 state over ``past[:end]``: ``state`` (that over ``past[:start]``, left
-    unchanged) extended by the rows ``past[start:end]``, or a new one over ``past[:end]``. A
-    condensation extends the previous one's state, so each row of a log is hashed once."""
-    h = state.copy() if state is not None else hashlib.sha256()
-    for m in past[start if state is not None else 0:end]:
-        h.update(row_digest_bytes(m))
-    return h
-
-
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Condensed:
     """The summary in force: the head ends at ``head``, the summary stands for the rows before
-    ``tail`` (after the head), ``turns`` user messages folded in all; ``block`` None after a drop."""
+    ``tail`` (after the head), ``turns`` user messages folded in all; ``block`` None after a drop.
+    Equal only to itself (a result is remembered for the summary in force, this very object)."""
 
     head: int
     tail: int
@@ -69,20 +69,34 @@ class _Condensed:
     text: str | None
     turns: int
     identity: tuple[int, int]
-    digest: str
-    state: Any
-    """The SHA-256 state whose digest is ``digest`` (the rows before ``tail``), extended at the next
-    condensation instead of hashing the log's prefix again."""
+    runs: tuple[tuple[Message, ...], ...]
+    """The log's rows before ``tail`` when it was made, one run per condensation (a condensation
+    copies the references of the rows it newly folds and shares the earlier runs): read only when
+    the reuse check needs their digest (:meth:`digest`), never while the log holds the same rows."""
+    known: str | None = None  # the digest, once asked
+    inserted: tuple[Insertion, ...] = ()  # the block's insertion before ``tail``, made once for its reuses
+
+    def digest(self) -> str:
+        """SHA-256 over the rows before ``tail`` (:func:`rows_digest` of :attr:`runs`), worked out
+        the first time it is asked."""
+        if self.known is None:
+            self.known = rows_digest(self.runs)
+        return self.known
 
     def events(self, n: int) -> int:
         """The view's size in events over a log of ``n`` rows: head, the summary (one), the rest."""
         return self.head + (self.block is not None) + n - self.tail
 
 
-def _record(n: int, head: int, tail: int, block: Message | None) -> EditRecord:
-    """Rows ``[0, head)`` and ``[tail, n)`` kept, ``block`` (when there is one) inserted before ``tail``."""
-    kept = tuple((a, b) for a, b in ((0, head), (tail, n)) if a < b)
-    return EditRecord(n, kept, (), (Insertion(tail, block, "summary"),) if block is not None else ())
+def _record(n: int, head: int, tail: int, block: Message | None,
+            inserted: tuple[Insertion, ...] | None = None) -> EditRecord:
+    """Rows ``[0, head)`` and ``[tail, n)`` kept, ``block`` (when there is one) inserted before
+    ``tail`` (``inserted``: that insertion, made already)."""
+    if inserted is None:
+        inserted = (Insertion(tail, block, "summary"),) if block is not None else ()
+    if 0 < head and tail < n:  # the usual view: both runs
+        return EditRecord(n, ((0, head), (tail, n)), (), inserted)
+    return EditRecord(n, tuple((a, b) for a, b in ((0, head), (tail, n)) if a < b), (), inserted)
 
 
 class Condenser(BuiltFromParams, SummarizerSlot, ContextManager):
@@ -134,15 +148,29 @@ class Condenser(BuiltFromParams, SummarizerSlot, ContextManager):
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         """This call's result (class docstring): the log unchanged, the summary in force reused, or a
-        new condensation. ``hint`` is not read."""
+        new condensation. ``hint`` is not read.
+
+        Every call of a turn sees the same log: a result that left the summary in force as it was
+        (kept, reused, nothing to fold) is the next call's too while the log, the parameters, the
+        summarizer and the summary in force stay the same (:meth:`same_log`); a condensation or a
+        failure is never handed out twice (the next call reuses the new summary, or retries)."""
         del hint
+        before = self._condensed
+        key = (self.max_size, self.keep_first, self.summarizer, before)
+        same = self.same_log(past, key)
+        if same is not None:
+            return same
         n = len(past)
         held = self._in_force(past)
         if held is not None and held.events(n) <= self.max_size:
-            return self._reuse(past, held)
-        if held is None and n <= self.max_size:
-            return managed(past, EditRecord.keep_all(n), CMDecision("condenser-under-max"))
-        return self._condense(past, held)
+            result = self._reuse(past, held)
+        elif held is None and n <= self.max_size:
+            result = managed(past, EditRecord.keep_all(n), CMDecision("condenser-under-max"))
+        else:
+            result = self._condense(past, held)
+        if self._condensed is before and result.decision.action != "condenser-failed":
+            self.remember(past, result, key)
+        return result
 
     def _in_force(self, past: Sequence[Message]) -> _Condensed | None:
         """The summary in force when the log still starts with the rows it was made over (by
@@ -156,7 +184,7 @@ class Condenser(BuiltFromParams, SummarizerSlot, ContextManager):
             return None
         ident = (id(past[0]), id(past[t - 1])) if t else (0, 0)
         if ident != held.identity:
-            if prefix_digest(past, t) != held.digest:
+            if prefix_digest(past, t) != held.digest():
                 self._condensed = None
                 return None
             held.identity = ident
@@ -173,7 +201,7 @@ class Condenser(BuiltFromParams, SummarizerSlot, ContextManager):
     def _reuse(self, past: Sequence[Message], held: _Condensed) -> Managed:
         """The summary in force, before the rows after it: ``condensed-reused`` (or still dropped)."""
         action = "condensed-reused" if held.block is not None else "condensed-dropped"
-        record = _record(len(past), held.head, held.tail, held.block)
+        record = _record(len(past), held.head, held.tail, held.block, held.inserted)
         return managed(past, record, self._decision(action, held))
 
     def _cuts(self, past: Sequence[Message], held: _Condensed | None) -> tuple[int, int, int]:
@@ -208,10 +236,11 @@ class Condenser(BuiltFromParams, SummarizerSlot, ContextManager):
             return managed(past, _record(n, head, tail, None), decision)
         block = summary_or_none(turns, text)
         ident = (id(past[0]), id(past[tail - 1]))
-        # the summary in force was made over past[:start] (checked by _in_force): only the newly
-        # folded rows and the new tail's start are hashed
-        state = prefix_hash(past, tail, start, held.state if held is not None else None)
-        self._condensed = new = _Condensed(head, tail, block, text, turns, ident, state.hexdigest(), state)
+        # the summary in force was made over past[:start] (checked by _in_force): only the rows
+        # newly folded, up to the new tail, are a new run
+        runs = (held.runs if held is not None else ()) + (tuple(past[start if held is not None else 0:tail]),)
+        inserted = (Insertion(tail, block, "summary"),) if block is not None else ()
+        self._condensed = new = _Condensed(head, tail, block, text, turns, ident, runs, inserted=inserted)
         action = "condensed" if block is not None else "condensed-dropped"
         decision = self._decision(action, new, summarizer_called=called)
-        return managed(past, _record(n, head, tail, block), decision)
+        return managed(past, _record(n, head, tail, block, inserted), decision)
