@@ -96,3 +96,42 @@ def _count_walks(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 
     monkeypatch.setattr(redact, "mask_secrets", counting)
     return counts
+
+
+_DIGITS = str.maketrans("", "", "0123456789")
+
+
+@given(_value)
+def test_a_text_without_its_digits_says_may_hold_wherever_the_text_does(value: Any) -> None:
+    """The writer tests a list's digit-free shapes: removing a text's ASCII digits never hides a
+    needle (none holds a digit; an escape ``\\u000b`` loses its digits)."""
+    for text in (json.dumps(value, ensure_ascii=False), json.dumps(value), json_text(value)):
+        if json_may_hold_secret(text):
+            assert json_may_hold_secret(text.translate(_DIGITS))
+
+
+def test_an_escaped_blank_after_a_secret_name_is_found_without_its_digits() -> None:
+    """Boundary of the digit-free shape: ``api_key\\u000b=`` (an escape of four digits) and ``token\\u2028:``."""
+    for text in ('"api_key\\u000b=x"', '"token\\u2028: x"'):
+        assert json_may_hold_secret(text) and json_may_hold_secret(text.translate(_DIGITS))
+
+
+def test_frames_that_differ_only_in_numbers_are_tested_as_one_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    """4 000 frames whose texts differ only in their digits: the secret test runs once for them all
+    (their one digit-free shape) and once for the totals line: 2 tests, not 4 001, and the text
+    tested for the frames is one frame's shape, not megabytes."""
+    frames = [{"call": k, "payload_tokens": 10 * k, "cost_usd": k / 7, "cm": {"action": "unchanged-under-budget"}}
+              for k in range(4_000)]
+    doc = {"frames": frames, "totals": {"calls": 4_000}}
+    tested: list[str] = []
+    original = redact.json_may_hold_secret
+
+    def counting(text: str) -> bool:
+        tested.append(text)
+        return original(text)
+
+    monkeypatch.setattr(redact, "json_may_hold_secret", counting)
+    text = masked_document_text(doc)
+    assert text == document_text(doc)
+    assert len(tested) == 2
+    assert tested[0] == '{"call":,"payload_tokens":,"cost_usd":.,"cm":{"action":"unchanged-under-budget"}}'

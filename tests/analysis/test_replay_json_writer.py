@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -116,7 +117,7 @@ def test_the_replay_command_builds_and_writes_each_document_once(tmp_path: Path,
     built: list[dict[str, Any]] = []
     written: list[dict[str, Any]] = []
     dumped: list[int] = []
-    make, write, dump = replay_document, replay_document_module.masked_document_text, json_text_module.json_text
+    make, write, dump = replay_document, replay_document_module.masked_document_text, json_text_module.orjson.dumps
 
     def counting_make(*a: Any, **k: Any) -> dict[str, Any]:
         built.append(make(*a, **k))
@@ -126,13 +127,13 @@ def test_the_replay_command_builds_and_writes_each_document_once(tmp_path: Path,
         written.append(doc)
         return write(doc)
 
-    def counting_dump(value: Any) -> str:
+    def counting_dump(value: Any) -> bytes:
         dumped.append(id(value))
         return dump(value)
 
     monkeypatch.setattr(replay_document_module, "replay_document", counting_make)
     monkeypatch.setattr(replay_document_module, "masked_document_text", counting_write)
-    monkeypatch.setattr(json_text_module, "json_text", counting_dump)
+    monkeypatch.setattr(json_text_module, "orjson", SimpleNamespace(dumps=counting_dump))
     out = tmp_path / "out.json"
     assert main(["replay", str(ROOT / "inspector" / "samples" / "demo_calls.openai-log.jsonl"),
                  "--conversation", "all", "-o", str(out)]) == 0
