@@ -44,7 +44,7 @@ def _wrapped(opening: str, separator: str, texts: list[str], closing: str) -> st
     """``opening + separator.join(texts) + closing`` made by one join: a long replay's frames are
     megabytes of text, and each concatenation of the joined text would copy it again."""
     if len(texts) < 2:
-        return opening + "".join(texts) + closing
+        return opening + separator.join(texts) + closing
     return separator.join([opening + texts[0], *texts[1:-1], texts[-1] + closing])
 
 
@@ -71,7 +71,7 @@ def document_text(doc: dict[str, Any]) -> str:
 def masked_document_text(doc: dict[str, Any]) -> str:
     """``document_text(mask_secrets(doc))``, the same text, made by writing each field first and
     masking only what :func:`~inspector.redact.json_may_hold_secret` says may hold a secret: a
-    top-level list written one element a line by its elements' digit-free shapes (:func:`_may_hold`),
+    top-level list written one element a line by its elements' digit-free shapes (:func:`_list_line`),
     any other field as written, with its key. Each element is walked by the masker at most once, and
     most not at all."""
     from inspector.redact import json_may_hold_secret, mask_secrets
@@ -80,11 +80,7 @@ def masked_document_text(doc: dict[str, Any]) -> str:
     for key, value in doc.items():
         head = f" {json_text(key)}: "
         if _one_per_line(value):
-            texts, suspect = _may_hold(value)
-            if suspect:  # rarely: then each element whose shape may hold one, on its own
-                texts = [json_text(mask_secrets(x)) if s and json_may_hold_secret(t) else t
-                         for x, t, s in zip(value, texts, suspect, strict=True)]
-            line = _wrapped(head + "[\n  ", ",\n  ", texts, "\n ]")
+            line = _list_line(head, value)
         else:
             line = head + json_text(value)
             if json_may_hold_secret(line):  # the key too: a secret-named key masks its value
@@ -96,24 +92,28 @@ def masked_document_text(doc: dict[str, Any]) -> str:
 _DIGITS = b"0123456789"
 
 
-def _may_hold(value: list[Any]) -> tuple[list[str], list[bool]]:
-    """The elements' texts and, when one may hold a secret, which may (else an empty list).
+def _list_line(head: str, value: list[Any]) -> str:
+    """``head`` and the list ``value`` written one element a line, each element that may hold a
+    secret masked.
 
     A replay's frames differ mostly in their numbers: with its ASCII digits removed, a 2 000-turn
     replay's 4 000 frames have a handful of distinct texts ("shapes"). Each shape is tested once, and
     an element may hold a secret only when its shape may (a text's digit-free form says True wherever
     the text does: :func:`~inspector.redact.json_may_hold_secret`), so megabytes of frames are
     scanned as a few kilobytes. A list orjson refuses is written and tested element by element."""
-    from inspector.redact import json_may_hold_secret
+    from inspector.redact import json_may_hold_secret, mask_secrets
 
     try:
         raw = [orjson.dumps(x) for x in value]
     except TypeError:
         texts = [json_text(x) for x in value]
-        return texts, [True] * len(texts) if json_may_hold_secret("\n".join(texts)) else []
-    shapes = [b.translate(None, _DIGITS) for b in raw]
-    verdict = {shape: json_may_hold_secret(shape.decode()) for shape in set(shapes)}
+        if json_may_hold_secret("\n".join(texts)):
+            texts = [json_text(mask_secrets(x)) if json_may_hold_secret(t) else t
+                     for x, t in zip(value, texts, strict=True)]
+        return _wrapped(head + "[\n  ", ",\n  ", texts, "\n ]")
+    verdict = {shape: json_may_hold_secret(shape.decode()) for shape in {b.translate(None, _DIGITS) for b in raw}}
     texts = [b.decode() for b in raw]
-    if not any(verdict.values()):
-        return texts, []
-    return texts, [verdict[shape] for shape in shapes]
+    if any(verdict.values()):  # rarely: each element whose shape may hold one, tested on its own
+        texts = [json_text(mask_secrets(x)) if verdict[b.translate(None, _DIGITS)] and json_may_hold_secret(t) else t
+                 for x, b, t in zip(value, raw, texts, strict=True)]
+    return _wrapped(head + "[\n  ", ",\n  ", texts, "\n ]")

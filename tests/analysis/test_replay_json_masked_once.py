@@ -135,3 +135,11 @@ def test_frames_that_differ_only_in_numbers_are_tested_as_one_shape(monkeypatch:
     assert text == document_text(doc)
     assert len(tested) == 2
     assert tested[0] == '{"call":,"payload_tokens":,"cost_usd":.,"cm":{"action":"unchanged-under-budget"}}'
+
+
+def test_a_list_orjson_refuses_is_masked_element_by_element() -> None:
+    """A frame with a key that is not a text (orjson refuses the list): the standard encoder writes
+    it, and the frame holding a secret is masked as ``mask_secrets`` masks it."""
+    doc = {"frames": [{"call": 0, 1: "x"}, {"call": 1, "note": "Bearer abcdef123456ghijkl"}, {"call": 2}]}
+    text = masked_document_text(doc)
+    assert text == document_text(mask_secrets(doc)) and "abcdef123456" not in text and '{"call": 0, "1": "x"}' in text
