@@ -76,31 +76,68 @@ def masked_document_text(doc: dict[str, Any]) -> str:
     most not at all."""
     from inspector.redact import json_may_hold_secret, mask_secrets
 
-    lines = []
+    parts = ["{\n"]  # joined once at the end: a frames line of megabytes is copied once
     for key, value in doc.items():
+        if len(parts) > 1:
+            parts.append(",\n")
         head = f" {json_text(key)}: "
         if _one_per_line(value):
-            line = _list_line(head, value)
+            parts += _list_line(head, value)
         else:
             line = head + json_text(value)
             if json_may_hold_secret(line):  # the key too: a secret-named key masks its value
                 line = head + _body(mask_secrets({key: value})[key])
-        lines.append(line)
-    return _wrapped("{\n", ",\n", lines, "\n}")
+            parts.append(line)
+    parts.append("\n}")
+    return "".join(parts)
 
 
 _DIGITS = b"0123456789"
+_ROW = "\ue000row\ue000"
+"""An element put between a list's elements so that one orjson call writes them all: orjson writes
+it as is (no escape, no digit), so between two elements it reads ``,"\ue000row\ue000",``."""
+_ROW_SEP = b',"' + _ROW.encode() + b'",'
 
 
-def _list_line(head: str, value: list[Any]) -> str:
+def _list_line(head: str, value: list[Any]) -> list[str]:
     """``head`` and the list ``value`` written one element a line, each element that may hold a
-    secret masked.
+    secret masked (the line's pieces, to join).
 
+    The list is written by one orjson call with :data:`_ROW` between its elements, each of which
+    orjson writes as it writes it alone; when the text splits at the separator into exactly as many
+    pieces as elements, the pieces are the elements' texts (every separator put in is found: a
+    quote inside a text is escaped, so no element's text ends inside one). (One call per element made
+    orjson touch fresh memory for each, about two pages a frame: half of the writing's time.)
     A replay's frames differ mostly in their numbers: with its ASCII digits removed, a 2 000-turn
     replay's 4 000 frames have a handful of distinct texts ("shapes"). Each shape is tested once, and
     an element may hold a secret only when its shape may (a text's digit-free form says True wherever
     the text does: :func:`~inspector.redact.json_may_hold_secret`), so megabytes of frames are
-    scanned as a few kilobytes. A list orjson refuses is written and tested element by element."""
+    scanned as a few kilobytes. Otherwise (an element that holds the separator, a shape that may
+    hold a secret, a list orjson refuses) the elements are written and tested one by one."""
+    from inspector.redact import json_may_hold_secret
+
+    n = len(value)
+    interleaved: list[Any] = [_ROW] * (2 * n - 1)
+    interleaved[::2] = value
+    try:
+        joined = orjson.dumps(interleaved)
+    except TypeError:
+        return _element_line(head, value)
+    rows = joined.split(_ROW_SEP)
+    if len(rows) != n:  # an element holds the separator
+        return _element_line(head, value)
+    rows[0] = rows[0][1:]  # the list's brackets (one row: both), then each row is one element's text
+    rows[-1] = rows[-1][:-1]
+    if any(json_may_hold_secret(shape.decode()) for shape in {row.translate(None, _DIGITS) for row in rows}):
+        return _element_line(head, value)
+    rows[0] = b"[\n  " + rows[0]
+    rows[-1] += b"\n ]"
+    return [head, str(b",\n  ".join(rows), "utf-8")]
+
+
+def _element_line(head: str, value: list[Any]) -> list[str]:
+    """:func:`_list_line` element by element: each element written alone, and masked when its own
+    digit-free shape, then its own text, may hold a secret."""
     from inspector.redact import json_may_hold_secret, mask_secrets
 
     try:
@@ -110,10 +147,10 @@ def _list_line(head: str, value: list[Any]) -> str:
         if json_may_hold_secret("\n".join(texts)):
             texts = [json_text(mask_secrets(x)) if json_may_hold_secret(t) else t
                      for x, t in zip(value, texts, strict=True)]
-        return _wrapped(head + "[\n  ", ",\n  ", texts, "\n ]")
+        return [_wrapped(head + "[\n  ", ",\n  ", texts, "\n ]")]
     verdict = {shape: json_may_hold_secret(shape.decode()) for shape in {b.translate(None, _DIGITS) for b in raw}}
     texts = [b.decode() for b in raw]
-    if any(verdict.values()):  # rarely: each element whose shape may hold one, tested on its own
+    if any(verdict.values()):  # each element whose shape may hold one, tested on its own
         texts = [json_text(mask_secrets(x)) if verdict[b.translate(None, _DIGITS)] and json_may_hold_secret(t) else t
                  for x, b, t in zip(value, raw, texts, strict=True)]
-    return _wrapped(head + "[\n  ", ",\n  ", texts, "\n ]")
+    return [_wrapped(head + "[\n  ", ",\n  ", texts, "\n ]")]

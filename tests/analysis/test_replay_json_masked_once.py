@@ -143,3 +143,16 @@ def test_a_list_orjson_refuses_is_masked_element_by_element() -> None:
     doc = {"frames": [{"call": 0, 1: "x"}, {"call": 1, "note": "Bearer abcdef123456ghijkl"}, {"call": 2}]}
     text = masked_document_text(doc)
     assert text == document_text(mask_secrets(doc)) and "abcdef123456" not in text and '{"call": 0, "1": "x"}' in text
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_a_list_whose_element_holds_the_row_separator_is_written_element_by_element(n: int) -> None:
+    """The one-call writer splits orjson's text of the whole list at the separator it put between
+    the elements; an element holding that separator's text (a list with the separator as a text)
+    makes one more piece, and the list is then written element by element: the same text."""
+    from inspector.json_text import _ROW
+
+    frames: list[Any] = [{"call": k, "rows": ["a", _ROW, "b"]} if k == n - 1 else {"call": k} for k in range(n)]
+    doc = {"frames": frames, "summaries": [_ROW] * n}
+    assert masked_document_text(doc) == document_text(doc)
+    assert json.loads(masked_document_text(doc)) == doc
