@@ -156,3 +156,26 @@ def test_a_list_whose_element_holds_the_row_separator_is_written_element_by_elem
     doc = {"frames": frames, "summaries": [_ROW] * n}
     assert masked_document_text(doc) == document_text(doc)
     assert json.loads(masked_document_text(doc)) == doc
+
+
+def test_a_list_of_frames_is_written_by_one_orjson_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """4 000 frames and totals: 4 orjson calls — the two keys, the frames list, the totals — not one
+    per frame (each call touched fresh memory pages: per-frame calls cost as much as the writing)."""
+    import types
+
+    import inspector.json_text as json_text_module
+
+    calls = [0]
+    real = json_text_module.orjson.dumps
+
+    def counting(value: Any) -> bytes:
+        calls[0] += 1
+        return real(value)
+
+    monkeypatch.setattr(json_text_module, "orjson", types.SimpleNamespace(dumps=counting))
+    frames = [{"call": k, "payload_tokens": 10 * k} for k in range(4_000)]
+    doc = {"frames": frames, "totals": {"calls": 4_000}}
+    assert masked_document_text(doc) == document_text(doc)
+    calls[0] = 0
+    masked_document_text(doc)
+    assert calls[0] == 4
