@@ -129,19 +129,19 @@ def _list_line(head: str, value: list[Any]) -> list[str]:
     rows[0] = rows[0][1:]  # the list's brackets (one row: both), then each row is one element's text
     rows[-1] = rows[-1][:-1]
     if any(json_may_hold_secret(shape.decode()) for shape in {row.translate(None, _DIGITS) for row in rows}):
-        return _element_line(head, value)
+        return _element_line(head, value, rows)
     rows[0] = b"[\n  " + rows[0]
     rows[-1] += b"\n ]"
     return [head, str(b",\n  ".join(rows), "utf-8")]
 
 
-def _element_line(head: str, value: list[Any]) -> list[str]:
-    """:func:`_list_line` element by element: each element written alone, and masked when its own
-    digit-free shape, then its own text, may hold a secret."""
+def _element_line(head: str, value: list[Any], raw: list[bytes] | None = None) -> list[str]:
+    """:func:`_list_line` element by element: each element written alone (unless ``raw`` holds their
+    texts already), and masked when its own digit-free shape, then its own text, may hold a secret."""
     from inspector.redact import json_may_hold_secret, mask_secrets
 
     try:
-        raw = [orjson.dumps(x) for x in value]
+        raw = [orjson.dumps(x) for x in value] if raw is None else raw
     except TypeError:
         texts = [json_text(x) for x in value]
         if json_may_hold_secret("\n".join(texts)):
