@@ -296,11 +296,13 @@ class _TurnNeeds:
 
     def reset(self) -> None:
         """A new turn: no needs yet."""
+        self.earlier = 0
+        if not self.seq:  # every other table holds keys of ``seq`` only: already empty
+            return
         for d in (self.seq, self.ident_of, self.bits_of, self.n_old, self.n_plain):
             d.clear()
         self.candidates.clear()
         self.reported.clear()
-        self.earlier = 0
 
     def judge(self, key: str, old: int, plain: int) -> None:
         """``key`` is a candidate when an earlier message holds it and none is sent as it is."""
@@ -334,10 +336,11 @@ class _TurnNeeds:
         earlier = self.earlier
         for lo, hi in rows:
             for r in range(lo, hi):
-                if not keys_of[r]:
+                held = keys_of.get(r)
+                if held is None:
                     continue
                 d = 1 if r in member else -1
-                for key in keys_of[r]:
+                for key in held:
                     if key in seq:
                         before = n_old[key] > 0
                         counts[key] += d
@@ -396,8 +399,11 @@ def _call_needs(rp: Replay, extractor: Extractor) -> list[CallNeeds]:
 def _one_call(rp: Replay, ix: TranscriptIndex, turn: _TurnNeeds, k: int, fr: _Frame) -> CallNeeds:
     """Call ``k``'s needs: the turn's, plus the keys only its next reply needs; the candidates (and
     the lost working-memory needs the reply needs again) are judged by :func:`_lost`."""
-    at = fr.f.at
-    reply = ix.reply.get(at, {}) if at < len(rp.messages) else {}
+    reply = ix.reply.get(fr.f.at)
+    if reply is None and not turn.candidates:  # nothing new needed, nothing maybe lost
+        return CallNeeds(k, len(turn.seq), turn.earlier, [])
+    if reply is None:
+        reply = {}
     seq = turn.seq
     extra = [key for key in reply if key not in seq]
     earlier = turn.earlier

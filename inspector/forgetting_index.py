@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ahocorasick
@@ -44,9 +44,9 @@ class TranscriptIndex:
 
     ``user_at``: per frame, the transcript index of its turn's user message (None in the preamble);
     ``full``: the identifiers of each row some call reads as its user message or working memory;
-    ``reply``: per next reply, its identifiers by key with where they were needed (bits of
-    :data:`NEEDED_IN`); ``holders`` and ``keys_of``: the messages holding each key, and the keys each
-    message holds; ``in_tools``: the keys the tool schemas ``tools_sent`` show."""
+    ``reply``: per next reply with an identifier, its identifiers by key with where they were needed
+    (bits of :data:`NEEDED_IN`); ``holders`` and ``keys_of``: the messages holding each key, and the keys each
+    message holding one holds; ``in_tools``: the keys the tool schemas ``tools_sent`` show."""
 
     def __init__(self, rp: Replay, extractor: Extractor, tools_sent: list[Any]) -> None:
         full_rows, reply_rows = self._rows_read(rp)
@@ -96,16 +96,17 @@ class TranscriptIndex:
         and calling the extractor at most once per distinct text; returns every message's text (its
         content, and its tool calls' names and arguments)."""
         texts: list[str] = []
-        self.full: dict[int, list[Identifier]] = {}
+        self.full: dict[int, Sequence[Identifier]] = {}
         self.reply: dict[int, dict[str, tuple[Identifier, int]]] = {}
-        known: dict[str, list[Identifier]] = {}
-        default = extractor is extract_identifiers
+        identifiers: Callable[[str], Sequence[Identifier]] = default_identifiers  # remembered by text
+        if extractor is not extract_identifiers:
+            known: dict[str, list[Identifier]] = {}
 
-        def identifiers(text: str) -> list[Identifier]:
-            found = known.get(text)
-            if found is None:
-                found = known[text] = list(default_identifiers(text) if default else extractor(text))
-            return found
+            def identifiers(text: str) -> Sequence[Identifier]:
+                found = known.get(text)
+                if found is None:
+                    found = known[text] = list(extractor(text))
+                return found
 
         argued: dict[str, list[Identifier]] = {}  # tool-call arguments → their identifiers
         full, reply, add = self.full, self.reply, self._add
@@ -126,7 +127,8 @@ class TranscriptIndex:
                     if in_args is None:
                         in_args = argued[args] = argument_identifiers(args, identifiers)
                     add(r, in_args, WHERE_BITS["next_tool_call"])
-                reply[i] = r
+                if r:
+                    reply[i] = r
         return texts
 
     def _find_holders(self, keys: set[str], texts: Sequence[str]) -> Any:
@@ -134,7 +136,7 @@ class TranscriptIndex:
         (substring semantics: a text holds a key when it contains it); returns the automaton of the
         keys."""
         self.holders: dict[str, list[int]] = {k: [] for k in keys}
-        self.keys_of: list[list[str]] = [[] for _ in range(len(texts))]
+        self.keys_of: dict[int, list[str]] = {}  # the rows holding a key only
         ac = ahocorasick.Automaton()
         for k in keys:
             if k:
@@ -144,14 +146,15 @@ class TranscriptIndex:
         if len(ac):
             ac.make_automaton()
         for i, t in enumerate(texts):
-            mine = self.keys_of[i]
-            if "" in keys:
-                mine.append("")
+            mine = [""] if "" in keys else []
             if len(ac):
                 for _end, k in ac.iter(t.casefold()):
                     mine.append(k)
+            if not mine:
+                continue
             if len(mine) > 1:
                 mine[:] = dict.fromkeys(mine)
+            self.keys_of[i] = mine
             for k in mine:
                 self.holders[k].append(i)
         return ac

@@ -40,8 +40,16 @@ def _one_per_line(value: Any) -> bool:
     return (kind is dict or kind is str) and all(type(x) is kind for x in value)
 
 
+def _wrapped(opening: str, separator: str, texts: list[str], closing: str) -> str:
+    """``opening + separator.join(texts) + closing`` made by one join: a long replay's frames are
+    megabytes of text, and each concatenation of the joined text would copy it again."""
+    if len(texts) < 2:
+        return opening + separator.join(texts) + closing
+    return separator.join([opening + texts[0], *texts[1:-1], texts[-1] + closing])
+
+
 def _rows(texts: list[str]) -> str:
-    return "[\n" + ",\n".join("  " + t for t in texts) + "\n ]"
+    return _wrapped("[\n  ", ",\n  ", texts, "\n ]") if texts else "[\n\n ]"
 
 
 def _body(value: Any) -> str:
@@ -57,29 +65,92 @@ def rows_text(rows: list[Any]) -> str:
 def document_text(doc: dict[str, Any]) -> str:
     """A JSON object as text, each top-level field on its own line and each element of a top-level
     list of objects or of texts on its own line (valid JSON that ``json.loads`` reads back as ``doc``)."""
-    return "{\n" + ",\n".join(f" {json_text(key)}: {_body(value)}" for key, value in doc.items()) + "\n}"
+    return _wrapped("{\n", ",\n", [f" {json_text(key)}: {_body(value)}" for key, value in doc.items()], "\n}")
 
 
 def masked_document_text(doc: dict[str, Any]) -> str:
     """``document_text(mask_secrets(doc))``, the same text, made by writing each field first and
     masking only what :func:`~inspector.redact.json_may_hold_secret` says may hold a secret: a
-    top-level list written one element a line is tested once as a whole and, only when it may, each
-    element on its own; any other field is tested with its key. Each element is walked by the masker
-    at most once, and most not at all."""
+    top-level list written one element a line by its elements' digit-free shapes (:func:`_list_line`),
+    any other field as written, with its key. Each element is walked by the masker at most once, and
+    most not at all."""
     from inspector.redact import json_may_hold_secret, mask_secrets
 
-    lines = []
+    parts = ["{\n"]  # joined once at the end: a frames line of megabytes is copied once
     for key, value in doc.items():
+        if len(parts) > 1:
+            parts.append(",\n")
         head = f" {json_text(key)}: "
         if _one_per_line(value):
-            texts = [json_text(x) for x in value]
-            body = _rows(texts)
-            if json_may_hold_secret(body):  # rarely: then each element on its own
-                body = _rows([json_text(mask_secrets(x)) if json_may_hold_secret(t) else t
-                              for x, t in zip(value, texts, strict=True)])
+            parts += _list_line(head, value)
         else:
-            body = json_text(value)
-            if json_may_hold_secret(head + body):  # the key too: a secret-named key masks its value
-                body = _body(mask_secrets({key: value})[key])
-        lines.append(head + body)
-    return "{\n" + ",\n".join(lines) + "\n}"
+            line = head + json_text(value)
+            if json_may_hold_secret(line):  # the key too: a secret-named key masks its value
+                line = head + _body(mask_secrets({key: value})[key])
+            parts.append(line)
+    parts.append("\n}")
+    return "".join(parts)
+
+
+_DIGITS = b"0123456789"
+_ROW = "\ue000row\ue000"
+"""An element put between a list's elements so that one orjson call writes them all: orjson writes
+it as is (no escape, no digit), so between two elements it reads ``,"\ue000row\ue000",``."""
+_ROW_SEP = b',"' + _ROW.encode() + b'",'
+
+
+def _list_line(head: str, value: list[Any]) -> list[str]:
+    """``head`` and the list ``value`` written one element a line, each element that may hold a
+    secret masked (the line's pieces, to join).
+
+    The list is written by one orjson call with :data:`_ROW` between its elements, each of which
+    orjson writes as it writes it alone; when the text splits at the separator into exactly as many
+    pieces as elements, the pieces are the elements' texts (every separator put in is found: a
+    quote inside a text is escaped, so no element's text ends inside one). (One call per element made
+    orjson touch fresh memory for each, about two pages a frame: half of the writing's time.)
+    A replay's frames differ mostly in their numbers: with its ASCII digits removed, a 2 000-turn
+    replay's 4 000 frames have a handful of distinct texts ("shapes"). Each shape is tested once, and
+    an element may hold a secret only when its shape may (a text's digit-free form says True wherever
+    the text does: :func:`~inspector.redact.json_may_hold_secret`), so megabytes of frames are
+    scanned as a few kilobytes. Otherwise (an element that holds the separator, a shape that may
+    hold a secret, a list orjson refuses) the elements are written and tested one by one."""
+    from inspector.redact import json_may_hold_secret
+
+    n = len(value)
+    interleaved: list[Any] = [_ROW] * (2 * n - 1)
+    interleaved[::2] = value
+    try:
+        joined = orjson.dumps(interleaved)
+    except TypeError:
+        return _element_line(head, value)
+    rows = joined.split(_ROW_SEP)
+    if len(rows) != n:  # an element holds the separator
+        return _element_line(head, value)
+    rows[0] = rows[0][1:]  # the list's brackets (one row: both), then each row is one element's text
+    rows[-1] = rows[-1][:-1]
+    if any(json_may_hold_secret(shape.decode()) for shape in {row.translate(None, _DIGITS) for row in rows}):
+        return _element_line(head, value, rows)
+    rows[0] = b"[\n  " + rows[0]
+    rows[-1] += b"\n ]"
+    return [head, str(b",\n  ".join(rows), "utf-8")]
+
+
+def _element_line(head: str, value: list[Any], raw: list[bytes] | None = None) -> list[str]:
+    """:func:`_list_line` element by element: each element written alone (unless ``raw`` holds their
+    texts already), and masked when its own digit-free shape, then its own text, may hold a secret."""
+    from inspector.redact import json_may_hold_secret, mask_secrets
+
+    try:
+        raw = [orjson.dumps(x) for x in value] if raw is None else raw
+    except TypeError:
+        texts = [json_text(x) for x in value]
+        if json_may_hold_secret("\n".join(texts)):
+            texts = [json_text(mask_secrets(x)) if json_may_hold_secret(t) else t
+                     for x, t in zip(value, texts, strict=True)]
+        return [_wrapped(head + "[\n  ", ",\n  ", texts, "\n ]")]
+    verdict = {shape: json_may_hold_secret(shape.decode()) for shape in {b.translate(None, _DIGITS) for b in raw}}
+    texts = [b.decode() for b in raw]
+    if any(verdict.values()):  # each element whose shape may hold one, tested on its own
+        texts = [json_text(mask_secrets(x)) if verdict[b.translate(None, _DIGITS)] and json_may_hold_secret(t) else t
+                 for x, b, t in zip(value, raw, texts, strict=True)]
+    return [_wrapped(head + "[\n  ", ",\n  ", texts, "\n ]")]

@@ -780,3 +780,26 @@ def test_the_forgetting_answer_grows_linearly_with_the_rounds(rounds: int) -> No
     needs = call_needs(rp)
     assert sum(len(c.forgotten) for c in needs) == 2 * (rounds - 1)
     assert [len(c.forgotten) for c in needs] == [0, 0] + [2] * (rounds - 1)
+
+
+def test_a_call_whose_reply_and_turn_need_nothing_is_not_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index keeps only the replies that hold an identifier (here the reply at index 3 of the
+    four messages), and a call with no new need and no candidate builds its answer without judging
+    its needs (no ordering of candidates): 2 calls, 1 judged — the one whose reply names SEC-88213,
+    which its turn's user message holds and sends (needed 1, earlier 0, nothing lost)."""
+    import inspector.forgetting as forgetting
+    from inspector.forgetting_index import TranscriptIndex
+    from inspector.replay import replay
+
+    msgs = [user("hello there"), asst("fine"), user("ticket SEC-88213 please"), asst("Looking at SEC-88213 now")]
+    rp = replay(_settings({"type": "stack"}), _transcript(msgs), counter="estimate")
+    assert TranscriptIndex(rp, extract_identifiers, []).reply.keys() == {3}
+    judged = [0]
+
+    def counting_sorted(*a: object, **k: object) -> object:
+        judged[0] += 1
+        return sorted(*a, **k)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(forgetting, "sorted", counting_sorted, raising=False)
+    assert [(c.needed, c.earlier, c.forgotten) for c in call_needs(rp)] == [(0, 0, []), (1, 0, [])]
+    assert judged[0] == 1

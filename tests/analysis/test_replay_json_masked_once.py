@@ -96,3 +96,86 @@ def _count_walks(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 
     monkeypatch.setattr(redact, "mask_secrets", counting)
     return counts
+
+
+_DIGITS = str.maketrans("", "", "0123456789")
+
+
+@given(_value)
+def test_a_text_without_its_digits_says_may_hold_wherever_the_text_does(value: Any) -> None:
+    """The writer tests a list's digit-free shapes: removing a text's ASCII digits never hides a
+    needle (none holds a digit; an escape ``\\u000b`` loses its digits)."""
+    for text in (json.dumps(value, ensure_ascii=False), json.dumps(value), json_text(value)):
+        if json_may_hold_secret(text):
+            assert json_may_hold_secret(text.translate(_DIGITS))
+
+
+def test_an_escaped_blank_after_a_secret_name_is_found_without_its_digits() -> None:
+    """Boundary of the digit-free shape: ``api_key\\u000b=`` (an escape of four digits) and ``token\\u2028:``."""
+    for text in ('"api_key\\u000b=x"', '"token\\u2028: x"'):
+        assert json_may_hold_secret(text) and json_may_hold_secret(text.translate(_DIGITS))
+
+
+def test_frames_that_differ_only_in_numbers_are_tested_as_one_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    """4 000 frames whose texts differ only in their digits: the secret test runs once for them all
+    (their one digit-free shape) and once for the totals line: 2 tests, not 4 001, and the text
+    tested for the frames is one frame's shape, not megabytes."""
+    frames = [{"call": k, "payload_tokens": 10 * k, "cost_usd": k / 7, "cm": {"action": "unchanged-under-budget"}}
+              for k in range(4_000)]
+    doc = {"frames": frames, "totals": {"calls": 4_000}}
+    tested: list[str] = []
+    original = redact.json_may_hold_secret
+
+    def counting(text: str) -> bool:
+        tested.append(text)
+        return original(text)
+
+    monkeypatch.setattr(redact, "json_may_hold_secret", counting)
+    text = masked_document_text(doc)
+    assert text == document_text(doc)
+    assert len(tested) == 2
+    assert tested[0] == '{"call":,"payload_tokens":,"cost_usd":.,"cm":{"action":"unchanged-under-budget"}}'
+
+
+def test_a_list_orjson_refuses_is_masked_element_by_element() -> None:
+    """A frame with a key that is not a text (orjson refuses the list): the standard encoder writes
+    it, and the frame holding a secret is masked as ``mask_secrets`` masks it."""
+    doc = {"frames": [{"call": 0, 1: "x"}, {"call": 1, "note": "Bearer abcdef123456ghijkl"}, {"call": 2}]}
+    text = masked_document_text(doc)
+    assert text == document_text(mask_secrets(doc)) and "abcdef123456" not in text and '{"call": 0, "1": "x"}' in text
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_a_list_whose_element_holds_the_row_separator_is_written_element_by_element(n: int) -> None:
+    """The one-call writer splits orjson's text of the whole list at the separator it put between
+    the elements; an element holding that separator's text (a list with the separator as a text)
+    makes one more piece, and the list is then written element by element: the same text."""
+    from inspector.json_text import _ROW
+
+    frames: list[Any] = [{"call": k, "rows": ["a", _ROW, "b"]} if k == n - 1 else {"call": k} for k in range(n)]
+    doc = {"frames": frames, "summaries": [_ROW] * n}
+    assert masked_document_text(doc) == document_text(doc)
+    assert json.loads(masked_document_text(doc)) == doc
+
+
+def test_a_list_of_frames_is_written_by_one_orjson_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """4 000 frames and totals: 4 orjson calls — the two keys, the frames list, the totals — not one
+    per frame (each call touched fresh memory pages: per-frame calls cost as much as the writing)."""
+    import types
+
+    import inspector.json_text as json_text_module
+
+    calls = [0]
+    real = json_text_module.orjson.dumps
+
+    def counting(value: Any) -> bytes:
+        calls[0] += 1
+        return real(value)
+
+    monkeypatch.setattr(json_text_module, "orjson", types.SimpleNamespace(dumps=counting))
+    frames = [{"call": k, "payload_tokens": 10 * k} for k in range(4_000)]
+    doc = {"frames": frames, "totals": {"calls": 4_000}}
+    assert masked_document_text(doc) == document_text(doc)
+    calls[0] = 0
+    masked_document_text(doc)
+    assert calls[0] == 4

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -112,11 +113,12 @@ def test_a_summary_block_not_sent_is_written_as_an_index_into_the_summaries() ->
 def test_the_replay_command_builds_and_writes_each_document_once(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """``--conversation all`` over the two-conversation demo log: two documents built, two written,
-    and each frame object passed to the writer exactly once (nothing in it may hold a secret)."""
+    and each frame object passed to the writer exactly once, alone or in a list (nothing in it may
+    hold a secret)."""
     built: list[dict[str, Any]] = []
     written: list[dict[str, Any]] = []
     dumped: list[int] = []
-    make, write, dump = replay_document, replay_document_module.masked_document_text, json_text_module.json_text
+    make, write, dump = replay_document, replay_document_module.masked_document_text, json_text_module.orjson.dumps
 
     def counting_make(*a: Any, **k: Any) -> dict[str, Any]:
         built.append(make(*a, **k))
@@ -126,13 +128,13 @@ def test_the_replay_command_builds_and_writes_each_document_once(tmp_path: Path,
         written.append(doc)
         return write(doc)
 
-    def counting_dump(value: Any) -> str:
-        dumped.append(id(value))
+    def counting_dump(value: Any) -> bytes:  # a list's elements are written in the same call
+        dumped.extend(id(v) for v in (value if type(value) is list else [value]))
         return dump(value)
 
     monkeypatch.setattr(replay_document_module, "replay_document", counting_make)
     monkeypatch.setattr(replay_document_module, "masked_document_text", counting_write)
-    monkeypatch.setattr(json_text_module, "json_text", counting_dump)
+    monkeypatch.setattr(json_text_module, "orjson", SimpleNamespace(dumps=counting_dump))
     out = tmp_path / "out.json"
     assert main(["replay", str(ROOT / "inspector" / "samples" / "demo_calls.openai-log.jsonl"),
                  "--conversation", "all", "-o", str(out)]) == 0
