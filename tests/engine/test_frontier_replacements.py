@@ -259,3 +259,30 @@ def test_a_replaced_row_the_budget_removes_is_its_transcript_message_trimmed() -
         trimmed = expand_ranges(f.trimmed)
         assert f.trimmed_synthetic == 0 and not f.folded
         assert sorted(sent + trimmed) == list(range(min(f.at, len(rp.messages))))
+
+
+class _CountedWalk(list):  # type: ignore[type-arg]
+    """A list that counts the entries handed out by walking it (``iter``), not by slicing it."""
+
+    walked = 0
+
+    def __iter__(self) -> Any:
+        for x in super().__iter__():
+            _CountedWalk.walked += 1
+            yield x
+
+
+def test_a_frames_added_replacements_are_sliced_from_the_table_not_walked_from_its_start() -> None:
+    """A frame's JSON lists the replacements added since the previous frame, ``replaced[kept:]``: over a
+    table of 10 000 entries (refs 0, 2, 4, …), the last two plus one working-memory extra are read
+    without walking the 9 998 before them (walking them per frame made the document quadratic)."""
+    from inspector.replay.replaced import FrontierTable, ReplacedRefs
+
+    fr = FrontierTable([])
+    fr.refs, fr.reasons = _CountedWalk(range(0, 20_000, 2)), _CountedWalk([MASKED] * 10_000)
+    refs = ReplacedRefs(fr, 10_000, ((20_001, CLEARED),))
+    _CountedWalk.walked = 0
+    assert refs[9_998:] == [(19_996, MASKED), (19_998, MASKED), (20_001, CLEARED)]
+    assert refs[10_000:] == [(20_001, CLEARED)] and refs[3:5] == [(6, MASKED), (8, MASKED)] and refs[5:5] == []
+    assert _CountedWalk.walked == 0
+    assert refs[9_999:-0] == [] and refs[-2:] == [(19_998, MASKED), (20_001, CLEARED)]
