@@ -55,7 +55,7 @@ class CallRows:
     the table's running differences (:meth:`RowUnits.delta`), so a call costs O(its transcript runs ×
     log), not O(replaced rows it sends)."""
 
-    __slots__ = ("head", "runs", "units", "rows", "total_tokens", "fr", "upto", "segments")
+    __slots__ = ("head", "runs", "units", "rows", "total_tokens", "fr", "upto", "segments", "d")
 
     def __init__(self, head: int, segments: Sequence[Segment], units: RowUnits) -> None:
         self.segments = segments
@@ -63,8 +63,9 @@ class CallRows:
         self.runs: Sequence[Segment]
         if type(segments) is FrontierSegments:
             self.runs, self.fr, self.upto = segments.runs, segments.fr, segments.upto
+            self.d = units.delta(segments.fr, segments.upto)  # the table's differences, read once a call
         else:
-            self.runs, self.fr, self.upto = segments, None, 0
+            self.runs, self.fr, self.upto, self.d = segments, None, 0, []
         self.head, self.units = head, units
         rows = total = 0
         if self.fr is not None:
@@ -91,14 +92,14 @@ class CallRows:
         if own is not None:
             return self.units.of_own(own) if a < b else 0
         lo = ref or 0
-        units = self.units
-        if lo + b >= len(units.sums):
-            units.extend(lo + b)
-        total = units.sums[lo + b] - units.sums[lo + a]
-        if self.fr is not None and ref is not None and syn is None:
-            d = units.delta(self.fr, self.upto)
-            refs = self.fr.refs
-            total += d[bisect_left(refs, lo + b, 0, self.upto)] - d[bisect_left(refs, lo + a, 0, self.upto)]
+        sums = self.units.sums
+        if lo + b >= len(sums):
+            self.units.extend(lo + b)
+        total = sums[lo + b] - sums[lo + a]
+        fr = self.fr
+        if fr is not None and ref is not None and syn is None:
+            d, refs, c = self.d, fr.refs, self.upto
+            total += d[bisect_left(refs, lo + b, 0, c)] - d[bisect_left(refs, lo + a, 0, c)]
         return total
 
     def tokens_upto(self, j: int) -> int:
