@@ -286,3 +286,58 @@ def test_a_frames_added_replacements_are_sliced_from_the_table_not_walked_from_i
     assert refs[10_000:] == [(20_001, CLEARED)] and refs[3:5] == [(6, MASKED), (8, MASKED)] and refs[5:5] == []
     assert _CountedWalk.walked == 0
     assert refs[9_999:-0] == [] and refs[-2:] == [(19_998, MASKED), (20_001, CLEARED)]
+
+
+class _UnitsOf:
+    """A counter whose unit of a row is its ``u`` field, additive like tiktoken's (total = units)."""
+
+    additive = True
+
+    def unit(self, msg: Message) -> int:
+        return int(msg["u"])
+
+    def total(self, units: int, n: int) -> int:
+        return units
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 9), min_size=1, max_size=30), st.data())
+def test_the_precut_over_a_frontier_index_is_a_bisection_of_the_replaced_logs_sums(units: list[int], data: Any) -> None:
+    """``FrontierIndex.fits_back`` (the pre-cut's question: the newest row whose suffix, with the other
+    rows, is over the budget) gives what bisecting the replaced log's own running sums gives, for every
+    frontier, budget and start, and reads at most one :class:`_FrontierSums` item (its probes are C list
+    reads of the two lists it is made of)."""
+    from bisect import bisect_left
+
+    from inspector.engine.assembly.replacing import FrontierIndex, ReplacingSums, _FrontierSums
+    from inspector.engine.assembly.row_index import RowIndex
+
+    counter: Any = _UnitsOf()
+    rows: list[Message] = [{"role": "user", "content": "", "u": u} for u in units]
+    log = RowIndex(counter).sync(rows)
+    replaced = sorted(data.draw(st.sets(st.integers(0, len(rows) - 1), max_size=len(rows))))
+    table = [Replacement(i, {"role": "user", "content": "", "u": data.draw(st.integers(1, 9))}, MASKED) for i in replaced]
+    view = ReplacedBefore(table, data.draw(st.integers(0, len(table))))
+    idx = FrontierIndex(log, view, ReplacingSums().upto(view, log, counter))
+    instead = {r.index: r.row for r in view}
+    sent = [instead.get(i, m) for i, m in enumerate(rows)]
+    want = [0]
+    for m in sent:
+        want.append(want[-1] + m["u"])
+    reads = [0]
+    real = _FrontierSums.__getitem__
+
+    def counted(self: Any, i: Any) -> Any:
+        reads[0] += 1
+        return real(self, i)
+
+    _FrontierSums.__getitem__ = counted  # type: ignore[method-assign]
+    try:
+        for lo in range(len(rows)):
+            for budget in range(0, want[-1] + 12, 3):
+                reads[0] = 0
+                got = idx.fits_back(budget, 1, 5, lo)
+                assert got == bisect_left(want, want[-1] + 5 - budget, lo, len(rows)) - 1
+                assert reads[0] <= 1
+    finally:
+        _FrontierSums.__getitem__ = real  # type: ignore[method-assign]
