@@ -271,6 +271,9 @@ class EditRecord:
         inserted block before its log index. A record of the split shape (:meth:`split_shape`) is a
         read-only view of ``past`` (its head rows and block listed, no copy of the suffix); any
         other a new list."""
+        replaced = self.replaced
+        if type(replaced) is ReplacedBefore and replaced.upto and not self.inserted and self.kept == ((0, self.size),):
+            return ReplacedRows(past, replaced)  # (a record with replacements is never of the split shape)
         shape = self.split_shape()
         if shape is not None:
             h, k, ins = shape
@@ -278,8 +281,8 @@ class EditRecord:
             if ins is not None:
                 head.append(ins.row)
             return RowsView(head, past, k, self.size)
-        if type(self.replaced) is ReplacedBefore and not self.inserted and self.kept == ((0, self.size),):
-            return ReplacedRows(past, self.replaced)
+        if type(replaced) is ReplacedBefore and not self.inserted and self.kept == ((0, self.size),):
+            return ReplacedRows(past, replaced)
         new = {r.index: r.row for r in self.replaced}
         blocks = sorted(self.inserted, key=lambda i: i.at)
         out: list[Message] = []

@@ -57,10 +57,11 @@ class _Log:
     freed up to each (``freed[k]``: by the first ``k``)."""
 
     __slots__ = ("rows", "n", "last", "units", "results", "answered", "asks", "cands", "at", "table", "freed",
-                 "reach", "dup", "key")
+                 "reach", "dup", "key", "excluded")
 
-    def __init__(self, key: tuple[object, ...] = ()) -> None:
+    def __init__(self, key: tuple[object, ...] = (), excluded: frozenset[str] = frozenset()) -> None:
         self.key = key  # (counter, params) it was made for
+        self.excluded = excluded  # the params' exclude_tools, as a set made once
         self.rows: Sequence[Message] | None = None
         self.n, self.units = 0, 0
         self.last: Message | None = None
@@ -79,11 +80,12 @@ class _Log:
         the counter or the parameters changed)."""
         n = self.n
         st = self
-        key = (counter, params)
         if past is not self.rows or len(past) < n or (n and past[n - 1] is not self.last) or \
                 self.key[0] is not counter or self.key[1] is not params:
-            st, n = _Log(key), 0
-        excluded = set(params.exclude_tools or ())
+            st, n = _Log((counter, params), frozenset(params.exclude_tools or ())), 0
+        elif n == len(past):  # the same log as the last call (every call of a turn): nothing to read
+            return st
+        excluded = st.excluded
         answered = st.answered
         for i in range(n, len(past)):
             m = past[i]
@@ -153,7 +155,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             tokens = counter.count([*past, *working])
         else:
             st = self._log = self._log.sync(past, counter, self.params)
-            tokens = counter.total(st.units + sum(counter.unit(m) for m in working), n + len(working))
+            tokens = counter.total(st.units + sum(map(counter.unit, working)), n + len(working))
         if tokens <= trigger:  # both sources clear only above it: exactly at the trigger is kept
             return managed(past, EditRecord.keep_all(n),
                            CMDecision("tool-results-under-trigger", raw_tokens=tokens, threshold=trigger))
@@ -209,7 +211,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         else:
             self._build(st, past, c)
         freed = st.freed[c]
-        excluded = set(self.params.exclude_tools or ())
+        excluded = st.excluded
         wm: list[Replacement] = []
         for j in wres:
             ask = wasks.get(str(working[j].get("tool_call_id")))
