@@ -55,7 +55,7 @@ class CallRows:
     the table's running differences (:meth:`RowUnits.delta`), so a call costs O(its transcript runs ×
     log), not O(replaced rows it sends)."""
 
-    __slots__ = ("head", "runs", "units", "rows", "total_tokens", "fr", "upto", "segments", "d")
+    __slots__ = ("head", "runs", "units", "rows", "total_tokens", "fr", "upto", "segments", "d", "sizes")
 
     def __init__(self, head: int, segments: Sequence[Segment], units: RowUnits) -> None:
         self.segments = segments
@@ -68,10 +68,14 @@ class CallRows:
             self.runs, self.fr, self.upto, self.d = segments, None, 0, []
         self.head, self.units = head, units
         rows = total = 0
+        self.sizes: list[int] = []  # a frontier call's units of each run (read again at a break)
         if self.fr is not None:
+            sizes = self.sizes
             for ref, n, _band, syn, own in self.runs:
                 rows += n
-                total += self.run_units(ref, n, syn, own, 0, n)
+                size = self.run_units(ref, n, syn, own, 0, n)
+                sizes.append(size)
+                total += size
         else:  # the common case inline: each run's units a difference of the running sums
             sums = units.sums
             for ref, n, _band, _syn, own in self.runs:
@@ -112,12 +116,12 @@ class CallRows:
             return 0
         units = start = 0
         if self.fr is not None:
-            for ref, n, _band, syn, own in self.runs:
+            for (ref, n, _band, syn, own), size in zip(self.runs, self.sizes):
                 if m < start + n:
                     if own is None and m > start:
                         units += self.run_units(ref, n, syn, own, 0, m - start)
                     break
-                units += self.run_units(ref, n, syn, own, 0, n)
+                units += size
                 start += n
         else:  # the common case inline
             sums = self.units.sums
@@ -262,9 +266,9 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
     start = before = 0  # the message row this run starts at, the units of the rows before it
     run_units = cur.run_units
     sums, frontier = cur.units.sums, cur.fr is not None
-    for ref, n, _band, syn, own in cur.runs:
+    for k, (ref, n, _band, syn, own) in enumerate(cur.runs):
         if frontier:
-            size = run_units(ref, n, syn, own, 0, n)
+            size = cur.sizes[k]
         else:
             size = cur.units.of_own(own) if own is not None else sums[(ref or 0) + n] - sums[ref or 0]
         if own is not None:
