@@ -85,23 +85,25 @@ class _Log:
             st, n = _Log((counter, params), frozenset(params.exclude_tools or ())), 0
         elif n == len(past):  # the same log as the last call (every call of a turn): nothing to read
             return st
-        excluded = st.excluded
-        answered = st.answered
-        for i in range(n, len(past)):
+        excluded, answered, asks, unit = st.excluded, st.answered, st.asks, counter.unit
+        units, dup = st.units, st.dup
+        for i in range(n, len(past)):  # each row once over the log's life: its locals bound once a call
             m = past[i]
-            st.units += counter.unit(m)
+            units += unit(m)
             for call in _calls(m):
                 cid = str(call.get("id"))
-                st.dup = st.dup or cid in st.asks or cid in answered
+                dup = dup or cid in asks or cid in answered
                 fn = call.get("function")
-                st.asks[cid] = (i, str(fn.get("name", "")) if isinstance(fn, dict) else "")
+                asks[cid] = (i, str(fn.get("name", "")) if isinstance(fn, dict) else "")
             if m.get("role") == "tool":
                 st.results.append(i)
-                answered.add(str(m.get("tool_call_id")))
-                ask = st.asks.get(str(m.get("tool_call_id")))
+                cid = str(m.get("tool_call_id"))
+                answered.add(cid)
+                ask = asks.get(cid)
                 if ask is not None and ask[1] not in excluded:
                     st.cands.append((i, ask[0], ask[1]))
                     st.at.append(i)
+        st.units, st.dup = units, dup
         st.rows, st.n, st.last = past, len(past), past[-1] if past else None
         return st
 
