@@ -69,15 +69,23 @@ class CallRows:
         self.head, self.units = head, units
         rows = total = 0
         self.sizes: list[int] = []  # a frontier call's units of each run (read again at a break)
-        if self.fr is not None:
-            sizes = self.sizes
+        sums = units.sums
+        if self.fr is not None:  # run_units(ref, n, syn, own, 0, n) of each run, inline
+            sizes, d, refs, c = self.sizes, self.d, self.fr.refs, self.upto
             for ref, n, _band, syn, own in self.runs:
                 rows += n
-                size = self.run_units(ref, n, syn, own, 0, n)
+                if own is not None:
+                    size = units.of_own(own)
+                else:
+                    lo = ref or 0
+                    if lo + n >= len(sums):
+                        units.extend(lo + n)
+                    size = sums[lo + n] - sums[lo]
+                    if ref is not None and syn is None:
+                        size += d[bisect_left(refs, lo + n, 0, c)] - d[bisect_left(refs, lo, 0, c)]
                 sizes.append(size)
                 total += size
         else:  # the common case inline: each run's units a difference of the running sums
-            sums = units.sums
             for ref, n, _band, _syn, own in self.runs:
                 rows += n
                 if own is not None:
