@@ -135,8 +135,8 @@ class FrontierIndex(RowIndex):
         are one non-decreasing sequence that meets at the frontier, so the first row whose suffix
         fits is in the part whose end bounds the target. Each probe a C list read, not a
         :class:`_FrontierSums` item (the pre-cut runs on every call)."""
-        pre = self.pre
-        if not self.additive or type(pre) is not _FrontierSums:
+        pre: Sequence[int] = self.pre
+        if not self.additive or not isinstance(pre, _FrontierSums):
             return super().fits_back(budget_units, n_other, units_other, lo)
         end, f, rep = self.n, pre.f, pre.rep
         t = pre[end] + units_other - budget_units  # the smallest i in [lo, end) with pre[i] >= t
