@@ -341,3 +341,17 @@ def test_the_precut_over_a_frontier_index_is_a_bisection_of_the_replaced_logs_su
                 assert reads[0] <= 1
     finally:
         _FrontierSums.__getitem__ = real  # type: ignore[method-assign]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 8), st.integers(0, 3), st.integers(-12, 12) | st.none(), st.integers(-12, 12) | st.none())
+def test_a_slice_of_a_frames_replaced_rows_is_the_slice_of_its_list(upto: int, extra: int, lo: int | None,
+                                                                    hi: int | None) -> None:
+    """``ReplacedRefs[lo:hi]`` (the table's first ``upto`` entries, then working memory's extras) is
+    the same slice of the list it stands for, negative and out-of-range bounds included."""
+    from inspector.replay.replaced import FrontierTable, ReplacedRefs
+
+    fr = FrontierTable([])
+    fr.refs, fr.reasons = list(range(0, 20, 2)), [MASKED] * 10
+    refs = ReplacedRefs(fr, upto, tuple((30 + k, CLEARED) for k in range(extra)))
+    assert refs[lo:hi] == list(refs)[lo:hi]
