@@ -47,7 +47,7 @@ def frontier_record(edits: EditRecord | None) -> ReplacedBefore | None:
     else:
         return None
     w = edits.working
-    if any(w[k].index >= w[k + 1].index for k in range(len(w) - 1)):
+    if len(w) > 1 and any(w[k].index >= w[k + 1].index for k in range(len(w) - 1)):
         return None
     return view
 
