@@ -294,7 +294,12 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
                     pieces.append((start + a - ref, start + b - ref, before + sums[a] - sums[ref],
                                    before + sums[b] - sums[ref]))
                     continue
-                cuts = refs[bisect_left(refs, a, dlo, dhi):bisect_left(refs, b, dlo, dhi)] if syn is None else []
+                i, j = (bisect_left(refs, a, dlo, dhi), bisect_left(refs, b, dlo, dhi)) if syn is None else (0, 0)
+                if i == j:  # the usual piece: no row replaced in one call and not the other
+                    pieces.append((start + a - ref, start + b - ref, before + run_units(ref, n, syn, None, 0, a - ref),
+                                   before + run_units(ref, n, syn, None, 0, b - ref)))
+                    continue
+                cuts = refs[i:j]
                 for x, y in zip([a, *(c + 1 for c in cuts)], [*cuts, b]):
                     if x < y:
                         pieces.append((start + x - ref, start + y - ref, before + run_units(ref, n, syn, None, 0, x - ref),
