@@ -141,6 +141,22 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         freed), so the calls of a turn send the same row (no second tokenisation)."""
         self.rows_built = 0
         """How many placeholder rows were made over this manager's life (tests: once per original row)."""
+        self._wunits: tuple[int, Message | None, Message | None, int, TokenCounter | None] = (0, None, None, 0, None)
+        """(rows, first row, last row, units, counter) of the working memory the last call counted."""
+
+    def _working_units(self, working: Sequence[Message], counter: TokenCounter) -> int:
+        """The units of ``working``: the last call's sum plus its new rows' when it is that working memory
+        grown (its first row and the last call's last row, at their places, are the same objects:
+        working memory only grows within a turn), else summed again. A long turn's calls read each
+        row once, not every row on every call."""
+        k, first, last, units, seen = self._wunits
+        if seen is counter and k and len(working) >= k and working[0] is first and working[k - 1] is last:
+            units += sum(map(counter.unit, working[k:]))
+        else:
+            units = sum(map(counter.unit, working))
+        self._wunits = (len(working), working[0] if working else None, working[-1] if working else None, units,
+                        counter)
+        return units
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         """The result for ``past`` alone (no working memory): see :meth:`decide_with_working`."""
@@ -157,7 +173,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             tokens = counter.count([*past, *working])
         else:
             st = self._log = self._log.sync(past, counter, self.params)
-            tokens = counter.total(st.units + sum(map(counter.unit, working)), n + len(working))
+            tokens = counter.total(st.units + self._working_units(working, counter), n + len(working))
         if tokens <= trigger:  # both sources clear only above it: exactly at the trigger is kept
             return managed(past, EditRecord.keep_all(n),
                            CMDecision("tool-results-under-trigger", raw_tokens=tokens, threshold=trigger))
