@@ -55,7 +55,7 @@ class CallRows:
     the table's running differences (:meth:`RowUnits.delta`), so a call costs O(its transcript runs ×
     log), not O(replaced rows it sends)."""
 
-    __slots__ = ("head", "runs", "units", "rows", "total_tokens", "fr", "upto", "segments")
+    __slots__ = ("head", "runs", "units", "rows", "total_tokens", "fr", "upto", "segments", "d", "sizes")
 
     def __init__(self, head: int, segments: Sequence[Segment], units: RowUnits) -> None:
         self.segments = segments
@@ -63,16 +63,29 @@ class CallRows:
         self.runs: Sequence[Segment]
         if type(segments) is FrontierSegments:
             self.runs, self.fr, self.upto = segments.runs, segments.fr, segments.upto
+            self.d = units.delta(segments.fr, segments.upto)  # the table's differences, read once a call
         else:
-            self.runs, self.fr, self.upto = segments, None, 0
+            self.runs, self.fr, self.upto, self.d = segments, None, 0, []
         self.head, self.units = head, units
         rows = total = 0
-        if self.fr is not None:
+        self.sizes: list[int] = []  # a frontier call's units of each run (read again at a break)
+        sums = units.sums
+        if self.fr is not None:  # run_units(ref, n, syn, own, 0, n) of each run, inline
+            sizes, d, refs, c = self.sizes, self.d, self.fr.refs, self.upto
             for ref, n, _band, syn, own in self.runs:
                 rows += n
-                total += self.run_units(ref, n, syn, own, 0, n)
+                if own is not None:
+                    size = units.of_own(own)
+                else:
+                    lo = ref or 0
+                    if lo + n >= len(sums):
+                        units.extend(lo + n)
+                    size = sums[lo + n] - sums[lo]
+                    if ref is not None and syn is None:
+                        size += d[bisect_left(refs, lo + n, 0, c)] - d[bisect_left(refs, lo, 0, c)]
+                sizes.append(size)
+                total += size
         else:  # the common case inline: each run's units a difference of the running sums
-            sums = units.sums
             for ref, n, _band, _syn, own in self.runs:
                 rows += n
                 if own is not None:
@@ -91,14 +104,14 @@ class CallRows:
         if own is not None:
             return self.units.of_own(own) if a < b else 0
         lo = ref or 0
-        units = self.units
-        if lo + b >= len(units.sums):
-            units.extend(lo + b)
-        total = units.sums[lo + b] - units.sums[lo + a]
-        if self.fr is not None and ref is not None and syn is None:
-            d = units.delta(self.fr, self.upto)
-            refs = self.fr.refs
-            total += d[bisect_left(refs, lo + b, 0, self.upto)] - d[bisect_left(refs, lo + a, 0, self.upto)]
+        sums = self.units.sums
+        if lo + b >= len(sums):
+            self.units.extend(lo + b)
+        total = sums[lo + b] - sums[lo + a]
+        fr = self.fr
+        if fr is not None and ref is not None and syn is None:
+            d, refs, c = self.d, fr.refs, self.upto
+            total += d[bisect_left(refs, lo + b, 0, c)] - d[bisect_left(refs, lo + a, 0, c)]
         return total
 
     def tokens_upto(self, j: int) -> int:
@@ -111,12 +124,12 @@ class CallRows:
             return 0
         units = start = 0
         if self.fr is not None:
-            for ref, n, _band, syn, own in self.runs:
+            for (ref, n, _band, syn, own), size in zip(self.runs, self.sizes):
                 if m < start + n:
                     if own is None and m > start:
                         units += self.run_units(ref, n, syn, own, 0, m - start)
                     break
-                units += self.run_units(ref, n, syn, own, 0, n)
+                units += size
                 start += n
         else:  # the common case inline
             sums = self.units.sums
@@ -261,9 +274,9 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
     start = before = 0  # the message row this run starts at, the units of the rows before it
     run_units = cur.run_units
     sums, frontier = cur.units.sums, cur.fr is not None
-    for ref, n, _band, syn, own in cur.runs:
+    for k, (ref, n, _band, syn, own) in enumerate(cur.runs):
         if frontier:
-            size = run_units(ref, n, syn, own, 0, n)
+            size = cur.sizes[k]
         else:
             size = cur.units.of_own(own) if own is not None else sums[(ref or 0) + n] - sums[ref or 0]
         if own is not None:
@@ -281,7 +294,12 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
                     pieces.append((start + a - ref, start + b - ref, before + sums[a] - sums[ref],
                                    before + sums[b] - sums[ref]))
                     continue
-                cuts = refs[bisect_left(refs, a, dlo, dhi):bisect_left(refs, b, dlo, dhi)] if syn is None else []
+                i, j = (bisect_left(refs, a, dlo, dhi), bisect_left(refs, b, dlo, dhi)) if syn is None else (0, 0)
+                if i == j:  # the usual piece: no row replaced in one call and not the other
+                    pieces.append((start + a - ref, start + b - ref, before + run_units(ref, n, syn, None, 0, a - ref),
+                                   before + run_units(ref, n, syn, None, 0, b - ref)))
+                    continue
+                cuts = refs[i:j]
                 for x, y in zip([a, *(c + 1 for c in cuts)], [*cuts, b]):
                     if x < y:
                         pieces.append((start + x - ref, start + y - ref, before + run_units(ref, n, syn, None, 0, x - ref),

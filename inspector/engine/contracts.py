@@ -51,7 +51,7 @@ class ReplacedBefore(Sequence[Replacement]):
     longer or shorter; listing it per call made a replay quadratic. ``table`` is only ever appended
     to (a manager that must rebuild starts a new list), so a view stays valid after later calls."""
 
-    __slots__ = ("table", "upto", "at")
+    __slots__ = ("table", "upto", "at", "frontier")
 
     def __init__(self, table: list[Replacement], upto: int, at: Sequence[int] | None = None) -> None:
         """``at``, when given, holds the log index of each table entry (at least ``upto`` of them;
@@ -61,11 +61,9 @@ class ReplacedBefore(Sequence[Replacement]):
         self.table = table
         self.upto = upto
         self.at = at
-
-    @property
-    def frontier(self) -> int:
-        """The log index after the last replaced row (0 when none): every replaced row stands before it."""
-        return self.table[self.upto - 1].index + 1 if self.upto else 0
+        self.frontier = table[upto - 1].index + 1 if upto else 0
+        """The log index after the last replaced row (0 when none): every replaced row stands before it
+        (fixed for the view: its entries are immutable and the table only grows after them)."""
 
     def __len__(self) -> int:
         return self.upto
@@ -271,6 +269,9 @@ class EditRecord:
         inserted block before its log index. A record of the split shape (:meth:`split_shape`) is a
         read-only view of ``past`` (its head rows and block listed, no copy of the suffix); any
         other a new list."""
+        replaced = self.replaced
+        if type(replaced) is ReplacedBefore and replaced.upto and not self.inserted and self.kept == ((0, self.size),):
+            return ReplacedRows(past, replaced)  # (a record with replacements is never of the split shape)
         shape = self.split_shape()
         if shape is not None:
             h, k, ins = shape
@@ -278,8 +279,8 @@ class EditRecord:
             if ins is not None:
                 head.append(ins.row)
             return RowsView(head, past, k, self.size)
-        if type(self.replaced) is ReplacedBefore and not self.inserted and self.kept == ((0, self.size),):
-            return ReplacedRows(past, self.replaced)
+        if type(replaced) is ReplacedBefore and not self.inserted and self.kept == ((0, self.size),):
+            return ReplacedRows(past, replaced)
         new = {r.index: r.row for r in self.replaced}
         blocks = sorted(self.inserted, key=lambda i: i.at)
         out: list[Message] = []
@@ -324,15 +325,18 @@ def check_record(record: EditRecord, past: Sequence[Message], working: Sequence[
             raise ValueError(f"kept range [{a}, {b}) is out of order or outside the log")
         at = b
     replaced = record.replaced
-    if type(replaced) is ReplacedBefore and replaced.upto and record.kept == ((0, record.size),):
+    whole = record.kept == ((0, record.size),)
+    if type(replaced) is ReplacedBefore and replaced.upto and whole:
         # a frontier view: its rows stand in log order, so its two ends bound them all
         replaced = (replaced.table[0], replaced.table[replaced.upto - 1])
     for r in replaced:
-        if not any(a <= r.index < b for a, b in record.kept):
+        if not (0 <= r.index < record.size if whole else any(a <= r.index < b for a, b in record.kept)):
             raise ValueError(f"replaced row {r.index} is not a kept row")
     for ins in record.inserted:
         if not 0 <= ins.at <= record.size:
             raise ValueError(f"insertion before row {ins.at} is outside the log")
+    if not record.working:
+        return
     newest = newest_group_start(working)
     for r in record.working:
         if not 0 <= r.index < newest:

@@ -79,9 +79,14 @@ class ReplacedRefs(Sequence[tuple[int, str]]):
     def __getitem__(self, i: int | slice) -> tuple[int, str] | Sequence[tuple[int, str]]:
         if isinstance(i, slice):
             lo, hi, step = i.indices(len(self))
-            if step == 1:
-                return list(islice(self, lo, hi))
-            return list(self)[i]
+            if step != 1:
+                return list(self)[i]
+            c, fr = self.upto, self.fr
+            # the table's part straight from its two lists: O(slice), never a walk from entry 0
+            out = list(zip(fr.refs[lo:min(hi, c)], fr.reasons[lo:min(hi, c)])) if lo < c else []
+            if hi > c:
+                out.extend(self.extra[max(lo - c, 0):hi - c])
+            return out
         if i < 0:
             i += len(self)
         if not 0 <= i < len(self):

@@ -73,7 +73,7 @@ def test_the_cache_accounting_reads_the_runs_not_the_replaced_rows(name: str, mo
         per_call.append(reads[0] / len(rp.frames))
         replaced.append(max(f.segments.upto for f in rp.frames if type(f.segments) is FrontierSegments))
     assert replaced[1] >= 1.8 * replaced[0]  # the rows replaced did grow
-    assert per_call[1] <= 1.25 * per_call[0], per_call  # measured ≈ 13 → 14 (1.08); the split-out rows: ×2
+    assert per_call[1] <= 1.25 * per_call[0], per_call  # measured ≈ 4.8 → 5.6 (1.17); the split-out rows: ×2
 
 
 @functools.lru_cache(maxsize=None)

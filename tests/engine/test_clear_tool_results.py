@@ -262,3 +262,25 @@ def test_a_placeholder_may_name_only_tool_and_tokens(text: str, ok: bool) -> Non
     else:
         with pytest.raises(ValidationError, match=r"unknown field \{"):
             ClearToolResultsParams(placeholder=text)
+
+
+def test_the_trigger_check_reads_each_working_memory_row_once_a_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under the trigger, one turn of 200 tool rounds (a call before each ask and each result is
+    answered: 400 calls, working memory growing to 400 rows over a one-row log): the manager asks for
+    401 row units in all (each row once), not every working-memory row on every call (80 201)."""
+    from tests.builders import count_unit_reads
+
+    cm = ClearToolResults(trigger=10**9)
+    past: list[Message] = [{"role": "user", "content": "fix it"}]
+    working: list[Message] = []
+    reads = count_unit_reads(monkeypatch)
+    for i in range(200):
+        working.append({"role": "assistant", "content": "", "tool_calls": [
+            {"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]})
+        assert cm.decide_with_working(past, tuple(working), 0).decision.action == "tool-results-under-trigger"
+        working.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"out {i}"})
+        cm.decide_with_working(past, tuple(working), 0)
+    assert reads[0] == 401
+    # a working memory that is not the last one grown (a new turn) is counted again, whole
+    cm.decide_with_working(past, tuple(working[:3]), 0)
+    assert reads[0] == 404

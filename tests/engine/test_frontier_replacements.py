@@ -259,3 +259,99 @@ def test_a_replaced_row_the_budget_removes_is_its_transcript_message_trimmed() -
         trimmed = expand_ranges(f.trimmed)
         assert f.trimmed_synthetic == 0 and not f.folded
         assert sorted(sent + trimmed) == list(range(min(f.at, len(rp.messages))))
+
+
+class _CountedWalk(list):  # type: ignore[type-arg]
+    """A list that counts the entries handed out by walking it (``iter``), not by slicing it."""
+
+    walked = 0
+
+    def __iter__(self) -> Any:
+        for x in super().__iter__():
+            _CountedWalk.walked += 1
+            yield x
+
+
+def test_a_frames_added_replacements_are_sliced_from_the_table_not_walked_from_its_start() -> None:
+    """A frame's JSON lists the replacements added since the previous frame, ``replaced[kept:]``: over a
+    table of 10 000 entries (refs 0, 2, 4, …), the last two plus one working-memory extra are read
+    without walking the 9 998 before them (walking them per frame made the document quadratic)."""
+    from inspector.replay.replaced import FrontierTable, ReplacedRefs
+
+    fr = FrontierTable([])
+    fr.refs, fr.reasons = _CountedWalk(range(0, 20_000, 2)), _CountedWalk([MASKED] * 10_000)
+    refs = ReplacedRefs(fr, 10_000, ((20_001, CLEARED),))
+    _CountedWalk.walked = 0
+    assert refs[9_998:] == [(19_996, MASKED), (19_998, MASKED), (20_001, CLEARED)]
+    assert refs[10_000:] == [(20_001, CLEARED)] and refs[3:5] == [(6, MASKED), (8, MASKED)] and refs[5:5] == []
+    assert _CountedWalk.walked == 0
+    assert refs[9_999:-0] == [] and refs[-2:] == [(19_998, MASKED), (20_001, CLEARED)]
+
+
+class _UnitsOf:
+    """A counter whose unit of a row is its ``u`` field, additive like tiktoken's (total = units)."""
+
+    additive = True
+
+    def unit(self, msg: Message) -> int:
+        return int(msg["u"])
+
+    def total(self, units: int, n: int) -> int:
+        return units
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 9), min_size=1, max_size=30), st.data())
+def test_the_precut_over_a_frontier_index_is_a_bisection_of_the_replaced_logs_sums(units: list[int], data: Any) -> None:
+    """``FrontierIndex.fits_back`` (the pre-cut's question: the newest row whose suffix, with the other
+    rows, is over the budget) gives what bisecting the replaced log's own running sums gives, for every
+    frontier, budget and start, and reads at most one :class:`_FrontierSums` item (its probes are C list
+    reads of the two lists it is made of)."""
+    from bisect import bisect_left
+
+    from inspector.engine.assembly.replacing import FrontierIndex, ReplacingSums, _FrontierSums
+    from inspector.engine.assembly.row_index import RowIndex
+
+    counter: Any = _UnitsOf()
+    rows: list[Message] = [{"role": "user", "content": "", "u": u} for u in units]
+    log = RowIndex(counter).sync(rows)
+    replaced = sorted(data.draw(st.sets(st.integers(0, len(rows) - 1), max_size=len(rows))))
+    table = [Replacement(i, {"role": "user", "content": "", "u": data.draw(st.integers(1, 9))}, MASKED) for i in replaced]
+    view = ReplacedBefore(table, data.draw(st.integers(0, len(table))))
+    idx = FrontierIndex(log, view, ReplacingSums().upto(view, log, counter))
+    instead = {r.index: r.row for r in view}
+    sent = [instead.get(i, m) for i, m in enumerate(rows)]
+    want = [0]
+    for m in sent:
+        want.append(want[-1] + m["u"])
+    reads = [0]
+    real = _FrontierSums.__getitem__
+
+    def counted(self: Any, i: Any) -> Any:
+        reads[0] += 1
+        return real(self, i)
+
+    _FrontierSums.__getitem__ = counted  # type: ignore[method-assign]
+    try:
+        for lo in range(len(rows)):
+            for budget in range(0, want[-1] + 12, 3):
+                reads[0] = 0
+                got = idx.fits_back(budget, 1, 5, lo)
+                assert got == bisect_left(want, want[-1] + 5 - budget, lo, len(rows)) - 1
+                assert reads[0] <= 1
+    finally:
+        _FrontierSums.__getitem__ = real  # type: ignore[method-assign]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 8), st.integers(0, 3), st.integers(-12, 12) | st.none(), st.integers(-12, 12) | st.none())
+def test_a_slice_of_a_frames_replaced_rows_is_the_slice_of_its_list(upto: int, extra: int, lo: int | None,
+                                                                    hi: int | None) -> None:
+    """``ReplacedRefs[lo:hi]`` (the table's first ``upto`` entries, then working memory's extras) is
+    the same slice of the list it stands for, negative and out-of-range bounds included."""
+    from inspector.replay.replaced import FrontierTable, ReplacedRefs
+
+    fr = FrontierTable([])
+    fr.refs, fr.reasons = list(range(0, 20, 2)), [MASKED] * 10
+    refs = ReplacedRefs(fr, upto, tuple((30 + k, CLEARED) for k in range(extra)))
+    assert refs[lo:hi] == list(refs)[lo:hi]

@@ -19,8 +19,7 @@ equal to the reference path's.
 
 from __future__ import annotations
 
-import copy
-import dataclasses
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import overload
 
@@ -48,7 +47,7 @@ def frontier_record(edits: EditRecord | None) -> ReplacedBefore | None:
     else:
         return None
     w = edits.working
-    if any(w[k].index >= w[k + 1].index for k in range(len(w) - 1)):
+    if len(w) > 1 and any(w[k].index >= w[k + 1].index for k in range(len(w) - 1)):
         return None
     return view
 
@@ -130,6 +129,21 @@ class FrontierIndex(RowIndex):
         self.rows = ReplacedRows(log.rows, view, None, flat.move(view, log.rows) if flat is not None else None)
         self.pre = _FrontierSums(rep, log.pre, view.frontier, log.n)  # type: ignore[assignment]
 
+    def fits_back(self, budget_units: int, n_other: int, units_other: int, lo: int) -> int:
+        """:meth:`RowIndex.fits_back` over the frontier sums, by a bisection of one of its two lists
+        (the replaced log's sums up to the frontier, or the log's own after it, shifted): the sums
+        are one non-decreasing sequence that meets at the frontier, so the first row whose suffix
+        fits is in the part whose end bounds the target. Each probe a C list read, not a
+        :class:`_FrontierSums` item (the pre-cut runs on every call)."""
+        pre: Sequence[int] = self.pre
+        if not self.additive or not isinstance(pre, _FrontierSums):
+            return super().fits_back(budget_units, n_other, units_other, lo)
+        end, f, rep = self.n, pre.f, pre.rep
+        t = pre[end] + units_other - budget_units  # the smallest i in [lo, end) with pre[i] >= t
+        if lo <= f and rep[f] >= t:
+            return bisect_left(rep, t, lo, f) - 1
+        return bisect_left(pre.own, t - pre.base, max(lo, f), end) - 1
+
 
 def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: ReplacedBefore, c: Call,
                        ru: RowUnits) -> Assembly | None:
@@ -148,12 +162,15 @@ def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: Replace
         wview = ReplacedBefore(list(edits.working), len(edits.working))
         wmi = FrontierIndex(ru.wmi, wview, _sums(ru.wmi, wview, counter))
         ru = ru._replace(wmi=wmi, working=wmi.pre[wmi.n])
-    decision = copy.copy(c.decision)
-    decision.edits = EditRecord.keep_all(n)  # the suffix shape the path reads: the whole log, over idx's rows
-    result = path.assemble(dataclasses.replace(c, decision=decision), ru._replace(log=idx))
-    if result is not None:
-        result.decision = c.decision
-    return result
+    # the path reads the record's shape (its log match) and nothing else of it: for that read the
+    # decision holds the suffix shape, the whole log over idx's rows, and gets its own record back
+    # after (no copy of the decision and of the call per call)
+    decision = c.decision
+    decision.edits = EditRecord.keep_all(n)
+    try:
+        return path.assemble(c, ru._replace(log=idx))
+    finally:
+        decision.edits = edits
 
 
 def _sums(idx: RowIndex, view: ReplacedBefore, counter: TokenCounter) -> list[int]:

@@ -57,10 +57,11 @@ class _Log:
     freed up to each (``freed[k]``: by the first ``k``)."""
 
     __slots__ = ("rows", "n", "last", "units", "results", "answered", "asks", "cands", "at", "table", "freed",
-                 "reach", "dup", "key")
+                 "reach", "dup", "key", "excluded")
 
-    def __init__(self, key: tuple[object, ...] = ()) -> None:
+    def __init__(self, key: tuple[object, ...] = (), excluded: frozenset[str] = frozenset()) -> None:
         self.key = key  # (counter, params) it was made for
+        self.excluded = excluded  # the params' exclude_tools, as a set made once
         self.rows: Sequence[Message] | None = None
         self.n, self.units = 0, 0
         self.last: Message | None = None
@@ -79,27 +80,30 @@ class _Log:
         the counter or the parameters changed)."""
         n = self.n
         st = self
-        key = (counter, params)
         if past is not self.rows or len(past) < n or (n and past[n - 1] is not self.last) or \
                 self.key[0] is not counter or self.key[1] is not params:
-            st, n = _Log(key), 0
-        excluded = set(params.exclude_tools or ())
-        answered = st.answered
-        for i in range(n, len(past)):
+            st, n = _Log((counter, params), frozenset(params.exclude_tools or ())), 0
+        elif n == len(past):  # the same log as the last call (every call of a turn): nothing to read
+            return st
+        excluded, answered, asks, unit = st.excluded, st.answered, st.asks, counter.unit
+        units, dup = st.units, st.dup
+        for i in range(n, len(past)):  # each row once over the log's life: its locals bound once a call
             m = past[i]
-            st.units += counter.unit(m)
+            units += unit(m)
             for call in _calls(m):
                 cid = str(call.get("id"))
-                st.dup = st.dup or cid in st.asks or cid in answered
+                dup = dup or cid in asks or cid in answered
                 fn = call.get("function")
-                st.asks[cid] = (i, str(fn.get("name", "")) if isinstance(fn, dict) else "")
+                asks[cid] = (i, str(fn.get("name", "")) if isinstance(fn, dict) else "")
             if m.get("role") == "tool":
                 st.results.append(i)
-                answered.add(str(m.get("tool_call_id")))
-                ask = st.asks.get(str(m.get("tool_call_id")))
+                cid = str(m.get("tool_call_id"))
+                answered.add(cid)
+                ask = asks.get(cid)
                 if ask is not None and ask[1] not in excluded:
                     st.cands.append((i, ask[0], ask[1]))
                     st.at.append(i)
+        st.units, st.dup = units, dup
         st.rows, st.n, st.last = past, len(past), past[-1] if past else None
         return st
 
@@ -137,6 +141,22 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         freed), so the calls of a turn send the same row (no second tokenisation)."""
         self.rows_built = 0
         """How many placeholder rows were made over this manager's life (tests: once per original row)."""
+        self._wunits: tuple[int, Message | None, Message | None, int, TokenCounter | None] = (0, None, None, 0, None)
+        """(rows, first row, last row, units, counter) of the working memory the last call counted."""
+
+    def _working_units(self, working: Sequence[Message], counter: TokenCounter) -> int:
+        """The units of ``working``: the last call's sum plus its new rows' when it is that working memory
+        grown (its first row and the last call's last row, at their places, are the same objects:
+        working memory only grows within a turn), else summed again. A long turn's calls read each
+        row once, not every row on every call."""
+        k, first, last, units, seen = self._wunits
+        if seen is counter and k and len(working) >= k and working[0] is first and working[k - 1] is last:
+            units += sum(map(counter.unit, working[k:]))
+        else:
+            units = sum(map(counter.unit, working))
+        self._wunits = (len(working), working[0] if working else None, working[-1] if working else None, units,
+                        counter)
+        return units
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         """The result for ``past`` alone (no working memory): see :meth:`decide_with_working`."""
@@ -153,7 +173,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             tokens = counter.count([*past, *working])
         else:
             st = self._log = self._log.sync(past, counter, self.params)
-            tokens = counter.total(st.units + sum(counter.unit(m) for m in working), n + len(working))
+            tokens = counter.total(st.units + self._working_units(working, counter), n + len(working))
         if tokens <= trigger:  # both sources clear only above it: exactly at the trigger is kept
             return managed(past, EditRecord.keep_all(n),
                            CMDecision("tool-results-under-trigger", raw_tokens=tokens, threshold=trigger))
@@ -209,7 +229,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         else:
             self._build(st, past, c)
         freed = st.freed[c]
-        excluded = set(self.params.exclude_tools or ())
+        excluded = st.excluded
         wm: list[Replacement] = []
         for j in wres:
             ask = wasks.get(str(working[j].get("tool_call_id")))

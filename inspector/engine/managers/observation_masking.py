@@ -77,17 +77,18 @@ class _Masks:
         return self._read(past, n)
 
     def _read(self, past: Sequence[Message], n: int) -> _Masks:
-        names, tools = self.names, self.tools
+        names, tools, results, dup = self.names, self.tools, self.results, self.dup
         for i in range(n, len(past)):
             m = past[i]
             if m.get("role") == "tool":
                 tools.append(i)
-                self.results.add(str(m.get("tool_call_id")))
+                results.add(str(m.get("tool_call_id")))
             calls = m.get("tool_calls")
             for call in calls if isinstance(calls, list) else ():
                 if isinstance(call, dict) and isinstance(call.get("id"), str):
-                    self.dup = self.dup or call["id"] in names or call["id"] in self.results
+                    dup = dup or call["id"] in names or call["id"] in results
                     names[call["id"]] = _tool_name(call)
+        self.dup = dup
         self.rows, self.n = past, len(past)
         self.last = past[-1] if past else None
         return self
@@ -139,8 +140,8 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         if in_log is None:  # a call id declared twice: the names are read again, as the rule says
             wnames = _tool_names(past, working)
             in_log = tuple(self._masked(past, range(min(cut, n)), wnames, {}))
-        in_working = tuple(self._masked(working, range(min(cut - n, newest_group_start(working))), wnames,
-                                        st.names))
+        span = min(cut - n, newest_group_start(working)) if working else 0
+        in_working = tuple(self._masked(working, range(span), wnames, st.names)) if span > 0 else ()
         record = EditRecord(n, ((0, n),) if n else (), in_log, (), in_working)
         action = "observations-masked" if in_log or in_working else "observations-kept"
         return managed(past, record, CMDecision(action))
@@ -151,7 +152,7 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         window); None when a call id is declared twice (in the log, or by working memory's asks
         ``wnames`` again), where a name could change and the call is worked out from scratch."""
         st = self._masks
-        if st.dup or any(cid in st.names or cid in st.results for cid in wnames):
+        if st.dup or (wnames and not (st.names.keys().isdisjoint(wnames) and st.results.isdisjoint(wnames))):
             return None
         tools, table = st.tools, st.table
         while st.built < len(tools) and tools[st.built] < cut:
