@@ -197,15 +197,20 @@ class ContextEngine:
             # Deliberate: a failed summary at commit leaves the stored log as it was (the next commit
             # retries) instead of writing back the verbatim tail and losing the older turns.
             return CommitRecord(turn, d.action, True, 0, d.error, conv.archive.stats(), committed_rows)
-        kind = self._fold_kind(d.action)
+        kind = self._fold_kind(cm, d.action)
         text_ = d.summary_text if kind == "summary" else None
         conv.archive.apply_edits(result.edits, kind, text_)  # type: ignore[arg-type]
         return CommitRecord(turn, d.action, d.summarizer_called, d.compressed_turns + d.dropped_turns, d.error,
                             conv.archive.stats(), committed_rows, list(d.folded))
 
-    def _fold_kind(self, action: str) -> str:
-        """:func:`~inspector.vocabulary.fold_kind` of ``action``, kept while the registry's declared
+    def _fold_kind(self, cm: object, action: str) -> str:
+        """How the archive records a fold of ``action``: as the running manager declares it when it
+        declares that action (no other strategy's module is loaded for it), else
+        :func:`~inspector.vocabulary.fold_kind` over the registry, kept while the registry's declared
         actions (one tuple until a strategy is registered or removed) and the action stay the same."""
+        for a in getattr(type(cm), "actions", ()):
+            if a.code == action:
+                return a.fold_kind or "drop"
         actions = registered_actions()
         kept = self._fold
         if kept[0] is not actions or kept[1] != action:

@@ -230,22 +230,49 @@ def test_the_log_match_and_the_split_shape_are_read_once_a_turn_and_once_a_call(
     assert shapes[0] == 12
 
 
-def test_a_write_back_derives_its_fold_kind_once_per_action(monkeypatch: Any) -> None:
-    """Rule: the archive's fold kind of a manager action is derived (``vocabulary.fold_kind``, a table
-    built afresh on each read) once while the action and the registered actions stay the same, not
-    at every fold. Hand-worked: a sliding window of 2 turns over 7 user turns commits turns 1 to 6
-    (the 7th is still open); turns 3, 4, 5 and 6 each leave 3 turns over the cap, so 4 folds, all
-    ``window-slid``: 1 derivation (4 without the memo)."""
+def _count_fold_kind_reads(monkeypatch: Any) -> tuple[list[int], list[int]]:
+    """Counters of ``vocabulary.fold_kind`` derivations and registry reads, as the engine makes them."""
     from inspector.engine import engine as engine_module
 
-    derived = [0]
-    fold_kind = engine_module.fold_kind
+    derived, read = [0], [0]
+    fold_kind, registered = engine_module.fold_kind, engine_module.registered_actions
 
     def counting(action: str) -> str:
         derived[0] += 1
         return fold_kind(action)
 
+    def reading() -> Any:
+        read[0] += 1
+        return registered()
+
     monkeypatch.setattr(engine_module, "fold_kind", counting)
+    monkeypatch.setattr(engine_module, "registered_actions", reading)
+    return derived, read
+
+
+def test_a_write_back_of_the_running_managers_own_action_reads_no_registry(monkeypatch: Any) -> None:
+    """Rule: the fold kind of an action the running manager declares is its own declaration's, read
+    without the plugin registry (which would load every other strategy's module at the first fold).
+    Hand-worked: a sliding window of 2 turns over 7 user turns commits turns 1 to 6 (the 7th is still
+    open); turns 3, 4, 5 and 6 each leave 3 turns over the cap, so 4 folds, all ``window-slid``
+    (declared by the sliding window with fold kind ``window``): 0 derivations, 0 registry reads."""
+    derived, read = _count_fold_kind_reads(monkeypatch)
+    _counter, engine, _calls = drive(rounds_per_turn(7, 1), {"type": "sliding-window", "params": {"keep_turns": 2}})
+    archive = engine.conversation.archive
+    assert archive.stats()["folds"] == 4
+    assert {n.fold_kind for n in archive.nodes.values() if n.kind == "fold"} == {"window"}
+    assert derived[0] == 0 and read[0] == 0
+
+
+def test_a_write_back_derives_an_undeclared_actions_fold_kind_once_per_action(monkeypatch: Any) -> None:
+    """Rule: an action the running manager does not declare takes the registry's fold kind, derived
+    (``vocabulary.fold_kind``, a table built afresh on each read) once while the action and the
+    registered actions stay the same, not at every fold. The same 4 folds as above, the sliding
+    window declaring nothing: 1 derivation (4 without the memo)."""
+    from inspector.engine.managers.sliding_window import SlidingWindowConversation
+
+    monkeypatch.setattr(SlidingWindowConversation, "actions", ())
+    derived, _read = _count_fold_kind_reads(monkeypatch)
     _counter, engine, _calls = drive(rounds_per_turn(7, 1), {"type": "sliding-window", "params": {"keep_turns": 2}})
     assert engine.conversation.archive.stats()["folds"] == 4
     assert derived[0] == 1
