@@ -113,3 +113,33 @@ def test_the_forgetting_of_frontier_frames_is_that_of_their_rows_split_out(name:
     needing, forgot = sum(1 for c in compact if c.earlier), sum(1 for c in compact if c.forgotten)
     assert needing >= 10 * forgot  # 25 calls need an earlier message's identifier, 2 forgot one
     assert reads[0] <= forgot  # only a call that may have forgotten reads its own rows' text
+
+
+def _masked_turns(turns: int) -> Replay:
+    from inspector.replay import replay
+    from tests.analysis.test_forgetting import _settings, _transcript
+    from tests.builders import toolturn
+
+    msgs = [m for i in range(turns) for m in toolturn(f"c{i}", f"output {i} " * 5)]
+    cm = {"type": "observation-masking", "params": {"attention_window": 2}}
+    return replay(_settings(cm), _transcript(msgs), counter="estimate")
+
+
+@pytest.mark.parametrize(("turns", "reads"), [(10, 49), (20, 99)])
+def test_the_frontier_account_asks_the_counter_for_each_row_once(turns: int, reads: int,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """T tool turns ``[user, ask, tool, done]`` (4T rows, 2T calls) under observation-masking with
+    ``attention_window`` 2: the last call sends rows 0 … 4T − 2 (4T − 1 rows) and replaces the T − 1
+    tool results of the earlier turns (its table's T − 1 entries). The account asks the counter once
+    per transcript row it sends (4T − 1), once per placeholder (T − 1), and once more for the first
+    placeholder, where the first frontier call is compared with the plain call before it (its rows
+    split out): 5T − 1 in all (49, 99). A replaced message's own units come from the running sums;
+    asking the counter for them again per entry would make it 6T − 2."""
+    from builders import count_unit_reads
+
+    rp = _masked_turns(turns)
+    last = rp.frames[-1].segments
+    assert type(last) is FrontierSegments and last.upto == turns - 1 and len(rp.frames) == 2 * turns
+    counted = count_unit_reads(monkeypatch)
+    account(rp)
+    assert counted[0] == reads == 5 * turns - 1
