@@ -18,7 +18,7 @@ from inspector.replay import FrontierSegments
 from inspector.replay.replaced import FrontierTable
 from inspector.replay.records import Segment
 
-__all__ = ["CallRows", "RowUnits", "common_rows", "replaced_row", "resent_tokens", "same_table", "sent_from",
+__all__ = ["CallRows", "RowUnits", "common_rows", "replaced_row", "resent_tokens", "sent_from",
            "shared_rows"]
 
 
@@ -196,16 +196,14 @@ class RowUnits:
         return d
 
 
-def same_table(a: CallRows, b: CallRows) -> bool:
-    """Whether two calls are frontier frames of one manager table (compared in their compact form)."""
-    return a.fr is not None and a.fr is b.fr
-
-
-def differing(a: CallRows, b: CallRows) -> tuple[list[int], int, int]:
-    """Two frontier calls of one table: the table's refs and the entries ``[lo, hi)`` replaced in one
-    call and not the other (refs ascending: the rows whose replacement status differs)."""
-    assert a.fr is not None
-    return a.fr.refs, min(a.upto, b.upto), max(a.upto, b.upto)
+def differing(a: CallRows, b: CallRows) -> tuple[list[int], int, int] | None:
+    """Two frontier calls of one manager table (compared in their compact form): the table's refs
+    and the entries ``[lo, hi)`` replaced in one call and not the other (refs ascending: the rows
+    whose replacement status differs); None for any other pair of calls."""
+    fr = a.fr
+    if fr is None or b.fr is not fr:
+        return None
+    return (fr.refs, a.upto, b.upto) if a.upto < b.upto else (fr.refs, b.upto, a.upto)
 
 
 def replaced_row(lay: CallRows, r: int) -> Message | None:
@@ -221,9 +219,10 @@ def shared_rows(prev: CallRows, cur: CallRows) -> int:
     """How many leading message rows two calls share (:func:`common_rows`); two frontier calls of one
     table walk their transcript runs: a stretch of rows plain in both runs is shared up to the first
     row replaced in one call and not the other; a made row is compared with the row sent there."""
-    if not same_table(prev, cur):
+    pair = differing(prev, cur)
+    if pair is None:
         return common_rows(prev.expanded().runs, cur.expanded().runs)
-    refs, dlo, dhi = differing(prev, cur)
+    refs, dlo, dhi = pair
     a, b = prev.runs, cur.runs
     rows = i = j = oa = ob = 0
     while i < len(a) and j < len(b):
@@ -275,16 +274,16 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
     table walk their transcript runs, a piece cut at each row replaced in one call and not the other."""
     assert call.broke_at is not None
     row = max(call.broke_at - 1, 0)
-    if same_table(prev, cur):
-        refs, dlo, dhi = differing(prev, cur)
-    else:
+    pair = differing(prev, cur)
+    if pair is None:
         cur, prev = cur.expanded(), prev.expanded()
-        refs, dlo, dhi = [], 0, 0
+        pair = [], 0, 0
+    refs, dlo, dhi = pair
     plain, made = sent_from(prev, row)
     pieces: list[tuple[int, int, int, int]] = []  # (first row, end row, units before, units to the end)
     start = before = 0  # the message row this run starts at, the units of the rows before it
     sums, frontier = cur.units.sums, cur.fr is not None
-    d, c = cur.d, cur.upto  # a frontier call's differences (same_table: c ≤ dhi)
+    d, c = cur.d, cur.upto  # a frontier call's differences (of one table: c ≤ dhi)
     for k, (ref, n, _band, syn, own) in enumerate(cur.runs):
         if frontier:
             size = cur.sizes[k]
