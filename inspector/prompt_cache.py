@@ -22,7 +22,8 @@ kept; this call pays them at the write or input rate instead.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -111,6 +112,16 @@ def _break_cost(prices: CachePrices, written: int, uncached: int) -> float | Non
     return round(written * ((prices.write or 0.0) - read) + uncached * ((prices.input or 0.0) - read), 10)
 
 
+def _break_coster(prices: CachePrices) -> Callable[[int, int], float | None]:
+    """:func:`_break_cost` under ``prices``, its rates above the read rate found once when all three
+    prices are known (the same sums, in the same order)."""
+    read, write, inp = prices.read, prices.write, prices.input
+    if read is None or write is None or inp is None:
+        return functools.partial(_break_cost, prices)
+    above_w, above_i = write - read, inp - read
+    return lambda written, uncached: round(written * above_w + uncached * above_i, 10)
+
+
 def account(rp: Any, *, rule: str | None = None, times: Mapping[int, float] | None = None) -> CacheAccount:
     """The prompt-cache accounting of replay ``rp`` (:class:`~inspector.replay.Replay`).
 
@@ -133,7 +144,7 @@ def account(rp: Any, *, rule: str | None = None, times: Mapping[int, float] | No
     pending = rp.pending_call
     calls: list[CallCacheCost] = []
     prev: CallRows | None = None
-    no_break = _break_cost(prices, 0, 0)
+    no_break, break_cost_of = _break_cost(prices, 0, 0), _break_coster(prices)
     get_time = times.get if times else None
     call_prefix, costs, append = cache.call_prefix, prices.costs, calls.append
     for i, frame in enumerate(rp.frames):
@@ -142,7 +153,7 @@ def account(rp: Any, *, rule: str | None = None, times: Mapping[int, float] | No
         call = call_prefix(kept, 1 + cur.rows, cur.tokens_upto, None if get_time is None else get_time(frame.at))
         if call.broke_at is not None and prev is not None:
             written, uncached = resent_tokens(call, cur, prev)
-            resent, break_cost = written + uncached, _break_cost(prices, written, uncached)
+            resent, break_cost = written + uncached, break_cost_of(written, uncached)
         else:
             resent, break_cost = 0, no_break
         with_cache, without_cache, missing = costs(call)

@@ -18,7 +18,7 @@ from inspector.replay import FrontierSegments
 from inspector.replay.replaced import FrontierTable
 from inspector.replay.records import Segment
 
-__all__ = ["CallRows", "RowUnits", "common_rows", "replaced_row", "resent_tokens", "same_table", "sent_from",
+__all__ = ["CallRows", "RowUnits", "common_rows", "replaced_row", "resent_tokens", "sent_from",
            "shared_rows"]
 
 
@@ -72,17 +72,21 @@ class CallRows:
         sums = units.sums
         if self.fr is not None:  # run_units(ref, n, syn, own, 0, n) of each run, inline
             sizes, d, refs, c = self.sizes, self.d, self.fr.refs, self.upto
+            end = k_end = -1  # the last run's end row and its table position: the next run often starts there
             for ref, n, _band, syn, own in self.runs:
                 rows += n
                 if own is not None:
                     size = units.of_own(own)
                 else:
                     lo = ref or 0
-                    if lo + n >= len(sums):
-                        units.extend(lo + n)
-                    size = sums[lo + n] - sums[lo]
+                    hi = lo + n
+                    if hi >= len(sums):
+                        units.extend(hi)
+                    size = sums[hi] - sums[lo]
                     if ref is not None and syn is None:
-                        size += d[bisect_left(refs, lo + n, 0, c)] - d[bisect_left(refs, lo, 0, c)]
+                        k_lo = k_end if lo == end else bisect_left(refs, lo, 0, c)
+                        end, k_end = hi, bisect_left(refs, hi, k_lo, c)
+                        size += d[k_end] - d[k_lo]
                 sizes.append(size)
                 total += size
         else:  # the common case inline: each run's units a difference of the running sums
@@ -179,22 +183,27 @@ class RowUnits:
         if held is None or held[0] is not fr:
             held = self.deltas[id(fr)] = (fr, [0])
         d = held[1]
-        unit, msgs = self.counter.unit, self.msgs
+        if len(d) > upto:
+            return d
+        unit, sums, rows, refs = self.counter.unit, self.sums, fr.rows, fr.refs
+        if refs[upto - 1] + 1 >= len(sums):  # the replaced messages are in the call's runs: sums reach them
+            self.extend(refs[upto - 1] + 1)
+        total = d[-1]
         for k in range(len(d) - 1, upto):
-            d.append(d[-1] + unit(fr.rows[k]) - unit(msgs[fr.refs[k]]))
+            r = refs[k]  # the replaced message's units from the running sums: each message asked once
+            total += unit(rows[k]) - (sums[r + 1] - sums[r])
+            d.append(total)
         return d
 
 
-def same_table(a: CallRows, b: CallRows) -> bool:
-    """Whether two calls are frontier frames of one manager table (compared in their compact form)."""
-    return a.fr is not None and a.fr is b.fr
-
-
-def differing(a: CallRows, b: CallRows) -> tuple[list[int], int, int]:
-    """Two frontier calls of one table: the table's refs and the entries ``[lo, hi)`` replaced in one
-    call and not the other (refs ascending: the rows whose replacement status differs)."""
-    assert a.fr is not None
-    return a.fr.refs, min(a.upto, b.upto), max(a.upto, b.upto)
+def differing(a: CallRows, b: CallRows) -> tuple[list[int], int, int] | None:
+    """Two frontier calls of one manager table (compared in their compact form): the table's refs
+    and the entries ``[lo, hi)`` replaced in one call and not the other (refs ascending: the rows
+    whose replacement status differs); None for any other pair of calls."""
+    fr = a.fr
+    if fr is None or b.fr is not fr:
+        return None
+    return (fr.refs, a.upto, b.upto) if a.upto < b.upto else (fr.refs, b.upto, a.upto)
 
 
 def replaced_row(lay: CallRows, r: int) -> Message | None:
@@ -210,9 +219,10 @@ def shared_rows(prev: CallRows, cur: CallRows) -> int:
     """How many leading message rows two calls share (:func:`common_rows`); two frontier calls of one
     table walk their transcript runs: a stretch of rows plain in both runs is shared up to the first
     row replaced in one call and not the other; a made row is compared with the row sent there."""
-    if not same_table(prev, cur):
+    pair = differing(prev, cur)
+    if pair is None:
         return common_rows(prev.expanded().runs, cur.expanded().runs)
-    refs, dlo, dhi = differing(prev, cur)
+    refs, dlo, dhi = pair
     a, b = prev.runs, cur.runs
     rows = i = j = oa = ob = 0
     while i < len(a) and j < len(b):
@@ -264,16 +274,16 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
     table walk their transcript runs, a piece cut at each row replaced in one call and not the other."""
     assert call.broke_at is not None
     row = max(call.broke_at - 1, 0)
-    if same_table(prev, cur):
-        refs, dlo, dhi = differing(prev, cur)
-    else:
+    pair = differing(prev, cur)
+    if pair is None:
         cur, prev = cur.expanded(), prev.expanded()
-        refs, dlo, dhi = [], 0, 0
+        pair = [], 0, 0
+    refs, dlo, dhi = pair
     plain, made = sent_from(prev, row)
     pieces: list[tuple[int, int, int, int]] = []  # (first row, end row, units before, units to the end)
     start = before = 0  # the message row this run starts at, the units of the rows before it
-    run_units = cur.run_units
     sums, frontier = cur.units.sums, cur.fr is not None
+    d, c = cur.d, cur.upto  # a frontier call's differences (of one table: c ≤ dhi)
     for k, (ref, n, _band, syn, own) in enumerate(cur.runs):
         if frontier:
             size = cur.sizes[k]
@@ -286,36 +296,49 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
                 pieces.append((start, start + 1, before, before + size))
         elif ref is not None and start + n > row:
             first, end = ref + (row - start if row > start else 0), ref + n
+            off: int | None = None
             for lo, hi in plain:
                 a, b = (first if first > lo else lo), (end if end < hi else hi)
                 if a >= b:
                     continue
-                if not frontier:  # the common case inline: one piece
+                if not frontier or syn is not None:  # the common case inline: one piece
                     pieces.append((start + a - ref, start + b - ref, before + sums[a] - sums[ref],
                                    before + sums[b] - sums[ref]))
                     continue
-                i, j = (bisect_left(refs, a, dlo, dhi), bisect_left(refs, b, dlo, dhi)) if syn is None else (0, 0)
-                if i == j:  # the usual piece: no row replaced in one call and not the other
-                    pieces.append((start + a - ref, start + b - ref, before + run_units(ref, n, syn, None, 0, a - ref),
-                                   before + run_units(ref, n, syn, None, 0, b - ref)))
-                    continue
-                cuts = refs[i:j]
-                for x, y in zip([a, *(c + 1 for c in cuts)], [*cuts, b]):
+                if off is None:  # the units before this run's row x are off + sums[x] + d[x's table place]
+                    off = before - sums[ref] - d[bisect_left(refs, ref, 0, c)]
+                # one search of the table over [0, dhi) serves both the rows replaced here (d, up to this
+                # call's c ≤ dhi) and the rows replaced in one call only, which cut the piece ([dlo, dhi))
+                x, kx = a, bisect_left(refs, a, 0, dhi)
+                kb = bisect_left(refs, b, kx, dhi)
+                for t in range(kx if kx > dlo else dlo, kb):  # usually none
+                    y = refs[t]
                     if x < y:
-                        pieces.append((start + x - ref, start + y - ref, before + run_units(ref, n, syn, None, 0, x - ref),
-                                       before + run_units(ref, n, syn, None, 0, y - ref)))
+                        pieces.append((start + x - ref, start + y - ref, off + sums[x] + d[kx if kx < c else c],
+                                       off + sums[y] + d[t if t < c else c]))
+                    x, kx = y + 1, t + 1
+                if x < b:
+                    pieces.append((start + x - ref, start + b - ref, off + sums[x] + d[kx if kx < c else c],
+                                   off + sums[b] + d[kb if kb < c else c]))
             if cur.fr is not None and syn is None:  # a row the previous call made, replaced here by an equal one
                 for r, owns in made.items():
                     if r is not None and first <= r < end and replaced_row(cur, r) in owns:
                         x = r - ref
-                        pieces.append((start + x, start + x + 1, before + run_units(ref, n, syn, None, 0, x),
-                                       before + run_units(ref, n, syn, None, 0, x + 1)))
+                        pieces.append((start + x, start + x + 1, before + cur.run_units(ref, n, syn, None, 0, x),
+                                       before + cur.run_units(ref, n, syn, None, 0, x + 1)))
         start += n
         before += size
     cached = call.cached
     written_end = cached + call.written
     head, count = cur.head, cur.units.counter.total
     in_written = in_uncached = 0
+    if written_end == cached:  # nothing written (the OpenAI rule): every piece's tokens past the cache are uncached
+        for pa, pb, ua, ub in pieces:
+            hi_t = head + count(ub, pb)
+            if hi_t > cached:
+                lo_t = head + count(ua, pa)
+                in_uncached += hi_t - (lo_t if lo_t > cached else cached)
+        return 0, in_uncached
     for pa, pb, ua, ub in pieces:
         lo_t, hi_t = head + count(ua, pa), head + count(ub, pb)
         in_written += max(0, min(hi_t, written_end) - max(lo_t, cached))

@@ -54,16 +54,28 @@ def test_a_frontier_frames_account_is_the_account_of_its_rows_split_out(name: st
 
 @pytest.mark.parametrize("name", sorted(MANAGERS))
 def test_the_cache_accounting_reads_the_runs_not_the_replaced_rows(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Runs read (``CallRows.run_units`` calls) per call: bounded as the calls double (80 → 160 turns)
-    while each call sends twice as many replaced rows; reading the rows split out would double it."""
-    reads = [0]
+    """Reads per call (a run's units, ``CallRows.run_units``; a search of the table,
+    ``prompt_cache_rows.bisect_left``; a counter's units, ``_CachedCounter.unit``): bounded as the calls
+    double (80 → 160 turns) while the table doubles, and a fraction of what the same account reads
+    with every frame's replaced rows split out (each one's units asked per call: measured ≈ 78 and
+    68 a call at 80 turns, against ≈ 16)."""
+    from bisect import bisect_left
+
+    from builders import count_unit_reads
+
+    reads = count_unit_reads(monkeypatch)
     real = rows.CallRows.run_units
 
     def counted(self: Any, *args: Any) -> int:
         reads[0] += 1
         return real(self, *args)
 
+    def search(*args: Any) -> int:
+        reads[0] += 1
+        return bisect_left(*args)
+
     monkeypatch.setattr(rows.CallRows, "run_units", counted)
+    monkeypatch.setattr(rows, "bisect_left", search)
     per_call = []
     replaced = []
     for turns in (80, 160):
@@ -73,7 +85,10 @@ def test_the_cache_accounting_reads_the_runs_not_the_replaced_rows(name: str, mo
         per_call.append(reads[0] / len(rp.frames))
         replaced.append(max(f.segments.upto for f in rp.frames if type(f.segments) is FrontierSegments))
     assert replaced[1] >= 1.8 * replaced[0]  # the rows replaced did grow
-    assert per_call[1] <= 1.25 * per_call[0], per_call  # measured ≈ 4.8 → 5.6 (1.17); the split-out rows: ×2
+    assert per_call[1] <= 1.25 * per_call[0], per_call  # measured ≈ 15.6 → 16.1 and 15.5 → 16.8
+    reads[0] = 0
+    account(_Expanded(_replay(name, 80)))  # type: ignore[arg-type]
+    assert per_call[0] <= 0.3 * reads[0] / len(_replay(name, 80).frames), per_call
 
 
 @functools.lru_cache(maxsize=None)
@@ -113,3 +128,33 @@ def test_the_forgetting_of_frontier_frames_is_that_of_their_rows_split_out(name:
     needing, forgot = sum(1 for c in compact if c.earlier), sum(1 for c in compact if c.forgotten)
     assert needing >= 10 * forgot  # 25 calls need an earlier message's identifier, 2 forgot one
     assert reads[0] <= forgot  # only a call that may have forgotten reads its own rows' text
+
+
+def _masked_turns(turns: int) -> Replay:
+    from inspector.replay import replay
+    from tests.analysis.test_forgetting import _settings, _transcript
+    from tests.builders import toolturn
+
+    msgs = [m for i in range(turns) for m in toolturn(f"c{i}", f"output {i} " * 5)]
+    cm = {"type": "observation-masking", "params": {"attention_window": 2}}
+    return replay(_settings(cm), _transcript(msgs), counter="estimate")
+
+
+@pytest.mark.parametrize(("turns", "reads"), [(10, 49), (20, 99)])
+def test_the_frontier_account_asks_the_counter_for_each_row_once(turns: int, reads: int,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """T tool turns ``[user, ask, tool, done]`` (4T rows, 2T calls) under observation-masking with
+    ``attention_window`` 2: the last call sends rows 0 … 4T − 2 (4T − 1 rows) and replaces the T − 1
+    tool results of the earlier turns (its table's T − 1 entries). The account asks the counter once
+    per transcript row it sends (4T − 1), once per placeholder (T − 1), and once more for the first
+    placeholder, where the first frontier call is compared with the plain call before it (its rows
+    split out): 5T − 1 in all (49, 99). A replaced message's own units come from the running sums;
+    asking the counter for them again per entry would make it 6T − 2."""
+    from builders import count_unit_reads
+
+    rp = _masked_turns(turns)
+    last = rp.frames[-1].segments
+    assert type(last) is FrontierSegments and last.upto == turns - 1 and len(rp.frames) == 2 * turns
+    counted = count_unit_reads(monkeypatch)
+    account(rp)
+    assert counted[0] == reads == 5 * turns - 1
