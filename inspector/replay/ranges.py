@@ -164,7 +164,7 @@ def _replaced(swaps: Swaps, refs: _Refs) -> tuple[tuple[int, str], ...]:
 
 
 def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | FrontierSwaps | None = None,
-              apart: object = None) -> list[Segment]:
+              apart: tuple[object, object] | None = None) -> list[Segment]:
     """The payload (an assembly's layout) as :data:`Segment` runs: spans by their ends, single rows by identity.
 
     O(layout parts + breaks in the spans), never O(payload rows): a long history is one span. Runs
@@ -231,11 +231,12 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | F
     return out
 
 
-def _split_replaced(layout: Iterable[PayloadRow | Span], apart: object) -> Iterator[PayloadRow | Span]:
+def _split_replaced(layout: Iterable[PayloadRow | Span], apart: tuple[object, object] | None
+                    ) -> Iterator[PayloadRow | Span]:
     """The layout with each span over a frontier record's rows (a
     :class:`~inspector.engine.contracts.ReplacedRows` view: the log or working memory with rows
     replaced below a frontier) read as the own rows when the frame keeps that table's replaced rows
-    ``apart`` (the table itself; :class:`~inspector.replay.replaced.FrontierSegments` splits them
+    ``apart`` (the log's table and working memory's, a pair; :class:`~inspector.replay.replaced.FrontierSegments` splits them
     out when read), else split into spans of the own rows and one row per replaced row (bisecting
     the table's positions)."""
     for part in layout:
@@ -243,7 +244,8 @@ def _split_replaced(layout: Iterable[PayloadRow | Span], apart: object) -> Itera
             yield part
             continue
         rows: ReplacedRows = part.rows
-        if apart is not None and rows.replaced.table is apart:
+        table = rows.replaced.table
+        if apart is not None and (table is apart[0] or table is apart[1]):
             yield Span(rows.past, part.lo, part.hi, part.band)
             continue
         at, count, table, band = rows.at, rows.replaced.upto, rows.replaced.table, part.band
@@ -266,8 +268,8 @@ class FrontierSwaps:
 
     __slots__ = ("fr", "upto", "past", "extra")
 
-    def __init__(self, fr: FrontierTable, upto: int, past: Sequence[Message], extra: Swaps) -> None:
-        self.fr, self.upto, self.past, self.extra = fr, upto, past, extra
+    def __init__(self, fr: FrontierTable, upto: int, extra: Swaps) -> None:
+        self.fr, self.upto, self.extra = fr, upto, extra
 
     def __bool__(self) -> bool:
         return True
@@ -276,8 +278,7 @@ class FrontierSwaps:
         """(the row replaced, the reason) of the row sent whose id is ``key``; None: it replaced none."""
         k = self.fr.ids.get(key)
         if k is not None and k < self.upto:
-            r = self.fr.table[k]  # type: ignore[index]
-            return self.past[r.index], r.reason
+            return self.fr.origs[k], self.fr.reasons[k]
         return self.extra.get(key)
 
 

@@ -108,23 +108,48 @@ class _Recorder:
         refs = self.refs
         if edits is None:  # the usual call: no edit record, no row sent in place of another
             return tuple(_segments(layout, refs)), (), {}
-        view = edits.replaced
-        if type(view) is not ReplacedBefore and not (view or edits.working):  # a record that replaces nothing
+        view, wview = edits.replaced, edits.working
+        if type(view) is not ReplacedBefore and not (view or wview):  # a record that replaces nothing
             return tuple(_segments(layout, refs)), (), {}
         conv = self.engine.conversation
         past, working = conv.committed_messages, conv.working
-        if type(view) is ReplacedBefore:
+        if type(wview) is ReplacedBefore and (type(view) is ReplacedBefore or not view):
+            fr = self._joint(view, wview, past, working)
+            if fr is not None:
+                upto = fr.base + wview.upto
+                found = FrontierSwaps(fr, upto, {})
+                segs = _segments(layout, refs, found, apart=(fr.table, wview.table))
+                return FrontierSegments(tuple(segs), fr, upto), ReplacedRefs(fr, upto), found
+        elif type(view) is ReplacedBefore:
             fr = self.frontier
-            if fr.table is not view.table:
+            if fr.table is not view.table or (fr.work is not None and fr.base != len(view.table)):
                 fr = self.frontier = FrontierTable(view.table)
-            if fr.sync(past, refs.get):
-                extra: Swaps = {id(r.row): (working[r.index], r.reason) for r in edits.working}
-                found = FrontierSwaps(fr, view.upto, past, extra)
-                segs = _segments(layout, refs, found, apart=view.table)
+            if fr.sync(past, refs.get, working):
+                extra: Swaps = {id(r.row): (working[r.index], r.reason) for r in wview}
+                found = FrontierSwaps(fr, view.upto, extra)
+                segs = _segments(layout, refs, found, apart=(view.table, None))
                 return (FrontierSegments(tuple(segs), fr, view.upto),
                         ReplacedRefs(fr, view.upto, _replaced(extra, refs) if extra else ()), found)
         swaps = replaced_rows(edits, past, working)
         return tuple(_segments(layout, refs, swaps)), _replaced(swaps, refs) if swaps else (), swaps
+
+    def _joint(self, view: Any, wview: ReplacedBefore, past: Sequence[Message],
+               working: Sequence[Message]) -> FrontierTable | None:
+        """The replay's table of a record whose working-memory replacements are a frontier view too:
+        the log's whole table (``view``, or none) then working memory's, one list mapped once per entry
+        (:class:`FrontierTable`); None when the log's view is not its whole table or an entry is not
+        a transcript message in order (the frame then lists its rows)."""
+        table = view.table if type(view) is ReplacedBefore else None
+        if table is not None and view.upto != len(table):
+            return None
+        fr, refs = self.frontier, self.refs
+        if fr.table is not table or (fr.work is not None and (fr.work is not wview.table or fr.base != len(table or ()))):
+            fr = self.frontier = FrontierTable(table)
+        if fr.work is None:
+            if table is not None and not fr.sync(past, refs.get):
+                return None
+            fr.extend_with(wview.table)
+        return fr if fr.sync(past, refs.get, working) else None
 
     def commit(self) -> None:
         mark = self._usage_mark()

@@ -27,37 +27,58 @@ __all__ = ["FrontierSegments", "FrontierTable", "ReplacedRefs", "kept_prefix", "
 class FrontierTable:
     """The replay's copy of one manager's replacement table (``ReplacedBefore.table``), entry ``k``
     mapped to the transcript once: ``refs[k]`` the index of the message it replaces, ``reasons[k]``
-    its reason code, ``rows[k]`` the row sent instead, ``ids`` the position of each row sent by its
-    id. ``ok`` is False once an entry is not a transcript message standing after the previous one
-    (then the frame lists its rows one by one, as for any other record)."""
+    its reason code, ``rows[k]`` the row sent instead, ``origs[k]`` the row it replaces, ``ids`` the
+    position of each row sent by its id. ``ok`` is False once an entry is not a transcript message
+    standing after the previous one (then the frame lists its rows one by one, as for any other record).
 
-    __slots__ = ("table", "refs", "reasons", "rows", "ids", "ok")
+    ``work``, when set, is working memory's table of the same kind (a one-turn agent's tool results
+    masked in working memory): its entries follow the log table's ``base`` entries, which are then
+    complete (working memory's rows stand after every log row), so a frame that replaces rows in both
+    is still the first ``upto`` entries of one list, kept per entry and never per call."""
+
+    __slots__ = ("table", "refs", "reasons", "rows", "origs", "ids", "ok", "work", "base")
 
     def __init__(self, table: list[Replacement] | None = None) -> None:
         self.table = table
         self.refs: list[int] = []
         self.reasons: list[str] = []
         self.rows: list[Message] = []
+        self.origs: list[Message] = []
         self.ids: dict[int, int] = {}
         self.ok = True
+        self.work: list[Replacement] | None = None
+        self.base = 0
 
-    def sync(self, past: Sequence[Message], ref_of: Callable[[Message], int | None]) -> bool:
-        """Map the table's entries added since the last call (``past``: the log their indices are
-        positions of); returns :attr:`ok`."""
-        table = self.table
-        assert table is not None
+    def sync(self, past: Sequence[Message], ref_of: Callable[[Message], int | None],
+             working: Sequence[Message] = ()) -> bool:
+        """Map the entries added since the last call (``past``: the log the table's indices are
+        positions of; ``working``: working memory, those of :attr:`work`); returns :attr:`ok`."""
+        if self.work is None:
+            table = self.table
+            assert table is not None
+            return self._map(table, len(self.refs), past, ref_of)
+        return self._map(self.work, len(self.refs) - self.base, working, ref_of)
+
+    def _map(self, table: list[Replacement], start: int, rows: Sequence[Message],
+             ref_of: Callable[[Message], int | None]) -> bool:
         refs = self.refs
-        for k in range(len(refs), len(table)):
+        for k in range(start, len(table)):
             r = table[k]
-            t = ref_of(past[r.index]) if r.index < len(past) else None
+            m = rows[r.index] if r.index < len(rows) else None
+            t = ref_of(m) if m is not None else None
             if t is None or (refs and t <= refs[-1]):
                 self.ok = False
                 return False
+            self.ids[id(r.row)] = len(refs)
             refs.append(t)
             self.reasons.append(r.reason)
             self.rows.append(r.row)
-            self.ids[id(r.row)] = k
+            self.origs.append(m)  # type: ignore[arg-type]
         return self.ok
+
+    def extend_with(self, work: list[Replacement]) -> None:
+        """Take working memory's table ``work`` after the log table's entries (all mapped by now)."""
+        self.work, self.base = work, len(self.refs)
 
 
 class ReplacedRefs(Sequence[tuple[int, str]]):
