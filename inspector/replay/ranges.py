@@ -177,8 +177,9 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | F
     any other part (a span of several runs or of rows of no transcript index, a synthesised or
     rebound row) is broken up by :func:`_part_segments`, whose plain runs merge the same way. A row
     in ``swaps`` (sent in place of a transcript message by the manager's edit record) is its own
-    row with that message's index and the replacement's reason as its kind; with ``apart`` (a frontier
-    table), a span over that table's rows is laid as the log's own rows (see :func:`_split_replaced`)."""
+    row with that message's index and the replacement's reason as its kind; with ``apart`` (the log's
+    and working memory's frontier tables), a span over either's rows is laid as its own rows (see
+    :func:`_split_replaced`)."""
     out: list[Segment] = []
     add = out.append
     ref_of, msgs = refs.ref, refs.msgs  # _Refs.whole and _Refs.get, inlined: two or four parts a call
@@ -236,8 +237,8 @@ def _split_replaced(layout: Iterable[PayloadRow | Span], apart: tuple[object, ob
     """The layout with each span over a frontier record's rows (a
     :class:`~inspector.engine.contracts.ReplacedRows` view: the log or working memory with rows
     replaced below a frontier) read as the own rows when the frame keeps that table's replaced rows
-    ``apart`` (the log's table and working memory's, a pair; :class:`~inspector.replay.replaced.FrontierSegments` splits them
-    out when read), else split into spans of the own rows and one row per replaced row (bisecting
+    ``apart`` (the log's table and working memory's, a pair; :class:`~inspector.replay.replaced.FrontierSegments`
+    splits them out when read), else split into spans of the own rows and one row per replaced row (bisecting
     the table's positions)."""
     for part in layout:
         if type(part) is not Span or type(part.rows) is not ReplacedRows:

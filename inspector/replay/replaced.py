@@ -76,6 +76,11 @@ class FrontierTable:
             self.origs.append(m)  # type: ignore[arg-type]
         return self.ok
 
+    def copy_of(self, fr: FrontierTable) -> None:
+        """Take ``fr``'s mapped entries (the log's table, all of them mapped) as this table's first ones."""
+        self.refs, self.reasons, self.rows, self.origs = fr.refs[:], fr.reasons[:], fr.rows[:], fr.origs[:]
+        self.ids, self.ok = dict(fr.ids), fr.ok
+
     def extend_with(self, work: list[Replacement]) -> None:
         """Take working memory's table ``work`` after the log table's entries (all mapped by now)."""
         self.work, self.base = work, len(self.refs)
@@ -83,12 +88,16 @@ class FrontierTable:
 
 class ReplacedRefs(Sequence[tuple[int, str]]):
     """A frame's ``replaced``: ``(transcript index, reason)`` of the table's first ``upto`` entries,
-    then ``extra`` (working memory's, which stand after every log row), in transcript order."""
+    then ``extra`` (working memory's, which stand after every log row), in transcript order. ``log``:
+    the manager's log table the frame's record viewed (None: none), of which the first ``split``
+    entries are the log's; the rest are working memory's (what :func:`kept_prefix` compares)."""
 
-    __slots__ = ("fr", "upto", "extra")
+    __slots__ = ("fr", "upto", "extra", "log", "split")
 
-    def __init__(self, fr: FrontierTable, upto: int, extra: tuple[tuple[int, str], ...] = ()) -> None:
+    def __init__(self, fr: FrontierTable, upto: int, extra: tuple[tuple[int, str], ...] = (),
+                 log: object = None, split: int | None = None) -> None:
         self.fr, self.upto, self.extra = fr, upto, extra
+        self.log, self.split = log, upto if split is None else split
 
     def __len__(self) -> int:
         return self.upto + len(self.extra)
@@ -146,18 +155,20 @@ class ReplacedRefs(Sequence[tuple[int, str]]):
 
 
 def kept_prefix(prev: Sequence[tuple[int, str]], cur: Sequence[tuple[int, str]]) -> int:
-    """How many of ``cur``'s first entries are ``prev``'s first ones (what a frame's JSON says it keeps
-    of the frame before it): O(1) for two views of one table, else compared entry by entry."""
-    if type(prev) is ReplacedRefs and type(cur) is ReplacedRefs and prev.fr is cur.fr:
-        k = min(prev.upto, cur.upto)
-        if prev.upto != cur.upto:
-            return k
-        for a, b in zip(prev.extra, cur.extra):
-            if a != b:
-                break
-            k += 1
-        return k
+    """How many of ``cur``'s first entries a frame's JSON says it keeps of the frame before it
+    (``prev``). Two views of one log table: when their log parts differ, the shorter log part (the
+    working part is written again); else the log part and the working parts' common prefix. Any
+    other two: their common prefix. O(1) for two views of one replay table, else compared entry by entry."""
     k = 0
+    if type(prev) is ReplacedRefs and type(cur) is ReplacedRefs:
+        if prev.log is not None and prev.log is cur.log:
+            if prev.split != cur.split:
+                return min(prev.split, cur.split)
+            k = prev.split
+        if prev.fr is cur.fr:
+            k = max(k, min(prev.upto, cur.upto))
+        if k:
+            prev, cur = prev[k:], cur[k:]
     for a, b in zip(prev, cur):
         if a != b:
             break

@@ -424,3 +424,39 @@ def test_a_one_turn_replays_frames_are_views_of_one_table_of_a_few_runs(tmp_path
     assert [f.segments.upto for f in later][:3] == [1, 2, 3]  # type: ignore[attr-defined]
     assert len(later[-1].segments.fr.refs) == 38  # type: ignore[attr-defined]
     assert [i for i, _ in rp.frames[-1].replaced] == list(range(2, 78, 2))
+
+
+def test_clearing_a_one_turn_agents_results_reads_each_working_row_once(monkeypatch: Any) -> None:
+    """clear-tool-results (trigger 1 token, keep 2) called before each of R asks of a one-turn agent
+    (working memory: ask j at 2j, its 200-character result at 2j + 1; a new tuple each call): the
+    call before ask 0 is under the trigger and reads nothing, every later one reads only the 2 rows
+    added since the call before (each row's asks looked up once: ``_calls``), so R rounds read
+    2 (R - 1) rows: 78 at 40, 158 at 80 (every call walked all of working memory before). The call
+    before ask k clears the results of asks j < k - 2, each placeholder built once: R - 3 in all."""
+    from inspector.engine.managers import clear_tool_results as ctr
+
+    reads = [0]
+    original = ctr._calls
+
+    def counting(m: Message) -> Any:
+        reads[0] += 1
+        return original(m)
+
+    monkeypatch.setattr(ctr, "_calls", counting)
+
+    def run(rounds: int) -> tuple[int, int, int]:
+        rows: list[Message] = []
+        for k in range(rounds):
+            rows += [{"role": "assistant", "content": "", "tool_calls": [
+                {"id": f"c{k}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": f"c{k}", "content": "x" * 200}]
+        cm = ClearToolResults(trigger=1, keep=2)
+        past: list[Message] = []
+        reads[0] = 0
+        last: Any = None
+        for k in range(rounds):
+            last = cm.decide_with_working(past, tuple(rows[:2 * k]), 0).edits.working
+        return reads[0], cm.rows_built, len(last)
+
+    assert run(40) == (78, 37, 37)
+    assert run(80) == (158, 77, 77)

@@ -118,7 +118,8 @@ class _Working:
         first and last read rows say it is the same list grown): a new state when it is not, or when
         the log's state ``log`` (the log's :class:`_Masks` and its length) is another."""
         n = self.n
-        if log != self.log or len(working) < n or (n and (working[n - 1] is not self.last or working[0] is not self.first)):
+        if log != self.log or len(working) < n or \
+                (n and (working[n - 1] is not self.last or working[0] is not self.first)):
             return _Working(log)._read(working, 0)
         return self._read(working, n)
 
