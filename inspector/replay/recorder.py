@@ -8,7 +8,7 @@ from typing import Any
 from inspector.engine import CommitRecord, ContextAssembler, ContextEngine
 from inspector.engine.summarizers import Summarizer
 from inspector.engine.types import Message
-from inspector.engine.contracts import ReplacedBefore, Replacement
+from inspector.engine.contracts import ReplacedBefore
 from inspector.replay.ranges import FrontierSwaps, Swaps, _Refs, _removed, _replaced, _row_ranges, _segments, \
     replaced_rows
 from inspector.replay.records import CallDecision, Commit, Frame, FrameRepair, Segment
@@ -38,7 +38,7 @@ class _Recorder:
         # the engine's assembly and the replay's frame list, as every call uses them
         self.assemble, self.add_frame = engine.assemble, rp.frames.append
         self.frontier = FrontierTable()  # the replay's copy of a frontier record's table (one at a time)
-        self.joint = FrontierTable()  # the same followed by working memory's table (one turn's)
+        self.work = FrontierTable()  # working memory's table, when the log's record replaces nothing (one turn's)
         self.last_replaced: Sequence[tuple[int, str]] = ()  # the previous frame's (its JSON is relative to it)
         self.own_bands = type(engine.assembler) is ContextAssembler
         """Whether a frame may keep its assembly's ``bands`` dict as it is: the shipped assembler builds a
@@ -115,14 +115,14 @@ class _Recorder:
         conv = self.engine.conversation
         past, working = conv.committed_messages, conv.working
         table = view.table if type(view) is ReplacedBefore else None
-        if type(wview) is ReplacedBefore and (table is not None or not view):
-            joint = self._joint(table, view, wview, past, working)
-            if joint is not None:
-                upto = joint.base + wview.upto
-                found = FrontierSwaps(joint, upto, {})
-                segs = _segments(layout, refs, found, apart=(table, wview.table))
-                return (FrontierSegments(tuple(segs), joint, upto),
-                        ReplacedRefs(joint, upto, (), table, joint.base), found)
+        if type(wview) is ReplacedBefore and not view:  # a one-turn agent: everything in working memory
+            work = self.work
+            if work.table is not wview.table:
+                work = self.work = FrontierTable(wview.table, in_working=True)
+            if work.sync(past, refs.get, working):
+                found = FrontierSwaps(work, wview.upto, {})
+                segs = _segments(layout, refs, found, apart=(None, wview.table))
+                return FrontierSegments(tuple(segs), work, wview.upto), ReplacedRefs(work, wview.upto), found
         if table is not None:
             fr = self.frontier
             if fr.table is not table:
@@ -132,31 +132,9 @@ class _Recorder:
                 found = FrontierSwaps(fr, view.upto, extra)
                 segs = _segments(layout, refs, found, apart=(table, None))
                 return (FrontierSegments(tuple(segs), fr, view.upto),
-                        ReplacedRefs(fr, view.upto, _replaced(extra, refs) if extra else (), table), found)
+                        ReplacedRefs(fr, view.upto, _replaced(extra, refs) if extra else ()), found)
         swaps = replaced_rows(edits, past, working)
         return tuple(_segments(layout, refs, swaps)), _replaced(swaps, refs) if swaps else (), swaps
-
-    def _joint(self, table: list[Replacement] | None, view: Any, wview: ReplacedBefore, past: Sequence[Message],
-               working: Sequence[Message]) -> FrontierTable | None:
-        """The replay's table of a record whose working-memory replacements are a frontier view too:
-        the log's whole table (``table``, or none) then working memory's, one list mapped once per
-        entry (a :class:`FrontierTable` per turn, its log part copied from the log's own); None when
-        the log's view is not its whole table or an entry is not a transcript message in order (then
-        the log's table and a list of working memory's rows, as for any other record)."""
-        if table is not None and view.upto != len(table):
-            return None
-        joint, refs = self.joint, self.refs
-        if joint.work is not wview.table or joint.table is not table or joint.base != len(table or ()):
-            joint = self.joint = FrontierTable(table)
-            if table is not None:
-                fr = self.frontier
-                if fr.table is not table:
-                    fr = self.frontier = FrontierTable(table)
-                if not fr.sync(past, refs.get):
-                    return None
-                joint.copy_of(fr)
-            joint.extend_with(wview.table)
-        return joint if joint.sync(past, refs.get, working) else None
 
     def commit(self) -> None:
         mark = self._usage_mark()

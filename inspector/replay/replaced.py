@@ -31,73 +31,51 @@ class FrontierTable:
     position of each row sent by its id. ``ok`` is False once an entry is not a transcript message
     standing after the previous one (then the frame lists its rows one by one, as for any other record).
 
-    ``work``, when set, is working memory's table of the same kind (a one-turn agent's tool results
-    masked in working memory): its entries follow the log table's ``base`` entries, which are then
-    complete (working memory's rows stand after every log row), so a frame that replaces rows in both
-    is still the first ``upto`` entries of one list, kept per entry and never per call."""
+    ``in_working``: the table is one of working memory's (a one-turn agent's, whose record replaces no
+    log row), its indices positions in working memory, and made again for each turn's table."""
 
-    __slots__ = ("table", "refs", "reasons", "rows", "origs", "ids", "ok", "work", "base")
+    __slots__ = ("table", "refs", "reasons", "rows", "origs", "ids", "ok", "in_working")
 
-    def __init__(self, table: list[Replacement] | None = None) -> None:
-        self.table = table
+    def __init__(self, table: list[Replacement] | None = None, *, in_working: bool = False) -> None:
+        self.table, self.in_working = table, in_working
         self.refs: list[int] = []
         self.reasons: list[str] = []
         self.rows: list[Message] = []
         self.origs: list[Message] = []
         self.ids: dict[int, int] = {}
         self.ok = True
-        self.work: list[Replacement] | None = None
-        self.base = 0
 
     def sync(self, past: Sequence[Message], ref_of: Callable[[Message], int | None],
              working: Sequence[Message] = ()) -> bool:
-        """Map the entries added since the last call (``past``: the log the table's indices are
-        positions of; ``working``: working memory, those of :attr:`work`); returns :attr:`ok`."""
-        if self.work is None:
-            table = self.table
-            assert table is not None
-            return self._map(table, len(self.refs), past, ref_of)
-        return self._map(self.work, len(self.refs) - self.base, working, ref_of)
-
-    def _map(self, table: list[Replacement], start: int, rows: Sequence[Message],
-             ref_of: Callable[[Message], int | None]) -> bool:
+        """Map the table's entries added since the last call (``past``: the log their indices are
+        positions of; ``working``: working memory, for a table :attr:`in_working`); returns :attr:`ok`."""
+        table = self.table
+        assert table is not None
+        rows = working if self.in_working else past
         refs = self.refs
-        for k in range(start, len(table)):
+        for k in range(len(refs), len(table)):
             r = table[k]
             m = rows[r.index] if r.index < len(rows) else None
             t = ref_of(m) if m is not None else None
-            if t is None or (refs and t <= refs[-1]):
+            if m is None or t is None or (refs and t <= refs[-1]):
                 self.ok = False
                 return False
-            self.ids[id(r.row)] = len(refs)
             refs.append(t)
             self.reasons.append(r.reason)
             self.rows.append(r.row)
-            self.origs.append(m)  # type: ignore[arg-type]
+            self.origs.append(m)
+            self.ids[id(r.row)] = k
         return self.ok
-
-    def copy_of(self, fr: FrontierTable) -> None:
-        """Take ``fr``'s mapped entries (the log's table, all of them mapped) as this table's first ones."""
-        self.refs, self.reasons, self.rows, self.origs = fr.refs[:], fr.reasons[:], fr.rows[:], fr.origs[:]
-        self.ids, self.ok = dict(fr.ids), fr.ok
-
-    def extend_with(self, work: list[Replacement]) -> None:
-        """Take working memory's table ``work`` after the log table's entries (all mapped by now)."""
-        self.work, self.base = work, len(self.refs)
 
 
 class ReplacedRefs(Sequence[tuple[int, str]]):
     """A frame's ``replaced``: ``(transcript index, reason)`` of the table's first ``upto`` entries,
-    then ``extra`` (working memory's, which stand after every log row), in transcript order. ``log``:
-    the manager's log table the frame's record viewed (None: none), of which the first ``split``
-    entries are the log's; the rest are working memory's (what :func:`kept_prefix` compares)."""
+    then ``extra`` (working memory's, which stand after every log row), in transcript order."""
 
-    __slots__ = ("fr", "upto", "extra", "log", "split")
+    __slots__ = ("fr", "upto", "extra")
 
-    def __init__(self, fr: FrontierTable, upto: int, extra: tuple[tuple[int, str], ...] = (),
-                 log: object = None, split: int | None = None) -> None:
+    def __init__(self, fr: FrontierTable, upto: int, extra: tuple[tuple[int, str], ...] = ()) -> None:
         self.fr, self.upto, self.extra = fr, upto, extra
-        self.log, self.split = log, upto if split is None else split
 
     def __len__(self) -> int:
         return self.upto + len(self.extra)
@@ -155,20 +133,18 @@ class ReplacedRefs(Sequence[tuple[int, str]]):
 
 
 def kept_prefix(prev: Sequence[tuple[int, str]], cur: Sequence[tuple[int, str]]) -> int:
-    """How many of ``cur``'s first entries a frame's JSON says it keeps of the frame before it
-    (``prev``). Two views of one log table: when their log parts differ, the shorter log part (the
-    working part is written again); else the log part and the working parts' common prefix. Any
-    other two: their common prefix. O(1) for two views of one replay table, else compared entry by entry."""
+    """How many of ``cur``'s first entries are ``prev``'s first ones (what a frame's JSON says it keeps
+    of the frame before it): O(1) for two views of one table, else compared entry by entry."""
+    if type(prev) is ReplacedRefs and type(cur) is ReplacedRefs and prev.fr is cur.fr:
+        k = min(prev.upto, cur.upto)
+        if prev.upto != cur.upto:
+            return k
+        for a, b in zip(prev.extra, cur.extra):
+            if a != b:
+                break
+            k += 1
+        return k
     k = 0
-    if type(prev) is ReplacedRefs and type(cur) is ReplacedRefs:
-        if prev.log is not None and prev.log is cur.log:
-            if prev.split != cur.split:
-                return min(prev.split, cur.split)
-            k = prev.split
-        if prev.fr is cur.fr:
-            k = max(k, min(prev.upto, cur.upto))
-        if k:
-            prev, cur = prev[k:], cur[k:]
     for a, b in zip(prev, cur):
         if a != b:
             break
