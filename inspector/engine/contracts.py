@@ -205,7 +205,8 @@ class EditRecord:
     replaced: Sequence[Replacement] = ()
     """A tuple, or a :class:`ReplacedBefore` frontier view (then every row is kept, nothing inserted)."""
     inserted: tuple[Insertion, ...] = ()
-    working: tuple[Replacement, ...] = ()
+    working: Sequence[Replacement] = ()
+    """A tuple, or a :class:`ReplacedBefore` frontier view over working memory's positions."""
 
     @classmethod
     def keep_all(cls, size: int) -> EditRecord:
@@ -299,6 +300,8 @@ class EditRecord:
         when the record replaces none)."""
         if not self.working:
             return working
+        if type(self.working) is ReplacedBefore:
+            return ReplacedRows(working, self.working)
         new = {r.index: r.row for r in self.working}
         return [new.get(i, m) for i, m in enumerate(working)]
 
@@ -338,7 +341,10 @@ def check_record(record: EditRecord, past: Sequence[Message], working: Sequence[
     if not record.working:
         return
     newest = newest_group_start(working)
-    for r in record.working:
+    rows: Sequence[Replacement] = record.working
+    if type(rows) is ReplacedBefore:  # in working memory's order: its two ends bound them all
+        rows = (rows.table[0], rows.table[rows.upto - 1])
+    for r in rows:
         if not 0 <= r.index < newest:
             raise ValueError(f"working-memory row {r.index} is not an older row of the current turn "
                              f"(the newest group starts at {newest})")

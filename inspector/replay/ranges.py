@@ -164,7 +164,7 @@ def _replaced(swaps: Swaps, refs: _Refs) -> tuple[tuple[int, str], ...]:
 
 
 def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | FrontierSwaps | None = None,
-              apart: object = None) -> list[Segment]:
+              apart: tuple[object, object] | None = None) -> list[Segment]:
     """The payload (an assembly's layout) as :data:`Segment` runs: spans by their ends, single rows by identity.
 
     O(layout parts + breaks in the spans), never O(payload rows): a long history is one span. Runs
@@ -177,8 +177,9 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | F
     any other part (a span of several runs or of rows of no transcript index, a synthesised or
     rebound row) is broken up by :func:`_part_segments`, whose plain runs merge the same way. A row
     in ``swaps`` (sent in place of a transcript message by the manager's edit record) is its own
-    row with that message's index and the replacement's reason as its kind; with ``apart`` (a frontier
-    table), a span over that table's rows is laid as the log's own rows (see :func:`_split_replaced`)."""
+    row with that message's index and the replacement's reason as its kind; with ``apart`` (the log's
+    and working memory's frontier tables), a span over either's rows is laid as its own rows (see
+    :func:`_split_replaced`)."""
     out: list[Segment] = []
     add = out.append
     ref_of, msgs = refs.ref, refs.msgs  # _Refs.whole and _Refs.get, inlined: two or four parts a call
@@ -231,19 +232,21 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | F
     return out
 
 
-def _split_replaced(layout: Iterable[PayloadRow | Span], apart: object) -> Iterator[PayloadRow | Span]:
+def _split_replaced(layout: Iterable[PayloadRow | Span], apart: tuple[object, object] | None
+                    ) -> Iterator[PayloadRow | Span]:
     """The layout with each span over a frontier record's rows (a
     :class:`~inspector.engine.contracts.ReplacedRows` view: the log or working memory with rows
     replaced below a frontier) read as the own rows when the frame keeps that table's replaced rows
-    ``apart`` (the table itself; :class:`~inspector.replay.replaced.FrontierSegments` splits them
-    out when read), else split into spans of the own rows and one row per replaced row (bisecting
+    ``apart`` (the log's table and working memory's, a pair; :class:`~inspector.replay.replaced.FrontierSegments`
+    splits them out when read), else split into spans of the own rows and one row per replaced row (bisecting
     the table's positions)."""
     for part in layout:
         if type(part) is not Span or type(part.rows) is not ReplacedRows:
             yield part
             continue
         rows: ReplacedRows = part.rows
-        if apart is not None and rows.replaced.table is apart:
+        table = rows.replaced.table
+        if apart is not None and (table is apart[0] or table is apart[1]):
             yield Span(rows.past, part.lo, part.hi, part.band)
             continue
         at, count, table, band = rows.at, rows.replaced.upto, rows.replaced.table, part.band
@@ -266,8 +269,8 @@ class FrontierSwaps:
 
     __slots__ = ("fr", "upto", "past", "extra")
 
-    def __init__(self, fr: FrontierTable, upto: int, past: Sequence[Message], extra: Swaps) -> None:
-        self.fr, self.upto, self.past, self.extra = fr, upto, past, extra
+    def __init__(self, fr: FrontierTable, upto: int, extra: Swaps) -> None:
+        self.fr, self.upto, self.extra = fr, upto, extra
 
     def __bool__(self) -> bool:
         return True
@@ -276,8 +279,7 @@ class FrontierSwaps:
         """(the row replaced, the reason) of the row sent whose id is ``key``; None: it replaced none."""
         k = self.fr.ids.get(key)
         if k is not None and k < self.upto:
-            r = self.fr.table[k]  # type: ignore[index]
-            return self.past[r.index], r.reason
+            return self.fr.origs[k], self.fr.reasons[k]
         return self.extra.get(key)
 
 

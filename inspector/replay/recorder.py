@@ -38,6 +38,7 @@ class _Recorder:
         # the engine's assembly and the replay's frame list, as every call uses them
         self.assemble, self.add_frame = engine.assemble, rp.frames.append
         self.frontier = FrontierTable()  # the replay's copy of a frontier record's table (one at a time)
+        self.work = FrontierTable()  # working memory's table, when the log's record replaces nothing (one turn's)
         self.last_replaced: Sequence[tuple[int, str]] = ()  # the previous frame's (its JSON is relative to it)
         self.own_bands = type(engine.assembler) is ContextAssembler
         """Whether a frame may keep its assembly's ``bands`` dict as it is: the shipped assembler builds a
@@ -108,19 +109,28 @@ class _Recorder:
         refs = self.refs
         if edits is None:  # the usual call: no edit record, no row sent in place of another
             return tuple(_segments(layout, refs)), (), {}
-        view = edits.replaced
-        if type(view) is not ReplacedBefore and not (view or edits.working):  # a record that replaces nothing
+        view, wview = edits.replaced, edits.working
+        if type(view) is not ReplacedBefore and not (view or wview):  # a record that replaces nothing
             return tuple(_segments(layout, refs)), (), {}
         conv = self.engine.conversation
         past, working = conv.committed_messages, conv.working
-        if type(view) is ReplacedBefore:
+        table = view.table if type(view) is ReplacedBefore else None
+        if type(wview) is ReplacedBefore and not view:  # a one-turn agent: everything in working memory
+            work = self.work
+            if work.table is not wview.table:
+                work = self.work = FrontierTable(wview.table, in_working=True)
+            if work.sync(past, refs.get, working):
+                found = FrontierSwaps(work, wview.upto, {})
+                segs = _segments(layout, refs, found, apart=(None, wview.table))
+                return FrontierSegments(tuple(segs), work, wview.upto), ReplacedRefs(work, wview.upto), found
+        if table is not None:
             fr = self.frontier
-            if fr.table is not view.table:
-                fr = self.frontier = FrontierTable(view.table)
+            if fr.table is not table:
+                fr = self.frontier = FrontierTable(table)
             if fr.sync(past, refs.get):
-                extra: Swaps = {id(r.row): (working[r.index], r.reason) for r in edits.working}
-                found = FrontierSwaps(fr, view.upto, past, extra)
-                segs = _segments(layout, refs, found, apart=view.table)
+                extra: Swaps = {id(r.row): (working[r.index], r.reason) for r in wview}
+                found = FrontierSwaps(fr, view.upto, extra)
+                segs = _segments(layout, refs, found, apart=(table, None))
                 return (FrontierSegments(tuple(segs), fr, view.upto),
                         ReplacedRefs(fr, view.upto, _replaced(extra, refs) if extra else ()), found)
         swaps = replaced_rows(edits, past, working)

@@ -27,35 +27,43 @@ __all__ = ["FrontierSegments", "FrontierTable", "ReplacedRefs", "kept_prefix", "
 class FrontierTable:
     """The replay's copy of one manager's replacement table (``ReplacedBefore.table``), entry ``k``
     mapped to the transcript once: ``refs[k]`` the index of the message it replaces, ``reasons[k]``
-    its reason code, ``rows[k]`` the row sent instead, ``ids`` the position of each row sent by its
-    id. ``ok`` is False once an entry is not a transcript message standing after the previous one
-    (then the frame lists its rows one by one, as for any other record)."""
+    its reason code, ``rows[k]`` the row sent instead, ``origs[k]`` the row it replaces, ``ids`` the
+    position of each row sent by its id. ``ok`` is False once an entry is not a transcript message
+    standing after the previous one (then the frame lists its rows one by one, as for any other record).
 
-    __slots__ = ("table", "refs", "reasons", "rows", "ids", "ok")
+    ``in_working``: the table is one of working memory's (a one-turn agent's, whose record replaces no
+    log row), its indices positions in working memory, and made again for each turn's table."""
 
-    def __init__(self, table: list[Replacement] | None = None) -> None:
-        self.table = table
+    __slots__ = ("table", "refs", "reasons", "rows", "origs", "ids", "ok", "in_working")
+
+    def __init__(self, table: list[Replacement] | None = None, *, in_working: bool = False) -> None:
+        self.table, self.in_working = table, in_working
         self.refs: list[int] = []
         self.reasons: list[str] = []
         self.rows: list[Message] = []
+        self.origs: list[Message] = []
         self.ids: dict[int, int] = {}
         self.ok = True
 
-    def sync(self, past: Sequence[Message], ref_of: Callable[[Message], int | None]) -> bool:
+    def sync(self, past: Sequence[Message], ref_of: Callable[[Message], int | None],
+             working: Sequence[Message] = ()) -> bool:
         """Map the table's entries added since the last call (``past``: the log their indices are
-        positions of); returns :attr:`ok`."""
+        positions of; ``working``: working memory, for a table :attr:`in_working`); returns :attr:`ok`."""
         table = self.table
         assert table is not None
+        rows = working if self.in_working else past
         refs = self.refs
         for k in range(len(refs), len(table)):
             r = table[k]
-            t = ref_of(past[r.index]) if r.index < len(past) else None
-            if t is None or (refs and t <= refs[-1]):
+            m = rows[r.index] if r.index < len(rows) else None
+            t = ref_of(m) if m is not None else None
+            if m is None or t is None or (refs and t <= refs[-1]):
                 self.ok = False
                 return False
             refs.append(t)
             self.reasons.append(r.reason)
             self.rows.append(r.row)
+            self.origs.append(m)
             self.ids[id(r.row)] = k
         return self.ok
 

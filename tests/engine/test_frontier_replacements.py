@@ -355,3 +355,108 @@ def test_a_slice_of_a_frames_replaced_rows_is_the_slice_of_its_list(upto: int, e
     fr.refs, fr.reasons = list(range(0, 20, 2)), [MASKED] * 10
     refs = ReplacedRefs(fr, upto, tuple((30 + k, CLEARED) for k in range(extra)))
     assert refs[lo:hi] == list(refs)[lo:hi]
+
+
+# --- one enormous turn: working memory's masks grow like the log's (issue 26) -----------------------
+
+class _CountingRow(dict):  # type: ignore[type-arg]
+    """A message that counts its reads (``get``) in a shared one-element list."""
+
+    reads = [0]
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        _CountingRow.reads[0] += 1
+        return super().get(key, default)
+
+
+def _one_turn_reads(rounds: int) -> tuple[int, int]:
+    """(row reads, placeholder rows built) of observation-masking (window 3 events) called before each
+    ask of a one-turn agent of ``rounds`` asks, as the engine calls it: working memory a new tuple of
+    the turn's rows on every call, the log empty."""
+    rows: list[Message] = []
+    for k in range(rounds):
+        rows += [_CountingRow(role="assistant", content="", tool_calls=[
+            {"id": f"c{k}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]),
+            _CountingRow(role="tool", tool_call_id=f"c{k}", content="x" * 20)]
+    cm = ObservationMasking(attention_window=3)
+    past: list[Message] = []  # the log, one list (the engine's)
+    _CountingRow.reads[0] = 0
+    for k in range(rounds):
+        cm.decide_with_working(past, tuple(rows[:2 * k]), 0)
+    return _CountingRow.reads[0], cm.rows_built
+
+
+def test_a_one_turn_agents_masks_read_each_working_row_a_bounded_number_of_times() -> None:
+    """Before ask k working memory holds 2k rows (ask j at 2j, its result at 2j + 1); the window of 3
+    events masks the results at 2j + 1 < 2k - 3, i.e. j < k - 2. Each call reads its 2 new rows
+    (role and tool calls of each, and the result's call id: 5 reads), the newest group from the end
+    (the last result's and ask's roles: 2) and, from k = 3 on, the one result newly masked (role,
+    content, call id: 3); call 0 reads nothing. So rounds R cost 7 (R - 1) + 3 (R - 3) = 10R - 16
+    reads: 384 at 40, 784 at 80 (it was quadratic when every call masked working memory from its
+    first row), and R - 3 placeholders are built, once each."""
+    assert _one_turn_reads(40) == (384, 37)
+    assert _one_turn_reads(80) == (784, 77)
+
+
+def test_a_one_turn_replays_frames_are_views_of_one_table_of_a_few_runs(tmp_path: Path) -> None:
+    """A one-turn replay, 40 asks, window 3 events: from the call before ask 3 on, every frame's
+    segments are a frontier view (2 stored runs: the user row and working memory) over one replay
+    table, which maps each of the 38 masked results once (the call before "done" masks 40 - 2)."""
+    from inspector.replay import replay
+    from inspector.replay.replaced import FrontierSegments, stored_entries
+    from inspector.transcripts.api import load_transcript
+
+    msgs: list[Message] = [{"role": "user", "content": "fix it"}]
+    for k in range(40):
+        msgs += [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": f"c{k}", "content": f"out {k}"}]
+    msgs.append({"role": "assistant", "content": "done"})
+    path, manifest = tmp_path / "t.json", tmp_path / "m.yaml"
+    path.write_text(json.dumps({"messages": msgs}))
+    manifest.write_text(json.dumps({"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "m"}, "spec": {
+        "models": [{"id": "main", "model": "gpt-4o"}],
+        "context_manager": {"type": "observation-masking", "params": {"attention_window": 3}}}}))
+    rp = replay(str(manifest), load_transcript(path), counter="estimate")
+    later = rp.frames[3:]
+    assert all(type(f.segments) is FrontierSegments and stored_entries(f.segments) == 2 for f in later)
+    assert len({id(f.segments.fr) for f in later}) == 1  # type: ignore[attr-defined]
+    assert [f.segments.upto for f in later][:3] == [1, 2, 3]  # type: ignore[attr-defined]
+    assert len(later[-1].segments.fr.refs) == 38  # type: ignore[attr-defined]
+    assert [i for i, _ in rp.frames[-1].replaced] == list(range(2, 78, 2))
+
+
+def test_clearing_a_one_turn_agents_results_reads_each_working_row_once(monkeypatch: Any) -> None:
+    """clear-tool-results (trigger 1 token, keep 2) called before each of R asks of a one-turn agent
+    (working memory: ask j at 2j, its 200-character result at 2j + 1; a new tuple each call): the
+    call before ask 0 is under the trigger and reads nothing, every later one reads only the 2 rows
+    added since the call before (each row's asks looked up once: ``_calls``), so R rounds read
+    2 (R - 1) rows: 78 at 40, 158 at 80 (every call walked all of working memory before). The call
+    before ask k clears the results of asks j < k - 2, each placeholder built once: R - 3 in all."""
+    from inspector.engine.managers import clear_tool_results as ctr
+
+    reads = [0]
+    original = ctr._calls
+
+    def counting(m: Message) -> Any:
+        reads[0] += 1
+        return original(m)
+
+    monkeypatch.setattr(ctr, "_calls", counting)
+
+    def run(rounds: int) -> tuple[int, int, int]:
+        rows: list[Message] = []
+        for k in range(rounds):
+            rows += [{"role": "assistant", "content": "", "tool_calls": [
+                {"id": f"c{k}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": f"c{k}", "content": "x" * 200}]
+        cm = ClearToolResults(trigger=1, keep=2)
+        past: list[Message] = []
+        reads[0] = 0
+        last: Any = None
+        for k in range(rounds):
+            last = cm.decide_with_working(past, tuple(rows[:2 * k]), 0).edits.working
+        return reads[0], cm.rows_built, len(last)
+
+    assert run(40) == (78, 37, 37)
+    assert run(80) == (158, 77, 77)

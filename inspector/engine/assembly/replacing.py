@@ -47,7 +47,7 @@ def frontier_record(edits: EditRecord | None) -> ReplacedBefore | None:
     else:
         return None
     w = edits.working
-    if len(w) > 1 and any(w[k].index >= w[k + 1].index for k in range(len(w) - 1)):
+    if type(w) is not ReplacedBefore and len(w) > 1 and any(w[k].index >= w[k + 1].index for k in range(len(w) - 1)):
         return None
     return view
 
@@ -66,6 +66,8 @@ class ReplacingSums:
         """Rows read over this object's life (tests: each row once per table)."""
         self.flat = FlatRows()
         """The replaced log as one list, moved with the frontier (its slices are plain list copies)."""
+        self.work: ReplacingSums | None = None
+        """Working memory's, when its replacements are a frontier view too (made on first use)."""
 
     def upto(self, view: ReplacedBefore, log: RowIndex, counter: TokenCounter) -> list[int]:
         """The sums brought up to ``view``'s frontier over ``log`` (the log's own sums for rows the
@@ -158,7 +160,13 @@ def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: Replace
     counter = c.engine.counter
     idx = FrontierIndex(log, view, sums.upto(view, log, counter), sums.flat)
     edits = c.decision.edits
-    if edits is not None and edits.working:  # working memory's few replacements: its sums made on the call
+    if edits is not None and type(edits.working) is ReplacedBefore:  # a frontier of working memory's own
+        work = sums.work
+        if work is None:
+            work = sums.work = ReplacingSums()
+        wmi = FrontierIndex(ru.wmi, edits.working, work.upto(edits.working, ru.wmi, counter), work.flat)
+        ru = ru._replace(wmi=wmi, working=wmi.pre[wmi.n])
+    elif edits is not None and edits.working:  # working memory's few replacements: its sums made on the call
         wview = ReplacedBefore(list(edits.working), len(edits.working))
         wmi = FrontierIndex(ru.wmi, wview, _sums(ru.wmi, wview, counter))
         ru = ru._replace(wmi=wmi, working=wmi.pre[wmi.n])

@@ -108,6 +108,59 @@ class _Log:
         return st
 
 
+class _Turn:
+    """What the manager keeps across the calls of one turn about its working memory (a copy of a list
+    that only grows between them), as :class:`_Log` keeps the log's: each call id's ask, where the
+    results stand, the clearable ones in order (``pos``) and the placeholders built so far (``table``,
+    each once, with the tokens freed up to each). ``clash``: an ask of working memory asks a log call
+    id again (worked out from scratch, as the rule's look-up may differ); ``dup``: working memory asks
+    a call id twice or after its result (the call walks working memory, as before)."""
+
+    __slots__ = ("key", "n", "first", "last", "asks", "answered", "res", "cands", "pos", "table", "freed", "clash",
+                 "dup")
+
+    def __init__(self, key: tuple[object, int] | None = None) -> None:
+        self.key, self.n = key, 0
+        self.first: Message | None = None
+        self.last: Message | None = None
+        self.asks: dict[str, tuple[int, str]] = {}  # call id -> (position in log + working memory, tool)
+        self.answered: set[str] = set()
+        self.res: list[int] = []  # working-memory positions of the tool results
+        self.cands: list[tuple[int, str]] = []  # (position, tool) of each result clearable by its ask
+        self.pos: list[int] = []  # their positions (bisected)
+        self.table: list[Replacement] = []
+        self.freed: list[int] = [0]  # tokens freed by the first k placeholders of ``table``
+        self.clash = self.dup = False
+
+    def sync(self, working: Sequence[Message], st: _Log, n: int) -> _Turn:
+        """The state brought up to date with ``working`` over log state ``st`` of ``n`` rows (a new
+        state for another log or a working memory that is not this one grown)."""
+        t, k = self, self.n
+        if (st, n) != self.key or len(working) < k or (k and (working[k - 1] is not self.last
+                                                               or working[0] is not self.first)):
+            t, k = _Turn((st, n)), 0
+        asks, answered, excluded = t.asks, t.answered, st.excluded
+        for j in range(k, len(working)):
+            m = working[j]
+            for call in _calls(m):
+                cid = str(call.get("id"))
+                t.clash = t.clash or cid in st.asks or cid in st.answered
+                t.dup = t.dup or cid in asks or cid in answered
+                fn = call.get("function")
+                asks[cid] = (n + j, str(fn.get("name", "")) if isinstance(fn, dict) else "")
+            if m.get("role") == "tool":
+                t.res.append(j)
+                cid = str(m.get("tool_call_id"))
+                answered.add(cid)
+                ask = asks.get(cid)
+                if ask is not None and ask[0] < n + j and ask[1] not in excluded:
+                    t.cands.append((j, ask[1]))
+                    t.pos.append(j)
+        t.n = len(working)
+        t.first, t.last = (working[0], working[-1]) if working else (None, None)
+        return t
+
+
 class ClearToolResults(BuiltFromParams, ContextManager):
     """Tool results beyond the last ``keep`` tool uses sent as a placeholder once the input passes
     ``trigger`` tokens; parameters from :class:`~inspector.params.ClearToolResultsParams`."""
@@ -136,6 +189,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
                 clear_tool_inputs=clear_tool_inputs, placeholder=placeholder)
         self.params = params
         self._log = _Log()
+        self._turn = _Turn()
         self._wrows: dict[int, tuple[Message, str, Message, int]] = {}
         """Working memory's cleared rows, by id of the original: (it, its tool, its placeholder row, tokens
         freed), so the calls of a turn send the same row (no second tokenisation)."""
@@ -193,23 +247,16 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         return managed(past, record, CMDecision("tool-results-cleared", raw_tokens=tokens, threshold=trigger))
 
     def _frontier(self, st: _Log, past: Sequence[Message], working: Sequence[Message],
-                  limit: int) -> tuple[Sequence[Replacement], tuple[Replacement, ...]] | None:
+                  limit: int) -> tuple[Sequence[Replacement], Sequence[Replacement]] | None:
         """:meth:`_clear`'s answer from the state kept across calls: the log's cleared results as a
         :class:`ReplacedBefore` view of its table (each placeholder built once), working memory's
         worked out on the call. None when working memory asks a call id again (the rule's ask look-up
         could then differ from the table's)."""
         n = len(past)
-        wasks: dict[str, tuple[int, str]] = {}
-        wres: list[int] = []
-        for j, m in enumerate(working):
-            for call in _calls(m):
-                cid = str(call.get("id"))
-                if cid in st.asks or cid in st.answered:
-                    return None
-                fn = call.get("function")
-                wasks[cid] = (n + j, str(fn.get("name", "")) if isinstance(fn, dict) else "")
-            if m.get("role") == "tool":
-                wres.append(j)
+        t = self._turn = self._turn.sync(working, st, n)
+        if t.clash:
+            return None
+        wasks, wres = t.asks, t.res
         older = len(st.results) + len(wres) - self.params.keep  # results before the keep-th last are older
         if older <= 0:
             bound = 0
@@ -228,6 +275,16 @@ class ClearToolResults(BuiltFromParams, ContextManager):
                 return (ReplacedBefore(st.table, k, st.at), ())
         else:
             self._build(st, past, c)
+            if not t.dup:  # working memory's clearable results before the bound: a view of the turn's table
+                k = bisect_left(t.pos, bound - n)
+                while len(t.table) < k:
+                    j, tool = t.cands[len(t.table)]
+                    _m, _tool, row, delta = self._wrow(working[j], tool)
+                    t.table.append(Replacement(j, row, CLEARED))
+                    t.freed.append(t.freed[-1] + delta)
+                if st.freed[c] + t.freed[k] < 0:  # placeholders longer than what they replace: none sent
+                    return (), ()
+                return (ReplacedBefore(st.table, c, st.at) if c else (), ReplacedBefore(t.table, k, t.pos) if k else ())
         freed = st.freed[c]
         excluded = st.excluded
         wm: list[Replacement] = []
@@ -235,10 +292,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             ask = wasks.get(str(working[j].get("tool_call_id")))
             if n + j >= bound or ask is None or ask[0] >= n + j or ask[1] in excluded:
                 continue
-            hit = self._wrows.get(id(working[j]))
-            if hit is None or hit[0] is not working[j] or hit[1] != ask[1]:
-                hit = self._wrows[id(working[j])] = (working[j], ask[1], *self._cleared(working[j], ask[1]))
-            row, delta = hit[2], hit[3]
+            _m, _tool, row, delta = self._wrow(working[j], ask[1])
             wm.append(Replacement(j, row, CLEARED))
             freed += delta
             if at_least and freed >= at_least:
@@ -246,6 +300,13 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         if freed < at_least:
             return ((), ())
         return (ReplacedBefore(st.table, c, st.at) if c else (), tuple(wm))
+
+    def _wrow(self, original: Message, tool: str) -> tuple[Message, str, Message, int]:
+        """(``original``, ``tool``, its placeholder row, tokens freed): made once per row and tool."""
+        hit = self._wrows.get(id(original))
+        if hit is None or hit[0] is not original or hit[1] != tool:
+            hit = self._wrows[id(original)] = (original, tool, *self._cleared(original, tool))
+        return hit
 
     def _reach(self, st: _Log, past: Sequence[Message], c: int, at_least: int) -> int | None:
         """The fewest of the first ``c`` candidates that free ``at_least`` tokens (None: they do not)."""

@@ -94,6 +94,53 @@ class _Masks:
         return self
 
 
+class _Working:
+    """What the manager keeps across the calls of one turn about its working memory (a list that only
+    grows between them): the tool name each ask gives its call ids, where the tool results stand, and
+    the table of their replacements so far, each built once (:class:`ReplacedBefore`), as
+    :class:`_Masks` keeps the log's. Started again for another list, another log, or a shrunk list."""
+
+    __slots__ = ("first", "log", "n", "last", "names", "results", "tools", "table", "built", "dup")
+
+    def __init__(self, log: tuple[object, int] | None = None) -> None:
+        self.log, self.n = log, 0
+        self.first: Message | None = None
+        self.last: Message | None = None
+        self.names: dict[str, str] = {}
+        self.results: set[str] = set()
+        self.tools: list[int] = []
+        self.table: list[Replacement] = []
+        self.built = 0
+        self.dup = False  # an ask re-declared a call id, or came after its result: worked out from scratch
+
+    def sync(self, working: Sequence[Message], log: tuple[object, int]) -> _Working:
+        """The state brought up to date with ``working`` (a copy of the turn's list on each call: its
+        first and last read rows say it is the same list grown): a new state when it is not, or when
+        the log's state ``log`` (the log's :class:`_Masks` and its length) is another."""
+        n = self.n
+        if log != self.log or len(working) < n or \
+                (n and (working[n - 1] is not self.last or working[0] is not self.first)):
+            return _Working(log)._read(working, 0)
+        return self._read(working, n)
+
+    def _read(self, working: Sequence[Message], n: int) -> _Working:
+        names, tools, results, dup = self.names, self.tools, self.results, self.dup
+        for i in range(n, len(working)):
+            m = working[i]
+            if m.get("role") == "tool":
+                tools.append(i)
+                results.add(str(m.get("tool_call_id")))
+            calls = m.get("tool_calls")
+            for call in calls if isinstance(calls, list) else ():
+                if isinstance(call, dict) and isinstance(call.get("id"), str):
+                    dup = dup or call["id"] in names or call["id"] in results
+                    names[call["id"]] = _tool_name(call)
+        self.dup = dup
+        self.n = len(working)
+        self.first, self.last = (working[0], working[-1]) if working else (None, None)
+        return self
+
+
 class ObservationMasking(BuiltFromParams, ContextManager):
     """Every log row kept; each tool result more than ``attention_window`` events from the end of
     log + working memory sent as the placeholder, in the log and in working memory alike (a one-turn
@@ -118,6 +165,7 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         self.attention_window = params.attention_window
         self.placeholder = params.placeholder
         self._masks = _Masks()
+        self._work = _Working()
         self._rows: dict[int, tuple[Message, str, Message]] = {}  # id(original) -> (it, text, its placeholder row)
         self.rows_built = 0
         """How many placeholder rows were made over this manager's life (tests: once per original row)."""
@@ -135,13 +183,17 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         n = len(past)
         cut = n + len(working) - self.attention_window  # events before ``cut`` are outside the window
         st = self._masks = self._masks.sync(past)
-        wnames = _tool_names(working)
+        wk = self._work = self._work.sync(working, (st, st.n))
+        wnames = wk.names
         in_log = self._log_masks(past, wnames, min(cut, n))
+        span = min(cut - n, newest_group_start(working)) if working else 0
+        in_working: Sequence[Replacement] = ()
         if in_log is None:  # a call id declared twice: the names are read again, as the rule says
             wnames = _tool_names(past, working)
             in_log = tuple(self._masked(past, range(min(cut, n)), wnames, {}))
-        span = min(cut - n, newest_group_start(working)) if working else 0
-        in_working = tuple(self._masked(working, range(span), wnames, st.names)) if span > 0 else ()
+            in_working = tuple(self._masked(working, range(span), wnames, st.names)) if span > 0 else ()
+        elif span > 0:
+            in_working = self._working_masks(working, span)
         record = EditRecord(n, ((0, n),) if n else (), in_log, (), in_working)
         action = "observations-masked" if in_log or in_working else "observations-kept"
         return managed(past, record, CMDecision(action))
@@ -161,6 +213,23 @@ class ObservationMasking(BuiltFromParams, ContextManager):
             st.built += 1
         count = st.built
         while count and tools[count - 1] >= cut:  # the window moved back (a longer working memory)
+            count -= 1
+        return ReplacedBefore(table, count, tools) if count else ()
+
+    def _working_masks(self, working: Sequence[Message], span: int) -> Sequence[Replacement]:
+        """Working memory's replacements below ``span``, as a :class:`ReplacedBefore` view of the
+        turn's table (each tool result's placeholder row built once, when it first falls outside the
+        window); worked out from scratch while an ask of working memory re-declares a call id."""
+        wk, names = self._work, self._masks.names
+        if wk.dup:
+            return tuple(self._masked(working, range(span), wk.names, names))
+        tools, table = wk.tools, wk.table
+        while wk.built < len(tools) and tools[wk.built] < span:
+            i = tools[wk.built]
+            table.extend(self._masked(working, range(i, i + 1), wk.names, names))
+            wk.built += 1
+        count = wk.built
+        while count and tools[count - 1] >= span:
             count -= 1
         return ReplacedBefore(table, count, tools) if count else ()
 
