@@ -36,7 +36,7 @@ survives, and a fact with no identifier is not seen at all).
 from __future__ import annotations
 
 import functools
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
@@ -44,7 +44,8 @@ from typing import Any, NamedTuple
 from inspector.engine.identifiers import Extractor, Identifier, extract_identifiers, message_text
 from inspector.forgetting_index import NEEDED_IN, WHERE_BITS, TranscriptIndex
 from inspector.replay import FrontierSegments, Frame, Replay, reason_lookup
-from inspector.replay.ranges import IndexRuns, complement, count_in, expand_ranges, symmetric_difference
+from inspector.replay.ranges import (HoledRuns, IndexRuns, WindowComplement, changed_rows, complement, count_in,
+                                     expand_ranges, symmetric_difference)
 from inspector.replay.run import gc_paused
 from inspector.vocabulary import reason_words, registered_actions, summary_actions
 
@@ -206,10 +207,14 @@ def _tools_sent(rp: Replay) -> list[Any]:
 
 class _Frame:
     """One call's view for the detector: what it sends (runs), its turn's start and reach. The runs
-    (``plain``, ``plain_ranges``, ``sent``, ``unsent``) are read from the frame's segments the first
-    time one is asked for: a call whose turn needs no identifier yet never reads them."""
+    (``plain``, ``sent``, ``unsent``; ``plain_ranges`` too unless ``holed``) are read from the frame's
+    segments the first time one is asked for: a call whose turn needs no identifier yet never reads them.
+    A frontier frame's (``holed``) are views over its table (:class:`~inspector.replay.ranges.HoledRuns`),
+    O(its runs) to build however many rows were replaced so far; the lists of the other frames are
+    made for one only when it is compared with a frame of the other kind (:meth:`lists`)."""
 
-    __slots__ = ("f", "at", "start", "sent", "plain", "plain_ranges", "unsent", "_unsent_runs", "_own")
+    __slots__ = ("f", "at", "start", "sent", "plain", "plain_ranges", "unsent", "holed", "_unsent_runs", "_own",
+                 "_own_runs")
 
     def __init__(self, f: Frame, n: int, user_at: int | None) -> None:
         self.f = f
@@ -217,15 +222,37 @@ class _Frame:
         self.start = user_at if user_at is not None else 0
         self._unsent_runs: IndexRuns | None = None
         self._own: str | None = None
+        self._own_runs: str | None = None
 
     def __getattr__(self, name: str) -> Any:
         """A run not read yet (an unset slot): read them all from the segments."""
-        if name not in ("sent", "plain", "plain_ranges", "unsent"):
+        if name not in ("sent", "plain", "plain_ranges", "unsent", "holed"):
             raise AttributeError(name)
         self._read_runs()
         return object.__getattribute__(self, name)
 
     def _read_runs(self) -> None:
+        f = self.f
+        segs = f.segments
+        self.holed = isinstance(segs, FrontierSegments)
+        if isinstance(segs, FrontierSegments):  # views over its table: no range per replaced row
+            runs, holes, c = segs.runs, segs.fr.refs, segs.upto
+            base = [(r, r + n_) for r, n_, _b, _s, o in runs if r is not None and o is None]
+            self.plain = HoledRuns(base, [(r, r + n_) for r, n_, _b, s, o in runs if r is not None and o is None
+                                          and s is None], holes, c)
+            if f.replaced or any(r is not None and o is not None for r, _n, _b, _s, o in runs):
+                why = reason_lookup(f.replaced) if f.replaced else None  # as :func:`_sent_runs` reads it
+                extra = [r for r, _n, _b, s, o in runs if r is not None and o is not None
+                         and (s is None or why is None or why(r) != s)]
+                self.sent = HoledRuns(base, base, holes, c, extra)
+            else:
+                self.sent = self.plain
+            self.unsent = WindowComplement(self.sent, self.start, self.at)
+            return
+        self.plain, self.plain_ranges, self.sent, self.unsent = self._lists()
+
+    def _lists(self) -> tuple[IndexRuns, list[tuple[int, int]], IndexRuns, list[tuple[int, int]]]:
+        """(plain runs, their ranges, sent runs, the turn's rows not sent as ranges), as lists."""
         f = self.f
         ranges = []
         made = False  # a row the engine made in place of a transcript message
@@ -239,20 +266,54 @@ class _Frame:
                         ranges.append((ref, ref + n_))
                     else:
                         made = True
-        self.plain = IndexRuns(ranges)
-        self.plain_ranges = list(zip(self.plain.starts, self.plain.ends))
-        self.sent = _sent_runs(f) if made or f.replaced else self.plain  # no made row: it sends the plain runs
-        self.unsent = complement(self.sent, self.start, self.at)  # the turn's rows not sent
+        plain = IndexRuns(ranges)
+        sent = _sent_runs(f) if made or f.replaced else plain  # no made row: it sends the plain runs
+        return plain, list(zip(plain.starts, plain.ends)), sent, complement(sent, self.start, self.at)
 
-    def unsent_runs(self) -> IndexRuns:
+    def lists(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """(plain ranges, unsent ranges) as lists, for a comparison with a frame of the other kind."""
+        if not self.holed:
+            return self.plain_ranges, self.unsent
+        _p, pr, _s, un = self._lists()
+        return pr, un
+
+    def unsent_runs(self) -> IndexRuns | WindowComplement:
+        if self.holed:
+            return self.unsent
         if self._unsent_runs is None:
             self._unsent_runs = IndexRuns(self.unsent)
         return self._unsent_runs
 
     def older_plain(self, h: Sequence[int]) -> tuple[int, int]:
         """(holders counting as "earlier", holders sent as they are) among the sorted ``h``."""
+        if self.holed:
+            return bisect_left(h, self.start) + self.unsent.count(h), self.plain.count(h)
         return (bisect_left(h, self.start) + count_in(h, self.unsent),
                 count_in(h, self.plain_ranges))
+
+    def shows(self, key: str, ix: TranscriptIndex) -> bool:
+        """Whether a row of its own (the engine's, e.g. a placeholder) shows ``key`` (one ``ix`` looks for): the text of them
+        all, or for a frontier frame its runs' own rows and, by the table's entries holding the key
+        (:meth:`~inspector.forgetting_index.TranscriptIndex.table_holders`), the replaced rows in its runs."""
+        segs = self.f.segments
+        if not isinstance(segs, FrontierSegments) or ix.newline_keys:
+            return key in self.own_text()
+        if self._own_runs is None:
+            self._own_runs = "\n".join(message_text(m).casefold() for _r, _n, _b, _s, m in segs.runs if m is not None)
+        if key in self._own_runs:
+            return True
+        refs, c = segs.fr.refs, segs.upto
+        held = ix.table_holders(segs.fr, c).get(key)
+        if not held:
+            return False
+        for r, n_, _b, syn, own in segs.runs:  # the runs reading splits (as :meth:`FrontierSegments._expand`)
+            if r is None or own is not None or syn is not None:
+                continue
+            a, b = bisect_left(refs, r, 0, c), bisect_left(refs, r + n_, 0, c)
+            k = bisect_left(held, a)
+            if k < len(held) and held[k] < b:
+                return True
+        return False
 
     def own_text(self) -> str:
         if self._own is None:
@@ -329,7 +390,7 @@ class _TurnNeeds:
             self.earlier += o > 0
             self.judge(key, o, p)
 
-    def shift(self, rows: Sequence[tuple[int, int]], member: IndexRuns, counts: dict[str, int]) -> None:
+    def shift(self, rows: Sequence[tuple[int, int]], member: IndexRuns | HoledRuns | WindowComplement, counts: dict[str, int]) -> None:
         """Rows whose membership changed: +1 to ``counts`` for each key of a row now in ``member``, −1 otherwise."""
         seq, n_old, n_plain, keys_of = self.seq, self.n_old, self.n_plain, self.keys_of
         candidates, reported = self.candidates, self.reported
@@ -358,10 +419,17 @@ class _TurnNeeds:
         """The next call of the same turn: update the counts from the rows whose status changed."""
         if not self.seq:
             return  # no needs yet: no count to keep
-        if prev.unsent != fr.unsent:
-            self.shift(symmetric_difference(prev.unsent, fr.unsent), fr.unsent_runs(), self.n_old)
-        if prev.plain_ranges != fr.plain_ranges:
-            self.shift(symmetric_difference(prev.plain_ranges, fr.plain_ranges), fr.plain, self.n_plain)
+        if prev.holed and fr.holed:  # two views of one table: what changed between them
+            un, pl = changed_rows(prev.unsent, fr.unsent), changed_rows(prev.plain, fr.plain)
+            if un is not None and pl is not None:
+                self.shift(un, fr.unsent, self.n_old)
+                self.shift(pl, fr.plain, self.n_plain)
+                return
+        (p_plain, p_unsent), (f_plain, f_unsent) = prev.lists(), fr.lists()
+        if p_unsent != f_unsent:
+            self.shift(symmetric_difference(p_unsent, f_unsent), fr.unsent_runs(), self.n_old)
+        if p_plain != f_plain:
+            self.shift(symmetric_difference(p_plain, f_plain), fr.plain, self.n_plain)
 
 
 def _call_needs(rp: Replay, extractor: Extractor) -> list[CallNeeds]:
@@ -435,7 +503,7 @@ def _lost(rp: Replay, ix: TranscriptIndex, turn: _TurnNeeds, k: int, fr: _Frame,
                 candidates.discard(key)  # a tool schema always shows it
                 reported.add(key)
             continue
-        if key in fr.own_text():
+        if fr.shows(key, ix):
             continue
         holder = _newest_unsent_holder(ix.holders[key], fr, msgs)
         if holder is None:
@@ -457,13 +525,12 @@ def _newest_unsent_holder(h: Sequence[int], fr: _Frame, msgs: Sequence[Any]) -> 
     """The newest of the holders ``h`` (ascending) before call ``fr``'s reply that it does not send
     and that is not a system text; None when there is none. A holder inside a sent run skips every
     holder of that run at once (a key held by many sent rows is not walked row by row)."""
-    starts, ends = fr.sent.starts, fr.sent.ends
+    sent = fr.sent
     j = bisect_left(h, fr.at) - 1
     while j >= 0:
         i = h[j]
-        k = bisect_right(starts, i) - 1
-        if k >= 0 and i < ends[k]:  # sent: go below its run
-            j = bisect_left(h, starts[k], 0, j) - 1
+        if i in sent:  # sent: go below its run
+            j = bisect_left(h, sent.floor(i), 0, j) - 1
         elif msgs[i].get("role") == "system":
             j -= 1
         else:

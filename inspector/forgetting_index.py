@@ -20,6 +20,7 @@ from inspector.engine.identifiers import (
     argument_identifiers,
     extract_identifiers,
     message_parts,
+    message_text,
 )
 from inspector.replay import Replay
 
@@ -52,7 +53,9 @@ class TranscriptIndex:
         full_rows, reply_rows = self._rows_read(rp)
         texts = self._extract(rp.messages, extractor, full_rows, reply_rows)
         keys = {x.key for v in self.full.values() for x in v} | {k for v in self.reply.values() for k in v}
-        ac = self._find_holders(keys, texts)
+        ac = self.ac = self._find_holders(keys, texts)
+        self.newline_keys = any("\n" in k for k in keys)  # a key that could span two rows' joined texts
+        self._tables: dict[int, tuple[Any, dict[str, list[int]], list[int]]] = {}
         tools_text = json.dumps(tools_sent, ensure_ascii=False, default=str).casefold()
         self.in_tools: set[str] = {k for _end, k in ac.iter(tools_text)} if len(ac) else set()
         if "" in keys:
@@ -158,6 +161,22 @@ class TranscriptIndex:
             for k in mine:
                 self.holders[k].append(i)
         return ac
+
+    def table_holders(self, fr: Any, upto: int) -> dict[str, list[int]]:
+        """For a frontier table (:class:`~inspector.replay.FrontierTable`), the entries among its first
+        ``upto`` whose row sent instead holds each key (ascending): each entry read once, when a call first
+        reaches it, so a frame asks O(its runs) however many rows were replaced so far."""
+        memo = self._tables.get(id(fr))
+        if memo is None or memo[0] is not fr:
+            memo = self._tables[id(fr)] = (fr, {}, [0])
+        _fr, by_key, done = memo
+        ac, rows = self.ac, fr.rows
+        for k in range(done[0], upto):
+            found = [key for _end, key in ac.iter(message_text(rows[k]).casefold())] if len(ac) else []
+            for key in dict.fromkeys(found):
+                by_key.setdefault(key, []).append(k)
+        done[0] = max(done[0], upto)
+        return by_key
 
     @staticmethod
     def _add(into: dict[str, tuple[Identifier, int]], idents: Any, bit: int) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import count
+from itertools import count, islice
 from typing import Any
 
 from inspector.engine import Assembly, PayloadRow
@@ -403,6 +403,18 @@ class IndexRuns:
         k = bisect_right(self.starts, i) - 1
         return k >= 0 and i < self.ends[k]
 
+    @property
+    def parts(self) -> tuple[IndexRuns]:
+        return (self,)
+
+    def floor(self, i: int) -> int:
+        """The start of the run holding ``i`` (a member)."""
+        return self.starts[bisect_right(self.starts, i) - 1]
+
+    def count(self, h: Sequence[int], lo: int = 0, hi: int = 1 << 62) -> int:
+        """How many of the sorted ``h`` in ``[lo, hi)`` are members."""
+        return _count_runs(h, self.starts, self.ends, lo, hi)
+
 
 def complement(runs: IndexRuns, lo: int, hi: int) -> list[tuple[int, int]]:
     """``[lo, hi)`` minus the runs, as sorted disjoint ranges."""
@@ -441,3 +453,103 @@ def symmetric_difference(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, in
 def count_in(h: Sequence[int], ranges: Sequence[tuple[int, int]]) -> int:
     """How many of the sorted indices ``h`` fall in the ranges."""
     return sum(bisect_left(h, b) - bisect_left(h, a) for a, b in ranges)
+
+
+def _count_runs(h: Sequence[int], starts: Sequence[int], ends: Sequence[int], lo: int, hi: int) -> int:
+    """How many of the sorted ``h`` fall in the runs clipped to ``[lo, hi)``."""
+    return sum(bisect_left(h, min(b, hi)) - bisect_left(h, max(a, lo)) for a, b in zip(starts, ends) if a < hi and b > lo)
+
+
+class HoledRuns:
+    """Membership in the ``base`` runs, less the first ``c`` of the sorted ``holes`` that fall in the
+    ``split`` runs, plus the single rows ``extra``: a frontier frame's runs (its replaced rows are the
+    first ``c`` entries of one table) read without a range per replaced row, so building one costs
+    O(runs) and asking O(log) however many rows were replaced so far. :func:`changed_rows` compares two
+    over the same table by what changed between them."""
+
+    __slots__ = ("base", "split", "holes", "c", "extra", "extra_rows", "parts")
+
+    def __init__(self, base: Sequence[tuple[int, int]], split: Sequence[tuple[int, int]], holes: Sequence[int],
+                 c: int, extra: Sequence[int] = ()) -> None:
+        self.base, self.split, self.holes, self.c = IndexRuns(base), IndexRuns(split), holes, c
+        self.extra_rows = sorted(set(extra))
+        self.extra = IndexRuns([(i, i + 1) for i in self.extra_rows])
+        self.parts = (self.base, self.split, self.extra)
+
+    def hole(self, i: int) -> bool:
+        k = bisect_left(self.holes, i, 0, self.c)
+        return k < self.c and self.holes[k] == i
+
+    def __contains__(self, i: object) -> bool:
+        if not isinstance(i, int):
+            return False
+        return i in self.extra or (i in self.base and not (i in self.split and self.hole(i)))
+
+    def floor(self, i: int) -> int:
+        """A row ``a <= i`` with every row of ``[a, i]`` a member (``i`` is one)."""
+        if i not in self.base or (i in self.split and self.hole(i)):
+            return i  # one of ``extra``
+        a = self.base.floor(i)
+        j = bisect_left(self.holes, i, 0, self.c) - 1
+        return max(a, self.holes[j] + 1) if j >= 0 else a
+
+    def count(self, h: Sequence[int], lo: int = 0, hi: int = 1 << 62) -> int:
+        """How many of the sorted ``h`` in ``[lo, hi)`` are members: O(runs · log h + min(h, holes) · log)."""
+        base, split = self.base, self.split
+        n = _count_runs(h, base.starts, base.ends, lo, hi)
+        holes = self.holes
+        a0, a1 = bisect_left(h, lo), bisect_left(h, hi)
+        b0, b1 = bisect_left(holes, lo, 0, self.c), bisect_left(holes, hi, 0, self.c)
+        if a1 - a0 <= b1 - b0:
+            both = [x for x in islice(h, a0, a1) if self.hole(x)]
+        else:
+            both = [x for x in islice(holes, b0, b1) if _has(h, x)]
+        n -= sum(1 for x in both if x in split and x in base)
+        return n + sum(1 for x in self.extra_rows if lo <= x < hi and _has(h, x) and (x not in base or (x in split and self.hole(x))))
+
+
+def _has(h: Sequence[int], x: int) -> bool:
+    k = bisect_left(h, x)
+    return k < len(h) and h[k] == x
+
+
+class WindowComplement:
+    """The rows of ``[lo, hi)`` that ``runs`` (an :class:`IndexRuns` or a :class:`HoledRuns`) do not hold."""
+
+    __slots__ = ("runs", "lo", "hi", "parts")
+
+    def __init__(self, runs: IndexRuns | HoledRuns, lo: int, hi: int) -> None:
+        self.runs, self.lo, self.hi = runs, lo, hi
+        self.parts = (IndexRuns([(lo, hi)]), *runs.parts)
+
+    def __contains__(self, i: object) -> bool:
+        return isinstance(i, int) and self.lo <= i < self.hi and i not in self.runs
+
+    def count(self, h: Sequence[int]) -> int:
+        if self.hi <= self.lo:
+            return 0
+        return bisect_left(h, self.hi) - bisect_left(h, self.lo) - self.runs.count(h, self.lo, self.hi)
+
+
+RunsView = IndexRuns | HoledRuns | WindowComplement
+
+
+def _holes_of(v: RunsView) -> tuple[Sequence[int] | None, int]:
+    inner = v.runs if isinstance(v, WindowComplement) else v
+    return (inner.holes, inner.c) if isinstance(inner, HoledRuns) else (None, 0)
+
+
+def changed_rows(prev: RunsView, cur: RunsView) -> list[tuple[int, int]] | None:
+    """The rows in exactly one of two views of the same shape (None: not of one shape, compare them
+    another way), found from what changed between them: their runs' differences and the holes between
+    the two counts, each such row asked of both. O(runs + rows changed), never O(holes)."""
+    (hp, cp), (hc, cc) = _holes_of(prev), _holes_of(cur)
+    if type(prev) is not type(cur) or hp is not hc or len(prev.parts) != len(cur.parts):
+        return None
+    spots: list[tuple[int, int]] = []
+    for a, b in zip(prev.parts, cur.parts):
+        spots += symmetric_difference(list(zip(a.starts, a.ends)), list(zip(b.starts, b.ends)))
+    if hc is not None and cp != cc:
+        spots += [(x, x + 1) for x in islice(hc, min(cp, cc), max(cp, cc))]
+    rows = sorted({r for lo, hi in spots for r in range(lo, hi) if (r in prev) != (r in cur)})
+    return [(r, r + 1) for r in rows]
