@@ -134,7 +134,7 @@ class _Why:
     __slots__ = ("f", "n", "msgs", "sent", "trimmed", "folded_now", "folded_at", "in_call", "unsent_summary",
                  "replaced")
 
-    def __init__(self, rp: Replay, call: int, sent: IndexRuns | None = None) -> None:
+    def __init__(self, rp: Replay, call: int, sent: IndexRuns | HoledRuns | None = None) -> None:
         f = self.f = rp.frames[call]
         self.msgs = rp.messages
         self.sent = _sent_runs(f) if sent is None else sent
@@ -215,6 +215,11 @@ class _Frame:
 
     __slots__ = ("f", "at", "start", "sent", "plain", "plain_ranges", "unsent", "holed", "_unsent_runs", "_own",
                  "_own_runs")
+    plain: IndexRuns | HoledRuns
+    plain_ranges: list[tuple[int, int]]  # not ``holed`` only
+    sent: IndexRuns | HoledRuns
+    unsent: list[tuple[int, int]] | WindowComplement  # a view when ``holed``
+    holed: bool
 
     def __init__(self, f: Frame, n: int, user_at: int | None) -> None:
         self.f = f
@@ -272,23 +277,26 @@ class _Frame:
 
     def lists(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """(plain ranges, unsent ranges) as lists, for a comparison with a frame of the other kind."""
-        if not self.holed:
-            return self.plain_ranges, self.unsent
-        _p, pr, _s, un = self._lists()
-        return pr, un
+        unsent = self.unsent
+        if isinstance(unsent, list):
+            return self.plain_ranges, unsent
+        _p, pr, _s, listed = self._lists()
+        return pr, listed
 
     def unsent_runs(self) -> IndexRuns | WindowComplement:
-        if self.holed:
-            return self.unsent
+        unsent = self.unsent
+        if not isinstance(unsent, list):
+            return unsent
         if self._unsent_runs is None:
-            self._unsent_runs = IndexRuns(self.unsent)
+            self._unsent_runs = IndexRuns(unsent)
         return self._unsent_runs
 
     def older_plain(self, h: Sequence[int]) -> tuple[int, int]:
         """(holders counting as "earlier", holders sent as they are) among the sorted ``h``."""
-        if self.holed:
-            return bisect_left(h, self.start) + self.unsent.count(h), self.plain.count(h)
-        return (bisect_left(h, self.start) + count_in(h, self.unsent),
+        unsent = self.unsent
+        if not isinstance(unsent, list):
+            return bisect_left(h, self.start) + unsent.count(h), self.plain.count(h)
+        return (bisect_left(h, self.start) + count_in(h, unsent),
                 count_in(h, self.plain_ranges))
 
     def shows(self, key: str, ix: TranscriptIndex) -> bool:
@@ -419,10 +427,11 @@ class _TurnNeeds:
         """The next call of the same turn: update the counts from the rows whose status changed."""
         if not self.seq:
             return  # no needs yet: no count to keep
-        if prev.holed and fr.holed:  # two views of one table: what changed between them
-            un, pl = changed_rows(prev.unsent, fr.unsent), changed_rows(prev.plain, fr.plain)
+        pu, fu = prev.unsent, fr.unsent
+        if not isinstance(pu, list) and not isinstance(fu, list):  # two views of one table: what changed
+            un, pl = changed_rows(pu, fu), changed_rows(prev.plain, fr.plain)
             if un is not None and pl is not None:
-                self.shift(un, fr.unsent, self.n_old)
+                self.shift(un, fu, self.n_old)
                 self.shift(pl, fr.plain, self.n_plain)
                 return
         (p_plain, p_unsent), (f_plain, f_unsent) = prev.lists(), fr.lists()

@@ -109,7 +109,7 @@ class _Refs:
             return 0
         extra = 0
         at = lo
-        for ref, n in self.runs(rows, lo, hi):
+        for ref, n in self.runs(rows, lo, hi, swaps):
             if ref is not None:
                 ranges.append((ref, ref + n))
             elif swaps:
@@ -125,11 +125,29 @@ class _Refs:
             at += n
         return extra
 
-    def runs(self, rows: Sequence[Message], lo: int, hi: int) -> Iterator[tuple[int | None, int]]:
-        """``(ref, n)`` runs covering ``rows[lo:hi]`` in order; ``ref`` None for a row of no transcript index."""
+    def swapped_whole(self, rows: Sequence[Message], lo: int, hi: int, swaps: Swaps | FrontierSwaps) -> int | None:
+        """:meth:`whole`, a row sent in place of a transcript message (``swaps``) read as that message: a
+        run of working memory with masked rows in it is still one transcript run, found from its ends."""
+        ends: list[int] = []
+        for m in (rows[lo], rows[hi - 1]):
+            r = self.get(m)
+            if r is None:
+                swap = swaps.get(id(m))
+                r = self.get(swap[0]) if swap is not None else None
+                if r is None:
+                    return None
+            ends.append(r)
+        return ends[0] if ends[1] - ends[0] == hi - lo - 1 else None
+
+    def runs(self, rows: Sequence[Message], lo: int, hi: int,
+             swaps: Swaps | FrontierSwaps | None = None) -> Iterator[tuple[int | None, int]]:
+        """``(ref, n)`` runs covering ``rows[lo:hi]`` in order; ``ref`` None for a row of no transcript
+        index (with ``swaps``: a row sent in place of a message counts as it)."""
         if hi <= lo:
             return
         a = self.whole(rows, lo, hi)
+        if a is None and swaps:
+            a = self.swapped_whole(rows, lo, hi, swaps)
         if a is not None:
             yield a, hi - lo
             return
@@ -137,8 +155,8 @@ class _Refs:
             yield None, 1
             return
         mid = (lo + hi) // 2
-        yield from self.runs(rows, lo, mid)
-        yield from self.runs(rows, mid, hi)
+        yield from self.runs(rows, lo, mid, swaps)
+        yield from self.runs(rows, mid, hi, swaps)
 
 
 Swaps = dict[int, tuple[Message, str]]
