@@ -141,3 +141,27 @@ def test_the_range_work_per_call_is_bounded_as_the_rounds_double(monkeypatch: py
         monkeypatch.setattr(IndexRuns, "__init__", real)
         per_call.append(built[0] / len(rp.frames))
     assert per_call[1] <= per_call[0] * 1.05 and per_call[1] <= 12
+
+
+@pytest.mark.parametrize("size", [999, 1_998])
+def test_a_run_with_replaced_rows_is_one_transcript_run_read_from_its_ends(size: int,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``size`` transcript rows, every third sent as a placeholder (a swap): the run is the one range
+    ``[0, size)``, found by one look at its ends (one :meth:`whole`, one :meth:`swapped_whole`), never
+    halved down to each placeholder, whether 333 or 666 rows are replaced."""
+    from inspector.replay.ranges import _Refs
+
+    msgs = [{"role": "tool", "content": str(i)} for i in range(size)]
+    rows = [{"role": "tool", "content": "<masked>"} if i % 3 == 0 else m for i, m in enumerate(msgs)]
+    swaps = {id(rows[i]): (msgs[i], "masked") for i in range(0, size, 3)}
+    refs, looks = _Refs(msgs), [0]
+    real = _Refs.whole
+
+    def counting(self: _Refs, *args: Any) -> int | None:
+        looks[0] += 1
+        return real(self, *args)
+
+    monkeypatch.setattr(_Refs, "whole", counting)
+    ranges: list[tuple[int, int]] = []
+    assert refs.add_run(ranges, rows, 0, size, swaps) == 0
+    assert ranges == [(0, size)] and looks[0] == 2  # add_run's own look, then runs' one
