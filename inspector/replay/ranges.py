@@ -423,6 +423,7 @@ class IndexRuns:
 
     @property
     def parts(self) -> tuple[IndexRuns]:
+        """The plain runs a view is made of (itself): what :func:`changed_rows` compares."""
         return (self,)
 
     def floor(self, i: int) -> int:
@@ -495,6 +496,7 @@ class HoledRuns:
         self.parts = (self.base, self.split, self.extra)
 
     def hole(self, i: int) -> bool:
+        """Whether ``i`` is one of the first ``c`` holes (by bisection)."""
         k = bisect_left(self.holes, i, 0, self.c)
         return k < self.c and self.holes[k] == i
 
@@ -544,6 +546,7 @@ class WindowComplement:
         return isinstance(i, int) and self.lo <= i < self.hi and i not in self.runs
 
     def count(self, h: Sequence[int]) -> int:
+        """How many of the sorted ``h`` are members: those in ``[lo, hi)`` minus the runs' there."""
         if self.hi <= self.lo:
             return 0
         return bisect_left(h, self.hi) - bisect_left(h, self.lo) - self.runs.count(h, self.lo, self.hi)

@@ -460,3 +460,49 @@ def test_clearing_a_one_turn_agents_results_reads_each_working_row_once(monkeypa
 
     assert run(40) == (78, 37, 37)
     assert run(80) == (158, 77, 77)
+
+
+def test_a_masked_turns_working_memory_is_moved_by_what_changed_not_rebuilt_per_call(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """Rule: the working memory a call sends, under a frontier view of its masks, is the assembler's
+    kept list (the one working memory's frontier index reads too) moved from the last call's frontier,
+    each newly masked row written once, not the view rebuilt row by row at every call. The turn of
+    the test above (40 asks, window 3 events): the 38 results masked over the turn are written once
+    each, 38 writes in all; no call iterates a working-memory view (the old path did, once per call,
+    over every masked row so far: 38 iterations)."""
+    from inspector.engine import contracts
+    from inspector.replay import replay
+    from inspector.transcripts.api import load_transcript
+
+    writes, iterated = [0], [0]
+    move, it = contracts.FlatRows.move, contracts.ReplacedRows.__iter__
+
+    def counting_move(self: Any, view: Any, past: Any) -> Any:
+        before = list(self.rows) if self.past is past and self.table is view.table else []
+        out = move(self, view, past)
+        writes[0] += sum(1 for a, b in zip(before, self.rows) if a is not b)
+        if not before:
+            writes[0] += sum(1 for a, b in zip(past, self.rows) if a is not b)
+        return out
+
+    def counting_iter(self: Any) -> Any:
+        iterated[0] += 1
+        return it(self)
+
+    monkeypatch.setattr(contracts.FlatRows, "move", counting_move)
+    monkeypatch.setattr(contracts.ReplacedRows, "__iter__", counting_iter)
+    msgs: list[Message] = [{"role": "user", "content": "fix it"}]
+    for k in range(40):
+        msgs += [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": f"c{k}", "content": f"out {k}"}]
+    msgs.append({"role": "assistant", "content": "done"})
+    path, manifest = tmp_path / "t.json", tmp_path / "m.yaml"
+    path.write_text(json.dumps({"messages": msgs}))
+    manifest.write_text(json.dumps({"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "m"}, "spec": {
+        "models": [{"id": "main", "model": "gpt-4o"}],
+        "context_manager": {"type": "observation-masking", "params": {"attention_window": 3}}}}))
+    rp = replay(str(manifest), load_transcript(path), counter="estimate")
+    assert [i for i, _ in rp.frames[-1].replaced] == list(range(2, 78, 2))
+    assert writes[0] == 38
+    assert iterated[0] == 0

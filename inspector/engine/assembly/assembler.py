@@ -21,6 +21,7 @@ from inspector.engine.assembly.reference import assemble_reference
 from inspector.engine.assembly.replacing import ReplacingSums, assemble_replacing, frontier_record
 from inspector.engine.assembly.row_index import RowIndex
 from inspector.engine.budget import compute_budget
+from inspector.engine.contracts import ReplacedBefore
 from inspector.engine.managers.base import budget_terms, is_manager, manage
 from inspector.engine.memory import Conversation
 from inspector.engine.tokens import TokenCounter
@@ -96,7 +97,9 @@ class ContextAssembler:
                                 calibration_source=engine.calibration_source)
         outcome = manage(cm, past, budget.hint, wm, budget)
         edits = outcome.edits
-        if edits.working:
+        if type(edits.working) is ReplacedBefore:  # a frontier view: the kept list moved, then copied
+            wm = list(self._replacing.working_rows(edits.working, wm))
+        elif edits.working:
             wm = list(edits.apply_working(wm))
         # A committed ask answered from working memory (HITL) takes its answers with it when the
         # trimmer drops it; only the trimmer knows how far that goes, so no pre-cut then.

@@ -29,6 +29,7 @@ from inspector.engine.assembly.records import Assembly
 from inspector.engine.assembly.row_index import RowIndex
 from inspector.engine.contracts import EditRecord, FlatRows, ReplacedBefore, ReplacedRows
 from inspector.engine.tokens import TokenCounter
+from inspector.engine.types import Message
 
 __all__ = ["FrontierIndex", "ReplacingSums", "frontier_record"]
 
@@ -68,6 +69,14 @@ class ReplacingSums:
         """The replaced log as one list, moved with the frontier (its slices are plain list copies)."""
         self.work: ReplacingSums | None = None
         """Working memory's, when its replacements are a frontier view too (made on first use)."""
+
+    def working_rows(self, view: ReplacedBefore, working: Sequence[Message]) -> list[Message]:
+        """``working`` with ``view``'s rows replaced: working memory's kept list (the one its frontier
+        index reads) moved from the last call's frontier, each newly replaced row written once, not
+        the view rebuilt row by row at every call of a long turn. The caller copies it."""
+        if self.work is None:
+            self.work = ReplacingSums()
+        return self.work.flat.move(view, working).rows
 
     def upto(self, view: ReplacedBefore, log: RowIndex, counter: TokenCounter) -> list[int]:
         """The sums brought up to ``view``'s frontier over ``log`` (the log's own sums for rows the
