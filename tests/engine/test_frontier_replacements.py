@@ -398,12 +398,10 @@ def test_a_one_turn_agents_masks_read_each_working_row_a_bounded_number_of_times
     assert _one_turn_reads(80) == (784, 77)
 
 
-def test_a_one_turn_replays_frames_are_views_of_one_table_of_a_few_runs(tmp_path: Path) -> None:
-    """A one-turn replay, 40 asks, window 3 events: from the call before ask 3 on, every frame's
-    segments are a frontier view (2 stored runs: the user row and working memory) over one replay
-    table, which maps each of the 38 masked results once (the call before "done" masks 40 - 2)."""
+def _masked_turn_replay(tmp_path: Path) -> Any:
+    """The replay of one user turn of 40 asks, each answered, then "done", under observation-masking
+    with a window of 3 events (estimate counter)."""
     from inspector.replay import replay
-    from inspector.replay.replaced import FrontierSegments, stored_entries
     from inspector.transcripts.api import load_transcript
 
     msgs: list[Message] = [{"role": "user", "content": "fix it"}]
@@ -418,6 +416,16 @@ def test_a_one_turn_replays_frames_are_views_of_one_table_of_a_few_runs(tmp_path
         "models": [{"id": "main", "model": "gpt-4o"}],
         "context_manager": {"type": "observation-masking", "params": {"attention_window": 3}}}}))
     rp = replay(str(manifest), load_transcript(path), counter="estimate")
+    return rp
+
+
+def test_a_one_turn_replays_frames_are_views_of_one_table_of_a_few_runs(tmp_path: Path) -> None:
+    """A one-turn replay, 40 asks, window 3 events: from the call before ask 3 on, every frame's
+    segments are a frontier view (2 stored runs: the user row and working memory) over one replay
+    table, which maps each of the 38 masked results once (the call before "done" masks 40 - 2)."""
+    from inspector.replay.replaced import FrontierSegments, stored_entries
+
+    rp = _masked_turn_replay(tmp_path)
     later = rp.frames[3:]
     assert all(type(f.segments) is FrontierSegments and stored_entries(f.segments) == 2 for f in later)
     assert len({id(f.segments.fr) for f in later}) == 1  # type: ignore[attr-defined]
@@ -471,8 +479,6 @@ def test_a_masked_turns_working_memory_is_moved_by_what_changed_not_rebuilt_per_
     each, 38 writes in all; no call iterates a working-memory view (the old path did, once per call,
     over every masked row so far: 38 iterations)."""
     from inspector.engine import contracts
-    from inspector.replay import replay
-    from inspector.transcripts.api import load_transcript
 
     writes, iterated = [0], [0]
     move, it = contracts.FlatRows.move, contracts.ReplacedRows.__iter__
@@ -491,18 +497,7 @@ def test_a_masked_turns_working_memory_is_moved_by_what_changed_not_rebuilt_per_
 
     monkeypatch.setattr(contracts.FlatRows, "move", counting_move)
     monkeypatch.setattr(contracts.ReplacedRows, "__iter__", counting_iter)
-    msgs: list[Message] = [{"role": "user", "content": "fix it"}]
-    for k in range(40):
-        msgs += [{"role": "assistant", "content": "", "tool_calls": [
-            {"id": f"c{k}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": f"c{k}", "content": f"out {k}"}]
-    msgs.append({"role": "assistant", "content": "done"})
-    path, manifest = tmp_path / "t.json", tmp_path / "m.yaml"
-    path.write_text(json.dumps({"messages": msgs}))
-    manifest.write_text(json.dumps({"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "m"}, "spec": {
-        "models": [{"id": "main", "model": "gpt-4o"}],
-        "context_manager": {"type": "observation-masking", "params": {"attention_window": 3}}}}))
-    rp = replay(str(manifest), load_transcript(path), counter="estimate")
+    rp = _masked_turn_replay(tmp_path)
     assert [i for i, _ in rp.frames[-1].replaced] == list(range(2, 78, 2))
     assert writes[0] == 38
     assert iterated[0] == 0

@@ -51,6 +51,24 @@ def _tool_names(*parts: Sequence[Message]) -> dict[str, str]:
     return out
 
 
+def _read_rows(rows: Sequence[Message], n: int, names: dict[str, str], tools: list[int], results: set[str],
+               dup: bool) -> bool:
+    """Read ``rows[n:]`` into a state's tables (each row once): the tool name each ask gives its call
+    ids (``names``), where the tool results stand (``tools``) and the ids they answer (``results``);
+    returns ``dup``, now also true when an ask re-declares a call id or comes after its result."""
+    for i in range(n, len(rows)):
+        m = rows[i]
+        if m.get("role") == "tool":
+            tools.append(i)
+            results.add(str(m.get("tool_call_id")))
+        calls = m.get("tool_calls")
+        for call in calls if isinstance(calls, list) else ():
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                dup = dup or call["id"] in names or call["id"] in results
+                names[call["id"]] = _tool_name(call)
+    return dup
+
+
 class _Masks:
     """What the manager keeps across calls about the committed log it last saw (the log only grows
     between calls): the tool name each ask gives its call ids, where the tool results stand, and the
@@ -77,18 +95,7 @@ class _Masks:
         return self._read(past, n)
 
     def _read(self, past: Sequence[Message], n: int) -> _Masks:
-        names, tools, results, dup = self.names, self.tools, self.results, self.dup
-        for i in range(n, len(past)):
-            m = past[i]
-            if m.get("role") == "tool":
-                tools.append(i)
-                results.add(str(m.get("tool_call_id")))
-            calls = m.get("tool_calls")
-            for call in calls if isinstance(calls, list) else ():
-                if isinstance(call, dict) and isinstance(call.get("id"), str):
-                    dup = dup or call["id"] in names or call["id"] in results
-                    names[call["id"]] = _tool_name(call)
-        self.dup = dup
+        self.dup = _read_rows(past, n, self.names, self.tools, self.results, self.dup)
         self.rows, self.n = past, len(past)
         self.last = past[-1] if past else None
         return self
@@ -124,18 +131,7 @@ class _Working:
         return self._read(working, n)
 
     def _read(self, working: Sequence[Message], n: int) -> _Working:
-        names, tools, results, dup = self.names, self.tools, self.results, self.dup
-        for i in range(n, len(working)):
-            m = working[i]
-            if m.get("role") == "tool":
-                tools.append(i)
-                results.add(str(m.get("tool_call_id")))
-            calls = m.get("tool_calls")
-            for call in calls if isinstance(calls, list) else ():
-                if isinstance(call, dict) and isinstance(call.get("id"), str):
-                    dup = dup or call["id"] in names or call["id"] in results
-                    names[call["id"]] = _tool_name(call)
-        self.dup = dup
+        self.dup = _read_rows(working, n, self.names, self.tools, self.results, self.dup)
         self.n = len(working)
         self.first, self.last = (working[0], working[-1]) if working else (None, None)
         return self
