@@ -3,7 +3,7 @@ it, so are the rows left out, and a working-memory edit never touches the newest
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableSequence, Sequence
 from pathlib import Path
 
 import pytest
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from inspector.engine import ContextEngine
 from inspector.engine.contracts import EditRecord, Insertion, Replacement, check_record, newest_group_start, record_of
-from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
-from inspector.engine.types import Message
+from inspector.engine.managers.base import CMDecision, ContextManager, Managed, manage, managed
+from inspector.engine.types import Message, RowsView
 
 SAMPLES = Path(__file__).resolve().parents[2] / "inspector" / "samples" / "manifests"
 
@@ -126,7 +126,7 @@ class ClearWorking(ContextManager):
         raise AssertionError("a working-memory strategy is asked through decide_with_working")
 
     def decide_with_working(self, past: Sequence[Message], working: Sequence[Message], hint: int) -> Managed:
-        assert type(working) is tuple  # read-only
+        assert not isinstance(working, MutableSequence)  # read-only
         newest = newest_group_start(working)
         edits = tuple(Replacement(i, {**m, "content": "[cleared]"}, "tool-result-cleared")
                       for i, m in enumerate(working[:newest]) if m.get("role") == "tool")
@@ -144,3 +144,27 @@ def test_a_working_memory_strategy_clears_an_older_result_of_the_turn_not_the_ne
     tools = [m["content"] for m in call.messages if m.get("role") == "tool"]
     assert tools == ["[cleared]", "b" * 50]  # the older result cleared, the newest group's kept
     assert engine.conversation.working[1]["content"] == "a" * 50  # working memory itself untouched
+
+
+def test_manage_hands_working_memory_read_only_without_a_copy() -> None:
+    """A long turn calls the manager once per tool round: copying working memory each time made the
+    turn's replay quadratic. The manager gets the engine's own list behind a read-only view of its
+    rows at the call (a later row of the turn does not show in it)."""
+    seen: list[Sequence[Message]] = []
+
+    class Spy(ClearWorking):
+        def decide_with_working(self, past: Sequence[Message], working: Sequence[Message], hint: int) -> Managed:
+            seen.append(working)
+            return super().decide_with_working(past, working, hint)
+
+    wm = list(working_turn())
+    manage(Spy(), [], 0, wm)
+    (got,) = seen
+    assert not isinstance(got, MutableSequence)
+    assert isinstance(got, RowsView) and got.source()[1] is wm  # the list itself, not a copy
+    assert [id(m) for m in got] == [id(m) for m in wm]
+    wm.append({"role": "assistant", "content": "later"})
+    assert len(got) == len(wm) - 1  # the rows of the call, not the grown list
+    t = tuple(wm)
+    manage(Spy(), [], 0, t)
+    assert seen[-1] is t  # a tuple is read-only already: handed as it is

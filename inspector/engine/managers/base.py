@@ -223,23 +223,31 @@ def budget_terms(cm: object) -> BudgetTerms:
     return cm.budget_terms() if is_manager(cm) else NO_TERMS
 
 
+def frozen(working: Sequence[Message]) -> Sequence[Message]:
+    """``working`` read-only as it is now, without copying it: a tuple as it is, a list behind a
+    :class:`~inspector.engine.types.RowsView` of its rows now (the engine's working memory only grows
+    within a turn and is a new list for the next, so the view never changes). A tuple copy per call
+    made every call of one long turn cost its length: a quadratic replay."""
+    return working if isinstance(working, (tuple, RowsView)) else RowsView((), working, 0, len(working))
+
+
 def manage(cm: Any, past: Sequence[Message], hint: int, working: Sequence[Message] = (),
            budget: Budget | None = None) -> Managed:
     """The engine's one call into a manager: its history, its decision and its edit record. A
     :class:`ContextManager` returns all three itself (one with ``edits_working_memory`` is given
-    ``working``, read-only, and its record is checked: :func:`~inspector.engine.contracts.check_record`
+    ``working``, read-only (:func:`frozen`), and its record is checked: :func:`~inspector.engine.contracts.check_record`
     raises :class:`ValueError` for an edit of the newest group); a third-party manager with only
     ``manage_history`` is read through its ``last_decision`` (``unchanged-under-budget`` when it
     records none) and its rows made into a record (:func:`~inspector.engine.contracts.record_of`), here only.
     A manager with ``reads_budget`` is given the call's ``budget`` when there is one."""
     if is_manager(cm):
         if cm.reads_budget and budget is not None:
-            result = cm.decide_in_budget(past, tuple(working), budget)
+            result = cm.decide_in_budget(past, frozen(working), budget)
             check_record(result.edits, past, working)
             return result
         if not cm.edits_working_memory:
             return cm.decide(past, hint)
-        result = cm.decide_with_working(past, tuple(working), hint)
+        result = cm.decide_with_working(past, frozen(working), hint)
         check_record(result.edits, past, working)
         return result
     messages = cm.manage_history(past, hint)

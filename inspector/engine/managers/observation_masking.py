@@ -11,6 +11,7 @@ working memory's newest group (the ask the model is answering and its results).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import islice
 
 from inspector.engine.contracts import EditRecord, ReplacedBefore, Replacement, newest_group_start
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
@@ -107,9 +108,9 @@ class _Working:
     the table of their replacements so far, each built once (:class:`ReplacedBefore`), as
     :class:`_Masks` keeps the log's. Started again for another list, another log, or a shrunk list."""
 
-    __slots__ = ("first", "log", "n", "last", "names", "results", "tools", "table", "built", "dup")
+    __slots__ = ("first", "log", "n", "last", "names", "results", "tools", "table", "built", "dup", "clash")
 
-    def __init__(self, log: tuple[object, int] | None = None) -> None:
+    def __init__(self, log: tuple[_Masks, int] | None = None) -> None:
         self.log, self.n = log, 0
         self.first: Message | None = None
         self.last: Message | None = None
@@ -119,8 +120,11 @@ class _Working:
         self.table: list[Replacement] = []
         self.built = 0
         self.dup = False  # an ask re-declared a call id, or came after its result: worked out from scratch
+        self.clash = False  # an ask declares a call id the log declares or answers: the log's names can
+        # change, so the call is worked out from scratch (found as names are read: the log's state is
+        # this one's for its whole life, so the names read before need no second look)
 
-    def sync(self, working: Sequence[Message], log: tuple[object, int]) -> _Working:
+    def sync(self, working: Sequence[Message], log: tuple[_Masks, int]) -> _Working:
         """The state brought up to date with ``working`` (a copy of the turn's list on each call: its
         first and last read rows say it is the same list grown): a new state when it is not, or when
         the log's state ``log`` (the log's :class:`_Masks` and its length) is another."""
@@ -131,7 +135,11 @@ class _Working:
         return self._read(working, n)
 
     def _read(self, working: Sequence[Message], n: int) -> _Working:
-        self.dup = _read_rows(working, n, self.names, self.tools, self.results, self.dup)
+        names, known = self.names, len(self.names)
+        self.dup = _read_rows(working, n, names, self.tools, self.results, self.dup)
+        if not self.clash and len(names) > known and self.log is not None:  # the new names only
+            log = self.log[0]
+            self.clash = any(c in log.names or c in log.results for c in islice(reversed(names), len(names) - known))
         self.n = len(working)
         self.first, self.last = (working[0], working[-1]) if working else (None, None)
         return self
@@ -179,9 +187,8 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         n = len(past)
         cut = n + len(working) - self.attention_window  # events before ``cut`` are outside the window
         st = self._masks = self._masks.sync(past)
-        wk = self._work = self._work.sync(working, (st, st.n))
-        wnames = wk.names
-        in_log = self._log_masks(past, wnames, min(cut, n))
+        self._work = self._work.sync(working, (st, st.n))
+        in_log = self._log_masks(past, min(cut, n))
         span = min(cut - n, newest_group_start(working)) if working else 0
         in_working: Sequence[Replacement] = ()
         if in_log is None:  # a call id declared twice: the names are read again, as the rule says
@@ -194,13 +201,13 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         action = "observations-masked" if in_log or in_working else "observations-kept"
         return managed(past, record, CMDecision(action))
 
-    def _log_masks(self, past: Sequence[Message], wnames: dict[str, str], cut: int) -> Sequence[Replacement] | None:
+    def _log_masks(self, past: Sequence[Message], cut: int) -> Sequence[Replacement] | None:
         """The log's replacements below ``cut``, as a :class:`ReplacedBefore` view of the table kept
         across calls (each tool result's placeholder row built once, when it first falls outside the
         window); None when a call id is declared twice (in the log, or by working memory's asks
-        ``wnames`` again), where a name could change and the call is worked out from scratch."""
+        again: :attr:`_Working.clash`), where a name could change and the call is worked out from scratch."""
         st = self._masks
-        if st.dup or (wnames and not (st.names.keys().isdisjoint(wnames) and st.results.isdisjoint(wnames))):
+        if st.dup or self._work.clash:
             return None
         tools, table = st.tools, st.table
         while st.built < len(tools) and tools[st.built] < cut:
