@@ -69,6 +69,30 @@ class ReplacingSums:
         """The replaced log as one list, moved with the frontier (its slices are plain list copies)."""
         self.work: ReplacingSums | None = None
         """Working memory's, when its replacements are a frontier view too (made on first use)."""
+        self.index: FrontierIndex | None = None
+        """The one index these sums are read through, pointed at each call's view (:meth:`frontier`)."""
+        self.keep: EditRecord = EditRecord.keep_all(0)
+        """The last ``keep_all`` record the path was shown (the same object while the log's length is)."""
+
+    def frontier(self, log: RowIndex, view: ReplacedBefore, counter: TokenCounter) -> FrontierIndex:
+        """``log`` seen through ``view`` (sums brought up to its frontier): one :class:`FrontierIndex`
+        for the life of these sums, pointed at this call's view, so the incremental path's per-index
+        rules (:meth:`~inspector.engine.assembly.incremental.IncrementalPath._singled`) are made
+        once per log, not once per call."""
+        pre = self.upto(view, log, counter)
+        idx = self.index
+        if idx is None:
+            idx = self.index = FrontierIndex(log, view, pre, self.flat)
+        else:
+            idx.point(log, view, pre, self.flat)
+        return idx
+
+    def keep_all(self, n: int) -> EditRecord:
+        """``EditRecord.keep_all(n)``, the same object while ``n`` is the same (a record is immutable):
+        the path's per-record answers (``_matched``) are then kept across the calls of a turn."""
+        if self.keep.size != n:
+            self.keep = EditRecord.keep_all(n)
+        return self.keep
 
     def working_rows(self, view: ReplacedBefore, working: Sequence[Message]) -> list[Message]:
         """``working`` with ``view``'s rows replaced: working memory's kept list (the one its frontier
@@ -135,6 +159,11 @@ class FrontierIndex(RowIndex):
 
     def __init__(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None) -> None:
         # no RowIndex.__init__: every fact is the log index's own, as it stands for this call
+        self.point(log, view, rep, flat)
+
+    def point(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None) -> None:
+        """Read ``log`` through ``view`` from now on (``rep``: the replaced log's sums up to its frontier):
+        the log's facts as they stand, a new rows view and new sums (a layout made before keeps its own)."""
         vars(self).update(vars(log))
         assert log.rows is not None
         self.rows = ReplacedRows(log.rows, view, None, flat.move(view, log.rows) if flat is not None else None)
@@ -167,13 +196,13 @@ def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: Replace
     if log.n != n or (n and log.rows is not None and log.rows[n - 1] is not past[-1]) or view.frontier > n:
         return None  # the log index is not this projection (a fold): positions would not match
     counter = c.engine.counter
-    idx = FrontierIndex(log, view, sums.upto(view, log, counter), sums.flat)
+    idx = sums.frontier(log, view, counter)
     edits = c.decision.edits
     if edits is not None and type(edits.working) is ReplacedBefore:  # a frontier of working memory's own
         work = sums.work
         if work is None:
             work = sums.work = ReplacingSums()
-        wmi = FrontierIndex(ru.wmi, edits.working, work.upto(edits.working, ru.wmi, counter), work.flat)
+        wmi = work.frontier(ru.wmi, edits.working, counter)
         ru = ru._replace(wmi=wmi, working=wmi.pre[wmi.n])
     elif edits is not None and edits.working:  # working memory's few replacements: its sums made on the call
         wview = ReplacedBefore(list(edits.working), len(edits.working))
@@ -183,7 +212,7 @@ def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: Replace
     # decision holds the suffix shape, the whole log over idx's rows, and gets its own record back
     # after (no copy of the decision and of the call per call)
     decision = c.decision
-    decision.edits = EditRecord.keep_all(n)
+    decision.edits = sums.keep_all(n)
     try:
         return path.assemble(c, ru._replace(log=idx))
     finally:

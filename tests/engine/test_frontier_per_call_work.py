@@ -1,0 +1,63 @@
+"""Per-call work of the frontier strategies (observation-masking, clear-tool-results): what does not
+change between the calls of a turn is made once a turn, as for the plain strategies
+(docs/performance.md, "Why some code is shaped for speed")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.engine.types import Message
+
+
+def _turns(n: int) -> list[Message]:
+    """``n`` turns of one tool round each: user row, ask, its result, reply (two calls a turn)."""
+    msgs: list[Message] = []
+    for t in range(n):
+        msgs += [{"role": "user", "content": f"q{t}"},
+                 {"role": "assistant", "content": "", "tool_calls": [
+                     {"id": f"c{t}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+                 {"role": "tool", "tool_call_id": f"c{t}", "content": f"out {t}"},
+                 {"role": "assistant", "content": "done"}]
+    return msgs
+
+
+@pytest.mark.parametrize(("turns", "matched", "marked"), [(10, 12, 11), (20, 22, 21)])
+def test_a_frontier_calls_log_match_and_band_marks_are_made_once_a_turn(
+        tmp_path: Path, monkeypatch: Any, turns: int, matched: int, marked: int) -> None:
+    """observation-masking, window 3 events, ``turns`` turns of 2 calls (call 2t before turn t's ask,
+    2t + 1 before its reply). Calls 0-2 mask nothing (the plain path: a new record each call, so the
+    log match is made on each, 3; the band marks on calls 0 and 2, the log grown, 2). From call 3 on
+    every call masks (a frontier view): the path is shown one record and one index per log, so the
+    match and the marks are made once per log length, i.e. once a turn: call 3 (turn 1), then turns
+    2 .. turns-1. Match: 3 + 1 + (turns - 2) = turns + 2; marks: 2 + 1 + (turns - 2) = turns + 1.
+    (They were made on every frontier call: 2·turns and 2·turns - 1.)"""
+    from inspector.engine.assembly import incremental
+    from inspector.replay import replay
+    from inspector.transcripts.api import load_transcript
+
+    counts = {"match": 0, "marks": 0}
+    match_log, marks_of = incremental._match_log, incremental.marks_of
+
+    def counting_match(*a: Any, **k: Any) -> Any:
+        counts["match"] += 1
+        return match_log(*a, **k)
+
+    def counting_marks(*a: Any, **k: Any) -> Any:
+        counts["marks"] += 1
+        return marks_of(*a, **k)
+
+    monkeypatch.setattr(incremental, "_match_log", counting_match)
+    monkeypatch.setattr(incremental, "marks_of", counting_marks)
+    path, manifest = tmp_path / "t.json", tmp_path / "m.yaml"
+    path.write_text(json.dumps({"messages": _turns(turns)}))
+    manifest.write_text(json.dumps({"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "m"}, "spec": {
+        "models": [{"id": "main", "model": "gpt-4o"}],
+        "context_manager": {"type": "observation-masking", "params": {"attention_window": 3}}}}))
+    rp = replay(str(manifest), load_transcript(path), counter="estimate")
+    # the window of 3 events: call 2t + 1 (log 4t rows, working memory 2) masks results 2, 6, .. below 4t - 1
+    assert [len(f.replaced) for f in rp.frames][:6] == [0, 0, 0, 1, 1, 2]
+    assert (counts["match"], counts["marks"]) == (matched, marked)
