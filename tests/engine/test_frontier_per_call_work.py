@@ -61,3 +61,41 @@ def test_a_frontier_calls_log_match_and_band_marks_are_made_once_a_turn(
     # the window of 3 events: call 2t + 1 (log 4t rows, working memory 2) masks results 2, 6, .. below 4t - 1
     assert [len(f.replaced) for f in rp.frames][:6] == [0, 0, 0, 1, 1, 2]
     assert (counts["match"], counts["marks"]) == (matched, marked)
+
+
+def test_observation_masking_reads_a_frozen_working_memory_as_its_list_not_through_view_calls(
+        monkeypatch: Any) -> None:
+    """The engine hands working memory over read-only (``frozen``: a view of its whole list). One
+    turn of 12 asks, window 3 events, the manager called before each ask as the engine calls it: the
+    view's ``__len__`` and ``__getitem__`` are called 0 times (each was a Python call per row read and
+    per length asked: 172 calls over the turn, 16 a call from ask 3 on), and the answers are those of
+    the same rows given as a tuple."""
+    from inspector.engine.managers.base import frozen
+    from inspector.engine.managers.observation_masking import ObservationMasking
+    from inspector.engine.types import RowsView
+
+    calls = [0]
+    length, item = RowsView.__len__, RowsView.__getitem__
+
+    def counting_len(self: RowsView) -> int:
+        calls[0] += 1
+        return length(self)
+
+    def counting_item(self: RowsView, k: Any) -> Any:
+        calls[0] += 1
+        return item(self, k)
+
+    rows = _turns(12)[1:]  # one user turn's working memory grows ask by ask
+    rows = [m for k in range(12) for m in (rows[4 * k], rows[4 * k + 1])]
+    viewed, plain = ObservationMasking(attention_window=3), ObservationMasking(attention_window=3)
+    working: list[Message] = []
+    past: list[Message] = []  # the log, one list (the engine's)
+    monkeypatch.setattr(RowsView, "__len__", counting_len)
+    monkeypatch.setattr(RowsView, "__getitem__", counting_item)
+    for k in range(12):
+        working[:] = rows[:2 * k]
+        a = viewed.decide_with_working(past, frozen(working), 0).edits
+        assert calls[0] == 0
+        b = plain.decide_with_working(past, tuple(working), 0).edits
+        assert [(r.index, r.row) for r in a.working] == [(r.index, r.row) for r in b.working]
+    assert len(a.working) == 9  # the call before ask 11: results of asks 0 .. 8 (j < k - 2)

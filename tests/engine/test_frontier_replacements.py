@@ -389,13 +389,14 @@ def _one_turn_reads(rounds: int) -> tuple[int, int]:
 def test_a_one_turn_agents_masks_read_each_working_row_a_bounded_number_of_times() -> None:
     """Before ask k working memory holds 2k rows (ask j at 2j, its result at 2j + 1); the window of 3
     events masks the results at 2j + 1 < 2k - 3, i.e. j < k - 2. Each call reads its 2 new rows
-    (role and tool calls of each, and the result's call id: 5 reads), the newest group from the end
-    (the last result's and ask's roles: 2) and, from k = 3 on, the one result newly masked (role,
-    content, call id: 3); call 0 reads nothing. So rounds R cost 7 (R - 1) + 3 (R - 3) = 10R - 16
-    reads: 384 at 40, 784 at 80 (it was quadratic when every call masked working memory from its
-    first row), and R - 3 placeholders are built, once each."""
-    assert _one_turn_reads(40) == (384, 37)
-    assert _one_turn_reads(80) == (784, 77)
+    (role and tool calls of each, and the result's call id: 5 reads), from k = 2 on (working memory
+    reaches below the window) the newest group from the end (the last result's and ask's roles: 2)
+    and, from k = 3 on, the one result newly masked (role, content, call id: 3); call 0 reads
+    nothing. So rounds R cost 5 (R - 1) + 2 (R - 2) + 3 (R - 3) = 10R - 18 reads: 382 at 40, 782
+    at 80 (it was quadratic when every call masked working memory from its first row), and R - 3
+    placeholders are built, once each."""
+    assert _one_turn_reads(40) == (382, 37)
+    assert _one_turn_reads(80) == (782, 77)
 
 
 def _masked_turn_replay(tmp_path: Path) -> Any:

@@ -16,7 +16,7 @@ from itertools import islice
 from inspector.engine.contracts import EditRecord, ReplacedBefore, Replacement, newest_group_start
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
 from inspector.engine.managers.shared import BuiltFromParams
-from inspector.engine.types import Message
+from inspector.engine.types import Message, RowsView
 from inspector.params import ObservationMaskingParams
 from inspector.vocabulary import Action, Reason
 
@@ -68,6 +68,17 @@ def _read_rows(rows: Sequence[Message], n: int, names: dict[str, str], tools: li
                 dup = dup or call["id"] in names or call["id"] in results
                 names[call["id"]] = _tool_name(call)
     return dup
+
+
+def _whole_list(rows: Sequence[Message]) -> Sequence[Message]:
+    """The list a read-only view of a whole list stands for (the engine's working memory behind
+    :func:`~inspector.engine.managers.base.frozen`), else ``rows``: the manager reads it only during
+    the call, when the two hold the same rows, and a list's reads are C reads, not a view's calls."""
+    if type(rows) is RowsView:
+        head, base, lo, hi = rows.source()
+        if not head and not lo and hi == len(base):
+            return base
+    return rows
 
 
 class _Masks:
@@ -184,12 +195,14 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         rows indexed after the log's; its newest group never), reason ``observation-masked``. The
         decision is ``observations-masked`` when one was masked, else ``observations-kept``."""
         del hint
+        working = _whole_list(working)
         n = len(past)
         cut = n + len(working) - self.attention_window  # events before ``cut`` are outside the window
         st = self._masks = self._masks.sync(past)
         self._work = self._work.sync(working, (st, st.n))
         in_log = self._log_masks(past, min(cut, n))
-        span = min(cut - n, newest_group_start(working)) if working else 0
+        # working memory's rows below the window, never its newest group (found only when some are below)
+        span = min(cut - n, newest_group_start(working)) if cut > n and working else 0
         in_working: Sequence[Replacement] = ()
         if in_log is None:  # a call id declared twice: the names are read again, as the rule says
             wnames = _tool_names(past, working)
