@@ -13,14 +13,15 @@ import pytest
 from inspector.engine.types import Message
 
 
-def _turns(n: int) -> list[Message]:
-    """``n`` turns of one tool round each: user row, ask, its result, reply (two calls a turn)."""
+def _turns(n: int, pad: int = 0) -> list[Message]:
+    """``n`` turns of one tool round each: user row, ask, its result (``pad`` more characters), reply
+    (two calls a turn)."""
     msgs: list[Message] = []
     for t in range(n):
         msgs += [{"role": "user", "content": f"q{t}"},
                  {"role": "assistant", "content": "", "tool_calls": [
                      {"id": f"c{t}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
-                 {"role": "tool", "tool_call_id": f"c{t}", "content": f"out {t}"},
+                 {"role": "tool", "tool_call_id": f"c{t}", "content": f"out {t}" + "x" * pad},
                  {"role": "assistant", "content": "done"}]
     return msgs
 
@@ -63,17 +64,23 @@ def test_a_frontier_calls_log_match_and_band_marks_are_made_once_a_turn(
     assert (counts["match"], counts["marks"]) == (matched, marked)
 
 
-def test_observation_masking_reads_a_frozen_working_memory_as_its_list_not_through_view_calls(
-        monkeypatch: Any) -> None:
+@pytest.mark.parametrize(("name", "before", "last"), [("observation-masking", 172, 9), ("clear-tool-results", 280, 9)])
+def test_a_frontier_manager_reads_a_frozen_working_memory_as_its_list_not_through_view_calls(
+        monkeypatch: Any, name: str, before: int, last: int) -> None:
     """The engine hands working memory over read-only (``frozen``: a view of its whole list). One
-    turn of 12 asks, window 3 events, the manager called before each ask as the engine calls it: the
-    view's ``__len__`` and ``__getitem__`` are called 0 times (each was a Python call per row read and
-    per length asked: 172 calls over the turn, 16 a call from ask 3 on), and the answers are those of
-    the same rows given as a tuple."""
+    turn of 12 asks, the manager called before each ask as the engine calls it (observation-masking
+    with a window of 3 events, clear-tool-results over a 1-token trigger keeping 2 results): the
+    view's ``__len__`` and ``__getitem__`` are called 0 times (each was a Python call per row read
+    and per length asked: ``before`` calls over the turn, 16 (masking) and 26 (clearing) a call from
+    ask 3 on), and the answers are those of the same rows given as a tuple. The call before ask 11 sends
+    the results of asks 0 .. 8 as placeholders (masked: j < k - 2; cleared: all but the last 2 of
+    the 11 results, none in the newest group; each 205 characters, longer than its placeholder)."""
     from inspector.engine.managers.base import frozen
+    from inspector.engine.managers.clear_tool_results import ClearToolResults
     from inspector.engine.managers.observation_masking import ObservationMasking
     from inspector.engine.types import RowsView
 
+    del before  # (the count before the change, for the record)
     calls = [0]
     length, item = RowsView.__len__, RowsView.__getitem__
 
@@ -85,9 +92,13 @@ def test_observation_masking_reads_a_frozen_working_memory_as_its_list_not_throu
         calls[0] += 1
         return item(self, k)
 
-    rows = _turns(12)[1:]  # one user turn's working memory grows ask by ask
+    def make() -> Any:
+        return ObservationMasking(attention_window=3) if name == "observation-masking" else \
+            ClearToolResults(trigger=1, keep=2)
+
+    rows = _turns(12, 200)[1:]  # one user turn's working memory grows ask by ask
     rows = [m for k in range(12) for m in (rows[4 * k], rows[4 * k + 1])]
-    viewed, plain = ObservationMasking(attention_window=3), ObservationMasking(attention_window=3)
+    viewed, plain = make(), make()
     working: list[Message] = []
     past: list[Message] = []  # the log, one list (the engine's)
     monkeypatch.setattr(RowsView, "__len__", counting_len)
@@ -98,4 +109,4 @@ def test_observation_masking_reads_a_frozen_working_memory_as_its_list_not_throu
         assert calls[0] == 0
         b = plain.decide_with_working(past, tuple(working), 0).edits
         assert [(r.index, r.row) for r in a.working] == [(r.index, r.row) for r in b.working]
-    assert len(a.working) == 9  # the call before ask 11: results of asks 0 .. 8 (j < k - 2)
+    assert len(a.working) == last

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from inspector.engine.contracts import EditRecord, ReplacedBefore, Replacement, newest_group_start
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
-from inspector.engine.managers.shared import BuiltFromParams
+from inspector.engine.managers.shared import BuiltFromParams, whole_list
 from inspector.engine.tokens import TokenCounter
 from inspector.engine.types import Message
 from inspector.params import CLEAR_TOOL_RESULTS as D
@@ -221,6 +221,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         group) replaced when the input exceeds ``trigger`` (``hint`` is not read). The decision's
         ``raw_tokens`` is the input counted, ``threshold`` the trigger."""
         del hint
+        working = whole_list(working)
         trigger, n, counter = self.params.trigger, len(past), self.counter
         st = None
         if self.params.clear_tool_inputs:  # a cleared ask's row changes with each of its results: no table

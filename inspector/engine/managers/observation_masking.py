@@ -15,8 +15,8 @@ from itertools import islice
 
 from inspector.engine.contracts import EditRecord, ReplacedBefore, Replacement, newest_group_start
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
-from inspector.engine.managers.shared import BuiltFromParams
-from inspector.engine.types import Message, RowsView
+from inspector.engine.managers.shared import BuiltFromParams, whole_list
+from inspector.engine.types import Message
 from inspector.params import ObservationMaskingParams
 from inspector.vocabulary import Action, Reason
 
@@ -68,17 +68,6 @@ def _read_rows(rows: Sequence[Message], n: int, names: dict[str, str], tools: li
                 dup = dup or call["id"] in names or call["id"] in results
                 names[call["id"]] = _tool_name(call)
     return dup
-
-
-def _whole_list(rows: Sequence[Message]) -> Sequence[Message]:
-    """The list a read-only view of a whole list stands for (the engine's working memory behind
-    :func:`~inspector.engine.managers.base.frozen`), else ``rows``: the manager reads it only during
-    the call, when the two hold the same rows, and a list's reads are C reads, not a view's calls."""
-    if type(rows) is RowsView:
-        head, base, lo, hi = rows.source()
-        if not head and not lo and hi == len(base):
-            return base
-    return rows
 
 
 class _Masks:
@@ -195,7 +184,7 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         rows indexed after the log's; its newest group never), reason ``observation-masked``. The
         decision is ``observations-masked`` when one was masked, else ``observations-kept``."""
         del hint
-        working = _whole_list(working)
+        working = whole_list(working)
         n = len(past)
         cut = n + len(working) - self.attention_window  # events before ``cut`` are outside the window
         st = self._masks = self._masks.sync(past)

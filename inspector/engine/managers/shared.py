@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Self
 
 from inspector.engine.summarizers import calls_a_model
 from inspector.engine.summary_block import summary_block
-from inspector.engine.types import Message
+from inspector.engine.types import Message, RowsView
 
 
 class BuiltFromParams:
@@ -71,3 +71,15 @@ def summary_or_none(turns: int, text: str | None) -> Message | None:
     """The summary block of ``text`` standing for ``turns`` exchanges; None when there is no text
     (a drop: no block)."""
     return summary_block(turns, text) if text else None
+
+
+def whole_list(rows: Sequence[Message]) -> Sequence[Message]:
+    """The list a read-only view of a whole list stands for (the engine's working memory as
+    :func:`~inspector.engine.managers.base.frozen` hands it to a manager), else ``rows`` itself. A
+    manager reads it only during its call, while the two hold the same rows, and a list's reads are
+    C reads, not a Python call of the view's per row read and per length asked."""
+    if type(rows) is RowsView:
+        head, base, lo, hi = rows.source()
+        if not head and not lo and hi == len(base):
+            return base
+    return rows
