@@ -112,20 +112,22 @@ class FlatRows:
     def move(self, view: ReplacedBefore, past: Sequence[Message]) -> FlatRows:
         """The rows brought to ``view`` over ``past`` (a new table starts them again); returns self."""
         rows, table, f = self.rows, view.table, view.frontier
-        if self.table is not table or self.past is not past or len(rows) > len(past) or \
-                (rows and len(rows) - 1 >= self.frontier and rows[-1] is not past[len(rows) - 1]):
+        k, n = len(rows), len(past)
+        if self.table is not table or self.past is not past or k > n or \
+                (k and k - 1 >= self.frontier and rows[-1] is not past[k - 1]):
             self.table, self.past, self.frontier = table, past, 0
             rows[:] = past
-        elif len(rows) < len(past):
-            rows.extend(past[len(rows):])
+        elif k < n:
+            rows.extend(past[k:])
         old = self.frontier
-        lo, hi = min(old, f), max(old, f)
-        if lo < hi:
+        if old != f:
+            lo, hi = (old, f) if old < f else (f, old)
             at = view.at if view.at is not None else [r.index for r in table]
-            for k in range(bisect_left(at, lo, 0, len(table)), bisect_left(at, hi, 0, len(table))):
+            t = len(table)
+            for k in range(bisect_left(at, lo, 0, t), bisect_left(at, hi, 0, t)):
                 i = at[k]
                 rows[i] = table[k].row if i < f else past[i]
-        self.frontier = f
+            self.frontier = f
         return self
 
 

@@ -145,6 +145,8 @@ class _FrontierSums(Sequence[int]):
     @overload
     def __getitem__(self, i: slice) -> Sequence[int]: ...
     def __getitem__(self, i: int | slice) -> int | Sequence[int]:
+        if type(i) is int and i >= 0:  # the path's reads: a position, from the start
+            return self.rep[i] if i <= self.f else self.own[i] + self.base
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(self.n + 1))]
         if i < 0:
@@ -214,7 +216,7 @@ def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: Replace
     decision = c.decision
     decision.edits = sums.keep_all(n)
     try:
-        return path.assemble(c, ru._replace(log=idx))
+        return path.assemble(c, RowUnits(ru.system, ru.user, ru.working, idx, ru.wmi))
     finally:
         decision.edits = edits
 

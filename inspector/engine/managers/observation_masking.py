@@ -93,7 +93,7 @@ class _Masks:
         n = self.n
         if past is not self.rows or len(past) < n or (n and past[n - 1] is not self.last):
             return _Masks()._read(past, 0)
-        return self._read(past, n)
+        return self._read(past, n) if len(past) > n else self  # (a turn's later calls: nothing committed)
 
     def _read(self, past: Sequence[Message], n: int) -> _Masks:
         self.dup = _read_rows(past, n, self.names, self.tools, self.results, self.dup)
