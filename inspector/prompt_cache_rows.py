@@ -72,6 +72,7 @@ class CallRows:
         sums = units.sums
         if self.fr is not None:  # run_units(ref, n, syn, own, 0, n) of each run, inline
             sizes, d, refs, c = self.sizes, self.d, self.fr.refs, self.upto
+            first, last = (refs[0], refs[c - 1]) if c else (0, -1)  # the replaced rows stand in [first, last]
             end = k_end = -1  # the last run's end row and its table position: the next run often starts there
             for ref, n, _band, syn, own in self.runs:
                 rows += n
@@ -83,7 +84,7 @@ class CallRows:
                     if hi >= len(sums):
                         units.extend(hi)
                     size = sums[hi] - sums[lo]
-                    if ref is not None and syn is None:
+                    if ref is not None and syn is None and lo <= last and hi > first:  # a run around replaced rows
                         k_lo = k_end if lo == end else bisect_left(refs, lo, 0, c)
                         end, k_end = hi, bisect_left(refs, hi, k_lo, c)
                         size += d[k_end] - d[k_lo]
@@ -100,7 +101,8 @@ class CallRows:
                         units.extend(lo + n)
                     total += sums[lo + n] - sums[lo]
         self.rows = rows  # message rows (the head row apart)
-        self.total_tokens = head + int(units.counter.total(total, rows))  # the tokens of every provider row
+        counter = units.counter  # (an additive counter's total is the units themselves: no call)
+        self.total_tokens = head + (total if getattr(counter, "additive", False) else int(counter.total(total, rows)))
 
     def run_units(self, ref: int | None, n: int, syn: str | None, own: Message | None, a: int, b: int) -> int:
         """Units of rows ``a`` to ``b`` (offsets) of one run: a made row's own, a transcript run's from
@@ -144,7 +146,8 @@ class CallRows:
                     break
                 units += self.units.of_own(own) if own is not None else sums[(ref or 0) + n] - sums[ref or 0]
                 start += n
-        return self.head + int(self.units.counter.total(units, m))
+        counter = self.units.counter
+        return self.head + (units if getattr(counter, "additive", False) else int(counter.total(units, m)))
 
     def expanded(self) -> CallRows:
         """This call with a frontier frame's replaced rows split out (as every other frame lists them)."""
@@ -290,7 +293,7 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
         else:
             size = cur.units.of_own(own) if own is not None else sums[(ref or 0) + n] - sums[ref or 0]
         if own is not None:
-            if start >= row and (any(o == own for o in made.get(ref, ())) or (
+            if start >= row and ((made and any(o == own for o in made.get(ref, ()))) or (
                     dlo < dhi and ref is not None and any(lo <= ref < hi for lo, hi in plain)
                     and replaced_row(prev, ref) == own)):
                 pieces.append((start, start + 1, before, before + size))
@@ -320,7 +323,7 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
                 if x < b:
                     pieces.append((start + x - ref, start + b - ref, off + sums[x] + d[kx if kx < c else c],
                                    off + sums[b] + d[kb if kb < c else c]))
-            if cur.fr is not None and syn is None:  # a row the previous call made, replaced here by an equal one
+            if made and cur.fr is not None and syn is None:  # a row the previous call made, replaced here by an equal one
                 for r, owns in made.items():
                     if r is not None and first <= r < end and replaced_row(cur, r) in owns:
                         x = r - ref
@@ -328,19 +331,27 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
                                        before + cur.run_units(ref, n, syn, None, 0, x + 1)))
         start += n
         before += size
+    return _split_pieces(call, cur.head, cur.units.counter, pieces)
+
+
+def _split_pieces(call: CallCache, head: int, counter: Any, pieces: list[tuple[int, int, int, int]]) -> tuple[int, int]:
+    """Tokens, written and uncached, of the ``pieces`` (first row, end row, units before, units to the
+    end) past the call's cached prefix, after the ``head`` row's tokens. An additive counter's token
+    ends are the units themselves (no call of ``total`` per end)."""
+    if getattr(counter, "additive", False):
+        ends = [(head + ua, head + ub) for _pa, _pb, ua, ub in pieces]
+    else:
+        count = counter.total
+        ends = [(head + count(ua, pa), head + count(ub, pb)) for pa, pb, ua, ub in pieces]
     cached = call.cached
     written_end = cached + call.written
-    head, count = cur.head, cur.units.counter.total
     in_written = in_uncached = 0
     if written_end == cached:  # nothing written (the OpenAI rule): every piece's tokens past the cache are uncached
-        for pa, pb, ua, ub in pieces:
-            hi_t = head + count(ub, pb)
+        for lo_t, hi_t in ends:
             if hi_t > cached:
-                lo_t = head + count(ua, pa)
                 in_uncached += hi_t - (lo_t if lo_t > cached else cached)
         return 0, in_uncached
-    for pa, pb, ua, ub in pieces:
-        lo_t, hi_t = head + count(ua, pa), head + count(ub, pb)
+    for lo_t, hi_t in ends:
         in_written += max(0, min(hi_t, written_end) - max(lo_t, cached))
         in_uncached += max(0, hi_t - max(lo_t, written_end))
     return in_written, in_uncached
