@@ -115,8 +115,9 @@ class ReplacingSums:
         self.read += f - i
         unit = counter.unit
         total = pre[-1]
+        nt = len(table)
         while i < f:
-            if k < len(table) and table[k].index == i:
+            if k < nt and table[k].index == i:
                 total += unit(table[k].row)
                 k += 1
             else:
@@ -181,7 +182,8 @@ class FrontierIndex(RowIndex):
         if not self.additive or not isinstance(pre, _FrontierSums):
             return super().fits_back(budget_units, n_other, units_other, lo)
         end, f, rep = self.n, pre.f, pre.rep
-        t = pre[end] + units_other - budget_units  # the smallest i in [lo, end) with pre[i] >= t
+        t = (rep[end] if end <= f else pre.own[end] + pre.base) + units_other - budget_units
+        # (pre[end], read from the two lists) the smallest i in [lo, end) with pre[i] >= t
         if lo <= f and rep[f] >= t:
             return bisect_left(rep, t, lo, f) - 1
         return bisect_left(pre.own, t - pre.base, max(lo, f), end) - 1
