@@ -391,12 +391,13 @@ def test_a_one_turn_agents_masks_read_each_working_row_a_bounded_number_of_times
     events masks the results at 2j + 1 < 2k - 3, i.e. j < k - 2. Each call reads its 2 new rows
     (role and tool calls of each, and the result's call id: 5 reads), from k = 2 on (working memory
     reaches below the window) the newest group from the end (the last result's and ask's roles: 2)
-    and, from k = 3 on, the one result newly masked (role, content, call id: 3); call 0 reads
-    nothing. So rounds R cost 5 (R - 1) + 2 (R - 2) + 3 (R - 3) = 10R - 18 reads: 382 at 40, 782
-    at 80 (it was quadratic when every call masked working memory from its first row), and R - 3
-    placeholders are built, once each."""
-    assert _one_turn_reads(40) == (382, 37)
-    assert _one_turn_reads(80) == (782, 77)
+    and, from k = 3 on, the one result newly masked (its role: 1; the default placeholder names
+    neither the tool nor the size, so its content and call id are not read); call 0 reads nothing.
+    So rounds R cost 5 (R - 1) + 2 (R - 2) + (R - 3) = 8R - 12 reads: 308 at 40, 628 at 80 (it was
+    quadratic when every call masked working memory from its first row), and R - 3 placeholders are
+    built, once each."""
+    assert _one_turn_reads(40) == (308, 37)
+    assert _one_turn_reads(80) == (628, 77)
 
 
 def _masked_turn_replay(tmp_path: Path) -> Any:

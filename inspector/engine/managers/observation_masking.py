@@ -243,14 +243,18 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         """A replacement for each tool result of ``rows`` at an index in ``span``, its tool named by
         ``names``, else ``more``. A row masked before with the same text is sent as the same row
         (working memory's rows are masked again on every call of their turn)."""
-        cache = self._rows
+        cache, placeholder = self._rows, self.placeholder
+        fixed = "{tool}" not in placeholder and "{size}" not in placeholder  # sent as written (OpenHands' <MASKED>)
         for i in span:
             m = rows[i]
             if m.get("role") == "tool":
-                content = m.get("content")
-                size = len(content if isinstance(content, str) else str(content or ""))
-                cid = str(m.get("tool_call_id"))
-                text = mask_text(self.placeholder, names.get(cid) or more.get(cid, "tool"), size)
+                if fixed:
+                    text = placeholder
+                else:
+                    content = m.get("content")
+                    size = len(content if isinstance(content, str) else str(content or ""))
+                    cid = str(m.get("tool_call_id"))
+                    text = mask_text(placeholder, names.get(cid) or more.get(cid, "tool"), size)
                 hit = cache.get(id(m))
                 if hit is None or hit[0] is not m or hit[1] != text:
                     self.rows_built += 1
