@@ -244,13 +244,15 @@ class _Frame:
         if isinstance(segs, FrontierSegments):  # views over its table: no range per replaced row
             runs, holes, c = segs.runs, segs.fr.refs, segs.upto
             base = IndexRuns([(r, r + n_) for r, n_, _b, _s, o in runs if r is not None and o is None])
-            self.plain = HoledRuns(base, [(r, r + n_) for r, n_, _b, s, o in runs if r is not None and o is None
-                                          and s is None], holes, c)
+            split = IndexRuns([(r, r + n_) for r, n_, _b, s, o in runs if r is not None and o is None and s is None])
+            self.plain = HoledRuns(base, split, holes, c)
             if f.replaced or any(r is not None and o is not None for r, _n, _b, _s, o in runs):
                 why = reason_lookup(f.replaced) if f.replaced else None  # as :func:`_sent_runs` reads it
                 extra = [r for r, _n, _b, s, o in runs if r is not None and o is not None
                          and (s is None or why is None or why(r) != s)]
-                self.sent = HoledRuns(base, base, holes, c, extra)
+                # no row of its own sent and every run split at the holes: it sends the plain rows
+                same = not extra and split.starts == base.starts and split.ends == base.ends
+                self.sent = self.plain if same else HoledRuns(base, base, holes, c, extra)
             else:
                 self.sent = self.plain
             self.unsent = WindowComplement(self.sent, self.start, self.at)

@@ -21,6 +21,9 @@ class IndexRuns:
     __slots__ = ("starts", "ends")
 
     def __init__(self, ranges: Sequence[tuple[int, int]]) -> None:
+        if len(ranges) == 1:  # one range (a window, a frame's one run): nothing to sort or merge
+            self.starts, self.ends = [ranges[0][0]], [ranges[0][1]]
+            return
         merged: list[tuple[int, int]] = []
         for lo, hi in sorted(ranges):
             if merged and lo <= merged[-1][1]:
