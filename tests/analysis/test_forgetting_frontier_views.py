@@ -199,3 +199,26 @@ def test_a_run_with_replaced_rows_is_one_transcript_run_read_from_its_ends(size:
     ranges: list[tuple[int, int]] = []
     assert refs.add_run(ranges, rows, 0, size, swaps) == 0
     assert ranges == [(0, size)] and looks[0] == 2  # add_run's own look, then runs' one
+
+
+def test_a_frontier_frame_that_sends_no_row_of_its_own_builds_one_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One enormous masked turn (60 rounds): its frontier frames send no row of their own and every
+    run is split at the holes, so each frame read builds one :class:`HoledRuns` (its plain rows, which
+    are also its sent rows), not two equal ones: as many views as frontier frames read."""
+    rp = _enormous(60)
+    built, read = [0], [0]
+    real_init, real_read = HoledRuns.__init__, _Frame._read_runs
+
+    def counting_init(self: HoledRuns, *a: Any, **k: Any) -> None:
+        built[0] += 1
+        real_init(self, *a, **k)
+
+    def counting_read(self: _Frame) -> None:
+        real_read(self)
+        read[0] += self.holed
+
+    monkeypatch.setattr(HoledRuns, "__init__", counting_init)
+    monkeypatch.setattr(_Frame, "_read_runs", counting_read)
+    call_needs(rp)
+    assert read[0] > 40
+    assert built[0] == read[0]
