@@ -28,7 +28,6 @@ writes for a fold is what a new summarizer writes for it.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable
 from fractions import Fraction
@@ -82,7 +81,7 @@ def _exact_ratio(ratio: float) -> Fraction:
 
 
 def _bounded(folded_tokens: int, ratio: Fraction, floor: int, cap: int) -> int:
-    share = math.ceil(ratio * folded_tokens)  # exact: ⌈0.1 × 30⌉ is 3, not 4
+    share = -(-ratio.numerator * folded_tokens // ratio.denominator)  # ⌈ratio × folded⌉ in integers: ⌈0.1 × 30⌉ is 3
     return max(0, min(cap, max(floor, share), folded_tokens))
 
 
