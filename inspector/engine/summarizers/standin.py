@@ -229,20 +229,26 @@ class _Reading:
         only when it holds a decision word, and then of rank 0); how many user messages the fold
         holds; and its tokens (:func:`folded_tokens`, from the texts read here). A row line is
         ``"{who}: {sentence}"`` for each sentence with an identifier or a decision word."""
-        rows: list[tuple[str | None, str, bool]] = []  # (who, text, a user's?); who None: a summary block's body
+        rows: list[tuple[str | None, str]] = []  # (who, text); who None: a summary block's body
+        texts: list[str] = []  # the row texts to read (not the blocks')
+        users = chars = 0
         for m in messages:  # _fold_text and _who, inline: this loop reads every folded row
             role = m.get("role")
             if role == "system" and is_summary_block(m):
-                rows.append((None, summary_body(m), False))
+                text = summary_body(m)
+                rows.append((None, text))
             else:
-                rows.append((_WHO.get(role, role) if type(role) is str else _who(m), message_text(m), role == "user"))
-        self.read(text for who, text, _ in rows if who is not None)
-        users = sum(user for _, _, user in rows)
-        tokens = sum(len(text) for _, text, _ in rows) // CHARS_PER_TOKEN
+                text = message_text(m)
+                users += role == "user"
+                rows.append((_WHO.get(role, role) if type(role) is str else _who(m), text))
+                texts.append(text)
+            chars += len(text)
+        self.read(texts)
+        tokens = chars // CHARS_PER_TOKEN
         lines: list[str] = []
         pending: dict[int, str] = {}
         first: dict[str, str | None] = {}  # line: the sentence it waits on (None: a candidate)
-        for who, text, _ in rows:
+        for who, text in rows:
             for line, waits in self._lines(who, text):
                 if line not in first:
                     first[line] = waits
@@ -285,11 +291,11 @@ class _Reading:
             return True
         return False
 
-    def _settled(self, rows: list[tuple[str | None, str, bool]]) -> list[str]:
+    def _settled(self, rows: list[tuple[str | None, str]]) -> list[str]:
         """The candidate lines of ``rows``, oldest first, each once, every pending line searched."""
         kept: list[str] = []
         seen: set[str] = set()
-        for who, text, _ in rows:
+        for who, text in rows:
             for line, waits in self._lines(who, text):
                 if line not in seen and self._candidate(line, waits):
                     seen.add(line)
