@@ -51,7 +51,7 @@ def reference_lines(msgs: list[dict[str, Any]], budget: int) -> list[str]:
         if is_summary_block(m):
             lines += standin._carried(summary_body(m))
         else:
-            lines += [f"{WHO[m['role']]}: {s}" for s in standin._sentences(message_text(m))
+            lines += [f"{WHO.get(m['role'], m['role'])}: {s}" for s in standin._sentences(message_text(m))
                       if extract_identifiers(s) or RULE_DECISION.search(s)]
     kept = list(dict.fromkeys(lines))
     size = sum(len(line) + 3 for line in kept)
@@ -66,19 +66,21 @@ def reference_lines(msgs: list[dict[str, Any]], budget: int) -> list[str]:
 
 POOL = ["Order OR0001Z is confirmed.", "Order OR0002Z is confirmed.", "I will check.", "we will ship it",
         "nothing to see here", "ok", "Refund #W2378156 tomorrow!", "see /var/log/app.log\nthen retry",
-        "we agreed on the blue one. it should arrive", "plain words " * 30, "we must wait " * 30, "Done."]
+        "we agreed on the blue one. it should arrive", "plain words " * 30, "we must wait " * 30, "Done.",
+        "note: we will ship it"]
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.lists(st.tuples(st.sampled_from(["user", "assistant", "tool"]), st.sampled_from(POOL)),
-                         min_size=1, max_size=12), min_size=1, max_size=4),
+@given(st.lists(st.lists(st.tuples(st.sampled_from(["user", "assistant", "tool", "user: note"]),
+                                   st.sampled_from(POOL)), min_size=1, max_size=12), min_size=1, max_size=4),
        st.sampled_from([4, 16, 40, 256]), st.sampled_from([1, 8, 30]), st.booleans())
 def test_the_kept_lines_are_the_rules_whichever_sentences_were_searched(
         folds: list[list[tuple[str, str]]], cap: int, floor: int, block_last: bool) -> None:
     """One summarizer over a sequence of folds (each after the first holding the previous summary,
     first as a condenser's do, or last: its carried lines then repeat rows' lines already read),
     with targets small enough that the budget binds: every summary's kept lines are the rule's,
-    read eagerly."""
+    read eagerly. A role holding ``: `` makes lines that two sentences share (that role's "we will
+    ship it" and the user's "note: we will ship it"), ranked apart by :func:`_rank`."""
     kept = StandInSummarizer(cap=cap, floor=floor)
     previous: str | None = None
     for fold in folds:
