@@ -46,7 +46,7 @@ def _wrapped(opening: AnyStr, separator: AnyStr, texts: list[AnyStr], closing: A
     megabytes of text, and each concatenation of the joined text would copy it again."""
     if len(texts) < 2:
         return opening + separator.join(texts) + closing
-    return separator.join([opening + texts[0], *texts[1:-1], texts[-1] + closing])
+    return separator.join([opening + texts[0]] + texts[1:-1] + [texts[-1] + closing])
 
 
 def _rows(texts: list[str]) -> str:
