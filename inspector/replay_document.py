@@ -30,7 +30,7 @@ def replay_document(rp: Replay, *, payloads: bool = False, extractor: Extractor 
     doc = rp.to_json(payloads=payloads)
     needs = replay_needs(rp, extractor)
     for frame, c in zip(doc["frames"], needs, strict=True):
-        frame["forgotten"] = [x.to_json() for x in c.forgotten]
+        frame["forgotten"] = [x.to_json() for x in c.forgotten] if c.forgotten else []
     doc["totals"]["forgetting"] = forgetting_totals(needs)
     if sum(rp.summarizer_calls.values()):  # summaries the stand-in wrote make the forgetting an estimate
         for words in standin_estimate_words(rp.summarizer_label):
