@@ -43,7 +43,7 @@ is superlinear: its growth prints as a missed target and it is not run at 1 000 
 
 Every target prints as ``measured/target``.
 
-    .venv/bin/python benchmarks/end_to_end.py [--quick] [--repeat 3] [--cli-repeat 5] [--fleet 200] [--no-app] [--steps 10]
+    .venv/bin/python benchmarks/end_to_end.py [--quick] [--repeat 3] [--cli-repeat 7] [--fleet 200] [--no-app] [--steps 10]
 
 ``--quick``: 250 / 500 turns, 500 / 1 000 rounds, a 40-conversation fleet (a smoke run, not the figures).
 """
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--cli-repeat", type=int, default=5, help="rounds of the CLI commands (each the cheapest)")
+    ap.add_argument("--cli-repeat", type=int, default=7, help="rounds of the CLI commands (each the cheapest)")
     ap.add_argument("--fleet", type=int, default=None, help="conversations in the fleet sweep (default 200)")
     ap.add_argument("--no-app", action="store_true", help="skip the browser measurements")
     ap.add_argument("--steps", type=int, default=10)

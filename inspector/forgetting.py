@@ -44,8 +44,9 @@ from typing import Any, NamedTuple
 from inspector.engine.identifiers import Extractor, Identifier, extract_identifiers, message_text
 from inspector.forgetting_index import NEEDED_IN, WHERE_BITS, TranscriptIndex
 from inspector.replay import FrontierSegments, Frame, Replay, reason_lookup
-from inspector.replay.ranges import (HoledRuns, IndexRuns, WindowComplement, changed_rows, complement, count_in,
-                                     expand_ranges, symmetric_difference)
+from inspector.replay.ranges import expand_ranges
+from inspector.replay.runs import (HoledRuns, IndexRuns, WindowComplement, changed_rows, complement, count_in,
+                                   symmetric_difference)
 from inspector.replay.run import gc_paused
 from inspector.vocabulary import reason_words, registered_actions, summary_actions
 
@@ -209,7 +210,7 @@ class _Frame:
     """One call's view for the detector: what it sends (runs), its turn's start and reach. The runs
     (``plain``, ``sent``, ``unsent``; ``plain_ranges`` too unless ``holed``) are read from the frame's
     segments the first time one is asked for: a call whose turn needs no identifier yet never reads them.
-    A frontier frame's (``holed``) are views over its table (:class:`~inspector.replay.ranges.HoledRuns`),
+    A frontier frame's (``holed``) are views over its table (:class:`~inspector.replay.runs.HoledRuns`),
     O(its runs) to build however many rows were replaced so far; the lists of the other frames are
     made for one only when it is compared with a frame of the other kind (:meth:`lists`)."""
 
@@ -242,14 +243,16 @@ class _Frame:
         self.holed = isinstance(segs, FrontierSegments)
         if isinstance(segs, FrontierSegments):  # views over its table: no range per replaced row
             runs, holes, c = segs.runs, segs.fr.refs, segs.upto
-            base = [(r, r + n_) for r, n_, _b, _s, o in runs if r is not None and o is None]
-            self.plain = HoledRuns(base, [(r, r + n_) for r, n_, _b, s, o in runs if r is not None and o is None
-                                          and s is None], holes, c)
+            base = IndexRuns([(r, r + n_) for r, n_, _b, _s, o in runs if r is not None and o is None])
+            split = IndexRuns([(r, r + n_) for r, n_, _b, s, o in runs if r is not None and o is None and s is None])
+            self.plain = HoledRuns(base, split, holes, c)
             if f.replaced or any(r is not None and o is not None for r, _n, _b, _s, o in runs):
                 why = reason_lookup(f.replaced) if f.replaced else None  # as :func:`_sent_runs` reads it
                 extra = [r for r, _n, _b, s, o in runs if r is not None and o is not None
                          and (s is None or why is None or why(r) != s)]
-                self.sent = HoledRuns(base, base, holes, c, extra)
+                # no row of its own sent and every run split at the holes: it sends the plain rows
+                same = not extra and split.starts == base.starts and split.ends == base.ends
+                self.sent = self.plain if same else HoledRuns(base, base, holes, c, extra)
             else:
                 self.sent = self.plain
             self.unsent = WindowComplement(self.sent, self.start, self.at)

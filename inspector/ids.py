@@ -32,9 +32,15 @@ def stringify_ids(msg: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     stays as given); an unconverted one is returned as is, with an empty list."""
     calls = msg.get("tool_calls")
     tcid = msg.get("tool_call_id")
-    if (tcid is None or type(tcid) is str) and (  # the usual row: nothing to convert, read once
-            not calls or (type(calls) is list and all(type(c) is dict and type(c.get("id")) is str for c in calls))):
-        return msg, []
+    if tcid is None or type(tcid) is str:  # the usual row: nothing to convert, read once (a loop, not a generator)
+        if not calls:
+            return msg, []
+        if type(calls) is list:
+            for c in calls:
+                if type(c) is not dict or type(c.get("id")) is not str:
+                    break
+            else:
+                return msg, []
     changed: list[str] = []
     out = msg
     if isinstance(calls, list) and any(isinstance(c, dict) and id_text(c.get("id")) is not None for c in calls):

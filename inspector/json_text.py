@@ -6,17 +6,18 @@ written as is, like ``json.dumps(..., ensure_ascii=False)``); :func:`document_te
 out one top-level field a line and one element a line of a top-level list of objects or of texts (a
 frame, a commit, a summary), so a diff of two documents shows the elements that differ;
 :func:`masked_document_text` is that text with secrets masked, masking only what
-:func:`~inspector.redact.json_may_hold_secret` says may hold one (docs/performance.md).
+:func:`~inspector.redact.json_may_hold_secret` says may hold one (docs/performance.md), and
+:func:`masked_document_bytes` the same as UTF-8 bytes, what a command writes to its file.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, AnyStr
 
 import orjson
 
-__all__ = ["document_text", "json_text", "masked_document_text", "rows_text"]
+__all__ = ["document_text", "json_text", "masked_document_bytes", "masked_document_text", "rows_text"]
 
 
 def json_text(value: Any) -> str:
@@ -40,12 +41,12 @@ def _one_per_line(value: Any) -> bool:
     return (kind is dict or kind is str) and all(type(x) is kind for x in value)
 
 
-def _wrapped(opening: str, separator: str, texts: list[str], closing: str) -> str:
+def _wrapped(opening: AnyStr, separator: AnyStr, texts: list[AnyStr], closing: AnyStr) -> AnyStr:
     """``opening + separator.join(texts) + closing`` made by one join: a long replay's frames are
     megabytes of text, and each concatenation of the joined text would copy it again."""
     if len(texts) < 2:
         return opening + separator.join(texts) + closing
-    return separator.join([opening + texts[0], *texts[1:-1], texts[-1] + closing])
+    return separator.join([opening + texts[0]] + texts[1:-1] + [texts[-1] + closing])
 
 
 def _rows(texts: list[str]) -> str:
@@ -69,27 +70,41 @@ def document_text(doc: dict[str, Any]) -> str:
 
 
 def masked_document_text(doc: dict[str, Any]) -> str:
-    """``document_text(mask_secrets(doc))``, the same text, made by writing each field first and
+    """``document_text(mask_secrets(doc))``, the same text: :func:`masked_document_bytes` read back
+    as text (a lone surrogate the standard library's encoder wrote is kept as it is)."""
+    return b"".join(_masked_parts(doc, "surrogatepass")).decode("utf-8", "surrogatepass")
+
+
+def masked_document_bytes(doc: dict[str, Any]) -> bytes:
+    """``document_text(mask_secrets(doc))`` encoded in UTF-8, made by writing each field first and
     masking only what :func:`~inspector.redact.json_may_hold_secret` says may hold a secret: a
     top-level list written one element a line by its elements' digit-free shapes (:func:`_list_line`),
     any other field as written, with its key. Each element is walked by the masker at most once, and
-    most not at all."""
+    most not at all. The text is kept as orjson writes it, UTF-8 bytes, up to the file: a text copy
+    of megabytes of frames (and one more to encode it again) is never made. Raises
+    :class:`UnicodeEncodeError` for a text UTF-8 cannot hold (a lone surrogate)."""
+    return b"".join(_masked_parts(doc, "strict"))
+
+
+def _masked_parts(doc: dict[str, Any], errors: str) -> list[bytes]:
+    """The pieces of :func:`masked_document_bytes` (to join once: a frames line of megabytes is
+    copied once); ``errors`` is how a text the standard library's encoder wrote is encoded."""
     from inspector.redact import json_may_hold_secret, mask_secrets
 
-    parts = ["{\n"]  # joined once at the end: a frames line of megabytes is copied once
+    parts = [b"{\n"]
     for key, value in doc.items():
         if len(parts) > 1:
-            parts.append(",\n")
+            parts.append(b",\n")
         head = f" {json_text(key)}: "
         if _one_per_line(value):
-            parts += _list_line(head, value)
+            parts += _list_line(head.encode("utf-8", errors), value, errors)
         else:
             line = head + json_text(value)
             if json_may_hold_secret(line):  # the key too: a secret-named key masks its value
                 line = head + _body(mask_secrets({key: value})[key])
-            parts.append(line)
-    parts.append("\n}")
-    return "".join(parts)
+            parts.append(line.encode("utf-8", errors))
+    parts.append(b"\n}")
+    return parts
 
 
 _DIGITS = b"0123456789"
@@ -99,7 +114,7 @@ it as is (no escape, no digit), so between two elements it reads ``,"\ue000row\u
 _ROW_SEP = b',"' + _ROW.encode() + b'",'
 
 
-def _list_line(head: str, value: list[Any]) -> list[str]:
+def _list_line(head: bytes, value: list[Any], errors: str) -> list[bytes]:
     """``head`` and the list ``value`` written one element a line, each element that may hold a
     secret masked (the line's pieces, to join).
 
@@ -122,20 +137,18 @@ def _list_line(head: str, value: list[Any]) -> list[str]:
     try:
         joined = orjson.dumps(interleaved)
     except TypeError:
-        return _element_line(head, value)
+        return _element_line(head, value, errors)
     rows = joined.split(_ROW_SEP)
     if len(rows) != n:  # an element holds the separator
-        return _element_line(head, value)
+        return _element_line(head, value, errors)
     rows[0] = rows[0][1:]  # the list's brackets (one row: both), then each row is one element's text
     rows[-1] = rows[-1][:-1]
     if any(json_may_hold_secret(shape.decode()) for shape in {row.translate(None, _DIGITS) for row in rows}):
-        return _element_line(head, value, rows)
-    rows[0] = b"[\n  " + rows[0]
-    rows[-1] += b"\n ]"
-    return [head, str(b",\n  ".join(rows), "utf-8")]
+        return _element_line(head, value, errors, rows)
+    return [_wrapped(head + b"[\n  ", b",\n  ", rows, b"\n ]")]
 
 
-def _element_line(head: str, value: list[Any], raw: list[bytes] | None = None) -> list[str]:
+def _element_line(head: bytes, value: list[Any], errors: str, raw: list[bytes] | None = None) -> list[bytes]:
     """:func:`_list_line` element by element: each element written alone (unless ``raw`` holds their
     texts already), and masked when its own digit-free shape, then its own text, may hold a secret."""
     from inspector.redact import json_may_hold_secret, mask_secrets
@@ -147,10 +160,11 @@ def _element_line(head: str, value: list[Any], raw: list[bytes] | None = None) -
         if json_may_hold_secret("\n".join(texts)):
             texts = [json_text(mask_secrets(x)) if json_may_hold_secret(t) else t
                      for x, t in zip(value, texts, strict=True)]
-        return [_wrapped(head + "[\n  ", ",\n  ", texts, "\n ]")]
+        raw = [t.encode("utf-8", errors) for t in texts]
+        return [_wrapped(head + b"[\n  ", b",\n  ", raw, b"\n ]")]
     verdict = {shape: json_may_hold_secret(shape.decode()) for shape in {b.translate(None, _DIGITS) for b in raw}}
-    texts = [b.decode() for b in raw]
     if any(verdict.values()):  # each element whose shape may hold one, tested on its own
-        texts = [json_text(mask_secrets(x)) if verdict[b.translate(None, _DIGITS)] and json_may_hold_secret(t) else t
-                 for x, b, t in zip(value, raw, texts, strict=True)]
-    return [_wrapped(head + "[\n  ", ",\n  ", texts, "\n ]")]
+        raw = [json_text(mask_secrets(x)).encode("utf-8", errors)
+               if verdict[b.translate(None, _DIGITS)] and json_may_hold_secret(b.decode()) else b
+               for x, b in zip(value, raw, strict=True)]
+    return [_wrapped(head + b"[\n  ", b",\n  ", raw, b"\n ]")]

@@ -1,6 +1,7 @@
 """The replay document every face writes: a replay's JSON with what each call forgot and what the
 provider's prompt cache served, as one object (:func:`replay_document`) and as text with secrets
-masked (:func:`replay_dumps`, what ``context-inspector replay`` writes and the app exports)."""
+masked (:func:`replay_dumps`, what the app exports; :func:`replay_bytes`, the same in UTF-8, what
+``context-inspector replay`` writes)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from typing import Any
 
 from inspector.engine.identifiers import Extractor, extract_identifiers
 from inspector.forgetting import forgetting_totals, replay_needs
-from inspector.json_text import masked_document_text
+from inspector.json_text import masked_document_bytes, masked_document_text
 from inspector.replay import Replay
 from inspector.vocabulary import standin_estimate_words
 
-__all__ = ["replay_document", "replay_dumps"]
+__all__ = ["replay_bytes", "replay_document", "replay_dumps"]
 
 
 def replay_document(rp: Replay, *, payloads: bool = False, extractor: Extractor = extract_identifiers,
@@ -29,7 +30,7 @@ def replay_document(rp: Replay, *, payloads: bool = False, extractor: Extractor 
     doc = rp.to_json(payloads=payloads)
     needs = replay_needs(rp, extractor)
     for frame, c in zip(doc["frames"], needs, strict=True):
-        frame["forgotten"] = [x.to_json() for x in c.forgotten]
+        frame["forgotten"] = [x.to_json() for x in c.forgotten] if c.forgotten else []
     doc["totals"]["forgetting"] = forgetting_totals(needs)
     if sum(rp.summarizer_calls.values()):  # summaries the stand-in wrote make the forgetting an estimate
         for words in standin_estimate_words(rp.summarizer_label):
@@ -43,3 +44,11 @@ def replay_dumps(rp: Replay, *, payloads: bool = False, extractor: Extractor = e
     line per summary, frame or commit (:func:`inspector.json_text.masked_document_text`, the one
     writer), so a diff of two replays shows the frames that differ."""
     return masked_document_text(replay_document(rp, payloads=payloads, extractor=extractor, cache_rule=cache_rule))
+
+
+def replay_bytes(rp: Replay, *, payloads: bool = False, extractor: Extractor = extract_identifiers,
+                 cache_rule: str | None = None) -> bytes:
+    """:func:`replay_dumps` as UTF-8 bytes, written without a text copy
+    (:func:`inspector.json_text.masked_document_bytes`): what ``context-inspector replay`` writes.
+    Raises :class:`UnicodeEncodeError` for a text UTF-8 cannot hold (a lone surrogate)."""
+    return masked_document_bytes(replay_document(rp, payloads=payloads, extractor=extractor, cache_rule=cache_rule))

@@ -207,6 +207,8 @@ def guard(fn: Handler) -> Callable[[argparse.Namespace], int]:
             check_writable(out)  # before the work: a replay of an hour must not end on "cannot write"
         try:
             return fn(args)
+        except BrokenPipeError:  # the reader of stdout has gone: inspector.cli._run ends quietly (141)
+            raise
         except OSError as exc:
             co.error(str(exc))
             return EXIT_USAGE

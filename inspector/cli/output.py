@@ -280,13 +280,36 @@ def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], *
     return "\n".join(lines) + "\n"
 
 
-def write(text: str, out: str | None) -> None:
-    """``text`` to ``out`` (a file, UTF-8) or stdout, with exactly one final newline."""
+def write(text: str | bytes, out: str | None) -> None:
+    """``text`` to ``out`` (a file, UTF-8) or stdout, with exactly one final newline. ``bytes`` are
+    UTF-8 text already (a replay's JSON): written as they are, never decoded to be encoded again
+    (nor copied to add the newline)."""
+    if isinstance(text, bytes):
+        _write_bytes(text, b"" if text.endswith(b"\n") else b"\n", out)
+        return
     text = text if text.endswith("\n") else text + "\n"
     if out:
         Path(out).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+
+
+def _write_bytes(data: bytes, end: bytes, out: str | None) -> None:
+    """UTF-8 ``data`` then ``end`` to ``out`` or stdout: through stdout's byte stream when it has
+    one (after what its text layer holds), else as text."""
+    if out:
+        with open(out, "wb") as f:
+            f.write(data)
+            f.write(end)
+        return
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write((data + end).decode("utf-8"))
+        return
+    sys.stdout.flush()
+    buffer.write(data)
+    buffer.write(end)
+    buffer.flush()
 
 
 def end_process(args: argparse.Namespace) -> None:

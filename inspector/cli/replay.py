@@ -2,7 +2,7 @@
 engine would send (token bands, the context manager's action, trims, pairing repairs, the provider
 check).
 
-JSON holds everything (:func:`inspector.replay_document.replay_dumps`; with ``--payloads`` the exact
+JSON holds everything (:func:`inspector.replay_document.replay_bytes`; with ``--payloads`` the exact
 messages); CSV one row per call; the terminal table a summary with a totals row. A replay's pending
 next call (the transcript ends before its reply) is starred in the table and left out of the
 totals. A payload a provider would refuse is said on stderr whatever the format.
@@ -58,14 +58,15 @@ def add_replay(sub: SubParsers) -> None:
 
 
 def replays_json(replays: Sequence[tuple[Any, Any]], *, payloads: bool, single: bool,
-                 cache_rule: str | None = None) -> str:
-    """The JSON text of ``replays`` (``(transcript, replay)`` pairs), each with its forgetting, its
-    prompt cache under ``cache_rule`` (``--cache-rule``; None: the manifest's choice) and, with
-    ``payloads``, its exact messages: one replay document when ``single``, else ``{"replays": [...]}``."""
-    from inspector.replay_document import replay_dumps
+                 cache_rule: str | None = None) -> bytes:
+    """The JSON of ``replays`` (``(transcript, replay)`` pairs) as UTF-8 bytes, each with its
+    forgetting, its prompt cache under ``cache_rule`` (``--cache-rule``; None: the manifest's choice)
+    and, with ``payloads``, its exact messages: one replay document when ``single``, else
+    ``{"replays": [...]}`` (:func:`inspector.replay_document.replay_bytes`: kept as bytes up to the file)."""
+    from inspector.replay_document import replay_bytes
 
-    texts = [replay_dumps(rp, payloads=payloads, cache_rule=cache_rule) for _, rp in replays]
-    return texts[0] if single else '{"replays": [\n' + ",\n".join(texts) + "\n]}"
+    texts = [replay_bytes(rp, payloads=payloads, cache_rule=cache_rule) for _, rp in replays]
+    return texts[0] if single else b'{"replays": [\n' + b",\n".join(texts) + b"\n]}"
 
 
 def _frame_rows(rp: Any, t: Any, cache_rule: str | None = None) -> list[dict[str, Any]]:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,6 +157,51 @@ def _guards(text: str) -> dict[str, bool] | None:
         "id": digit,
         "word": b"_" in rest or bool(rest.translate(None, _NOT_UPPER)),
     }
+
+
+_NOT_TRIGGER_BUT_NUL = _NOT_TRIGGER_UTF8[1:]  # NUL is byte 0, the first deleted: kept, it parts the texts
+_ASCII_BUT_NUL = _ASCII_BYTES[1:]
+
+
+def may_hold_identifiers(texts: Sequence[str]) -> list[bool]:
+    """For each of ``texts``, whether :func:`extract_identifiers` may find anything in it: False
+    exactly where :func:`_guards` says None (the text holds no guard character, so no rule can
+    match), worked out for all the texts at once: they are joined by NUL, and one byte translation
+    of the joined UTF-8 keeps the ASCII guard characters and the NULs (a second one, for a
+    non-ASCII text, its non-ASCII characters), split at the NULs into one remainder a text. A text
+    that holds a NUL itself is asked one by one (:func:`_guards`), as are all when one does."""
+    joined = "\x00".join(texts)
+    raw = joined.encode("utf-8", "surrogatepass")
+    kept = raw.translate(None, _NOT_TRIGGER_BUT_NUL).split(b"\x00")
+    if len(kept) != len(texts):  # a text holds a NUL (or there are none)
+        return [_guards(t) is not None for t in texts]
+    if joined.isascii():
+        return [bool(k) for k in kept]
+    foreign = raw.translate(None, _ASCII_BUT_NUL).split(b"\x00")  # each text's non-ASCII characters
+    seen: dict[bytes, bool] = {b"": False}
+    out = []
+    for k, f in zip(kept, foreign, strict=True):
+        if k:
+            out.append(True)
+            continue
+        may = seen.get(f)
+        if may is None:  # what only a non-ASCII character holds: “ (quoted) or a Unicode digit
+            chars = f.decode("utf-8", "surrogatepass")
+            may = seen[f] = "“" in chars or _DIGIT.search(chars) is not None
+        out.append(may)
+    return out
+
+
+_ZEROED = str.maketrans("123456789", "000000000")
+
+
+def digit_shape(text: str) -> str:
+    """``text`` with each ASCII digit made ``0``: every rule reads the ten digits alike (each
+    pattern's classes hold all of them or none, and no rule counts a value), so
+    :func:`extract_identifiers` finds identifiers in a text exactly when it finds them in its shape
+    (at the same places, of the same kinds): texts that differ only in their numbers (``lookup
+    {"q": 17}``, ``{"q": 18}``) need one search between them."""
+    return text.translate(_ZEROED)
 
 
 def _rules_for(text: str) -> list[tuple[str, re.Pattern[str]]]:

@@ -12,7 +12,8 @@ byte-identical JSON (no clocks, no ordering by hash).
 
 One module per stage: :mod:`~inspector.replay.run` (the loop, :func:`replay`),
 :mod:`~inspector.replay.recorder` (what the loop writes down), :mod:`~inspector.replay.ranges`
-(an assembly's rows as transcript ranges), :mod:`~inspector.replay.records` (frames, commits and
+(an assembly's rows as transcript ranges), :mod:`~inspector.replay.runs` (membership in them,
+for the forgetting detector), :mod:`~inspector.replay.records` (frames, commits and
 their JSON), :mod:`~inspector.replay.replaced` (a frontier record's replaced rows, kept once) and :mod:`~inspector.replay.result` (the :class:`Replay`, its totals and its JSON).
 """
 

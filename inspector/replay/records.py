@@ -123,7 +123,8 @@ class Frame:
         return out
 
     def to_json(self, transcript_messages: Sequence[Message] | None = None,
-                summaries: dict[str, int] | None = None, *, alone: bool = False) -> dict[str, Any]:
+                summaries: dict[str, int] | None = None, *, alone: bool = False,
+                decisions: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
         """The frame as a replay file's frame object; with ``transcript_messages``
         (the replayed transcript's messages) also its ``payload``: every row's role, content, tool calls,
         tool call id, transcript index (``ref``), synthetic kind and band. The summary text is
@@ -133,23 +134,33 @@ class Frame:
         ``content_index`` instead: the text's index in the document's ``summaries`` list. Its replaced
         rows are written relative to the previous frame's (:attr:`replaced_kept`;
         :func:`replaced_lists` reads them back), or all of them when the frame stands ``alone`` (an
-        export of one call)."""
+        export of one call). ``decisions`` (a document's ``cm`` objects by the identity of their
+        :class:`CallDecision`, which this call extends) makes the frames of one shared decision record
+        share one ``cm`` object: a document is read, never changed in place."""
         text = self.summary_text
         summary: str | int | None
         if summaries is None:
             summary_key, summary, not_sent = "summary", text, list(self.not_sent)
         else:
             summary_key, summary = "summary_index", None if text is None else summaries.setdefault(text, len(summaries))
-            not_sent = [_content_indexed(ns, summaries) for ns in self.not_sent]
+            not_sent = [_content_indexed(ns, summaries) for ns in self.not_sent] if self.not_sent else []
         count, summary_sent = 0, False  # message_count and summary_sent, in one pass over the runs
-        for seg in getattr(self.segments, "runs", self.segments):
+        segments = self.segments
+        for seg in segments if type(segments) is tuple else getattr(segments, "runs", segments):
             count += seg[1]
             if seg[2] == "summary":
                 summary_sent = True
+        decision = self.decision
+        if decisions is None:
+            cm = dict(zip(DECISION_FIELDS, _DECISION_VALUES(decision)))
+        else:
+            cm = decisions.get(id(decision))  # type: ignore[assignment]
+            if cm is None:
+                cm = decisions[id(decision)] = dict(zip(DECISION_FIELDS, _DECISION_VALUES(decision)))
         d: dict[str, Any] = {
             "turn": self.turn, "step": self.step, "at": self.at, "budget": _budget_json(self.budget),
             "bands": self.bands, "payload_tokens": self.payload_tokens, "headroom": self.headroom,
-            "cm": dict(zip(DECISION_FIELDS, _DECISION_VALUES(self.decision))),
+            "cm": cm,
             "messages": count, "trimmed": [list(r) for r in self.trimmed] if self.trimmed else [],
             "trimmed_synthetic": self.trimmed_synthetic,
             "folded": [list(r) for r in self.folded] if self.folded else [],

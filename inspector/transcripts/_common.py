@@ -395,6 +395,17 @@ class Builder:
             self.usage[index] = dict(usage)
         return index
 
+    def extend(self, messages: Sequence[Message], origins: Iterable[str],
+               usage: Mapping[int, Mapping[str, Any]]) -> None:
+        """:meth:`add` for each of ``messages`` in order, with its origin from ``origins`` and its
+        usage from ``usage`` (by position in ``messages``), in a few list operations."""
+        start = len(self.messages)
+        self.messages += messages
+        self.origins += origins
+        for i, u in usage.items():
+            if u:
+                self.usage[start + i] = dict(u)
+
     def note(self, kind: str, index: int | None, detail: str) -> None:
         """Record an irregularity the importer saw at row ``index`` (None: the whole file)."""
         self.notes.append(Irregularity(kind, index, detail))
@@ -428,6 +439,9 @@ def stringify_tool_call_ids(messages: list[Message]) -> list[Irregularity]:
     invalid payload."""
     found: list[Irregularity] = []
     for i, msg in enumerate(messages):
+        tcid = msg.get("tool_call_id")
+        if (tcid is None or type(tcid) is str) and not msg.get("tool_calls"):
+            continue  # the usual row (no call to read): stringify_ids's own first test, without the call
         new, changed = stringify_ids(msg)
         if changed:
             msg.update(new)

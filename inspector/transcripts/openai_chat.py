@@ -248,8 +248,7 @@ def parse(obj_or_text: Any, *, name: str, path: str | None = None, conversation:
     messages, usage, dropped = normalize_messages(conv.raw, conv.fail)
     tools = normalize_tools(conv.tools, conv.tools_fail or (lambda d: TranscriptError(name, d)))
     b = Builder()
-    for i, msg in enumerate(messages):
-        b.add(msg, conv.origin(i), usage.get(i))
+    b.extend(messages, map(conv.origin, range(len(messages))), usage)
     meta: dict[str, Any] = {}
     if dropped:
         meta["dropped_fields"] = dict(sorted(dropped.items()))

@@ -249,7 +249,7 @@ def test_the_newest_unsent_holder_skips_a_sent_runs_holders_at_once() -> None:
     import types
 
     from inspector.forgetting import _newest_unsent_holder
-    from inspector.replay.ranges import IndexRuns
+    from inspector.replay.runs import IndexRuns
 
     h = _CountingHolders(range(1000))
     fr = types.SimpleNamespace(sent=IndexRuns([(1, 1000)]), at=1000)

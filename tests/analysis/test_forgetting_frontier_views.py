@@ -1,7 +1,7 @@
 """The forgetting detector reads a frontier frame (its replaced rows are the first ``c`` entries of
-one table) through views over that table (:class:`~inspector.replay.ranges.HoledRuns`,
-:class:`~inspector.replay.ranges.WindowComplement`), and two consecutive frames by what changed between
-them (:func:`~inspector.replay.ranges.changed_rows`): the same answers as the lists it used to build,
+one table) through views over that table (:class:`~inspector.replay.runs.HoledRuns`,
+:class:`~inspector.replay.runs.WindowComplement`), and two consecutive frames by what changed between
+them (:func:`~inspector.replay.runs.changed_rows`): the same answers as the lists it used to build,
 with work per call bounded by the change, not by the rows replaced so far.
 
 Bug class: a view that counts a hole outside its split runs, an extra row twice, a change missed
@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import sys
 from pathlib import Path
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 from inspector.forgetting import _Frame, call_needs
 from inspector.forgetting_index import TranscriptIndex
 from inspector.replay import FrontierSegments, Replay
-from inspector.replay.ranges import HoledRuns, IndexRuns, WindowComplement, changed_rows, count_in
+from inspector.replay.runs import HoledRuns, IndexRuns, WindowComplement, changed_rows, count_in
 
 ROOT = Path(__file__).resolve().parents[2]
 _RANGES = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 8)), max_size=5).map(
@@ -74,16 +75,49 @@ def test_the_change_between_two_frames_of_one_table_is_asked_of_its_rows_only(
     changed, asked of both views (2 questions), whether the table holds 1 000 or 2 000 rows."""
     holes = list(range(1, 3 * size, 3))
     asked = [0]
-    real = HoledRuns.__contains__
+    real = HoledRuns.has
 
-    def counting(self: HoledRuns, i: object) -> bool:
+    def counting(self: HoledRuns, i: int) -> bool:
         asked[0] += 1
         return real(self, i)
 
-    monkeypatch.setattr(HoledRuns, "__contains__", counting)
+    monkeypatch.setattr(HoledRuns, "has", counting)
     prev, cur = HoledRuns([(0, 3 * size)], [(0, 3 * size)], holes, 500), HoledRuns([(0, 3 * size)], [(0, 3 * size)], holes, 501)
     assert changed_rows(prev, cur) == [(1501, 1502)]
     assert asked[0] == 2
+
+
+class _ReadCounting(Sequence[int]):
+    """A table's transcript indices that count every entry read (by index, slice or iteration)."""
+
+    def __init__(self, items: list[int]) -> None:
+        self.items, self.read = items, 0
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: Any) -> Any:
+        out = self.items[i]
+        self.read += len(out) if isinstance(i, slice) else 1
+        return out
+
+    def __iter__(self) -> Iterator[int]:
+        for x in self.items:
+            self.read += 1
+            yield x
+
+
+@pytest.mark.parametrize("size", [1_000, 2_000])
+def test_the_holes_between_two_counts_are_read_from_the_table_not_walked_from_its_start(size: int) -> None:
+    """Counts ``size`` → ``size + 1`` of a table of ``size + 500`` holes (every third row): the one new
+    hole is read (1 entry), and each view bisects its first ``size`` or ``size + 1`` entries once for
+    that row (at most 11 probes each, as 2¹¹ > 2 001): at most 23 entries read, never the ``size``
+    holes before the change (a walk from the table's start reads 1 000 or 2 000)."""
+    holes = _ReadCounting(list(range(1, 3 * (size + 500), 3)))
+    runs = [(0, 3 * (size + 500))]
+    prev, cur = HoledRuns(runs, runs, holes, size), HoledRuns(runs, runs, holes, size + 1)
+    assert changed_rows(prev, cur) == [(3 * size + 1, 3 * size + 2)]
+    assert holes.read <= 1 + 2 * 11
 
 
 @functools.lru_cache(maxsize=None)
@@ -165,3 +199,26 @@ def test_a_run_with_replaced_rows_is_one_transcript_run_read_from_its_ends(size:
     ranges: list[tuple[int, int]] = []
     assert refs.add_run(ranges, rows, 0, size, swaps) == 0
     assert ranges == [(0, size)] and looks[0] == 2  # add_run's own look, then runs' one
+
+
+def test_a_frontier_frame_that_sends_no_row_of_its_own_builds_one_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One enormous masked turn (60 rounds): its frontier frames send no row of their own and every
+    run is split at the holes, so each frame read builds one :class:`HoledRuns` (its plain rows, which
+    are also its sent rows), not two equal ones: as many views as frontier frames read."""
+    rp = _enormous(60)
+    built, read = [0], [0]
+    real_init, real_read = HoledRuns.__init__, _Frame._read_runs
+
+    def counting_init(self: HoledRuns, *a: Any, **k: Any) -> None:
+        built[0] += 1
+        real_init(self, *a, **k)
+
+    def counting_read(self: _Frame) -> None:
+        real_read(self)
+        read[0] += self.holed
+
+    monkeypatch.setattr(HoledRuns, "__init__", counting_init)
+    monkeypatch.setattr(_Frame, "_read_runs", counting_read)
+    call_needs(rp)
+    assert read[0] > 40
+    assert built[0] == read[0]

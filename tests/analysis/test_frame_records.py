@@ -104,3 +104,16 @@ def test_frames_and_commits_keep_no_list() -> None:
         assert shown["trimmed"] == [list(r) for r in f.trimmed] and shown["warnings"] == list(f.warnings)
     assert all(type(c.folded) is tuple for c in rp.commits)
     assert '"warnings":[]' in rp.dumps()
+
+
+def test_frames_of_one_shared_decision_record_share_one_cm_object_in_the_document() -> None:
+    """Equal call decisions are one :class:`CallDecision` record (the recorder shares them); the
+    document writes one ``cm`` object per record, which its frames share: as many ``cm`` objects as
+    distinct records, each equal to its record's fields."""
+    rp = _replay(load_transcript(sample_path("demo_support.json")))
+    frames = rp.to_json()["frames"]
+    records = {id(f.decision) for f in rp.frames}
+    assert len(records) < len(rp.frames)  # the demo's calls repeat decisions
+    assert len({id(shown["cm"]) for shown in frames}) == len(records)
+    for f, shown in zip(rp.frames, frames, strict=True):
+        assert shown["cm"] == f.to_json()["cm"] == dict(zip(CallDecision._fields, f.decision))

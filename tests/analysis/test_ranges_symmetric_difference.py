@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.replay.ranges import symmetric_difference
+from inspector.replay.runs import symmetric_difference
 
 
 def _runs(widths: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import inspector.redact as redact
 from inspector.redact import json_may_hold_secret, mask_secrets
-from inspector.json_text import document_text, json_text, masked_document_text
+from inspector.json_text import document_text, json_text, masked_document_bytes, masked_document_text
 
 # pieces of secrets, of secret-like names and of JSON's escaping, and ordinary words
 _PIECES = ["Bearer ", "bearer\t", "authorization: basic ", "https://", "user:", "pw@", "sk-", "sk-ant-", "ghp_",
@@ -179,3 +179,20 @@ def test_a_list_of_frames_is_written_by_one_orjson_call(monkeypatch: pytest.Monk
     calls[0] = 0
     masked_document_text(doc)
     assert calls[0] == 4
+
+
+@given(st.dictionaries(st.sampled_from(["frames", "summaries", "api_key", "x"]),
+                       st.one_of(st.lists(_frame, max_size=5), st.lists(_text, max_size=5), _value), max_size=4))
+def test_the_masked_bytes_are_the_masked_text_in_utf8(doc: dict[str, Any]) -> None:
+    """masked_document_bytes(doc) == masked_document_text(doc) encoded in UTF-8, byte for byte."""
+    assert masked_document_bytes(doc) == masked_document_text(doc).encode("utf-8")
+
+
+def test_a_lone_surrogate_is_kept_in_the_text_and_refused_by_the_bytes() -> None:
+    """A text UTF-8 cannot hold (a lone surrogate, written by the standard library's encoder): the
+    masked text keeps it as ``json.dumps`` writes it; the bytes refuse it (as writing that text to a
+    UTF-8 file did)."""
+    doc = {"frames": [{"summary": "a \ud800 b"}], "x": "\udfff"}
+    assert masked_document_text(doc) == document_text(doc)
+    with pytest.raises(UnicodeEncodeError):
+        masked_document_bytes(doc)

@@ -118,13 +118,13 @@ def test_the_replay_command_builds_and_writes_each_document_once(tmp_path: Path,
     built: list[dict[str, Any]] = []
     written: list[dict[str, Any]] = []
     dumped: list[int] = []
-    make, write, dump = replay_document, replay_document_module.masked_document_text, json_text_module.orjson.dumps
+    make, write, dump = replay_document, replay_document_module.masked_document_bytes, json_text_module.orjson.dumps
 
     def counting_make(*a: Any, **k: Any) -> dict[str, Any]:
         built.append(make(*a, **k))
         return built[-1]
 
-    def counting_write(doc: dict[str, Any]) -> str:
+    def counting_write(doc: dict[str, Any]) -> bytes:
         written.append(doc)
         return write(doc)
 
@@ -133,7 +133,7 @@ def test_the_replay_command_builds_and_writes_each_document_once(tmp_path: Path,
         return dump(value)
 
     monkeypatch.setattr(replay_document_module, "replay_document", counting_make)
-    monkeypatch.setattr(replay_document_module, "masked_document_text", counting_write)
+    monkeypatch.setattr(replay_document_module, "masked_document_bytes", counting_write)
     monkeypatch.setattr(json_text_module, "orjson", SimpleNamespace(dumps=counting_dump))
     out = tmp_path / "out.json"
     assert main(["replay", str(ROOT / "inspector" / "samples" / "demo_calls.openai-log.jsonl"),
@@ -156,3 +156,19 @@ def test_what_orjson_refuses_is_written_by_the_standard_encoder() -> None:
     for value in ({1: "x"}, [Pair(1, 2)], 2**70, "\ud800"):
         assert json_text(value) == json.dumps(value, ensure_ascii=False)
     assert json_text({"a": [1, 2.5, None, True], "b": "é"}) == '{"a":[1,2.5,null,true],"b":"é"}'
+
+
+def test_the_replay_command_writes_the_document_as_bytes_never_as_a_text_copy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``replay -o FILE`` writes the UTF-8 bytes of the one writer (plus the final newline); the text
+    writer, which decodes megabytes to be encoded again, is never called."""
+    def no_text(doc: dict[str, Any]) -> str:
+        raise AssertionError("the replay command made a text copy of its document")
+
+    monkeypatch.setattr(json_text_module, "masked_document_text", no_text)
+    monkeypatch.setattr(replay_document_module, "masked_document_text", no_text)
+    out = tmp_path / "out.json"
+    assert main(["replay", str(DEMO), "--summarizer", "drop", "-o", str(out)]) == 0
+    rp = replay(None, load_transcript(DEMO), summarizer="drop")
+    assert out.read_bytes() == replay_document_module.replay_bytes(rp) + b"\n"
+    assert json.loads(out.read_bytes())["frames"]

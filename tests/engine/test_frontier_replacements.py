@@ -440,8 +440,9 @@ def test_clearing_a_one_turn_agents_results_reads_each_working_row_once(monkeypa
     """clear-tool-results (trigger 1 token, keep 2) called before each of R asks of a one-turn agent
     (working memory: ask j at 2j, its 200-character result at 2j + 1; a new tuple each call): the
     call before ask 0 is under the trigger and reads nothing, every later one reads only the 2 rows
-    added since the call before (each row's asks looked up once: ``_calls``), so R rounds read
-    2 (R - 1) rows: 78 at 40, 158 at 80 (every call walked all of working memory before). The call
+    added since the call before, and looks up the asks (``_calls``) of the one of them that has a
+    ``tool_calls`` key, once, so R rounds look up R - 1 rows: 39 at 40, 79 at 80 (every call walked
+    all of working memory before: 2 + 4 + … rows). The call
     before ask k clears the results of asks j < k - 2, each placeholder built once: R - 3 in all."""
     from inspector.engine.managers import clear_tool_results as ctr
 
@@ -468,8 +469,8 @@ def test_clearing_a_one_turn_agents_results_reads_each_working_row_once(monkeypa
             last = cm.decide_with_working(past, tuple(rows[:2 * k]), 0).edits.working
         return reads[0], cm.rows_built, len(last)
 
-    assert run(40) == (78, 37, 37)
-    assert run(80) == (158, 77, 77)
+    assert run(40) == (39, 37, 37)
+    assert run(80) == (79, 77, 77)
 
 
 def test_a_masked_turns_working_memory_is_moved_by_what_changed_not_rebuilt_per_call(

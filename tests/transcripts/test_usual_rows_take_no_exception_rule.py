@@ -58,3 +58,18 @@ def test_a_numeric_id_still_takes_the_number_rule_at_import(tmp_path: Path, monk
     # the result: its tool_call_id once
     assert id_text[0] == 4
     assert t.messages[1]["tool_calls"][0]["id"] == "7" and t.messages[2]["tool_call_id"] == "7"
+
+
+def test_only_rows_with_calls_are_put_through_the_id_rule_at_import(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Of nine rows, the import's id pass calls ``stringify_ids`` for the one ask with calls (its ids
+    to read): one. A row without calls whose ``tool_call_id`` is a text or absent (the two results,
+    every other row) is passed over by the loop itself."""
+    rows = [system(), user("q"), ask("c1", "c2"), tool("c1"), tool("c2"), asst("a"), user("r"), asst("b"),
+            user("s")]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(rows))
+    stringify = _counting(monkeypatch, common, "stringify_ids")
+    t = load_transcript(path)
+    assert stringify[0] == 1
+    assert t.messages == [{"content": r.get("content"), **r} for r in rows]

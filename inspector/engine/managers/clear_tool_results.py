@@ -140,14 +140,17 @@ class _Turn:
                                                                or working[0] is not self.first)):
             t, k = _Turn((st, n)), 0
         asks, answered, excluded = t.asks, t.answered, st.excluded
-        for j in range(k, len(working)):
+        log_asks, log_answered = st.asks, st.answered
+        clash, dup = t.clash, t.dup
+        for j in range(k, len(working)):  # the rows added since the last call (two a tool round)
             m = working[j]
-            for call in _calls(m):
-                cid = str(call.get("id"))
-                t.clash = t.clash or cid in st.asks or cid in st.answered
-                t.dup = t.dup or cid in asks or cid in answered
-                fn = call.get("function")
-                asks[cid] = (n + j, str(fn.get("name", "")) if isinstance(fn, dict) else "")
+            if "tool_calls" in m:
+                for call in _calls(m):
+                    cid = str(call.get("id"))
+                    clash = clash or cid in log_asks or cid in log_answered
+                    dup = dup or cid in asks or cid in answered
+                    fn = call.get("function")
+                    asks[cid] = (n + j, str(fn.get("name", "")) if isinstance(fn, dict) else "")
             if m.get("role") == "tool":
                 t.res.append(j)
                 cid = str(m.get("tool_call_id"))
@@ -156,6 +159,7 @@ class _Turn:
                 if ask is not None and ask[0] < n + j and ask[1] not in excluded:
                     t.cands.append((j, ask[1]))
                     t.pos.append(j)
+        t.clash, t.dup = clash, dup
         t.n = len(working)
         t.first, t.last = (working[0], working[-1]) if working else (None, None)
         return t

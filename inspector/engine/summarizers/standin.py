@@ -28,12 +28,12 @@ writes for a fold is what a new summarizer writes for it.
 
 from __future__ import annotations
 
-import math
 import re
+from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
-from inspector.engine.identifiers import extract_identifiers, message_text
+from inspector.engine.identifiers import digit_shape, extract_identifiers, may_hold_identifiers, message_text
 from inspector.engine.summarizers import PricedUsage
 from inspector.engine.summary_block import is_summary_block, summary_body
 from inspector.engine.types import Message
@@ -81,7 +81,7 @@ def _exact_ratio(ratio: float) -> Fraction:
 
 
 def _bounded(folded_tokens: int, ratio: Fraction, floor: int, cap: int) -> int:
-    share = math.ceil(ratio * folded_tokens)  # exact: ⌈0.1 × 30⌉ is 3, not 4
+    share = -(-ratio.numerator * folded_tokens // ratio.denominator)  # ⌈ratio × folded⌉ in integers: ⌈0.1 × 30⌉ is 3
     return max(0, min(cap, max(floor, share), folded_tokens))
 
 
@@ -173,48 +173,47 @@ def _who(msg: Message) -> str:
 
 
 class _Reading:
-    """What the stand-in has read, kept across its calls: each distinct row text's sentences worth
-    keeping (split once, however many folds hold the row: a summarising strategy may fold the same
-    rows again), each distinct sentence's verdict (searched for identifiers and decision words
-    once: tool calls repeat their lines) and each candidate line's :func:`_rank` (a carried-forward
-    line is one of these, ranked when its row was read)."""
+    """What the stand-in has read, kept across its calls: each distinct row text's sentences (split
+    once, however many folds hold the row: a summarising strategy may fold the same rows again),
+    whether each distinct sentence holds an identifier (searched once: tool calls repeat their
+    lines) and, only when a summary's size makes it matter, whether it holds a decision word, and
+    each candidate line's :func:`_rank` (a carried-forward line is one of these, ranked when its
+    row was read)."""
 
     def __init__(self) -> None:
-        self.rows: dict[str, tuple[tuple[str, int], ...]] = {}
-        self.verdicts: dict[str, int] = {}  # 2: an identifier; 1: a decision word only; 0: neither
+        self.rows: dict[str, list[str]] = {}
+        self.identified: dict[str, bool] = {}  # sentence: whether it holds an identifier
+        self.shapes: dict[str, bool] = {}  # the same by :func:`digit_shape`, searched once a shape
+        self.decisions: dict[str, bool] = {}  # sentence: whether it holds a decision word (asked when needed)
         self.ranks: dict[str, int] = {}
 
-    def row(self, text: str) -> tuple[tuple[str, int], ...]:
-        """The sentences of ``text`` worth keeping (an identifier or a decision word), each with
-        its verdict (2: an identifier; 1: a decision word only)."""
-        found = self.rows.get(text)
-        if found is None:
-            verdicts = self.verdicts
-            out = []
-            for sentence in _sentences(text):
-                verdict = verdicts.get(sentence)
-                if verdict is None:
-                    verdict = verdicts[sentence] = 2 if extract_identifiers(sentence) else int(_decides(sentence))
-                if verdict:
-                    out.append((sentence, verdict))
-            found = self.rows[text] = tuple(out)
-        return found
+    def read(self, texts: Iterable[str]) -> None:
+        """Split each of ``texts`` not read yet into its sentences, and search the sentences not
+        searched yet for identifiers together: only those
+        :func:`~inspector.engine.identifiers.may_hold_identifiers` lets through are extracted, one
+        of each :func:`~inspector.engine.identifiers.digit_shape`."""
+        rows, identified = self.rows, self.identified
+        new = [t for t in dict.fromkeys(texts) if t not in rows]
+        if not new:
+            return
+        split = [_sentences(t) for t in new]
+        fresh = [s for s in dict.fromkeys(s for found in split for s in found) if s not in identified]
+        shapes = self.shapes
+        for s, may in zip(fresh, may_hold_identifiers(fresh), strict=True):
+            found = False
+            if may:
+                shape = digit_shape(s)
+                known = shapes.get(shape)
+                found = shapes[shape] = bool(extract_identifiers(s)) if known is None else known
+            identified[s] = found
+        rows.update(zip(new, split))
 
-    def lines(self, who: str, text: str) -> list[str]:
-        """The candidate lines of a ``who`` row of ``text``: ``"{who}: {sentence}"`` for each sentence
-        worth keeping, each line's rank noted from its sentence's verdict."""
-        found = self.row(text)
-        if not found:
-            return []
-        ranks = self.ranks
-        role_rank = _ROLE_RANK.get(who, 1) if ":" not in who else None  # else _rank reads who apart
-        out = []
-        for sentence, verdict in found:
-            line = f"{who}: {sentence}"
-            out.append(line)
-            if role_rank is not None:  # _rank(line): 0 for a decision only, else by who
-                ranks[line] = role_rank if verdict == 2 else 0
-        return out
+    def decides(self, sentence: str) -> bool:
+        """:func:`_decides` of ``sentence``, searched once."""
+        found = self.decisions.get(sentence)
+        if found is None:
+            found = self.decisions[sentence] = _decides(sentence)
+        return found
 
     def rank(self, sentence: str) -> int:
         """:func:`_rank` of ``sentence``, computed once."""
@@ -223,33 +222,114 @@ class _Reading:
             r = self.ranks[sentence] = _rank(sentence)
         return r
 
-    def candidates(self, messages: list[Message]) -> tuple[list[str], int, int]:
-        """The sentences worth keeping, oldest first (carried-forward ones where their block
-        stands), each once; how many user messages the fold holds; and its tokens
-        (:func:`folded_tokens`, from the texts read here)."""
-        kept: list[str] = []
-        seen: set[str] = set()
+    def candidates(self, messages: list[Message]) -> tuple[list[str], dict[int, str], int, int]:
+        """Every line a summary of ``messages`` may keep, oldest first (carried-forward ones where
+        their block stands), each once; of those, the ones still waiting on a decision-word search
+        (by index: the sentence to search; a line of a sentence with no identifier is a candidate
+        only when it holds a decision word, and then of rank 0); how many user messages the fold
+        holds; and its tokens (:func:`folded_tokens`, from the texts read here). A row line is
+        ``"{who}: {sentence}"`` for each sentence with an identifier or a decision word."""
+        rows: list[tuple[str | None, str]] = []  # (who, text); who None: a summary block's body
+        texts: list[str] = []  # the row texts to read (not the blocks')
         users = chars = 0
         for m in messages:  # _fold_text and _who, inline: this loop reads every folded row
             role = m.get("role")
             if role == "system" and is_summary_block(m):
                 text = summary_body(m)
-                found = _carried(text)
+                rows.append((None, text))
             else:
                 text = message_text(m)
                 users += role == "user"
-                found = self.lines(_WHO.get(role, role) if type(role) is str else _who(m), text)
+                rows.append((_WHO.get(role, role) if type(role) is str else _who(m), text))
+                texts.append(text)
             chars += len(text)
-            for s in found:
-                if s not in seen:
-                    seen.add(s)
-                    kept.append(s)
-        return kept, users, chars // CHARS_PER_TOKEN
+        self.read(texts)
+        tokens = chars // CHARS_PER_TOKEN
+        lines: list[str] = []
+        pending: dict[int, str] = {}
+        first: dict[str, str | None] = {}  # line: the sentence it waits on (None: a candidate)
+        for who, text in rows:
+            for line, waits in self._lines(who, text):
+                if line not in first:
+                    first[line] = waits
+                    if waits is not None:
+                        pending[len(lines)] = waits
+                    lines.append(line)
+                elif first[line] is not None and first[line] != waits:  # one line from two sentences
+                    return self._settled(rows), {}, users, tokens
+        return lines, pending, users, tokens
 
-    def within(self, sentences: list[str], budget: int) -> list[str]:
-        """The sentences that fit ``budget`` characters (each costs its length + 3: ``"\\n- "``),
+    def _lines(self, who: str | None, text: str) -> list[tuple[str, str | None]]:
+        """The lines of one folded row, each with the sentence its candidacy waits on (None: a
+        candidate): a summary block's carried lines (candidates), else one line a sentence, a
+        candidate when it holds an identifier (ranked by ``who``) or, read apart by :func:`_rank`
+        when ``who`` holds ``:``, when it holds a decision word too."""
+        if who is None:
+            return [(line, None) for line in _carried(text)]
+        identified, ranks = self.identified, self.ranks
+        out: list[tuple[str, str | None]] = []
+        role_rank = _ROLE_RANK.get(who, 1) if ":" not in who else None  # else _rank reads who apart
+        for sentence in self.rows[text]:
+            line = f"{who}: {sentence}"
+            if identified[sentence]:
+                out.append((line, None))
+                if role_rank is not None:
+                    ranks[line] = role_rank
+            elif role_rank is not None:
+                out.append((line, sentence))
+            elif self.decides(sentence):
+                out.append((line, None))
+        return out
+
+    def _candidate(self, line: str, waits: str | None) -> bool:
+        """Whether ``line`` (:meth:`_lines`) is a candidate: one waiting on ``waits`` is when that
+        sentence holds a decision word (searched now), and then it is of rank 0."""
+        if waits is None:
+            return True
+        if self.decides(waits):
+            self.ranks[line] = 0
+            return True
+        return False
+
+    def _settled(self, rows: list[tuple[str | None, str]]) -> list[str]:
+        """The candidate lines of ``rows``, oldest first, each once, every pending line searched."""
+        kept: list[str] = []
+        seen: set[str] = set()
+        for who, text in rows:
+            for line, waits in self._lines(who, text):
+                if line not in seen and self._candidate(line, waits):
+                    seen.add(line)
+                    kept.append(line)
+        return kept
+
+    def within(self, lines: list[str], pending: dict[int, str], budget: int) -> list[str]:
+        """The candidate lines that fit ``budget`` characters (each costs its length + 3: ``"\\n- "``),
         the rest dropped lowest rank first, oldest first within a rank; the order of the kept ones
-        unchanged."""
+        unchanged. A pending line (:meth:`candidates`) is searched for a decision word only when the
+        answer matters: when the lines of rank 1 and more fill the budget, no line of rank 0 is
+        kept; else the lines of rank 0 kept are the newest that fit beside them, found from the
+        newest back, and an older one is dropped unread."""
+        if not pending:
+            return self._fit(lines, budget)
+        if sum(len(line) + 3 for line in lines) <= budget:  # all fit, whichever are candidates
+            return [line for i, line in enumerate(lines) if self._candidate(line, pending.get(i))]
+        rank = self.rank
+        ranked = {i for i, line in enumerate(lines) if i not in pending and rank(line) > 0}
+        room = budget - sum(len(lines[i]) + 3 for i in ranked)
+        if room < 0:  # every line of rank 0 goes, whatever they are
+            return self._fit([line for i, line in enumerate(lines) if i in ranked], budget)
+        kept = set(ranked)
+        for i in range(len(lines) - 1, -1, -1):
+            if i in ranked or not self._candidate(lines[i], pending.get(i)):
+                continue
+            room -= len(lines[i]) + 3
+            if room < 0:
+                break
+            kept.add(i)
+        return [line for i, line in enumerate(lines) if i in kept]
+
+    def _fit(self, sentences: list[str], budget: int) -> list[str]:
+        """Candidate ``sentences`` within ``budget``, as :meth:`within` keeps them (none pending)."""
         size = sum(len(s) + 3 for s in sentences)
         if size <= budget:
             return sentences
@@ -303,8 +383,8 @@ class StandInSummarizer(PricedUsage):
         sentences, then new ones) whose characters (each line's length + 3) fit the size target. The
         two head lines stand outside the target: they label the stand-in, they are no summary content."""
         self.calls += 1
-        candidates, users, tokens = self._reading.candidates(messages)
-        kept = self._reading.within(candidates, self._target(tokens) * CHARS_PER_TOKEN)
+        candidates, pending, users, tokens = self._reading.candidates(messages)
+        kept = self._reading.within(candidates, pending, self._target(tokens) * CHARS_PER_TOKEN)
         lines = [STANDIN_LABEL, _counts_line(len(messages), users, len(kept)), *(f"- {s}" for s in kept)]
         text = "\n".join(lines)
         self.usage.append({"prompt_tokens": _estimate_prompt(messages), "completion_tokens": len(text) // 4 + 4,

@@ -1,0 +1,237 @@
+"""Membership and arithmetic over runs of transcript indices: what the forgetting detector asks of
+a frame's payload (:class:`IndexRuns`), of a frontier frame's payload without a range per replaced
+row (:class:`HoledRuns`), of the rows of a turn it does not send (:class:`WindowComplement`), and
+what changed between two consecutive frames (:func:`changed_rows`).
+
+A frame records *ranges* (:mod:`inspector.replay.ranges`); these views answer by bisection over
+them, so no question expands a long run to a set.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+
+class IndexRuns:
+    """Membership in half-open ``[start, end)`` ranges of transcript indices, merged into sorted,
+    disjoint runs (``starts``, ``ends``): ``i in runs`` answers by bisection, O(log runs) per
+    question and O(runs) to build, so a frame's long history run is never expanded to a set.
+    Anything but an int is in no run."""
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self, ranges: Sequence[tuple[int, int]]) -> None:
+        if len(ranges) == 1:  # one range (a window, a frame's one run): nothing to sort or merge
+            self.starts, self.ends = [ranges[0][0]], [ranges[0][1]]
+            return
+        merged: list[tuple[int, int]] = []
+        for lo, hi in sorted(ranges):
+            if merged and lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+            else:
+                merged.append((lo, hi))
+        self.starts = [a for a, _ in merged]
+        self.ends = [b for _, b in merged]
+
+    def __contains__(self, i: object) -> bool:
+        if not isinstance(i, int):
+            return False
+        k = bisect_right(self.starts, i) - 1
+        return k >= 0 and i < self.ends[k]
+
+    def has(self, i: int) -> bool:
+        """``i in self`` for an int ``i`` (no type check: the views' own questions)."""
+        k = bisect_right(self.starts, i) - 1
+        return k >= 0 and i < self.ends[k]
+
+    @property
+    def parts(self) -> tuple[IndexRuns]:
+        """The plain runs a view is made of (itself): what :func:`changed_rows` compares."""
+        return (self,)
+
+    def floor(self, i: int) -> int:
+        """The start of the run holding ``i`` (a member)."""
+        return self.starts[bisect_right(self.starts, i) - 1]
+
+    def count(self, h: Sequence[int], lo: int = 0, hi: int = 1 << 62) -> int:
+        """How many of the sorted ``h`` in ``[lo, hi)`` are members."""
+        return _count_runs(h, self.starts, self.ends, lo, hi)
+
+
+_NO_RUNS = IndexRuns(())
+"""No run (a view's ``extra`` when it has none): shared, never changed."""
+
+
+def complement(runs: IndexRuns, lo: int, hi: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` minus the runs, as sorted disjoint ranges."""
+    out: list[tuple[int, int]] = []
+    at = lo
+    k = max(bisect_right(runs.ends, lo), 0)
+    while at < hi and k < len(runs.starts):
+        a, b = runs.starts[k], runs.ends[k]
+        if a >= hi:
+            break
+        if a > at:
+            out.append((at, a))
+        at = max(at, b)
+        k += 1
+    if at < hi:
+        out.append((at, hi))
+    return out
+
+
+def symmetric_difference(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The ranges in exactly one of two sorted, disjoint range lists (O(len a + len b)): every range
+    end toggles membership, so the boundaries left after cancelling equal pairs, taken two by two,
+    are the answer's ranges."""
+    points = [p for r in a for p in r]
+    points += [p for r in b for p in r]
+    points.sort()  # two sorted runs: one merge
+    return _toggled(points)
+
+
+def _toggled(points: Sequence[int]) -> list[tuple[int, int]]:
+    """The ranges of :func:`symmetric_difference` from the sorted boundary points of both lists (a
+    merged run's start and end, for runs kept as ``starts`` and ``ends``: disjoint, so sorted together
+    they alternate)."""
+    odd: list[int] = []
+    for p in points:
+        if odd and odd[-1] == p:
+            odd.pop()
+        else:
+            odd.append(p)
+    return list(zip(odd[::2], odd[1::2]))
+
+
+def count_in(h: Sequence[int], ranges: Sequence[tuple[int, int]]) -> int:
+    """How many of the sorted indices ``h`` fall in the ranges."""
+    return sum(bisect_left(h, b) - bisect_left(h, a) for a, b in ranges)
+
+
+def _count_runs(h: Sequence[int], starts: Sequence[int], ends: Sequence[int], lo: int, hi: int) -> int:
+    """How many of the sorted ``h`` fall in the runs clipped to ``[lo, hi)``."""
+    return sum(bisect_left(h, min(b, hi)) - bisect_left(h, max(a, lo)) for a, b in zip(starts, ends) if a < hi and b > lo)
+
+
+class HoledRuns:
+    """Membership in the ``base`` runs, less the first ``c`` of the sorted ``holes`` that fall in the
+    ``split`` runs, plus the single rows ``extra``: a frontier frame's runs (its replaced rows are the
+    first ``c`` entries of one table) read without a range per replaced row, so building one costs
+    O(runs) and asking O(log) however many rows were replaced so far. :func:`changed_rows` compares two
+    over the same table by what changed between them."""
+
+    __slots__ = ("base", "split", "holes", "c", "extra", "extra_rows", "parts")
+
+    def __init__(self, base: Sequence[tuple[int, int]] | IndexRuns, split: Sequence[tuple[int, int]] | IndexRuns,
+                 holes: Sequence[int], c: int, extra: Sequence[int] = ()) -> None:
+        # runs built already are taken as they are: a frame's two views share their base runs
+        self.base = base if isinstance(base, IndexRuns) else IndexRuns(base)
+        self.split = split if isinstance(split, IndexRuns) else IndexRuns(split)
+        self.holes, self.c = holes, c
+        self.extra_rows = sorted(set(extra)) if extra else []
+        self.extra = IndexRuns([(i, i + 1) for i in self.extra_rows]) if extra else _NO_RUNS
+        self.parts = (self.base, self.split, self.extra)
+
+    def hole(self, i: int) -> bool:
+        """Whether ``i`` is one of the first ``c`` holes (by bisection)."""
+        k = bisect_left(self.holes, i, 0, self.c)
+        return k < self.c and self.holes[k] == i
+
+    def __contains__(self, i: object) -> bool:
+        return isinstance(i, int) and self.has(i)
+
+    def has(self, i: int) -> bool:
+        """``i in self`` for an int ``i``: :meth:`IndexRuns.has` and :meth:`hole` inline (the question
+        :func:`changed_rows` asks of every row that may have changed)."""
+        if self.extra_rows and self.extra.has(i):
+            return True
+        base = self.base
+        k = bisect_right(base.starts, i) - 1
+        if k < 0 or i >= base.ends[k]:
+            return False
+        split = self.split
+        k = bisect_right(split.starts, i) - 1
+        if k < 0 or i >= split.ends[k]:
+            return True
+        holes, c = self.holes, self.c
+        k = bisect_left(holes, i, 0, c)
+        return not (k < c and holes[k] == i)
+
+    def floor(self, i: int) -> int:
+        """A row ``a <= i`` with every row of ``[a, i]`` a member (``i`` is one)."""
+        if i not in self.base or (i in self.split and self.hole(i)):
+            return i  # one of ``extra``
+        a = self.base.floor(i)
+        j = bisect_left(self.holes, i, 0, self.c) - 1
+        return max(a, self.holes[j] + 1) if j >= 0 else a
+
+    def count(self, h: Sequence[int], lo: int = 0, hi: int = 1 << 62) -> int:
+        """How many of the sorted ``h`` in ``[lo, hi)`` are members: O(runs · log h + min(h, holes) · log)."""
+        base, split = self.base, self.split
+        n = _count_runs(h, base.starts, base.ends, lo, hi)
+        holes = self.holes
+        a0, a1 = bisect_left(h, lo), bisect_left(h, hi)
+        b0, b1 = bisect_left(holes, lo, 0, self.c), bisect_left(holes, hi, 0, self.c)
+        if a1 - a0 <= b1 - b0:
+            both = [x for x in h[a0:a1] if self.hole(x)]
+        else:
+            both = [x for x in holes[b0:b1] if _has(h, x)]
+        n -= sum(1 for x in both if x in split and x in base)
+        return n + sum(1 for x in self.extra_rows if lo <= x < hi and _has(h, x) and (x not in base or (x in split and self.hole(x))))
+
+
+def _has(h: Sequence[int], x: int) -> bool:
+    k = bisect_left(h, x)
+    return k < len(h) and h[k] == x
+
+
+class WindowComplement:
+    """The rows of ``[lo, hi)`` that ``runs`` (an :class:`IndexRuns` or a :class:`HoledRuns`) do not hold."""
+
+    __slots__ = ("runs", "lo", "hi", "parts")
+
+    def __init__(self, runs: IndexRuns | HoledRuns, lo: int, hi: int) -> None:
+        self.runs, self.lo, self.hi = runs, lo, hi
+        self.parts = (IndexRuns([(lo, hi)]), *runs.parts)
+
+    def __contains__(self, i: object) -> bool:
+        return isinstance(i, int) and self.lo <= i < self.hi and not self.runs.has(i)
+
+    def has(self, i: int) -> bool:
+        """``i in self`` for an int ``i``."""
+        return self.lo <= i < self.hi and not self.runs.has(i)
+
+    def count(self, h: Sequence[int]) -> int:
+        """How many of the sorted ``h`` are members: those in ``[lo, hi)`` minus the runs' there."""
+        if self.hi <= self.lo:
+            return 0
+        return bisect_left(h, self.hi) - bisect_left(h, self.lo) - self.runs.count(h, self.lo, self.hi)
+
+
+RunsView = IndexRuns | HoledRuns | WindowComplement
+
+
+def _holes_of(v: RunsView) -> tuple[Sequence[int] | None, int]:
+    inner = v.runs if isinstance(v, WindowComplement) else v
+    return (inner.holes, inner.c) if isinstance(inner, HoledRuns) else (None, 0)
+
+
+def changed_rows(prev: RunsView, cur: RunsView) -> list[tuple[int, int]] | None:
+    """The rows in exactly one of two views of the same shape (None: not of one shape, compare them
+    another way), found from what changed between them: their runs' differences (a part whose runs
+    are equal adds none) and the holes between the two counts (a slice of the table, not a walk
+    from its start), each such row asked of both once. O(runs + rows changed), never O(holes)."""
+    (hp, cp), (hc, cc) = _holes_of(prev), _holes_of(cur)
+    if type(prev) is not type(cur) or hp is not hc or len(prev.parts) != len(cur.parts):
+        return None
+    spots: list[tuple[int, int]] = []
+    for a, b in zip(prev.parts, cur.parts):
+        if a is not b and (a.starts != b.starts or a.ends != b.ends):
+            spots += _toggled(sorted([*a.starts, *a.ends, *b.starts, *b.ends]))
+    if hc is not None and cp != cc:
+        spots += [(x, x + 1) for x in hc[min(cp, cc):max(cp, cc)]]
+    if not spots:
+        return []
+    asked = {r for lo, hi in spots for r in range(lo, hi)}  # each row asked once, however many parts changed it
+    p, q = prev.has, cur.has
+    return [(r, r + 1) for r in sorted(asked) if p(r) != q(r)]
