@@ -319,6 +319,13 @@ def peer(tr: Any, floor: float) -> None:
           f"{took:.2f} s = {took / floor:.1f}× the floor (trimming only; {kept:,} messages kept in all)")
 
 
+ONE_REGIME = {"clear-tool-results (trigger 20 000)": {"type": "clear-tool-results", "params": {"trigger": 20_000}}}
+"""(d) also runs clear-tool-results with a trigger both sizes pass (about three calls in four clear at 2 500
+rounds, seven in eight at 5 000, in either window): with its default 100 000-token trigger no call of the
+2 500-round turn clears and a third of the 5 000-round turn's do, so its default ratio also measures the
+extra work of a clearing call, not only how a call's work grows with the turn."""
+
+
 def enormous(rounds: tuple[int, int], window: int, repeat: int) -> None:
     """(d) for every registered strategy at ``window``: replay + forgetting at ``rounds`` tool rounds
     of one user turn, t(2n) ÷ t(n). A strategy whose time grows more than ``GROWTH_LIMIT``-fold from
@@ -329,7 +336,7 @@ def enormous(rounds: tuple[int, int], window: int, repeat: int) -> None:
         rp = replay(s, tr, counter="tiktoken")
         return sum(len(c.forgotten) for c in call_needs(rp))
 
-    for name, cm in STRATEGIES.items():
+    for name, cm in {**STRATEGIES, **ONE_REGIME}.items():
         s = settings(cm, window=window)
         what = f"{name}: one enormous turn t(2n)/t(n) at {window // 1000}k, forgetting included"
         probe = (rounds[0] // 2, rounds[0])
