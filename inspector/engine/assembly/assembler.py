@@ -104,7 +104,7 @@ class ContextAssembler:
         # A committed ask answered from working memory (HITL) takes its answers with it when the
         # trimmer drops it; only the trimmer knows how far that goes, so no pre-cut then.
         hitl = bool(wm) and wm[0].get("role") == "tool"
-        call = Call(engine, system, past, wm, user, has_user, tool_tokens, budget, outcome.messages,
+        call = Call(engine, system, past, wm, user, has_user, tool_tokens, budget, outcome,
                     outcome.decision, hitl)
         if wmi is not None and log is not None and not hitl and budget.max_tokens > 0:
             ru = RowUnits(u_system, u_user, wm_units, log, wmi)
