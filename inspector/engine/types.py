@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, Literal
 
 from inspector.errors import InspectorError
@@ -194,9 +195,10 @@ class RowsView(Sequence[Message]):
         return n, first, second, rows[hi - 1] if hi > lo else hd[-1]
 
     def __iter__(self) -> Iterator[Message]:
-        yield from self._head
-        for i in range(self._lo, self._hi):
-            yield self._rows[i]
+        # the range as one slice (a list's is one C copy) rather than a generator resumed per row:
+        # ``list(view)`` of a commit's folded rows runs once a turn
+        rows = self._rows[self._lo:self._hi]
+        return chain(self._head, rows) if self._head else iter(rows)
 
     def __getitem__(self, k: Any) -> Any:
         if isinstance(k, slice):
