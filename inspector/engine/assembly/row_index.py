@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
-from itertools import accumulate, repeat
+from itertools import repeat
 from operator import add, is_
 
 from inspector.engine.history import call_ids
@@ -138,15 +138,16 @@ class RowIndex:
         its role, ask-ness and call ids are derived here and kept with its open pairing unit, so
         closing the unit re-reads nothing. One loop over locals: this runs for every row that
         enters working memory or the committed log, so its per-row cost is a replay's."""
+        unit = self.counter.unit
         pre, back, starts, dirty, asks, chain = self.pre, self.back, self.starts, self.dirty, self.asks, self.chain
         others = self.others
-        sums = accumulate(map(self.counter.unit, rows[lo:hi]), initial=pre[-1])  # the running sums, in C
-        next(sums)  # (the initial sum, recorded already)
-        pre.extend(sums)
+        total = pre[-1]
         grp_open, u_ok, u_ids, u_seen = self._open, self._u_ok, self._u_ids, self._u_seen
         u_n = len(u_ids) if u_ids is not None else 0  # results the open unit's head asks for
         for p in range(lo, hi):
             m = rows[p]
+            total += unit(m)
+            pre.append(total)
             role = m.get("role") if isinstance(m, dict) else None
             if role == "tool" and p > 0:
                 back.append(back[p - 1])
