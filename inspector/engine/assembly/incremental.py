@@ -59,7 +59,8 @@ class RowUnits(NamedTuple):
     wmi: RowIndex
 
 
-class _Where(NamedTuple):
+@dataclass(slots=True)
+class _Where:
     """Where the log range and working memory sit in the trimmer's output: ``out[log_at:log_end]``
     is ``log.rows[la:]`` and ``out[wm_at:]`` is ``wmi.rows[cur:]``."""
 
@@ -72,7 +73,8 @@ class _Where(NamedTuple):
     wm_at: int
 
 
-class _Composed(NamedTuple):
+@dataclass(slots=True)
+class _Composed:
     """The payload handed to the trimmer: ``messages[off:end]`` is the log range from row ``a``, the
     rows before it the front (system band, protected head, an uncut block), then the user row or the
     placeholder. ``units`` is the total units of ``messages``; ``precut`` the rows cut before it."""
@@ -170,9 +172,8 @@ class IncrementalPath:
                        comp.units, ru.wmi.unit, ru.wmi.units, ru.working, ru.wmi.chain)
         n_msgs = comp.end + (1 if c.has_user else 0) + (1 if comp.placeholder else 0)  # len(messages)
         t_head = 1 if n_msgs and comp.messages[0].get("role") == "system" else 0
-        trimmed = trim_with_sums(comp.messages, max_tokens=budget.max_tokens, reserve=reserve,
-                                 fixed=c.tool_tokens, pin_tail=c.wm, counter=counter, sums=sums, owned=True,
-                                 budget=limit)
+        trimmed = trim_with_sums(comp.messages, max_tokens=budget.max_tokens, reserve=reserve, fixed=c.tool_tokens,
+                                 pin_tail=c.wm, counter=counter, sums=sums, owned=True, budget=limit)
         # ``messages`` was handed over (owned): the trimmer's result may be that very list, so it is not read again
         if trimmed.answers_removed:
             return None  # answers of a dropped ask (HITL): the reference handles it
@@ -194,8 +195,7 @@ class IncrementalPath:
         payload_tokens = counter.total(payload_units, len(sanitized.messages)) + c.tool_tokens
         return assembly_record(c, sanitized, layout, bands, payload_tokens, trimmed, comp.precut, declares)
 
-    def _matched(self, c: Call, shape: tuple[int, int, Insertion | None] | None) \
-            -> tuple[Message | None, list[Message], int] | None:
+    def _matched(self, c: Call, shape: tuple[int, int, Insertion | None] | None) -> tuple[Message | None, list[Message], int] | None:
         """``(protected head row or None, front rows, a0)``: :func:`_match_log` with the protected
         head row (a system-role row standing first, no system band) taken off. The same on every
         call of a turn (the same record, projection, log and system band), so it is kept for them."""
