@@ -90,10 +90,13 @@ class TrimResult:
     answers_removed: int = 0  # how many are answers of a dropped ask (the trimmer's HITL rule)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Span:
     """Payload rows ``rows[lo:hi]`` of an append-only row list (the committed log or working memory),
-    sent as they are: no copy per row. ``band`` is the band of every one of them."""
+    sent as they are: no copy per row. ``band`` is the band of every one of them. Never changed once
+    laid; not frozen, since a frozen dataclass sets each field through ``object.__setattr__`` (a
+    call lays two spans; a frozen one costs several times a plain one, and its list of rows made it
+    unhashable anyway)."""
 
     rows: Sequence[Message]
     lo: int
