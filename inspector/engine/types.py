@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, Literal
 
 from inspector.errors import InspectorError
@@ -89,10 +90,13 @@ class TrimResult:
     answers_removed: int = 0  # how many are answers of a dropped ask (the trimmer's HITL rule)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Span:
     """Payload rows ``rows[lo:hi]`` of an append-only row list (the committed log or working memory),
-    sent as they are: no copy per row. ``band`` is the band of every one of them."""
+    sent as they are: no copy per row. ``band`` is the band of every one of them. Never changed once
+    laid; not frozen, since a frozen dataclass sets each field through ``object.__setattr__`` (a
+    call lays two spans; a frozen one costs several times a plain one, and its list of rows made it
+    unhashable anyway)."""
 
     rows: Sequence[Message]
     lo: int
@@ -194,9 +198,10 @@ class RowsView(Sequence[Message]):
         return n, first, second, rows[hi - 1] if hi > lo else hd[-1]
 
     def __iter__(self) -> Iterator[Message]:
-        yield from self._head
-        for i in range(self._lo, self._hi):
-            yield self._rows[i]
+        # the range as one slice (a list's is one C copy) rather than a generator resumed per row:
+        # ``list(view)`` of a commit's folded rows runs once a turn
+        rows = self._rows[self._lo:self._hi]
+        return chain(self._head, rows) if self._head else iter(rows)
 
     def __getitem__(self, k: Any) -> Any:
         if isinstance(k, slice):

@@ -63,15 +63,17 @@ class CountingLog(Sequence[Message]):
 def test_the_split_shape_is_a_view_that_reads_only_its_head_rows() -> None:
     """Rule: a record ``log[:h] + [block] + log[k:]`` (the condenser's: first events, summary,
     tail) is of the split shape; its history and its left-out rows are views of the log, so making
-    the result reads the ``h`` head rows and nothing else: 2 reads over a log of 10 000 rows whose
-    middle [2, 9 000) is folded, not the 8 998 folded or 1 000 tail rows."""
+    the result reads no row (its history is derived on first read) and reading its history the
+    ``h`` head rows and nothing else: 2 reads over a log of 10 000 rows whose middle [2, 9 000) is
+    folded, not the 8 998 folded or 1 000 tail rows."""
     log = CountingLog(rows(10_000))
     block = {"role": "system", "content": "[Conversation summary — 1 earlier exchange(s)]\ns"}
     record = EditRecord(10_000, ((0, 2), (9_000, 10_000)), (), (Insertion(9_000, block),))
     assert record.split_shape() == (2, 9_000, Insertion(9_000, block)) and record.suffix_start() is None
     result = managed(log, record, CMDecision("condensed"))
-    assert log.reads == 2
-    assert len(result.messages) == 1_003 and len(result.decision.folded) == 8_998
+    assert log.reads == 0
+    assert len(result.messages) == 1_003 and log.reads == 2
+    assert len(result.messages) == 1_003 and log.reads == 2  # derived once, then kept and len(result.decision.folded) == 8_998
     assert list(result.messages) == [*log.rows[:2], block, *log.rows[9_000:]]
     assert list(result.decision.folded) == log.rows[2:9_000]
     # a suffix is the split shape with no head; two insertions or a replacement are not

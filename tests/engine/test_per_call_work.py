@@ -201,13 +201,14 @@ def rounds_per_turn(turns: int, rounds: int) -> list[dict[str, Any]]:
     return rows
 
 
-def test_the_log_match_and_the_split_shape_are_read_once_a_turn_and_once_a_call(monkeypatch: Any) -> None:
+def test_the_log_match_and_the_split_shape_are_read_once_a_turn(monkeypatch: Any) -> None:
     """Rule: every call of a turn sees the same edit record over the same log, so where the manager's
     result sits in the log (``_match_log``) is found once a turn, and the record's split shape is read
-    once a call (by the assembler, which hands it on) plus once a turn (the manager's ``managed``
-    deriving its history). Hand-worked for an uncapped ``stack`` (one record a turn, no write-back
-    fold), 3 turns of 2 tool rounds: 3 calls a turn, 9 calls; 3 matches (not 9); 9 + 3 = 12 shape
-    reads (a second read per call would make it 21)."""
+    once a record (the assembler keeps it with the frozen record it read it from) and never by the
+    manager's result (:func:`~inspector.engine.managers.base.managed` derives its history only when
+    it is read, and the incremental path reads the record). Hand-worked for an uncapped ``stack``
+    (one record a turn, no write-back fold), 3 turns of 2 tool rounds: 3 calls a turn, 9 calls; 3
+    matches (not 9); 3 shape reads (once a call would make it 9, a history derived per result 12)."""
     from inspector.engine.assembly import incremental
     from inspector.engine.contracts import EditRecord
 
@@ -227,7 +228,7 @@ def test_the_log_match_and_the_split_shape_are_read_once_a_turn_and_once_a_call(
     _counter, _engine, calls = drive(rounds_per_turn(3, 2), {"type": "stack"})
     assert calls == 9
     assert matches[0] == 3
-    assert shapes[0] == 12
+    assert shapes[0] == 3
 
 
 def _count_fold_kind_reads(monkeypatch: Any) -> tuple[list[int], list[int]]:

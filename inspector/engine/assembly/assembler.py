@@ -21,7 +21,7 @@ from inspector.engine.assembly.reference import assemble_reference
 from inspector.engine.assembly.replacing import ReplacingSums, assemble_replacing, frontier_record
 from inspector.engine.assembly.row_index import RowIndex
 from inspector.engine.budget import compute_budget
-from inspector.engine.contracts import ReplacedBefore
+from inspector.engine.contracts import EditRecord, Insertion, ReplacedBefore
 from inspector.engine.managers.base import budget_terms, is_manager, manage
 from inspector.engine.memory import Conversation
 from inspector.engine.tokens import TokenCounter
@@ -60,6 +60,8 @@ class ContextAssembler:
             (None, None, 0, None, 0, False)
         """(counter, system row, its units, user row, its units, whether it says something) of the last
         call: every call of a turn sends the same two rows, so they are read once a turn."""
+        self._shape: tuple[EditRecord | None, tuple[int, int, Insertion | None] | None] = (None, None)
+        """The last edit record read and its split shape (:meth:`_split_shape`)."""
 
     @classmethod
     def from_params(cls, params: AssemblerParams) -> ContextAssembler:
@@ -104,7 +106,7 @@ class ContextAssembler:
         # A committed ask answered from working memory (HITL) takes its answers with it when the
         # trimmer drops it; only the trimmer knows how far that goes, so no pre-cut then.
         hitl = bool(wm) and wm[0].get("role") == "tool"
-        call = Call(engine, system, past, wm, user, has_user, tool_tokens, budget, outcome.messages,
+        call = Call(engine, system, past, wm, user, has_user, tool_tokens, budget, outcome,
                     outcome.decision, hitl)
         if wmi is not None and log is not None and not hitl and budget.max_tokens > 0:
             ru = RowUnits(u_system, u_user, wm_units, log, wmi)
@@ -112,11 +114,23 @@ class ContextAssembler:
             if view is not None:
                 result = assemble_replacing(self._path, self._replacing, view, call, ru)
             else:
-                shape = edits.split_shape()
+                shape = self._split_shape(edits)
                 result = self._path.assemble(call, ru, shape) if shape is not None else None
             if result is not None:
                 return result
         return assemble_reference(call, self.precut)
+
+    def _split_shape(self, edits: EditRecord) -> tuple[int, int, Insertion | None] | None:
+        """``edits.split_shape()``, read once per record: a manager hands every call of a turn the
+        same frozen record while its log stands, so its shape is kept with it (a record holding a
+        view, whose rows may grow, is read each time)."""
+        last = self._shape
+        if last[0] is edits:
+            return last[1]
+        shape = edits.split_shape()
+        if type(edits.replaced) is tuple and type(edits.working) is tuple:
+            self._shape = (edits, shape)
+        return shape
 
     def _row_units(self, counter: TokenCounter, system: Message | None, user: Message,
                    conv: Conversation) -> tuple[int, int, bool]:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from inspector.engine.budget import Budget
 from inspector.engine.limits import ModelLimits
-from inspector.engine.managers.base import CMDecision
+from inspector.engine.managers.base import CMDecision, Managed
 from inspector.engine.memory import Conversation
 from inspector.engine.summary_block import is_summary_block
 from inspector.engine.tokens import TokenCounter
@@ -77,8 +77,8 @@ class EngineView(Protocol):
 class Call:
     """The facts of one call that both assembly paths start from, read once by the assembler.
 
-    ``past`` is the committed log's projection, ``managed`` the context manager's history for this
-    call (with ``decision``, why), ``wm`` working memory, ``user`` the current user row (an empty one
+    ``past`` is the committed log's projection, ``outcome`` the context manager's result for this
+    call (``decision``, why; :attr:`managed`, the history, derived when first read), ``wm`` working memory, ``user`` the current user row (an empty one
     when there is none; ``has_user`` says whether it says something), ``tool_tokens`` the tool
     schemas' tokens and ``hitl`` whether working memory opens with a ``tool`` row answering an ask
     committed earlier (a turn resumed after a human's answer)."""
@@ -91,9 +91,15 @@ class Call:
     has_user: bool
     tool_tokens: int
     budget: Budget
-    managed: Sequence[Message]
+    outcome: Managed
     decision: CMDecision
     hitl: bool
+
+    @property
+    def managed(self) -> Sequence[Message]:
+        """The context manager's history for this call (the reference path reads it; the
+        incremental path reads the edit record instead)."""
+        return self.outcome.messages
 
 
 def takes_group(first: Message) -> bool:

@@ -59,7 +59,8 @@ class RowUnits(NamedTuple):
     wmi: RowIndex
 
 
-class _Where(NamedTuple):
+@dataclass(slots=True)
+class _Where:
     """Where the log range and working memory sit in the trimmer's output: ``out[log_at:log_end]``
     is ``log.rows[la:]`` and ``out[wm_at:]`` is ``wmi.rows[cur:]``."""
 
@@ -72,7 +73,8 @@ class _Where(NamedTuple):
     wm_at: int
 
 
-class _Composed(NamedTuple):
+@dataclass(slots=True)
+class _Composed:
     """The payload handed to the trimmer: ``messages[off:end]`` is the log range from row ``a``, the
     rows before it the front (system band, protected head, an uncut block), then the user row or the
     placeholder. ``units`` is the total units of ``messages``; ``precut`` the rows cut before it."""
@@ -157,7 +159,6 @@ class IncrementalPath:
         is not of the split shape (:func:`_match_log`) or the trimmer dropped the answers of an ask
         (a resumed turn): the reference path handles those. ``shape``: the record's split shape when
         the caller read it already (None: read here)."""
-        past = self._base
         matched = self._matched(c, shape)
         if matched is None:
             return None
@@ -171,9 +172,8 @@ class IncrementalPath:
                        comp.units, ru.wmi.unit, ru.wmi.units, ru.working, ru.wmi.chain)
         n_msgs = comp.end + (1 if c.has_user else 0) + (1 if comp.placeholder else 0)  # len(messages)
         t_head = 1 if n_msgs and comp.messages[0].get("role") == "system" else 0
-        trimmed = trim_with_sums(comp.messages, max_tokens=budget.max_tokens, reserve=reserve,
-                                 fixed=c.tool_tokens, pin_tail=c.wm, counter=counter, sums=sums, owned=True,
-                                 budget=limit)
+        trimmed = trim_with_sums(comp.messages, max_tokens=budget.max_tokens, reserve=reserve, fixed=c.tool_tokens,
+                                 pin_tail=c.wm, counter=counter, sums=sums, owned=True, budget=limit)
         # ``messages`` was handed over (owned): the trimmer's result may be that very list, so it is not read again
         if trimmed.answers_removed:
             return None  # answers of a dropped ask (HITL): the reference handles it
@@ -183,21 +183,19 @@ class IncrementalPath:
         sanitized = sanitize_provider_messages(trimmed.messages, skip=skip, skip_declares=declares, owned=True)
         band_of = self._band_rule(c, comp.placeholder)
         singled = self._singled(c, ru.log)
-        lay = _Layout()
         if sanitized.messages is trimmed.messages and not sanitized.repairs and \
                 not singled(w.log, w.la, w.log.n) and not singled(w.wmi, w.cur, w.wmi.n):
-            payload_units = _layout_ranges(lay, sanitized.messages, w, band_of, c, ru)
-            layout = lay.parts  # no run pending: every range was laid whole
+            layout, units, count, payload_units = _layout_ranges(sanitized.messages, w, band_of, c, ru)
         else:
+            lay = _Layout()
             _layout_rows(lay, sanitized, sources, trimmed.messages, band_of, counter.unit, w, singled)
-            layout = lay.close()
-            payload_units = sum(lay.units.values())
-        bands = _bands(lay, ru.log.additive, counter, c.tool_tokens)
+            layout, units, count = lay.close(), lay.units, lay.count
+            payload_units = sum(units.values())
+        bands = _bands(units, count, ru.log.additive, counter, c.tool_tokens)
         payload_tokens = counter.total(payload_units, len(sanitized.messages)) + c.tool_tokens
         return assembly_record(c, sanitized, layout, bands, payload_tokens, trimmed, comp.precut, declares)
 
-    def _matched(self, c: Call, shape: tuple[int, int, Insertion | None] | None) \
-            -> tuple[Message | None, list[Message], int] | None:
+    def _matched(self, c: Call, shape: tuple[int, int, Insertion | None] | None) -> tuple[Message | None, list[Message], int] | None:
         """``(protected head row or None, front rows, a0)``: :func:`_match_log` with the protected
         head row (a system-role row standing first, no system band) taken off. The same on every
         call of a turn (the same record, projection, log and system band), so it is kept for them."""
@@ -321,7 +319,7 @@ def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], 
     unit = c.engine.counter.unit
     u_user = ru.user if has_user else 0
     u_protected = unit(prot) if prot is not None else 0
-    u_front = [unit(m) for m in front]
+    u_front = [unit(m) for m in front] if front else []  # (no front rows, the usual call: no comprehension)
     n_f = len(front)
     cut = 0
     if n_log > a0 or front:
@@ -353,7 +351,7 @@ def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], 
     placeholder = not end and not has_user and not c.wm  # nothing else to send
     if placeholder:
         messages.append(HELLO)
-    units = log.pre[n_log] - log.pre[a] + ru.system + u_protected + u_user + sum(u_front[cut:]) + \
+    units = log.pre[n_log] - log.pre[a] + ru.system + u_protected + u_user + (sum(u_front[cut:]) if front else 0) + \
         (unit(HELLO) if placeholder else 0)
     return _Composed(messages, a, off, end, placeholder, units, precut)
 
@@ -505,16 +503,17 @@ class _Layout:
         self.run_idx = None
 
 
-def _layout_ranges(lay: _Layout, sent: Sequence[Message], w: _Where, band_of: BandRule, c: Call,
-                   ru: RowUnits) -> int:
+def _layout_ranges(sent: Sequence[Message], w: _Where, band_of: BandRule, c: Call,
+                   ru: RowUnits) -> tuple[list[PayloadRow | Span], dict[str, int], dict[str, int], int]:
     """The layout when nothing was repaired and no row of the two ranges is one the band rule singles
     out: each range is one Span in its own band, and only the rows around them are read (the front,
-    then the user turn or the placeholder), whose units the call already holds. Returns the
-    payload's units."""
+    then the user turn or the placeholder), whose units the call already holds. Returns the layout,
+    the units and rows per band, and the payload's units (no run is ever pending: no _Layout)."""
     system = c.system
     u_obj = c.user if c.has_user else None
     unit = c.engine.counter.unit
-    parts, units, count = lay.parts, lay.units, lay.count
+    parts: list[PayloadRow | Span] = []
+    units, count = dict(_NO_TOKENS), dict(_NO_TOKENS)
     payload_units = 0
     # laid straight into the layout: the two ranges are of two indexes, so no run continues another
     for r_lo, r_hi, idx, lo, band in ((0, w.log_at, w.log, w.la, "history"),
@@ -534,7 +533,7 @@ def _layout_ranges(lay: _Layout, sent: Sequence[Message], w: _Where, band_of: Ba
             units[band] += u
             count[band] += n - lo
             payload_units += u
-    return payload_units
+    return parts, units, count, payload_units
 
 
 def _layout_rows(lay: _Layout, sanitized: SanitizeResult, sources: Sequence[Source], out_in: Sequence[Message],
@@ -587,13 +586,14 @@ def _lay_row(lay: _Layout, out: Message, org: int | None, out_in: Sequence[Messa
     return b
 
 
-def _bands(lay: _Layout, additive: bool, counter: TokenCounter, tool_tokens: int) -> dict[str, int]:
-    """Each band's tokens from its units (in place: the units are the tokens for an additive
-    counter), and the tool schemas'."""
-    bands = lay.units
+def _bands(units: dict[str, int], count: dict[str, int], additive: bool, counter: TokenCounter,
+           tool_tokens: int) -> dict[str, int]:
+    """Each band's tokens from its ``units`` over ``count`` rows (in place: the units are the tokens
+    for an additive counter), and the tool schemas'."""
+    bands = units
     if not additive:
         total = counter.total
-        for k, n in lay.count.items():
+        for k, n in count.items():
             if n:
                 bands[k] = total(bands[k], n)
     bands["tool_schemas"] = tool_tokens

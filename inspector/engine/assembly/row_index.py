@@ -151,11 +151,13 @@ class RowIndex:
             role = m.get("role") if isinstance(m, dict) else None
             if role == "tool" and p > 0:
                 back.append(back[p - 1])
-                if u_ok:  # one more result of the open unit: it must answer the next call id
-                    u_ok = u_seen < u_n and m.get("tool_call_id") == u_ids[u_seen]  # type: ignore[index]
-                    u_seen += 1
-                if grp_open and m.get("tool_call_id") in u_ids:  # type: ignore[operator]
-                    continue  # leading_group_size: an ask takes its contiguous *matching* results (Q24)
+                if u_ok or grp_open:
+                    tid = m.get("tool_call_id")
+                    if u_ok:  # one more result of the open unit: it must answer the next call id
+                        u_ok = u_seen < u_n and tid == u_ids[u_seen]  # type: ignore[index]
+                        u_seen += 1
+                    if grp_open and tid in u_ids:  # type: ignore[operator]
+                        continue  # leading_group_size: an ask takes its contiguous *matching* results (Q24)
                 chain.append(p)
                 grp_open = False
                 continue

@@ -18,7 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeGuard
+from typing import TYPE_CHECKING, Any, ClassVar, TypeGuard
 
 from inspector.engine.contracts import EditRecord, check_record, record_of
 from inspector.engine.history import LogRuns
@@ -75,30 +75,51 @@ NO_TERMS = BudgetTerms()
 since the engine asks on every call)."""
 
 
-class Managed(NamedTuple):
-    """One call's result from a manager: the history to send (``messages``, derived from ``edits`` by
-    :func:`managed`), why (``decision``) and the edit record itself (``edits``).
+class Managed:
+    """One call's result from a manager: the history to send (``messages``, derived from ``edits``
+    over the log on first read), why (``decision``) and the edit record itself (``edits``).
 
     ``messages`` is a sequence the engine only reads: for the usual shapes a read-only view of the
-    log (:class:`~inspector.engine.types.RowsView`) rather than a copy per call. Immutable: the
-    engine reads a result, never changes it."""
+    log (:class:`~inspector.engine.types.RowsView`) rather than a copy per call. It is derived when
+    first read, never before: the incremental assembly reads the record instead, so a replay does
+    not build a history per call that nothing reads (tests/engine/test_manager_contract.py holds
+    the count). Immutable: the engine reads a result, never changes it."""
 
-    messages: Sequence[Message]
-    decision: CMDecision
-    edits: EditRecord
+    __slots__ = ("decision", "edits", "_past", "_messages")
+
+    def __init__(self, messages: Sequence[Message] | None, decision: CMDecision, edits: EditRecord,
+                 past: Sequence[Message] = ()) -> None:
+        """``messages`` as given, or (None) derived from ``edits`` over ``past`` when first read."""
+        self.decision = decision
+        self.edits = edits
+        self._past = past
+        self._messages = messages
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        """The history the call sees (:meth:`~inspector.engine.contracts.EditRecord.apply`)."""
+        got = self._messages
+        if got is None:
+            got = self._messages = self.edits.apply(self._past)
+            self._past = ()
+        return got
+
+    def __repr__(self) -> str:
+        return f"Managed(decision={self.decision!r}, edits={self.edits!r})"
 
 
 def managed(past: Sequence[Message], edits: EditRecord, decision: CMDecision) -> Managed:
     """The result of a manager's edit record ``edits`` over ``past``: the history it derives
-    (:meth:`~inspector.engine.contracts.EditRecord.apply`) and ``decision`` with its ``folded`` rows
-    derived from the record's left-out rows (the one place they are set)."""
+    (:meth:`~inspector.engine.contracts.EditRecord.apply`, on first read of
+    :attr:`Managed.messages`) and ``decision`` with its ``folded`` rows derived from the record's
+    left-out rows (the one place they are set)."""
     dropped = edits.dropped()
     if len(dropped) == 1:  # one run (a suffix's prefix, the condenser's middle): a view, O(1) per call
         decision.folded = RowsView((), past, *dropped[0])
     else:
         decision.folded = [m for a, b in dropped for m in past[a:b]] if dropped else []
     decision.edits = edits
-    return Managed(edits.apply(past), decision, edits)
+    return Managed(None, decision, edits, past)
 
 
 class ContextManager(ABC):
