@@ -138,3 +138,19 @@ def count_unit_reads(monkeypatch: Any) -> list[int]:
 
     monkeypatch.setattr(_CachedCounter, "unit", counting)
     return reads
+
+
+def exchange_rows(n: int) -> list[Message]:
+    """``n`` events, a user message and an assistant answer in turn, each naming its index (``r0``, …)."""
+    return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"r{i}"} for i in range(n)]
+
+
+def counting_summarizer() -> tuple[list[int], Any]:
+    """A summarizer that writes ``S1``, ``S2``, … and the list of how many rows each call was given."""
+    summarised: list[int] = []
+
+    def summarizer(msgs: list[Message]) -> str:
+        summarised.append(len(msgs))
+        return f"S{len(summarised)}"
+
+    return summarised, summarizer

@@ -20,13 +20,9 @@ from typing import Any
 
 import pytest
 
+from builders import counting_summarizer, exchange_rows
 from inspector.engine.managers import condenser as condenser_module
 from inspector.engine.managers.condenser import Condenser, prefix_digest
-
-
-def rows(n: int) -> list[dict[str, Any]]:
-    """``n`` events, a user message and an assistant answer in turn, each naming its index."""
-    return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"r{i}"} for i in range(n)]
 
 
 def test_over_a_growing_log_each_row_is_hashed_once_and_summarised_once_per_condensation(
@@ -39,16 +35,11 @@ def test_over_a_growing_log_each_row_is_hashed_once_and_summarised_once_per_cond
         return real(m)
 
     monkeypatch.setattr(condenser_module, "row_digest_bytes", counting)
-    summarised: list[int] = []
-
-    def summarizer(msgs: list[dict[str, Any]]) -> str:
-        summarised.append(len(msgs))
-        return f"S{len(summarised)}"
-
+    summarised, summarizer = counting_summarizer()
     cm = Condenser(10, 2, summarizer=summarizer)
     log: list[dict[str, Any]] = []
     actions = []
-    for row in rows(40):
+    for row in exchange_rows(40):
         log.append(row)  # the same list grows, as the engine's committed log does
         actions.append(cm.decide(log, 0).decision.action)
     condensed_at = [i + 1 for i, a in enumerate(actions) if a == "condensed"]
@@ -67,7 +58,7 @@ def test_a_copied_log_with_the_same_rows_reuses_the_summary_by_its_running_diges
     objects, same text) at 36 rows reuses the summary made at 35 (view 2 + 1 + 3 = 6 ≤ 10)."""
     cm = Condenser(10, 2, summarizer=lambda msgs: "S")
     log: list[dict[str, Any]] = []
-    for row in rows(35):
+    for row in exchange_rows(35):
         log.append(row)
         cm.decide(log, 0)
     hashed: list[int] = []
@@ -77,13 +68,13 @@ def test_a_copied_log_with_the_same_rows_reuses_the_summary_by_its_running_diges
         hashed.append(1)
         return real(m)
 
-    copied = [dict(m) for m in rows(36)]
+    copied = [dict(m) for m in exchange_rows(36)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(condenser_module, "row_digest_bytes", counting)
         assert cm.decide(copied, 0).decision.action == "condensed-reused"
         assert len(hashed) == 33 + 33  # the copy's 33 rows before the tail, and the summary's, once
         cm.decide(copied + [{"role": "user", "content": "r36"}], 0)  # the copy's rows are in force now
         assert len(hashed) == 66
-    changed = [dict(m) for m in rows(36)]
+    changed = [dict(m) for m in exchange_rows(36)]
     changed[5]["content"] = "edited"
     assert cm.decide(changed, 0).decision.action == "condensed"  # other text: the summary is not reused

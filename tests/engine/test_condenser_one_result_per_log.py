@@ -18,12 +18,8 @@ from typing import Any
 
 import pytest
 
+from builders import counting_summarizer, exchange_rows
 from inspector.engine.managers.condenser import Condenser
-
-
-def rows(n: int) -> list[dict[str, Any]]:
-    """``n`` events, a user message and an assistant answer in turn, each naming its index."""
-    return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"r{i}"} for i in range(n)]
 
 
 def spy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -42,16 +38,11 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_calls_on_the_same_log_work_the_result_out_once_unless_the_summary_in_force_changed(
         monkeypatch: pytest.MonkeyPatch) -> None:
     worked = spy(monkeypatch)
-    summarised: list[int] = []
-
-    def summarizer(msgs: list[dict[str, Any]]) -> str:
-        summarised.append(len(msgs))
-        return f"S{len(summarised)}"
-
+    summarised, summarizer = counting_summarizer()
     cm = Condenser(10, 2, summarizer=summarizer)
     log: list[dict[str, Any]] = []
     actions: dict[int, list[str]] = {}
-    for row in rows(40):
+    for row in exchange_rows(40):
         log.append(row)  # the same list grows, as the engine's committed log does
         actions[len(log)] = [cm.decide(log, 0).decision.action for _ in range(3)]
     assert len(worked) == 45 and len(summarised) == 5
@@ -74,7 +65,7 @@ def test_a_failed_condensation_is_retried_by_the_next_call_on_the_same_log(monke
         return "S"
 
     cm = Condenser(10, 2, summarizer=flaky)
-    log = rows(11)
+    log = exchange_rows(11)
     got = [cm.decide(log, 0).decision.action for _ in range(4)]
     assert got == ["condenser-failed", "condensed", "condensed-reused", "condensed-reused"]
     assert len(calls) == 2 and len(worked) == 3  # the fourth call is the third's result
