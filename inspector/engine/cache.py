@@ -373,9 +373,9 @@ def reference_calls(rule: CacheRule, payloads: Sequence[tuple[Sequence[Hashable]
         cum = [0]
         for t in tokens:
             cum.append(cum[-1] + t)
-        kept = _common(prev_keys, keys)
-        cut = max((_common(k, prev_keys) for k, exp in stored.items() if now <= exp
-                   and _common(k, prev_keys) > kept and (rule.name == "openai" or len(k) == _common(k, prev_keys))),
+        kept = common_prefix(prev_keys, keys)
+        cut = max((common_prefix(k, prev_keys) for k, exp in stored.items() if now <= exp
+                   and common_prefix(k, prev_keys) > kept and (rule.name == "openai" or len(k) == common_prefix(k, prev_keys))),
                   default=None)
         lost = 0 if cut is None else rule.readable(prev_cum[cut]) - rule.readable(prev_cum[kept])
         if rule.name == "openai":
@@ -390,7 +390,8 @@ def reference_calls(rule: CacheRule, payloads: Sequence[tuple[Sequence[Hashable]
     return out
 
 
-def _common(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
+def common_prefix(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
+    """How many first entries ``a`` and ``b`` share (equal, position by position)."""
     n = 0
     for x, y in zip(a, b):
         if x != y:
@@ -401,11 +402,11 @@ def _common(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
 
 def _reference_openai(rule: CacheRule, stored: dict[tuple[Hashable, ...], float], keys: tuple[Hashable, ...],
                       cum: list[int], now: float) -> int:
-    best = max((_common(k, keys) for k, exp in stored.items() if now <= exp), default=0)
+    best = max((common_prefix(k, keys) for k, exp in stored.items() if now <= exp), default=0)
     cached = rule.readable(cum[best])
     if cached:
         for k, exp in list(stored.items()):
-            if now <= exp and _common(k, keys) == best:
+            if now <= exp and common_prefix(k, keys) == best:
                 stored[k] = now + rule.ttl
     if cum[-1] >= rule.min_tokens:
         stored[keys] = now + rule.ttl

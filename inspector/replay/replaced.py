@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from itertools import chain, islice
 from typing import Any, ClassVar, overload
 
+from inspector.engine.cache import common_prefix
 from inspector.engine.contracts import Replacement
 from inspector.engine.types import Message
 from inspector.replay.records import Segment
@@ -137,19 +138,8 @@ def kept_prefix(prev: Sequence[tuple[int, str]], cur: Sequence[tuple[int, str]])
     of the frame before it): O(1) for two views of one table, else compared entry by entry."""
     if type(prev) is ReplacedRefs and type(cur) is ReplacedRefs and prev.fr is cur.fr:
         k = min(prev.upto, cur.upto)
-        if prev.upto != cur.upto:
-            return k
-        for a, b in zip(prev.extra, cur.extra):
-            if a != b:
-                break
-            k += 1
-        return k
-    k = 0
-    for a, b in zip(prev, cur):
-        if a != b:
-            break
-        k += 1
-    return k
+        return k if prev.upto != cur.upto else k + common_prefix(prev.extra, cur.extra)
+    return common_prefix(prev, cur)
 
 
 def _between_replaced(refs: Sequence[int], c: int, lo: int, hi: int) -> Iterator[tuple[int, int]]:
