@@ -154,3 +154,29 @@ def counting_summarizer() -> tuple[list[int], Any]:
         return f"S{len(summarised)}"
 
     return summarised, summarizer
+
+
+def spy(monkeypatch: Any, owner: Any, name: str) -> list[Any]:
+    """Replace ``owner.name`` (a module's function) by one that appends its first argument to the
+    returned list, then calls the original: an operation count that also says what was read."""
+    seen: list[Any] = []
+    original = getattr(owner, name)
+
+    def recording(first: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(first)
+        return original(first, *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, recording)
+    return seen
+
+
+def one_turn_asks(rounds: int, output: str = "out {k}") -> list[Message]:
+    """One user turn ("fix it") of ``rounds`` ``bash`` asks, each answered (``output`` with ``{k}`` the
+    ask's number, call id ``c{k}``), then "done"."""
+    msgs: list[Message] = [{"role": "user", "content": "fix it"}]
+    for k in range(rounds):
+        msgs += [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": f"c{k}", "content": output.format(k=k)}]
+    msgs.append({"role": "assistant", "content": "done"})
+    return msgs

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import spy
 from inspector.engine.managers.condenser import Condenser
 from inspector.engine.summarizers import standin
 from inspector.engine.summarizers.standin import StandInSummarizer
@@ -44,20 +45,7 @@ def rule_sentences(text: str) -> list[str]:
 
 def counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
     """Spy on the stand-in's sentence splitting (per row text) and identifier extraction (per sentence)."""
-    seen: dict[str, list[str]] = {"split": [], "extract": []}
-    split, extract = standin._sentences, standin.extract_identifiers
-
-    def splitting(text: str) -> list[str]:
-        seen["split"].append(text)
-        return split(text)
-
-    def extracting(text: str) -> Any:
-        seen["extract"].append(text)
-        return extract(text)
-
-    monkeypatch.setattr(standin, "_sentences", splitting)
-    monkeypatch.setattr(standin, "extract_identifiers", extracting)
-    return seen
+    return {"split": spy(monkeypatch, standin, "_sentences"), "extract": spy(monkeypatch, standin, "extract_identifiers")}
 
 
 def rows(n: int) -> list[dict[str, Any]]:

@@ -27,6 +27,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import spy
 from inspector.engine.identifiers import (
     _guards,
     digit_shape,
@@ -94,20 +95,7 @@ def test_the_kept_lines_are_the_rules_whichever_sentences_were_searched(
 
 def counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
     """Spy on the stand-in's decision-word searches and identifier extractions (per sentence)."""
-    seen: dict[str, list[str]] = {"decides": [], "extract": []}
-    decides, extract = standin._decides, standin.extract_identifiers
-
-    def deciding(text: str) -> bool:
-        seen["decides"].append(text)
-        return decides(text)
-
-    def extracting(text: str) -> Any:
-        seen["extract"].append(text)
-        return extract(text)
-
-    monkeypatch.setattr(standin, "_decides", deciding)
-    monkeypatch.setattr(standin, "extract_identifiers", extracting)
-    return seen
+    return {"decides": spy(monkeypatch, standin, "_decides"), "extract": spy(monkeypatch, standin, "extract_identifiers")}
 
 
 def two_letters(i: int) -> str:

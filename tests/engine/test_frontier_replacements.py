@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import one_turn_asks, spy
 from inspector.engine.contracts import EditRecord, ReplacedBefore, ReplacedRows, Replacement, check_record, \
     newest_group_start
 from inspector.engine.managers.clear_tool_results import CLEARED, ClearToolResults
@@ -178,12 +179,7 @@ def test_a_replay_writes_each_replacement_once_and_reads_back_every_frames_list(
     from inspector.replay import replay
     from inspector.transcripts.api import load_transcript
 
-    msgs: list[Message] = [{"role": "user", "content": "fix it"}]
-    for k in range(5):
-        msgs += [{"role": "assistant", "content": "", "tool_calls": [
-            {"id": f"c{k}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": f"c{k}", "content": f"out {k}"}]
-    msgs.append({"role": "assistant", "content": "done"})
+    msgs = one_turn_asks(5)
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"messages": msgs}))
     manifest = tmp_path / "m.yaml"
@@ -406,12 +402,7 @@ def _masked_turn_replay(tmp_path: Path) -> Any:
     from inspector.replay import replay
     from inspector.transcripts.api import load_transcript
 
-    msgs: list[Message] = [{"role": "user", "content": "fix it"}]
-    for k in range(40):
-        msgs += [{"role": "assistant", "content": "", "tool_calls": [
-            {"id": f"c{k}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": f"c{k}", "content": f"out {k}"}]
-    msgs.append({"role": "assistant", "content": "done"})
+    msgs = one_turn_asks(40)
     path, manifest = tmp_path / "t.json", tmp_path / "m.yaml"
     path.write_text(json.dumps({"messages": msgs}))
     manifest.write_text(json.dumps({"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "m"}, "spec": {
@@ -446,28 +437,17 @@ def test_clearing_a_one_turn_agents_results_reads_each_working_row_once(monkeypa
     before ask k clears the results of asks j < k - 2, each placeholder built once: R - 3 in all."""
     from inspector.engine.managers import clear_tool_results as ctr
 
-    reads = [0]
-    original = ctr._calls
-
-    def counting(m: Message) -> Any:
-        reads[0] += 1
-        return original(m)
-
-    monkeypatch.setattr(ctr, "_calls", counting)
+    reads = spy(monkeypatch, ctr, "_calls")
 
     def run(rounds: int) -> tuple[int, int, int]:
-        rows: list[Message] = []
-        for k in range(rounds):
-            rows += [{"role": "assistant", "content": "", "tool_calls": [
-                {"id": f"c{k}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
-                {"role": "tool", "tool_call_id": f"c{k}", "content": "x" * 200}]
+        rows = one_turn_asks(rounds, "x" * 200)[1:-1]  # working memory: the asks and their results
         cm = ClearToolResults(trigger=1, keep=2)
         past: list[Message] = []
-        reads[0] = 0
+        reads.clear()
         last: Any = None
         for k in range(rounds):
             last = cm.decide_with_working(past, tuple(rows[:2 * k]), 0).edits.working
-        return reads[0], cm.rows_built, len(last)
+        return len(reads), cm.rows_built, len(last)
 
     assert run(40) == (39, 37, 37)
     assert run(80) == (79, 77, 77)

@@ -82,8 +82,9 @@ class Managed:
     ``messages`` is a sequence the engine only reads: for the usual shapes a read-only view of the
     log (:class:`~inspector.engine.types.RowsView`) rather than a copy per call. It is derived when
     first read, never before: the incremental assembly reads the record instead, so a replay does
-    not build a history per call that nothing reads (tests/engine/test_manager_contract.py holds
-    the count). Immutable: the engine reads a result, never changes it."""
+    not build a history per call that nothing reads
+    (``tests/engine/test_per_call_work.py::test_the_log_match_and_the_split_shape_are_read_once_a_turn``
+    holds the count). Immutable: the engine reads a result, never changes it."""
 
     __slots__ = ("decision", "edits", "_past", "_messages")
 
