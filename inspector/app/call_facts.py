@@ -47,7 +47,7 @@ def budget_facts(rp: Replay, call: int) -> dict[str, Any]:
         "input_budget": f.input_budget, "payload_tokens": f.payload_tokens,
         "headroom": f.headroom, "over_budget": f.headroom < 0, "cm_action": f.decision.action, "check": f.check,
         "cm_words": action_words(f.decision.action, f.summary_sent),
-        "cost_usd": f.cost_usd, "model": rp.limits.get("effective_model") or rp.limits.get("model"),
+        "cost_usd": f.cost_usd, "model": rp.limits.get("effective_model") or rp.limits.get("model") or "none named",
         "calibration": b.calibration, "calibration_source": b.calibration_source,
         "prefix": b.prefix, "prefix_source": b.prefix_source, "prefix_line": rp.prefix_line(),
     }

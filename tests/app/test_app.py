@@ -748,3 +748,19 @@ def test_editor_gutter_numbers_every_line_and_marks_only_the_error_lines() -> No
     css = editor.editor_css("manifest_yaml", text, [4])
     assert ".st-key-manifest_yaml textarea" in css and f"line-height: {editor.EDITOR_LINE_PX}px" in css
     assert unquote(css.split("data:image/svg+xml,", 1)[1].split('")', 1)[0]) == svg
+
+
+def test_the_budget_caption_says_no_model_was_named_in_words_not_none() -> None:
+    """A transcript and a manifest that name no model: the call's facts say "none named" (the caption
+    read "Model None" before), and a named model is said by its name."""
+    from inspector.manifest import settings_from_dict
+    from inspector.replay import replay
+    from inspector.transcripts.api import parse_transcript
+
+    t = parse_transcript(json.dumps({"messages": [{"role": "user", "content": "hi"},
+                                                  {"role": "assistant", "content": "hello"}]}))
+    unnamed = replay(settings_from_dict({"kind": "Agent", "spec": {}}), t, counter="estimate")
+    assert call_facts.budget_facts(unnamed, 0)["model"] == "none named"
+    named = replay(settings_from_dict({"kind": "Agent", "spec": {"models": [{"model": "gpt-4o"}]}}), t,
+                   counter="estimate")
+    assert call_facts.budget_facts(named, 0)["model"] == "gpt-4o"
