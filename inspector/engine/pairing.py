@@ -55,7 +55,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from inspector.engine.history import call_ids, is_ask
-from inspector.engine.types import Message, ProviderPayloadError, Repair, RepairKind, SanitizeResult
+from inspector.engine.types import JoinedRows, Message, ProviderPayloadError, Repair, RepairKind, SanitizeResult
 
 __all__ = ["PROVIDER_ROLES", "check_pairing", "check_provider_payload", "check_roles", "sanitize_provider_messages"]
 
@@ -251,22 +251,26 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
 
     ``owned``: the caller hands ``messages`` (a list) and ``skip`` over and will not change them;
     when nothing needs repair they are the result's lists themselves rather than copies (an uncapped
-    stack's payload is thousands of rows, on every call).
+    stack's payload is thousands of rows, on every call). A :class:`~inspector.engine.types.JoinedRows`
+    (the incremental path's payload, a view that never changes) is then the result's rows as it is.
 
     ``result.verified``: the output was read here as :func:`check_provider_payload` reads it first
     (the rows outside ``result.clean``: well paired, every role one a provider accepts), so that
     check would pass on ``result.messages`` as returned; a caller may skip reading them again.
     """
     at = _outside(messages, skip) if skip else range(len(messages))
+    view = type(messages) is JoinedRows  # a view of ranges, never changed: passed on as it is
     if _untouched(messages, at, roles=True):  # the common case: nothing to repair
-        kept = messages if owned and isinstance(messages, list) else list(messages)
+        kept = messages if view or (owned and isinstance(messages, list)) else list(messages)
         # origin is the identity (a range, not a list of ints); the rows read were also checked for
         # provider roles, so the final check's rules hold (verified)
         return SanitizeResult(kept, [], range(len(messages)), skip if owned and type(skip) is list else list(skip),
                               True)
     if _untouched(messages, at, roles=False):  # well paired, a row with a role no provider accepts
-        kept = messages if owned and isinstance(messages, list) else list(messages)
+        kept = messages if view or (owned and isinstance(messages, list)) else list(messages)
         return SanitizeResult(kept, [], range(len(messages)), list(skip))
+    if isinstance(messages, JoinedRows):  # the repair reads every row outside the clean ranges and
+        messages = messages.to_list()  # slices the others: one list
     if skip:
         declared: Any = _Declared(_declared_ids(messages[p] for p in at), skip_declares or (lambda _rid: False))
     else:

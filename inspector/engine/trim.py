@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from inspector.engine.history import call_ids, is_ask, leading_group_size
 from inspector.engine.tokens import TokenCounter
-from inspector.engine.types import Message, Removal, Removals, TrimResult
+from inspector.engine.types import JoinedRows, Message, Removal, Removals, TrimResult
 
 __all__ = ["RowSums", "trim_budget", "trim_messages_to_budget", "trim_with_sums"]
 
@@ -213,9 +213,10 @@ def trim_with_sums(
     dropped one by one as in the reference (after the pre-cut there are a handful); the
     working-memory cut (thousands of groups in one enormous turn) is found by bisection over the
     group starts, and the rows it removes are recorded as one range of ``pin_tail``. Cost:
-    O(history groups dropped + log(groups)), plus copying the kept rows into the result list.
-    ``owned``: the caller hands ``messages`` (a list) over: it may become the result's list instead
-    of being copied once more. ``budget``: the caller's ``trim_budget(max_tokens, reserve, fixed)``
+    O(history groups dropped + log(groups)), plus copying the kept rows into the result list, or
+    none when ``messages`` is a :class:`~inspector.engine.types.JoinedRows` (the result is then one
+    too). ``owned``: the caller hands ``messages`` (a list) over: it may become the result's list
+    instead of being copied once more. ``budget``: the caller's ``trim_budget(max_tokens, reserve, fixed)``
     when it has it already.
     """
     n_msgs, n_pin = len(messages), len(pin_tail)
@@ -223,11 +224,11 @@ def trim_with_sums(
     count = n_msgs + n_pin
     total = counter.total(units, count)
     if max_tokens <= 0:
-        return TrimResult(_joined(messages, 0, pin_tail, owned=owned), [], False, total)
+        return TrimResult(_kept(messages, 0, 0, pin_tail, 0, owned), [], False, total)
     if budget is None:
         budget = trim_budget(max_tokens, reserve, fixed)
     if total <= budget:
-        return TrimResult(_joined(messages, 0, pin_tail, owned=owned), [], False, total)
+        return TrimResult(_kept(messages, 0, 0, pin_tail, 0, owned), [], False, total)
     head = 1 if n_msgs and messages[0].get("role") == "system" else 0
     cut = _Cut(units, count, total, head, 0, Removals())
     _drop_history(messages, pin_tail, cut, budget, counter, sums.msg_sum, sums.pin_units)
@@ -235,7 +236,7 @@ def trim_with_sums(
         cur = _cut_working_by_bisection(pin_tail, cut, budget, counter, sums)
     else:  # answers of a dropped ask left first (a resumed HITL turn): the reference's walk (rare, short)
         cur = _drop_working_groups(pin_tail, cut, budget, counter, sums.pin_units)
-    result = _joined(messages, cut.start, pin_tail[cur:] if cur else pin_tail, head=head, owned=owned)
+    result = _kept(messages, head, cut.start, pin_tail, cur, owned)
     return _result(result, cut.removed, cut.total, budget, n_pin - cur, cut.start - head, cut.pin_start)
 
 
@@ -262,11 +263,15 @@ def _cut_working_by_bisection(pin_tail: Sequence[Message], cut: _Cut, budget: in
     return cur
 
 
-def _joined(messages: Sequence[Message], start: int, *tails: Sequence[Message], head: int = 0,
-            owned: bool = False) -> list[Message]:
-    """``messages[:head] + messages[start:] + tails…`` as one new list, copying the long middle
-    (thousands of history rows for an uncapped stack) once rather than three times; with ``owned``
-    (the caller gave ``messages`` up) not even once."""
+def _kept(messages: Sequence[Message], head: int, start: int, pin_tail: Sequence[Message], cur: int,
+          owned: bool) -> list[Message] | JoinedRows:
+    """``messages[:head] + messages[start:] + pin_tail[cur:]``: a new view of the same ranges when
+    ``messages`` is a :class:`~inspector.engine.types.JoinedRows` (the incremental path's payload:
+    no row copied); else one new list, copying the long middle (thousands of history rows for an
+    uncapped stack) once rather than three times, and with ``owned`` (the caller gave ``messages``,
+    a list, up) not even once."""
+    if type(messages) is JoinedRows:
+        return messages.cut(head, start, pin_tail, cur)
     if owned and isinstance(messages, list):
         out = messages
         del out[head:start]  # a move of the kept rows, not a copy of them (no-op when start <= head)
@@ -275,6 +280,5 @@ def _joined(messages: Sequence[Message], start: int, *tails: Sequence[Message], 
         out = part if isinstance(part, list) and part is not messages else list(part)  # a slice is already new
         if head:
             out[:0] = messages[:head]
-    for t in tails:
-        out += t
+    out += pin_tail[cur:] if cur else pin_tail
     return out

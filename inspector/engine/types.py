@@ -60,7 +60,7 @@ class Repair:
 class SanitizeResult:
     """``origin[i]`` is the input position the output row ``messages[i]`` came from (None = synthesised)."""
 
-    messages: list[Message]
+    messages: list[Message] | JoinedRows  # a view when given one (the incremental path's payload)
     repairs: list[Repair]
     origin: Sequence[int | None]  # a range when nothing was repaired (the identity, not a list of ints)
     clean: list[tuple[int, int]] = field(default_factory=list)  # output ranges copied unread (incremental)
@@ -82,7 +82,7 @@ class TrimResult:
     pinned alone is over the budget, the kept rows' tokens, and how many of the removed rows are
     history rows and answers of a dropped ask."""
 
-    messages: list[Message]
+    messages: list[Message] | JoinedRows  # a view when given one (the incremental path's payload)
     removed: list[Removal] | Removals = field(default_factory=list)
     over_budget: bool = False  # pinned content alone exceeds the budget (warning, never silent deletion)
     tokens: int = 0  # counter total of ``messages`` after trimming
@@ -217,3 +217,75 @@ class RowsView(Sequence[Message]):
         if not 0 <= k < n:
             raise IndexError(k)
         return self._head[k] if k < h else self._rows[self._lo + k - h]
+
+
+class JoinedRows(Sequence[Message]):
+    """``rows_1[lo_1:hi_1] + rows_2[lo_2:hi_2] + …`` without copying the ranges: the incremental
+    path's payload (the lead rows, the log range, the user row, working memory), which a call reads
+    only at a handful of positions (the rows around its clean ranges) and which becomes a list only
+    when a reader asks for one (:meth:`to_list`; ``Assembly.messages``). Each range's rows must not
+    change while the view is read: the log and working memory only grow (a new turn, a fold or a
+    restore starts a new list), and a frontier's rows are a :class:`~inspector.engine.contracts.ReplacedRows`,
+    which reads its own table."""
+
+    __slots__ = ("parts", "n")
+
+    def __init__(self, parts: Sequence[tuple[Sequence[Message], int, int]]) -> None:
+        """``parts``: ``(rows, lo, hi)`` ranges in payload order, ``lo <= hi`` (an empty one is read past)."""
+        self.parts = parts
+        n = 0
+        for _rows, lo, hi in parts:
+            n += hi - lo
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, k: Any) -> Any:
+        if type(k) is not int:
+            if isinstance(k, slice):
+                return self.to_list()[k]
+            k = int(k)
+        if k < 0:
+            k += self.n
+        if 0 <= k:
+            for rows, lo, hi in self.parts:
+                if k < hi - lo:
+                    return rows[lo + k]
+                k -= hi - lo
+        raise IndexError("row index out of range")
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self.to_list())
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a list, tuple or view holding the same rows (it stands for a list)."""
+        if isinstance(other, (list, tuple, JoinedRows)):
+            return len(self) == len(other) and self.to_list() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like the list it stands for
+
+    def to_list(self) -> list[Message]:
+        """The rows as one new list (each range one slice)."""
+        out: list[Message] = []
+        for rows, lo, hi in self.parts:
+            out += rows[lo:hi]
+        return out
+
+    def cut(self, head: int, start: int, tail: Sequence[Message] = (), tail_lo: int = 0) -> JoinedRows:
+        """``self[:head] + self[start:] + tail[tail_lo:]`` as a new view (what the trimmer keeps:
+        its protected head, the rows from its cut on, then working memory's rows it kept)."""
+        if start < head:
+            start = head
+        parts: list[tuple[Sequence[Message], int, int]] = []
+        at = 0
+        for rows, lo, hi in self.parts:
+            size = hi - lo
+            if at < head:
+                parts.append((rows, lo, lo + min(size, head - at)))
+            if at + size > start:
+                parts.append((rows, lo + max(0, start - at), hi))
+            at += size
+        parts.append((tail, tail_lo, len(tail)))
+        return JoinedRows(parts)

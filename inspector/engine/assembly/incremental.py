@@ -36,10 +36,15 @@ from inspector.engine.pairing import sanitize_provider_messages
 from inspector.engine.summary_block import is_summary_block
 from inspector.engine.tokens import TokenCounter
 from inspector.engine.trim import RowSums, trim_budget, trim_with_sums
-from inspector.engine.types import Message, RowsView, SanitizeResult, Span
+from inspector.engine.types import JoinedRows, Message, RowsView, SanitizeResult, Span
 from inspector.vocabulary import BANDS
 
-__all__ = ["IncrementalPath", "RowUnits"]
+__all__ = ["VIEW_MIN", "IncrementalPath", "RowUnits"]
+
+VIEW_MIN = 256
+"""A log range of this many rows or more is handed on as a view (:class:`~inspector.engine.types.JoinedRows`),
+never copied: the copy of a long range, and its free later, cost more than the view's handful of
+reads (a few Python calls a call); a shorter range is copied into a list, which reads at C speed."""
 
 _NO_TOKENS: dict[str, int] = dict.fromkeys(BANDS, 0)
 """Every band at 0, in band order: copied (never changed) as a call's per-band sums start."""
@@ -77,15 +82,21 @@ class _Where:
 class _Composed:
     """The payload handed to the trimmer: ``messages[off:end]`` is the log range from row ``a``, the
     rows before it the front (system band, protected head, an uncut block), then the user row or the
-    placeholder. ``units`` is the total units of ``messages``; ``precut`` the rows cut before it."""
+    placeholder. ``units`` is the total units of ``messages``; ``precut`` the rows cut before it.
+    ``messages`` is a :class:`~inspector.engine.types.JoinedRows` view when the log range is long
+    (:data:`VIEW_MIN` rows or more), else a list."""
 
-    messages: list[Message]
+    messages: list[Message] | JoinedRows
     a: int
     off: int
     end: int
     placeholder: bool
     units: int
     precut: Sequence[Message]
+    first: Message | None
+    """``messages[0]`` (None: no row)."""
+    after: Message | None
+    """The row after the log range: the user row, the placeholder, or None (working memory's first row comes next)."""
 
 
 class IncrementalPath:
@@ -171,14 +182,15 @@ class IncrementalPath:
         sums = RowSums(partial(_msg_sum, ru.log.pre, comp.a, comp.off, comp.end, comp.messages, counter.unit),
                        comp.units, ru.wmi.unit, ru.wmi.units, ru.working, ru.wmi.chain)
         n_msgs = comp.end + (1 if c.has_user else 0) + (1 if comp.placeholder else 0)  # len(messages)
-        t_head = 1 if n_msgs and comp.messages[0].get("role") == "system" else 0
+        t_head = 1 if comp.first is not None and comp.first.get("role") == "system" else 0
         trimmed = trim_with_sums(comp.messages, max_tokens=budget.max_tokens, reserve=reserve, fixed=c.tool_tokens,
                                  pin_tail=c.wm, counter=counter, sums=sums, owned=True, budget=limit)
-        # ``messages`` was handed over (owned): the trimmer's result may be that very list, so it is not read again
+        # (the trimmer's result: a view of the same ranges, working memory's kept rows after them; no row copied)
         if trimmed.answers_removed:
             return None  # answers of a dropped ask (HITL): the reference handles it
         w = _locate(ru, comp, len(trimmed.messages), n_msgs, t_head, trimmed.history_removed, len(c.wm))
-        sources, skip = _clean_sources(w, trimmed.messages)
+        sources, skip = _clean_sources(w, comp.after if comp.after is not None else
+                                       c.wm[w.cur] if w.cur < len(c.wm) else None)
         declares = partial(_declares, sources)
         sanitized = sanitize_provider_messages(trimmed.messages, skip=skip, skip_declares=declares, owned=True)
         band_of = self._band_rule(c, comp.placeholder)
@@ -340,20 +352,22 @@ def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], 
     lead: list[Message] = [system] if system else [prot] if prot is not None else []
     lead.extend(kept)
     off = len(lead)  # rows before the log range
-    if a >= off:  # the long run of log rows copied once, with room for the front rows written over
-        messages = past[a - off:]  # it (an insertion at the head would move every row and resize)
-        messages[:off] = lead
-    else:
-        messages = lead + past[a:]
     end = off + n_log - a
-    if has_user:
-        messages.append(c.user)
     placeholder = not end and not has_user and not c.wm  # nothing else to send
-    if placeholder:
-        messages.append(HELLO)
+    last: list[Message] = [c.user] if has_user else [HELLO] if placeholder else []
+    messages: list[Message] | JoinedRows
+    if n_log - a >= VIEW_MIN:  # a long log range is not copied: a view of (lead, log[a:], the user row)
+        messages = JoinedRows([(lead, 0, off), (past, a, n_log), (last, 0, len(last))])
+    elif a >= off:  # a short one copied once, with room for the front rows written over it
+        messages = past[a - off:]
+        messages[:off] = lead
+        messages += last
+    else:
+        messages = lead + past[a:] + last
+    first = lead[0] if off else past[a] if end else last[0] if last else None
     units = log.pre[n_log] - log.pre[a] + ru.system + u_protected + u_user + (sum(u_front[cut:]) if front else 0) + \
         (unit(HELLO) if placeholder else 0)
-    return _Composed(messages, a, off, end, placeholder, units, precut)
+    return _Composed(messages, a, off, end, placeholder, units, precut, first, last[0] if last else None)
 
 
 def _front_cut(counter: TokenCounter, log: RowIndex, a0: int, front: list[Message], u_front: list[int],
@@ -410,13 +424,11 @@ def _locate(ru: RowUnits, comp: _Composed, n_in: int, n_msgs: int, t_head: int, 
     return _Where(ru.log, la, log_at, log_at + ru.log.n - la, ru.wmi, n_wm - wm_kept, n_in - wm_kept)
 
 
-def _clean_sources(w: _Where, out_in: Sequence[Message]) -> tuple[list[Source], list[tuple[int, int]]]:
+def _clean_sources(w: _Where, nxt: Message | None) -> tuple[list[Source], list[tuple[int, int]]]:
     """The clean ranges of the log range and of working memory (:func:`clean_ranges`), with their
     payload ranges: what the pairing pass and the final check need not read. The log range's last
-    unit is one of them too when what follows it in the payload closes it: a row that is not a tool
-    row (the user turn, as a rule) or nothing at all; working memory ends the payload."""
-    n_in = len(out_in)
-    nxt = out_in[w.log_end] if w.log_end < n_in else None
+    unit is one of them too when what follows it in the payload (``nxt``) closes it: a row that is
+    not a tool row (the user turn, as a rule) or nothing at all; working memory ends the payload."""
     closed = nxt is None or (type(nxt) is dict and nxt.get("role") != "tool")
     sources: list[Source] = []
     skip: list[tuple[int, int]] = []

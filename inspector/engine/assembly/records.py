@@ -12,7 +12,7 @@ from inspector.engine.assembly.call import Call
 from inspector.engine.budget import Budget
 from inspector.engine.limits import ModelLimits
 from inspector.engine.managers.base import CMDecision
-from inspector.engine.types import Message, Removal, Removals, Repair, SanitizeResult, Span, TrimResult
+from inspector.engine.types import JoinedRows, Message, Removal, Removals, Repair, SanitizeResult, Span, TrimResult
 
 __all__ = ["Assembly", "CommitRecord", "PayloadRow", "assembly_record"]
 
@@ -41,9 +41,14 @@ class Assembly:
     recorded (:attr:`rows` expands it); ``bands`` are the tokens per band and ``payload_tokens`` their
     sum with the tool schemas; ``decision`` is what the context manager did (the manager itself is
     ``ContextEngine.cm``), ``trimmer_removed`` and ``precut`` what the budget removed, ``repairs``
-    what the pairing pass changed and ``check`` the final check's verdict (``"ok"``, else its message)."""
+    what the pairing pass changed and ``check`` the final check's verdict (``"ok"``, else its message).
 
-    messages: list[Message]
+    ``messages`` is a list, built on its first read when the assembly holds the payload as a
+    :class:`~inspector.engine.types.JoinedRows` (the incremental path's: a replay reads the layout,
+    never the list, so no payload-long list is copied per call); the constructor takes either."""
+
+    sent: list[Message] | JoinedRows
+    """The payload as assembled: a list, or a view of row ranges until :attr:`messages` is read."""
     tools: list[dict[str, Any]] | None
     layout: list[PayloadRow | Span]
     budget: Budget
@@ -69,6 +74,18 @@ class Assembly:
     repaired_rows: list[Message | None] = field(default_factory=list)
     """Per repair, the row it concerned (``repairs[i].index`` in the pairing pass's input, by
     identity), so a replay can name the transcript message; None for a repair of no single row."""
+
+    @property
+    def messages(self) -> list[Message]:
+        """The payload sent, as one list (made from the view on the first read, then kept)."""
+        sent = self.sent
+        if type(sent) is not list:
+            sent = self.sent = sent.to_list()  # type: ignore[union-attr]
+        return sent
+
+    @messages.setter
+    def messages(self, rows: list[Message]) -> None:
+        self.sent = rows
 
     @property
     def ok(self) -> bool:
