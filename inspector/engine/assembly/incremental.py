@@ -11,27 +11,26 @@ condenser's kept head, summary and tail, whose head rows and block are read one 
 the log range); otherwise it returns None and the reference path
 (:mod:`inspector.engine.assembly.reference`) runs. Tests hold the two equal call by call.
 
-One call, in named steps: :func:`_match_log` (where the manager's result sits in the log),
-:func:`_precut_at` (history that can never fit), :func:`_compose` (the payload handed to the
-trimmer), the trim from sums, :func:`_locate` (where the log range and working memory sit after
+One call, in named steps: :func:`_match_log` (where the manager's result sits in the log), the
+pre-cut (:mod:`inspector.engine.assembly.precut`: history that can never fit), :func:`_compose` (the
+payload handed to the trimmer, a view of a long log range), the trim from sums, :func:`_locate` (where the log range and working memory sit after
 it), :func:`_clean_sources` (the ranges the pairing pass need not read), the pairing pass, then the
 layout (:class:`_Layout`) and the bands.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
 
-from inspector.engine.assembly.call import HELLO, BandRule, Call, band_rule, takes_group
+from inspector.engine.assembly.call import HELLO, BandRule, Call, band_rule
 from inspector.engine.assembly.records import Assembly, PayloadRow, assembly_record
-from inspector.engine.assembly.reference import inserted_block
+from inspector.engine.assembly.precut import cut_guards, front_cut, precut_at
 from inspector.engine.assembly.row_index import RowIndex, clean_ranges, marks_of, singled_any
 from inspector.engine.contracts import Insertion
-from inspector.engine.history import group_start, is_ask, leading_group_size
+from inspector.engine.history import is_ask
 from inspector.engine.pairing import sanitize_provider_messages
 from inspector.engine.summary_block import is_summary_block
 from inspector.engine.tokens import TokenCounter
@@ -296,29 +295,6 @@ def _match_log(c: Call, base: Sequence[Message], pos: Mapping[int, int],
     return front, a0
 
 
-def _precut_at(log: RowIndex, a0: int, budget_tokens: int, n_other: int, u_other: int) -> int | None:
-    """The pre-cut in log positions (what :func:`~inspector.engine.assembly.reference.precut` gives
-    over the history ``past[a0:]``): the trimmer group start of the newest row whose suffix
-    overflows, then through that group (its end is the next group start, from the recorded chain)
-    when :func:`~inspector.engine.assembly.call.takes_group` says so; None when every suffix fits.
-
-    The log's chain is the history's from the first non-tool row at or after ``a0``; a row before it
-    is a tool row, a group of one in the history. Group starts only grow along the log, so that start
-    is never past the last group's (the clamp the reference applies)."""
-    n_log = log.n
-    p = log.fits_back(budget_tokens, n_other, u_other, a0)
-    if p < a0:
-        return None
-    g = _chain_start(log, p, a0)
-    last = _chain_start(log, n_log - 1, a0)  # the last group's start (>= g)
-    if g < last and takes_group(log.rows[g]):  # type: ignore[index]
-        chain = log.chain
-        k = bisect_right(chain, g)
-        e = chain[k] if k < len(chain) else n_log
-        return e if e < last else last
-    return g
-
-
 def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], a0: int, limit: int) -> _Composed:
     """The payload before the trimmer: the system band (or a protected head row with no system
     band), the ``front`` rows the pre-cut left (a kept head, a block), the log rows after the
@@ -337,14 +313,14 @@ def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], 
     if n_log > a0 or front:
         u_other = ru.system + u_user + u_protected + ru.working
         n_other = (1 if system else 0) + (1 if has_user else 0) + (1 if prot is not None else 0) + len(c.wm)
-        at = _precut_at(log, a0, limit, n_other, u_other) if n_log > a0 else None
+        at = precut_at(log, a0, limit, n_other, u_other) if n_log > a0 else None
         if at is not None:
             cut = n_f + at - a0
         elif front:  # every suffix of the log range fits: the newest overflowing row, if any, is a front row
-            cut = _front_cut(c.engine.counter, log, a0, front, u_front, limit, n_other + n_log - a0,
+            cut = front_cut(c.engine.counter, log, a0, front, u_front, limit, n_other + n_log - a0,
                              u_other + log.pre[n_log] - log.pre[a0])
         if cut and system is None:
-            cut = _cut_guards(c, log, a0, front, cut, prot is not None)
+            cut = cut_guards(c, log, a0, front, cut, prot is not None)
     a = a0 + cut - n_f if cut > n_f else a0  # first log row after the pre-cut
     # (nothing cut, the usual call of a log that fits: no view to build)
     precut: Sequence[Message] = RowsView(front[:cut], past, a0, a) if cut else ()
@@ -368,47 +344,6 @@ def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], 
     units = log.pre[n_log] - log.pre[a] + ru.system + u_protected + u_user + (sum(u_front[cut:]) if front else 0) + \
         (unit(HELLO) if placeholder else 0)
     return _Composed(messages, a, off, end, placeholder, units, precut, first, last[0] if last else None)
-
-
-def _front_cut(counter: TokenCounter, log: RowIndex, a0: int, front: list[Message], u_front: list[int],
-               limit: int, n_other: int, u_other: int) -> int:
-    """The pre-cut (:func:`~inspector.engine.assembly.reference.precut`, in history positions: the
-    ``front`` rows, then the log from ``a0``) when every suffix of the log range fits with the other
-    rows (``n_other`` rows of ``u_other`` units, the log range's included): walking back over the
-    front rows, the group start of the newest one whose suffix overflows, through that group when
-    :func:`~inspector.engine.assembly.call.takes_group` says so, never past the last group; 0 when
-    everything fits. O(front rows)."""
-    total = counter.total
-    n_f = len(front)
-    units, n = u_other, n_other
-    for j in range(n_f - 1, -1, -1):
-        units += u_front[j]
-        n += 1
-        if total(units, n) > limit:
-            cut = group_start(front, j)
-            last = n_f + _chain_start(log, log.n - 1, a0) - a0 if log.n > a0 else group_start(front, n_f - 1)
-            if cut < last and takes_group(front[cut]):
-                cut += leading_group_size(front, cut)
-            return cut if cut < last else last
-    return 0
-
-
-def _cut_guards(c: Call, log: RowIndex, a0: int, front: list[Message], cut: int, protected: bool) -> int:
-    """The reference's two guards on a pre-cut with no system band, in history positions: a block
-    the record inserts after other rows, left first by the cut, is cut only to the group before it
-    (:func:`~inspector.engine.assembly.reference.inserted_block`); a cut that would stand a
-    system-role row first, with no protected head row, is undone (the trimmer keeps such a row)."""
-    n_f = len(front)
-    rows: list[Message] = log.rows  # type: ignore[assignment]
-
-    def at(i: int) -> Message:
-        return front[i] if i < n_f else rows[a0 + i - n_f]
-
-    if inserted_block(c, at(cut)):
-        cut = group_start(front, cut - 1) if cut - 1 < n_f else n_f + _chain_start(log, a0 + cut - 1 - n_f, a0) - a0
-    if cut and not protected and at(cut).get("role") == "system":
-        cut = 0
-    return cut
 
 
 def _locate(ru: RowUnits, comp: _Composed, n_in: int, n_msgs: int, t_head: int, dropped_hist: int,
@@ -439,16 +374,6 @@ def _clean_sources(w: _Where, nxt: Message | None) -> tuple[list[Source], list[t
             sources.append((idx, s_lo, s_hi, p_lo, band))
             skip.append((p_lo, p_lo + s_hi - s_lo))
     return sources, skip
-
-
-def _chain_start(log: RowIndex, p: int, a0: int) -> int:
-    """The trimmer group start holding log row ``p`` in a history that begins at log row ``a0``:
-    the recorded chain's when ``p``'s run of tool rows begins at or after ``a0``, else ``p`` itself
-    (a result before the history's first non-tool row is a group of one there)."""
-    if log.back[p] < a0:
-        return p
-    chain = log.chain
-    return chain[bisect_right(chain, p) - 1]
 
 
 def _msg_sum(pre: Sequence[int], a: int, off: int, end: int, messages: Sequence[Message],
