@@ -259,16 +259,14 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
     check would pass on ``result.messages`` as returned; a caller may skip reading them again.
     """
     at = _outside(messages, skip) if skip else range(len(messages))
-    view = type(messages) is JoinedRows  # a view of ranges, never changed: passed on as it is
     if _untouched(messages, at, roles=True):  # the common case: nothing to repair
-        kept = messages if view or (owned and isinstance(messages, list)) else list(messages)
+        kept = _kept(messages, owned)
         # origin is the identity (a range, not a list of ints); the rows read were also checked for
         # provider roles, so the final check's rules hold (verified)
         return SanitizeResult(kept, [], range(len(messages)), skip if owned and type(skip) is list else list(skip),
                               True)
     if _untouched(messages, at, roles=False):  # well paired, a row with a role no provider accepts
-        kept = messages if view or (owned and isinstance(messages, list)) else list(messages)
-        return SanitizeResult(kept, [], range(len(messages)), list(skip))
+        return SanitizeResult(_kept(messages, owned), [], range(len(messages)), list(skip))
     if isinstance(messages, JoinedRows):  # the repair reads every row outside the clean ranges and
         messages = messages.to_list()  # slices the others: one list
     if skip:
@@ -276,6 +274,14 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
     else:
         declared = _declared_ids(messages)
     return _repair(messages, skip, declared)
+
+
+def _kept(messages: Sequence[Message], owned: bool) -> list[Message] | JoinedRows:
+    """The rows passed on unrepaired: a :class:`~inspector.engine.types.JoinedRows` view (it never
+    changes) or an ``owned`` list as they are, anything else copied into a new list."""
+    if isinstance(messages, JoinedRows) or (owned and isinstance(messages, list)):
+        return messages
+    return list(messages)
 
 
 def _repair(messages: Sequence[Message], skip: Sequence[tuple[int, int]], declared: Any) -> SanitizeResult:

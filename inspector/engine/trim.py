@@ -177,7 +177,7 @@ def _drop_working_groups(pin_tail: Sequence[Message], cut: _Cut, budget: int, co
     return cur
 
 
-def _result(result: list[Message], removed: list[Removal] | Removals, total: int, budget: int, newest_rows: int,
+def _result(result: list[Message] | JoinedRows, removed: list[Removal] | Removals, total: int, budget: int, newest_rows: int,
             history_removed: int, answers_removed: int) -> TrimResult:
     """The trim's outcome, shared by the reference and the incremental trimmer: over budget only when
     what is pinned alone does not fit, which is said once on the log. The two counts say what
