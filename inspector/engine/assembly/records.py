@@ -85,6 +85,7 @@ class Assembly:
 
     @messages.setter
     def messages(self, rows: list[Message]) -> None:
+        """Replace the payload's rows (tests and wrappers that edit a call's payload)."""
         self.sent = rows
 
     @property
