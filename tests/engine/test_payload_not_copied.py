@@ -1,7 +1,7 @@
-"""The incremental path copies no payload-long list per call: a long log range is a view.
+"""The incremental path copies no payload-long list per call: a long payload is a view.
 
-Rule (``incremental.VIEW_MIN``, ``types.JoinedRows``): when the log range a call sends is
-``VIEW_MIN`` rows or more, the trimmer and the pairing pass read the payload as a view of the log
+Rule (``incremental.VIEW_MIN``, ``types.JoinedRows``): when the log range and working memory a call
+sends hold ``VIEW_MIN`` rows or more, the trimmer and the pairing pass read the payload as a view
 (lead rows + ``log[a:]`` + the user row + working memory) and no list of its rows is built, unless a
 reader asks for ``Assembly.messages`` (then once, and kept). Counted here with ``tracemalloc``: a
 list of P rows holds P pointers, 8·P bytes, so a call that copies its P-row payload allocates at
@@ -92,6 +92,22 @@ def test_a_call_copies_no_list_of_its_long_payload(cm: dict[str, Any]) -> None:
         assert peak < 8 * p // 4, f"call {k}: {peak:,} bytes at its peak for a {p:,}-row payload"
 
 
+def test_a_call_of_one_enormous_turn_copies_no_list_of_its_working_memory() -> None:
+    """One turn of 1 200 asks over a 2-turn log (8 rows): working memory reaches 2 400 rows. Every
+    call whose payload P is over 2 000 rows (its last ~200) stays under half a P-row list, 8 × P / 2
+    bytes, at its peak (working memory's index grows with the turn: its lists resize now and then)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        engine = engine_over({"type": "stack"}, turns(2))
+        calls = peaks_per_call(engine, 1200)
+    long = [(peak, asm) for peak, asm in calls if len(asm.sent) > 2000]
+    assert len(long) >= 190
+    for peak, asm in long:
+        p = len(asm.sent)
+        assert type(asm.sent) is JoinedRows
+        assert peak < 8 * p // 2, f"{peak:,} bytes at its peak for a {p:,}-row payload"
+
+
 def test_messages_is_the_payload_as_one_list_built_on_the_first_read() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -108,8 +124,8 @@ def test_messages_is_the_payload_as_one_list_built_on_the_first_read() -> None:
 
 
 @pytest.mark.parametrize(("log_rows", "kind"), [(VIEW_MIN - 1, list), (VIEW_MIN, JoinedRows)])
-def test_a_log_range_is_a_view_from_VIEW_MIN_rows(log_rows: int, kind: type) -> None:
-    """``VIEW_MIN - 1`` log rows are copied (a short list reads faster than a view); ``VIEW_MIN`` are
+def test_a_payload_is_a_view_from_VIEW_MIN_rows(log_rows: int, kind: type) -> None:
+    """``VIEW_MIN - 1`` log rows (working memory empty) are copied (a short list reads faster than a view); ``VIEW_MIN`` are
     not. The log: ``log_rows`` rows of plain exchanges (a user row, then an answer; an odd count ends
     on a question committed unanswered), all sent, then the user row."""
     history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"r{i}"} for i in range(log_rows)]

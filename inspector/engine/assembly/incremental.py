@@ -13,9 +13,9 @@ the log range); otherwise it returns None and the reference path
 
 One call, in named steps: :func:`_match_log` (where the manager's result sits in the log), the
 pre-cut (:mod:`inspector.engine.assembly.precut`: history that can never fit), :func:`_compose` (the
-payload handed to the trimmer, a view of a long log range), the trim from sums, :func:`_locate` (where the log range and working memory sit after
-it), :func:`_clean_sources` (the ranges the pairing pass need not read), the pairing pass, then the
-layout (:class:`_Layout`) and the bands.
+payload handed to the trimmer, a view when it is long), the trim from sums, :func:`_locate` (where
+the log range and working memory sit after it), :func:`_clean_sources` (the ranges the pairing
+pass need not read), the pairing pass, then the layout (:class:`_Layout`) and the bands.
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ from inspector.vocabulary import BANDS
 __all__ = ["VIEW_MIN", "IncrementalPath", "RowUnits"]
 
 VIEW_MIN = 256
-"""A log range of this many rows or more is handed on as a view (:class:`~inspector.engine.types.JoinedRows`),
-never copied: the copy of a long range, and its free later, cost more than the view's handful of
-reads (a few Python calls a call); a shorter range is copied into a list, which reads at C speed."""
+"""A payload whose log range and working memory hold this many rows or more is handed on as a view
+(:class:`~inspector.engine.types.JoinedRows`), never copied: the copy of a long payload, and its
+free later, cost more than the view's handful of reads (a few Python calls a call); a shorter one
+is copied into a list, which reads at C speed."""
 
 _NO_TOKENS: dict[str, int] = dict.fromkeys(BANDS, 0)
 """Every band at 0, in band order: copied (never changed) as a call's per-band sums start."""
@@ -82,8 +83,8 @@ class _Composed:
     """The payload handed to the trimmer: ``messages[off:end]`` is the log range from row ``a``, the
     rows before it the front (system band, protected head, an uncut block), then the user row or the
     placeholder. ``units`` is the total units of ``messages``; ``precut`` the rows cut before it.
-    ``messages`` is a :class:`~inspector.engine.types.JoinedRows` view when the log range is long
-    (:data:`VIEW_MIN` rows or more), else a list."""
+    ``messages`` is a :class:`~inspector.engine.types.JoinedRows` view when the log range and
+    working memory are long (:data:`VIEW_MIN` rows or more), else a list."""
 
     messages: list[Message] | JoinedRows
     a: int
@@ -332,7 +333,7 @@ def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], 
     placeholder = not end and not has_user and not c.wm  # nothing else to send
     last: list[Message] = [c.user] if has_user else [HELLO] if placeholder else []
     messages: list[Message] | JoinedRows
-    if n_log - a >= VIEW_MIN:  # a long log range is not copied: a view of (lead, log[a:], the user row)
+    if n_log - a + len(c.wm) >= VIEW_MIN:  # a long payload is not copied: a view of (lead, log[a:], user row)
         messages = JoinedRows([(lead, 0, off), (past, a, n_log), (last, 0, len(last))])
     elif a >= off:  # a short one copied once, with room for the front rows written over it
         messages = past[a - off:]
