@@ -111,14 +111,18 @@ class _CachedCounter:
         it (a row's text, name and tool calls are what is measured), so a strategy's placeholder
         rows, one per tool result, are measured once per placeholder text. Any other pair is
         measured as :meth:`unit` measures it."""
-        hit = self._cache.get(id(like))
-        if hit is not None and hit[0] is like and len(msg) == len(like) and msg is not like:
+        cache, key = self._cache, id(msg)
+        hit = cache.get(key)
+        if hit is not None and hit[0] is msg:  # measured already (a placeholder whose text is its own)
+            return hit[1]
+        hit = cache.get(id(like))
+        if hit is not None and hit[0] is like and len(msg) == len(like):
             for k, v in msg.items():
                 if k != "tool_call_id" and (k not in like or like[k] != v):
-                    return self.unit(msg)
-            self._cache[id(msg)] = (msg, hit[1], hit[2])
+                    return self._measured(msg, key)[1]
+            cache[key] = (msg, hit[1], hit[2])
             return hit[1]
-        return self.unit(msg)
+        return self._measured(msg, key)[1]
 
     def history_unit(self, msg: Message) -> int:
         key = id(msg)

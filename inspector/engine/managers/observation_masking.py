@@ -134,8 +134,8 @@ class _Working:
         n = self.n
         if log != self.log or len(working) < n or \
                 (n and (working[n - 1] is not self.last or working[0] is not self.first)):
-            return _Working(log)._read(working, 0)
-        return self._read(working, n)
+            return _Working(log)._read(working, 0) if working else _Working(log)  # (a turn's first call: none)
+        return self._read(working, n) if len(working) > n else self
 
     def _read(self, working: Sequence[Message], n: int) -> _Working:
         names, known = self.names, len(self.names)
