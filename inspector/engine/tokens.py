@@ -105,6 +105,25 @@ class _CachedCounter:
             return hit[1]
         return self._measured(msg, key)[1]
 
+    def unit_as(self, msg: Message, like: Message) -> int:
+        """:meth:`unit` of ``msg``, taken from ``like``'s cached measure when the two rows differ in
+        nothing but ``tool_call_id`` (the same keys, equal values otherwise): no counter here reads
+        it (a row's text, name and tool calls are what is measured), so a strategy's placeholder
+        rows, one per tool result, are measured once per placeholder text. Any other pair is
+        measured as :meth:`unit` measures it."""
+        cache, key = self._cache, id(msg)
+        hit = cache.get(key)
+        if hit is not None and hit[0] is msg:  # measured already (a placeholder whose text is its own)
+            return hit[1]
+        hit = cache.get(id(like))
+        if hit is not None and hit[0] is like and len(msg) == len(like):
+            for k, v in msg.items():
+                if k != "tool_call_id" and (k not in like or like[k] != v):
+                    return self._measured(msg, key)[1]
+            cache[key] = (msg, hit[1], hit[2])
+            return hit[1]
+        return self._measured(msg, key)[1]
+
     def history_unit(self, msg: Message) -> int:
         key = id(msg)
         hit = self._cache.get(key)

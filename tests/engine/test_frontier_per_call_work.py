@@ -26,15 +26,16 @@ def _turns(n: int, pad: int = 0) -> list[Message]:
     return msgs
 
 
-@pytest.mark.parametrize(("turns", "matched", "marked"), [(10, 12, 11), (20, 22, 21)])
+@pytest.mark.parametrize(("turns", "matched", "marked"), [(10, 11, 11), (20, 21, 21)])
 def test_a_frontier_calls_log_match_and_band_marks_are_made_once_a_turn(
         tmp_path: Path, monkeypatch: Any, turns: int, matched: int, marked: int) -> None:
     """observation-masking, window 3 events, ``turns`` turns of 2 calls (call 2t before turn t's ask,
-    2t + 1 before its reply). Calls 0-2 mask nothing (the plain path: a new record each call, so the
-    log match is made on each, 3; the band marks on calls 0 and 2, the log grown, 2). From call 3 on
+    2t + 1 before its reply). Calls 0-2 mask nothing (the plain path: the manager's record is the same
+    object while the log's length is, so the log match is made on calls 0 and 2, 2 (it was 3 while
+    each call had a new record); the band marks on calls 0 and 2, the log grown, 2). From call 3 on
     every call masks (a frontier view): the path is shown one record and one index per log, so the
     match and the marks are made once per log length, i.e. once a turn: call 3 (turn 1), then turns
-    2 .. turns-1. Match: 3 + 1 + (turns - 2) = turns + 2; marks: 2 + 1 + (turns - 2) = turns + 1.
+    2 .. turns-1. Match and marks: 2 + 1 + (turns - 2) = turns + 1.
     (They were made on every frontier call: 2·turns and 2·turns - 1.)"""
     from inspector.engine.assembly import incremental
     from inspector.replay import replay
@@ -110,3 +111,91 @@ def test_a_frontier_manager_reads_a_frozen_working_memory_as_its_list_not_throug
         b = plain.decide_with_working(past, tuple(working), 0).edits
         assert [(r.index, r.row) for r in a.working] == [(r.index, r.row) for r in b.working]
     assert len(a.working) == last
+
+
+def _masking_manifest(tmp_path: Path, params: dict[str, Any]) -> Path:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(json.dumps({"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "m"}, "spec": {
+        "models": [{"id": "main", "model": "gpt-4o"}],
+        "context_manager": {"type": "observation-masking", "params": params}}}))
+    return manifest
+
+
+@pytest.mark.parametrize(("turns", "pointed"), [(10, 8), (20, 18)])
+def test_a_frontier_standing_over_a_turns_two_calls_gives_the_same_record_and_index(
+        tmp_path: Path, monkeypatch: Any, turns: int, pointed: int) -> None:
+    """observation-masking, window 4 events, ``turns`` turns of 2 calls. Call 2t (log 4t rows, no
+    working memory) masks the results at 4j + 2 < 4t - 4, call 2t + 1 (working memory: ask, result)
+    those < 4t - 2: j <= t - 2 both times, so the frontier stands over a turn's two calls and moves
+    at each turn. Frontier calls: t >= 2 (t - 1 >= 1 masked), i.e. turns 2 .. turns-1. The manager
+    gives the second call of a turn the first one's record (the same object), and the frontier index
+    is pointed at a view once a turn: turns - 2 times (it was pointed on every frontier call,
+    2·(turns - 2))."""
+    from inspector.engine.assembly.replacing import FrontierIndex
+    from inspector.replay import replay
+    from inspector.transcripts.api import load_transcript
+    from tests.builders import spy
+
+    pointed_at = spy(monkeypatch, FrontierIndex, "point")
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"messages": _turns(turns)}))
+    rp = replay(str(_masking_manifest(tmp_path, {"attention_window": 4})), load_transcript(path), counter="estimate")
+    assert [len(f.replaced) for f in rp.frames][:8] == [0, 0, 0, 0, 1, 1, 2, 2]
+    assert len(pointed_at) == pointed
+
+
+@pytest.mark.parametrize("name", ["observation-masking", "clear-tool-results"])
+def test_a_frontier_managers_record_is_the_same_object_while_its_frontier_stands(name: str) -> None:
+    """Two calls over the same 12-row log (3 turns of one tool round) whose replacements are the
+    same (masking: window 4, the second call's working memory one user row more, so results 2 and 6
+    below 12 + w - 4 both times; clearing: a 1-token trigger keeping 1 result, results 2 and 6
+    cleared both times): the second call's edit record is the first's object, its view the same
+    view; a third call over the log grown by a turn replaces result 10 too: a new record."""
+    from inspector.engine.managers.clear_tool_results import ClearToolResults
+    from inspector.engine.managers.observation_masking import ObservationMasking
+
+    manager = ObservationMasking(attention_window=4) if name == "observation-masking" else \
+        ClearToolResults(trigger=1, keep=1)
+    log = _turns(4, 200)  # (results longer than a clearing placeholder: clearing frees tokens)
+    past = log[:12]
+    first = manager.decide_with_working(past, (), 0).edits
+    second = manager.decide_with_working(past, (log[12],), 0).edits
+    assert [r.index for r in first.replaced] == [2, 6]
+    assert second is first
+    past += log[12:]
+    third = manager.decide_with_working(past, (), 0).edits
+    assert [r.index for r in third.replaced] == [2, 6, 10]
+    assert third is not first and third.replaced.table is first.replaced.table
+
+
+@pytest.mark.parametrize(("placeholder", "measured_before"), [("<MASKED>", 9), ("<{tool} output masked>", 9)])
+def test_masked_rows_alike_but_for_their_call_id_are_measured_once(
+        tmp_path: Path, monkeypatch: Any, placeholder: str, measured_before: int) -> None:
+    """observation-masking, window 3 events, 10 turns of one ``bash`` round: the results at 4j + 2
+    below 4·9 - 1 = 35 are masked by the end, j = 0 .. 8: 9 placeholder rows, alike but for their
+    ``tool_call_id`` (the same text, ``bash`` in each), which the tiktoken counter does not count.
+    The placeholder text is tokenised once (it was ``measured_before`` times, once per row), and
+    every placeholder's units are the ones a fresh measure gives."""
+    from inspector.engine.tokens import TiktokenCounter
+    from inspector.replay import replay
+    from inspector.transcripts.api import load_transcript
+
+    measured: list[str] = []
+    measure = TiktokenCounter._measure
+
+    def counting(self: TiktokenCounter, msg: Message) -> int:
+        measured.append(str(msg.get("content")))
+        return measure(self, msg)
+
+    monkeypatch.setattr(TiktokenCounter, "_measure", counting)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"messages": _turns(10)}))
+    manifest = _masking_manifest(tmp_path, {"attention_window": 3, "placeholder": placeholder})
+    rp = replay(str(manifest), load_transcript(path), counter="tiktoken")
+    text = placeholder.replace("{tool}", "bash")
+    assert len(rp.frames[-1].replaced) == 9
+    assert measured.count(text) == 1 != measured_before
+    fresh = TiktokenCounter("gpt-4o")
+    sent = [row for f in rp.frames for _ref, _n, _b, why, row in f.segments if why is not None]
+    assert sent and all(row["content"] == text for row in sent)
+    assert {fresh.unit(dict(row)) for row in sent} == {fresh.unit({"role": "tool", "tool_call_id": "x", "content": text})}

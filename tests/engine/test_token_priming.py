@@ -164,3 +164,25 @@ def test_the_log_takes_working_memorys_facts_over_from_carry_min_rows(rounds: in
     assert (taken.n, taken.pre, taken.back, taken.starts, taken.dirty, taken.asks, taken.chain, taken.blocks,
             taken.others) == (plain.n, plain.pre, plain.back, plain.starts, plain.dirty, plain.asks, plain.chain,
                               plain.blocks, plain.others)
+
+
+@pytest.mark.parametrize("kind", ["tiktoken", "estimate"])
+def test_a_row_alike_but_for_its_call_id_takes_the_measure_of_the_other_and_no_other_does(kind: str) -> None:
+    """``unit_as(msg, like)``: no counter of ours reads ``tool_call_id``, so a row that differs from a
+    measured one in nothing else is not measured again (``computed`` stays) and gets its units; a row
+    that differs in its text, its ``name``, or has a key more, is measured (``computed`` + 1 each)
+    and gets its own units, those of a fresh counter."""
+    from inspector.engine.tokens import make_counter
+
+    counter, fresh = make_counter(kind, model="gpt-4o"), make_counter(kind, model="gpt-4o")
+    like = {"role": "tool", "tool_call_id": "a", "content": "<MASKED>"}
+    counter.unit(like)
+    assert counter.computed == 1
+    assert counter.unit_as({"role": "tool", "tool_call_id": "b", "content": "<MASKED>"}, like) == fresh.unit(like)
+    assert counter.computed == 1
+    others = [{"role": "tool", "tool_call_id": "c", "content": "<MASKED> and some more words"},
+              {"role": "tool", "tool_call_id": "d", "content": "<MASKED>", "name": "a_rather_long_tool_name"},
+              {"role": "tool", "content": "<MASKED>", "name": "x"}]
+    for k, row in enumerate(others, 2):
+        assert counter.unit_as(row, like) == fresh.unit(row)
+        assert counter.computed == k

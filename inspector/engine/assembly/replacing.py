@@ -79,8 +79,11 @@ class ReplacingSums:
         for the life of these sums, pointed at this call's view, so the incremental path's per-index
         rules (:meth:`~inspector.engine.assembly.incremental.IncrementalPath._singled`) are made
         once per log, not once per call."""
-        pre = self.upto(view, log, counter)
         idx = self.index
+        if idx is not None and idx.seen[4] is view and idx.seen[0] is log and idx.seen[1] == log.n and \
+                idx.seen[2] is log.rows and idx.seen[3] is log.pre and counter is self.counter:
+            return idx  # the last call's log and view (a turn's later call, its frontier standing): as it was
+        pre = self.upto(view, log, counter)
         if idx is None:
             idx = self.index = FrontierIndex(log, view, pre, self.flat)
         else:
@@ -114,11 +117,12 @@ class ReplacingSums:
             return pre
         self.read += f - i
         unit = counter.unit
+        like = getattr(counter, "unit_as", None)  # a placeholder measured as the one before it, when alike
         total = pre[-1]
         nt = len(table)
         while i < f:
             if k < nt and table[k].index == i:
-                total += unit(table[k].row)
+                total += like(table[k].row, table[k - 1].row) if k and like is not None else unit(table[k].row)
                 k += 1
             else:
                 total += own[i + 1] - own[i]
@@ -169,6 +173,8 @@ class FrontierIndex(RowIndex):
         the log's facts as they stand, a new rows view and new sums (a layout made before keeps its own)."""
         vars(self).update(vars(log))
         assert log.rows is not None
+        self.seen = (log, log.n, log.rows, log.pre, view)
+        """What it was pointed at: the log index, its length, rows and sums, and the view (read by identity)."""
         self.rows = ReplacedRows(log.rows, view, None, flat.move(view, log.rows) if flat is not None else None)
         self.pre = _FrontierSums(rep, log.pre, view.frontier, log.n)  # type: ignore[assignment]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from inspector.engine.contracts import EditRecord, ReplacedBefore, Replacement, newest_group_start
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
-from inspector.engine.managers.shared import BuiltFromParams, whole_list
+from inspector.engine.managers.shared import BuiltFromParams, keep_record, table_view, whole_list
 from inspector.engine.tokens import TokenCounter
 from inspector.engine.types import Message
 from inspector.params import CLEAR_TOOL_RESULTS as D
@@ -57,7 +57,7 @@ class _Log:
     freed up to each (``freed[k]``: by the first ``k``)."""
 
     __slots__ = ("rows", "n", "last", "units", "results", "answered", "asks", "cands", "at", "table", "freed",
-                 "reach", "dup", "key", "excluded")
+                 "reach", "dup", "key", "excluded", "view")
 
     def __init__(self, key: tuple[object, ...] = (), excluded: frozenset[str] = frozenset()) -> None:
         self.key = key  # (counter, params) it was made for
@@ -73,6 +73,7 @@ class _Log:
         self.reach: int | None = None  # the fewest candidates that free clear_at_least, once found
         self.table: list[Replacement] = []  # the first len(table) candidates' placeholders
         self.freed: list[int] = [0]
+        self.view: ReplacedBefore | None = None  # the last view of ``table`` given (:func:`table_view`)
         self.dup = False  # a call id asked twice, or after its result: every call is worked out from scratch
 
     def sync(self, past: Sequence[Message], counter: TokenCounter, params: ClearToolResultsParams) -> _Log:
@@ -117,7 +118,7 @@ class _Turn:
     a call id twice or after its result (the call walks working memory, as before)."""
 
     __slots__ = ("key", "n", "first", "last", "asks", "answered", "res", "cands", "pos", "table", "freed", "clash",
-                 "dup")
+                 "dup", "view")
 
     def __init__(self, key: tuple[object, int] | None = None) -> None:
         self.key, self.n = key, 0
@@ -130,6 +131,7 @@ class _Turn:
         self.pos: list[int] = []  # their positions (bisected)
         self.table: list[Replacement] = []
         self.freed: list[int] = [0]  # tokens freed by the first k placeholders of ``table``
+        self.view: ReplacedBefore | None = None  # the last view of ``table`` given (:func:`table_view`)
         self.clash = self.dup = False
 
     def sync(self, working: Sequence[Message], st: _Log, n: int) -> _Turn:
@@ -163,6 +165,13 @@ class _Turn:
         t.n = len(working)
         t.first, t.last = (working[0], working[-1]) if working else (None, None)
         return t
+
+
+def _view(st: _Log | _Turn, count: int) -> ReplacedBefore:
+    """The first ``count`` placeholders of ``st``'s table as a view, the last call's while it stands
+    (:func:`~inspector.engine.managers.shared.table_view`)."""
+    view = st.view = table_view(st.view, st.table, count, st.at if isinstance(st, _Log) else st.pos)
+    return view
 
 
 class ClearToolResults(BuiltFromParams, ContextManager):
@@ -199,6 +208,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         freed), so the calls of a turn send the same row (no second tokenisation)."""
         self.rows_built = 0
         """How many placeholder rows were made over this manager's life (tests: once per original row)."""
+        self._last: EditRecord | None = None  # the last call's record (:func:`keep_record`)
         self._wunits: tuple[int, Message | None, Message | None, int, TokenCounter | None] = (0, None, None, 0, None)
         """(rows, first row, last row, units, counter) of the working memory the last call counted."""
 
@@ -234,7 +244,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             st = self._log = self._log.sync(past, counter, self.params)
             tokens = counter.total(st.units + self._working_units(working, counter), n + len(working))
         if tokens <= trigger:  # both sources clear only above it: exactly at the trigger is kept
-            return managed(past, EditRecord.keep_all(n),
+            return managed(past, self._kept(n),
                            CMDecision("tool-results-under-trigger", raw_tokens=tokens, threshold=trigger))
         limit = n + newest_group_start(working) if working else n
         found = self._frontier(st, past, working, limit) if st is not None and not st.dup else None
@@ -246,10 +256,15 @@ class ClearToolResults(BuiltFromParams, ContextManager):
                      tuple(Replacement(i - n, row, why) for i, (row, why) in items if i >= n))
         log, wm = found
         if not log and not wm:
-            return managed(past, EditRecord.keep_all(n),
+            return managed(past, self._kept(n),
                            CMDecision("tool-results-nothing-to-clear", raw_tokens=tokens, threshold=trigger))
-        record = EditRecord(n, ((0, n),) if n else (), log, (), wm)
+        record = self._last = keep_record(self._last, n, log, wm)
         return managed(past, record, CMDecision("tool-results-cleared", raw_tokens=tokens, threshold=trigger))
+
+    def _kept(self, n: int) -> EditRecord:
+        """``EditRecord.keep_all(n)``: the last call's record again when it was that one."""
+        record = self._last = keep_record(self._last, n, (), ())
+        return record
 
     def _frontier(self, st: _Log, past: Sequence[Message], working: Sequence[Message],
                   limit: int) -> tuple[Sequence[Replacement], Sequence[Replacement]] | None:
@@ -277,7 +292,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         if at_least:
             k = self._reach(st, past, c, at_least)
             if k is not None:
-                return (ReplacedBefore(st.table, k, st.at), ())
+                return (_view(st, k), ())
         else:
             self._build(st, past, c)
             if not t.dup:  # working memory's clearable results before the bound: a view of the turn's table
@@ -289,7 +304,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
                     t.freed.append(t.freed[-1] + delta)
                 if st.freed[c] + t.freed[k] < 0:  # placeholders longer than what they replace: none sent
                     return (), ()
-                return (ReplacedBefore(st.table, c, st.at) if c else (), ReplacedBefore(t.table, k, t.pos) if k else ())
+                return (_view(st, c) if c else (), _view(t, k) if k else ())
         freed = st.freed[c]
         excluded = st.excluded
         wm: list[Replacement] = []
@@ -304,7 +319,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
                 break
         if freed < at_least:
             return ((), ())
-        return (ReplacedBefore(st.table, c, st.at) if c else (), tuple(wm))
+        return (_view(st, c) if c else (), tuple(wm))
 
     def _wrow(self, original: Message, tool: str) -> tuple[Message, str, Message, int]:
         """(``original``, ``tool``, its placeholder row, tokens freed): made once per row and tool."""

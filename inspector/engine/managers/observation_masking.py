@@ -15,7 +15,7 @@ from itertools import islice
 
 from inspector.engine.contracts import EditRecord, ReplacedBefore, Replacement, newest_group_start
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
-from inspector.engine.managers.shared import BuiltFromParams, whole_list
+from inspector.engine.managers.shared import BuiltFromParams, keep_record, table_view, whole_list
 from inspector.engine.types import Message
 from inspector.params import ObservationMaskingParams
 from inspector.vocabulary import Action, Reason
@@ -75,7 +75,7 @@ class _Masks:
     between calls): the tool name each ask gives its call ids, where the tool results stand, and the
     table of replacements below the frontier so far, each built once (:class:`ReplacedBefore`)."""
 
-    __slots__ = ("rows", "n", "last", "names", "results", "tools", "table", "dup", "built")
+    __slots__ = ("rows", "n", "last", "names", "results", "tools", "table", "dup", "built", "view")
 
     def __init__(self, rows: Sequence[Message] | None = None) -> None:
         self.rows, self.n = rows, 0
@@ -85,6 +85,7 @@ class _Masks:
         self.tools: list[int] = []  # log positions of the tool results
         self.table: list[Replacement] = []  # one per tool result below ``built``, in log order
         self.built = 0  # how many of ``tools`` have their replacement in ``table``
+        self.view: ReplacedBefore | None = None  # the last view of ``table`` given (:func:`table_view`)
         self.dup = False  # an ask re-declared a call id, or came after its result: names can change, so
         # every call is worked out from scratch
 
@@ -108,7 +109,8 @@ class _Working:
     the table of their replacements so far, each built once (:class:`ReplacedBefore`), as
     :class:`_Masks` keeps the log's. Started again for another list, another log, or a shrunk list."""
 
-    __slots__ = ("first", "log", "n", "last", "names", "results", "tools", "table", "built", "dup", "clash")
+    __slots__ = ("first", "log", "n", "last", "names", "results", "tools", "table", "built", "dup", "clash",
+                 "view")
 
     def __init__(self, log: tuple[_Masks, int] | None = None) -> None:
         self.log, self.n = log, 0
@@ -119,6 +121,7 @@ class _Working:
         self.tools: list[int] = []
         self.table: list[Replacement] = []
         self.built = 0
+        self.view: ReplacedBefore | None = None  # the last view of ``table`` given (as :attr:`_Masks.view`)
         self.dup = False  # an ask re-declared a call id, or came after its result: worked out from scratch
         self.clash = False  # an ask declares a call id the log declares or answers: the log's names can
         # change, so the call is worked out from scratch (found as names are read: the log's state is
@@ -131,8 +134,8 @@ class _Working:
         n = self.n
         if log != self.log or len(working) < n or \
                 (n and (working[n - 1] is not self.last or working[0] is not self.first)):
-            return _Working(log)._read(working, 0)
-        return self._read(working, n)
+            return _Working(log)._read(working, 0) if working else _Working(log)  # (a turn's first call: none)
+        return self._read(working, n) if len(working) > n else self
 
     def _read(self, working: Sequence[Message], n: int) -> _Working:
         names, known = self.names, len(self.names)
@@ -171,6 +174,7 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         self._masks = _Masks()
         self._work = _Working()
         self._rows: dict[int, tuple[Message, str, Message]] = {}  # id(original) -> (it, text, its placeholder row)
+        self._last: EditRecord | None = None  # the last call's record (:func:`keep_record`)
         self.rows_built = 0
         """How many placeholder rows were made over this manager's life (tests: once per original row)."""
 
@@ -199,7 +203,7 @@ class ObservationMasking(BuiltFromParams, ContextManager):
             in_working = tuple(self._masked(working, range(span), wnames, st.names)) if span > 0 else ()
         elif span > 0:
             in_working = self._working_masks(working, span)
-        record = EditRecord(n, ((0, n),) if n else (), in_log, (), in_working)
+        record = self._last = keep_record(self._last, n, in_log, in_working)
         action = "observations-masked" if in_log or in_working else "observations-kept"
         return managed(past, record, CMDecision(action))
 
@@ -219,7 +223,10 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         count = st.built
         while count and tools[count - 1] >= cut:  # the window moved back (a longer working memory)
             count -= 1
-        return ReplacedBefore(table, count, tools) if count else ()
+        if not count:
+            return ()
+        view = st.view = table_view(st.view, table, count, tools)
+        return view
 
     def _working_masks(self, working: Sequence[Message], span: int) -> Sequence[Replacement]:
         """Working memory's replacements below ``span``, as a :class:`ReplacedBefore` view of the
@@ -236,7 +243,10 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         count = wk.built
         while count and tools[count - 1] >= span:
             count -= 1
-        return ReplacedBefore(table, count, tools) if count else ()
+        if not count:
+            return ()
+        view = wk.view = table_view(wk.view, table, count, tools)
+        return view
 
     def _masked(self, rows: Sequence[Message], span: range, names: dict[str, str],
                 more: dict[str, str]) -> Iterator[Replacement]:

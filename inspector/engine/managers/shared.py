@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Self
 
+from inspector.engine.contracts import EditRecord, ReplacedBefore, Replacement
 from inspector.engine.summarizers import calls_a_model
 from inspector.engine.summary_block import summary_block
 from inspector.engine.types import Message, RowsView
@@ -83,3 +84,27 @@ def whole_list(rows: Sequence[Message]) -> Sequence[Message]:
         if not head and not lo and hi == len(base):
             return base
     return rows
+
+
+def table_view(last: ReplacedBefore | None, table: list[Replacement], count: int,
+               at: Sequence[int] | None) -> ReplacedBefore:
+    """The first ``count`` entries of ``table`` (``at``: their positions) as a
+    :class:`~inspector.engine.contracts.ReplacedBefore` view: ``last``, the view a frontier manager
+    gave on its last call, again when it is that very view, else a new one. A frontier standing still
+    (a turn's later call, a log grown inside the window) is then the same object, which readers
+    tell by identity (the assembly's frontier index, the manager's own record, :func:`frontier_record`)."""
+    if last is not None and last.upto == count and last.table is table:
+        return last
+    return ReplacedBefore(table, count, at)
+
+
+def keep_record(last: EditRecord | None, n: int, log: Sequence[Replacement],
+                working: Sequence[Replacement]) -> EditRecord:
+    """The edit record keeping all ``n`` log rows with ``log``'s and ``working``'s replacements:
+    ``last``, the record a manager gave on its last call, again when it says just that (the same
+    length and the same two replacement sequences, by identity: :func:`table_view`'s), else a new
+    one. An edit record is immutable, so the same object is the same answer."""
+    if last is not None and last.size == n and last.replaced is log and last.working is working and \
+            not last.inserted:
+        return last
+    return EditRecord(n, ((0, n),) if n else (), log, (), working)
