@@ -70,7 +70,9 @@ class CallRows:
         self.fr: FrontierTable | None
         if type(segments) is FrontierSegments:
             runs, self.fr, self.upto = segments.runs, segments.fr, segments.upto
-            self.d = units.delta(segments.fr, segments.upto)  # the table's differences, read once a call
+            held = units.last  # the table's differences, read once a call (the last call's table: at hand)
+            self.d = held[1] if held[0] is segments.fr and len(held[1]) > segments.upto else \
+                units.delta(segments.fr, segments.upto)
         else:
             runs, self.fr, self.upto, self.d = segments, None, 0, _NO_D
         self.head, self.units = head, units
@@ -83,6 +85,7 @@ class CallRows:
         first, last = (refs[0], refs[c - 1]) if c else (0, -1)  # a frontier's replaced rows stand in [first, last]
         end = k_end = -1  # the last run's end row and its table position: the next run often starts there
         joined = -1  # the end row of the last joined run when it is a plain transcript run, else -1
+        grown = 0  # the rows joined to the last run since it was listed (its tuple is made again once)
         for seg in runs:
             ref, n, _band, syn, own = seg
             rows += n
@@ -100,14 +103,19 @@ class CallRows:
                     size += d[k_end] - d[k_lo]
             total += size
             if ref == joined and own is None and syn is None:  # continues the last plain run: one run
-                r0, n0, b0, _s, _o = out[-1]
-                out[-1] = (r0, n0 + n, b0, None, None)
+                grown += n
                 sizes[-1] += size
                 joined += n
-            else:
-                add(seg)
-                sizes.append(size)
-                joined = ref + n if ref is not None and own is None and syn is None else -1
+                continue
+            if grown:
+                r0, n0, b0, _s, _o = out[-1]
+                out[-1], grown = (r0, n0 + grown, b0, None, None), 0
+            add(seg)
+            sizes.append(size)
+            joined = ref + n if ref is not None and own is None and syn is None else -1
+        if grown:
+            r0, n0, b0, _s, _o = out[-1]
+            out[-1] = (r0, n0 + grown, b0, None, None)
         self.rows = rows  # message rows (the head row apart)
         # (an additive counter's total is the units themselves: no call)
         self.total_tokens = head + (total if units.additive else int(units.counter.total(total, rows)))
@@ -229,6 +237,8 @@ def shared_rows(prev: CallRows, cur: CallRows) -> int:
     """How many leading message rows two calls share (:func:`common_rows`); two frontier calls of one
     table walk their transcript runs: a stretch of rows plain in both runs is shared up to the first
     row replaced in one call and not the other; a made row is compared with the row sent there."""
+    if prev.fr is None and cur.fr is None:  # the common case: no table on either side
+        return common_rows(prev.runs, cur.runs)
     pair = differing(prev, cur)
     if pair is None:
         return common_rows(prev.expanded().runs, cur.expanded().runs)
@@ -284,10 +294,10 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
     table walk their transcript runs, a piece cut at each row replaced in one call and not the other."""
     assert call.broke_at is not None
     row = max(call.broke_at - 1, 0)
-    pair = differing(prev, cur)
+    pair = differing(prev, cur) if cur.fr is not None else None
     if pair is None:
         cur, prev = cur.expanded(), prev.expanded()
-        pair = [], 0, 0
+        pair = _NO_D, 0, 0
     refs, dlo, dhi = pair
     plain, made = sent_from(prev, row)
     pieces: list[tuple[int, int, int, int]] = []  # (first row, end row, units before, units to the end)

@@ -456,11 +456,12 @@ class CachePrices:
     def costs(self, call: CallCache) -> tuple[float | None, float | None, tuple[str, ...]]:
         """``(with_cache(call), without_cache(call), missing(call))`` in one go (the one source of both
         costs; the missing fields are found once)."""
-        missing = (self.missing(call) if (call.uncached and self.input is None) or (call.cached and self.read is None)
-                   or (call.written and self.write is None) else ())
-        with_cache = None if missing else round(call.cached * (self.read or 0.0) + call.written * (self.write or 0.0)
-                                                + call.uncached * (self.input or 0.0), 10)
-        return with_cache, None if self.input is None else round(call.input * self.input, 10), missing
+        inp, read, write = self.input, self.read, self.write
+        tokens, cached, written, uncached, _broke, _lost = call
+        without = None if inp is None else round(tokens * inp, 10)
+        if (uncached and inp is None) or (cached and read is None) or (written and write is None):
+            return None, without, self.missing(call)
+        return round(cached * (read or 0.0) + written * (write or 0.0) + uncached * (inp or 0.0), 10), without, ()
 
     def without_cache(self, call: CallCache) -> float | None:
         """USD of ``call``'s input with no caching at all (every token at the input rate); None when
