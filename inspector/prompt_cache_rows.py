@@ -84,35 +84,43 @@ class CallRows:
         refs = fr.refs if fr is not None else _NO_D
         first, last = (refs[0], refs[c - 1]) if c else (0, -1)  # a frontier's replaced rows stand in [first, last]
         end = k_end = -1  # the last run's end row and its table position: the next run often starts there
-        joined = -1  # the end row of the last joined run when it is a plain transcript run, else -1
-        grown = 0  # the rows joined to the last run since it was listed (its tuple is made again once)
+        joined = -1  # the end row of the last listed run when it is a plain transcript run, else -1
+        grown = 0  # the rows joined to the last listed run (its tuple is made again once, when it ends)
         for seg in runs:
             ref, n, _band, syn, own = seg
             rows += n
-            if own is not None:
-                size = units.of_own(own)
-            else:
+            if own is None:
                 lo = ref or 0
                 hi = lo + n
                 if hi >= len(sums):
                     units.extend(hi)
                 size = sums[hi] - sums[lo]
-                if c and ref is not None and syn is None and lo <= last and hi > first:  # a run around replaced rows
-                    k_lo = k_end if lo == end else bisect_left(refs, lo, 0, c)
-                    end, k_end = hi, bisect_left(refs, hi, k_lo, c)
-                    size += d[k_end] - d[k_lo]
+                if syn is None and ref is not None:  # a plain transcript run: it may continue the last one
+                    if c and lo <= last and hi > first:  # a run around replaced rows
+                        k_lo = k_end if lo == end else bisect_left(refs, lo, 0, c)
+                        end, k_end = hi, bisect_left(refs, hi, k_lo, c)
+                        size += d[k_end] - d[k_lo]
+                    total += size
+                    if ref == joined:
+                        grown += n
+                        sizes[-1] += size
+                    else:
+                        if grown:
+                            r0, n0, b0, _s, _o = out[-1]
+                            out[-1], grown = (r0, n0 + grown, b0, None, None), 0
+                        add(seg)
+                        sizes.append(size)
+                    joined = hi
+                    continue
+            else:
+                size = units.of_own(own)
             total += size
-            if ref == joined and own is None and syn is None:  # continues the last plain run: one run
-                grown += n
-                sizes[-1] += size
-                joined += n
-                continue
             if grown:
                 r0, n0, b0, _s, _o = out[-1]
                 out[-1], grown = (r0, n0 + grown, b0, None, None), 0
             add(seg)
             sizes.append(size)
-            joined = ref + n if ref is not None and own is None and syn is None else -1
+            joined = -1
         if grown:
             r0, n0, b0, _s, _o = out[-1]
             out[-1] = (r0, n0 + grown, b0, None, None)
@@ -351,20 +359,19 @@ def _split_pieces(call: CallCache, head: int, counter: Any, pieces: list[tuple[i
     """Tokens, written and uncached, of the ``pieces`` (first row, end row, units before, units to the
     end) past the call's cached prefix, after the ``head`` row's tokens. ``counter`` None: an additive
     counter's, whose token ends are the units themselves (no call of ``total`` per end)."""
-    if counter is None:
-        ends = [(head + ua, head + ub) for _pa, _pb, ua, ub in pieces]
-    else:
-        count = counter.total
-        ends = [(head + count(ua, pa), head + count(ub, pb)) for pa, pb, ua, ub in pieces]
-    cached = call.cached
+    cached = call.cached - head  # the ends are compared past the head row: the units need no shift
     written_end = cached + call.written
+    ends = pieces  # (an additive counter's token ends are the units themselves)
+    if counter is not None:
+        count = counter.total
+        ends = [(pa, pb, count(ua, pa), count(ub, pb)) for pa, pb, ua, ub in pieces]
     in_written = in_uncached = 0
     if written_end == cached:  # nothing written (the OpenAI rule): every piece's tokens past the cache are uncached
-        for lo_t, hi_t in ends:
+        for _pa, _pb, lo_t, hi_t in ends:
             if hi_t > cached:
                 in_uncached += hi_t - (lo_t if lo_t > cached else cached)
         return 0, in_uncached
-    for lo_t, hi_t in ends:
+    for _pa, _pb, lo_t, hi_t in ends:
         in_written += max(0, min(hi_t, written_end) - max(lo_t, cached))
         in_uncached += max(0, hi_t - max(lo_t, written_end))
     return in_written, in_uncached
