@@ -86,14 +86,16 @@ class CallRows:
         end = k_end = -1  # the last run's end row and its table position: the next run often starts there
         joined = -1  # the end row of the last listed run when it is a plain transcript run, else -1
         grown = 0  # the rows joined to the last listed run (its tuple is made again once, when it ends)
+        have = len(sums)  # (the account sums the transcript before the calls: usually no call extends them)
         for seg in runs:
             ref, n, _band, syn, own = seg
             rows += n
             if own is None:
                 lo = ref or 0
                 hi = lo + n
-                if hi >= len(sums):
+                if hi >= have:
                     units.extend(hi)
+                    have = len(sums)
                 size = sums[hi] - sums[lo]
                 if syn is None and ref is not None:  # a plain transcript run: it may continue the last one
                     if c and lo <= last and hi > first:  # a run around replaced rows
@@ -201,7 +203,9 @@ class RowUnits:
         return int(self.counter.unit(own))
 
     def delta(self, fr: Any, upto: int) -> list[int]:
-        """The table ``fr``'s running differences over its first ``upto`` entries (each entry once)."""
+        """The table ``fr``'s running differences over its first ``upto`` entries or more: every entry the
+        table holds now, in one pass the first time a call reads it (each entry once; a table that
+        grew since, e.g. a live replay's, is read on from where it was)."""
         held = self.last
         if held[0] is not fr:
             held = self.deltas.get(id(fr)) or held
@@ -212,7 +216,8 @@ class RowUnits:
         if len(d) > upto:
             return d
         unit, sums, rows, refs = self.counter.unit, self.sums, fr.rows, fr.refs
-        if refs[upto - 1] + 1 >= len(sums):  # the replaced messages are in the call's runs: sums reach them
+        upto = max(upto, len(refs))
+        if refs[upto - 1] + 1 >= len(sums):  # the sums reach the replaced messages
             self.extend(refs[upto - 1] + 1)
         total = d[-1]
         for k in range(len(d) - 1, upto):

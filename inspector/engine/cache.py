@@ -283,23 +283,25 @@ class PromptCache:
     def _cut(self, kept: int, tokens_upto: Callable[[int], int]) -> tuple[int | None, int]:
         """Forget the prefixes longer than ``kept`` rows (an OpenAI entry shrinks to ``kept``: a partial
         match still serves); the break, if a live one of them served more than ``kept`` rows do."""
-        entries, readable = self._entries, self.rule.readable
+        entries, readable, now = self._entries, self.rule.readable, self._now
         longest: _Entry | None = None
         expires: float | None = None
+        entry = None
         while entries and entries[-1].rows > kept:
             entry = entries.pop()
-            if longest is None and self._alive(entry):
+            if longest is None and now <= entry.expires:  # alive
                 longest = entry
             expires = entry.expires if expires is None else max(expires, entry.expires)
-        if longest is None and expires is None:
+        if entry is None or expires is None:
             return None, 0
         kept_tokens = tokens_upto(kept)
-        if expires is not None and self.rule.name == "openai":
+        lost = 0 if longest is None else readable(longest.tokens) - readable(kept_tokens)
+        if self.rule.name == "openai":
             if entries and entries[-1].rows == kept:
                 entries[-1].expires = max(entries[-1].expires, expires)
-            else:
-                entries.append(_Entry(kept, kept_tokens, expires))
-        lost = 0 if longest is None else readable(longest.tokens) - readable(kept_tokens)
+            else:  # the last entry cut off, shrunk to the kept rows (the record reused: no longer listed)
+                entry.rows, entry.tokens, entry.expires = kept, kept_tokens, expires
+                entries.append(entry)
         return (kept, lost) if lost > 0 else (None, 0)
 
     def _openai(self, rows: int, total: int) -> int:

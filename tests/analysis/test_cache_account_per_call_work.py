@@ -1,6 +1,6 @@
 """What the prompt-cache account (inspector.prompt_cache.account) does per call, counted, never timed:
 a call's consecutive transcript runs are read as one run, the transcript's running sums are made in
-one pass before the calls, a frontier table's differences are read once per new entry, and a break
+one pass before the calls, a frontier table's differences are made in one pass, and a break
 under a rule that writes nothing is priced without the general break price (docs/performance.md,
 "Why some code is shaped for speed")."""
 
@@ -72,19 +72,21 @@ def test_the_transcripts_running_sums_are_made_in_one_pass_before_the_calls(
     assert len(extended) == 1
 
 
-@pytest.mark.parametrize(("turns", "reads"), [(10, 9), (20, 19)])
-def test_a_frontier_calls_table_differences_are_read_once_per_new_entry(
-        turns: int, reads: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """T tool turns under observation-masking with ``attention_window`` 2: the table gains one entry a
-    turn from the second turn's calls on (1 … T − 1 entries, each held by two calls), so its
-    differences are asked for T − 1 times (9, 19), not once per frontier call (2T − 3: 17, 37)."""
+@pytest.mark.parametrize("turns", [10, 20])
+def test_a_frontier_tables_differences_are_made_in_one_pass_when_a_call_first_reads_it(
+        turns: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """T tool turns under observation-masking with ``attention_window`` 2: one table, which gains one
+    entry a turn from the second turn's calls on (1 … T − 1 entries, each held by two calls). Its
+    differences are made once, all T − 1 entries in one pass, when the first frontier call reads
+    it; not once per call whose table grew (T − 1: 9, 19), nor once per frontier call (2T − 3: 17, 37)."""
     from builders import spy
 
     rp = _masked_turns(turns)
     asked = spy(monkeypatch, rows.RowUnits, "delta")
     account(rp)
-    frontier = sum(1 for f in rp.frames if getattr(f.segments, "upto", 0))
-    assert frontier == 2 * turns - 3 and len(asked) == reads == turns - 1
+    frontier = [f.segments for f in rp.frames if getattr(f.segments, "upto", 0)]
+    assert len(frontier) == 2 * turns - 3 and len({id(s.fr) for s in frontier}) == 1
+    assert len(asked) == 1 and len(frontier[-1].fr.refs) == turns - 1
 
 
 def test_a_break_under_a_rule_that_writes_nothing_is_priced_without_the_general_break_price(
