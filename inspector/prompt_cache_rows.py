@@ -98,9 +98,9 @@ class CallRows:
                     have = len(sums)
                 size = sums[hi] - sums[lo]
                 if syn is None and ref is not None:  # a plain transcript run: it may continue the last one
-                    if c and lo <= last and hi > first:  # a run around replaced rows
-                        k_lo = k_end if lo == end else bisect_left(refs, lo, 0, c)
-                        end, k_end = hi, bisect_left(refs, hi, k_lo, c)
+                    if c and lo <= last and hi > first:  # a run around replaced rows (often all of them)
+                        k_lo = 0 if lo <= first else k_end if lo == end else bisect_left(refs, lo, 0, c)
+                        end, k_end = hi, c if hi > last else bisect_left(refs, hi, k_lo, c)
                         size += d[k_end] - d[k_lo]
                     total += size
                     if ref == joined:
