@@ -113,12 +113,14 @@ def _break_cost(prices: CachePrices, written: int, uncached: int) -> float | Non
 
 
 def _break_coster(prices: CachePrices) -> Callable[[int, int], float | None]:
-    """:func:`_break_cost` under ``prices``, its rates above the read rate found once when all three
-    prices are known (the same sums, in the same order)."""
+    """:func:`_break_cost` under ``prices``, its rates above the read rate found once when the read and
+    input prices are known (the same sums, in the same order; no write price: None once a call wrote)."""
     read, write, inp = prices.read, prices.write, prices.input
-    if read is None or write is None or inp is None:
+    if read is None or inp is None:
         return functools.partial(_break_cost, prices)
-    above_w, above_i = write - read, inp - read
+    above_w, above_i = (write or 0.0) - read, inp - read
+    if write is None:  # (OpenAI's rule writes nothing, so its breaks are priced here)
+        return lambda written, uncached: None if written else round(written * above_w + uncached * above_i, 10)
     return lambda written, uncached: round(written * above_w + uncached * above_i, 10)
 
 
@@ -139,6 +141,8 @@ def account(rp: Any, *, rule: str | None = None, times: Mapping[int, float] | No
         found = (getattr(rp.transcript, "meta", None) or {}).get("timestamps")
         times = found if isinstance(found, Mapping) else {}
     units = RowUnits(_counter(rp), rp.messages)
+    if rp.frames:  # the rows before the last call's reply, summed in one pass (not a few rows a call)
+        units.extend(rp.frames[-1].at)
     prefix = int(rp.limits.get("unrecorded_prefix") or 0)
     cache = PromptCache(cache_rule, _head_rows(rp.frames[0]) if rp.frames else 1)
     pending = rp.pending_call

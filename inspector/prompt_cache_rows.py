@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any
 
 from inspector.engine.cache import CallCache
@@ -20,6 +21,8 @@ from inspector.replay.records import Segment
 
 __all__ = ["CallRows", "RowUnits", "common_rows", "replaced_row", "resent_tokens", "sent_from",
            "shared_rows"]
+
+_NO_D: list[int] = []  # a frame that is not a frontier's: no table, no differences (never written)
 
 
 def common_rows(a: Sequence[Segment], b: Sequence[Segment]) -> int:
@@ -53,56 +56,79 @@ class CallRows:
     A frontier frame (:class:`~inspector.replay.FrontierSegments`) is read in its compact form: its
     transcript runs (``runs``) and its table's first ``upto`` replaced rows (``fr``), whose units are
     the table's running differences (:meth:`RowUnits.delta`), so a call costs O(its transcript runs ×
-    log), not O(replaced rows it sends)."""
+    log), not O(replaced rows it sends).
+
+    Consecutive transcript runs (each row the message after the previous run's last, sent as it is
+    or replaced in the table) are joined into one run (``runs``, ``sizes``: each joined run's
+    units): the answers read transcript indices, never bands, so they do not change, and a payload
+    of system row, history, user row and working memory is read as one or two runs, not four."""
 
     __slots__ = ("head", "runs", "units", "rows", "total_tokens", "fr", "upto", "segments", "d", "sizes")
 
     def __init__(self, head: int, segments: Sequence[Segment], units: RowUnits) -> None:
         self.segments = segments
         self.fr: FrontierTable | None
-        self.runs: Sequence[Segment]
         if type(segments) is FrontierSegments:
-            self.runs, self.fr, self.upto = segments.runs, segments.fr, segments.upto
-            self.d = units.delta(segments.fr, segments.upto)  # the table's differences, read once a call
+            runs, self.fr, self.upto = segments.runs, segments.fr, segments.upto
+            held = units.last  # the table's differences, read once a call (the last call's table: at hand)
+            self.d = held[1] if held[0] is segments.fr and len(held[1]) > segments.upto else \
+                units.delta(segments.fr, segments.upto)
         else:
-            self.runs, self.fr, self.upto, self.d = segments, None, 0, []
+            runs, self.fr, self.upto, self.d = segments, None, 0, _NO_D
         self.head, self.units = head, units
         rows = total = 0
-        self.sizes: list[int] = []  # a frontier call's units of each run (read again at a break)
-        sums = units.sums
-        if self.fr is not None:  # run_units(ref, n, syn, own, 0, n) of each run, inline
-            sizes, d, refs, c = self.sizes, self.d, self.fr.refs, self.upto
-            first, last = (refs[0], refs[c - 1]) if c else (0, -1)  # the replaced rows stand in [first, last]
-            end = k_end = -1  # the last run's end row and its table position: the next run often starts there
-            for ref, n, _band, syn, own in self.runs:
-                rows += n
-                if own is not None:
-                    size = units.of_own(own)
-                else:
-                    lo = ref or 0
-                    hi = lo + n
-                    if hi >= len(sums):
-                        units.extend(hi)
-                    size = sums[hi] - sums[lo]
-                    if ref is not None and syn is None and lo <= last and hi > first:  # a run around replaced rows
-                        k_lo = k_end if lo == end else bisect_left(refs, lo, 0, c)
-                        end, k_end = hi, bisect_left(refs, hi, k_lo, c)
+        self.runs: list[Segment] = []  # the runs, consecutive transcript runs joined (see the class doc)
+        self.sizes: list[int] = []  # the units of each joined run (read again at a break)
+        out, sizes, sums, add = self.runs, self.sizes, units.sums, self.runs.append
+        fr, d, c = self.fr, self.d, self.upto
+        refs = fr.refs if fr is not None else _NO_D
+        first, last = (refs[0], refs[c - 1]) if c else (0, -1)  # a frontier's replaced rows stand in [first, last]
+        end = k_end = -1  # the last run's end row and its table position: the next run often starts there
+        joined = -1  # the end row of the last listed run when it is a plain transcript run, else -1
+        grown = 0  # the rows joined to the last listed run (its tuple is made again once, when it ends)
+        have = len(sums)  # (the account sums the transcript before the calls: usually no call extends them)
+        for seg in runs:
+            ref, n, _band, syn, own = seg
+            rows += n
+            if own is None:
+                lo = ref or 0
+                hi = lo + n
+                if hi >= have:
+                    units.extend(hi)
+                    have = len(sums)
+                size = sums[hi] - sums[lo]
+                if syn is None and ref is not None:  # a plain transcript run: it may continue the last one
+                    if c and lo <= last and hi > first:  # a run around replaced rows (often all of them)
+                        k_lo = 0 if lo <= first else k_end if lo == end else bisect_left(refs, lo, 0, c)
+                        end, k_end = hi, c if hi > last else bisect_left(refs, hi, k_lo, c)
                         size += d[k_end] - d[k_lo]
-                sizes.append(size)
-                total += size
-        else:  # the common case inline: each run's units a difference of the running sums
-            for ref, n, _band, _syn, own in self.runs:
-                rows += n
-                if own is not None:
-                    total += units.of_own(own)
-                else:
-                    lo = ref or 0
-                    if lo + n >= len(sums):
-                        units.extend(lo + n)
-                    total += sums[lo + n] - sums[lo]
+                    total += size
+                    if ref == joined:
+                        grown += n
+                        sizes[-1] += size
+                    else:
+                        if grown:
+                            r0, n0, b0, _s, _o = out[-1]
+                            out[-1], grown = (r0, n0 + grown, b0, None, None), 0
+                        add(seg)
+                        sizes.append(size)
+                    joined = hi
+                    continue
+            else:
+                size = units.of_own(own)
+            total += size
+            if grown:
+                r0, n0, b0, _s, _o = out[-1]
+                out[-1], grown = (r0, n0 + grown, b0, None, None), 0
+            add(seg)
+            sizes.append(size)
+            joined = -1
+        if grown:
+            r0, n0, b0, _s, _o = out[-1]
+            out[-1] = (r0, n0 + grown, b0, None, None)
         self.rows = rows  # message rows (the head row apart)
-        counter = units.counter  # (an additive counter's total is the units themselves: no call)
-        self.total_tokens = head + (total if getattr(counter, "additive", False) else int(counter.total(total, rows)))
+        # (an additive counter's total is the units themselves: no call)
+        self.total_tokens = head + (total if units.additive else int(units.counter.total(total, rows)))
 
     def run_units(self, ref: int | None, n: int, syn: str | None, own: Message | None, a: int, b: int) -> int:
         """Units of rows ``a`` to ``b`` (offsets) of one run: a made row's own, a transcript run's from
@@ -129,25 +155,18 @@ class CallRows:
         if j <= 0:
             return 0
         units = start = 0
-        if self.fr is not None:
-            for (ref, n, _band, syn, own), size in zip(self.runs, self.sizes):
-                if m < start + n:
-                    if own is None and m > start:
-                        units += self.run_units(ref, n, syn, own, 0, m - start)
-                    break
-                units += size
-                start += n
-        else:  # the common case inline
-            sums = self.units.sums
-            for ref, n, _band, _syn, own in self.runs:
-                if m < start + n:
-                    if own is None and m > start:
+        for (ref, n, _band, syn, own), size in zip(self.runs, self.sizes):
+            if m < start + n:
+                if own is None and m > start:
+                    if self.fr is None:  # the common case inline
+                        sums = self.units.sums
                         units += sums[(ref or 0) + m - start] - sums[ref or 0]
-                    break
-                units += self.units.of_own(own) if own is not None else sums[(ref or 0) + n] - sums[ref or 0]
-                start += n
-        counter = self.units.counter
-        return self.head + (units if getattr(counter, "additive", False) else int(counter.total(units, m)))
+                    else:
+                        units += self.run_units(ref, n, syn, own, 0, m - start)
+                break
+            units += size
+            start += n
+        return self.head + (units if self.units.additive else int(self.units.counter.total(units, m)))
 
     def expanded(self) -> CallRows:
         """This call with a frontier frame's replaced rows split out (as every other frame lists them)."""
@@ -161,35 +180,44 @@ class RowUnits:
     as far as a call needs, so each message is asked once), and of rows the engine made; per
     frontier table, the running sums of (replacement's units − replaced message's units)."""
 
-    __slots__ = ("counter", "msgs", "sums", "deltas")
+    __slots__ = ("counter", "msgs", "sums", "deltas", "additive", "last")
 
     def __init__(self, counter: Any, msgs: Sequence[Message]) -> None:
         self.counter, self.msgs = counter, msgs
         self.sums: list[int] = [0]
         self.deltas: dict[int, tuple[Any, list[int]]] = {}
+        self.additive: bool = bool(getattr(counter, "additive", False))
+        """Whether the counter's total of some rows is their units (no ``total`` call needed)."""
+        self.last: tuple[Any, list[int]] = (None, [0])
+        """The table the last call read and its differences (the next call's is usually the same)."""
 
     def extend(self, hi: int) -> None:
         """Running sums up to row ``hi`` (each message's units asked once)."""
-        sums, unit, msgs = self.sums, self.counter.unit, self.msgs
-        total = sums[-1]
-        for m in msgs[len(sums) - 1:hi]:
-            total += unit(m)
-            sums.append(total)
+        sums = self.sums
+        running = accumulate(map(self.counter.unit, self.msgs[len(sums) - 1:hi]), initial=sums[-1])
+        next(running)  # the sum already held
+        sums.extend(running)
 
     def of_own(self, own: Message) -> int:
         """Units of a row the engine made (the counter's cache asked)."""
         return int(self.counter.unit(own))
 
     def delta(self, fr: Any, upto: int) -> list[int]:
-        """The table ``fr``'s running differences over its first ``upto`` entries (each entry once)."""
-        held = self.deltas.get(id(fr))
-        if held is None or held[0] is not fr:
-            held = self.deltas[id(fr)] = (fr, [0])
+        """The table ``fr``'s running differences over its first ``upto`` entries or more: every entry the
+        table holds now, in one pass the first time a call reads it (each entry once; a table that
+        grew since, e.g. a live replay's, is read on from where it was)."""
+        held = self.last
+        if held[0] is not fr:
+            held = self.deltas.get(id(fr)) or held
+            if held[0] is not fr:
+                held = self.deltas[id(fr)] = (fr, [0])
+            self.last = held
         d = held[1]
         if len(d) > upto:
             return d
         unit, sums, rows, refs = self.counter.unit, self.sums, fr.rows, fr.refs
-        if refs[upto - 1] + 1 >= len(sums):  # the replaced messages are in the call's runs: sums reach them
+        upto = max(upto, len(refs))
+        if refs[upto - 1] + 1 >= len(sums):  # the sums reach the replaced messages
             self.extend(refs[upto - 1] + 1)
         total = d[-1]
         for k in range(len(d) - 1, upto):
@@ -222,6 +250,8 @@ def shared_rows(prev: CallRows, cur: CallRows) -> int:
     """How many leading message rows two calls share (:func:`common_rows`); two frontier calls of one
     table walk their transcript runs: a stretch of rows plain in both runs is shared up to the first
     row replaced in one call and not the other; a made row is compared with the row sent there."""
+    if prev.fr is None and cur.fr is None:  # the common case: no table on either side
+        return common_rows(prev.runs, cur.runs)
     pair = differing(prev, cur)
     if pair is None:
         return common_rows(prev.expanded().runs, cur.expanded().runs)
@@ -277,21 +307,17 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
     table walk their transcript runs, a piece cut at each row replaced in one call and not the other."""
     assert call.broke_at is not None
     row = max(call.broke_at - 1, 0)
-    pair = differing(prev, cur)
+    pair = differing(prev, cur) if cur.fr is not None else None
     if pair is None:
         cur, prev = cur.expanded(), prev.expanded()
-        pair = [], 0, 0
+        pair = _NO_D, 0, 0
     refs, dlo, dhi = pair
     plain, made = sent_from(prev, row)
     pieces: list[tuple[int, int, int, int]] = []  # (first row, end row, units before, units to the end)
     start = before = 0  # the message row this run starts at, the units of the rows before it
     sums, frontier = cur.units.sums, cur.fr is not None
     d, c = cur.d, cur.upto  # a frontier call's differences (of one table: c ≤ dhi)
-    for k, (ref, n, _band, syn, own) in enumerate(cur.runs):
-        if frontier:
-            size = cur.sizes[k]
-        else:
-            size = cur.units.of_own(own) if own is not None else sums[(ref or 0) + n] - sums[ref or 0]
+    for (ref, n, _band, syn, own), size in zip(cur.runs, cur.sizes):
         if own is not None:
             if start >= row and ((made and any(o == own for o in made.get(ref, ()))) or (
                     dlo < dhi and ref is not None and any(lo <= ref < hi for lo, hi in plain)
@@ -331,27 +357,26 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
                                        before + cur.run_units(ref, n, syn, None, 0, x + 1)))
         start += n
         before += size
-    return _split_pieces(call, cur.head, cur.units.counter, pieces)
+    return _split_pieces(call, cur.head, None if cur.units.additive else cur.units.counter, pieces)
 
 
 def _split_pieces(call: CallCache, head: int, counter: Any, pieces: list[tuple[int, int, int, int]]) -> tuple[int, int]:
     """Tokens, written and uncached, of the ``pieces`` (first row, end row, units before, units to the
-    end) past the call's cached prefix, after the ``head`` row's tokens. An additive counter's token
-    ends are the units themselves (no call of ``total`` per end)."""
-    if getattr(counter, "additive", False):
-        ends = [(head + ua, head + ub) for _pa, _pb, ua, ub in pieces]
-    else:
-        count = counter.total
-        ends = [(head + count(ua, pa), head + count(ub, pb)) for pa, pb, ua, ub in pieces]
-    cached = call.cached
+    end) past the call's cached prefix, after the ``head`` row's tokens. ``counter`` None: an additive
+    counter's, whose token ends are the units themselves (no call of ``total`` per end)."""
+    cached = call.cached - head  # the ends are compared past the head row: the units need no shift
     written_end = cached + call.written
+    ends = pieces  # (an additive counter's token ends are the units themselves)
+    if counter is not None:
+        count = counter.total
+        ends = [(pa, pb, count(ua, pa), count(ub, pb)) for pa, pb, ua, ub in pieces]
     in_written = in_uncached = 0
     if written_end == cached:  # nothing written (the OpenAI rule): every piece's tokens past the cache are uncached
-        for lo_t, hi_t in ends:
+        for _pa, _pb, lo_t, hi_t in ends:
             if hi_t > cached:
                 in_uncached += hi_t - (lo_t if lo_t > cached else cached)
         return 0, in_uncached
-    for lo_t, hi_t in ends:
+    for _pa, _pb, lo_t, hi_t in ends:
         in_written += max(0, min(hi_t, written_end) - max(lo_t, cached))
         in_uncached += max(0, hi_t - max(lo_t, written_end))
     return in_written, in_uncached

@@ -283,23 +283,25 @@ class PromptCache:
     def _cut(self, kept: int, tokens_upto: Callable[[int], int]) -> tuple[int | None, int]:
         """Forget the prefixes longer than ``kept`` rows (an OpenAI entry shrinks to ``kept``: a partial
         match still serves); the break, if a live one of them served more than ``kept`` rows do."""
-        entries, readable = self._entries, self.rule.readable
+        entries, readable, now = self._entries, self.rule.readable, self._now
         longest: _Entry | None = None
         expires: float | None = None
+        entry = None
         while entries and entries[-1].rows > kept:
             entry = entries.pop()
-            if longest is None and self._alive(entry):
+            if longest is None and now <= entry.expires:  # alive
                 longest = entry
             expires = entry.expires if expires is None else max(expires, entry.expires)
-        if longest is None and expires is None:
+        if entry is None or expires is None:
             return None, 0
         kept_tokens = tokens_upto(kept)
-        if expires is not None and self.rule.name == "openai":
+        lost = 0 if longest is None else readable(longest.tokens) - readable(kept_tokens)
+        if self.rule.name == "openai":
             if entries and entries[-1].rows == kept:
                 entries[-1].expires = max(entries[-1].expires, expires)
-            else:
-                entries.append(_Entry(kept, kept_tokens, expires))
-        lost = 0 if longest is None else readable(longest.tokens) - readable(kept_tokens)
+            else:  # the last entry cut off, shrunk to the kept rows (the record reused: no longer listed)
+                entry.rows, entry.tokens, entry.expires = kept, kept_tokens, expires
+                entries.append(entry)
         return (kept, lost) if lost > 0 else (None, 0)
 
     def _openai(self, rows: int, total: int) -> int:
@@ -456,11 +458,12 @@ class CachePrices:
     def costs(self, call: CallCache) -> tuple[float | None, float | None, tuple[str, ...]]:
         """``(with_cache(call), without_cache(call), missing(call))`` in one go (the one source of both
         costs; the missing fields are found once)."""
-        missing = (self.missing(call) if (call.uncached and self.input is None) or (call.cached and self.read is None)
-                   or (call.written and self.write is None) else ())
-        with_cache = None if missing else round(call.cached * (self.read or 0.0) + call.written * (self.write or 0.0)
-                                                + call.uncached * (self.input or 0.0), 10)
-        return with_cache, None if self.input is None else round(call.input * self.input, 10), missing
+        inp, read, write = self.input, self.read, self.write
+        tokens, cached, written, uncached, _broke, _lost = call
+        without = None if inp is None else round(tokens * inp, 10)
+        if (uncached and inp is None) or (cached and read is None) or (written and write is None):
+            return None, without, self.missing(call)
+        return round(cached * (read or 0.0) + written * (write or 0.0) + uncached * (inp or 0.0), 10), without, ()
 
     def without_cache(self, call: CallCache) -> float | None:
         """USD of ``call``'s input with no caching at all (every token at the input rate); None when
