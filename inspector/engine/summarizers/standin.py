@@ -455,6 +455,9 @@ def _separators(value: Any) -> int | None:
         tv = type(v)
         if tv is str or v is None or tv is int or tv is bool:
             continue
+        if tv is dict and _TEXT_OR_NONE.issuperset(map(type, v.values())):  # a row of texts: no call
+            n += 2 * len(v) - 1 if v else 0
+            continue
         inner = _separators(v)
         if inner is None:
             return None
