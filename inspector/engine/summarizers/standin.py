@@ -314,11 +314,11 @@ class _Reading:
         newest back, and an older one is dropped unread."""
         if not pending:
             return self._fit(lines, budget)
-        if sum(len(line) + 3 for line in lines) <= budget:  # all fit, whichever are candidates
+        if sum(map(len, lines)) + 3 * len(lines) <= budget:  # all fit, whichever are candidates
             return [line for i, line in enumerate(lines) if self._candidate(line, pending.get(i))]
         rank = self.rank
         ranked = {i for i, line in enumerate(lines) if i not in pending and rank(line) > 0}
-        room = budget - sum(len(lines[i]) + 3 for i in ranked)
+        room = budget - sum(len(lines[i]) for i in ranked) - 3 * len(ranked)
         if room < 0:  # every line of rank 0 goes, whatever they are
             return self._fit([line for i, line in enumerate(lines) if i in ranked], budget)
         kept = set(ranked)
@@ -333,7 +333,7 @@ class _Reading:
 
     def _fit(self, sentences: list[str], budget: int) -> list[str]:
         """Candidate ``sentences`` within ``budget``, as :meth:`within` keeps them (none pending)."""
-        size = sum(len(s) + 3 for s in sentences)
+        size = sum(map(len, sentences)) + 3 * len(sentences)
         if size <= budget:
             return sentences
         rank = self.rank
