@@ -55,6 +55,10 @@ def test_sizes_by_hand() -> None:
     assert json_size([{"a": "\x7f"}, {"b": "é😀"}]) == len('[{"a": "\\u007f"}, {"b": "\\u00e9\\ud83d\\ude00"}]') == 46
     assert json_size([{"a": [1, True, None]}]) == len('[{"a": [1, true, null]}]') == 24
     assert json_size([{"a": 1.5}]) == len('[{"a": 1.5}]') and json_size([{"a": float("nan")}]) == len('[{"a": NaN}]')
+    # non-ASCII bytes are read in 16 KiB pieces: characters split across a piece's end count once
+    for pad in range(16370, 16390):
+        long = [{"a": "x" * pad + "é😀—" * 3 + "\x7f"}]
+        assert json_size(long) == len(json.dumps(long, default=str))
 
 
 def rows(n: int) -> list[dict[str, Any]]:

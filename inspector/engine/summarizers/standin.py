@@ -421,17 +421,22 @@ def json_size(messages: list[Message]) -> int:
     seps = None if raw is None else _separators(messages)
     if raw is None or seps is None:
         return len(json.dumps(list(messages), default=str))
-    if raw.isascii():  # (a word at a time) no escape to add but DEL's, found by memchr when there is none
-        return len(raw) + seps + (5 * raw.count(b"\x7f") if b"\x7f" in raw else 0)
-    rest = raw.translate(None, _ASCII_BUT_DEL)  # DEL and the non-ASCII bytes
-    dels = rest.count(b"\x7f")
-    leads = len(rest.translate(None, _NOT_LEAD))  # one a non-ASCII character
-    longs = len(rest.translate(None, _NOT_LEAD4))  # one a character beyond U+FFFF
-    return len(raw) + seps + 5 * dels + 6 * leads + 6 * longs - (len(rest) - dels)
+    size = len(raw) + seps
+    if b"\x7f" in raw:  # (memchr) most folds hold no DEL
+        size += 5 * raw.count(b"\x7f")
+    if raw.isascii():  # (a word at a time) most folds, or all but their previous summary
+        return size
+    # the non-ASCII bytes, read only where they are: pieces that are ASCII (isascii) are skipped
+    foreign = b"".join(piece.translate(None, _ASCII_BYTES) for piece in
+                       (raw[i:i + _PIECE] for i in range(0, len(raw), _PIECE)) if not piece.isascii())
+    leads = len(foreign.translate(None, _NOT_LEAD))  # one a non-ASCII character
+    longs = len(foreign.translate(None, _NOT_LEAD4))  # one a character beyond U+FFFF
+    return size + 6 * leads + 6 * longs - len(foreign)
 
 
 _TEXT_OR_NONE = frozenset((str, type(None)))
-_ASCII_BUT_DEL = bytes(range(0x7F))
+_ASCII_BYTES = bytes(range(0x80))
+_PIECE = 1 << 14
 _NOT_LEAD = bytes(range(0xC0))
 _NOT_LEAD4 = bytes(range(0xF0))
 
