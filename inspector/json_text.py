@@ -129,8 +129,6 @@ def _list_line(head: bytes, value: list[Any], errors: str) -> list[bytes]:
     the text does: :func:`~inspector.redact.json_may_hold_secret`), so megabytes of frames are
     scanned as a few kilobytes. Otherwise (an element that holds the separator, a shape that may
     hold a secret, a list orjson refuses) the elements are written and tested one by one."""
-    from inspector.redact import json_may_hold_secret
-
     n = len(value)
     interleaved: list[Any] = [_ROW] * (2 * n - 1)
     interleaved[::2] = value
@@ -143,9 +141,32 @@ def _list_line(head: bytes, value: list[Any], errors: str) -> list[bytes]:
         return _element_line(head, value, errors)
     rows[0] = rows[0][1:]  # the list's brackets (one row: both), then each row is one element's text
     rows[-1] = rows[-1][:-1]
-    if any(json_may_hold_secret(shape.decode()) for shape in {row.translate(None, _DIGITS) for row in rows}):
+    if _any_may_hold({row.translate(None, _DIGITS) for row in rows}):
         return _element_line(head, value, errors, rows)
     return [_wrapped(head + b"[\n  ", b",\n  ", rows, b"\n ]")]
+
+
+_TAIL = 64
+"""How many closing bytes of a text :func:`_any_may_hold` files it under."""
+
+
+def _any_may_hold(shapes: set[bytes]) -> bool:
+    """``any(json_may_hold_secret(s.decode()) for s in shapes)``, longest first, a text string
+    (``"…"``) that ends a longer shape found False after its opening quote not scanned: every match
+    of a pattern lies past that quote (none starts with ``"``), so inside the longer shape too. A
+    replay document lists each summary bare and as its summary block (the same text after a header
+    line): each summary's tens of kilobytes are scanned once."""
+    from inspector.redact import json_may_hold_secret
+
+    clear: dict[bytes, list[bytes]] = {}  # shapes found False, by their closing bytes
+    for shape in sorted(shapes, key=len, reverse=True):
+        end = shape[-_TAIL:]
+        if len(shape) > _TAIL and shape[:1] == b'"' and any(t.endswith(shape[1:]) for t in clear.get(end, ())):
+            continue
+        if json_may_hold_secret(shape.decode()):
+            return True
+        clear.setdefault(end, []).append(shape)
+    return False
 
 
 def _element_line(head: bytes, value: list[Any], errors: str, raw: list[bytes] | None = None) -> list[bytes]:

@@ -153,6 +153,11 @@ _LOWER_NEEDLES = ("bearer", "authorization", "://", "sk-", "github_pat_", "xox",
 _LOWER_PATTERNS = (*(re.compile(re.escape(n)) for n in _LOWER_NEEDLES), re.compile(r"gh[pousr]_"),
                    *(re.compile(w + _NAME_END) for w in _NAME_WORDS))
 _ASCII_FOLDS = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"), ("\u212a", "k"))
+_MATTERS = frozenset("\u0130\u0131\u017f\u212a" + "".join(c for c in map(chr, range(0x80, 0x3001)) if c.isspace()))
+"""The non-ASCII characters a pattern may read: the four fold letters and the blanks ``\\s`` matches
+(the highest is U+3000)."""
+_ASCII_BYTES = bytes(range(0x80))
+_NON_ASCII_TO_SOH = bytes(range(0x80)) + b"\x01" * 0x80
 
 
 def json_may_hold_secret(text: str) -> bool:
@@ -165,12 +170,25 @@ def json_may_hold_secret(text: str) -> bool:
     ``text`` with its ASCII digits removed says True wherever ``text`` does (no needle holds a digit,
     and an escape ``\\uXXXX`` is matched without its digits): a writer can test one digit-free text
     for the many texts that differ only in their numbers (the frames of a replay)."""
-    low = text
-    if not text.isascii():
-        for letter, ascii_letter in _ASCII_FOLDS:  # str.replace scans fast; str.translate is slow on long texts
-            low = low.replace(letter, ascii_letter)
-    low = low.lower()
+    low = text.lower() if text.isascii() else _ascii_form(text)
     return any(p.search(low) is not None for p in _LOWER_PATTERNS)
+
+
+def _ascii_form(text: str) -> str:
+    """A text of ASCII characters that :func:`json_may_hold_secret` answers for as it does for
+    ``text``, lowered: no pattern holds a non-ASCII character, so one that is neither a blank
+    (``\\s``) nor one of the four letters an ignore-case pattern folds to ASCII (:data:`_ASCII_FOLDS`)
+    can be in no match, and each of its UTF-8 bytes is written ``\\x01`` (in no match either;
+    replaced, not removed, so its neighbours do not meet). Most non-ASCII texts hold only such
+    characters (a summary's dashes and ellipses): the scans then read one byte a character, not
+    two. A text holding a blank or a fold letter has the four letters replaced instead."""
+    raw = text.encode("utf-8", "surrogatepass")
+    foreign = raw.translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+    if _MATTERS.isdisjoint(foreign):
+        return raw.translate(_NON_ASCII_TO_SOH).decode("ascii").lower()
+    for letter, ascii_letter in _ASCII_FOLDS:  # str.replace scans fast; str.translate is slow on long texts
+        text = text.replace(letter, ascii_letter)
+    return text.lower()
 
 
 _SCALARS = (int, float, bool, type(None))
