@@ -58,14 +58,23 @@ def add_replay(sub: SubParsers) -> None:
 
 
 def replays_json(replays: Sequence[tuple[Any, Any]], *, payloads: bool, single: bool,
-                 cache_rule: str | None = None) -> bytes:
+                 cache_rule: str | None = None, keep: list[Any] | None = None) -> bytes:
     """The JSON of ``replays`` (``(transcript, replay)`` pairs) as UTF-8 bytes, each with its
     forgetting, its prompt cache under ``cache_rule`` (``--cache-rule``; None: the manifest's choice)
     and, with ``payloads``, its exact messages: one replay document when ``single``, else
-    ``{"replays": [...]}`` (:func:`inspector.replay_document.replay_bytes`: kept as bytes up to the file)."""
-    from inspector.replay_document import replay_bytes
+    ``{"replays": [...]}`` (what :func:`inspector.replay_document.replay_bytes` writes: kept as bytes
+    up to the file). ``keep`` (a list) receives each replay document once written, for a caller
+    that ends the process after writing (:func:`inspector.cli.output.end_process`): a document is
+    thousands of objects, and freeing them costs CPU and changes nothing the user sees."""
+    from inspector.json_text import masked_document_bytes
+    from inspector.replay_document import replay_document
 
-    texts = [replay_bytes(rp, payloads=payloads, cache_rule=cache_rule) for _, rp in replays]
+    texts = []
+    for _, rp in replays:
+        doc = replay_document(rp, payloads=payloads, cache_rule=cache_rule)
+        texts.append(masked_document_bytes(doc))
+        if keep is not None:
+            keep.append(doc)
     return texts[0] if single else b'{"replays": [\n' + b",\n".join(texts) + b"\n]}"
 
 
@@ -171,9 +180,10 @@ def _replay_command(args: argparse.Namespace) -> int:
         co.state([*rp.stated(), *standin_estimate_words(rp.summarizer_label), cache_line(rp, args.cache_rule)])
     for t, rp in replays:
         _warn_failed_checks(t, rp)
+    written: list[Any] = []  # the documents, freed with the process when it ends below
     if args.fmt == "json":
         co.write(replays_json(replays, payloads=args.payloads, single=args.conversation.single,
-                              cache_rule=args.cache_rule), args.output)
+                              cache_rule=args.cache_rule, keep=written), args.output)
     elif args.fmt == "csv":
         import pandas as pd
 
