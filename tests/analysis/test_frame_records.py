@@ -141,3 +141,36 @@ def test_a_document_writes_each_distinct_budget_once_and_frames_of_equal_budgets
     assert written == [budgets[0], budgets[1]]
     assert frames[0]["budget"] is frames[2]["budget"] and frames[1]["budget"] is frames[3]["budget"]
     assert [fr["budget"] for fr in frames] == [f.to_json()["budget"] for f in rp.frames]
+
+
+def test_a_replay_rounds_each_distinct_payload_cost_once(monkeypatch: Any) -> None:
+    """A frame's ``cost_usd`` (tokens × the model's input price, rounded to 10 places) is rounded once
+    per distinct payload size. Four turns of "fix it" / "done" under sliding-window keeping one turn:
+    the first call sends the user message alone, each later call the previous turn and the user
+    message, the same rows again: two sizes, so two ``round`` calls for four frames, each frame's
+    cost as computed alone."""
+    import builtins
+
+    import inspector.replay.recorder as recorder
+    from inspector.manifest import settings_from_dict
+    from inspector.transcripts.model import Transcript
+
+    rounded: list[object] = []
+
+    def counting_round(x: float, n: int) -> float:
+        rounded.append(x)
+        return builtins.round(x, n)
+
+    monkeypatch.setattr(recorder, "round", counting_round, raising=False)
+    msgs = [m for _ in range(4) for m in ({"role": "user", "content": "fix it"}, {"role": "assistant", "content": "done"})]
+    s = settings_from_dict({"kind": "Agent", "spec": {"models": [{"model": "gpt-4o", "context_window": 128_000}],
+                                                      "context_manager": {"type": "sliding-window",
+                                                                          "params": {"keep_turns": 1}}}})
+    t = Transcript(format="synthetic", path=None, messages=msgs, origins=[str(i) for i in range(8)], tools=None,
+                   model="gpt-4o", usage={}, irregularities=[])
+    rp = replay(s, t, counter="estimate")
+    sizes = [f.payload_tokens for f in rp.frames]
+    assert len(sizes) == 4 and sizes[1] == sizes[2] == sizes[3] > sizes[0]
+    price = rp.limits["input_cost_per_token"]
+    assert price and len(rounded) == 2
+    assert [f.cost_usd for f in rp.frames] == [builtins.round(n * price, 10) for n in sizes]
