@@ -63,18 +63,11 @@ def replays_json(replays: Sequence[tuple[Any, Any]], *, payloads: bool, single: 
     forgetting, its prompt cache under ``cache_rule`` (``--cache-rule``; None: the manifest's choice)
     and, with ``payloads``, its exact messages: one replay document when ``single``, else
     ``{"replays": [...]}`` (what :func:`inspector.replay_document.replay_bytes` writes: kept as bytes
-    up to the file). ``keep`` (a list) receives each replay document once written, for a caller
-    that ends the process after writing (:func:`inspector.cli.output.end_process`): a document is
-    thousands of objects, and freeing them costs CPU and changes nothing the user sees."""
-    from inspector.json_text import masked_document_bytes
-    from inspector.replay_document import replay_document
+    up to the file). ``keep`` (a list) receives each replay document written (``replay_bytes``'s
+    ``keep``: the command ends the process with them unfreed)."""
+    from inspector.replay_document import replay_bytes
 
-    texts = []
-    for _, rp in replays:
-        doc = replay_document(rp, payloads=payloads, cache_rule=cache_rule)
-        texts.append(masked_document_bytes(doc))
-        if keep is not None:
-            keep.append(doc)
+    texts = [replay_bytes(rp, payloads=payloads, cache_rule=cache_rule, keep=keep) for _, rp in replays]
     return texts[0] if single else b'{"replays": [\n' + b",\n".join(texts) + b"\n]}"
 
 
