@@ -143,7 +143,12 @@ def _list_line(head: bytes, value: list[Any], errors: str) -> list[bytes]:
     rows[-1] = rows[-1][:-1]
     if _any_may_hold({row.translate(None, _DIGITS) for row in rows}):
         return _element_line(head, value, errors, rows)
-    return [_wrapped(head + b"[\n  ", b",\n  ", rows, b"\n ]")]
+    # the line's pieces, joined once with the document's (a joined line would be copied again there)
+    rows[0] = head + b"[\n  " + rows[0]
+    rows[-1] += b"\n ]"
+    pieces = [b",\n  "] * (2 * n - 1)
+    pieces[::2] = rows
+    return pieces
 
 
 _TAIL = 64

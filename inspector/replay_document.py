@@ -47,8 +47,14 @@ def replay_dumps(rp: Replay, *, payloads: bool = False, extractor: Extractor = e
 
 
 def replay_bytes(rp: Replay, *, payloads: bool = False, extractor: Extractor = extract_identifiers,
-                 cache_rule: str | None = None) -> bytes:
+                 cache_rule: str | None = None, keep: list[Any] | None = None) -> bytes:
     """:func:`replay_dumps` as UTF-8 bytes, written without a text copy
     (:func:`inspector.json_text.masked_document_bytes`): what ``context-inspector replay`` writes.
-    Raises :class:`UnicodeEncodeError` for a text UTF-8 cannot hold (a lone surrogate)."""
-    return masked_document_bytes(replay_document(rp, payloads=payloads, extractor=extractor, cache_rule=cache_rule))
+    ``keep`` (a list) receives the document written, for a caller that ends the process soon after
+    (:func:`inspector.cli.output.end_process`): a document is thousands of objects, and freeing them
+    costs CPU and changes nothing the user sees. Raises :class:`UnicodeEncodeError` for a text UTF-8
+    cannot hold (a lone surrogate)."""
+    doc = replay_document(rp, payloads=payloads, extractor=extractor, cache_rule=cache_rule)
+    if keep is not None:
+        keep.append(doc)
+    return masked_document_bytes(doc)

@@ -58,14 +58,16 @@ def add_replay(sub: SubParsers) -> None:
 
 
 def replays_json(replays: Sequence[tuple[Any, Any]], *, payloads: bool, single: bool,
-                 cache_rule: str | None = None) -> bytes:
+                 cache_rule: str | None = None, keep: list[Any] | None = None) -> bytes:
     """The JSON of ``replays`` (``(transcript, replay)`` pairs) as UTF-8 bytes, each with its
     forgetting, its prompt cache under ``cache_rule`` (``--cache-rule``; None: the manifest's choice)
     and, with ``payloads``, its exact messages: one replay document when ``single``, else
-    ``{"replays": [...]}`` (:func:`inspector.replay_document.replay_bytes`: kept as bytes up to the file)."""
+    ``{"replays": [...]}`` (what :func:`inspector.replay_document.replay_bytes` writes: kept as bytes
+    up to the file). ``keep`` (a list) receives each replay document written (``replay_bytes``'s
+    ``keep``: the command ends the process with them unfreed)."""
     from inspector.replay_document import replay_bytes
 
-    texts = [replay_bytes(rp, payloads=payloads, cache_rule=cache_rule) for _, rp in replays]
+    texts = [replay_bytes(rp, payloads=payloads, cache_rule=cache_rule, keep=keep) for _, rp in replays]
     return texts[0] if single else b'{"replays": [\n' + b",\n".join(texts) + b"\n]}"
 
 
@@ -171,9 +173,10 @@ def _replay_command(args: argparse.Namespace) -> int:
         co.state([*rp.stated(), *standin_estimate_words(rp.summarizer_label), cache_line(rp, args.cache_rule)])
     for t, rp in replays:
         _warn_failed_checks(t, rp)
+    written: list[Any] = []  # the documents, freed with the process when it ends below
     if args.fmt == "json":
         co.write(replays_json(replays, payloads=args.payloads, single=args.conversation.single,
-                              cache_rule=args.cache_rule), args.output)
+                              cache_rule=args.cache_rule, keep=written), args.output)
     elif args.fmt == "csv":
         import pandas as pd
 

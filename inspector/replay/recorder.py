@@ -34,6 +34,7 @@ class _Recorder:
         self.decisions: dict[tuple[Any, ...], CallDecision] = {}  # equal call decisions shared (immutable records)
         self.usage_by_index = usage_by_index
         self.price = engine.limits.input_cost_per_token
+        self.costs: dict[int, float] = {}  # a payload's cost by its tokens (the price is the replay's)
         self.turn, self.step, self.open_turn = 0, 0, False
         # the engine's assembly and the replay's frame list, as every call uses them
         self.assemble, self.add_frame = engine.assemble, rp.frames.append
@@ -84,6 +85,11 @@ class _Recorder:
         self.last_replaced = replaced
         trimmed, trimmed_synth, not_sent = _removed(asm, refs, swaps)
         repairs, warnings, tokens, price = asm.repairs, asm.warnings, asm.payload_tokens, self.price
+        cost = None
+        if price is not None:  # rounded once per distinct token count (``round`` to 10 places costs a microsecond)
+            cost = self.costs.get(tokens)
+            if cost is None:
+                cost = self.costs[tokens] = round(tokens * price, 10)
         # the fields in Frame's declaration order
         self.add_frame(Frame(
             self.turn, self.step, len(self.msgs) if next_index is None else next_index, asm.budget,
@@ -92,7 +98,7 @@ class _Recorder:
             _row_ranges(d.folded, refs) if d.folded else (),  # most calls fold nothing
             tuple([FrameRepair(r, refs.get(row) if row is not None else None)
                    for r, row in zip(repairs, asm.repaired_rows or [None] * len(repairs))]) if repairs else (),
-            asm.check, None if price is None else round(tokens * price, 10),
+            asm.check, cost,
             self.usage_by_index.get(next_index) if next_index is not None and self.usage_by_index else None,
             d.summary_text, tuple(warnings) if warnings else (),
             self._summary_cost_since(mark) if d.summarizer_called else 0.0, not_sent, replaced, kept,

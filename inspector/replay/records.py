@@ -124,7 +124,8 @@ class Frame:
 
     def to_json(self, transcript_messages: Sequence[Message] | None = None,
                 summaries: dict[str, int] | None = None, *, alone: bool = False,
-                decisions: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
+                decisions: dict[int, dict[str, Any]] | None = None,
+                budgets: dict[Budget, dict[str, Any]] | None = None) -> dict[str, Any]:
         """The frame as a replay file's frame object; with ``transcript_messages``
         (the replayed transcript's messages) also its ``payload``: every row's role, content, tool calls,
         tool call id, transcript index (``ref``), synthetic kind and band. The summary text is
@@ -136,7 +137,9 @@ class Frame:
         :func:`replaced_lists` reads them back), or all of them when the frame stands ``alone`` (an
         export of one call). ``decisions`` (a document's ``cm`` objects by the identity of their
         :class:`CallDecision`, which this call extends) makes the frames of one shared decision record
-        share one ``cm`` object: a document is read, never changed in place."""
+        share one ``cm`` object, and ``budgets`` (its ``budget`` objects by :class:`Budget` value, which
+        this call extends) the frames of equal budgets one ``budget`` object: a document is read, never
+        changed in place."""
         text = self.summary_text
         summary: str | int | None
         if summaries is None:
@@ -157,8 +160,16 @@ class Frame:
             cm = decisions.get(id(decision))  # type: ignore[assignment]
             if cm is None:
                 cm = decisions[id(decision)] = dict(zip(DECISION_FIELDS, _DECISION_VALUES(decision)))
+        budget: Any = self.budget
+        if budgets is None:
+            budget = _budget_json(budget)
+        else:
+            shown = budgets.get(budget)
+            if shown is None:
+                shown = budgets[budget] = _budget_json(budget)
+            budget = shown
         d: dict[str, Any] = {
-            "turn": self.turn, "step": self.step, "at": self.at, "budget": _budget_json(self.budget),
+            "turn": self.turn, "step": self.step, "at": self.at, "budget": budget,
             "bands": self.bands, "payload_tokens": self.payload_tokens, "headroom": self.headroom,
             "cm": cm,
             "messages": count, "trimmed": [list(r) for r in self.trimmed] if self.trimmed else [],

@@ -180,7 +180,8 @@ class Replay:
     def _frames_json(self, payloads: bool, summaries: dict[str, int]) -> list[dict[str, Any]]:
         msgs = self.transcript.messages if payloads else None
         decisions: dict[int, dict[str, Any]] = {}  # frames of one shared decision record share its cm object
-        out = [f.to_json(msgs, summaries, decisions=decisions) for f in self.frames]
+        budgets: dict[Any, dict[str, Any]] = {}  # and frames of equal budgets one budget object
+        out = [f.to_json(msgs, summaries, decisions=decisions, budgets=budgets) for f in self.frames]
         k = self.pending_call
         if k is not None:  # the one frame the agent never sent: marked, and left out of "totals"
             out[k]["pending"] = True

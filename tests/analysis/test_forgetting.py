@@ -803,3 +803,24 @@ def test_a_call_whose_reply_and_turn_need_nothing_is_not_judged(monkeypatch: pyt
     monkeypatch.setattr(forgetting, "sorted", counting_sorted, raising=False)
     assert [(c.needed, c.earlier, c.forgotten) for c in call_needs(rp)] == [(0, 0, []), (1, 0, [])]
     assert judged[0] == 1
+
+
+@pytest.mark.parametrize("rounds", [3, 40])
+def test_the_default_extractor_reads_one_text_per_digit_shape_that_holds_none(rounds: int,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text whose digit shape (each digit made 0) an earlier text showed to hold no identifier is
+    not extracted (the extractor finds identifiers in a text exactly where it finds them in its
+    shape). ``one_turn_asks`` with results "out 000", "out 001", … holds five shapes, however many
+    rounds: the user's "fix it", each ask's text "\\nbash {}" (one text), each ask's content "" read
+    as a reply, the results (one shape: "out 000") and the last reply "done": five extractions, not
+    one per text, and the same answer as a per-text extractor."""
+    import inspector.forgetting_index as forgetting_index
+    from inspector.replay import replay
+    from tests.builders import one_turn_asks, spy
+
+    rp = replay(_settings({"type": "stack"}), _transcript(one_turn_asks(rounds, "out {k:03d}")), counter="estimate")
+    plain = call_needs(rp, lambda text: list(extract_identifiers(text)))
+    forgetting_index.default_identifiers.cache_clear()
+    read = spy(monkeypatch, forgetting_index, "default_identifiers")
+    assert call_needs(rp) == plain
+    assert sorted(read) == sorted(["fix it", "\nbash {}", "", "out 000", "done"])

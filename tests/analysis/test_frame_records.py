@@ -117,3 +117,60 @@ def test_frames_of_one_shared_decision_record_share_one_cm_object_in_the_documen
     assert len({id(shown["cm"]) for shown in frames}) == len(records)
     for f, shown in zip(rp.frames, frames, strict=True):
         assert shown["cm"] == f.to_json()["cm"] == dict(zip(CallDecision._fields, f.decision))
+
+
+def test_a_document_writes_each_distinct_budget_once_and_frames_of_equal_budgets_share_it(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """A replay document's ``budget`` object is made once per distinct :class:`Budget` value and
+    shared by the frames of equal budgets. Two turns of "fix it", one ask each, make four calls; a
+    budget's only moving part is ``fixed`` (system + user message + working memory), so the first
+    call of each turn (the user message alone) has one budget and the second (plus the ask and its
+    result) another: two budgets written for four frames, each frame's as the frame alone writes it."""
+    import inspector.replay.records as records
+    from tests.builders import spy
+
+    msgs = [{"role": "user", "content": "fix it"}, ask("c1"), result("c1"), {"role": "assistant", "content": "x"},
+            {"role": "user", "content": "fix it"}, ask("c2"), result("c2"), {"role": "assistant", "content": "x"}]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(msgs))
+    rp = _replay(load_transcript(path))
+    budgets = [f.budget for f in rp.frames]
+    assert len(budgets) == 4 and budgets[0] == budgets[2] and budgets[1] == budgets[3] and budgets[0] != budgets[1]
+    written = spy(monkeypatch, records, "_budget_json")
+    frames = rp.to_json()["frames"]
+    assert written == [budgets[0], budgets[1]]
+    assert frames[0]["budget"] is frames[2]["budget"] and frames[1]["budget"] is frames[3]["budget"]
+    assert [fr["budget"] for fr in frames] == [f.to_json()["budget"] for f in rp.frames]
+
+
+def test_a_replay_rounds_each_distinct_payload_cost_once(monkeypatch: Any) -> None:
+    """A frame's ``cost_usd`` (tokens × the model's input price, rounded to 10 places) is rounded once
+    per distinct payload size. Four turns of "fix it" / "done" under sliding-window keeping one turn:
+    the first call sends the user message alone, each later call the previous turn and the user
+    message, the same rows again: two sizes, so two ``round`` calls for four frames, each frame's
+    cost as computed alone."""
+    import builtins
+
+    import inspector.replay.recorder as recorder
+    from inspector.manifest import settings_from_dict
+    from inspector.transcripts.model import Transcript
+
+    rounded: list[object] = []
+
+    def counting_round(x: float, n: int) -> float:
+        rounded.append(x)
+        return builtins.round(x, n)
+
+    monkeypatch.setattr(recorder, "round", counting_round, raising=False)
+    msgs = [m for _ in range(4) for m in ({"role": "user", "content": "fix it"}, {"role": "assistant", "content": "done"})]
+    s = settings_from_dict({"kind": "Agent", "spec": {"models": [{"model": "gpt-4o", "context_window": 128_000}],
+                                                      "context_manager": {"type": "sliding-window",
+                                                                          "params": {"keep_turns": 1}}}})
+    t = Transcript(format="synthetic", path=None, messages=msgs, origins=[str(i) for i in range(8)], tools=None,
+                   model="gpt-4o", usage={}, irregularities=[])
+    rp = replay(s, t, counter="estimate")
+    sizes = [f.payload_tokens for f in rp.frames]
+    assert len(sizes) == 4 and sizes[1] == sizes[2] == sizes[3] > sizes[0]
+    price = rp.limits["input_cost_per_token"]
+    assert price and len(rounded) == 2
+    assert [f.cost_usd for f in rp.frames] == [builtins.round(n * price, 10) for n in sizes]

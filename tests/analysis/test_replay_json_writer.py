@@ -172,3 +172,18 @@ def test_the_replay_command_writes_the_document_as_bytes_never_as_a_text_copy(
     rp = replay(None, load_transcript(DEMO), summarizer="drop")
     assert out.read_bytes() == replay_document_module.replay_bytes(rp) + b"\n"
     assert json.loads(out.read_bytes())["frames"]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_a_list_of_objects_is_laid_as_its_pieces_and_joined_once_with_the_document(
+        n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A top-level list of objects none of which may hold a secret is handed to the document's one
+    join as its pieces (the head and the first element's text, then a line break and each next
+    element's, the last closing the list: 2n − 1 pieces for n elements), never joined into its own
+    line first (a replay's frames line is megabytes, and each join copies it). The text is the
+    document layout: one element a line."""
+    value = [{"call": k, "tokens": 10 * k} for k in range(n)]
+    pieces = json_text_module._list_line(b' "frames": ', value, "strict")
+    assert len(pieces) == 2 * n - 1
+    assert b"".join(pieces).decode() == ' "frames": [\n  ' + ",\n  ".join(json_text(v) for v in value) + "\n ]"
+    assert json.loads(json_text_module.masked_document_text({"frames": value})) == {"frames": value}

@@ -69,3 +69,21 @@ def test_other_commands_and_failed_replays_return_and_the_teardown_runs(args: tu
 def test_main_called_from_python_never_ends_the_process(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(SMALL), str(DEMO)]) == 0  # this test process is still here to see it
     assert capsys.readouterr().out.startswith("{")
+
+
+def test_the_replay_json_keeps_each_document_it_wrote_for_the_process_end() -> None:
+    """``replays_json(..., keep=kept)`` writes what :func:`~inspector.replay_document.replay_bytes`
+    writes and leaves each replay document it wrote in ``kept`` (one per replay, its frames one per
+    call), so a replay run as the process ends with them unfreed; without ``keep`` nothing is kept."""
+    from inspector.cli.replay import replays_json
+    from inspector.replay import replay
+    from inspector.replay_document import replay_bytes
+    from inspector.transcripts import load_transcript
+
+    t = load_transcript(DEMO)
+    rp = replay(str(SMALL), t, counter="estimate")
+    kept: list[object] = []
+    assert replays_json([(t, rp)], payloads=False, single=True, keep=kept) == replay_bytes(rp)
+    assert len(kept) == 1 and len(kept[0]["frames"]) == len(rp.frames) > 5  # type: ignore[index]
+    both = replays_json([(t, rp), (t, rp)], payloads=False, single=False, keep=kept)
+    assert len(kept) == 3 and both.count(replay_bytes(rp)) == 2
