@@ -105,25 +105,6 @@ class _CachedCounter:
             return hit[1]
         return self._measured(msg, key)[1]
 
-    def unit_as(self, msg: Message, like: Message) -> int:
-        """:meth:`unit` of ``msg``, taken from ``like``'s cached measure when the two rows differ in
-        nothing but ``tool_call_id`` (the same keys, equal values otherwise): no counter here reads
-        it (a row's text, name and tool calls are what is measured), so a strategy's placeholder
-        rows, one per tool result, are measured once per placeholder text. Any other pair is
-        measured as :meth:`unit` measures it."""
-        cache, key = self._cache, id(msg)
-        hit = cache.get(key)
-        if hit is not None and hit[0] is msg:  # measured already (a placeholder whose text is its own)
-            return hit[1]
-        hit = cache.get(id(like))
-        if hit is not None and hit[0] is like and len(msg) == len(like):
-            for k, v in msg.items():
-                if k != "tool_call_id" and (k not in like or like[k] != v):
-                    return self._measured(msg, key)[1]
-            cache[key] = (msg, hit[1], hit[2])
-            return hit[1]
-        return self._measured(msg, key)[1]
-
     def history_unit(self, msg: Message) -> int:
         key = id(msg)
         hit = self._cache.get(key)
@@ -226,6 +207,12 @@ class TiktokenCounter(_CachedCounter):
     NAMES_KEPT = 256
     """How many distinct tool-call names a counter remembers the tokens of (a bound, not a cache policy:
     a real agent has a handful of tools; a transcript with thousands of names just encodes the rest)."""
+    SHORT = 80
+    """Message texts of at most this many characters have their tokens remembered (``SHORT_KEPT`` of
+    them): a strategy's placeholder rows (``<MASKED>``, "[tool result cleared: lookup, 36 tokens]")
+    repeat a few short texts thousands of times, each row a new message; a text's tokens depend on
+    nothing but the text, so each such text is encoded once."""
+    SHORT_KEPT = 1024
 
     def __init__(self, model: str | None = None, encoding: str | None = None) -> None:
         super().__init__()
@@ -235,6 +222,7 @@ class TiktokenCounter(_CachedCounter):
         self._enc = tiktoken_encoding(self.encoding_name)
         self._tools_last: tuple[str, int] | None = None  # the last tool-schema text and its count
         self._names: dict[str, int] = {}  # tool-call name -> its tokens (an agent calls a few tools, over and over)
+        self._short: dict[str, int] = {}  # short message text -> its tokens (``SHORT``)
 
     def text_tokens(self, text: str) -> int:
         """Tokens of ``text`` in this counter's encoding (special tokens read as text)."""
@@ -247,7 +235,17 @@ class TiktokenCounter(_CachedCounter):
         # empty text has no tokens and a message with no ``tool_calls`` key has no calls (no call each)
         c = msg.get("content")
         text = c if isinstance(c, str) else content_text(c)
-        n = self.PER_MESSAGE + (self.text_tokens(text) if text else 0)
+        if not text:
+            n = self.PER_MESSAGE
+        elif len(text) <= self.SHORT:
+            k = self._short.get(text)
+            if k is None:
+                k = self.text_tokens(text)
+                if len(self._short) < self.SHORT_KEPT:
+                    self._short[text] = k
+            n = self.PER_MESSAGE + k
+        else:
+            n = self.PER_MESSAGE + self.text_tokens(text)
         if msg.get("name"):
             n += self.PER_NAME + self.text_tokens(str(msg["name"]))
         for call in _tool_calls(msg) if "tool_calls" in msg else ():

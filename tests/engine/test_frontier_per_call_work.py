@@ -169,25 +169,26 @@ def test_a_frontier_managers_record_is_the_same_object_while_its_frontier_stands
 
 
 @pytest.mark.parametrize(("placeholder", "measured_before"), [("<MASKED>", 9), ("<{tool} output masked>", 9)])
-def test_masked_rows_alike_but_for_their_call_id_are_measured_once(
+def test_masked_rows_alike_but_for_their_call_id_have_their_text_encoded_once(
         tmp_path: Path, monkeypatch: Any, placeholder: str, measured_before: int) -> None:
     """observation-masking, window 3 events, 10 turns of one ``bash`` round: the results at 4j + 2
     below 4·9 - 1 = 35 are masked by the end, j = 0 .. 8: 9 placeholder rows, alike but for their
     ``tool_call_id`` (the same text, ``bash`` in each), which the tiktoken counter does not count.
-    The placeholder text is tokenised once (it was ``measured_before`` times, once per row), and
-    every placeholder's units are the ones a fresh measure gives."""
+    The placeholder text is encoded once (it was ``measured_before`` times, once per row: the
+    counter remembers a short text's tokens), and every placeholder's units are the ones a fresh
+    measure gives."""
     from inspector.engine.tokens import TiktokenCounter
     from inspector.replay import replay
     from inspector.transcripts.api import load_transcript
 
     measured: list[str] = []
-    measure = TiktokenCounter._measure
+    encode = TiktokenCounter.text_tokens
 
-    def counting(self: TiktokenCounter, msg: Message) -> int:
-        measured.append(str(msg.get("content")))
-        return measure(self, msg)
+    def counting(self: TiktokenCounter, text: str) -> int:
+        measured.append(text)
+        return encode(self, text)
 
-    monkeypatch.setattr(TiktokenCounter, "_measure", counting)
+    monkeypatch.setattr(TiktokenCounter, "text_tokens", counting)
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"messages": _turns(10)}))
     manifest = _masking_manifest(tmp_path, {"attention_window": 3, "placeholder": placeholder})
@@ -199,3 +200,35 @@ def test_masked_rows_alike_but_for_their_call_id_are_measured_once(
     sent = [row for f in rp.frames for _ref, _n, _b, why, row in f.segments if why is not None]
     assert sent and all(row["content"] == text for row in sent)
     assert {fresh.unit(dict(row)) for row in sent} == {fresh.unit({"role": "tool", "tool_call_id": "x", "content": text})}
+
+
+def test_clear_tool_results_encodes_each_placeholder_text_once(tmp_path: Path, monkeypatch: Any) -> None:
+    """clear-tool-results, trigger 1 token, keep 1, 10 turns of one ``bash`` round whose results are
+    ``out t`` and 400 ``x``: by the last call the results of turns 0 .. 8 are cleared, 9 placeholder
+    rows, each a new row; all say ``bash`` and the same size, "[tool result cleared: bash, N tokens]",
+    and that text is encoded once (it was 9 times, once per row), as the counter remembers a short
+    text's tokens."""
+    from inspector.engine.tokens import TiktokenCounter
+    from inspector.replay import replay
+    from inspector.transcripts.api import load_transcript
+
+    encoded: list[str] = []
+    encode = TiktokenCounter.text_tokens
+
+    def counting(self: TiktokenCounter, text: str) -> int:
+        encoded.append(text)
+        return encode(self, text)
+
+    monkeypatch.setattr(TiktokenCounter, "text_tokens", counting)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"messages": _turns(10, pad=400)}))
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(json.dumps({"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "m"}, "spec": {
+        "models": [{"id": "main", "model": "gpt-4o"}],
+        "context_manager": {"type": "clear-tool-results", "params": {"trigger": 1, "keep": 1}}}}))
+    rp = replay(str(manifest), load_transcript(path), counter="tiktoken")
+    last = [row for _ref, _n, _b, why, row in rp.frames[-1].segments if why is not None]
+    assert len(rp.frames[-1].replaced) == 9
+    texts = {row["content"] for row in last}
+    assert len(texts) == 1 and next(iter(texts)).startswith("[tool result cleared: bash, ")
+    assert encoded.count(next(iter(texts))) == 1

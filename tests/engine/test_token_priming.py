@@ -166,23 +166,43 @@ def test_the_log_takes_working_memorys_facts_over_from_carry_min_rows(rounds: in
                               plain.blocks, plain.others)
 
 
-@pytest.mark.parametrize("kind", ["tiktoken", "estimate"])
-def test_a_row_alike_but_for_its_call_id_takes_the_measure_of_the_other_and_no_other_does(kind: str) -> None:
-    """``unit_as(msg, like)``: no counter of ours reads ``tool_call_id``, so a row that differs from a
-    measured one in nothing else is not measured again (``computed`` stays) and gets its units; a row
-    that differs in its text, its ``name``, or has a key more, is measured (``computed`` + 1 each)
-    and gets its own units, those of a fresh counter."""
-    from inspector.engine.tokens import make_counter
+def test_a_short_text_is_encoded_once_per_counter_and_a_longer_one_each_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A message text of at most ``SHORT`` characters is encoded once per counter whatever the rows
+    that carry it (a strategy's placeholders: new rows, other call ids, a ``name``); one of ``SHORT``
+    + 1 characters is encoded for each row; every row gets a fresh counter's units."""
+    encoded: list[str] = []
+    real = TiktokenCounter.text_tokens
 
-    counter, fresh = make_counter(kind, model="gpt-4o"), make_counter(kind, model="gpt-4o")
-    like = {"role": "tool", "tool_call_id": "a", "content": "<MASKED>"}
-    counter.unit(like)
-    assert counter.computed == 1
-    assert counter.unit_as({"role": "tool", "tool_call_id": "b", "content": "<MASKED>"}, like) == fresh.unit(like)
-    assert counter.computed == 1
-    others = [{"role": "tool", "tool_call_id": "c", "content": "<MASKED> and some more words"},
-              {"role": "tool", "tool_call_id": "d", "content": "<MASKED>", "name": "a_rather_long_tool_name"},
-              {"role": "tool", "content": "<MASKED>", "name": "x"}]
-    for k, row in enumerate(others, 2):
-        assert counter.unit_as(row, like) == fresh.unit(row)
-        assert counter.computed == k
+    def counting(self: TiktokenCounter, text: str) -> int:
+        encoded.append(text)
+        return real(self, text)
+
+    fresh = TiktokenCounter(model="gpt-4o")  # measured before the spy: its encodes are not counted
+    short, long = "x" * TiktokenCounter.SHORT, "x" * (TiktokenCounter.SHORT + 1)
+    rows = [{"role": "tool", "tool_call_id": cid, "content": text} for text in (short, long) for cid in "abc"]
+    rows.append({"role": "tool", "tool_call_id": "d", "content": short, "name": "x"})
+    want = [fresh.unit(r) for r in rows]
+    monkeypatch.setattr(TiktokenCounter, "text_tokens", counting)
+    counter = TiktokenCounter(model="gpt-4o")
+    assert [counter.unit(r) for r in rows] == want
+    assert want[-1] == want[0] + TiktokenCounter.PER_NAME + 1  # the name's 1 token is counted, not the id
+    assert encoded == [short, long, long, long, "x"]  # the name is encoded, the short text only once
+
+
+def test_a_counter_remembers_at_most_short_kept_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo is bounded: past ``SHORT_KEPT`` distinct short texts, a new one is encoded each time
+    (with the same tokens), the first ones still once."""
+    monkeypatch.setattr(TiktokenCounter, "SHORT_KEPT", 2)
+    encoded: list[str] = []
+    real = TiktokenCounter.text_tokens
+
+    def counting(self: TiktokenCounter, text: str) -> int:
+        encoded.append(text)
+        return real(self, text)
+
+    monkeypatch.setattr(TiktokenCounter, "text_tokens", counting)
+    counter = TiktokenCounter(model="gpt-4o")
+    units = [counter.unit({"role": "user", "content": t}) for t in ["a b", "c d", "e f", "a b", "c d", "e f"]]
+    assert units[:3] == units[3:]
+    assert encoded == ["a b", "c d", "e f", "e f"]

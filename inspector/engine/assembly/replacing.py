@@ -117,12 +117,11 @@ class ReplacingSums:
             return pre
         self.read += f - i
         unit = counter.unit
-        like = getattr(counter, "unit_as", None)  # a placeholder measured as the one before it, when alike
         total = pre[-1]
         nt = len(table)
         while i < f:
             if k < nt and table[k].index == i:
-                total += like(table[k].row, table[k - 1].row) if k and like is not None else unit(table[k].row)
+                total += unit(table[k].row)
                 k += 1
             else:
                 total += own[i + 1] - own[i]
