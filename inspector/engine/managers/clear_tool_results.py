@@ -91,7 +91,7 @@ class _Log:
         for i in range(n, len(past)):  # each row once over the log's life: its locals bound once a call
             m = past[i]
             units += unit(m)
-            for call in _calls(m):
+            for call in _calls(m) if "tool_calls" in m else ():
                 cid = str(call.get("id"))
                 dup = dup or cid in asks or cid in answered
                 fn = call.get("function")
@@ -348,10 +348,11 @@ class ClearToolResults(BuiltFromParams, ContextManager):
 
     def _cleared(self, original: Message, tool: str) -> tuple[Message, int]:
         """The placeholder row of a cleared result and the tokens it frees (the original's count minus its own)."""
-        size = self.counter.count([original])
+        counter = self.counter  # count([row]) is total(unit(row), 1): no list made per row
+        size = counter.total(counter.unit(original), 1)
         new = {**original, "content": self._placeholder(tool, size)}
         self.rows_built += 1
-        return new, size - self.counter.count([new])
+        return new, size - counter.total(counter.unit(new), 1)
 
     def _candidates(self, rows: Sequence[Message], limit: int) -> Iterator[tuple[int, int, str]]:
         """``(result position, asking row's position, tool name)`` of each clearable result, oldest
