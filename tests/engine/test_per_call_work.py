@@ -330,21 +330,3 @@ def test_a_summary_block_in_the_committed_log_is_laid_as_one_row_between_spans(m
         shape = [p.band if isinstance(p, Span) else (p.band, p.synthetic) for p in layout[:3]]
         assert shape == ["history", ("summary", "summary"), "history"], shape
     assert engine.conversation.committed_messages[1]["content"].startswith("[Conversation summary")
-
-
-def test_the_rows_laid_around_the_ranges_are_laid_once_while_they_stay_the_same(monkeypatch: Any) -> None:
-    """Rule: the rows the layout lays one by one around the log range and working memory (the
-    condenser's kept head and block in front, the user row after) are the same objects under the
-    same bands on every call of a turn, and the front ones on later turns too while its block
-    stands, so they are laid (a payload row made for each) only when they change. Hand-worked: the
-    condenser at 20 events keeping the first 2 over 8 turns of 2 tool rounds (3 calls a turn, 24
-    calls) condenses at calls 13 and 19 (turns 5 and 7); its front from then on is 4 rows (the
-    head's user row, ask and result, then the block): 2 fronts × 4 rows + 8 user rows = 16 payload
-    rows made (a front laid per call would make 12 × 4 + 24 = 72; per turn 4 × 4 + 8 = 24)."""
-    from inspector.engine.assembly import around
-
-    made = spy(monkeypatch, around, "PayloadRow")
-    _counter, _engine, calls = drive(rounds_per_turn(8, 2), {"type": "condenser", "params": {
-        "max_size": 20, "keep_first": 2}}, summarizer=Echo())
-    assert calls == 24
-    assert len(made) == 16, len(made)

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
 
-from inspector.engine.assembly.around import Laid, lay_around
 from inspector.engine.assembly.call import HELLO, BandRule, Call, band_rule
 from inspector.engine.assembly.records import Assembly, PayloadRow, assembly_record
 from inspector.engine.assembly.precut import cut_guards, front_cut, precut_at
@@ -118,9 +117,6 @@ class IncrementalPath:
         """(system row, user row, has_user, placeholder, own_system, the band rule made for them)."""
         self._match: tuple[Any, ...] = (None, None, None, -1, None, None)
         """(edit record (frozen), projection, log list, its length, system row, the answer)."""
-        self._around: list[Laid | None] = [None, None]
-        """The rows :func:`_layout_ranges` laid before the log range and between it and working
-        memory on the last call (:func:`~inspector.engine.assembly.around.lay_around`)."""
         self._marks: tuple[Any, ...] = (None, -1, None, None, None, None, ())
         """(``_base``, its length, system row, user row, log index, the ``singled`` rule made for them
         from :func:`~inspector.engine.assembly.row_index.marks_of`, and its log marks), kept while
@@ -202,8 +198,7 @@ class IncrementalPath:
         blocks = self._blocks(w) if sanitized.messages is trimmed.messages and not sanitized.repairs and \
             not singled(w.wmi, w.cur, w.wmi.n) else None
         if blocks is not None:
-            layout, units, count, payload_units = _layout_ranges(sanitized.messages, w, band_of, c, ru, blocks,
-                                                                 self._around)
+            layout, units, count, payload_units = _layout_ranges(sanitized.messages, w, band_of, c, ru, blocks)
         else:
             lay = _Layout()
             _layout_rows(lay, sanitized, sources, trimmed.messages, band_of, counter.unit, w, singled)
@@ -460,30 +455,30 @@ class _Layout:
 
 
 def _layout_ranges(sent: Sequence[Message], w: _Where, band_of: BandRule, c: Call, ru: RowUnits,
-                   blocks: Sequence[int] = (), around: list[Laid | None] | None = None
-                   ) -> tuple[list[PayloadRow | Span], dict[str, int], dict[str, int], int]:
+                   blocks: Sequence[int] = ()) -> tuple[list[PayloadRow | Span], dict[str, int], dict[str, int], int]:
     """The layout when nothing was repaired and no row of the two ranges is one the band rule singles
     out but the log range's summary ``blocks`` (log positions, ascending): each range is one Span in
     its own band, split around each block, laid as one row in its band (its units from the log's
     sums), and only the rows around the ranges are read (the front, then the user turn or the
     placeholder), whose units the call already holds. Returns the layout, the units and rows per
-    band, and the payload's units (no run is ever pending: no _Layout). ``around``: the rows laid
-    around the ranges on the last call (:func:`~inspector.engine.assembly.around.lay_around`; None:
-    kept for no other call)."""
+    band, and the payload's units (no run is ever pending: no _Layout)."""
+    system = c.system
+    u_obj = c.user if c.has_user else None
+    unit = c.engine.counter.unit
     parts: list[PayloadRow | Span] = []
     units, count = dict(_NO_TOKENS), dict(_NO_TOKENS)
     payload_units = 0
-    kept: list[Laid | None] = around if around is not None else [None, None]
     # laid straight into the layout: the two ranges are of two indexes, so no run continues another
-    for slot, r_lo, r_hi, idx, lo, band in ((0, 0, w.log_at, w.log, w.la, "history"),
-                                            (1, w.log_end, w.wm_at, w.wmi, w.cur, "working_memory")):
-        if r_hi > r_lo:
-            laid = lay_around(kept, slot, sent, r_lo, r_hi, band_of, c, ru.system, ru.user)
-            parts.extend(laid.parts)
-            for b, u, k in laid.sums:
-                units[b] += u
-                count[b] += k
-            payload_units += laid.units
+    for r_lo, r_hi, idx, lo, band in ((0, w.log_at, w.log, w.la, "history"),
+                                      (w.log_end, w.wm_at, w.wmi, w.cur, "working_memory")):
+        for i in range(r_lo, r_hi):
+            src = sent[i]
+            b, syn = band_of(src, False)
+            u = ru.system if src is system else ru.user if src is u_obj else unit(src)
+            parts.append(PayloadRow(src, b, syn, src))
+            units[b] += u
+            count[b] += 1
+            payload_units += u
         pre = idx.pre
         for p in (blocks if idx is w.log else ()):  # a block between the spans (as _layout_rows lays it)
             if p > lo:
