@@ -21,6 +21,8 @@ from inspector.engine import ContextEngine
 from inspector.engine.tokens import EstimateCounter
 from inspector.manifest import settings_from_dict
 
+from builders import spy
+
 
 class Row(dict):  # type: ignore[type-arg]
     """A message that counts how often any stage reads one of its fields (a row walked)."""
@@ -297,3 +299,34 @@ def test_summarising_under_its_trigger_gives_every_call_of_a_turn_one_record(mon
     _counter, _engine, calls = drive(rounds_per_turn(3, 2), {"type": "summarising", "params": {"keep_turns": 10}})
     assert calls == 9
     assert matches[0] == 3
+
+
+def test_a_summary_block_in_the_committed_log_is_laid_as_one_row_between_spans(monkeypatch: Any) -> None:
+    """Rule: once a compaction is written back its summary block is a row of the committed log; the
+    layout lays it as one ``summary`` row between the log range's spans (its units from the log's
+    sums), never row by row. Hand-worked: auto-compact at 150 tokens over 6 turns of 1 tool round
+    (2 calls a turn, 12 calls): calls 1-7 are under the trigger (one span each), calls 8 and 12
+    compact (a record with an inserted block: the reference path), and calls 9-11 see the block in
+    the log: 10 range layouts, 0 row-by-row (3 before), each of calls 9-11 laying
+    ``[span, block, span]`` for the log range."""
+    from inspector.engine.assembly import incremental
+    from inspector.engine.types import Span
+
+    layouts: list[Any] = []
+    by_rows = spy(monkeypatch, incremental, "_layout_rows")
+    ranges = incremental._layout_ranges
+
+    def recording(*args: Any) -> Any:
+        out = ranges(*args)
+        layouts.append(out[0])
+        return out
+
+    monkeypatch.setattr(incremental, "_layout_ranges", recording)
+    _counter, engine, calls = drive(rounds_per_turn(6, 1), {"type": "auto-compact", "params": {
+        "threshold_tokens": 150, "keep_user_tokens": 8}}, summarizer=Echo())
+    assert calls == 12
+    assert by_rows == [] and len(layouts) == 10
+    for layout in layouts[7:]:
+        shape = [p.band if isinstance(p, Span) else (p.band, p.synthetic) for p in layout[:3]]
+        assert shape == ["history", ("summary", "summary"), "history"], shape
+    assert engine.conversation.committed_messages[1]["content"].startswith("[Conversation summary")

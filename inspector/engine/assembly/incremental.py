@@ -117,10 +117,10 @@ class IncrementalPath:
         """(system row, user row, has_user, placeholder, own_system, the band rule made for them)."""
         self._match: tuple[Any, ...] = (None, None, None, -1, None, None)
         """(edit record (frozen), projection, log list, its length, system row, the answer)."""
-        self._marks: tuple[Any, ...] = (None, -1, None, None, None, None)
+        self._marks: tuple[Any, ...] = (None, -1, None, None, None, None, ())
         """(``_base``, its length, system row, user row, log index, the ``singled`` rule made for them
-        from :func:`~inspector.engine.assembly.row_index.marks_of`), kept while those five stay the
-        same (the log only grows in place, and a new one is a new list)."""
+        from :func:`~inspector.engine.assembly.row_index.marks_of`, and its log marks), kept while
+        those five stay the same (the log only grows in place, and a new one is a new list)."""
 
     @property
     def rows_indexed(self) -> int:
@@ -195,9 +195,10 @@ class IncrementalPath:
         sanitized = sanitize_provider_messages(trimmed.messages, skip=skip, skip_declares=declares, owned=True)
         band_of = self._band_rule(c, comp.placeholder)
         singled = self._singled(c, ru.log)
-        if sanitized.messages is trimmed.messages and not sanitized.repairs and \
-                not singled(w.log, w.la, w.log.n) and not singled(w.wmi, w.cur, w.wmi.n):
-            layout, units, count, payload_units = _layout_ranges(sanitized.messages, w, band_of, c, ru)
+        blocks = self._blocks(w) if sanitized.messages is trimmed.messages and not sanitized.repairs and \
+            not singled(w.wmi, w.cur, w.wmi.n) else None
+        if blocks is not None:
+            layout, units, count, payload_units = _layout_ranges(sanitized.messages, w, band_of, c, ru, blocks)
         else:
             lay = _Layout()
             _layout_rows(lay, sanitized, sources, trimmed.messages, band_of, counter.unit, w, singled)
@@ -254,10 +255,22 @@ class IncrementalPath:
         marks = self._marks
         if marks[0] is not past or marks[1] != len(past) or marks[2] is not system or marks[3] is not u_obj or \
                 marks[4] is not log:
-            singled = partial(singled_any, log, *marks_of(self._base_pos, system, u_obj), system, u_obj)
-            marks = self._marks = (past, len(past), system, u_obj, log, singled)
+            log_marks, odd = marks_of(self._base_pos, system, u_obj)
+            singled = partial(singled_any, log, log_marks, odd, system, u_obj)
+            marks = self._marks = (past, len(past), system, u_obj, log, singled, log_marks)
         rule: Callable[[RowIndex, int, int], bool] = marks[5]
         return rule
+
+    def _blocks(self, w: _Where) -> list[int] | None:
+        """The summary blocks of the log range (positions in the log), when they are the only rows of
+        it the band rule singles out (each is then laid as one row between the range's spans); None
+        when the system band's row or the user row stands in it (the row-by-row layout reads it).
+        Read after :meth:`_singled` for this call (its marks)."""
+        lo, hi = w.la, w.log.n
+        for p in self._marks[6]:
+            if lo <= p < hi:
+                return None
+        return w.log.blocks_in(lo, hi)
 
 
 def _match_log(c: Call, base: Sequence[Message], pos: Mapping[int, int],
@@ -441,12 +454,14 @@ class _Layout:
         self.run_idx = None
 
 
-def _layout_ranges(sent: Sequence[Message], w: _Where, band_of: BandRule, c: Call,
-                   ru: RowUnits) -> tuple[list[PayloadRow | Span], dict[str, int], dict[str, int], int]:
+def _layout_ranges(sent: Sequence[Message], w: _Where, band_of: BandRule, c: Call, ru: RowUnits,
+                   blocks: Sequence[int] = ()) -> tuple[list[PayloadRow | Span], dict[str, int], dict[str, int], int]:
     """The layout when nothing was repaired and no row of the two ranges is one the band rule singles
-    out: each range is one Span in its own band, and only the rows around them are read (the front,
-    then the user turn or the placeholder), whose units the call already holds. Returns the layout,
-    the units and rows per band, and the payload's units (no run is ever pending: no _Layout)."""
+    out but the log range's summary ``blocks`` (log positions, ascending): each range is one Span in
+    its own band, split around each block, laid as one row in its band (its units from the log's
+    sums), and only the rows around the ranges are read (the front, then the user turn or the
+    placeholder), whose units the call already holds. Returns the layout, the units and rows per
+    band, and the payload's units (no run is ever pending: no _Layout)."""
     system = c.system
     u_obj = c.user if c.has_user else None
     unit = c.engine.counter.unit
@@ -464,10 +479,26 @@ def _layout_ranges(sent: Sequence[Message], w: _Where, band_of: BandRule, c: Cal
             units[b] += u
             count[b] += 1
             payload_units += u
+        pre = idx.pre
+        for p in (blocks if idx is w.log else ()):  # a block between the spans (as _layout_rows lays it)
+            if p > lo:
+                parts.append(Span(idx.rows, lo, p, band))  # type: ignore[arg-type]
+                u = pre[p] - pre[lo]
+                units[band] += u
+                count[band] += p - lo
+                payload_units += u
+            src = idx.rows[p]  # type: ignore[index]
+            b, syn = band_of(src, False)
+            parts.append(PayloadRow(src, b, syn, src))
+            u = pre[p + 1] - pre[p]
+            units[b] += u
+            count[b] += 1
+            payload_units += u
+            lo = p + 1
         n = idx.n
         if n > lo:
             parts.append(Span(idx.rows, lo, n, band))  # type: ignore[arg-type]
-            u = idx.pre[n] - idx.pre[lo]
+            u = pre[n] - pre[lo]
             units[band] += u
             count[band] += n - lo
             payload_units += u

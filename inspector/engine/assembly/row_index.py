@@ -225,6 +225,13 @@ class RowIndex:
         k = bisect_left(blocks, lo)
         return k < len(blocks) and blocks[k] < hi
 
+    def blocks_in(self, lo: int, hi: int) -> list[int]:
+        """Positions in ``[lo, hi)`` of the summary blocks, ascending."""
+        blocks = self.blocks
+        if not blocks:  # the usual answer (no fold has put a block in this list), without a bisection
+            return []
+        return blocks[bisect_left(blocks, lo):bisect_left(blocks, hi)]
+
     def others_in(self, lo: int, hi: int) -> list[int]:
         """Positions in ``[lo, hi)`` of the rows that are neither assistant nor tool rows."""
         others = self.others
