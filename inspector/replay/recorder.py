@@ -81,7 +81,10 @@ class _Recorder:
             decision = self.decisions[key] = CallDecision(*key)
         refs = self.refs
         segments, replaced, swaps = self._payload(asm.layout, d.edits)
-        kept = kept_prefix(self.last_replaced, replaced) if replaced and self.last_replaced else 0
+        if type(replaced) is ReplacedRefs:  # a frontier frame: O(1) against the previous one's view, no len()
+            kept = kept_prefix(self.last_replaced, replaced)
+        else:
+            kept = kept_prefix(self.last_replaced, replaced) if replaced and self.last_replaced else 0
         self.last_replaced = replaced
         trimmed, trimmed_synth, not_sent = _removed(asm, refs, swaps)
         repairs, warnings, tokens, price = asm.repairs, asm.warnings, asm.payload_tokens, self.price
