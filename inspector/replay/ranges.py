@@ -181,7 +181,7 @@ def _replaced(swaps: Swaps, refs: _Refs) -> tuple[tuple[int, str], ...]:
     return tuple(sorted((i, reason) for i, reason in found if i is not None))
 
 
-def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | FrontierSwaps | None = None,
+def _segments(layout: Sequence[PayloadRow | Span], refs: _Refs, swaps: Swaps | FrontierSwaps | None = None,
               apart: tuple[object, object] | None = None) -> list[Segment]:
     """The payload (an assembly's layout) as :data:`Segment` runs: spans by their ends, single rows by identity.
 
@@ -196,16 +196,21 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | F
     rebound row) is broken up by :func:`_part_segments`, whose plain runs merge the same way. A row
     in ``swaps`` (sent in place of a transcript message by the manager's edit record) is its own
     row with that message's index and the replacement's reason as its kind; with ``apart`` (the log's
-    and working memory's frontier tables), a span over either's rows is laid as its own rows (see
-    :func:`_split_replaced`)."""
+    and working memory's frontier tables), a span over either's rows is laid as its own rows (read in
+    place: no new span); any other span over a frontier record's rows makes the layout be split by
+    :func:`_split_replaced` and read again."""
     out: list[Segment] = []
     add = out.append
     ref_of, msgs = refs.ref, refs.msgs  # _Refs.whole and _Refs.get, inlined: two or four parts a call
     # the open plain transcript run (it may grow): first ref, length, band; band None = no open run
     o_ref, o_n, o_band = 0, 0, None
-    for part in _split_replaced(layout, apart):
+    for part in layout:
         if type(part) is Span:
             rows, lo, hi = part.rows, part.lo, part.hi
+            if type(rows) is ReplacedRows:  # a frontier record's rows: the own rows when kept apart
+                if apart is None or (rows.replaced.table is not apart[0] and rows.replaced.table is not apart[1]):
+                    return _segments(list(_split_replaced(layout, apart)), refs, swaps, apart)  # else split, anew
+                rows = rows.past
             if hi <= lo:
                 continue
             n = hi - lo
@@ -231,6 +236,8 @@ def _segments(layout: Iterable[PayloadRow | Span], refs: _Refs, swaps: Swaps | F
                     add((o_ref, o_n, o_band, None, None))
                 o_ref, o_n, o_band = ref, n, band
             continue
+        if type(part) is Span and part.rows is not rows:  # a frontier span read as its own rows (``rows.past``)
+            part = Span(rows, part.lo, part.hi, part.band)
         for seg in _part_segments(part, refs, swaps):
             ref, n, band, kind, own = seg
             if kind is None and own is None and ref is not None:  # a plain run

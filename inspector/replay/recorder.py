@@ -81,7 +81,10 @@ class _Recorder:
             decision = self.decisions[key] = CallDecision(*key)
         refs = self.refs
         segments, replaced, swaps = self._payload(asm.layout, d.edits)
-        kept = kept_prefix(self.last_replaced, replaced) if replaced and self.last_replaced else 0
+        if type(replaced) is ReplacedRefs:  # a frontier frame: O(1) against the previous one's view, no len()
+            kept = kept_prefix(self.last_replaced, replaced)
+        else:
+            kept = kept_prefix(self.last_replaced, replaced) if replaced and self.last_replaced else 0
         self.last_replaced = replaced
         trimmed, trimmed_synth, not_sent = _removed(asm, refs, swaps)
         repairs, warnings, tokens, price = asm.repairs, asm.warnings, asm.payload_tokens, self.price
@@ -118,14 +121,14 @@ class _Recorder:
         view, wview = edits.replaced, edits.working
         if type(view) is not ReplacedBefore and not (view or wview):  # a record that replaces nothing
             return tuple(_segments(layout, refs)), (), {}
-        conv = self.engine.conversation
-        past, working = conv.committed_messages, conv.working
+        conv = self.engine.conversation  # its log and working memory are read only when a table's entries are new
         table = view.table if type(view) is ReplacedBefore else None
         if type(wview) is ReplacedBefore and not view:  # a one-turn agent: everything in working memory
             work = self.work
             if work.table is not wview.table:
                 work = self.work = FrontierTable(wview.table, in_working=True)
-            if work.sync(past, refs.get, working):
+            if work.ok if len(work.refs) == len(wview.table) else work.sync(conv.committed_messages, refs.get,
+                                                                               conv.working):
                 found = FrontierSwaps(work, wview.upto, {})
                 segs = _segments(layout, refs, found, apart=(None, wview.table))
                 return FrontierSegments(tuple(segs), work, wview.upto), ReplacedRefs(work, wview.upto), found
@@ -133,13 +136,19 @@ class _Recorder:
             fr = self.frontier
             if fr.table is not table:
                 fr = self.frontier = FrontierTable(table)
-            if fr.sync(past, refs.get):
-                extra: Swaps = {id(r.row): (working[r.index], r.reason) for r in wview}
-                found = FrontierSwaps(fr, view.upto, extra)
+            # the table's entries are mapped once: most calls add none, and then ``sync`` has nothing to do
+            if fr.ok if len(fr.refs) == len(table) else fr.sync(conv.committed_messages, refs.get):
+                upto = view.upto
+                if wview:
+                    working = conv.working
+                    extra: Swaps = {id(r.row): (working[r.index], r.reason) for r in wview}
+                    found = FrontierSwaps(fr, upto, extra)
+                    added = _replaced(extra, refs)
+                else:  # the usual frontier call: working memory replaces nothing
+                    found, added = FrontierSwaps(fr, upto, {}), ()
                 segs = _segments(layout, refs, found, apart=(table, None))
-                return (FrontierSegments(tuple(segs), fr, view.upto),
-                        ReplacedRefs(fr, view.upto, _replaced(extra, refs) if extra else ()), found)
-        swaps = replaced_rows(edits, past, working)
+                return FrontierSegments(tuple(segs), fr, upto), ReplacedRefs(fr, upto, added), found
+        swaps = replaced_rows(edits, conv.committed_messages, conv.working)
         return tuple(_segments(layout, refs, swaps)), _replaced(swaps, refs) if swaps else (), swaps
 
     def commit(self) -> None:

@@ -86,7 +86,15 @@ class ReplacedRefs(Sequence[tuple[int, str]]):
     @overload
     def __getitem__(self, i: slice) -> Sequence[tuple[int, str]]: ...
     def __getitem__(self, i: int | slice) -> tuple[int, str] | Sequence[tuple[int, str]]:
-        if isinstance(i, slice):
+        if type(i) is slice:
+            lo = i.start
+            if i.stop is None and i.step is None and type(lo) is int and lo >= 0:  # ``[kept:]``: what a frame's JSON reads
+                c, fr = self.upto, self.fr
+                if lo >= c:
+                    return list(self.extra[lo - c:])
+                out = list(zip(fr.refs[lo:c], fr.reasons[lo:c]))
+                out += self.extra
+                return out
             lo, hi, step = i.indices(len(self))
             if step != 1:
                 return list(self)[i]

@@ -109,7 +109,10 @@ def count_in(h: Sequence[int], ranges: Sequence[tuple[int, int]]) -> int:
 
 
 def _count_runs(h: Sequence[int], starts: Sequence[int], ends: Sequence[int], lo: int, hi: int) -> int:
-    """How many of the sorted ``h`` fall in the runs clipped to ``[lo, hi)``."""
+    """How many of the sorted ``h`` fall in the runs clipped to ``[lo, hi)`` (an empty range, ``hi <= lo``,
+    holds none: each run's clipped part is then empty too, never a negative count)."""
+    if hi <= lo:
+        return 0
     return sum(bisect_left(h, min(b, hi)) - bisect_left(h, max(a, lo)) for a, b in zip(starts, ends) if a < hi and b > lo)
 
 
@@ -166,7 +169,10 @@ class HoledRuns:
         return max(a, self.holes[j] + 1) if j >= 0 else a
 
     def count(self, h: Sequence[int], lo: int = 0, hi: int = 1 << 62) -> int:
-        """How many of the sorted ``h`` in ``[lo, hi)`` are members: O(runs · log h + min(h, holes) · log)."""
+        """How many of the sorted ``h`` in ``[lo, hi)`` are members: O(runs · log h + min(h, holes) · log);
+        an empty range (``hi <= lo``) counts 0."""
+        if hi <= lo:
+            return 0
         base, split = self.base, self.split
         n = _count_runs(h, base.starts, base.ends, lo, hi)
         holes = self.holes

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from inspector.forgetting import _Frame, call_needs
@@ -40,6 +40,7 @@ def _rows(base: list[tuple[int, int]], split: list[tuple[int, int]], holes: list
 @settings(max_examples=300, deadline=None)
 @given(_RANGES, _RANGES, _HOLES, st.integers(0, 20), st.lists(st.integers(0, 50), max_size=3, unique=True),
        _HOLES, st.integers(0, 60), st.integers(0, 60))
+@example(base=[(0, 5)], split=[], holes=[], c=0, extra=[], h=[0, 1], lo=2, hi=1)  # lo > hi: counted -1 once
 def test_a_holed_view_answers_as_its_rows(base: Any, split: Any, holes: list[int], c: int, extra: list[int],
                                           h: list[int], lo: int, hi: int) -> None:
     c = min(c, len(holes))
@@ -53,6 +54,17 @@ def test_a_holed_view_answers_as_its_rows(base: Any, split: Any, holes: list[int
     assert w.count(h) == sum(1 for x in h if lo <= x < hi and x not in rows)
     listed = [(i, i + 1) for i in range(lo, hi) if i not in rows]
     assert w.count(h) == count_in(h, listed)
+
+
+def test_an_empty_range_counts_no_rows() -> None:
+    """The rule: ``[lo, hi)`` with ``hi <= lo`` holds no index, so every view counts 0 there (a run
+    clipped to it must not count ``bisect(hi) - bisect(lo) < 0``)."""
+    h = [0, 1, 2, 3]
+    assert IndexRuns([(0, 5)]).count(h, 2, 1) == 0
+    assert IndexRuns([(0, 5)]).count(h, 2, 2) == 0
+    assert HoledRuns([(0, 5)], [], [], 0).count(h, 2, 1) == 0
+    assert HoledRuns([(0, 5)], [(0, 5)], [1, 2], 2, [3]).count(h, 3, 0) == 0
+    assert HoledRuns([(0, 5)], [], [], 0).count(h, 1, 3) == 2  # the boundary the other way: rows 1 and 2
 
 
 @settings(max_examples=300, deadline=None)

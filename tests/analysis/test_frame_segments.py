@@ -33,7 +33,8 @@ from inspector.engine.managers.summarising import SUMMARY_PREFIX, is_summary_blo
 from inspector.engine.types import Removal, Removals, RowsView, Span
 from inspector.manifest import settings_from_dict
 from inspector.replay import replay
-from inspector.replay.ranges import SUMMARY_TRIMMED, _part_segments, _Refs, _removed, _segments
+from inspector.engine.contracts import ReplacedBefore, ReplacedRows, Replacement
+from inspector.replay.ranges import SUMMARY_TRIMMED, _part_segments, _Refs, _removed, _segments, _split_replaced
 from inspector.transcripts import parse_transcript
 
 Message = dict[str, Any]
@@ -171,6 +172,32 @@ def test_segments_equal_the_general_path(case: tuple[list[Message], list[Any]]) 
     msgs, layout = case
     refs = _Refs(msgs)
     assert _segments(layout, refs) == general_segments(layout, refs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(layouts(), st.data())
+def test_a_span_over_a_kept_apart_frontier_table_is_laid_as_its_own_rows(
+        case: tuple[list[Message], list[Any]], data: Any) -> None:
+    """The rule (``_segments``' ``apart``): a span over a frontier record's rows whose table the frame
+    keeps apart is laid as the span over the log's own rows, read in place; any other frontier span
+    is split into own rows and replacement rows (``_split_replaced``), as before."""
+    msgs, layout = case
+    refs = _Refs(msgs)
+    mine: list[Replacement] = []
+    other: list[Replacement] = []
+    wrapped: list[Any] = []
+    for part in layout:
+        if type(part) is Span and part.rows and data.draw(st.booleans()):
+            table = mine if data.draw(st.booleans()) else other
+            k = data.draw(st.integers(0, len(part.rows) - 1))
+            table[:] = [Replacement(k, {"role": "tool", "content": "<MASKED>"}, "observation-masked")]
+            rows = ReplacedRows(part.rows, ReplacedBefore(table, 1))
+            wrapped.append(Span(rows, part.lo, part.hi, part.band))
+        else:
+            wrapped.append(part)
+    if not any(type(p) is Span and type(p.rows) is ReplacedRows and p.rows.replaced.table is other for p in wrapped):
+        assert _segments(wrapped, refs, apart=(mine, None)) == _segments(layout, refs)
+    assert _segments(wrapped, refs, apart=(mine, None)) == _segments(list(_split_replaced(wrapped, (mine, None))), refs)
 
 
 def test_segments_of_the_usual_layout_are_plain_runs() -> None:

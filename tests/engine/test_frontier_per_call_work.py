@@ -232,3 +232,28 @@ def test_clear_tool_results_encodes_each_placeholder_text_once(tmp_path: Path, m
     texts = {row["content"] for row in last}
     assert len(texts) == 1 and next(iter(texts)).startswith("[tool result cleared: bash, ")
     assert encoded.count(next(iter(texts))) == 1
+
+
+@pytest.mark.parametrize(("turns", "synced"), [(10, 9), (20, 19)])
+def test_a_frontier_table_is_mapped_to_the_transcript_only_on_calls_that_add_entries(
+        tmp_path: Path, monkeypatch: Any, turns: int, synced: int) -> None:
+    """observation-masking, window 3 events, ``turns`` turns of 2 calls: calls 0-2 mask nothing, and
+    from call 3 on call 2t + 1 masks one result more than call 2t (results 4j + 2 below 4t - 1: the
+    table grows by one entry at calls 3, 5, .., 2·turns - 1) while call 2t masks what call 2t - 1 did.
+    The replay maps the table's new entries (``FrontierTable.sync``) on the calls that add one:
+    turns - 1 times (it ran on every frontier call, 2·turns - 3 times: 17, 37). The frames keep the
+    table apart, so a span over the log's rows is read in place: the layout is never split into
+    replaced and own rows (``_split_replaced`` ran on each of the 2·turns calls)."""
+    from inspector.replay import ranges, replay
+    from inspector.replay.replaced import FrontierTable
+    from inspector.transcripts.api import load_transcript
+    from tests.builders import spy
+
+    synced_at = spy(monkeypatch, FrontierTable, "sync")
+    split = spy(monkeypatch, ranges, "_split_replaced")
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"messages": _turns(turns)}))
+    rp = replay(str(_masking_manifest(tmp_path, {"attention_window": 3})), load_transcript(path), counter="estimate")
+    assert [len(f.replaced) for f in rp.frames][:8] == [0, 0, 0, 1, 1, 2, 2, 3]
+    assert len(synced_at) == synced
+    assert split == []
