@@ -273,8 +273,12 @@ def test_a_write_back_derives_an_undeclared_actions_fold_kind_once_per_action(mo
     registered actions stay the same, not at every fold. The same 4 folds as above, the sliding
     window declaring nothing: 1 derivation (4 without the memo)."""
     from inspector.engine.managers.sliding_window import SlidingWindowConversation
+    from inspector.plugins import default_registry
 
     monkeypatch.setattr(SlidingWindowConversation, "actions", ())
+    # the registry keeps what the strategies declare until it changes: a memo of its own for this
+    # test, so the declarations read with no sliding-window actions do not outlive it
+    monkeypatch.setattr(default_registry(), "_declared", {})
     derived, _read = _count_fold_kind_reads(monkeypatch)
     _counter, engine, _calls = drive(rounds_per_turn(7, 1), {"type": "sliding-window", "params": {"keep_turns": 2}})
     assert engine.conversation.archive.stats()["folds"] == 4
