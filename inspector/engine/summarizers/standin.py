@@ -108,7 +108,10 @@ def _sentences(text: str) -> list[str]:
     :data:`_MAX_SENTENCE` characters (ending ``…``): a line break ends a sentence, and so does
     :data:`_SENTENCE_END` inside a line."""
     out: list[str] = []
-    for line in (text or "").split("\n"):
+    if "\n" not in text and "." not in text and "!" not in text and "?" not in text:
+        _add_sentence(out, text)  # one line, no sentence end in it (most tool results): one piece
+        return out
+    for line in text.split("\n"):
         if "." in line or "!" in line or "?" in line:
             start = 0
             for m in _SENTENCE_END.finditer(line):
