@@ -205,7 +205,10 @@ class _Reading:
         split = [_sentences(t) for t in new]
         fresh = [s for s in dict.fromkeys(s for found in split for s in found) if s not in identified]
         shapes = self.shapes
-        for s, may in zip(fresh, may_hold_identifiers(fresh), strict=True):
+        # a closing "…" (a cut sentence's) is asked without: it is no guard character (an ASCII one,
+        # "“", a digit), so the same answer, and a batch of ASCII sentences stays ASCII (half the cost)
+        asked = [s[:-1] if s[-1:] == "…" else s for s in fresh]
+        for s, may in zip(fresh, may_hold_identifiers(asked), strict=True):
             found = False
             if may:
                 shape = digit_shape(s)
