@@ -162,3 +162,16 @@ def test_a_long_piece_is_made_single_blanked_only_as_far_as_its_cut(monkeypatch:
     assert standin._sentences("ab " * 1000) == [("ab " * 80)[:239] + "…"] and read == [480]
     read.clear()
     assert standin._sentences("a " * 100 + " " * 2800)[0] == ("a " * 100).strip() and read == [480, 3000]
+
+
+def test_a_closing_ellipsis_is_left_out_of_the_identifier_guard_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sentences are asked whether they may hold identifiers without a closing ``…`` (a cut
+    sentence's, or the text's own): it is no guard character, and without it the batch of ASCII
+    sentences is ASCII. What is found and kept is unchanged: the 300-character row is cut to 239
+    ``a`` and ``…`` (no identifier, no decision: not kept), the agent's ``…`` stays on its line."""
+    asked = spy(monkeypatch, standin, "may_hold_identifiers")
+    text = StandInSummarizer().summarize([{"role": "user", "content": "a" * 300},
+                                          {"role": "assistant", "content": "Order OR1234Z wait…"}])
+    assert asked == [["a" * 239, "Order OR1234Z wait"]]
+    assert text.splitlines()[1:] == ["2 message(s), 1 user message(s); 1 sentence(s) with identifiers or decisions kept.",
+                                     "- agent: Order OR1234Z wait…"]

@@ -108,7 +108,10 @@ def _sentences(text: str) -> list[str]:
     :data:`_MAX_SENTENCE` characters (ending ``…``): a line break ends a sentence, and so does
     :data:`_SENTENCE_END` inside a line."""
     out: list[str] = []
-    for line in (text or "").split("\n"):
+    if "\n" not in text and "." not in text and "!" not in text and "?" not in text:
+        _add_sentence(out, text)  # one line, no sentence end in it (most tool results): one piece
+        return out
+    for line in text.split("\n"):
         if "." in line or "!" in line or "?" in line:
             start = 0
             for m in _SENTENCE_END.finditer(line):
@@ -202,7 +205,10 @@ class _Reading:
         split = [_sentences(t) for t in new]
         fresh = [s for s in dict.fromkeys(s for found in split for s in found) if s not in identified]
         shapes = self.shapes
-        for s, may in zip(fresh, may_hold_identifiers(fresh), strict=True):
+        # a closing "…" (a cut sentence's) is asked without: it is no guard character (an ASCII one,
+        # "“", a digit), so the same answer, and a batch of ASCII sentences stays ASCII (half the cost)
+        asked = [s[:-1] if s[-1:] == "…" else s for s in fresh]
+        for s, may in zip(fresh, may_hold_identifiers(asked), strict=True):
             found = False
             if may:
                 shape = digit_shape(s)
