@@ -82,7 +82,9 @@ class _Recorder:
             decision = self.decisions[key] = CallDecision(*key)
         refs = self.refs
         segments, replaced, swaps = self._payload(asm.layout, d.edits)
-        if type(replaced) is ReplacedRefs:  # a frontier frame: O(1) against the previous one's view, no len()
+        if replaced is self.last_replaced and type(replaced) is ReplacedRefs:  # the frontier stands: all kept
+            kept = replaced.upto + len(replaced.extra)
+        elif type(replaced) is ReplacedRefs:  # a frontier frame: O(1) against the previous one's view, no len()
             kept = kept_prefix(self.last_replaced, replaced)
         else:
             kept = kept_prefix(self.last_replaced, replaced) if replaced and self.last_replaced else 0
