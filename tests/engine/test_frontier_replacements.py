@@ -514,13 +514,18 @@ def test_a_frontier_frames_replaced_view_is_made_once_per_frontier_not_per_call(
     window 2 events: turn t's call before its ask masks the results of turns 1..t-2 (the last turn's
     result is one of the 2 newest events), its call before "done" those of turns 1..t-1. So the
     frames' lists hold 1, 1, 2, 2, 3, 3, 4 results (turn 2's second call on): 7 frontier frames,
-    4 frontiers, 4 views made (7 before)."""
-    from inspector.replay import replaced as replaced_mod
+    4 frontiers, 4 views made (7 before). The 3 frames sharing a view keep all of it without comparing
+    it: ``kept_prefix`` runs for the 4 others (7 before); ``kept`` is 0 where the frontier moved from
+    a frame of none, else the last frame's count."""
+    from inspector.replay import recorder, replaced as replaced_mod
 
     made = spy(monkeypatch, replaced_mod.ReplacedRefs, "__init__")
+    compared = spy(monkeypatch, recorder, "kept_prefix")
     rp = _five_turns_masked(tmp_path)
     assert [len(f.replaced) for f in rp.frames] == [0, 0, 0, 1, 1, 2, 2, 3, 3, 4]
     assert len(made) == 4
+    assert len(compared) == 4
+    assert [f.replaced_kept for f in rp.frames][3:] == [0, 1, 1, 2, 2, 3, 3]
     assert rp.frames[3].replaced is rp.frames[4].replaced and rp.frames[8].replaced is rp.frames[7].replaced
 
 
