@@ -41,6 +41,7 @@ class _Recorder:
         self.frontier = FrontierTable()  # the replay's copy of a frontier record's table (one at a time)
         self.work = FrontierTable()  # working memory's table, when the log's record replaces nothing (one turn's)
         self.last_replaced: Sequence[tuple[int, str]] = ()  # the previous frame's (its JSON is relative to it)
+        self.last_found = FrontierSwaps(self.frontier, 0, {})  # the last usual frontier call's swaps (shared while it stands)
         self.own_bands = type(engine.assembler) is ContextAssembler
         """Whether a frame may keep its assembly's ``bands`` dict as it is: the shipped assembler builds a
         new one on every call and keeps no reference to it (nor to the assembly). Another assembler's
@@ -81,7 +82,9 @@ class _Recorder:
             decision = self.decisions[key] = CallDecision(*key)
         refs = self.refs
         segments, replaced, swaps = self._payload(asm.layout, d.edits)
-        if type(replaced) is ReplacedRefs:  # a frontier frame: O(1) against the previous one's view, no len()
+        if replaced is self.last_replaced and type(replaced) is ReplacedRefs:  # the frontier stands: all kept
+            kept = replaced.upto + len(replaced.extra)
+        elif type(replaced) is ReplacedRefs:  # a frontier frame: O(1) against the previous one's view, no len()
             kept = kept_prefix(self.last_replaced, replaced)
         else:
             kept = kept_prefix(self.last_replaced, replaced) if replaced and self.last_replaced else 0
@@ -144,8 +147,15 @@ class _Recorder:
                     extra: Swaps = {id(r.row): (working[r.index], r.reason) for r in wview}
                     found = FrontierSwaps(fr, upto, extra)
                     added = _replaced(extra, refs)
-                else:  # the usual frontier call: working memory replaces nothing
-                    found, added = FrontierSwaps(fr, upto, {}), ()
+                else:  # the usual frontier call: working memory replaces nothing; while the frontier
+                    # stands, the last call's views again (immutable), none made anew
+                    found, last = self.last_found, self.last_replaced
+                    if found.fr is not fr or found.upto != upto:
+                        found = self.last_found = FrontierSwaps(fr, upto, {})
+                    segs = _segments(layout, refs, found, apart=(table, None))
+                    if type(last) is ReplacedRefs and last.fr is fr and last.upto == upto and not last.extra:
+                        return FrontierSegments(tuple(segs), fr, upto), last, found
+                    return FrontierSegments(tuple(segs), fr, upto), ReplacedRefs(fr, upto), found
                 segs = _segments(layout, refs, found, apart=(table, None))
                 return FrontierSegments(tuple(segs), fr, upto), ReplacedRefs(fr, upto, added), found
         swaps = replaced_rows(edits, conv.committed_messages, conv.working)

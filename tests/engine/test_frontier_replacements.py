@@ -484,3 +484,65 @@ def test_a_masked_turns_working_memory_is_moved_by_what_changed_not_rebuilt_per_
     assert [i for i, _ in rp.frames[-1].replaced] == list(range(2, 78, 2))
     assert writes[0] == 38
     assert iterated[0] == 0
+
+
+def _five_turns_masked(tmp_path: Path) -> Any:
+    """Five user turns, each one ask, its result and "done" (4 rows a turn), under observation-masking
+    with a window of 2 events (estimate counter): two calls a turn."""
+    from inspector.replay import replay
+    from inspector.transcripts.api import load_transcript
+
+    msgs: list[Message] = []
+    for t in range(5):
+        msgs += [{"role": "user", "content": f"q{t}"},
+                 {"role": "assistant", "content": "", "tool_calls": [
+                     {"id": f"c{t}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+                 {"role": "tool", "tool_call_id": f"c{t}", "content": f"out {t}"},
+                 {"role": "assistant", "content": "done"}]
+    path, manifest = tmp_path / "t.json", tmp_path / "m.yaml"
+    path.write_text(json.dumps({"messages": msgs}))
+    manifest.write_text(json.dumps({"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "m"}, "spec": {
+        "models": [{"id": "main", "model": "gpt-4o"}],
+        "context_manager": {"type": "observation-masking", "params": {"attention_window": 2}}}}))
+    return replay(str(manifest), load_transcript(path), counter="estimate")
+
+
+def test_a_frontier_frames_replaced_view_is_made_once_per_frontier_not_per_call(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """Rule: while the frontier stands (a turn's first call keeps the last call's masks), a frame's
+    ``replaced`` is the previous frame's view again (immutable), not a new one. Five turns of one ask,
+    window 2 events: turn t's call before its ask masks the results of turns 1..t-2 (the last turn's
+    result is one of the 2 newest events), its call before "done" those of turns 1..t-1. So the
+    frames' lists hold 1, 1, 2, 2, 3, 3, 4 results (turn 2's second call on): 7 frontier frames,
+    4 frontiers, 4 views made (7 before). The 3 frames sharing a view keep all of it without comparing
+    it: ``kept_prefix`` runs for the 4 others (7 before); ``kept`` is 0 where the frontier moved from
+    a frame of none, else the last frame's count."""
+    from inspector.replay import recorder, replaced as replaced_mod
+
+    made = spy(monkeypatch, replaced_mod.ReplacedRefs, "__init__")
+    compared = spy(monkeypatch, recorder, "kept_prefix")
+    rp = _five_turns_masked(tmp_path)
+    assert [len(f.replaced) for f in rp.frames] == [0, 0, 0, 1, 1, 2, 2, 3, 3, 4]
+    assert len(made) == 4
+    assert len(compared) == 4
+    assert [f.replaced_kept for f in rp.frames][3:] == [0, 1, 1, 2, 2, 3, 3]
+    assert rp.frames[3].replaced is rp.frames[4].replaced and rp.frames[8].replaced is rp.frames[7].replaced
+
+
+def test_a_frontier_index_copies_the_logs_facts_only_when_the_log_changed(tmp_path: Path, monkeypatch: Any) -> None:
+    """Rule: the frontier index takes the log index's facts again (a copy of its attributes) only when
+    the log changed (its object, length, rows or sums), not when only the frontier moved. The five turns
+    above: the index is pointed 7 times (turn 2's second call, then both calls of turns 3-5), the log is
+    new at 4 of them (4, 8, 12, 16 rows: a turn's first frontier call), the frontier alone moved at 3
+    (a turn's call before "done"): 4 copies, each reading ``vars`` of the index and of the log (7 before)."""
+    from inspector.engine.assembly import replacing
+
+    read: list[Any] = []
+
+    def counting_vars(obj: Any) -> Any:
+        read.append(obj)
+        return vars(obj)
+
+    monkeypatch.setattr(replacing, "vars", counting_vars, raising=False)
+    _five_turns_masked(tmp_path)
+    assert len(read) == 2 * 4

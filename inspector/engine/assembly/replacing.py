@@ -170,7 +170,10 @@ class FrontierIndex(RowIndex):
     def point(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None) -> None:
         """Read ``log`` through ``view`` from now on (``rep``: the replaced log's sums up to its frontier):
         the log's facts as they stand, a new rows view and new sums (a layout made before keeps its own)."""
-        vars(self).update(vars(log))
+        seen = getattr(self, "seen", None)
+        if seen is None or seen[0] is not log or seen[1] != log.n or seen[2] is not log.rows or seen[3] is not log.pre:
+            vars(self).update(vars(log))  # the log's facts, copied only when it changed (a frontier moving within
+            # a turn leaves them as they were: every fact it sets changes with its length, rows or sums list)
         assert log.rows is not None
         self.seen = (log, log.n, log.rows, log.pre, view)
         """What it was pointed at: the log index, its length, rows and sums, and the view (read by identity)."""
