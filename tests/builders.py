@@ -156,15 +156,16 @@ def counting_summarizer() -> tuple[list[int], Any]:
     return summarised, summarizer
 
 
-def spy(monkeypatch: Any, owner: Any, name: str) -> list[Any]:
-    """Replace ``owner.name`` (a module's function) by one that appends its first argument to the
-    returned list, then calls the original: an operation count that also says what was read."""
+def spy(monkeypatch: Any, owner: Any, name: str, arg: int = 0) -> list[Any]:
+    """Replace ``owner.name`` (a module's function, or a class's method) by one that appends its
+    positional argument ``arg`` to the returned list (``arg=1`` for a method's first argument after
+    ``self``), then calls the original: an operation count that also says what was read."""
     seen: list[Any] = []
     original = getattr(owner, name)
 
-    def recording(first: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(first)
-        return original(first, *args, **kwargs)
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        seen.append(args[arg])
+        return original(*args, **kwargs)
 
     monkeypatch.setattr(owner, name, recording)
     return seen

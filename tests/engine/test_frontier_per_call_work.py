@@ -181,14 +181,9 @@ def test_masked_rows_alike_but_for_their_call_id_have_their_text_encoded_once(
     from inspector.replay import replay
     from inspector.transcripts.api import load_transcript
 
-    measured: list[str] = []
-    encode = TiktokenCounter.text_tokens
+    from tests.builders import spy
 
-    def counting(self: TiktokenCounter, text: str) -> int:
-        measured.append(text)
-        return encode(self, text)
-
-    monkeypatch.setattr(TiktokenCounter, "text_tokens", counting)
+    measured = spy(monkeypatch, TiktokenCounter, "text_tokens", arg=1)
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"messages": _turns(10)}))
     manifest = _masking_manifest(tmp_path, {"attention_window": 3, "placeholder": placeholder})
@@ -212,14 +207,9 @@ def test_clear_tool_results_encodes_each_placeholder_text_once(tmp_path: Path, m
     from inspector.replay import replay
     from inspector.transcripts.api import load_transcript
 
-    encoded: list[str] = []
-    encode = TiktokenCounter.text_tokens
+    from tests.builders import spy
 
-    def counting(self: TiktokenCounter, text: str) -> int:
-        encoded.append(text)
-        return encode(self, text)
-
-    monkeypatch.setattr(TiktokenCounter, "text_tokens", counting)
+    encoded = spy(monkeypatch, TiktokenCounter, "text_tokens", arg=1)
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"messages": _turns(10, pad=400)}))
     manifest = tmp_path / "m.yaml"

@@ -26,6 +26,7 @@ from inspector.manifest import settings_from_dict
 from inspector.replay import replay
 from inspector.transcripts import load_transcript, sample_path
 from inspector.transcripts.model import Transcript
+from tests import builders
 
 _text = st.text(alphabet="ab cdé\n{}", max_size=30)
 _call = st.fixed_dictionaries({"id": st.sampled_from(["a", "b", "c"]), "type": st.just("function"),
@@ -171,19 +172,12 @@ def test_a_short_text_is_encoded_once_per_counter_and_a_longer_one_each_time(
     """A message text of at most ``SHORT`` characters is encoded once per counter whatever the rows
     that carry it (a strategy's placeholders: new rows, other call ids, a ``name``); one of ``SHORT``
     + 1 characters is encoded for each row; every row gets a fresh counter's units."""
-    encoded: list[str] = []
-    real = TiktokenCounter.text_tokens
-
-    def counting(self: TiktokenCounter, text: str) -> int:
-        encoded.append(text)
-        return real(self, text)
-
     fresh = TiktokenCounter(model="gpt-4o")  # measured before the spy: its encodes are not counted
     short, long = "x" * TiktokenCounter.SHORT, "x" * (TiktokenCounter.SHORT + 1)
     rows = [{"role": "tool", "tool_call_id": cid, "content": text} for text in (short, long) for cid in "abc"]
     rows.append({"role": "tool", "tool_call_id": "d", "content": short, "name": "x"})
     want = [fresh.unit(r) for r in rows]
-    monkeypatch.setattr(TiktokenCounter, "text_tokens", counting)
+    encoded = builders.spy(monkeypatch, TiktokenCounter, "text_tokens", arg=1)
     counter = TiktokenCounter(model="gpt-4o")
     assert [counter.unit(r) for r in rows] == want
     assert want[-1] == want[0] + TiktokenCounter.PER_NAME + 1  # the name's 1 token is counted, not the id
@@ -194,14 +188,7 @@ def test_a_counter_remembers_at_most_short_kept_texts(monkeypatch: pytest.Monkey
     """The memo is bounded: past ``SHORT_KEPT`` distinct short texts, a new one is encoded each time
     (with the same tokens), the first ones still once."""
     monkeypatch.setattr(TiktokenCounter, "SHORT_KEPT", 2)
-    encoded: list[str] = []
-    real = TiktokenCounter.text_tokens
-
-    def counting(self: TiktokenCounter, text: str) -> int:
-        encoded.append(text)
-        return real(self, text)
-
-    monkeypatch.setattr(TiktokenCounter, "text_tokens", counting)
+    encoded = builders.spy(monkeypatch, TiktokenCounter, "text_tokens", arg=1)
     counter = TiktokenCounter(model="gpt-4o")
     units = [counter.unit({"role": "user", "content": t}) for t in ["a b", "c d", "e f", "a b", "c d", "e f"]]
     assert units[:3] == units[3:]
