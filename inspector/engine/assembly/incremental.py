@@ -482,11 +482,7 @@ def _layout_ranges(sent: Sequence[Message], w: _Where, band_of: BandRule, c: Cal
         pre = idx.pre
         for p in (blocks if idx is w.log else ()):  # a block between the spans (as _layout_rows lays it)
             if p > lo:
-                parts.append(Span(idx.rows, lo, p, band))  # type: ignore[arg-type]
-                u = pre[p] - pre[lo]
-                units[band] += u
-                count[band] += p - lo
-                payload_units += u
+                payload_units += _lay_span(parts, units, count, idx, lo, p, band)
             src = idx.rows[p]  # type: ignore[index]
             b, syn = band_of(src, False)
             parts.append(PayloadRow(src, b, syn, src))
@@ -495,14 +491,19 @@ def _layout_ranges(sent: Sequence[Message], w: _Where, band_of: BandRule, c: Cal
             count[b] += 1
             payload_units += u
             lo = p + 1
-        n = idx.n
-        if n > lo:
-            parts.append(Span(idx.rows, lo, n, band))  # type: ignore[arg-type]
-            u = pre[n] - pre[lo]
-            units[band] += u
-            count[band] += n - lo
-            payload_units += u
+        if idx.n > lo:
+            payload_units += _lay_span(parts, units, count, idx, lo, idx.n, band)
     return parts, units, count, payload_units
+
+
+def _lay_span(parts: list[PayloadRow | Span], units: dict[str, int], count: dict[str, int], idx: RowIndex,
+              lo: int, hi: int, band: str) -> int:
+    """Lay ``idx``'s rows ``lo:hi`` as one Span in ``band`` (units from its running sums); returns the units."""
+    parts.append(Span(idx.rows, lo, hi, band))  # type: ignore[arg-type]
+    u = idx.pre[hi] - idx.pre[lo]
+    units[band] += u
+    count[band] += hi - lo
+    return u
 
 
 def _layout_rows(lay: _Layout, sanitized: SanitizeResult, sources: Sequence[Source], out_in: Sequence[Message],
