@@ -34,6 +34,13 @@ replaced one):
 (a)-(c): a strategy whose replay record more than triples from 250 to 500 turns (``replay_scaling.growth``)
 is superlinear: its growth prints as a missed target and it is not run at 1 000 / 2 000 turns.
 
+(c) and (d) also print, as context, each ratio at the same mix (:func:`half_scale`): the smaller size
+replayed in half the window with every parameter counted in tokens halved, so it reaches its triggers
+and its budget at the same share of its calls as the larger size at the full ones. A strategy's calls
+cost differently by what it decides (a call under clear-tool-results' trigger sends the log as it is, a
+clearing one replaces rows and breaks the prompt cache); where the share of each changes between the
+two sizes, the ratio as specified also measures that change, the same-mix ratio only how the work grows.
+
 (g) as context, the peer: LangChain's ``trim_messages`` (``strategy="last"``, ``include_system``,
     ``start_on="human"``) with a memoised tiktoken counter (each message counted once, by identity;
     content and tool-call arguments, as the floor), called once per LLM call of the 2 000-turn
@@ -120,6 +127,23 @@ def best(fn: Callable[[], Any], times: int, before: Callable[[], None] | None = 
     return fastest, out
 
 
+def half_scale(cm: dict[str, Any]) -> dict[str, Any]:
+    """``cm`` with every parameter its params model counts in tokens (:func:`inspector.params.unit_of`)
+    at half its value, written or default (a zero or unset one stays): replayed in half the window, a
+    transcript of half the turns meets the triggers and the budget at the same share of its calls."""
+    from inspector.params import unit_of
+    from inspector.plugins import default_registry
+
+    spec = default_registry().find("context_manager", cm["type"])
+    model = spec.params_model if spec is not None else None
+    params = dict(cm.get("params", {}))
+    for name, info in (model.model_fields.items() if model is not None else ()):
+        value = params.get(name, info.default)
+        if unit_of(model, name) == "tokens" and type(value) is int and value > 0:
+            params[name] = value // 2
+    return {**cm, "params": params} if params else cm
+
+
 def cli(commands: dict[str, list[str]], times: int) -> dict[str, float]:
     """CPU seconds (user + system) of the cheapest of ``times`` fresh ``context-inspector`` processes
     per command (by key): on a shared machine a child's CPU time moves far less with the load than
@@ -189,12 +213,13 @@ def main(argv: list[str] | None = None) -> int:
         for n, tr in {**trs, 1: synth(1)}.items():
             files[n] = folder / f"synthetic_{n}.json"
             files[n].write_text(json.dumps({"messages": tr.messages}))
-        manifests = {}
+        manifests, halves = {}, {}
         for name, cm in STRATEGIES.items():
-            manifests[name] = folder / f"{name.split()[0]}.yaml"
-            manifests[name].write_text(json.dumps({
-                "apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "bench"},
-                "spec": {"models": [{"id": "main", "model": "gpt-4o", "context_window": WINDOW}], "context_manager": cm}}))
+            for out, c, w, tail in ((manifests, cm, WINDOW, ""), (halves, half_scale(cm), WINDOW // 2, "-half")):
+                out[name] = folder / f"{name.split()[0]}{tail}.yaml"
+                out[name].write_text(json.dumps({
+                    "apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "bench"},
+                    "spec": {"models": [{"id": "main", "model": "gpt-4o", "context_window": w}], "context_manager": c}}))
 
         rows = []
         superlinear = {}
@@ -204,39 +229,45 @@ def main(argv: list[str] | None = None) -> int:
                 superlinear[name] = g
                 continue
             s = settings(cm)
-            t_rp, t_fg, t_cache, acted = {}, {}, {}, 0
+            t_rp, t_fg, t_cache, acted, calls = {}, {}, {}, {}, {}
             for n in (small, big):
                 t_rp[n], rp = best(lambda: replay(s, trs[n], counter="tiktoken"), args.repeat,
                                    before=floor_pass if n == big else None)
                 t_fg[n], _ = best(lambda: call_needs(rp), args.repeat, before=cold_texts)
                 t_cache[n], _ = best(lambda: account(rp), args.repeat)
-                acted = acting_calls(rp)
+                acted[n], calls[n] = acting_calls(rp), len(rp.frames)
                 del rp
+            acted["half"] = acting_calls(replay(settings(half_scale(cm), WINDOW // 2), trs[small], counter="tiktoken"))
             m = str(manifests[name])
             cpu = cli({"start-up json": ["replay", m, str(files[1])],
                        "start-up table": ["replay", m, str(files[1]), "--format", "table"],
                        **{f"json {n}": ["replay", m, str(files[n])] for n in (small, big)},
+                       "json half": ["replay", str(halves[name]), str(files[small])],
                        "table": ["replay", m, str(files[big]), "--format", "table"]}, args.cli_repeat)
             startup = {"json": cpu["start-up json"], "table": cpu["start-up table"]}
-            t_json = {n: cpu[f"json {n}"] - startup["json"] for n in (small, big)}
+            t_json = {n: cpu[f"json {n}"] - startup["json"] for n in (small, big, "half")}
             t_table = cpu["table"] - startup["table"]
-            rows.append((name, t_rp, t_fg, t_cache, acted, t_json, t_table, startup))
+            rows.append((name, t_rp, t_fg, t_cache, (acted, calls), t_json, t_table, startup))
         floor, cpu_floor = min(passes), min(cpu_passes)
         print(f"(a)-(c) transcripts {small:,} / {big:,} turns ({len(trs[small].messages):,} / {len(msgs):,} messages), "
               f"tiktoken, {WINDOW:,}-token window; floor = one tiktoken pass over the {big:,}-turn texts = "
               f"{floor:.3f} s (best of {len(passes)}, median {statistics.median(passes):.3f} s; CPU {cpu_floor:.3f} s); "
               "the CLI columns are CPU seconds of the child process, start-up subtracted, ÷ the CPU floor")
         print(f"{'strategy':>30} | calls changed | replay ×floor | cache ×floor | forgetting ×floor | "
-              f"forgetting÷replay | CLI JSON ×floor | CLI JSON t({big})/t({small}) | CLI table ×floor | start-up JSON/table")
-        for name, t_rp, t_fg, t_cache, acted, t_json, t_table, startup in rows:
-            print(f"{name:>30} | {acted:13,} | {t_rp[big] / floor:13.2f} | {t_cache[big] / floor:12.2f} | "
+              f"forgetting÷replay | CLI JSON ×floor | CLI JSON t({big})/t({small}) | same mix | CLI table ×floor | "
+              "start-up JSON/table")
+        for name, t_rp, t_fg, t_cache, (acted, calls), t_json, t_table, startup in rows:
+            print(f"{name:>30} | {acted[big]:13,} | {t_rp[big] / floor:13.2f} | {t_cache[big] / floor:12.2f} | "
                   f"{t_fg[big] / floor:17.2f} | "
                   f"{target(f'{name}: forgetting ÷ replay at {big}', t_fg[big] / t_rp[big], 1.0):>17} | "
                   f"{target(f'{name}: CLI JSON ×floor at {big}', t_json[big] / cpu_floor, 8.0):>15} | "
                   f"{target(f'{name}: CLI JSON t({big})/t({small})', t_json[big] / t_json[small], 2.2):>24} | "
+                  f"{t_json[big] / t_json['half']:8.2f} | "
                   f"{t_table / cpu_floor:16.2f} | {startup['json']:.2f} s / {startup['table']:.2f} s"
                   f"   [replay {t_rp[small]:.2f}/{t_rp[big]:.2f} s, cache {t_cache[small]:.2f}/{t_cache[big]:.2f} s, "
-                  f"forgetting {t_fg[small]:.2f}/{t_fg[big]:.2f} s, CLI JSON {t_json[small]:.2f}/{t_json[big]:.2f} s]")
+                  f"forgetting {t_fg[small]:.2f}/{t_fg[big]:.2f} s, CLI JSON {t_json[small]:.2f}/{t_json[big]:.2f} s; "
+                  f"calls changed {acted[small]:,} of {calls[small]:,} / {acted[big]:,} of {calls[big]:,}, "
+                  f"{acted['half']:,} at {small:,} turns at half scale]")
         for name, g in superlinear.items():
             target(f"{name}: replay record growth {small // 4}→{small // 2} turns", g, 2.2)
             print(f"{name:>30} | superlinear: its replay record grows ×{g:.2f} from {small // 4} to {small // 2} "
@@ -319,13 +350,6 @@ def peer(tr: Any, floor: float) -> None:
           f"{took:.2f} s = {took / floor:.1f}× the floor (trimming only; {kept:,} messages kept in all)")
 
 
-ONE_REGIME = {"clear-tool-results (trigger 20 000)": {"type": "clear-tool-results", "params": {"trigger": 20_000}}}
-"""(d) also runs clear-tool-results with a trigger both sizes pass (about three calls in four clear at 2 500
-rounds, seven in eight at 5 000, in either window): with its default 100 000-token trigger no call of the
-2 500-round turn clears and a third of the 5 000-round turn's do, so its default ratio also measures the
-extra work of a clearing call, not only how a call's work grows with the turn."""
-
-
 def enormous(rounds: tuple[int, int], window: int, repeat: int) -> None:
     """(d) for every registered strategy at ``window``: replay + forgetting at ``rounds`` tool rounds
     of one user turn, t(2n) ÷ t(n). A strategy whose time grows more than ``GROWTH_LIMIT``-fold from
@@ -336,7 +360,7 @@ def enormous(rounds: tuple[int, int], window: int, repeat: int) -> None:
         rp = replay(s, tr, counter="tiktoken")
         return sum(len(c.forgotten) for c in call_needs(rp))
 
-    for name, cm in {**STRATEGIES, **ONE_REGIME}.items():
+    for name, cm in STRATEGIES.items():
         s = settings(cm, window=window)
         what = f"{name}: one enormous turn t(2n)/t(n) at {window // 1000}k, forgetting included"
         probe = (rounds[0] // 2, rounds[0])
@@ -348,13 +372,16 @@ def enormous(rounds: tuple[int, int], window: int, repeat: int) -> None:
                   f"{small[probe[1]] / small[probe[0]]:.2f} (> {GROWTH_LIMIT:g}); not run at {rounds[0]:,} / {rounds[1]:,} rounds")
             continue
         times, pairs = {}, {}
-        for n in rounds:
-            tr = one_enormous_turn(n)
-            times[n], pairs[n] = best(lambda tr=tr: both(tr, s), max(1, repeat - 1), before=cold_texts,
+        half = settings(half_scale(cm), window=window // 2)
+        for n, on in ((rounds[0], s), (rounds[1], s), ("half", half)):
+            tr = one_enormous_turn(rounds[0] if n == "half" else n)
+            times[n], pairs[n] = best(lambda tr=tr, on=on: both(tr, on), repeat, before=cold_texts,
                                       clock=time.process_time)
         print(f"(d) {name:>30}, {window // 1000}k window, replay + forgetting: t({rounds[1]})/t({rounds[0]}) = "
-              f"{target(what, times[rounds[1]] / times[rounds[0]], 2.2)}   [{times[rounds[0]]:.2f} s, "
-              f"{times[rounds[1]]:.2f} s; forgotten (call, identifier) pairs {pairs[rounds[0]]:,} / {pairs[rounds[1]]:,}]")
+              f"{target(what, times[rounds[1]] / times[rounds[0]], 2.2)}, same mix "
+              f"{times[rounds[1]] / times['half']:.2f}   [{times[rounds[0]]:.2f} s, "
+              f"{times[rounds[1]]:.2f} s, {times['half']:.2f} s at half scale; forgotten (call, identifier) pairs "
+              f"{pairs[rounds[0]]:,} / {pairs[rounds[1]]:,}]")
 
 
 QUIET_LOAD, QUIET_WAIT = 1.0, 90.0
