@@ -271,6 +271,9 @@ def _kept(messages: Sequence[Message], head: int, start: int, pin_tail: Sequence
     uncapped stack) once rather than three times, and with ``owned`` (the caller gave ``messages``,
     a list, up) not even once."""
     if type(messages) is JoinedRows:
+        if start <= head:  # nothing dropped (the usual call: the pre-cut took what could not fit): the
+            # same ranges and working memory's kept rows after them, no walk over the parts
+            return JoinedRows([*messages.parts, (pin_tail, cur, len(pin_tail))])
         return messages.cut(head, start, pin_tail, cur)
     if owned and isinstance(messages, list):
         out = messages
