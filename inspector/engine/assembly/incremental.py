@@ -470,11 +470,10 @@ def _layout_ranges(sent: Sequence[Message], w: _Where, band_of: BandRule, c: Cal
     parts: list[PayloadRow | Span] = []
     units, count = dict(_NO_TOKENS), dict(_NO_TOKENS)
     payload_units = 0
+    before, after = _around(sent, w) if type(sent) is JoinedRows else (sent[:w.log_at], sent[w.log_end:w.wm_at])
     # laid straight into the layout: the two ranges are of two indexes, so no run continues another
-    for r_lo, r_hi, idx, lo, band in ((0, w.log_at, w.log, w.la, "history"),
-                                      (w.log_end, w.wm_at, w.wmi, w.cur, "working_memory")):
-        for i in range(r_lo, r_hi):
-            src = sent[i]
+    for around, idx, lo, band in ((before, w.log, w.la, "history"), (after, w.wmi, w.cur, "working_memory")):
+        for src in around:
             b, syn = band_of(src, False)
             u = ru.system if src is system else ru.user if src is u_obj else unit(src)
             parts.append(PayloadRow(src, b, syn, src))
@@ -496,6 +495,21 @@ def _layout_ranges(sent: Sequence[Message], w: _Where, band_of: BandRule, c: Cal
         if idx.n > lo:
             payload_units += _lay_span(parts, units, count, idx, lo, idx.n, band)
     return parts, units, count, payload_units
+
+
+def _around(sent: Sequence[Message], w: _Where) -> tuple[Sequence[Message], Sequence[Message]]:
+    """The rows of ``sent`` before the log range and between it and working memory (the front, then
+    the user row or the placeholder): two slices of a list; of a view whose four parts are those
+    ranges (lead, log range, user row, working memory: the trimmer dropped nothing), its first and
+    third parts' rows, read from their lists, not row by row through the view."""
+    if type(sent) is not JoinedRows:
+        return sent[:w.log_at], sent[w.log_end:w.wm_at]
+    p = sent.parts  # type: ignore[attr-defined]
+    if len(p) == 4:
+        (r0, a0, b0), (_r1, a1, b1), (r2, a2, b2) = p[0], p[1], p[2]
+        if b0 - a0 == w.log_at and b1 - a1 == w.log_end - w.log_at and b2 - a2 == w.wm_at - w.log_end:
+            return r0[a0:b0], r2[a2:b2]
+    return [sent[i] for i in range(w.log_at)], [sent[i] for i in range(w.log_end, w.wm_at)]
 
 
 def _lay_span(parts: list[PayloadRow | Span], units: dict[str, int], count: dict[str, int], idx: RowIndex,
