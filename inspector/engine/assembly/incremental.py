@@ -504,7 +504,7 @@ def _around(sent: Sequence[Message], w: _Where) -> tuple[Sequence[Message], Sequ
     third parts' rows, read from their lists, not row by row through the view."""
     if type(sent) is not JoinedRows:
         return sent[:w.log_at], sent[w.log_end:w.wm_at]
-    p = sent.parts  # type: ignore[attr-defined]
+    p = sent.parts
     if len(p) == 4:
         (r0, a0, b0), (_r1, a1, b1), (r2, a2, b2) = p[0], p[1], p[2]
         if b0 - a0 == w.log_at and b1 - a1 == w.log_end - w.log_at and b2 - a2 == w.wm_at - w.log_end:

@@ -66,7 +66,7 @@ class ReplacingSums:
         self.read = 0
         """Rows read over this object's life (tests: each row once per table)."""
         self.flat = FlatRows()
-        """The replaced log as one list, moved with the frontier (its slices are plain list copies)."""
+        """The replaced log as one list, moved to a view's frontier when the view is sliced (then a plain list copy)."""
         self.work: ReplacingSums | None = None
         """Working memory's, when its replacements are a frontier view too (made on first use)."""
         self.index: FrontierIndex | None = None
@@ -187,7 +187,7 @@ class FrontierIndex(RowIndex):
             # a turn leaves them as they were: every fact it sets changes with its length, rows or sums list)
         assert rows is not None
         self.seen = (log, n, rows, own, view)
-        self.rows = ReplacedRows(rows, view, view.at, flat.move(view, rows) if flat is not None else None)
+        self.rows = ReplacedRows(rows, view, view.at, flat)  # (``flat`` moved when the view is sliced)
         f, sums = view.frontier, self.sums
         if sums is None:
             sums = self.sums = _FrontierSums(rep, own, f, n)
