@@ -261,7 +261,7 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
     (the rows outside ``result.clean``: well paired, every role one a provider accepts), so that
     check would pass on ``result.messages`` as returned; a caller may skip reading them again.
     """
-    n = len(messages)  # (read once: a view's length is a Python call)
+    n = messages.n if type(messages) is JoinedRows else len(messages)  # (read once: a view's len() is a Python call)
     at = _outside(messages, skip, n) if skip else range(n)
     if _untouched(messages, at, True, n):  # the common case: nothing to repair
         kept = _kept(messages, owned)

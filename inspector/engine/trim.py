@@ -219,7 +219,8 @@ def trim_with_sums(
     instead of being copied once more. ``budget``: the caller's ``trim_budget(max_tokens, reserve, fixed)``
     when it has it already.
     """
-    n_msgs, n_pin = len(messages), len(pin_tail)
+    n_msgs = messages.n if type(messages) is JoinedRows else len(messages)  # (a view's len() is a Python call)
+    n_pin = len(pin_tail)
     units = sums.msg_total + sums.pin_total
     count = n_msgs + n_pin
     total = counter.total(units, count)

@@ -188,7 +188,8 @@ class IncrementalPath:
         # (the trimmer's result: a view of the same ranges, working memory's kept rows after them; no row copied)
         if trimmed.answers_removed:
             return None  # answers of a dropped ask (HITL): the reference handles it
-        n_in = len(trimmed.messages)  # (read once: a view's length is a Python call)
+        t_msgs = trimmed.messages
+        n_in = t_msgs.n if type(t_msgs) is JoinedRows else len(t_msgs)  # (a view's len() is a Python call)
         w = _locate(ru, comp, n_in, n_msgs, t_head, trimmed.history_removed, len(c.wm))
         sources, skip = _clean_sources(w, comp.after if comp.after is not None else
                                        c.wm[w.cur] if w.cur < len(c.wm) else None)
@@ -207,7 +208,7 @@ class IncrementalPath:
             payload_units = sum(units.values())
         bands = _bands(units, count, ru.log.additive, counter, c.tool_tokens)
         sent = sanitized.messages
-        payload_tokens = counter.total(payload_units, n_in if sent is trimmed.messages else len(sent)) + c.tool_tokens
+        payload_tokens = counter.total(payload_units, n_in if sent is t_msgs else len(sent)) + c.tool_tokens
         return assembly_record(c, sanitized, layout, bands, payload_tokens, trimmed, comp.precut, declares)
 
     def _matched(self, c: Call, shape: tuple[int, int, Insertion | None] | None) -> tuple[Message | None, list[Message], int] | None:

@@ -239,7 +239,8 @@ def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: Replace
     # decision holds the suffix shape, the whole log over idx's rows, and gets its own record back
     # after (no copy of the decision and of the call per call)
     decision = c.decision
-    decision.edits = sums.keep_all(n)
+    keep = sums.keep
+    decision.edits = keep if keep.size == n else sums.keep_all(n)
     try:
         return path.assemble(c, RowUnits(ru.system, ru.user, ru.working, idx, ru.wmi))
     finally:
