@@ -274,7 +274,8 @@ def _kept(messages: Sequence[Message], head: int, start: int, pin_tail: Sequence
     if type(messages) is JoinedRows:
         if start <= head:  # nothing dropped (the usual call: the pre-cut took what could not fit): the
             # same ranges and working memory's kept rows after them, no walk over the parts
-            return JoinedRows([*messages.parts, (pin_tail, cur, len(pin_tail))])
+            n_pin = len(pin_tail)
+            return JoinedRows([*messages.parts, (pin_tail, cur, n_pin)], messages.n + n_pin - cur)
         return messages.cut(head, start, pin_tail, cur)
     if owned and isinstance(messages, list):
         out = messages

@@ -350,7 +350,7 @@ def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], 
     last: list[Message] = [c.user] if has_user else [HELLO] if placeholder else []
     messages: list[Message] | JoinedRows
     if n_log - a + len(c.wm) >= VIEW_MIN:  # a long payload is not copied: a view of (lead, log[a:], user row)
-        messages = JoinedRows([(lead, 0, off), (past, a, n_log), (last, 0, len(last))])
+        messages = JoinedRows([(lead, 0, off), (past, a, n_log), (last, 0, len(last))], end + len(last))
     elif a >= off:  # a short one copied once, with room for the front rows written over it
         messages = past[a - off:]
         messages[:off] = lead
