@@ -97,9 +97,10 @@ class ReplacedBefore(Sequence[Replacement]):
 
 
 class FlatRows:
-    """The log with a table's rows replaced below ``frontier``, as one list (``rows``) its owner moves
-    from frontier to frontier in O(rows that changed): what lets a :class:`ReplacedRows` slice be
-    one list copy. A view reads it only while its table and frontier are the ones it stands for."""
+    """The log with a table's rows replaced below ``frontier``, as one list (``rows``) moved from
+    frontier to frontier in O(rows that changed): what lets a :class:`ReplacedRows` slice be one list
+    copy. A view moves it to its own frontier when it is sliced (a view that is never sliced, most
+    of a replay's, costs no move)."""
 
     __slots__ = ("table", "frontier", "rows", "past")
 
@@ -140,8 +141,8 @@ class ReplacedRows(Sequence[Message]):
 
     def __init__(self, past: Sequence[Message], replaced: ReplacedBefore, at: Sequence[int] | None = None,
                  flat: FlatRows | None = None) -> None:
-        """``flat``: a list of these very rows that its owner keeps for the table's frontier it last
-        moved to (:class:`FlatRows`); a slice is copied from it while that frontier is this view's."""
+        """``flat``: the :class:`FlatRows` its owner keeps for ``replaced``'s table over ``past``; a
+        slice moves it to this view (O(what changed since it last moved)) and copies from it."""
         self.past = past
         self.replaced = replaced
         self.flat = flat
@@ -164,9 +165,10 @@ class ReplacedRows(Sequence[Message]):
             if step != 1:
                 return list(self)[i]
             flat = self.flat
-            if flat is not None and flat.table is self.replaced.table and flat.frontier == self.replaced.frontier \
-                    and hi <= len(flat.rows):
-                return flat.rows[lo:hi]  # the usual slice: one copy, no row looked at
+            if flat is not None:  # brought to this view when read (most views are never sliced), then one copy
+                rows = flat.move(self.replaced, self.past).rows
+                if hi <= len(rows):
+                    return rows[lo:hi]
             out = list(self.past[lo:hi])
             table = self.replaced.table
             for k in range(bisect_left(at, lo, 0, count), bisect_left(at, hi, 0, count)):
@@ -322,15 +324,21 @@ def check_record(record: EditRecord, past: Sequence[Message], working: Sequence[
     :class:`ValueError` naming the fault: a size that is not the log's, kept ranges out of order or
     out of the log, a replacement of a row that is not kept, an insertion outside the log, or a
     working-memory replacement outside working memory or in its newest group."""
-    if record.size != len(past):
-        raise ValueError(f"edit record over {record.size} rows, but the log holds {len(past)}")
+    size = record.size
+    if size != len(past):
+        raise ValueError(f"edit record over {size} rows, but the log holds {len(past)}")
+    replaced = record.replaced
+    if type(replaced) is ReplacedBefore and not record.working and not record.inserted and size and \
+            record.kept == ((0, size),):  # a frontier record (every call of two strategies): its two ends
+        u = replaced.upto  # bound its rows (in log order), and it edits no working memory
+        if not u or (0 <= replaced.table[0].index and replaced.table[u - 1].index < size):
+            return
     at = 0
     for a, b in record.kept:
-        if not at <= a < b <= record.size:
+        if not at <= a < b <= size:
             raise ValueError(f"kept range [{a}, {b}) is out of order or outside the log")
         at = b
-    replaced = record.replaced
-    whole = record.kept == ((0, record.size),)
+    whole = record.kept == ((0, size),)
     if type(replaced) is ReplacedBefore and replaced.upto and whole:
         # a frontier view: its rows stand in log order, so its two ends bound them all
         replaced = (replaced.table[0], replaced.table[replaced.upto - 1])

@@ -177,19 +177,20 @@ def _positions(hi: int) -> tuple[int, ...]:
     return _positions_upto(1 << max(0, hi - 1).bit_length())
 
 
-def _outside(messages: Sequence[Any], skip: Sequence[tuple[int, int]]) -> list[int]:
+def _outside(messages: Sequence[Any], skip: Sequence[tuple[int, int]], n: int | None = None) -> list[int]:
     """Positions of ``messages`` not inside a ``skip`` range (ranges sorted, disjoint), as one list
-    (each check reads them several times; with ``skip`` they are a handful)."""
+    (each check reads them several times; with ``skip`` they are a handful). ``n``: ``len(messages)``
+    when the caller has it (a view's length is a Python call)."""
     out: list[int] = []
     i = 0
     for lo, hi in skip:
         out += range(i, lo)
         i = hi
-    out += range(i, len(messages))
+    out += range(i, len(messages) if n is None else n)
     return out
 
 
-def _untouched(messages: Sequence[Any], at: Iterable[int], roles: bool) -> bool:
+def _untouched(messages: Sequence[Any], at: Iterable[int], roles: bool, n: int | None = None) -> bool:
     """Whether the rows at positions ``at`` (and the results right after each ask among them) are
     already well paired: every ask declares distinct string ids and is followed by exactly one
     result per id, in declaration order, then by a non-tool row or the end; no other ``tool`` row.
@@ -198,8 +199,10 @@ def _untouched(messages: Sequence[Any], at: Iterable[int], roles: bool) -> bool:
     Why: that is what nearly every call's payload looks like, and such rows pass the repair
     unchanged with no repair (rules 1 and 5) and pass the final check (every rule), so one cheap
     read answers both; anything else — including a payload that is fine for a rarer reason — goes
-    to the full rules, which decide (and word any error) exactly as before. False is never wrong."""
-    n = len(messages)
+    to the full rules, which decide (and word any error) exactly as before. False is never wrong.
+    ``n``: ``len(messages)`` when the caller has it."""
+    if n is None:
+        n = len(messages)
     done = 0  # positions below this were read as an ask's results
     for i in at:
         if i < done:
@@ -258,15 +261,15 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
     (the rows outside ``result.clean``: well paired, every role one a provider accepts), so that
     check would pass on ``result.messages`` as returned; a caller may skip reading them again.
     """
-    at = _outside(messages, skip) if skip else range(len(messages))
-    if _untouched(messages, at, roles=True):  # the common case: nothing to repair
+    n = messages.n if type(messages) is JoinedRows else len(messages)  # (read once: a view's len() is a Python call)
+    at = _outside(messages, skip, n) if skip else range(n)
+    if _untouched(messages, at, True, n):  # the common case: nothing to repair
         kept = _kept(messages, owned)
         # origin is the identity (a range, not a list of ints); the rows read were also checked for
         # provider roles, so the final check's rules hold (verified)
-        return SanitizeResult(kept, [], range(len(messages)), skip if owned and type(skip) is list else list(skip),
-                              True)
-    if _untouched(messages, at, roles=False):  # well paired, a row with a role no provider accepts
-        return SanitizeResult(_kept(messages, owned), [], range(len(messages)), list(skip))
+        return SanitizeResult(kept, [], range(n), skip if owned and type(skip) is list else list(skip), True)
+    if _untouched(messages, at, False, n):  # well paired, a row with a role no provider accepts
+        return SanitizeResult(_kept(messages, owned), [], range(n), list(skip))
     if isinstance(messages, JoinedRows):  # the repair reads every row outside the clean ranges and
         messages = messages.to_list()  # slices the others: one list
     if skip:
@@ -279,6 +282,8 @@ def sanitize_provider_messages(messages: Sequence[Message], *, skip: Sequence[tu
 def _kept(messages: Sequence[Message], owned: bool) -> list[Message] | JoinedRows:
     """The rows passed on unrepaired: a :class:`~inspector.engine.types.JoinedRows` view (it never
     changes) or an ``owned`` list as they are, anything else copied into a new list."""
+    if type(messages) is JoinedRows or (owned and type(messages) is list):  # (exact types: no ABC check)
+        return messages
     if isinstance(messages, JoinedRows) or (owned and isinstance(messages, list)):
         return messages
     return list(messages)

@@ -219,7 +219,8 @@ def trim_with_sums(
     instead of being copied once more. ``budget``: the caller's ``trim_budget(max_tokens, reserve, fixed)``
     when it has it already.
     """
-    n_msgs, n_pin = len(messages), len(pin_tail)
+    n_msgs = messages.n if type(messages) is JoinedRows else len(messages)  # (a view's len() is a Python call)
+    n_pin = len(pin_tail)
     units = sums.msg_total + sums.pin_total
     count = n_msgs + n_pin
     total = counter.total(units, count)
@@ -271,6 +272,10 @@ def _kept(messages: Sequence[Message], head: int, start: int, pin_tail: Sequence
     uncapped stack) once rather than three times, and with ``owned`` (the caller gave ``messages``,
     a list, up) not even once."""
     if type(messages) is JoinedRows:
+        if start <= head:  # nothing dropped (the usual call: the pre-cut took what could not fit): the
+            # same ranges and working memory's kept rows after them, no walk over the parts
+            n_pin = len(pin_tail)
+            return JoinedRows([*messages.parts, (pin_tail, cur, n_pin)], messages.n + n_pin - cur)
         return messages.cut(head, start, pin_tail, cur)
     if owned and isinstance(messages, list):
         out = messages

@@ -230,12 +230,14 @@ class JoinedRows(Sequence[Message]):
 
     __slots__ = ("parts", "n")
 
-    def __init__(self, parts: Sequence[tuple[Sequence[Message], int, int]]) -> None:
-        """``parts``: ``(rows, lo, hi)`` ranges in payload order, ``lo <= hi`` (an empty one is read past)."""
+    def __init__(self, parts: Sequence[tuple[Sequence[Message], int, int]], n: int | None = None) -> None:
+        """``parts``: ``(rows, lo, hi)`` ranges in payload order, ``lo <= hi`` (an empty one is read past);
+        ``n``: their rows in all, when the caller knows it (else summed here)."""
         self.parts = parts
-        n = 0
-        for _rows, lo, hi in parts:
-            n += hi - lo
+        if n is None:
+            n = 0
+            for _rows, lo, hi in parts:
+                n += hi - lo
         self.n = n
 
     def __len__(self) -> int:

@@ -188,7 +188,9 @@ class IncrementalPath:
         # (the trimmer's result: a view of the same ranges, working memory's kept rows after them; no row copied)
         if trimmed.answers_removed:
             return None  # answers of a dropped ask (HITL): the reference handles it
-        w = _locate(ru, comp, len(trimmed.messages), n_msgs, t_head, trimmed.history_removed, len(c.wm))
+        t_msgs = trimmed.messages
+        n_in = t_msgs.n if type(t_msgs) is JoinedRows else len(t_msgs)  # (a view's len() is a Python call)
+        w = _locate(ru, comp, n_in, n_msgs, t_head, trimmed.history_removed, len(c.wm))
         sources, skip = _clean_sources(w, comp.after if comp.after is not None else
                                        c.wm[w.cur] if w.cur < len(c.wm) else None)
         declares = partial(_declares, sources)
@@ -205,7 +207,8 @@ class IncrementalPath:
             layout, units, count = lay.close(), lay.units, lay.count
             payload_units = sum(units.values())
         bands = _bands(units, count, ru.log.additive, counter, c.tool_tokens)
-        payload_tokens = counter.total(payload_units, len(sanitized.messages)) + c.tool_tokens
+        sent = sanitized.messages
+        payload_tokens = counter.total(payload_units, n_in if sent is t_msgs else len(sent)) + c.tool_tokens
         return assembly_record(c, sanitized, layout, bands, payload_tokens, trimmed, comp.precut, declares)
 
     def _matched(self, c: Call, shape: tuple[int, int, Insertion | None] | None) -> tuple[Message | None, list[Message], int] | None:
@@ -347,7 +350,7 @@ def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], 
     last: list[Message] = [c.user] if has_user else [HELLO] if placeholder else []
     messages: list[Message] | JoinedRows
     if n_log - a + len(c.wm) >= VIEW_MIN:  # a long payload is not copied: a view of (lead, log[a:], user row)
-        messages = JoinedRows([(lead, 0, off), (past, a, n_log), (last, 0, len(last))])
+        messages = JoinedRows([(lead, 0, off), (past, a, n_log), (last, 0, len(last))], end + len(last))
     elif a >= off:  # a short one copied once, with room for the front rows written over it
         messages = past[a - off:]
         messages[:off] = lead
@@ -468,11 +471,10 @@ def _layout_ranges(sent: Sequence[Message], w: _Where, band_of: BandRule, c: Cal
     parts: list[PayloadRow | Span] = []
     units, count = dict(_NO_TOKENS), dict(_NO_TOKENS)
     payload_units = 0
+    before, after = _around(sent, w) if type(sent) is JoinedRows else (sent[:w.log_at], sent[w.log_end:w.wm_at])
     # laid straight into the layout: the two ranges are of two indexes, so no run continues another
-    for r_lo, r_hi, idx, lo, band in ((0, w.log_at, w.log, w.la, "history"),
-                                      (w.log_end, w.wm_at, w.wmi, w.cur, "working_memory")):
-        for i in range(r_lo, r_hi):
-            src = sent[i]
+    for around, idx, lo, band in ((before, w.log, w.la, "history"), (after, w.wmi, w.cur, "working_memory")):
+        for src in around:
             b, syn = band_of(src, False)
             u = ru.system if src is system else ru.user if src is u_obj else unit(src)
             parts.append(PayloadRow(src, b, syn, src))
@@ -494,6 +496,21 @@ def _layout_ranges(sent: Sequence[Message], w: _Where, band_of: BandRule, c: Cal
         if idx.n > lo:
             payload_units += _lay_span(parts, units, count, idx, lo, idx.n, band)
     return parts, units, count, payload_units
+
+
+def _around(sent: Sequence[Message], w: _Where) -> tuple[Sequence[Message], Sequence[Message]]:
+    """The rows of ``sent`` before the log range and between it and working memory (the front, then
+    the user row or the placeholder): two slices of a list; of a view whose four parts are those
+    ranges (lead, log range, user row, working memory: the trimmer dropped nothing), its first and
+    third parts' rows, read from their lists, not row by row through the view."""
+    if type(sent) is not JoinedRows:
+        return sent[:w.log_at], sent[w.log_end:w.wm_at]
+    p = sent.parts
+    if len(p) == 4:
+        (r0, a0, b0), (_r1, a1, b1), (r2, a2, b2) = p[0], p[1], p[2]
+        if b0 - a0 == w.log_at and b1 - a1 == w.log_end - w.log_at and b2 - a2 == w.wm_at - w.log_end:
+            return r0[a0:b0], r2[a2:b2]
+    return [sent[i] for i in range(w.log_at)], [sent[i] for i in range(w.log_end, w.wm_at)]
 
 
 def _lay_span(parts: list[PayloadRow | Span], units: dict[str, int], count: dict[str, int], idx: RowIndex,

@@ -66,7 +66,7 @@ class ReplacingSums:
         self.read = 0
         """Rows read over this object's life (tests: each row once per table)."""
         self.flat = FlatRows()
-        """The replaced log as one list, moved with the frontier (its slices are plain list copies)."""
+        """The replaced log as one list, moved to a view's frontier when the view is sliced (then a plain list copy)."""
         self.work: ReplacingSums | None = None
         """Working memory's, when its replacements are a frontier view too (made on first use)."""
         self.index: FrontierIndex | None = None
@@ -80,10 +80,14 @@ class ReplacingSums:
         rules (:meth:`~inspector.engine.assembly.incremental.IncrementalPath._singled`) are made
         once per log, not once per call."""
         idx = self.index
-        if idx is not None and idx.seen[4] is view and idx.seen[0] is log and idx.seen[1] == log.n and \
-                idx.seen[2] is log.rows and idx.seen[3] is log.pre and counter is self.counter:
-            return idx  # the last call's log and view (a turn's later call, its frontier standing): as it was
-        pre = self.upto(view, log, counter)
+        if idx is not None:
+            seen = idx.seen
+            if seen is not None and seen[4] is view and seen[0] is log and seen[1] == log.n and \
+                    seen[2] is log.rows and seen[3] is log.pre and counter is self.counter:
+                return idx  # the last call's log and view (a turn's later call, its frontier standing): as it was
+        pre = self.pre
+        if len(pre) <= view.frontier or view.table is not self.table or counter is not self.counter:
+            pre = self.upto(view, log, counter)  # (else the sums reach the frontier already: nothing to read)
         if idx is None:
             idx = self.index = FrontierIndex(log, view, pre, self.flat)
         else:
@@ -167,18 +171,29 @@ class FrontierIndex(RowIndex):
         # no RowIndex.__init__: every fact is the log index's own, as it stands for this call
         self.point(log, view, rep, flat)
 
+    seen: tuple[RowIndex, int, Sequence[Message], list[int], ReplacedBefore] | None = None
+    """What it was pointed at: the log index, its length, rows and sums, and the view (read by identity)."""
+    sums: _FrontierSums | None = None
+    """Its running sums (``pre``), one object re-pointed at each call's frontier (read only during a call)."""
+
     def point(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None) -> None:
         """Read ``log`` through ``view`` from now on (``rep``: the replaced log's sums up to its frontier):
-        the log's facts as they stand, a new rows view and new sums (a layout made before keeps its own)."""
-        seen = getattr(self, "seen", None)
-        if seen is None or seen[0] is not log or seen[1] != log.n or seen[2] is not log.rows or seen[3] is not log.pre:
+        the log's facts as they stand, a new rows view (a layout made before keeps its own) and the
+        sums re-pointed (no layout keeps them: it reads its units as it is made)."""
+        seen = self.seen
+        rows, own, n = log.rows, log.pre, log.n
+        if seen is None or seen[0] is not log or seen[1] != n or seen[2] is not rows or seen[3] is not own:
             vars(self).update(vars(log))  # the log's facts, copied only when it changed (a frontier moving within
             # a turn leaves them as they were: every fact it sets changes with its length, rows or sums list)
-        assert log.rows is not None
-        self.seen = (log, log.n, log.rows, log.pre, view)
-        """What it was pointed at: the log index, its length, rows and sums, and the view (read by identity)."""
-        self.rows = ReplacedRows(log.rows, view, None, flat.move(view, log.rows) if flat is not None else None)
-        self.pre = _FrontierSums(rep, log.pre, view.frontier, log.n)  # type: ignore[assignment]
+        assert rows is not None
+        self.seen = (log, n, rows, own, view)
+        self.rows = ReplacedRows(rows, view, view.at, flat)  # (``flat`` moved when the view is sliced)
+        f, sums = view.frontier, self.sums
+        if sums is None:
+            sums = self.sums = _FrontierSums(rep, own, f, n)
+        else:
+            sums.rep, sums.own, sums.f, sums.n, sums.base = rep, own, f, n, rep[f] - own[f]
+        self.pre = sums  # type: ignore[assignment]
 
     def fits_back(self, budget_units: int, n_other: int, units_other: int, lo: int) -> int:
         """:meth:`RowIndex.fits_back` over the frontier sums, by a bisection of one of its two lists
@@ -224,7 +239,8 @@ def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: Replace
     # decision holds the suffix shape, the whole log over idx's rows, and gets its own record back
     # after (no copy of the decision and of the call per call)
     decision = c.decision
-    decision.edits = sums.keep_all(n)
+    keep = sums.keep
+    decision.edits = keep if keep.size == n else sums.keep_all(n)
     try:
         return path.assemble(c, RowUnits(ru.system, ru.user, ru.working, idx, ru.wmi))
     finally:
