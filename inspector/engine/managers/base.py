@@ -114,7 +114,7 @@ def managed(past: Sequence[Message], edits: EditRecord, decision: CMDecision) ->
     (:meth:`~inspector.engine.contracts.EditRecord.apply`, on first read of
     :attr:`Managed.messages`) and ``decision`` with its ``folded`` rows derived from the record's
     left-out rows (the one place they are set)."""
-    dropped = edits.dropped()
+    dropped = edits.dropped() if edits.kept != ((0, edits.size),) else ()  # (every row kept: none, no walk)
     if len(dropped) == 1:  # one run (a suffix's prefix, the condenser's middle): a view, O(1) per call
         decision.folded = RowsView((), past, *dropped[0])
     else:

@@ -294,7 +294,8 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             if k is not None:
                 return (_view(st, k), ())
         else:
-            self._build(st, past, c)
+            if len(st.table) < c:  # (a frontier standing still builds nothing)
+                self._build(st, past, c)
             if not t.dup:  # working memory's clearable results before the bound: a view of the turn's table
                 k = bisect_left(t.pos, bound - n)
                 while len(t.table) < k:
@@ -349,7 +350,8 @@ class ClearToolResults(BuiltFromParams, ContextManager):
     def _cleared(self, original: Message, tool: str) -> tuple[Message, int]:
         """The placeholder row of a cleared result and the tokens it frees (the original's count minus its own)."""
         counter = self.counter  # count([row]) is total(unit(row), 1): no list made per row
-        size = counter.unit(original) if counter.additive else counter.total(counter.unit(original), 1)
+        additive = getattr(counter, "additive", False)  # (total(units, 1) is the units: no call)
+        size = counter.unit(original) if additive else counter.total(counter.unit(original), 1)
         text = self._texts.get((tool, size))
         if text is None:
             text = self._placeholder(tool, size)
@@ -357,7 +359,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
                 self._texts[(tool, size)] = text
         new = {**original, "content": text}
         self.rows_built += 1
-        return new, size - (counter.unit(new) if counter.additive else counter.total(counter.unit(new), 1))
+        return new, size - (counter.unit(new) if additive else counter.total(counter.unit(new), 1))
 
     def _candidates(self, rows: Sequence[Message], limit: int) -> Iterator[tuple[int, int, str]]:
         """``(result position, asking row's position, tool name)`` of each clearable result, oldest
