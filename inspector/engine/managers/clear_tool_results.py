@@ -117,8 +117,8 @@ class _Turn:
     id again (worked out from scratch, as the rule's look-up may differ); ``dup``: working memory asks
     a call id twice or after its result (the call walks working memory, as before)."""
 
-    __slots__ = ("key", "n", "units", "newest", "first", "last", "asks", "answered", "res", "cands", "pos", "table", "freed",
-                 "clash", "dup", "view")
+    __slots__ = ("key", "n", "units", "newest", "first", "last", "asks", "answered", "res", "cands", "pos", "table",
+                 "freed", "clash", "dup", "view")
 
     def __init__(self, key: tuple[object, int] | None = None) -> None:
         self.key, self.n, self.units = key, 0, 0
@@ -243,9 +243,10 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             st = self._log = self._log.sync(past, counter, self.params)
             t = self._turn = self._turn.sync(working, st, n, counter)
             tokens = counter.total(st.units + t.units, n + len(working))
+        # (a decision's raw_tokens and threshold given by position: keywords cost more than the rest of the call)
         if tokens <= trigger:  # both sources clear only above it: exactly at the trigger is kept
             return managed(past, self._kept(n),
-                           CMDecision("tool-results-under-trigger", raw_tokens=tokens, threshold=trigger))
+                           CMDecision("tool-results-under-trigger", 0, 0, 0, tokens, trigger))
         limit = n + (t.newest if t is not None else newest_group_start(working)) if working else n
         found = self._frontier(st, t, past, working, limit) if st is not None and t is not None and not st.dup \
             else None
@@ -260,7 +261,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             return managed(past, self._kept(n),
                            CMDecision("tool-results-nothing-to-clear", raw_tokens=tokens, threshold=trigger))
         record = self._last = keep_record(self._last, n, log, wm)
-        return managed(past, record, CMDecision("tool-results-cleared", raw_tokens=tokens, threshold=trigger))
+        return managed(past, record, CMDecision("tool-results-cleared", 0, 0, 0, tokens, trigger))
 
     def _kept(self, n: int) -> EditRecord:
         """``EditRecord.keep_all(n)``: the last call's record again when it was that one."""
