@@ -561,3 +561,21 @@ def test_a_frontier_index_copies_the_logs_facts_only_when_the_log_changed(tmp_pa
     monkeypatch.setattr(replacing, "vars", counting_vars, raising=False)
     _five_turns_masked(tmp_path)
     assert len(read) == 2 * 4
+
+
+def test_a_placeholder_set_again_to_name_the_tool_reads_the_names_of_rows_read_before() -> None:
+    """A manager first called with ``<MASKED>`` (no ask's names read), then given a placeholder that
+    names the tool: the next call's placeholders name each result's tool (``a``/``b``: the log is read
+    again with its names), as a fresh manager's do; window 1, 3 turns of one ask of two calls."""
+    convo = [[{"role": "user", "content": f"q{t}"},
+              {"role": "assistant", "content": "", "tool_calls": [
+                  {"id": f"c{t}{x}", "type": "function", "function": {"name": x, "arguments": "{}"}} for x in "ab"]},
+              *({"role": "tool", "tool_call_id": f"c{t}{x}", "content": "r" * 10} for x in "ab"),
+              {"role": "assistant", "content": "done"}] for t in range(3)]
+    past = [m for rows in convo for m in rows]
+    cm = ObservationMasking(attention_window=1)
+    assert {r.row["content"] for r in cm.decide_with_working(past, (), 0).edits.replaced} == {"<MASKED>"}
+    cm.placeholder = "[{tool} {size}]"
+    got = cm.decide_with_working(past, (), 0).edits
+    assert flat(got) == masked_by_rule(past, (), 1, "[{tool} {size}]")
+    assert [r.row["content"] for r in got.replaced][:2] == ["[a 10]", "[b 10]"]

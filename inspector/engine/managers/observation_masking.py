@@ -81,10 +81,10 @@ class _Masks:
     between calls): the tool name each ask gives its call ids, where the tool results stand, and the
     table of replacements below the frontier so far, each built once (:class:`ReplacedBefore`)."""
 
-    __slots__ = ("rows", "n", "last", "names", "results", "tools", "table", "dup", "built", "view")
+    __slots__ = ("rows", "n", "last", "names", "results", "tools", "table", "dup", "built", "view", "named")
 
-    def __init__(self, rows: Sequence[Message] | None = None) -> None:
-        self.rows, self.n = rows, 0
+    def __init__(self, rows: Sequence[Message] | None = None, named: bool = False) -> None:
+        self.rows, self.n, self.named = rows, 0, named
         self.last: Message | None = None
         self.names: dict[str, str] = {}
         self.results: set[str] = set()  # the call ids the log's tool results answer
@@ -97,10 +97,11 @@ class _Masks:
 
     def sync(self, past: Sequence[Message], named: bool) -> _Masks:
         """The state brought up to date with ``past``: a new state when it is not this log grown.
-        ``named``: the placeholder names the tool, so the asks' names are read too."""
+        ``named``: the placeholder names the tool, so the asks' names are read too (a new state when
+        the last one was read without them: a manager's placeholder may be set again)."""
         n = self.n
-        if past is not self.rows or len(past) < n or (n and past[n - 1] is not self.last):
-            return _Masks()._read(past, 0, named)
+        if past is not self.rows or len(past) < n or (n and past[n - 1] is not self.last) or named is not self.named:
+            return _Masks(None, named)._read(past, 0, named)
         return self._read(past, n, named) if len(past) > n else self  # (a turn's later calls: nothing committed)
 
     def _read(self, past: Sequence[Message], n: int, named: bool) -> _Masks:
@@ -187,7 +188,6 @@ class ObservationMasking(BuiltFromParams, ContextManager):
                                                     placeholder=placeholder)
         self.attention_window = params.attention_window
         self.placeholder = params.placeholder
-        self._named = "{tool}" in self.placeholder  # the placeholder names the tool: the asks' names are read
         self._masks = _Masks()
         self._work = _Working()
         self._rows: dict[int, tuple[Message, str, Message]] = {}  # id(original) -> (it, text, its placeholder row)
@@ -208,7 +208,7 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         working = whole_list(working)
         n = len(past)
         cut = n + len(working) - self.attention_window  # events before ``cut`` are outside the window
-        named = self._named
+        named = "{tool}" in self.placeholder  # the placeholder names the tool: the asks' names are read
         st = self._masks = self._masks.sync(past, named)
         if named or cut > n:  # working memory's names are read for clashes; its rows, once some are below the window
             self._work = self._work.sync(working, (st, st.n), named)
