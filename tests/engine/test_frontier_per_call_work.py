@@ -247,3 +247,78 @@ def test_a_frontier_table_is_mapped_to_the_transcript_only_on_calls_that_add_ent
     assert [len(f.replaced) for f in rp.frames][:8] == [0, 0, 0, 1, 1, 2, 2, 3]
     assert len(synced_at) == synced
     assert split == []
+
+
+def test_manage_checks_a_managers_record_once_while_it_stands_and_still_refuses_a_stale_one(monkeypatch: Any) -> None:
+    """``manage`` checks a record (``check_record``) when it is new: observation-masking, window 4,
+    over a 12-row log (3 turns of one round) then the same log with one working row, then the log
+    grown by a turn: the first two calls give the same record (results 2 and 6 masked both times),
+    so it is checked twice in three calls (it was three times). A record given again over a log of
+    another size is still refused by its size (a manager that does not look at the log grown)."""
+    from inspector.engine.contracts import EditRecord
+    from inspector.engine.managers import base
+    from inspector.engine.managers.base import ContextManager, Managed, managed, manage
+    from inspector.engine.managers.observation_masking import ObservationMasking
+    from tests.builders import spy
+
+    checked = spy(monkeypatch, base, "check_record")
+    cm = ObservationMasking(attention_window=4)
+    log = _turns(4)
+    past = log[:12]
+    first = manage(cm, past, 0, []).edits
+    assert manage(cm, past, 0, [log[12]]).edits is first and len(checked) == 1
+    past += log[12:]
+    assert manage(cm, past, 0, []).edits is not first and len(checked) == 2
+
+    class Stale(ContextManager):
+        edits_working_memory = True
+        record = EditRecord.keep_all(2)
+
+        def decide(self, past: Any, hint: int) -> Managed:
+            return managed(past, self.record, base.CMDecision("kept"))
+
+    stale, rows = Stale(), _turns(1)
+    manage(stale, rows[:2], 0, [])
+    with pytest.raises(ValueError, match="edit record over 2 rows, but the log holds 4"):
+        manage(stale, rows, 0, [])
+
+
+def test_clearing_reads_working_memorys_newest_group_with_its_new_rows_not_walking_it_per_call(
+        monkeypatch: Any) -> None:
+    """clear-tool-results (trigger 1 token, keep 2) before each of R asks of a one-turn agent: the
+    turn's state notes where the newest group starts as it reads each new row (the last ask), so
+    ``newest_group_start`` is never called (it walked working memory back to its last ask on each of
+    the R - 1 calls over the trigger with working memory); the answers are the rule's (results of
+    asks j < k - 2 cleared before ask k: 37 at the last of 40 calls)."""
+    from inspector.engine.managers import clear_tool_results as ctr
+    from inspector.engine.managers.clear_tool_results import ClearToolResults
+    from tests.builders import one_turn_asks, spy
+
+    walked = spy(monkeypatch, ctr, "newest_group_start")
+    rows = one_turn_asks(40, "x" * 200)[1:-1]
+    cm = ClearToolResults(trigger=1, keep=2)
+    past: list[Message] = []
+    last: Any = None
+    for k in range(40):
+        last = cm.decide_with_working(past, tuple(rows[:2 * k]), 0).edits.working
+    assert walked == []
+    assert [r.index for r in last] == [2 * j + 1 for j in range(37)]
+
+
+def test_clearing_makes_each_placeholder_text_once_per_tool_and_size(monkeypatch: Any) -> None:
+    """clear-tool-results (trigger 1 token, keep 1) over 10 turns of one ``bash`` round whose results
+    are all 200 ``x`` (estimate counter: 200 // 4 + 4 = 54 tokens each): 9 results are cleared, 9
+    placeholder rows built, and their one text, "[tool result cleared: bash, 54 tokens]", is made
+    once (it was made for each row: 9 times)."""
+    from inspector.engine.managers.clear_tool_results import ClearToolResults
+    from tests.builders import spy
+
+    made = spy(monkeypatch, ClearToolResults, "_placeholder", arg=1)
+    log = _turns(10)
+    for m in log:
+        if m["role"] == "tool":
+            m["content"] = "x" * 200
+    cm = ClearToolResults(trigger=1, keep=1)
+    got = cm.decide_with_working(log, (), 0).edits
+    assert [r.row["content"] for r in got.replaced] == ["[tool result cleared: bash, 54 tokens]"] * 9
+    assert cm.rows_built == 9 and made == ["bash"]

@@ -26,15 +26,16 @@ ROOT = Path(__file__).resolve().parents[2]
 # --- a conversation driven call by call, as the engine drives a manager ------------------------------
 
 @st.composite
-def turns(draw: Any) -> list[list[Message]]:
+def turns(draw: Any, ids_apart: int = 0) -> list[list[Message]]:
     """Turns of a tool-using agent: a user row, asks (one or two calls, tools ``a``/``b``) each with
-    its results, a reply. Call ids are unique (the usual transcript); sizes vary."""
+    its results, a reply. Call ids are unique (the usual transcript), or with ``ids_apart`` they come
+    back every ``ids_apart`` calls (an id asked again, in the log or in working memory); sizes vary."""
     out: list[list[Message]] = []
     k = 0
     for t in range(draw(st.integers(1, 7))):
         rows: list[Message] = [{"role": "user", "content": f"q{t}"}]
         for _r in range(draw(st.integers(0, 3))):
-            ids = [f"c{k + j}" for j in range(draw(st.integers(1, 2)))]
+            ids = [f"c{(k + j) % ids_apart if ids_apart else k + j}" for j in range(draw(st.integers(1, 2)))]
             k += len(ids)
             rows.append({"role": "assistant", "content": "", "tool_calls": [
                 {"id": i, "type": "function", "function": {"name": draw(st.sampled_from("ab")), "arguments": "{}"}}
@@ -106,13 +107,27 @@ def cleared_by_rule(cm: ClearToolResults, past: list[Message], working: tuple[Me
 
 
 @settings(max_examples=150, deadline=None)
-@given(convo=turns(), window=st.integers(1, 12))
-def test_masking_with_a_table_kept_across_calls_answers_the_rule_on_every_call(convo: Any, window: int) -> None:
-    cm = ObservationMasking(attention_window=window, placeholder="[{tool} {size}]")
+@given(convo=turns(), window=st.integers(1, 12), placeholder=st.sampled_from(["[{tool} {size}]", "<MASKED>", "[{size}]"]))
+def test_masking_with_a_table_kept_across_calls_answers_the_rule_on_every_call(
+        convo: Any, window: int, placeholder: str) -> None:
+    cm = ObservationMasking(attention_window=window, placeholder=placeholder)
     for past, working in calls(convo):
         got = cm.decide_with_working(past, working, 0).edits
         check_record(got, past, working)
-        assert flat(got) == masked_by_rule(past, working, window, "[{tool} {size}]")
+        assert flat(got) == masked_by_rule(past, working, window, placeholder)
+
+
+@settings(max_examples=100, deadline=None)
+@given(convo=turns(ids_apart=3), window=st.integers(1, 12), placeholder=st.sampled_from(["<MASKED>", "[{size}]"]))
+def test_a_placeholder_naming_no_tool_masks_by_the_rule_when_call_ids_come_back(
+        convo: Any, window: int, placeholder: str) -> None:
+    """A placeholder that names no tool reads no ask (only where the results stand): a call id asked
+    again, in the log or in working memory, changes nothing it sends, on any call."""
+    cm = ObservationMasking(attention_window=window, placeholder=placeholder)
+    for past, working in calls(convo):
+        got = cm.decide_with_working(past, working, 0).edits
+        check_record(got, past, working)
+        assert flat(got) == masked_by_rule(past, working, window, placeholder)
 
 
 @settings(max_examples=150, deadline=None)
@@ -384,16 +399,16 @@ def _one_turn_reads(rounds: int) -> tuple[int, int]:
 
 def test_a_one_turn_agents_masks_read_each_working_row_a_bounded_number_of_times() -> None:
     """Before ask k working memory holds 2k rows (ask j at 2j, its result at 2j + 1); the window of 3
-    events masks the results at 2j + 1 < 2k - 3, i.e. j < k - 2. Each call reads its 2 new rows
-    (role and tool calls of each, and the result's call id: 5 reads), from k = 2 on (working memory
-    reaches below the window) the newest group from the end (the last result's and ask's roles: 2)
-    and, from k = 3 on, the one result newly masked (its role: 1; the default placeholder names
-    neither the tool nor the size, so its content and call id are not read); call 0 reads nothing.
-    So rounds R cost 5 (R - 1) + 2 (R - 2) + (R - 3) = 8R - 12 reads: 308 at 40, 628 at 80 (it was
-    quadratic when every call masked working memory from its first row), and R - 3 placeholders are
-    built, once each."""
-    assert _one_turn_reads(40) == (308, 37)
-    assert _one_turn_reads(80) == (628, 77)
+    events masks the results at 2j + 1 < 2k - 3, i.e. j < k - 2. The default placeholder names no
+    tool, so no ask's call ids are read: working memory is read from the first call that reaches
+    below the window (k = 2), each row's role once (2 (R - 1) reads over the turn); from k = 2 on the
+    newest group is found from the end (the last result's and ask's roles: 2); a result newly masked
+    is not read again (its place was found with its role; the placeholder names neither the tool nor
+    the size). So rounds R cost 2 (R - 1) + 2 (R - 2) = 4R - 6 reads: 154 at 40, 314 at 80 (8R - 12
+    while every new row's asks and a masked result's role were read too; quadratic when every call
+    masked working memory from its first row), and R - 3 placeholders are built, once each."""
+    assert _one_turn_reads(40) == (154, 37)
+    assert _one_turn_reads(80) == (314, 77)
 
 
 def _masked_turn_replay(tmp_path: Path) -> Any:
@@ -546,3 +561,21 @@ def test_a_frontier_index_copies_the_logs_facts_only_when_the_log_changed(tmp_pa
     monkeypatch.setattr(replacing, "vars", counting_vars, raising=False)
     _five_turns_masked(tmp_path)
     assert len(read) == 2 * 4
+
+
+def test_a_placeholder_set_again_to_name_the_tool_reads_the_names_of_rows_read_before() -> None:
+    """A manager first called with ``<MASKED>`` (no ask's names read), then given a placeholder that
+    names the tool: the next call's placeholders name each result's tool (``a``/``b``: the log is read
+    again with its names), as a fresh manager's do; window 1, 3 turns of one ask of two calls."""
+    convo = [[{"role": "user", "content": f"q{t}"},
+              {"role": "assistant", "content": "", "tool_calls": [
+                  {"id": f"c{t}{x}", "type": "function", "function": {"name": x, "arguments": "{}"}} for x in "ab"]},
+              *({"role": "tool", "tool_call_id": f"c{t}{x}", "content": "r" * 10} for x in "ab"),
+              {"role": "assistant", "content": "done"}] for t in range(3)]
+    past = [m for rows in convo for m in rows]
+    cm = ObservationMasking(attention_window=1)
+    assert {r.row["content"] for r in cm.decide_with_working(past, (), 0).edits.replaced} == {"<MASKED>"}
+    cm.placeholder = "[{tool} {size}]"
+    got = cm.decide_with_working(past, (), 0).edits
+    assert flat(got) == masked_by_rule(past, (), 1, "[{tool} {size}]")
+    assert [r.row["content"] for r in got.replaced][:2] == ["[a 10]", "[b 10]"]

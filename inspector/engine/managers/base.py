@@ -114,7 +114,7 @@ def managed(past: Sequence[Message], edits: EditRecord, decision: CMDecision) ->
     (:meth:`~inspector.engine.contracts.EditRecord.apply`, on first read of
     :attr:`Managed.messages`) and ``decision`` with its ``folded`` rows derived from the record's
     left-out rows (the one place they are set)."""
-    dropped = edits.dropped()
+    dropped = edits.dropped() if edits.kept != ((0, edits.size),) else ()  # (every row kept: none, no walk)
     if len(dropped) == 1:  # one run (a suffix's prefix, the condenser's middle): a view, O(1) per call
         decision.folded = RowsView((), past, *dropped[0])
     else:
@@ -156,6 +156,7 @@ class ContextManager(ABC):
     # that (also one whose subclass skipped ``__init__``).
     _log_runs: LogRuns | None = None
     _same_log: tuple[Sequence[Message], int, Message | None, object, Managed] | None = None
+    _checked: EditRecord | None = None  # the record :func:`manage` checked last (one, by identity)
 
     def __init__(self) -> None:
         self.counter: TokenCounter = EstimateCounter()
@@ -264,13 +265,17 @@ def manage(cm: Any, past: Sequence[Message], hint: int, working: Sequence[Messag
     A manager with ``reads_budget`` is given the call's ``budget`` when there is one."""
     if is_manager(cm):
         if cm.reads_budget and budget is not None:
-            result = cm.decide_in_budget(past, frozen(working), budget)
-            check_record(result.edits, past, working)
-            return result
-        if not cm.edits_working_memory:
+            result = cm.decide_in_budget(past, frozen(working) if working else (), budget)
+        elif not cm.edits_working_memory:
             return cm.decide(past, hint)
-        result = cm.decide_with_working(past, frozen(working), hint)
-        check_record(result.edits, past, working)
+        else:
+            result = cm.decide_with_working(past, frozen(working) if working else (), hint)
+        edits = result.edits
+        # a record checked on the last call, over a log of its size, replacing no working row, is
+        # checked again by its size alone (a record is immutable; the rest reads the record only)
+        if edits is not cm._checked or edits.size != len(past) or edits.working:
+            check_record(edits, past, working)
+            cm._checked = edits
         return result
     messages = cm.manage_history(past, hint)
     decision = getattr(cm, "last_decision", None) or CMDecision("unchanged-under-budget")

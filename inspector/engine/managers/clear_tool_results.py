@@ -111,17 +111,18 @@ class _Log:
 
 class _Turn:
     """What the manager keeps across the calls of one turn about its working memory (a copy of a list
-    that only grows between them), as :class:`_Log` keeps the log's: each call id's ask, where the
+    that only grows between them), as :class:`_Log` keeps the log's: its units, each call id's ask, where the
     results stand, the clearable ones in order (``pos``) and the placeholders built so far (``table``,
     each once, with the tokens freed up to each). ``clash``: an ask of working memory asks a log call
     id again (worked out from scratch, as the rule's look-up may differ); ``dup``: working memory asks
     a call id twice or after its result (the call walks working memory, as before)."""
 
-    __slots__ = ("key", "n", "first", "last", "asks", "answered", "res", "cands", "pos", "table", "freed", "clash",
-                 "dup", "view")
+    __slots__ = ("key", "n", "units", "newest", "first", "last", "asks", "answered", "res", "cands", "pos", "table",
+                 "freed", "clash", "dup", "view")
 
     def __init__(self, key: tuple[object, int] | None = None) -> None:
-        self.key, self.n = key, 0
+        self.key, self.n, self.units = key, 0, 0
+        self.newest = 0  # where working memory's newest group starts (:func:`newest_group_start`)
         self.first: Message | None = None
         self.last: Message | None = None
         self.asks: dict[str, tuple[int, str]] = {}  # call id -> (position in log + working memory, tool)
@@ -134,18 +135,25 @@ class _Turn:
         self.view: ReplacedBefore | None = None  # the last view of ``table`` given (:func:`table_view`)
         self.clash = self.dup = False
 
-    def sync(self, working: Sequence[Message], st: _Log, n: int) -> _Turn:
-        """The state brought up to date with ``working`` over log state ``st`` of ``n`` rows (a new
-        state for another log or a working memory that is not this one grown)."""
+    def sync(self, working: Sequence[Message], st: _Log, n: int, counter: TokenCounter) -> _Turn:
+        """The state brought up to date with ``working`` over log state ``st`` of ``n`` rows, its
+        units by ``counter`` (``st``'s: a log state is made for one counter); a new state for another
+        log or a working memory that is not this one grown. A long turn's calls read each row once."""
         t, k = self, self.n
         if (st, n) != self.key or len(working) < k or (k and (working[k - 1] is not self.last
                                                                or working[0] is not self.first)):
             t, k = _Turn((st, n)), 0
+            if not working:  # (a turn's first call: nothing to read)
+                return t
+        elif k == len(working):  # (the same working memory as the last call)
+            return t
         asks, answered, excluded = t.asks, t.answered, st.excluded
         log_asks, log_answered = st.asks, st.answered
         clash, dup = t.clash, t.dup
+        units, unit = t.units, counter.unit
         for j in range(k, len(working)):  # the rows added since the last call (two a tool round)
             m = working[j]
+            units += unit(m)
             if "tool_calls" in m:
                 for call in _calls(m):
                     cid = str(call.get("id"))
@@ -153,7 +161,10 @@ class _Turn:
                     dup = dup or cid in asks or cid in answered
                     fn = call.get("function")
                     asks[cid] = (n + j, str(fn.get("name", "")) if isinstance(fn, dict) else "")
-            if m.get("role") == "tool":
+            role = m.get("role")
+            if role == "assistant":
+                t.newest = j
+            elif role == "tool":
                 t.res.append(j)
                 cid = str(m.get("tool_call_id"))
                 answered.add(cid)
@@ -161,7 +172,7 @@ class _Turn:
                 if ask is not None and ask[0] < n + j and ask[1] not in excluded:
                     t.cands.append((j, ask[1]))
                     t.pos.append(j)
-        t.clash, t.dup = clash, dup
+        t.clash, t.dup, t.units = clash, dup, units
         t.n = len(working)
         t.first, t.last = (working[0], working[-1]) if working else (None, None)
         return t
@@ -189,6 +200,9 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         Reason(CLEARED, "tool result cleared (a placeholder was sent)"),
         Reason(INPUT_CLEARED, "tool call's arguments cleared (sent blank)"),
     )
+    TEXTS_KEPT = 1024
+    """How many placeholder texts (one per tool and size cleared) a manager remembers: results of a
+    few tools and sizes repeat, and a text depends on nothing else (a bound, not a cache policy)."""
 
     def __init__(self, trigger: int = D.trigger, keep: int = D.keep, clear_at_least: int = D.clear_at_least,
                  exclude_tools: list[str] | None = D.exclude_tools, clear_tool_inputs: bool = D.clear_tool_inputs,
@@ -209,22 +223,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         self.rows_built = 0
         """How many placeholder rows were made over this manager's life (tests: once per original row)."""
         self._last: EditRecord | None = None  # the last call's record (:func:`keep_record`)
-        self._wunits: tuple[int, Message | None, Message | None, int, TokenCounter | None] = (0, None, None, 0, None)
-        """(rows, first row, last row, units, counter) of the working memory the last call counted."""
-
-    def _working_units(self, working: Sequence[Message], counter: TokenCounter) -> int:
-        """The units of ``working``: the last call's sum plus its new rows' when it is that working memory
-        grown (its first row and the last call's last row, at their places, are the same objects:
-        working memory only grows within a turn), else summed again. A long turn's calls read each
-        row once, not every row on every call."""
-        k, first, last, units, seen = self._wunits
-        if seen is counter and k and len(working) >= k and working[0] is first and working[k - 1] is last:
-            units += sum(map(counter.unit, working[k:]))
-        else:
-            units = sum(map(counter.unit, working))
-        self._wunits = (len(working), working[0] if working else None, working[-1] if working else None, units,
-                        counter)
-        return units
+        self._texts: dict[tuple[str, int], str] = {}  # (tool, tokens) -> placeholder text (``TEXTS_KEPT``)
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         """The result for ``past`` alone (no working memory): see :meth:`decide_with_working`."""
@@ -237,17 +236,20 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         del hint
         working = whole_list(working)
         trigger, n, counter = self.params.trigger, len(past), self.counter
-        st = None
+        st = t = None
         if self.params.clear_tool_inputs:  # a cleared ask's row changes with each of its results: no table
             tokens = counter.count([*past, *working])
         else:
             st = self._log = self._log.sync(past, counter, self.params)
-            tokens = counter.total(st.units + self._working_units(working, counter), n + len(working))
+            t = self._turn = self._turn.sync(working, st, n, counter)
+            tokens = counter.total(st.units + t.units, n + len(working))
+        # (a decision's raw_tokens and threshold given by position: keywords cost more than the rest of the call)
         if tokens <= trigger:  # both sources clear only above it: exactly at the trigger is kept
             return managed(past, self._kept(n),
-                           CMDecision("tool-results-under-trigger", raw_tokens=tokens, threshold=trigger))
-        limit = n + newest_group_start(working) if working else n
-        found = self._frontier(st, past, working, limit) if st is not None and not st.dup else None
+                           CMDecision("tool-results-under-trigger", 0, 0, 0, tokens, trigger))
+        limit = n + (t.newest if t is not None else newest_group_start(working)) if working else n
+        found = self._frontier(st, t, past, working, limit) if st is not None and t is not None and not st.dup \
+            else None
         if found is None:  # worked out from scratch
             rows = [*past, *working]
             clearing = self._clear(rows, limit)
@@ -259,21 +261,20 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             return managed(past, self._kept(n),
                            CMDecision("tool-results-nothing-to-clear", raw_tokens=tokens, threshold=trigger))
         record = self._last = keep_record(self._last, n, log, wm)
-        return managed(past, record, CMDecision("tool-results-cleared", raw_tokens=tokens, threshold=trigger))
+        return managed(past, record, CMDecision("tool-results-cleared", 0, 0, 0, tokens, trigger))
 
     def _kept(self, n: int) -> EditRecord:
         """``EditRecord.keep_all(n)``: the last call's record again when it was that one."""
         record = self._last = keep_record(self._last, n, (), ())
         return record
 
-    def _frontier(self, st: _Log, past: Sequence[Message], working: Sequence[Message],
+    def _frontier(self, st: _Log, t: _Turn, past: Sequence[Message], working: Sequence[Message],
                   limit: int) -> tuple[Sequence[Replacement], Sequence[Replacement]] | None:
         """:meth:`_clear`'s answer from the state kept across calls: the log's cleared results as a
         :class:`ReplacedBefore` view of its table (each placeholder built once), working memory's
         worked out on the call. None when working memory asks a call id again (the rule's ask look-up
         could then differ from the table's)."""
         n = len(past)
-        t = self._turn = self._turn.sync(working, st, n)
         if t.clash:
             return None
         wasks, wres = t.asks, t.res
@@ -294,7 +295,8 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             if k is not None:
                 return (_view(st, k), ())
         else:
-            self._build(st, past, c)
+            if len(st.table) < c:  # (a frontier standing still builds nothing)
+                self._build(st, past, c)
             if not t.dup:  # working memory's clearable results before the bound: a view of the turn's table
                 k = bisect_left(t.pos, bound - n)
                 while len(t.table) < k:
@@ -349,10 +351,16 @@ class ClearToolResults(BuiltFromParams, ContextManager):
     def _cleared(self, original: Message, tool: str) -> tuple[Message, int]:
         """The placeholder row of a cleared result and the tokens it frees (the original's count minus its own)."""
         counter = self.counter  # count([row]) is total(unit(row), 1): no list made per row
-        size = counter.total(counter.unit(original), 1)
-        new = {**original, "content": self._placeholder(tool, size)}
+        additive = getattr(counter, "additive", False)  # (total(units, 1) is the units: no call)
+        size = counter.unit(original) if additive else counter.total(counter.unit(original), 1)
+        text = self._texts.get((tool, size))
+        if text is None:
+            text = self._placeholder(tool, size)
+            if len(self._texts) < self.TEXTS_KEPT:
+                self._texts[(tool, size)] = text
+        new = {**original, "content": text}
         self.rows_built += 1
-        return new, size - counter.total(counter.unit(new), 1)
+        return new, size - (counter.unit(new) if additive else counter.total(counter.unit(new), 1))
 
     def _candidates(self, rows: Sequence[Message], limit: int) -> Iterator[tuple[int, int, str]]:
         """``(result position, asking row's position, tool name)`` of each clearable result, oldest

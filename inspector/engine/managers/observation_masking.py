@@ -70,15 +70,21 @@ def _read_rows(rows: Sequence[Message], n: int, names: dict[str, str], tools: li
     return dup
 
 
+def _read_tools(rows: Sequence[Message], n: int, tools: list[int]) -> None:
+    """Where the tool results of ``rows[n:]`` stand, appended to ``tools``: all a placeholder that
+    names no tool needs (no call id's name is read, so no re-declared id can change an answer)."""
+    tools.extend([i for i in range(n, len(rows)) if rows[i].get("role") == "tool"])
+
+
 class _Masks:
     """What the manager keeps across calls about the committed log it last saw (the log only grows
     between calls): the tool name each ask gives its call ids, where the tool results stand, and the
     table of replacements below the frontier so far, each built once (:class:`ReplacedBefore`)."""
 
-    __slots__ = ("rows", "n", "last", "names", "results", "tools", "table", "dup", "built", "view")
+    __slots__ = ("rows", "n", "last", "names", "results", "tools", "table", "dup", "built", "view", "named")
 
-    def __init__(self, rows: Sequence[Message] | None = None) -> None:
-        self.rows, self.n = rows, 0
+    def __init__(self, rows: Sequence[Message] | None = None, named: bool = False) -> None:
+        self.rows, self.n, self.named = rows, 0, named
         self.last: Message | None = None
         self.names: dict[str, str] = {}
         self.results: set[str] = set()  # the call ids the log's tool results answer
@@ -89,15 +95,20 @@ class _Masks:
         self.dup = False  # an ask re-declared a call id, or came after its result: names can change, so
         # every call is worked out from scratch
 
-    def sync(self, past: Sequence[Message]) -> _Masks:
-        """The state brought up to date with ``past``: a new state when it is not this log grown."""
+    def sync(self, past: Sequence[Message], named: bool) -> _Masks:
+        """The state brought up to date with ``past``: a new state when it is not this log grown.
+        ``named``: the placeholder names the tool, so the asks' names are read too (a new state when
+        the last one was read without them: a manager's placeholder may be set again)."""
         n = self.n
-        if past is not self.rows or len(past) < n or (n and past[n - 1] is not self.last):
-            return _Masks()._read(past, 0)
-        return self._read(past, n) if len(past) > n else self  # (a turn's later calls: nothing committed)
+        if past is not self.rows or len(past) < n or (n and past[n - 1] is not self.last) or named is not self.named:
+            return _Masks(None, named)._read(past, 0, named)
+        return self._read(past, n, named) if len(past) > n else self  # (a turn's later calls: nothing committed)
 
-    def _read(self, past: Sequence[Message], n: int) -> _Masks:
-        self.dup = _read_rows(past, n, self.names, self.tools, self.results, self.dup)
+    def _read(self, past: Sequence[Message], n: int, named: bool) -> _Masks:
+        if named:
+            self.dup = _read_rows(past, n, self.names, self.tools, self.results, self.dup)
+        else:
+            _read_tools(past, n, self.tools)
         self.rows, self.n = past, len(past)
         self.last = past[-1] if past else None
         return self
@@ -127,17 +138,23 @@ class _Working:
         # change, so the call is worked out from scratch (found as names are read: the log's state is
         # this one's for its whole life, so the names read before need no second look)
 
-    def sync(self, working: Sequence[Message], log: tuple[_Masks, int]) -> _Working:
+    def sync(self, working: Sequence[Message], log: tuple[_Masks, int], named: bool) -> _Working:
         """The state brought up to date with ``working`` (a copy of the turn's list on each call: its
         first and last read rows say it is the same list grown): a new state when it is not, or when
-        the log's state ``log`` (the log's :class:`_Masks` and its length) is another."""
+        the log's state ``log`` (the log's :class:`_Masks` and its length) is another. ``named``: as
+        :meth:`_Masks.sync`'s (without it, no clash is looked for: names cannot change an answer)."""
         n = self.n
         if log != self.log or len(working) < n or \
                 (n and (working[n - 1] is not self.last or working[0] is not self.first)):
-            return _Working(log)._read(working, 0) if working else _Working(log)  # (a turn's first call: none)
-        return self._read(working, n) if len(working) > n else self
+            return _Working(log)._read(working, 0, named) if working else _Working(log)  # (a turn's first call)
+        return self._read(working, n, named) if len(working) > n else self
 
-    def _read(self, working: Sequence[Message], n: int) -> _Working:
+    def _read(self, working: Sequence[Message], n: int, named: bool) -> _Working:
+        if not named:
+            _read_tools(working, n, self.tools)
+            self.n = len(working)
+            self.first, self.last = working[0], working[-1]
+            return self
         names, known = self.names, len(self.names)
         self.dup = _read_rows(working, n, names, self.tools, self.results, self.dup)
         if not self.clash and len(names) > known and self.log is not None:  # the new names only
@@ -191,8 +208,10 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         working = whole_list(working)
         n = len(past)
         cut = n + len(working) - self.attention_window  # events before ``cut`` are outside the window
-        st = self._masks = self._masks.sync(past)
-        self._work = self._work.sync(working, (st, st.n))
+        named = "{tool}" in self.placeholder  # the placeholder names the tool: the asks' names are read
+        st = self._masks = self._masks.sync(past, named)
+        if named or cut > n:  # working memory's names are read for clashes; its rows, once some are below the window
+            self._work = self._work.sync(working, (st, st.n), named)
         in_log = self._log_masks(past, min(cut, n))
         # working memory's rows below the window, never its newest group (found only when some are below)
         span = min(cut - n, newest_group_start(working)) if cut > n and working else 0
@@ -218,7 +237,7 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         tools, table = st.tools, st.table
         while st.built < len(tools) and tools[st.built] < cut:
             i = tools[st.built]
-            table.extend(self._masked(past, range(i, i + 1), st.names, {}))
+            table.append(self._mask(past[i], i, st.names, {}))
             st.built += 1
         count = st.built
         while count and tools[count - 1] >= cut:  # the window moved back (a longer working memory)
@@ -238,7 +257,7 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         tools, table = wk.tools, wk.table
         while wk.built < len(tools) and tools[wk.built] < span:
             i = tools[wk.built]
-            table.extend(self._masked(working, range(i, i + 1), wk.names, names))
+            table.append(self._mask(working[i], i, wk.names, names))
             wk.built += 1
         count = wk.built
         while count and tools[count - 1] >= span:
@@ -250,23 +269,27 @@ class ObservationMasking(BuiltFromParams, ContextManager):
 
     def _masked(self, rows: Sequence[Message], span: range, names: dict[str, str],
                 more: dict[str, str]) -> Iterator[Replacement]:
-        """A replacement for each tool result of ``rows`` at an index in ``span``, its tool named by
-        ``names``, else ``more``. A row masked before with the same text is sent as the same row
-        (working memory's rows are masked again on every call of their turn)."""
-        cache, placeholder = self._rows, self.placeholder
-        fixed = "{tool}" not in placeholder and "{size}" not in placeholder  # sent as written (OpenHands' <MASKED>)
+        """A replacement for each tool result of ``rows`` at an index in ``span`` (:meth:`_mask`)."""
         for i in span:
             m = rows[i]
             if m.get("role") == "tool":
-                if fixed:
-                    text = placeholder
-                else:
-                    content = m.get("content")
-                    size = len(content if isinstance(content, str) else str(content or ""))
-                    cid = str(m.get("tool_call_id"))
-                    text = mask_text(placeholder, names.get(cid) or more.get(cid, "tool"), size)
-                hit = cache.get(id(m))
-                if hit is None or hit[0] is not m or hit[1] != text:
-                    self.rows_built += 1
-                    hit = cache[id(m)] = (m, text, {**m, "content": text})
-                yield Replacement(i, hit[2], MASKED)
+                yield self._mask(m, i, names, more)
+
+    def _mask(self, m: Message, i: int, names: dict[str, str], more: dict[str, str]) -> Replacement:
+        """The replacement of tool result ``m`` at index ``i``, its tool named by ``names``, else
+        ``more``. A row masked before with the same text is sent as the same row (working memory's
+        rows are masked again on every call of their turn)."""
+        placeholder = self.placeholder
+        if "{tool}" not in placeholder and "{size}" not in placeholder:  # sent as written (OpenHands' <MASKED>)
+            text = placeholder
+        else:
+            content = m.get("content")
+            size = len(content if isinstance(content, str) else str(content or ""))
+            cid = str(m.get("tool_call_id"))
+            text = mask_text(placeholder, names.get(cid) or more.get(cid, "tool"), size)
+        cache = self._rows
+        hit = cache.get(id(m))
+        if hit is None or hit[0] is not m or hit[1] != text:
+            self.rows_built += 1
+            hit = cache[id(m)] = (m, text, {**m, "content": text})
+        return Replacement(i, hit[2], MASKED)
