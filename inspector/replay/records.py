@@ -181,10 +181,13 @@ class Frame:
             summary_key: summary, "summary_sent": summary_sent, "not_sent": not_sent,
             "warnings": list(self.warnings),
         }
-        if self.replaced:  # only a strategy that replaces rows has the keys: other replays read as before
-            kept = 0 if alone else self.replaced_kept
-            d["replaced_kept"] = kept
-            d["replaced_added"] = [{"ref": i, "reason": reason} for i, reason in self.replaced[kept:]]
+        replaced = self.replaced
+        if type(replaced) is not tuple or replaced:  # only a strategy that replaces rows has the keys (when
+            kept = 0 if alone else self.replaced_kept  # it replaced any): other replays read as before
+            added = _added_json(replaced, kept)
+            if added is not None:
+                d["replaced_kept"] = kept
+                d["replaced_added"] = added
         if transcript_messages is not None:
             rows = []
             refs, synthetic, bands = self.refs, self.synthetic, self.row_bands
@@ -198,6 +201,24 @@ class Frame:
                 rows.append(row)
             d["payload"] = rows
         return d
+
+
+def _added_json(replaced: Sequence[tuple[int, str]], kept: int) -> list[dict[str, Any]] | None:
+    """A frame's ``replaced_added``: its replaced rows from the ``kept``-th on, as ``{"ref", "reason"}``
+    objects; None when it replaced no row. A frontier's view
+    (:class:`~inspector.replay.replaced.ReplacedRefs`) is read by its counts and its table's two lists
+    (usually nothing past ``kept``: the frontier stood), not through its generic length and slicing."""
+    upto = None if type(replaced) is tuple else getattr(replaced, "upto", None)
+    if upto is None:
+        return [{"ref": i, "reason": reason} for i, reason in replaced[kept:]] if replaced else None
+    extra = replaced.extra  # type: ignore[attr-defined]
+    if kept >= upto:
+        return [{"ref": i, "reason": reason} for i, reason in extra[kept - upto:]] if extra or upto else None
+    fr = replaced.fr  # type: ignore[attr-defined]
+    out = [{"ref": i, "reason": reason} for i, reason in zip(fr.refs[kept:upto], fr.reasons[kept:upto])]
+    if extra:
+        out += [{"ref": i, "reason": reason} for i, reason in extra]
+    return out
 
 
 def _content_indexed(row: dict[str, Any], summaries: dict[str, int]) -> dict[str, Any]:
