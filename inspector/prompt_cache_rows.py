@@ -124,9 +124,9 @@ class CallRows:
         if end >= len(sums):
             units.extend(end)
         size = sums[end] - sums[lo]
-        c = self.upto
-        if c:
-            refs, d = self.fr.refs, self.d  # type: ignore[union-attr]
+        c, fr = self.upto, self.fr
+        if c and fr is not None:
+            refs, d = fr.refs, self.d
             if lo <= refs[c - 1] and end > refs[0]:  # around replaced rows (often all of them)
                 k_lo = 0 if lo <= refs[0] else bisect_left(refs, lo, 0, c)
                 size += d[c if end > refs[c - 1] else bisect_left(refs, end, k_lo, c)] - d[k_lo]

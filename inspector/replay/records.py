@@ -208,13 +208,14 @@ def _added_json(replaced: Sequence[tuple[int, str]], kept: int) -> list[dict[str
     objects; None when it replaced no row. A frontier's view
     (:class:`~inspector.replay.replaced.ReplacedRefs`) is read by its counts and its table's two lists
     (usually nothing past ``kept``: the frontier stood), not through its generic length and slicing."""
-    upto = None if type(replaced) is tuple else getattr(replaced, "upto", None)
+    view: Any = replaced
+    upto = None if type(view) is tuple else getattr(view, "upto", None)
     if upto is None:
         return [{"ref": i, "reason": reason} for i, reason in replaced[kept:]] if replaced else None
-    extra = replaced.extra  # type: ignore[attr-defined]
+    extra = view.extra
     if kept >= upto:
         return [{"ref": i, "reason": reason} for i, reason in extra[kept - upto:]] if extra or upto else None
-    fr = replaced.fr  # type: ignore[attr-defined]
+    fr = view.fr
     out = [{"ref": i, "reason": reason} for i, reason in zip(fr.refs[kept:upto], fr.reasons[kept:upto])]
     if extra:
         out += [{"ref": i, "reason": reason} for i, reason in extra]
