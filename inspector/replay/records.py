@@ -172,9 +172,9 @@ class Frame:
             "turn": self.turn, "step": self.step, "at": self.at, "budget": budget,
             "bands": self.bands, "payload_tokens": self.payload_tokens, "headroom": self.headroom,
             "cm": cm,
-            "messages": count, "trimmed": [list(r) for r in self.trimmed] if self.trimmed else [],
+            "messages": count, "trimmed": list(map(list, self.trimmed)) if self.trimmed else [],
             "trimmed_synthetic": self.trimmed_synthetic,
-            "folded": [list(r) for r in self.folded] if self.folded else [],
+            "folded": list(map(list, self.folded)) if self.folded else [],
             "repairs": [r.to_json() for r in self.repairs] if self.repairs else [],
             "check": self.check,
             "cost_usd": self.cost_usd, "summary_cost_usd": self.summary_cost_usd, "usage": self.usage,
@@ -325,6 +325,6 @@ class Commit:
     def to_json(self) -> dict[str, Any]:
         """The commit as a replay file's commit object (the action under ``cm``)."""
         return {"turn": self.turn, "cm": self.action, "summarizer_called": self.summarizer_called,
-                "folded_turns": self.folded_turns, "folded": [list(r) for r in self.folded], "error": self.error,
+                "folded_turns": self.folded_turns, "folded": list(map(list, self.folded)), "error": self.error,
                 "summary_cost_usd": self.summary_cost_usd, "archive": self.archive}
 
