@@ -69,66 +69,70 @@ class CallRows:
         self.segments = segments
         self.fr: FrontierTable | None
         if type(segments) is FrontierSegments:
-            runs, self.fr, self.upto = segments.runs, segments.fr, segments.upto
+            runs, fr, c = segments.runs, segments.fr, segments.upto
             held = units.last  # the table's differences, read once a call (the last call's table: at hand)
-            self.d = held[1] if held[0] is segments.fr and len(held[1]) > segments.upto else \
-                units.delta(segments.fr, segments.upto)
+            self.d = held[1] if held[0] is fr and len(held[1]) > c else units.delta(fr, c)
+            self.fr, self.upto = fr, c
         else:
             runs, self.fr, self.upto, self.d = segments, None, 0, _NO_D
         self.head, self.units = head, units
         rows = total = 0
         self.runs: list[Segment] = []  # the runs, consecutive transcript runs joined (see the class doc)
         self.sizes: list[int] = []  # the units of each joined run (read again at a break)
-        out, sizes, sums, add = self.runs, self.sizes, units.sums, self.runs.append
-        fr, d, c = self.fr, self.d, self.upto
-        refs = fr.refs if fr is not None else _NO_D
-        first, last = (refs[0], refs[c - 1]) if c else (0, -1)  # a frontier's replaced rows stand in [first, last]
-        end = k_end = -1  # the last run's end row and its table position: the next run often starts there
-        joined = -1  # the end row of the last listed run when it is a plain transcript run, else -1
-        grown = 0  # the rows joined to the last listed run (its tuple is made again once, when it ends)
-        have = len(sums)  # (the account sums the transcript before the calls: usually no call extends them)
+        out, sizes = self.runs, self.sizes
+        opened: Segment | None = None  # the plain transcript run open for joining (its first segment)
+        end = -1  # the row after the open run's last: a plain segment starting there joins it
         for seg in runs:
             ref, n, _band, syn, own = seg
             rows += n
-            if own is None:
-                lo = ref or 0
-                hi = lo + n
-                if hi >= have:
-                    units.extend(hi)
-                    have = len(sums)
-                size = sums[hi] - sums[lo]
-                if syn is None and ref is not None:  # a plain transcript run: it may continue the last one
-                    if c and lo <= last and hi > first:  # a run around replaced rows (often all of them)
-                        k_lo = 0 if lo <= first else k_end if lo == end else bisect_left(refs, lo, 0, c)
-                        end, k_end = hi, c if hi > last else bisect_left(refs, hi, k_lo, c)
-                        size += d[k_end] - d[k_lo]
-                    total += size
-                    if ref == joined:
-                        grown += n
-                        sizes[-1] += size
-                    else:
-                        if grown:
-                            r0, n0, b0, _s, _o = out[-1]
-                            out[-1], grown = (r0, n0 + grown, b0, None, None), 0
-                        add(seg)
-                        sizes.append(size)
-                    joined = hi
+            if own is None and syn is None and ref is not None:  # a plain transcript run
+                if ref == end:
+                    end += n
                     continue
+                if opened is not None:
+                    total += self._close(opened, end)
+                opened, end = seg, ref + n
+                continue
+            if opened is not None:
+                total += self._close(opened, end)
+                opened, end = None, -1
+            if own is None:  # a synthetic or index-less run: its rows' units, nothing replaced in it
+                lo = ref or 0
+                if lo + n >= len(units.sums):
+                    units.extend(lo + n)
+                size = units.sums[lo + n] - units.sums[lo]
             else:
                 size = units.of_own(own)
             total += size
-            if grown:
-                r0, n0, b0, _s, _o = out[-1]
-                out[-1], grown = (r0, n0 + grown, b0, None, None), 0
-            add(seg)
+            out.append(seg)
             sizes.append(size)
-            joined = -1
-        if grown:
-            r0, n0, b0, _s, _o = out[-1]
-            out[-1] = (r0, n0 + grown, b0, None, None)
+        if opened is not None:
+            total += self._close(opened, end)
         self.rows = rows  # message rows (the head row apart)
         # (an additive counter's total is the units themselves: no call)
         self.total_tokens = head + (total if units.additive else int(units.counter.total(total, rows)))
+
+    def _close(self, opened: Segment, end: int) -> int:
+        """List the joined plain run from ``opened``'s first row up to ``end`` (``opened`` itself when
+        nothing joined it) and return its units: the running sums' difference, plus the replaced rows'
+        differences on a frontier frame (one difference of sums for the whole run: the segments'
+        units add up to it)."""
+        ref, n, band, _syn, _own = opened
+        lo = ref or 0
+        units = self.units
+        sums = units.sums
+        if end >= len(sums):
+            units.extend(end)
+        size = sums[end] - sums[lo]
+        c, fr = self.upto, self.fr
+        if c and fr is not None:
+            refs, d = fr.refs, self.d
+            if lo <= refs[c - 1] and end > refs[0]:  # around replaced rows (often all of them)
+                k_lo = 0 if lo <= refs[0] else bisect_left(refs, lo, 0, c)
+                size += d[c if end > refs[c - 1] else bisect_left(refs, end, k_lo, c)] - d[k_lo]
+        self.runs.append(opened if lo + n == end else (ref, end - lo, band, None, None))
+        self.sizes.append(size)
+        return size
 
     def run_units(self, ref: int | None, n: int, syn: str | None, own: Message | None, a: int, b: int) -> int:
         """Units of rows ``a`` to ``b`` (offsets) of one run: a made row's own, a transcript run's from

@@ -172,19 +172,22 @@ class Frame:
             "turn": self.turn, "step": self.step, "at": self.at, "budget": budget,
             "bands": self.bands, "payload_tokens": self.payload_tokens, "headroom": self.headroom,
             "cm": cm,
-            "messages": count, "trimmed": [list(r) for r in self.trimmed] if self.trimmed else [],
+            "messages": count, "trimmed": list(map(list, self.trimmed)) if self.trimmed else [],
             "trimmed_synthetic": self.trimmed_synthetic,
-            "folded": [list(r) for r in self.folded] if self.folded else [],
+            "folded": list(map(list, self.folded)) if self.folded else [],
             "repairs": [r.to_json() for r in self.repairs] if self.repairs else [],
             "check": self.check,
             "cost_usd": self.cost_usd, "summary_cost_usd": self.summary_cost_usd, "usage": self.usage,
             summary_key: summary, "summary_sent": summary_sent, "not_sent": not_sent,
             "warnings": list(self.warnings),
         }
-        if self.replaced:  # only a strategy that replaces rows has the keys: other replays read as before
-            kept = 0 if alone else self.replaced_kept
-            d["replaced_kept"] = kept
-            d["replaced_added"] = [{"ref": i, "reason": reason} for i, reason in self.replaced[kept:]]
+        replaced = self.replaced
+        if type(replaced) is not tuple or replaced:  # only a strategy that replaces rows has the keys (when
+            kept = 0 if alone else self.replaced_kept  # it replaced any): other replays read as before
+            added = _added_json(replaced, kept)
+            if added is not None:
+                d["replaced_kept"] = kept
+                d["replaced_added"] = added
         if transcript_messages is not None:
             rows = []
             refs, synthetic, bands = self.refs, self.synthetic, self.row_bands
@@ -198,6 +201,25 @@ class Frame:
                 rows.append(row)
             d["payload"] = rows
         return d
+
+
+def _added_json(replaced: Sequence[tuple[int, str]], kept: int) -> list[dict[str, Any]] | None:
+    """A frame's ``replaced_added``: its replaced rows from the ``kept``-th on, as ``{"ref", "reason"}``
+    objects; None when it replaced no row. A frontier's view
+    (:class:`~inspector.replay.replaced.ReplacedRefs`) is read by its counts and its table's two lists
+    (usually nothing past ``kept``: the frontier stood), not through its generic length and slicing."""
+    view: Any = replaced
+    upto = None if type(view) is tuple else getattr(view, "upto", None)
+    if upto is None:
+        return [{"ref": i, "reason": reason} for i, reason in replaced[kept:]] if replaced else None
+    extra = view.extra
+    if kept >= upto:
+        return [{"ref": i, "reason": reason} for i, reason in extra[kept - upto:]] if extra or upto else None
+    fr = view.fr
+    out = [{"ref": i, "reason": reason} for i, reason in zip(fr.refs[kept:upto], fr.reasons[kept:upto])]
+    if extra:
+        out += [{"ref": i, "reason": reason} for i, reason in extra]
+    return out
 
 
 def _content_indexed(row: dict[str, Any], summaries: dict[str, int]) -> dict[str, Any]:
@@ -303,6 +325,6 @@ class Commit:
     def to_json(self) -> dict[str, Any]:
         """The commit as a replay file's commit object (the action under ``cm``)."""
         return {"turn": self.turn, "cm": self.action, "summarizer_called": self.summarizer_called,
-                "folded_turns": self.folded_turns, "folded": [list(r) for r in self.folded], "error": self.error,
+                "folded_turns": self.folded_turns, "folded": list(map(list, self.folded)), "error": self.error,
                 "summary_cost_usd": self.summary_cost_usd, "archive": self.archive}
 

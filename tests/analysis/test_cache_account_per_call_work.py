@@ -59,6 +59,43 @@ def test_a_made_row_or_a_gap_ends_a_joined_run() -> None:
     assert lay.sizes == [1, 4, 12, 8] and lay.rows == 6 and lay.total_tokens == 25
 
 
+class _CountedReads(list):  # type: ignore[type-arg]
+    """A list that counts the entries read from it by index."""
+
+    reads = 0
+
+    def __getitem__(self, i: Any) -> Any:
+        _CountedReads.reads += 1
+        return super().__getitem__(i)
+
+
+def test_a_joined_run_is_summed_once_not_once_per_segment() -> None:
+    """Rule: a joined run's units are one difference of the running sums (the segments' differences add
+    up to it). The four runs of the first test join into two: 2 × 2 = 4 reads of the sums (8 when each
+    segment was summed and the sizes added). On a frontier frame of one table (rows 6 and 9 replaced,
+    each by a 2-character row: differences 2 − 7 = −5 and 2 − 10 = −8), the same run reads the sums
+    twice and the table's differences twice: 6 + … + 11 − 5 − 8 = 38 units."""
+    from inspector.replay.replaced import FrontierSegments, FrontierTable
+
+    segs = [(0, 1, "system", None, None), (5, 3, "history", None, None), (8, 1, "user", None, None),
+            (9, 2, "working_memory", None, None)]
+    units = _units()
+    units.extend(12)
+    units.sums = _CountedReads(units.sums)
+    _CountedReads.reads = 0
+    assert CallRows(5, segs, units).sizes == [1, 51]
+    assert _CountedReads.reads == 4
+    fr = FrontierTable([])
+    fr.refs, fr.rows = [6, 9], [{"role": "tool", "content": "ab"}] * 2
+    d = units.delta(fr, 2)
+    assert d == [0, -5, -13]
+    units.last = (fr, _CountedReads(d))
+    _CountedReads.reads = 0
+    lay = CallRows(5, FrontierSegments(segs, fr, 2), units)
+    assert lay.sizes == [1, 38] and lay.total_tokens == 5 + 39
+    assert _CountedReads.reads == 2 + 2 + 2  # the system run's sums, the joined run's sums and differences
+
+
 @pytest.mark.parametrize("turns", [10, 20])
 def test_the_transcripts_running_sums_are_made_in_one_pass_before_the_calls(
         turns: int, monkeypatch: pytest.MonkeyPatch) -> None:

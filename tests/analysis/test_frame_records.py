@@ -174,3 +174,31 @@ def test_a_replay_rounds_each_distinct_payload_cost_once(monkeypatch: Any) -> No
     price = rp.limits["input_cost_per_token"]
     assert price and len(rounded) == 2
     assert [f.cost_usd for f in rp.frames] == [builtins.round(n * price, 10) for n in sizes]
+
+
+def test_a_frontier_frames_json_reads_its_replaced_view_by_its_counts_not_its_sequence_methods(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """Rule: a frontier frame's ``replaced_added`` is its view's entries past ``replaced_kept``, read
+    from the table's lists (no ``len`` or slice of the view per frame: a frame with nothing added
+    costs what a seed frame costs). One turn of 5 asks under observation-masking, window 3 events:
+    the calls' lists are [], [], [], [2], [2, 4], [2, 4, 6] (worked out in
+    tests/engine/test_frontier_replacements.py), so frames 3-5 carry the keys, kept 0, 1, 2, each
+    adding the one new result; frames 0-2 (an empty view) carry none."""
+    from builders import one_turn_asks, spy
+    from inspector.engine.managers.observation_masking import MASKED
+    from inspector.replay.replaced import ReplacedRefs
+
+    path, manifest = tmp_path / "t.json", tmp_path / "m.yaml"
+    path.write_text(json.dumps({"messages": one_turn_asks(5)}))
+    manifest.write_text(json.dumps({"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "m"}, "spec": {
+        "models": [{"id": "main", "model": "gpt-4o"}],
+        "context_manager": {"type": "observation-masking", "params": {"attention_window": 3}}}}))
+    rp = replay(str(manifest), load_transcript(path), counter="estimate")
+    sliced = spy(monkeypatch, ReplacedRefs, "__getitem__")
+    counted = spy(monkeypatch, ReplacedRefs, "__len__")
+    frames = [f.to_json() for f in rp.frames]
+    assert sliced == [] and counted == []
+    assert [(f.get("replaced_kept"), f.get("replaced_added")) for f in frames] == [
+        (None, None)] * 3 + [(k, [{"ref": r, "reason": MASKED}]) for k, r in ((0, 2), (1, 4), (2, 6))]
+    alone = rp.frames[5].to_json(alone=True)
+    assert alone["replaced_kept"] == 0 and [r["ref"] for r in alone["replaced_added"]] == [2, 4, 6]

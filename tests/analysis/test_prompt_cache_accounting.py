@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inspector.engine.cache import anthropic_rule, reference_calls, rule_for_model
 from inspector.prompt_cache import account
@@ -206,3 +208,40 @@ def test_a_replay_with_no_price_says_its_input_has_no_price_once(tmp_path) -> No
                                               {"role": "assistant", "content": "It shipped."}]}))
     words = cache_totals_words(replay(None, load_transcript(path)))
     assert "the one call's input has no price; 0 of " in words and "no price, no price" not in words
+
+
+_PRICE = st.none() | st.floats(0, 1, allow_nan=False, width=32)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 5_000), st.integers(0, 5_000), st.integers(0, 50),
+                          st.integers(0, 500) | st.none(), _PRICE, _PRICE, _PRICE,
+                          st.lists(st.sampled_from(["input_cost_per_token", "cache_read_input_token_cost"]),
+                                   max_size=2)), max_size=12),
+       st.booleans())
+def test_an_accounts_totals_are_the_sums_of_its_calls_fields(rows: list[Any], include_pending: bool) -> None:
+    """Rule (``CacheAccount.totals``): each token total is the sum of the calls' field, a cost the rounded
+    sum of the calls' costs or None when any call's is None, the breaks the calls with a ``broke_at``,
+    the missing prices each named once, sorted; the pending call counted only when asked. Worked
+    here field by field, as the definition reads, against the totals' column sums."""
+    from inspector.engine.cache import NO_CACHE, CachePrices, CallCache
+    from inspector.prompt_cache import CacheAccount, CallCacheCost
+
+    calls = tuple(CallCacheCost(i, pending, CallCache(cached + uncached, cached, 0, uncached, broke, 0), cost,
+                                plain, resent, brk, tuple(missing))
+                  for i, (pending, cached, uncached, resent, broke, cost, plain, brk, missing) in enumerate(rows))
+    kept = [c for c in calls if include_pending or not c.pending]
+
+    def total(values: list[float | None]) -> float | None:
+        return None if any(v is None for v in values) else round(sum(v for v in values if v is not None), 8)
+
+    t = CacheAccount(NO_CACHE, CachePrices(None, None, None), calls).totals(include_pending=include_pending)
+    assert t["calls"] == len(kept)
+    for name in ("input", "cached", "written", "uncached"):
+        assert t[name] == sum(getattr(c.cache, name) for c in kept)
+    assert t["cost_with_caching_usd"] == total([c.cost_usd for c in kept])
+    assert t["cost_without_caching_usd"] == total([c.uncached_cost_usd for c in kept])
+    assert t["cache_break_cost_usd"] == total([c.break_cost_usd for c in kept])
+    assert t["cache_breaks"] == sum(1 for c in kept if c.cache.broke_at is not None)
+    assert t["resent"] == sum(c.resent for c in kept)
+    assert t["missing_prices"] == sorted({m for c in kept for m in c.missing_prices})
