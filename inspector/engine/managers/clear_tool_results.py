@@ -16,6 +16,8 @@ import json
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import is_
 
 from inspector.engine.contracts import EditRecord, ReplacedBefore, Replacement, newest_group_start
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
@@ -57,18 +59,19 @@ class _Log:
     freed up to each (``freed[k]``: by the first ``k``)."""
 
     __slots__ = ("rows", "n", "last", "units", "results", "answered", "asks", "cands", "at", "table", "freed",
-                 "reach", "dup", "key", "excluded", "view")
+                 "reach", "dup", "key", "excluded", "view", "additive")
 
     def __init__(self, key: tuple[object, ...] = (), excluded: frozenset[str] = frozenset()) -> None:
         self.key = key  # (counter, params) it was made for
         self.excluded = excluded  # the params' exclude_tools, as a set made once
+        self.additive = bool(getattr(key[0], "additive", False)) if key else False  # the counter's total is its units
         self.rows: Sequence[Message] | None = None
         self.n, self.units = 0, 0
         self.last: Message | None = None
         self.results: list[int] = []  # log positions of the tool results
         self.asks: dict[str, tuple[int, str]] = {}  # call id -> (asking row, tool name)
         self.answered: set[str] = set()  # the call ids the log's tool results answer
-        self.cands: list[tuple[int, int, str]] = []  # (result, its ask, tool) clearable by their asks
+        self.cands: list[tuple[int, str]] = []  # (result, tool) clearable by their asks
         self.at: list[int] = []  # the candidates' positions (bisected)
         self.reach: int | None = None  # the fewest candidates that free clear_at_least, once found
         self.table: list[Replacement] = []  # the first len(table) candidates' placeholders
@@ -76,9 +79,11 @@ class _Log:
         self.view: ReplacedBefore | None = None  # the last view of ``table`` given (:func:`table_view`)
         self.dup = False  # a call id asked twice, or after its result: every call is worked out from scratch
 
-    def sync(self, past: Sequence[Message], counter: TokenCounter, params: ClearToolResultsParams) -> _Log:
+    def sync(self, past: Sequence[Message], counter: TokenCounter, params: ClearToolResultsParams,
+             turn: _Turn | None = None) -> _Log:
         """The state brought up to date with ``past``: a new state when it is not this log grown (or
-        the counter or the parameters changed)."""
+        the counter or the parameters changed). ``turn``: the last call's working-memory state; when
+        its rows were committed (:meth:`_take_over`), their facts are taken over, not read again."""
         n = self.n
         st = self
         if past is not self.rows or len(past) < n or (n and past[n - 1] is not self.last) or \
@@ -86,9 +91,60 @@ class _Log:
             st, n = _Log((counter, params), frozenset(params.exclude_tools or ())), 0
         elif n == len(past):  # the same log as the last call (every call of a turn): nothing to read
             return st
+        elif turn is not None and turn.n and turn.key is not None and turn.key[0] is st and turn.key[1] == n:
+            return st._take_over(past, n, turn, counter)
+        return st._read(past, n, len(past), counter)
+
+    def _take_over(self, past: Sequence[Message], n: int, turn: _Turn, counter: TokenCounter) -> _Log:
+        """The log grown by a committed turn, ``[user row?] + working memory + [reply?]``: the rows of
+        ``turn`` (the turn's state over this log of ``n`` rows) have their facts taken over, shifted
+        to where they stand, instead of being read again; the rows around them, which neither ask
+        nor answer (else the whole growth is read), add their units.
+
+        Why it is exact: the turn's rows stand at ``past[s:s + k]``, all of them, by identity; the
+        rows around them ask and answer nothing (no ask or answer the turn's facts were worked out
+        without, none after them that the turn's would change); the turn asked no call id the log
+        asked or answered (``clash``) nor one twice or after its result (``dup``). Its asks, answers,
+        units and results are then the log's; a result is clearable as the log reads it by the
+        turn's ask (its ``cands``) or, asked before the turn, by the log's."""
+        rows, k, end = turn.rows, turn.n, len(past)
+        s = n if past[n] is turn.first else n + 1
+        if turn.clash or turn.dup or rows is None or s + k > end or \
+                not all(map(is_, past[s:s + k], rows[:k])):
+            return self._read(past, n, end, counter)
+        unit, units = counter.unit, self.units + turn.units
+        for i in chain(range(n, s), range(s + k, end)):  # the rows around the turn's (its user row, its reply)
+            m = past[i]
+            if "tool_calls" in m or m.get("role") == "tool":  # one asks or answers: the log is read
+                return self._read(past, n, end, counter)
+            units += unit(m)
+        asks, excluded, cands, at, results = self.asks, self.excluded, self.cands, self.at, self.results
+        pos, c = turn.pos, 0
+        for j in turn.res:
+            results.append(s + j)
+            if c < len(pos) and pos[c] == j:
+                cands.append((s + j, turn.cands[c][1]))
+                at.append(s + j)
+                c += 1
+            else:  # asked before the turn (a paused turn's answer): the log's ask
+                ask = asks.get(str(rows[j].get("tool_call_id")))
+                if ask is not None and ask[1] not in excluded:
+                    cands.append((s + j, ask[1]))
+                    at.append(s + j)
+        d = s - n
+        for cid, (p, tool) in turn.asks.items():
+            asks[cid] = (p + d, tool)
+        self.answered |= turn.answered
+        self.units = units
+        self.rows, self.n, self.last = past, end, past[end - 1]
+        return self
+
+    def _read(self, past: Sequence[Message], n: int, end: int, counter: TokenCounter) -> _Log:
+        """The facts of ``past[n:end]`` read into the state (each row once over the log's life)."""
+        st = self
         excluded, answered, asks, unit = st.excluded, st.answered, st.asks, counter.unit
         units, dup = st.units, st.dup
-        for i in range(n, len(past)):  # each row once over the log's life: its locals bound once a call
+        for i in range(n, end):  # each row once over the log's life: its locals bound once a call
             m = past[i]
             units += unit(m)
             for call in _calls(m) if "tool_calls" in m else ():
@@ -102,10 +158,10 @@ class _Log:
                 answered.add(cid)
                 ask = asks.get(cid)
                 if ask is not None and ask[1] not in excluded:
-                    st.cands.append((i, ask[0], ask[1]))
+                    st.cands.append((i, ask[1]))
                     st.at.append(i)
         st.units, st.dup = units, dup
-        st.rows, st.n, st.last = past, len(past), past[-1] if past else None
+        st.rows, st.n, st.last = past, end, past[end - 1] if end else None
         return st
 
 
@@ -118,7 +174,7 @@ class _Turn:
     a call id twice or after its result (the call walks working memory, as before)."""
 
     __slots__ = ("key", "n", "units", "newest", "first", "last", "asks", "answered", "res", "cands", "pos", "table",
-                 "freed", "clash", "dup", "view")
+                 "freed", "clash", "dup", "view", "rows")
 
     def __init__(self, key: tuple[object, int] | None = None) -> None:
         self.key, self.n, self.units = key, 0, 0
@@ -134,6 +190,7 @@ class _Turn:
         self.freed: list[int] = [0]  # tokens freed by the first k placeholders of ``table``
         self.view: ReplacedBefore | None = None  # the last view of ``table`` given (:func:`table_view`)
         self.clash = self.dup = False
+        self.rows: Sequence[Message] | None = None  # the list read (:meth:`_Log._take_over` checks it)
 
     def sync(self, working: Sequence[Message], st: _Log, n: int, counter: TokenCounter) -> _Turn:
         """The state brought up to date with ``working`` over log state ``st`` of ``n`` rows, its
@@ -173,7 +230,7 @@ class _Turn:
                     t.cands.append((j, ask[1]))
                     t.pos.append(j)
         t.clash, t.dup, t.units = clash, dup, units
-        t.n = len(working)
+        t.n, t.rows = len(working), working
         t.first, t.last = (working[0], working[-1]) if working else (None, None)
         return t
 
@@ -217,6 +274,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         self.params = params
         self._log = _Log()
         self._turn = _Turn()
+        self._idle = _Turn()  # the state of an empty working memory (a turn's first call): never written
         self._wrows: dict[int, tuple[Message, str, Message, int]] = {}
         """Working memory's cleared rows, by id of the original: (it, its tool, its placeholder row, tokens
         freed), so the calls of a turn send the same row (no second tokenisation)."""
@@ -240,9 +298,11 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         if self.params.clear_tool_inputs:  # a cleared ask's row changes with each of its results: no table
             tokens = counter.count([*past, *working])
         else:
-            st = self._log = self._log.sync(past, counter, self.params)
-            t = self._turn = self._turn.sync(working, st, n, counter)
-            tokens = counter.total(st.units + t.units, n + len(working))
+            st = self._log = self._log.sync(past, counter, self.params, self._turn)
+            t = self._turn = self._turn.sync(working, st, n, counter) if working else self._idle
+            tokens = st.units + t.units
+            if not st.additive:  # (an additive counter's total is its units: no call)
+                tokens = counter.total(tokens, n + len(working))
         # (a decision's raw_tokens and threshold given by position: keywords cost more than the rest of the call)
         if tokens <= trigger:  # both sources clear only above it: exactly at the trigger is kept
             return managed(past, self._kept(n),
@@ -343,7 +403,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
     def _build(self, st: _Log, past: Sequence[Message], c: int) -> None:
         """The placeholders of the first ``c`` candidates in the table (each built once)."""
         while len(st.table) < c:
-            i, _ask, tool = st.cands[len(st.table)]
+            i, tool = st.cands[len(st.table)]
             row, delta = self._cleared(past[i], tool)
             st.table.append(Replacement(i, row, CLEARED))
             st.freed.append(st.freed[-1] + delta)
