@@ -322,3 +322,56 @@ def test_clearing_makes_each_placeholder_text_once_per_tool_and_size(monkeypatch
     got = cm.decide_with_working(log, (), 0).edits
     assert [r.row["content"] for r in got.replaced] == ["[tool result cleared: bash, 54 tokens]"] * 9
     assert cm.rows_built == 9 and made == ["bash"]
+
+
+def _log_facts(st: Any) -> tuple[Any, ...]:
+    """What a clear-tool-results log state holds about its log (not its placeholders)."""
+    return st.n, st.units, st.results, st.asks, st.answered, st.cands, st.at, st.dup
+
+
+def _drive(cm: Any, turns: list[list[Message]]) -> list[Message]:
+    """Drive ``cm`` as the engine does over ``turns`` (``[user, *working, reply?]``): each turn's first
+    call with no working memory, its second with all of it but a text reply; then the turn committed
+    to the same log list. Returns the log."""
+    log: list[Message] = []
+    for user, *work in turns:
+        cm.decide_with_working(log, (), 0)
+        cm.decide_with_working(log, work[:-1] if work[-1]["role"] == "assistant" and "tool_calls" not in work[-1]
+                               else work, 0)
+        log += [user, *work]
+    return log
+
+
+def test_clearing_takes_a_committed_turns_facts_over_from_its_working_memory_not_reading_its_rows_again(
+        monkeypatch: Any) -> None:
+    """clear-tool-results under its trigger over 10 turns of ``[user, ask, result, reply]`` (:func:`_drive`):
+    the log's state takes the committed ask and result over from the turn's state, reading only the
+    user row and the reply, so the manager reads 2 units on turn 1 and 2 + 2 on each later one:
+    2 + 9 × 4 = 38 (reading all four committed rows again: 2 + 9 × 6 = 56)."""
+    from inspector.engine.managers.clear_tool_results import ClearToolResults
+    from tests.builders import count_unit_reads
+
+    rows = _turns(10)
+    cm = ClearToolResults(trigger=10**6)
+    reads = count_unit_reads(monkeypatch)
+    _drive(cm, [rows[i:i + 4] for i in range(0, 40, 4)])
+    assert reads[0] == 38
+
+
+@pytest.mark.parametrize("paused", [False, True])
+def test_a_clearing_log_state_taken_over_from_turns_is_the_state_read_from_the_log(paused: bool) -> None:
+    """The log state :func:`_drive` leaves (turns' facts taken over) equals a fresh read of the log:
+    units, results, asks, answers, clearable results; with ``paused``, turn 4 stops at its ask and
+    turn 5's working memory answers it first (a result whose ask is in the log is clearable too)."""
+    from inspector.engine.managers.clear_tool_results import ClearToolResults, _Log
+
+    rows = _turns(10)
+    turns = [rows[i:i + 4] for i in range(0, 40, 4)]
+    if paused:
+        turns[3], turns[4] = turns[3][:2], [turns[4][0], turns[3][2], *turns[4][1:]]
+    cm = ClearToolResults(trigger=10**6)
+    log = _drive(cm, turns)
+    cm.decide_with_working(log, (), 0)
+    fresh = _Log((cm.counter, cm.params), frozenset()).sync(log, cm.counter, cm.params)
+    assert _log_facts(cm._log) == _log_facts(fresh)
+    assert [i for i, _tool in fresh.cands] == [i for i, m in enumerate(log) if m["role"] == "tool"]
