@@ -292,7 +292,8 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         group) replaced when the input exceeds ``trigger`` (``hint`` is not read). The decision's
         ``raw_tokens`` is the input counted, ``threshold`` the trigger."""
         del hint
-        working = whole_list(working)
+        if type(working) is not tuple:  # (a turn's first call is given an empty tuple: no call)
+            working = whole_list(working)
         trigger, n, counter = self.params.trigger, len(past), self.counter
         st = t = None
         if self.params.clear_tool_inputs:  # a cleared ask's row changes with each of its results: no table
@@ -347,7 +348,8 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             bound = n + wres[older - len(st.results)]
         else:
             bound = n + len(working)
-        bound = min(bound, limit)
+        if limit < bound:
+            bound = limit
         c = bisect_left(st.at, bound)
         at_least = self.params.clear_at_least
         if at_least:
@@ -358,7 +360,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             if len(st.table) < c:  # (a frontier standing still builds nothing)
                 self._build(st, past, c)
             if not t.dup:  # working memory's clearable results before the bound: a view of the turn's table
-                k = bisect_left(t.pos, bound - n)
+                k = bisect_left(t.pos, bound - n) if t.pos else 0
                 while len(t.table) < k:
                     j, tool = t.cands[len(t.table)]
                     _m, _tool, row, delta = self._wrow(working[j], tool)

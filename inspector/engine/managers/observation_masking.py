@@ -205,7 +205,8 @@ class ObservationMasking(BuiltFromParams, ContextManager):
         rows indexed after the log's; its newest group never), reason ``observation-masked``. The
         decision is ``observations-masked`` when one was masked, else ``observations-kept``."""
         del hint
-        working = whole_list(working)
+        if type(working) is not tuple:  # (a turn's first call is given an empty tuple: no call)
+            working = whole_list(working)
         n = len(past)
         cut = n + len(working) - self.attention_window  # events before ``cut`` are outside the window
         named = "{tool}" in self.placeholder  # the placeholder names the tool: the asks' names are read
