@@ -328,9 +328,10 @@ def check_record(record: EditRecord, past: Sequence[Message], working: Sequence[
     if size != len(past):
         raise ValueError(f"edit record over {size} rows, but the log holds {len(past)}")
     replaced = record.replaced
-    if type(replaced) is ReplacedBefore and not record.working and not record.inserted and size and \
-            record.kept == ((0, size),):  # a frontier record (every call of two strategies): its two ends
-        u = replaced.upto  # bound its rows (in log order), and it edits no working memory
+    kept = record.kept
+    if type(replaced) is ReplacedBefore and not record.working and not record.inserted and len(kept) == 1 and \
+            kept[0][0] == 0 and kept[0][1] == size and size:  # a frontier record (every call of two strategies):
+        u = replaced.upto  # its two ends bound its rows (in log order), and it edits no working memory
         if not u or (0 <= replaced.table[0].index and replaced.table[u - 1].index < size):
             return
     at = 0

@@ -85,7 +85,11 @@ class _Recorder:
         if replaced is self.last_replaced and type(replaced) is ReplacedRefs:  # the frontier stands: all kept
             kept = replaced.upto + len(replaced.extra)
         elif type(replaced) is ReplacedRefs:  # a frontier frame: O(1) against the previous one's view, no len()
-            kept = kept_prefix(self.last_replaced, replaced)
+            last = self.last_replaced
+            if type(last) is ReplacedRefs and last.fr is replaced.fr and last.upto != replaced.upto:
+                kept = last.upto if last.upto < replaced.upto else replaced.upto  # (kept_prefix's answer, read here)
+            else:
+                kept = kept_prefix(last, replaced)
         else:
             kept = kept_prefix(self.last_replaced, replaced) if replaced and self.last_replaced else 0
         self.last_replaced = replaced
@@ -130,17 +134,17 @@ class _Recorder:
             work = self.work
             if work.table is not wview.table:
                 work = self.work = FrontierTable(wview.table, in_working=True)
-            if work.ok if len(work.refs) == len(wview.table) else work.sync(conv.committed_messages, refs.get,
-                                                                               conv.working):
+            if work.ok if len(work.refs) == len(wview.table) else \
+                    work.sync(conv.committed_messages, refs.ref, refs.msgs, conv.working):
                 found = FrontierSwaps(work, wview.upto, {})
-                segs = _segments(layout, refs, found, apart=(None, wview.table))
+                segs = _segments(layout, refs, found, apart=work.apart)
                 return FrontierSegments(tuple(segs), work, wview.upto), ReplacedRefs(work, wview.upto), found
         if table is not None:
             fr = self.frontier
             if fr.table is not table:
                 fr = self.frontier = FrontierTable(table)
             # the table's entries are mapped once: most calls add none, and then ``sync`` has nothing to do
-            if fr.ok if len(fr.refs) == len(table) else fr.sync(conv.committed_messages, refs.get):
+            if fr.ok if len(fr.refs) == len(table) else fr.sync(conv.committed_messages, refs.ref, refs.msgs):
                 upto = view.upto
                 if wview:
                     working = conv.working
@@ -152,11 +156,11 @@ class _Recorder:
                     found, last = self.last_found, self.last_replaced
                     if found.fr is not fr or found.upto != upto:
                         found = self.last_found = FrontierSwaps(fr, upto, {})
-                    segs = _segments(layout, refs, found, apart=(table, None))
+                    segs = _segments(layout, refs, found, apart=fr.apart)
                     if type(last) is ReplacedRefs and last.fr is fr and last.upto == upto and not last.extra:
                         return FrontierSegments(tuple(segs), fr, upto), last, found
                     return FrontierSegments(tuple(segs), fr, upto), ReplacedRefs(fr, upto), found
-                segs = _segments(layout, refs, found, apart=(table, None))
+                segs = _segments(layout, refs, found, apart=fr.apart)
                 return FrontierSegments(tuple(segs), fr, upto), ReplacedRefs(fr, upto, added), found
         swaps = replaced_rows(edits, conv.committed_messages, conv.working)
         return tuple(_segments(layout, refs, swaps)), _replaced(swaps, refs) if swaps else (), swaps

@@ -13,7 +13,7 @@ costs O(its runs), not O(rows replaced so far); reading one costs what it always
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import chain, islice
 from typing import Any, ClassVar, overload
 
@@ -35,10 +35,12 @@ class FrontierTable:
     ``in_working``: the table is one of working memory's (a one-turn agent's, whose record replaces no
     log row), its indices positions in working memory, and made again for each turn's table."""
 
-    __slots__ = ("table", "refs", "reasons", "rows", "origs", "ids", "ok", "in_working")
+    __slots__ = ("table", "refs", "reasons", "rows", "origs", "ids", "ok", "in_working", "apart")
 
     def __init__(self, table: list[Replacement] | None = None, *, in_working: bool = False) -> None:
         self.table, self.in_working = table, in_working
+        self.apart = (None, table) if in_working else (table, None)
+        """The frame's ``apart`` pair for this table (the log's, working memory's), made once."""
         self.refs: list[int] = []
         self.reasons: list[str] = []
         self.rows: list[Message] = []
@@ -46,19 +48,24 @@ class FrontierTable:
         self.ids: dict[int, int] = {}
         self.ok = True
 
-    def sync(self, past: Sequence[Message], ref_of: Callable[[Message], int | None],
+    def sync(self, past: Sequence[Message], ref: Mapping[int, int], msgs: Sequence[Message],
              working: Sequence[Message] = ()) -> bool:
         """Map the table's entries added since the last call (``past``: the log their indices are
-        positions of; ``working``: working memory, for a table :attr:`in_working`); returns :attr:`ok`."""
+        positions of; ``working``: working memory, for a table :attr:`in_working`); ``ref`` and ``msgs``:
+        the replay's transcript index of each message by its id, and the transcript (a message is found
+        in them as ``_Refs.get`` finds it, read in place: no call per entry); returns :attr:`ok`."""
         table = self.table
         assert table is not None
         rows = working if self.in_working else past
         refs = self.refs
+        n_rows = len(rows)
+        last = refs[-1] if refs else -1
         for k in range(len(refs), len(table)):
             r = table[k]
-            m = rows[r.index] if r.index < len(rows) else None
-            t = ref_of(m) if m is not None else None
-            if m is None or t is None or (refs and t <= refs[-1]):
+            i = r.index
+            m = rows[i] if i < n_rows else None
+            t = ref.get(id(m)) if m is not None else None
+            if t is None or msgs[t] is not m or t <= last:
                 self.ok = False
                 return False
             refs.append(t)
@@ -66,6 +73,7 @@ class FrontierTable:
             self.rows.append(r.row)
             self.origs.append(m)
             self.ids[id(r.row)] = k
+            last = t
         return self.ok
 
 

@@ -126,3 +126,32 @@ def test_a_frontier_record_is_checked_at_the_two_ends_of_its_view(last: int, fau
     else:
         with pytest.raises(ValueError, match=fault):
             check_record(record, past, [])
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.integers(1, 9), min_size=1, max_size=40), st.data())
+def test_a_frontier_indexs_sums_are_the_replaced_logs_running_sums_for_every_view(units: list[int], data: Any) -> None:
+    """``ReplacingSums.frontier(...).pre[i]`` is the sum of the first ``i`` rows sent (each replaced row
+    as its new row), for logs of every length and views whose frontier moves on and back, over two tables
+    (the manager started again)."""
+    from inspector.engine.assembly.replacing import ReplacingSums
+    from inspector.engine.assembly.row_index import RowIndex
+
+    counter: Any = _UnitsOf()
+    rows: list[Message] = [{"role": "user", "content": "", "u": u} for u in units]
+    sums = ReplacingSums()
+    for _table in range(2):
+        at = sorted(data.draw(st.sets(st.integers(0, len(rows) - 1), max_size=len(rows))))
+        table = [Replacement(i, {"role": "user", "content": "", "u": data.draw(st.integers(1, 9))}, "masked")
+                 for i in at]
+        for upto in data.draw(st.lists(st.integers(0, len(table)), min_size=1, max_size=6)):
+            view = ReplacedBefore(table, upto)
+            n = data.draw(st.integers(view.frontier, len(rows)))
+            log = RowIndex(counter).sync(rows[:n])
+            idx = sums.frontier(log, view, counter)
+            instead = {r.index: r.row for r in view}
+            want = [0]
+            for i in range(n):
+                want.append(want[-1] + instead.get(i, rows[i])["u"])
+            assert [idx.pre[i] for i in range(n + 1)] == want
+

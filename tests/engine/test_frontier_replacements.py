@@ -530,8 +530,10 @@ def test_a_frontier_frames_replaced_view_is_made_once_per_frontier_not_per_call(
     result is one of the 2 newest events), its call before "done" those of turns 1..t-1. So the
     frames' lists hold 1, 1, 2, 2, 3, 3, 4 results (turn 2's second call on): 7 frontier frames,
     4 frontiers, 4 views made (7 before). The 3 frames sharing a view keep all of it without comparing
-    it: ``kept_prefix`` runs for the 4 others (7 before); ``kept`` is 0 where the frontier moved from
-    a frame of none, else the last frame's count."""
+    it, and the 3 whose frontier moved from the last frame's view keep the lower of the two counts, read
+    from them: ``kept_prefix`` runs for the first frontier frame alone (its last frame's list is not a
+    view; 4 before, 7 before that); ``kept`` is 0 where the frontier moved from a frame of none, else
+    the last frame's count."""
     from inspector.replay import recorder, replaced as replaced_mod
 
     made = spy(monkeypatch, replaced_mod.ReplacedRefs, "__init__")
@@ -539,7 +541,7 @@ def test_a_frontier_frames_replaced_view_is_made_once_per_frontier_not_per_call(
     rp = _five_turns_masked(tmp_path)
     assert [len(f.replaced) for f in rp.frames] == [0, 0, 0, 1, 1, 2, 2, 3, 3, 4]
     assert len(made) == 4
-    assert len(compared) == 4
+    assert len(compared) == 1
     assert [f.replaced_kept for f in rp.frames][3:] == [0, 1, 1, 2, 2, 3, 3]
     assert rp.frames[3].replaced is rp.frames[4].replaced and rp.frames[8].replaced is rp.frames[7].replaced
 
@@ -579,3 +581,50 @@ def test_a_placeholder_set_again_to_name_the_tool_reads_the_names_of_rows_read_b
     got = cm.decide_with_working(past, (), 0).edits
     assert flat(got) == masked_by_rule(past, (), 1, "[{tool} {size}]")
     assert [r.row["content"] for r in got.replaced][:2] == ["[a 10]", "[b 10]"]
+
+
+def test_a_frontier_tables_new_entries_are_each_looked_up_once_in_the_transcript_index() -> None:
+    """``FrontierTable.sync`` maps each new entry by one read of the transcript index (no call per entry):
+    a 6-row log, transcript = log, a table replacing rows 1 and 4 → refs ``[1, 4]``, 2 reads; one more
+    entry (row 5) → refs ``[1, 4, 5]``, 1 read more (3). A message that is not the transcript's at its
+    index (a copy), or one standing before the last mapped, makes the table not ok."""
+    from inspector.replay.replaced import FrontierTable
+
+    log: list[Message] = [{"role": "user", "content": str(i)} for i in range(6)]
+    reads: list[int] = []
+
+    class _Counted(dict[int, int]):
+        def get(self, key: int, default: Any = None) -> Any:
+            reads.append(key)
+            return super().get(key, default)
+
+    ref = _Counted({id(m): i for i, m in enumerate(log)})
+    table = [Replacement(1, {"role": "user", "content": MASKED}, MASKED), Replacement(4, {"role": "user"}, MASKED)]
+    fr = FrontierTable(table)
+    assert fr.sync(log, ref, log) and fr.refs == [1, 4] and len(reads) == 2
+    table.append(Replacement(5, {"role": "user"}, MASKED))
+    assert fr.sync(log, ref, log) and fr.refs == [1, 4, 5] and len(reads) == 3
+    copy = [dict(m) for m in log]
+    assert not FrontierTable(table).sync(copy, ref, log)  # copies: not in the index
+    behind = FrontierTable([table[1], table[0]])
+    assert not behind.sync(log, ref, log)  # row 1 after row 4
+
+
+def test_a_frontier_call_makes_one_row_units_record(tmp_path: Path, monkeypatch: Any) -> None:
+    """Rule: a call assembled over a frontier makes its :class:`RowUnits` once, with its frontier index
+    (not the log's first, then a copy). The five masked turns: 10 calls, each assembled incrementally
+    (no HITL answer, a positive budget), 10 records made (17 before: one more for each of the 7 frontier
+    calls, turn 2's second call on)."""
+    from inspector.engine.assembly import assembler, incremental, replacing
+
+    made: list[int] = []
+    real = incremental.RowUnits
+
+    def counted(*args: Any) -> Any:
+        made.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(assembler, "RowUnits", counted)
+    monkeypatch.setattr(replacing, "RowUnits", counted)
+    rp = _five_turns_masked(tmp_path)
+    assert len(rp.frames) == 10 and len(made) == 10

@@ -109,13 +109,14 @@ class ContextAssembler:
         call = Call(engine, system, past, wm, user, has_user, tool_tokens, budget, outcome,
                     outcome.decision, hitl)
         if wmi is not None and log is not None and not hitl and budget.max_tokens > 0:
-            ru = RowUnits(u_system, u_user, wm_units, log, wmi)
             view = frontier_record(edits)
             if view is not None:
-                result = assemble_replacing(self._path, self._replacing, view, call, ru)
+                result = assemble_replacing(self._path, self._replacing, view, call, u_system, u_user, wm_units,
+                                            log, wmi)
             else:
                 shape = self._split_shape(edits)
-                result = self._path.assemble(call, ru, shape) if shape is not None else None
+                result = self._path.assemble(call, RowUnits(u_system, u_user, wm_units, log, wmi), shape) \
+                    if shape is not None else None
             if result is not None:
                 return result
         return assemble_reference(call, self.precut)

@@ -39,7 +39,10 @@ def frontier_record(edits: EditRecord | None) -> ReplacedBefore | None:
     nothing inserted, the log's replacements a :class:`ReplacedBefore` (those of working memory, in
     its order, if any: a frontier of their own). A record replacing only working-memory rows has an
     empty view."""
-    if edits is None or edits.inserted or edits.kept != (((0, edits.size),) if edits.size else ()):
+    if edits is None or edits.inserted:
+        return None
+    kept = edits.kept  # ((0, size),), or () for an empty log (read in place: no tuple built to compare)
+    if (len(kept) != 1 or kept[0][0] != 0 or kept[0][1] != edits.size) if edits.size else kept:
         return None
     if type(edits.replaced) is ReplacedBefore:
         view: ReplacedBefore = edits.replaced
@@ -212,39 +215,40 @@ class FrontierIndex(RowIndex):
         return bisect_left(pre.own, t - pre.base, max(lo, f), end) - 1
 
 
-def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: ReplacedBefore, c: Call,
-                       ru: RowUnits) -> Assembly | None:
+def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: ReplacedBefore, c: Call, system: int,
+                       user: int, working: int, log: RowIndex, wmi: RowIndex) -> Assembly | None:
     """Call ``c``'s assembly by the incremental path over the log seen through ``view`` (module
     docstring); None when the path does not cover the call (then the reference assembles it). The
-    call's own decision, with its frontier record, stays the assembly's."""
-    log = ru.log
+    call's own decision, with its frontier record, stays the assembly's. ``system`` .. ``wmi``: the
+    call's :class:`~inspector.engine.assembly.incremental.RowUnits` with the log's own index (the
+    call's is made here, once, with the frontier index)."""
+    c_decision = c.decision
+    edits = c_decision.edits
     past = c.past
     n = len(past)
     if log.n != n or (n and log.rows is not None and log.rows[n - 1] is not past[-1]) or view.frontier > n:
         return None  # the log index is not this projection (a fold): positions would not match
     counter = c.engine.counter
     idx = sums.frontier(log, view, counter)
-    edits = c.decision.edits
     if edits is not None and type(edits.working) is ReplacedBefore:  # a frontier of working memory's own
         work = sums.work
         if work is None:
             work = sums.work = ReplacingSums()
-        wmi = work.frontier(ru.wmi, edits.working, counter)
-        ru = ru._replace(wmi=wmi, working=wmi.pre[wmi.n])
+        wmi = work.frontier(wmi, edits.working, counter)
+        working = wmi.pre[wmi.n]
     elif edits is not None and edits.working:  # working memory's few replacements: its sums made on the call
         wview = ReplacedBefore(list(edits.working), len(edits.working))
-        wmi = FrontierIndex(ru.wmi, wview, _sums(ru.wmi, wview, counter))
-        ru = ru._replace(wmi=wmi, working=wmi.pre[wmi.n])
+        wmi = FrontierIndex(wmi, wview, _sums(wmi, wview, counter))
+        working = wmi.pre[wmi.n]
     # the path reads the record's shape (its log match) and nothing else of it: for that read the
     # decision holds the suffix shape, the whole log over idx's rows, and gets its own record back
     # after (no copy of the decision and of the call per call)
-    decision = c.decision
     keep = sums.keep
-    decision.edits = keep if keep.size == n else sums.keep_all(n)
+    c_decision.edits = keep if keep.size == n else sums.keep_all(n)
     try:
-        return path.assemble(c, RowUnits(ru.system, ru.user, ru.working, idx, ru.wmi))
+        return path.assemble(c, RowUnits(system, user, working, idx, wmi))
     finally:
-        decision.edits = edits
+        c_decision.edits = edits
 
 
 def _sums(idx: RowIndex, view: ReplacedBefore, counter: TokenCounter) -> list[int]:
