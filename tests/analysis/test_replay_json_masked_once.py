@@ -137,6 +137,35 @@ def test_frames_that_differ_only_in_numbers_are_tested_as_one_shape(monkeypatch:
     assert tested[0] == '{"call":,"payload_tokens":,"cost_usd":.,"cm":{"action":"unchanged-under-budget"}}'
 
 
+class _HashCounted(bytes):
+    hashes = 0
+
+    def __hash__(self) -> int:
+        _HashCounted.hashes += 1
+        return bytes.__hash__(self)
+
+
+def test_a_few_shapes_are_found_by_comparing_them_not_by_hashing_them() -> None:
+    """3 000 shapes of 3 distinct texts (at most ``_FEW``, 32): the 3 texts in order of first use, no
+    shape hashed (hashing reads every byte of every shape); 40 distinct ones: a set of all 40."""
+    from inspector.json_text import _FEW, _distinct
+
+    texts = [_HashCounted(b'{"call":,"cm":"' + bytes([65 + k]) * k + b'"}') for k in range(40)]
+    _HashCounted.hashes = 0
+    assert _distinct([texts[k % 3] for k in range(3_000)]) == texts[:3]
+    assert _HashCounted.hashes == 0
+    assert _FEW == 32
+    assert set(_distinct(texts * 2)) == set(texts) and len(_distinct(texts * 2)) == 40
+
+
+@given(st.lists(st.binary(max_size=3), max_size=60))
+def test_the_distinct_shapes_are_the_set_of_the_shapes(shapes: list[bytes]) -> None:
+    from inspector.json_text import _distinct
+
+    found = list(_distinct(shapes))
+    assert len(found) == len(set(found)) and set(found) == set(shapes)
+
+
 def test_a_list_orjson_refuses_is_masked_element_by_element() -> None:
     """A frame with a key that is not a text (orjson refuses the list): the standard encoder writes
     it, and the frame holding a secret is masked as ``mask_secrets`` masks it."""
