@@ -448,9 +448,9 @@ def round10(x: float) -> float:
     product; when ``y`` is further than 0.001 from a half-way point, both round to the same integer
     ``n``, and ``n / 10¹⁰`` (two exact doubles, the quotient correctly rounded) is the double nearest
     to ``n · 10⁻¹⁰``: what ``round`` returns. Any other value (near a half, below 10⁻¹⁰, large,
-    negative, not finite) is rounded by ``round`` itself."""
+    negative, not finite, or not a float: ``round`` keeps an int an int) is rounded by ``round`` itself."""
     y = x * _TEN_PLACES
-    if 1.0 <= y < _TEN_PLACES_FAST_BELOW:
+    if 1.0 <= y < _TEN_PLACES_FAST_BELOW and type(x) is float:
         n = round(y)
         if -0.499 < y - n < 0.499:
             return n / _TEN_PLACES

@@ -243,9 +243,9 @@ def test_round10_is_round_to_ten_places(x: float) -> None:
 
 
 @pytest.mark.parametrize("x", [0.12782, 0.0639375, 51622 * 2.5e-06, 0.00000000015, 0.00000000025, 109.9, 110.0,
-                               0.5e-10, 1.5e-10, -0.25, 0.0, -0.0, float("inf"), float("nan")])
+                               0.5e-10, 1.5e-10, -0.25, 0.0, -0.0, float("inf"), float("nan"), 3, 0])
 def test_round10_at_half_way_points_and_range_ends(x: float) -> None:
-    assert repr(round10(x)) == repr(round(x, 10))
+    assert repr(round10(x)) == repr(round(x, 10))  # an int stays an int (3, not 3.0)
 
 
 def test_costs_write_no_decimal_digits_for_a_cost_away_from_a_half_way_point(monkeypatch: pytest.MonkeyPatch) -> None:
