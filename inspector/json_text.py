@@ -13,6 +13,7 @@ frame, a commit, a summary), so a diff of two documents shows the elements that 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any, AnyStr
 
 import orjson
@@ -141,7 +142,7 @@ def _list_line(head: bytes, value: list[Any], errors: str) -> list[bytes]:
         return _element_line(head, value, errors)
     rows[0] = rows[0][1:]  # the list's brackets (one row: both), then each row is one element's text
     rows[-1] = rows[-1][:-1]
-    if _any_may_hold({row.translate(None, _DIGITS) for row in rows}):
+    if _any_may_hold(_distinct_shapes(rows)):
         return _element_line(head, value, errors, rows)
     # the line's pieces, joined once with the document's (a joined line would be copied again there)
     rows[0] = head + b"[\n  " + rows[0]
@@ -151,11 +152,32 @@ def _list_line(head: bytes, value: list[Any], errors: str) -> list[bytes]:
     return pieces
 
 
+_FEW = 32
+"""How many distinct shapes :func:`_distinct_shapes` lists before it hashes them."""
+
+
+def _distinct_shapes(rows: list[bytes]) -> Collection[bytes]:
+    """The distinct digit-free shapes of ``rows`` (each row's text with its ASCII digits removed), found
+    by comparing each with the few found so far while there are at most :data:`_FEW` (a replay's
+    thousands of frames have a handful of shapes): hashing reads every byte of every shape, while a
+    comparison of two texts of unequal length reads none and of equal texts compares memory; each
+    shape is dropped once compared (megabytes of shapes are never held at once). Past :data:`_FEW`
+    distinct shapes, a set of them all."""
+    seen: list[bytes] = []
+    for row in rows:
+        shape = row.translate(None, _DIGITS)
+        if shape not in seen:
+            if len(seen) == _FEW:
+                return {r.translate(None, _DIGITS) for r in rows}
+            seen.append(shape)
+    return seen
+
+
 _TAIL = 64
 """How many closing bytes of a text :func:`_any_may_hold` files it under."""
 
 
-def _any_may_hold(shapes: set[bytes]) -> bool:
+def _any_may_hold(shapes: Collection[bytes]) -> bool:
     """``any(json_may_hold_secret(s.decode()) for s in shapes)``, longest first, a text string
     (``"…"``) that ends a longer shape found False after its opening quote not scanned: every match
     of a pattern lies past that quote (none starts with ``"``), so inside the longer shape too. A

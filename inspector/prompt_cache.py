@@ -35,6 +35,7 @@ from inspector.engine.cache import (
     CallCache,
     PromptCache,
     prices_for_model,
+    round10,
     rule_for_model,
 )
 from inspector.prompt_cache_rows import CallRows, RowUnits, resent_tokens, shared_rows
@@ -112,7 +113,7 @@ def _break_cost(prices: CachePrices, written: int, uncached: int) -> float | Non
                                   or (uncached and prices.input is None)):
         return None
     read = prices.read or 0.0
-    return round(written * ((prices.write or 0.0) - read) + uncached * ((prices.input or 0.0) - read), 10)
+    return round10(written * ((prices.write or 0.0) - read) + uncached * ((prices.input or 0.0) - read))
 
 
 def _break_coster(prices: CachePrices) -> Callable[[int, int], float | None]:
@@ -123,8 +124,8 @@ def _break_coster(prices: CachePrices) -> Callable[[int, int], float | None]:
         return functools.partial(_break_cost, prices)
     above_w, above_i = (write or 0.0) - read, inp - read
     if write is None:  # (OpenAI's rule writes nothing, so its breaks are priced here)
-        return lambda written, uncached: None if written else round(written * above_w + uncached * above_i, 10)
-    return lambda written, uncached: round(written * above_w + uncached * above_i, 10)
+        return lambda written, uncached: None if written else round10(written * above_w + uncached * above_i)
+    return lambda written, uncached: round10(written * above_w + uncached * above_i)
 
 
 def account(rp: Any, *, rule: str | None = None, times: Mapping[int, float] | None = None) -> CacheAccount:
@@ -154,6 +155,7 @@ def account(rp: Any, *, rule: str | None = None, times: Mapping[int, float] | No
     no_break, break_cost_of = _break_cost(prices, 0, 0), _break_coster(prices)
     get_time = times.get if times else None
     call_prefix, costs, append = cache.call_prefix, prices.costs, calls.append
+    new_cost = tuple.__new__  # CallCacheCost(*fields) without the named tuple's Python-level __new__
     for i, frame in enumerate(rp.frames):
         cur = CallRows(prefix + frame.bands.get("tool_schemas", 0), frame.segments, units)
         kept = 0 if prev is None or prev.head != cur.head else 1 + shared_rows(prev, cur)
@@ -164,7 +166,7 @@ def account(rp: Any, *, rule: str | None = None, times: Mapping[int, float] | No
         else:
             resent, break_cost = 0, no_break
         with_cache, without_cache, missing = costs(call)
-        append(CallCacheCost(i, i == pending, call, with_cache, without_cache, resent, break_cost, missing))
+        append(new_cost(CallCacheCost, (i, i == pending, call, with_cache, without_cache, resent, break_cost, missing)))
         prev = cur
     return CacheAccount(cache_rule, prices, tuple(calls))
 

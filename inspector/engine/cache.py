@@ -189,6 +189,11 @@ class CallCache(NamedTuple):
                 "broke_at": self.broke_at, "lost": self.lost}
 
 
+_new_call_cache: Callable[[type[CallCache], tuple[Any, ...]], CallCache] = tuple.__new__
+"""``CallCache(*fields)`` made by the tuple's own constructor, without the named tuple's Python-level
+``__new__`` (a replay's account makes one a call)."""
+
+
 @dataclass(slots=True)
 class _Entry:
     """One stored prefix: the payload's first ``rows`` rows, ``tokens`` tokens, alive until ``expires``."""
@@ -269,7 +274,7 @@ class PromptCache:
             cached, written = self._anthropic(rows, tokens_upto)
         else:
             cached = written = 0
-        return CallCache(total, cached, written, total - cached - written, broke_at, lost)
+        return _new_call_cache(CallCache, (total, cached, written, total - cached - written, broke_at, lost))
 
     def _check(self, kept: int, rows: int) -> None:
         if not 0 <= kept <= self._rows:
@@ -432,6 +437,26 @@ def _reference_anthropic(rule: CacheRule, stored: dict[tuple[Hashable, ...], flo
     return cum[read], max(0, cum[top] - cum[read])
 
 
+_TEN_PLACES = 1e10
+_TEN_PLACES_FAST_BELOW = float(2 ** 40)  # scaled values up to here: an ulp at most 2⁻¹³
+
+
+def round10(x: float) -> float:
+    """``round(x, 10)``, the same float, mostly without writing ``x`` as decimal digits (``round`` with
+    places does: about 30 times a product's cost, and an account rounds two or three costs a call).
+    The scaled value ``y = x · 10¹⁰`` (1 ≤ y < 2⁴⁰) is within half an ulp (≤ 2⁻¹⁴) of the exact
+    product; when ``y`` is further than 0.001 from a half-way point, both round to the same integer
+    ``n``, and ``n / 10¹⁰`` (two exact doubles, the quotient correctly rounded) is the double nearest
+    to ``n · 10⁻¹⁰``: what ``round`` returns. Any other value (near a half, below 10⁻¹⁰, large,
+    negative, not finite, or not a float: ``round`` keeps an int an int) is rounded by ``round`` itself."""
+    y = x * _TEN_PLACES
+    if 1.0 <= y < _TEN_PLACES_FAST_BELOW and type(x) is float:
+        n = round(y)
+        if -0.499 < y - n < 0.499:
+            return n / _TEN_PLACES
+    return round(x, 10)
+
+
 @dataclass(frozen=True, slots=True)
 class CachePrices:
     """USD per token of one model: ``input`` (litellm ``input_cost_per_token``), ``read``
@@ -460,10 +485,10 @@ class CachePrices:
         costs; the missing fields are found once)."""
         inp, read, write = self.input, self.read, self.write
         tokens, cached, written, uncached, _broke, _lost = call
-        without = None if inp is None else round(tokens * inp, 10)
+        without = None if inp is None else round10(tokens * inp)
         if (uncached and inp is None) or (cached and read is None) or (written and write is None):
             return None, without, self.missing(call)
-        return round(cached * (read or 0.0) + written * (write or 0.0) + uncached * (inp or 0.0), 10), without, ()
+        return round10(cached * (read or 0.0) + written * (write or 0.0) + uncached * (inp or 0.0)), without, ()
 
     def without_cache(self, call: CallCache) -> float | None:
         """USD of ``call``'s input with no caching at all (every token at the input rate); None when

@@ -214,7 +214,9 @@ def _added_json(replaced: Sequence[tuple[int, str]], kept: int) -> list[dict[str
         return [{"ref": i, "reason": reason} for i, reason in replaced[kept:]] if replaced else None
     extra = view.extra
     if kept >= upto:
-        return [{"ref": i, "reason": reason} for i, reason in extra[kept - upto:]] if extra or upto else None
+        if not extra:  # the frontier stood and working memory replaced nothing (most calls): no list walked
+            return [] if upto else None
+        return [{"ref": i, "reason": reason} for i, reason in extra[kept - upto:]]
     fr = view.fr
     out = [{"ref": i, "reason": reason} for i, reason in zip(fr.refs[kept:upto], fr.reasons[kept:upto])]
     if extra:

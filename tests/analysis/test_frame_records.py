@@ -202,3 +202,21 @@ def test_a_frontier_frames_json_reads_its_replaced_view_by_its_counts_not_its_se
         (None, None)] * 3 + [(k, [{"ref": r, "reason": MASKED}]) for k, r in ((0, 2), (1, 4), (2, 6))]
     alone = rp.frames[5].to_json(alone=True)
     assert alone["replaced_kept"] == 0 and [r["ref"] for r in alone["replaced_added"]] == [2, 4, 6]
+
+
+def test_a_frontier_frame_that_added_no_replacement_reads_neither_its_table_nor_its_extra_rows() -> None:
+    """Rule: a frame whose replaced rows are the previous frame's (``replaced_kept`` = its table's count,
+    no working-memory row replaced) writes ``replaced_added`` [] without reading its table (most calls
+    of a frontier replay); with no table entry and no extra row it writes no keys (None). A table of 3
+    entries with 1 extra row kept 3: the extra row only."""
+    from inspector.replay.records import _added_json
+    from inspector.replay.replaced import ReplacedRefs
+
+    class Unread:
+        def __getattr__(self, name: str) -> Any:
+            raise AssertionError(f"the table's {name} was read")
+
+    table: Any = Unread()
+    assert _added_json(ReplacedRefs(table, 3), 3) == []
+    assert _added_json(ReplacedRefs(table, 0), 0) is None
+    assert _added_json(ReplacedRefs(table, 3, ((9, "masked"),)), 3) == [{"ref": 9, "reason": "masked"}]

@@ -137,6 +137,41 @@ def test_frames_that_differ_only_in_numbers_are_tested_as_one_shape(monkeypatch:
     assert tested[0] == '{"call":,"payload_tokens":,"cost_usd":.,"cm":{"action":"unchanged-under-budget"}}'
 
 
+class _Shape(bytes):
+    hashes = 0
+
+    def __hash__(self) -> int:
+        _Shape.hashes += 1
+        return bytes.__hash__(self)
+
+
+class _Row(bytes):
+    def translate(self, table: Any, delete: bytes = b"") -> bytes:  # type: ignore[override]
+        return _Shape(bytes.translate(self, table, delete))
+
+
+def test_a_few_shapes_are_found_by_comparing_them_not_by_hashing_them() -> None:
+    """3 000 rows of 3 distinct digit-free shapes (at most ``_FEW``, 32): the 3 shapes in order of first
+    use, none hashed (hashing reads every byte of every shape); 40 distinct shapes: a set of all 40."""
+    from inspector.json_text import _FEW, _distinct_shapes
+
+    rows = [_Row(b'{"call":%d,"cm":"%s"}' % (k, bytes([65 + k % 40]) * (k % 40))) for k in range(3_000)]
+    few = [row for k, row in enumerate(rows) if k % 40 < 3]
+    _Shape.hashes = 0
+    assert _distinct_shapes(few) == [b'{"call":,"cm":""}', b'{"call":,"cm":"B"}', b'{"call":,"cm":"CC"}']
+    assert _Shape.hashes == 0 and _FEW == 32
+    assert set(_distinct_shapes(rows)) == {b'{"call":,"cm":"%s"}' % (bytes([65 + k]) * k) for k in range(40)}
+    assert _Shape.hashes > 0
+
+
+@given(st.lists(st.binary(max_size=3), max_size=60))
+def test_the_distinct_shapes_are_the_set_of_the_shapes(rows: list[bytes]) -> None:
+    from inspector.json_text import _distinct_shapes
+
+    found = list(_distinct_shapes(rows))
+    assert len(found) == len(set(found)) and set(found) == {r.translate(None, b"0123456789") for r in rows}
+
+
 def test_a_list_orjson_refuses_is_masked_element_by_element() -> None:
     """A frame with a key that is not a text (orjson refuses the list): the standard encoder writes
     it, and the frame holding a secret is masked as ``mask_secrets`` masks it."""

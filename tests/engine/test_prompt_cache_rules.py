@@ -20,6 +20,7 @@ from inspector.engine.cache import (
     openai_rule,
     prices_for_model,
     reference_calls,
+    round10,
     rule_for_model,
 )
 
@@ -230,6 +231,39 @@ def test_a_missing_price_is_no_price_not_zero() -> None:
     assert openai_like.with_cache(CallCache(2_000, 1_024, 0, 976)) is None
     assert openai_like.missing(CallCache(2_000, 1_024, 0, 976)) == ("cache_read_input_token_cost",)
     assert prices_for_model("no-such-model-xyz").without_cache(CallCache(1, 0, 0, 1)) is None
+
+
+# --- a cost rounded to ten places: round10 is round(x, 10), cheaper -----------------------------------------
+
+@settings(max_examples=400, deadline=None)
+@given(x=st.one_of(st.floats(allow_nan=False), st.floats(0.0, 200.0),
+                   st.integers(0, 10 ** 13).map(lambda k: k / 10 ** 10 + 0.5e-10)))  # the last: half-way points
+def test_round10_is_round_to_ten_places(x: float) -> None:
+    assert repr(round10(x)) == repr(round(x, 10))
+
+
+@pytest.mark.parametrize("x", [0.12782, 0.0639375, 51622 * 2.5e-06, 0.00000000015, 0.00000000025, 109.9, 110.0,
+                               0.5e-10, 1.5e-10, -0.25, 0.0, -0.0, float("inf"), float("nan"), 3, 0])
+def test_round10_at_half_way_points_and_range_ends(x: float) -> None:
+    assert repr(round10(x)) == repr(round(x, 10))  # an int stays an int (3, not 3.0)
+
+
+def test_costs_write_no_decimal_digits_for_a_cost_away_from_a_half_way_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call's two costs (51 622 tokens at $2.5e-06, 50 688 of them read at $1.25e-06) are far from a
+    half-way point at ten places: neither is rounded by ``round(x, 10)`` (which writes decimal digits)."""
+    import inspector.engine.cache as cache_module
+
+    places: list[object] = []
+
+    def spy(x: float, *ndigits: int) -> object:
+        if ndigits:
+            places.append(x)
+        return round(x, *ndigits)
+
+    monkeypatch.setattr(cache_module, "round", spy, raising=False)
+    with_cache, without, missing = CachePrices(2.5e-06, 1.25e-06, None).costs(CallCache(51_622, 50_688, 0, 934))
+    assert (with_cache, without, missing) == (0.065695, 0.129055, ())
+    assert places == []
 
 
 # --- the incremental cache is the reference ------------------------------------------------------------------
