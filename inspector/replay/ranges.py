@@ -349,7 +349,9 @@ def _removed(asm: Assembly, refs: _Refs, swaps: Swaps | FrontierSwaps | None = N
     :class:`~inspector.engine.types.Removal`), how many removed rows were synthesised (no
     transcript index), and the summary blocks among those the model did not see (Q18, ``not_sent``).
 
-    Most calls remove nothing: one look at the two, then ``((), 0, ())``. Otherwise such a block can
+    Most calls remove nothing: one look at the two, then ``((), 0, ())``; a call whose pre-cut alone
+    removed one transcript run (a frontier call cut by the budget) is that run, read from its two ends.
+    Otherwise such a block can
     only stand among the pre-cut prefix's first three rows (at its head; a stack replay pre-cuts
     thousands of rows per call, never walk all of them) or be one of the trimmer's single-row
     removals; the pre-cut's rows are looked at only when its runs hold a synthesised row at all.
@@ -359,8 +361,14 @@ def _removed(asm: Assembly, refs: _Refs, swaps: Swaps | FrontierSwaps | None = N
     pre, removed = asm.precut, asm.trimmer_removed
     if type(pre) is RowsView:
         head, rows, lo, hi = pre.source()
-        if not head and hi <= lo and not removed:
-            return (), 0, ()  # the usual call: nothing removed
+        if not head and not removed:
+            if hi <= lo:
+                return (), 0, ()  # the usual call: nothing removed
+            if type(rows) is ReplacedRows:
+                rows = rows.past
+            a = refs.whole(rows, lo, hi)  # a frontier call cut by the budget: one transcript run, its two ends
+            if a is not None:
+                return ((a, a + hi - lo),), 0, ()
     elif not pre and not removed:
         return (), 0, ()
     ranges: list[tuple[int, int]] = []

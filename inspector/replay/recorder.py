@@ -41,7 +41,7 @@ class _Recorder:
         self.frontier = FrontierTable()  # the replay's copy of a frontier record's table (one at a time)
         self.work = FrontierTable()  # working memory's table, when the log's record replaces nothing (one turn's)
         self.last_replaced: Sequence[tuple[int, str]] = ()  # the previous frame's (its JSON is relative to it)
-        self.last_found = FrontierSwaps(self.frontier, 0, {})  # the last usual frontier call's swaps (shared while it stands)
+        self.last_found = FrontierSwaps(self.frontier, 0, {})  # the usual frontier call's swaps (one, moved per call)
         self.own_bands = type(engine.assembler) is ContextAssembler
         """Whether a frame may keep its assembly's ``bands`` dict as it is: the shipped assembler builds a
         new one on every call and keeps no reference to it (nor to the assembly). Another assembler's
@@ -73,7 +73,8 @@ class _Recorder:
         mostly repeat one, so a new record is made once per distinct decision)."""
         if not self.open_turn:
             self.open_preamble()
-        mark = self._usage_mark()
+        summ = self.summ
+        mark = 0 if summ is None else len(summ.usage)  # (_usage_mark, inlined: once a call)
         asm = self.assemble(strict=False)
         d = asm.decision
         key = (d.action, d.compressed_turns, d.kept_turns, d.dropped_turns, d.summarizer_called, d.error, d.raw_tokens)
@@ -152,10 +153,12 @@ class _Recorder:
                     found = FrontierSwaps(fr, upto, extra)
                     added = _replaced(extra, refs)
                 else:  # the usual frontier call: working memory replaces nothing; while the frontier
-                    # stands, the last call's views again (immutable), none made anew
+                    # stands, the last call's views again (immutable), none made anew; one swaps lookup
                     found, last = self.last_found, self.last_replaced
-                    if found.fr is not fr or found.upto != upto:
+                    if found.fr is not fr:
                         found = self.last_found = FrontierSwaps(fr, upto, {})
+                    else:  # only this call reads it (its segments, its removed rows): moved in place
+                        found.upto = upto
                     segs = _segments(layout, refs, found, apart=fr.apart)
                     if type(last) is ReplacedRefs and last.fr is fr and last.upto == upto and not last.extra:
                         return FrontierSegments(tuple(segs), fr, upto), last, found

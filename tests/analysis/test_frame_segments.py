@@ -340,3 +340,24 @@ def test_a_call_whose_manager_replaced_nothing_maps_its_layout_once_and_no_repla
     rp = replay(None, _transcript(), counter="estimate")
     assert len(rp.frames) == 4
     assert counts == {"_segments": 4, "replaced_rows": 0}
+
+
+def test_removed_reads_a_frontier_calls_precut_run_from_its_two_ends(monkeypatch: Any) -> None:
+    """A pre-cut alone (no trimmer removal) over a frontier record's rows (a ``ReplacedRows`` view:
+    row 3 sent as a placeholder) is one transcript run: ``((1, 5),)`` read from rows 1 and 4 of the
+    log, no run walked (:meth:`_Refs.add_run` not called), the placeholder read as the log's own row;
+    a run with a row of no transcript index in it still goes the general way (one ``add_run``: ranges
+    0 and 1 merged, one synthesised row)."""
+    from tests.builders import spy
+
+    msgs: list[Message] = [{"role": "user", "content": str(i)} for i in range(8)]
+    refs = _Refs(msgs)
+    table = [Replacement(3, {"role": "user", "content": "<cleared>"}, "tool-result-cleared")]
+    view = ReplacedRows(msgs, ReplacedBefore(table, 1))
+    walked = spy(monkeypatch, _Refs, "add_run", arg=2)
+    assert _removed(SimpleNamespace(precut=RowsView([], view, 1, 5), trimmer_removed=[]), refs) == (((1, 5),), 0, ())
+    assert walked == []
+    broken = [msgs[0], {"role": "user", "content": "new"}, msgs[1]]  # ends 1 apart, 3 rows: not one run
+    assert _removed(SimpleNamespace(precut=RowsView([], broken, 0, 3), trimmer_removed=[]), refs) == (
+        ((0, 2),), 1, ())
+    assert len(walked) == 1

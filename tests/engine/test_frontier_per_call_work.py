@@ -375,3 +375,21 @@ def test_a_clearing_log_state_taken_over_from_turns_is_the_state_read_from_the_l
     fresh = _Log((cm.counter, cm.params), frozenset()).sync(log, cm.counter, cm.params)
     assert _log_facts(cm._log) == _log_facts(fresh)
     assert [i for i, _tool in fresh.cands] == [i for i, m in enumerate(log) if m["role"] == "tool"]
+
+
+@pytest.mark.parametrize("turns", [10, 20])
+def test_a_moving_frontier_reuses_one_swaps_lookup_per_table(tmp_path: Path, monkeypatch: Any, turns: int) -> None:
+    """observation-masking, window 3 events, ``turns`` turns of 2 calls: the frontier moves on calls
+    3, 5, .., 2·turns - 1 (turns - 1 moves, as in the test above), all over one table. The recorder
+    makes one :class:`~inspector.replay.ranges.FrontierSwaps` when it starts and one for the table, and
+    moves that one to each call's frontier: 2 made, not 1 + turns - 1 (10, 20), one per move."""
+    from inspector.replay import ranges, replay
+    from inspector.transcripts.api import load_transcript
+    from tests.builders import spy
+
+    made = spy(monkeypatch, ranges.FrontierSwaps, "__init__", arg=2)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"messages": _turns(turns)}))
+    rp = replay(str(_masking_manifest(tmp_path, {"attention_window": 3})), load_transcript(path), counter="estimate")
+    assert [len(f.replaced) for f in rp.frames][-3:] == [turns - 2, turns - 2, turns - 1]
+    assert made == [0, 1]
