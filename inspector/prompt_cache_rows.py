@@ -162,11 +162,13 @@ class CallRows:
         for (ref, n, _band, syn, own), size in zip(self.runs, self.sizes):
             if m < start + n:
                 if own is None and m > start:
-                    if self.fr is None:  # the common case inline
-                        sums = self.units.sums
-                        units += sums[(ref or 0) + m - start] - sums[ref or 0]
-                    else:
-                        units += self.run_units(ref, n, syn, own, 0, m - start)
+                    lo = ref or 0
+                    sums = self.units.sums  # (the sums reach every row of the call's runs: __init__ read them)
+                    units += sums[lo + m - start] - sums[lo]
+                    fr = self.fr
+                    if fr is not None and ref is not None and syn is None:  # a frontier's replaced rows in it
+                        d, refs, c = self.d, fr.refs, self.upto
+                        units += d[bisect_left(refs, lo + m - start, 0, c)] - d[bisect_left(refs, lo, 0, c)]
                 break
             units += size
             start += n
@@ -232,11 +234,16 @@ class RowUnits:
 
 
 def differing(a: CallRows, b: CallRows) -> tuple[list[int], int, int] | None:
-    """Two frontier calls of one manager table (compared in their compact form): the table's refs
-    and the entries ``[lo, hi)`` replaced in one call and not the other (refs ascending: the rows
-    whose replacement status differs); None for any other pair of calls."""
+    """Two frontier calls of one manager table, or a frontier call and a call that replaces nothing
+    (the first call that clears or masks; compared in their compact form): the table's refs and the
+    entries ``[lo, hi)`` replaced in one call and not the other (refs ascending: the rows whose
+    replacement status differs); None for any other pair of calls."""
     fr = a.fr
     if fr is None or b.fr is not fr:
+        if not a.upto and b.fr is not None:  # a replaces nothing: b's replaced rows differ
+            return b.fr.refs, 0, b.upto
+        if not b.upto and fr is not None:
+            return fr.refs, 0, a.upto
         return None
     return (fr.refs, a.upto, b.upto) if a.upto < b.upto else (fr.refs, b.upto, a.upto)
 

@@ -140,16 +140,16 @@ def _masked_turns(turns: int) -> Replay:
     return replay(_settings(cm), _transcript(msgs), counter="estimate")
 
 
-@pytest.mark.parametrize(("turns", "reads"), [(10, 49), (20, 99)])
+@pytest.mark.parametrize(("turns", "reads"), [(10, 48), (20, 98)])
 def test_the_frontier_account_asks_the_counter_for_each_row_once(turns: int, reads: int,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """T tool turns ``[user, ask, tool, done]`` (4T rows, 2T calls) under observation-masking with
     ``attention_window`` 2: the last call sends rows 0 … 4T − 2 (4T − 1 rows) and replaces the T − 1
     tool results of the earlier turns (its table's T − 1 entries). The account asks the counter once
-    per transcript row it sends (4T − 1), once per placeholder (T − 1), and once more for the first
-    placeholder, where the first frontier call is compared with the plain call before it (its rows
-    split out): 5T − 1 in all (49, 99). A replaced message's own units come from the running sums;
-    asking the counter for them again per entry would make it 6T − 2."""
+    per transcript row it sends (4T − 1) and once per placeholder (T − 1): 5T − 2 in all (48, 98).
+    The first frontier call is compared with the plain call before it in its compact form (splitting
+    its rows out asked once more, 5T − 1). A replaced message's own units come from the running sums;
+    asking the counter for them again per entry would make it 6T − 3."""
     from builders import count_unit_reads
 
     rp = _masked_turns(turns)
@@ -157,4 +157,23 @@ def test_the_frontier_account_asks_the_counter_for_each_row_once(turns: int, rea
     assert type(last) is FrontierSegments and last.upto == turns - 1 and len(rp.frames) == 2 * turns
     counted = count_unit_reads(monkeypatch)
     account(rp)
-    assert counted[0] == reads == 5 * turns - 1
+    assert counted[0] == reads == 5 * turns - 2
+
+
+@pytest.mark.parametrize("name", sorted(MANAGERS))
+def test_the_first_frontier_call_after_a_call_that_replaces_nothing_is_not_split_out(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first call that clears or masks follows a call that replaces nothing: the rows whose
+    replacement differs are the new call's table entries ``[0, upto)``, read in the compact form, so
+    no call of the account splits a frontier frame's replaced rows out (``CallRows.expanded`` of a
+    frontier call: 0 calls; before, 1 to compare the two calls and 1 more at a cache break)."""
+    from builders import spy
+
+    rp = _replay(name, 80)
+    firsts = [i for i in range(1, len(rp.frames)) if type(rp.frames[i].segments) is FrontierSegments
+              and rp.frames[i].segments.upto > 0 and type(rp.frames[i - 1].segments) is not FrontierSegments]
+    assert firsts  # a plain call is followed by one that replaces rows
+    split = spy(monkeypatch, rows.CallRows, "expanded")  # (a plain call's returns itself: not counted)
+    acct = account(rp)
+    assert [lay for lay in split if lay.fr is not None] == []
+    assert acct.calls == account(_Expanded(rp)).calls  # type: ignore[arg-type]
