@@ -181,3 +181,16 @@ def one_turn_asks(rounds: int, output: str = "out {k}") -> list[Message]:
             {"role": "tool", "tool_call_id": f"c{k}", "content": output.format(k=k)}]
     msgs.append({"role": "assistant", "content": "done"})
     return msgs
+
+
+class UnitsOf:
+    """A counter whose unit of a row is its ``u`` field, additive like tiktoken's (total = units):
+    running unit sums are token counts worked out by hand."""
+
+    additive = True
+
+    def unit(self, msg: Message) -> int:
+        return int(msg["u"])
+
+    def total(self, units: int, n: int) -> int:
+        return units

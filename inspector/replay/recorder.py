@@ -86,11 +86,7 @@ class _Recorder:
         if replaced is self.last_replaced and type(replaced) is ReplacedRefs:  # the frontier stands: all kept
             kept = replaced.upto + len(replaced.extra)
         elif type(replaced) is ReplacedRefs:  # a frontier frame: O(1) against the previous one's view, no len()
-            last = self.last_replaced
-            if type(last) is ReplacedRefs and last.fr is replaced.fr and last.upto != replaced.upto:
-                kept = last.upto if last.upto < replaced.upto else replaced.upto  # (kept_prefix's answer, read here)
-            else:
-                kept = kept_prefix(last, replaced)
+            kept = kept_prefix(self.last_replaced, replaced)
         else:
             kept = kept_prefix(self.last_replaced, replaced) if replaced and self.last_replaced else 0
         self.last_replaced = replaced

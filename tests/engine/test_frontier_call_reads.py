@@ -18,19 +18,8 @@ from hypothesis import strategies as st
 
 from inspector.engine.contracts import EditRecord, FlatRows, ReplacedBefore, Replacement, check_record
 from inspector.engine.types import JoinedRows, Message
-from tests.builders import spy
+from tests.builders import UnitsOf, spy
 
-
-class _UnitsOf:
-    """A counter whose unit of a row is its ``u`` field, additive (total = units)."""
-
-    additive = True
-
-    def unit(self, msg: Message) -> int:
-        return int(msg["u"])
-
-    def total(self, units: int, n: int) -> int:
-        return units
 
 
 def _log(n: int) -> list[Message]:
@@ -45,7 +34,7 @@ def test_a_frontier_views_flat_log_is_moved_only_when_the_view_is_sliced(monkeyp
     from inspector.engine.assembly.replacing import ReplacingSums
     from inspector.engine.assembly.row_index import RowIndex
 
-    counter: Any = _UnitsOf()
+    counter: Any = UnitsOf()
     rows = _log(10)
     log = RowIndex(counter).sync(rows)
     table = [Replacement(i, {"role": "user", "content": "masked", "u": 1}, "masked") for i in (1, 3, 5, 7)]
@@ -104,7 +93,7 @@ def test_the_trimmer_and_the_pairing_pass_read_a_views_length_without_len(monkey
     view = JoinedRows([(system, 0, 1), (log, 0, 7), (user, 0, 1)])
     lens = spy(monkeypatch, JoinedRows, "__len__")
     sums = RowSums(lambda i, j: j - i, 9, lambda k: 1, lambda i, j: j - i, 0, [])
-    trimmed = trim_with_sums(view, max_tokens=100, reserve=0, fixed=0, pin_tail=[], counter=_UnitsOf(),  # type: ignore[arg-type]
+    trimmed = trim_with_sums(view, max_tokens=100, reserve=0, fixed=0, pin_tail=[], counter=UnitsOf(),  # type: ignore[arg-type]
                              sums=sums, owned=True)
     sanitized = sanitize_provider_messages(trimmed.messages, skip=[(1, 8)], owned=True)
     assert sanitized.messages is trimmed.messages and trimmed.messages.n == 9  # type: ignore[union-attr]
@@ -137,7 +126,7 @@ def test_a_frontier_indexs_sums_are_the_replaced_logs_running_sums_for_every_vie
     from inspector.engine.assembly.replacing import ReplacingSums
     from inspector.engine.assembly.row_index import RowIndex
 
-    counter: Any = _UnitsOf()
+    counter: Any = UnitsOf()
     rows: list[Message] = [{"role": "user", "content": "", "u": u} for u in units]
     sums = ReplacingSums()
     for _table in range(2):

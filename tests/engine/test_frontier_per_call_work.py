@@ -121,6 +121,17 @@ def _masking_manifest(tmp_path: Path, params: dict[str, Any]) -> Path:
     return manifest
 
 
+def _masked_replay(tmp_path: Path, turns: int, window: int) -> Any:
+    """The replay of :func:`_turns` (``turns`` turns) under observation-masking with ``window`` events,
+    estimate counter."""
+    from inspector.replay import replay
+    from inspector.transcripts.api import load_transcript
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"messages": _turns(turns)}))
+    return replay(str(_masking_manifest(tmp_path, {"attention_window": window})), load_transcript(path), counter="estimate")
+
+
 @pytest.mark.parametrize(("turns", "pointed"), [(10, 8), (20, 18)])
 def test_a_frontier_standing_over_a_turns_two_calls_gives_the_same_record_and_index(
         tmp_path: Path, monkeypatch: Any, turns: int, pointed: int) -> None:
@@ -132,14 +143,10 @@ def test_a_frontier_standing_over_a_turns_two_calls_gives_the_same_record_and_in
     is pointed at a view once a turn: turns - 2 times (it was pointed on every frontier call,
     2·(turns - 2))."""
     from inspector.engine.assembly.replacing import FrontierIndex
-    from inspector.replay import replay
-    from inspector.transcripts.api import load_transcript
     from tests.builders import spy
 
     pointed_at = spy(monkeypatch, FrontierIndex, "point")
-    path = tmp_path / "t.json"
-    path.write_text(json.dumps({"messages": _turns(turns)}))
-    rp = replay(str(_masking_manifest(tmp_path, {"attention_window": 4})), load_transcript(path), counter="estimate")
+    rp = _masked_replay(tmp_path, turns, 4)
     assert [len(f.replaced) for f in rp.frames][:8] == [0, 0, 0, 0, 1, 1, 2, 2]
     assert len(pointed_at) == pointed
 
@@ -234,16 +241,13 @@ def test_a_frontier_table_is_mapped_to_the_transcript_only_on_calls_that_add_ent
     turns - 1 times (it ran on every frontier call, 2·turns - 3 times: 17, 37). The frames keep the
     table apart, so a span over the log's rows is read in place: the layout is never split into
     replaced and own rows (``_split_replaced`` ran on each of the 2·turns calls)."""
-    from inspector.replay import ranges, replay
+    from inspector.replay import ranges
     from inspector.replay.replaced import FrontierTable
-    from inspector.transcripts.api import load_transcript
     from tests.builders import spy
 
     synced_at = spy(monkeypatch, FrontierTable, "sync")
     split = spy(monkeypatch, ranges, "_split_replaced")
-    path = tmp_path / "t.json"
-    path.write_text(json.dumps({"messages": _turns(turns)}))
-    rp = replay(str(_masking_manifest(tmp_path, {"attention_window": 3})), load_transcript(path), counter="estimate")
+    rp = _masked_replay(tmp_path, turns, 3)
     assert [len(f.replaced) for f in rp.frames][:8] == [0, 0, 0, 1, 1, 2, 2, 3]
     assert len(synced_at) == synced
     assert split == []
@@ -383,13 +387,10 @@ def test_a_moving_frontier_reuses_one_swaps_lookup_per_table(tmp_path: Path, mon
     3, 5, .., 2·turns - 1 (turns - 1 moves, as in the test above), all over one table. The recorder
     makes one :class:`~inspector.replay.ranges.FrontierSwaps` when it starts and one for the table, and
     moves that one to each call's frontier: 2 made, not 1 + turns - 1 (10, 20), one per move."""
-    from inspector.replay import ranges, replay
-    from inspector.transcripts.api import load_transcript
+    from inspector.replay import ranges
     from tests.builders import spy
 
     made = spy(monkeypatch, ranges.FrontierSwaps, "__init__", arg=2)
-    path = tmp_path / "t.json"
-    path.write_text(json.dumps({"messages": _turns(turns)}))
-    rp = replay(str(_masking_manifest(tmp_path, {"attention_window": 3})), load_transcript(path), counter="estimate")
+    rp = _masked_replay(tmp_path, turns, 3)
     assert [len(f.replaced) for f in rp.frames][-3:] == [turns - 2, turns - 2, turns - 1]
     assert made == [0, 1]

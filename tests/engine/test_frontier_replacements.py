@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import one_turn_asks, spy
+from builders import UnitsOf, one_turn_asks, spy
 from inspector.engine.contracts import EditRecord, ReplacedBefore, ReplacedRows, Replacement, check_record, \
     newest_group_start
 from inspector.engine.managers.clear_tool_results import CLEARED, ClearToolResults
@@ -299,17 +299,6 @@ def test_a_frames_added_replacements_are_sliced_from_the_table_not_walked_from_i
     assert refs[9_999:-0] == [] and refs[-2:] == [(19_998, MASKED), (20_001, CLEARED)]
 
 
-class _UnitsOf:
-    """A counter whose unit of a row is its ``u`` field, additive like tiktoken's (total = units)."""
-
-    additive = True
-
-    def unit(self, msg: Message) -> int:
-        return int(msg["u"])
-
-    def total(self, units: int, n: int) -> int:
-        return units
-
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(1, 9), min_size=1, max_size=30), st.data())
@@ -323,7 +312,7 @@ def test_the_precut_over_a_frontier_index_is_a_bisection_of_the_replaced_logs_su
     from inspector.engine.assembly.replacing import FrontierIndex, ReplacingSums, _FrontierSums
     from inspector.engine.assembly.row_index import RowIndex
 
-    counter: Any = _UnitsOf()
+    counter: Any = UnitsOf()
     rows: list[Message] = [{"role": "user", "content": "", "u": u} for u in units]
     log = RowIndex(counter).sync(rows)
     replaced = sorted(data.draw(st.sets(st.integers(0, len(rows) - 1), max_size=len(rows))))
@@ -530,10 +519,8 @@ def test_a_frontier_frames_replaced_view_is_made_once_per_frontier_not_per_call(
     result is one of the 2 newest events), its call before "done" those of turns 1..t-1. So the
     frames' lists hold 1, 1, 2, 2, 3, 3, 4 results (turn 2's second call on): 7 frontier frames,
     4 frontiers, 4 views made (7 before). The 3 frames sharing a view keep all of it without comparing
-    it, and the 3 whose frontier moved from the last frame's view keep the lower of the two counts, read
-    from them: ``kept_prefix`` runs for the first frontier frame alone (its last frame's list is not a
-    view; 4 before, 7 before that); ``kept`` is 0 where the frontier moved from a frame of none, else
-    the last frame's count."""
+    it: ``kept_prefix`` runs for the 4 others (7 before; O(1) for two views of one table); ``kept`` is 0
+    where the frontier moved from a frame of none, else the lower of the two frames' counts."""
     from inspector.replay import recorder, replaced as replaced_mod
 
     made = spy(monkeypatch, replaced_mod.ReplacedRefs, "__init__")
@@ -541,7 +528,7 @@ def test_a_frontier_frames_replaced_view_is_made_once_per_frontier_not_per_call(
     rp = _five_turns_masked(tmp_path)
     assert [len(f.replaced) for f in rp.frames] == [0, 0, 0, 1, 1, 2, 2, 3, 3, 4]
     assert len(made) == 4
-    assert len(compared) == 1
+    assert len(compared) == 4
     assert [f.replaced_kept for f in rp.frames][3:] == [0, 1, 1, 2, 2, 3, 3]
     assert rp.frames[3].replaced is rp.frames[4].replaced and rp.frames[8].replaced is rp.frames[7].replaced
 
