@@ -76,6 +76,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+import cli_startup  # noqa: E402
 from replay_scaling import GROWTH_LIMIT, STRATEGIES, WINDOW, _functions, acting_calls, growth, one_enormous_turn, synth  # noqa: E402
 
 from inspector.engine.tokens import TiktokenCounter, content_text  # noqa: E402
@@ -146,10 +147,13 @@ def half_scale(cm: dict[str, Any]) -> dict[str, Any]:
 
 def cli(commands: dict[str, list[str]], times: int) -> dict[str, float]:
     """CPU seconds (user + system) of the cheapest of ``times`` fresh ``context-inspector`` processes
-    per command (by key): on a shared machine a child's CPU time moves far less with the load than
-    its wall clock. The commands take turns (one run of each, ``times`` rounds), so a start-up and
-    the replays it is subtracted from are sampled in the same stretches of the machine's load."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    per command (by key), in :func:`cli_startup.env`: bytecode cached, as after ``pip install`` (a
+    PYTHONDONTWRITEBYTECODE in the calling shell would add compiling the package to every start-up,
+    which users do not pay and which widens the noise of the start-up subtracted). On a shared
+    machine a child's CPU time moves far less with the load than its wall clock. The commands take
+    turns (one run of each, ``times`` rounds), so a start-up and the replays it is subtracted from
+    are sampled in the same stretches of the machine's load."""
+    env = cli_startup.env()  # the user's situation: bytecode cached, as after ``pip install``
     cheapest = dict.fromkeys(commands, float("inf"))
     for _ in range(times):
         for key, args in commands.items():

@@ -38,3 +38,17 @@ def test_parameters_in_turns_events_or_a_fraction_of_the_window_stay() -> None:
 def test_a_written_token_amount_of_auto_compact_is_halved() -> None:
     cm = {"type": "auto-compact", "params": {"threshold_tokens": 90_001, "keep_user_tokens": 20_000}}
     assert end_to_end.half_scale(cm)["params"] == {"threshold_tokens": 45_000, "keep_user_tokens": 10_000}
+
+
+def test_the_cli_rounds_run_with_bytecode_cached_as_after_pip_install(monkeypatch) -> None:
+    """Rule (benchmarks/end_to_end.py :func:`cli`): the timed ``context-inspector`` children run in
+    :func:`cli_startup.env`, which drops a caller's PYTHONDONTWRITEBYTECODE (users' installs hold
+    bytecode; compiling the package at every start-up only widens the start-up subtracted) and keeps
+    the checkout first on the path. Checked on the commands the child is given: each gets that env."""
+    seen: list[dict[str, str]] = []
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setattr(end_to_end.subprocess, "run", lambda *a, env, **k: seen.append(env))
+    end_to_end.cli({"a": ["validate", "x"], "b": ["replay", "m", "t"]}, times=2)
+    assert len(seen) == 4
+    assert all("PYTHONDONTWRITEBYTECODE" not in env for env in seen)
+    assert all(env["PYTHONPATH"].split(end_to_end.os.pathsep)[0] == str(ROOT) for env in seen)
