@@ -99,8 +99,8 @@ class ContextAssembler:
                                 calibration_source=engine.calibration_source)
         outcome = manage(cm, past, budget.hint, wm, budget)
         edits = outcome.edits
-        if type(edits.working) is ReplacedBefore:  # a frontier view: the kept list moved, then copied
-            wm = list(self._replacing.working_rows(edits.working, wm))
+        if type(edits.working) is ReplacedBefore:  # a frontier view: read through, not copied
+            wm = self._replacing.working_rows(edits.working, wm)  # type: ignore[assignment]
         elif edits.working:
             wm = list(edits.apply_working(wm))
         # A committed ask answered from working memory (HITL) takes its answers with it when the
