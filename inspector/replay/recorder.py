@@ -42,6 +42,7 @@ class _Recorder:
         self.work = FrontierTable()  # working memory's table, when the log's record replaces nothing (one turn's)
         self.last_replaced: Sequence[tuple[int, str]] = ()  # the previous frame's (its JSON is relative to it)
         self.last_found = FrontierSwaps(self.frontier, 0, {})  # the usual frontier call's swaps (one, moved per call)
+        self.work_found = FrontierSwaps(self.work, 0, {})  # a one-turn agent's (one per table, moved per call)
         self.own_bands = type(engine.assembler) is ContextAssembler
         """Whether a frame may keep its assembly's ``bands`` dict as it is: the shipped assembler builds a
         new one on every call and keeps no reference to it (nor to the assembly). Another assembler's
@@ -133,9 +134,14 @@ class _Recorder:
                 work = self.work = FrontierTable(wview.table, in_working=True)
             if work.ok if len(work.refs) == len(wview.table) else \
                     work.sync(conv.committed_messages, refs.ref, refs.msgs, conv.working):
-                found = FrontierSwaps(work, wview.upto, {})
+                upto = wview.upto
+                found = self.work_found  # only this call reads it: moved in place, as the log's below
+                if found.fr is not work:
+                    found = self.work_found = FrontierSwaps(work, upto, {})
+                else:
+                    found.upto = upto
                 segs = _segments(layout, refs, found, apart=work.apart)
-                return FrontierSegments(tuple(segs), work, wview.upto), ReplacedRefs(work, wview.upto), found
+                return FrontierSegments(tuple(segs), work, upto), ReplacedRefs(work, upto), found
         if table is not None:
             fr = self.frontier
             if fr.table is not table:

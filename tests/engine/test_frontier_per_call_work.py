@@ -385,12 +385,33 @@ def test_a_clearing_log_state_taken_over_from_turns_is_the_state_read_from_the_l
 def test_a_moving_frontier_reuses_one_swaps_lookup_per_table(tmp_path: Path, monkeypatch: Any, turns: int) -> None:
     """observation-masking, window 3 events, ``turns`` turns of 2 calls: the frontier moves on calls
     3, 5, .., 2·turns - 1 (turns - 1 moves, as in the test above), all over one table. The recorder
-    makes one :class:`~inspector.replay.ranges.FrontierSwaps` when it starts and one for the table, and
-    moves that one to each call's frontier: 2 made, not 1 + turns - 1 (10, 20), one per move."""
+    makes two :class:`~inspector.replay.ranges.FrontierSwaps` when it starts (the log's, working
+    memory's) and one for the table, and moves that one to each call's frontier: 3 made, not
+    2 + turns - 1 (10, 20), one per move."""
     from inspector.replay import ranges
     from tests.builders import spy
 
     made = spy(monkeypatch, ranges.FrontierSwaps, "__init__", arg=2)
     rp = _masked_replay(tmp_path, turns, 3)
     assert [len(f.replaced) for f in rp.frames][-3:] == [turns - 2, turns - 2, turns - 1]
-    assert made == [0, 1]
+    assert made == [0, 0, 1]
+
+
+@pytest.mark.parametrize("rounds", [40, 80])
+def test_a_moving_working_memory_frontier_reuses_one_swaps_lookup_per_table(
+        tmp_path: Path, monkeypatch: Any, rounds: int) -> None:
+    """observation-masking, window 3 events, one turn of ``rounds`` asks (a one-turn agent: its record
+    replaces working-memory rows only): call k masks the results of asks 0..k-3, so the frontier of
+    working memory's table moves at every call from call 3 on (rounds - 2 moves). The recorder makes
+    its two :class:`~inspector.replay.ranges.FrontierSwaps` when it starts and one for the table (at
+    call 3, 1 entry), moved to each later call's frontier: 3 made, not 1 + rounds - 2 (39, 79)."""
+    from inspector.replay import replay, ranges
+    from inspector.transcripts.api import load_transcript
+    from tests.builders import one_turn_asks, spy
+
+    made = spy(monkeypatch, ranges.FrontierSwaps, "__init__", arg=2)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"messages": one_turn_asks(rounds)}))
+    rp = replay(str(_masking_manifest(tmp_path, {"attention_window": 3})), load_transcript(path), counter="estimate")
+    assert [len(f.replaced) for f in rp.frames][2:5] == [0, 1, 2] and len(rp.frames[-1].replaced) == rounds - 2
+    assert made == [0, 0, 1]

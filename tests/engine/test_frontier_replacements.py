@@ -400,13 +400,13 @@ def test_a_one_turn_agents_masks_read_each_working_row_a_bounded_number_of_times
     assert _one_turn_reads(80) == (314, 77)
 
 
-def _masked_turn_replay(tmp_path: Path) -> Any:
-    """The replay of one user turn of 40 asks, each answered, then "done", under observation-masking
-    with a window of 3 events (estimate counter)."""
+def _masked_turn_replay(tmp_path: Path, rounds: int = 40) -> Any:
+    """The replay of one user turn of ``rounds`` asks (40), each answered, then "done", under
+    observation-masking with a window of 3 events (estimate counter)."""
     from inspector.replay import replay
     from inspector.transcripts.api import load_transcript
 
-    msgs = one_turn_asks(40)
+    msgs = one_turn_asks(rounds)
     path, manifest = tmp_path / "t.json", tmp_path / "m.yaml"
     path.write_text(json.dumps({"messages": msgs}))
     manifest.write_text(json.dumps({"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "m"}, "spec": {
@@ -457,14 +457,9 @@ def test_clearing_a_one_turn_agents_results_reads_each_working_row_once(monkeypa
     assert run(80) == (79, 77, 77)
 
 
-def test_a_masked_turns_working_memory_is_moved_by_what_changed_not_rebuilt_per_call(
-        tmp_path: Path, monkeypatch: Any) -> None:
-    """Rule: the working memory a call sends, under a frontier view of its masks, is the assembler's
-    kept list (the one working memory's frontier index reads too) moved from the last call's frontier,
-    each newly masked row written once, not the view rebuilt row by row at every call. The turn of
-    the test above (40 asks, window 3 events): the 38 results masked over the turn are written once
-    each, 38 writes in all; no call iterates a working-memory view (the old path did, once per call,
-    over every masked row so far: 38 iterations)."""
+def _working_view_reads(tmp_path: Path, monkeypatch: Any, rounds: int) -> tuple[int, int]:
+    """(rows written into working memory's kept list, iterations of a working-memory view) over the
+    masked turn of ``rounds`` asks."""
     from inspector.engine import contracts
 
     writes, iterated = [0], [0]
@@ -484,10 +479,26 @@ def test_a_masked_turns_working_memory_is_moved_by_what_changed_not_rebuilt_per_
 
     monkeypatch.setattr(contracts.FlatRows, "move", counting_move)
     monkeypatch.setattr(contracts.ReplacedRows, "__iter__", counting_iter)
-    rp = _masked_turn_replay(tmp_path)
-    assert [i for i, _ in rp.frames[-1].replaced] == list(range(2, 78, 2))
-    assert writes[0] == 38
-    assert iterated[0] == 0
+    rp = _masked_turn_replay(tmp_path, rounds)
+    assert [i for i, _ in rp.frames[-1].replaced] == list(range(2, 2 * rounds - 2, 2))
+    return writes[0], iterated[0]
+
+
+def test_a_masked_turns_working_memory_is_a_view_copied_only_into_a_short_payload(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """Rule: the working memory a call sends, under a frontier view of its masks, is a view of it
+    (no row copied, nothing moved); only a short payload (under ``VIEW_MIN`` rows, a list) copies it,
+    once, through one slice of the kept list moved from the last call's frontier (each newly masked
+    row written once). Call k (before ask k; working memory 2k rows, the log empty) masks the
+    results of asks 0..k-3. 40 asks: every call is short; calls 3..40 mask, so 38 copies and
+    38 rows written. 150 asks: calls k >= 128 send 256 rows or more (a view, never read whole), so
+    only calls 3..127 copy: 125 copies, 125 rows written (the old path moved and copied at every
+    call: 148 rows written)."""
+    from inspector.engine.assembly.incremental import VIEW_MIN
+
+    assert VIEW_MIN == 256
+    assert _working_view_reads(tmp_path, monkeypatch, 40) == (38, 38)
+    assert _working_view_reads(tmp_path, monkeypatch, 150) == (125, 125)
 
 
 def _five_turns_masked(tmp_path: Path) -> Any:

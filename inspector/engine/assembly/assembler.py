@@ -99,13 +99,16 @@ class ContextAssembler:
                                 calibration_source=engine.calibration_source)
         outcome = manage(cm, past, budget.hint, wm, budget)
         edits = outcome.edits
-        if type(edits.working) is ReplacedBefore:  # a frontier view: the kept list moved, then copied
-            wm = list(self._replacing.working_rows(edits.working, wm))
-        elif edits.working:
-            wm = list(edits.apply_working(wm))
         # A committed ask answered from working memory (HITL) takes its answers with it when the
         # trimmer drops it; only the trimmer knows how far that goes, so no pre-cut then.
-        hitl = bool(wm) and wm[0].get("role") == "tool"
+        wv = edits.working
+        if type(wv) is ReplacedBefore:  # a frontier view: read through, not copied (its row 0 read in place)
+            hitl = bool(wm) and (wv.table[0].row if wv.upto and not wv.table[0].index else wm[0]).get("role") == "tool"
+            wm = self._replacing.working_rows(wv, wm)  # type: ignore[assignment]
+        else:
+            if wv:
+                wm = list(edits.apply_working(wm))
+            hitl = bool(wm) and wm[0].get("role") == "tool"
         call = Call(engine, system, past, wm, user, has_user, tool_tokens, budget, outcome,
                     outcome.decision, hitl)
         if wmi is not None and log is not None and not hitl and budget.max_tokens > 0:

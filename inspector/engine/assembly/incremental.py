@@ -55,7 +55,8 @@ Source = tuple[RowIndex, int, int, int, str]
 
 class RowUnits(NamedTuple):
     """What the assembler already read for a call: the units of the system band's row, of the user
-    row and of all of working memory, and the two indexes (committed log, working memory)."""
+    row and of all of working memory, and the two indexes (committed log, working memory: its ``n``
+    is the call's working memory's length, read from it rather than through ``len()``)."""
 
     system: int
     user: int
@@ -190,9 +191,10 @@ class IncrementalPath:
             return None  # answers of a dropped ask (HITL): the reference handles it
         t_msgs = trimmed.messages
         n_in = t_msgs.n if type(t_msgs) is JoinedRows else len(t_msgs)  # (a view's len() is a Python call)
-        w = _locate(ru, comp, n_in, n_msgs, t_head, trimmed.history_removed, len(c.wm))
+        n_wm = ru.wmi.n  # len(c.wm), read from its index (a frontier's working memory is a view: len() a Python call)
+        w = _locate(ru, comp, n_in, n_msgs, t_head, trimmed.history_removed, n_wm)
         sources, skip = _clean_sources(w, comp.after if comp.after is not None else
-                                       c.wm[w.cur] if w.cur < len(c.wm) else None)
+                                       c.wm[w.cur] if w.cur < n_wm else None)
         declares = partial(_declares, sources)
         sanitized = sanitize_provider_messages(trimmed.messages, skip=skip, skip_declares=declares, owned=True)
         band_of = self._band_rule(c, comp.placeholder)
@@ -329,7 +331,7 @@ def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], 
     cut = 0
     if n_log > a0 or front:
         u_other = ru.system + u_user + u_protected + ru.working
-        n_other = (1 if system else 0) + (1 if has_user else 0) + (1 if prot is not None else 0) + len(c.wm)
+        n_other = (1 if system else 0) + (1 if has_user else 0) + (1 if prot is not None else 0) + ru.wmi.n
         at = precut_at(log, a0, limit, n_other, u_other) if n_log > a0 else None
         if at is not None:
             cut = n_f + at - a0
@@ -346,10 +348,10 @@ def _compose(c: Call, ru: RowUnits, prot: Message | None, front: list[Message], 
     lead.extend(kept)
     off = len(lead)  # rows before the log range
     end = off + n_log - a
-    placeholder = not end and not has_user and not c.wm  # nothing else to send
+    placeholder = not end and not has_user and not ru.wmi.n  # nothing else to send
     last: list[Message] = [c.user] if has_user else [HELLO] if placeholder else []
     messages: list[Message] | JoinedRows
-    if n_log - a + len(c.wm) >= VIEW_MIN:  # a long payload is not copied: a view of (lead, log[a:], user row)
+    if n_log - a + ru.wmi.n >= VIEW_MIN:  # a long payload is not copied: a view of (lead, log[a:], user row)
         messages = JoinedRows([(lead, 0, off), (past, a, n_log), (last, 0, len(last))], end + len(last))
     elif a >= off:  # a short one copied once, with room for the front rows written over it
         messages = past[a - off:]

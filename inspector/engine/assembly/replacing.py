@@ -34,6 +34,10 @@ from inspector.engine.types import Message
 __all__ = ["FrontierIndex", "ReplacingSums", "frontier_record"]
 
 
+_NO_VIEW = ReplacedBefore([], 0)
+"""The empty frontier view (its table never grows): a record replacing only working-memory rows has it."""
+
+
 def frontier_record(edits: EditRecord | None) -> ReplacedBefore | None:
     """The record's frontier view when it is of the shape this module assembles: every log row kept,
     nothing inserted, the log's replacements a :class:`ReplacedBefore` (those of working memory, in
@@ -47,7 +51,7 @@ def frontier_record(edits: EditRecord | None) -> ReplacedBefore | None:
     if type(edits.replaced) is ReplacedBefore:
         view: ReplacedBefore = edits.replaced
     elif not edits.replaced and edits.working:
-        view = ReplacedBefore([], 0)
+        view = _NO_VIEW
     else:
         return None
     w = edits.working
@@ -104,13 +108,15 @@ class ReplacingSums:
             self.keep = EditRecord.keep_all(n)
         return self.keep
 
-    def working_rows(self, view: ReplacedBefore, working: Sequence[Message]) -> list[Message]:
-        """``working`` with ``view``'s rows replaced: working memory's kept list (the one its frontier
-        index reads) moved from the last call's frontier, each newly replaced row written once, not
-        the view rebuilt row by row at every call of a long turn. The caller copies it."""
-        if self.work is None:
-            self.work = ReplacingSums()
-        return self.work.flat.move(view, working).rows
+    def working_rows(self, view: ReplacedBefore, working: Sequence[Message]) -> ReplacedRows:
+        """``working`` with ``view``'s rows replaced, as a read-only view (O(1), no row copied): each
+        row read through the view's table, a slice one copy of working memory's kept list (the one
+        its frontier index reads, moved then from the frontier it last stood at). A view stays what
+        it is: working memory only grows in a turn and the table only grows after its entries."""
+        work = self.work
+        if work is None:
+            work = self.work = ReplacingSums()
+        return ReplacedRows(working, view, view.at, work.flat)
 
     def upto(self, view: ReplacedBefore, log: RowIndex, counter: TokenCounter) -> list[int]:
         """The sums brought up to ``view``'s frontier over ``log`` (the log's own sums for rows the
@@ -229,7 +235,8 @@ def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: Replace
     if log.n != n or (n and log.rows is not None and log.rows[n - 1] is not past[-1]) or view.frontier > n:
         return None  # the log index is not this projection (a fold): positions would not match
     counter = c.engine.counter
-    idx = sums.frontier(log, view, counter)
+    # an empty view (a record replacing only working-memory rows) reads the log as it is: its index itself
+    idx = sums.frontier(log, view, counter) if view.upto else log
     if edits is not None and type(edits.working) is ReplacedBefore:  # a frontier of working memory's own
         work = sums.work
         if work is None:
