@@ -119,17 +119,18 @@ class CallRows:
         units add up to it)."""
         ref, n, band, _syn, _own = opened
         lo = ref or 0
-        units = self.units
-        sums = units.sums
+        sums = self.units.sums
         if end >= len(sums):
-            units.extend(end)
+            self.units.extend(end)
         size = sums[end] - sums[lo]
-        c, fr = self.upto, self.fr
-        if c and fr is not None:
-            refs, d = fr.refs, self.d
-            if lo <= refs[c - 1] and end > refs[0]:  # around replaced rows (often all of them)
-                k_lo = 0 if lo <= refs[0] else bisect_left(refs, lo, 0, c)
-                size += d[c if end > refs[c - 1] else bisect_left(refs, end, k_lo, c)] - d[k_lo]
+        c = self.upto
+        if c:  # a frontier frame (its table is fr)
+            refs = self.fr.refs  # type: ignore[union-attr]
+            first, last = refs[0], refs[c - 1]
+            if lo <= last and end > first:  # around replaced rows (often all of them)
+                d = self.d
+                k_lo = 0 if lo <= first else bisect_left(refs, lo, 0, c)
+                size += d[c if end > last else bisect_left(refs, end, k_lo, c)] - d[k_lo]
         self.runs.append(opened if lo + n == end else (ref, end - lo, band, None, None))
         self.sizes.append(size)
         return size
@@ -294,19 +295,22 @@ def shared_rows(prev: CallRows, cur: CallRows) -> int:
     return rows
 
 
-def sent_from(prev: CallRows, row: int) -> tuple[list[tuple[int, int]], dict[int | None, list[Message]]]:
+def sent_from(prev: CallRows, row: int) -> tuple[list[tuple[int, int]], dict[int | None, list[Message]] | None]:
     """The previous call's rows from message row ``row`` on: its transcript ranges and its made rows
-    (by index: a row is looked up among the made rows of its own index, not among them all)."""
+    (by index: a row is looked up among the made rows of its own index, not among them all; None
+    when it made none, as most calls)."""
     plain: list[tuple[int, int]] = []
-    made: dict[int | None, list[Message]] = {}
+    made: dict[int | None, list[Message]] | None = None
     start = 0
     for ref, n, _band, _syn, own in prev.runs:
-        if start + n > row:
+        start += n
+        if start > row:  # (start is now the row after this run)
             if own is not None:
+                if made is None:
+                    made = {}
                 made.setdefault(ref, []).append(own)
             elif ref is not None:
-                plain.append((ref + (row - start if row > start else 0), ref + n))
-        start += n
+                plain.append((ref + row - start + n if row > start - n else ref, ref + n))
     return plain, made
 
 
@@ -315,9 +319,12 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
     too (the same transcript rows, or a made row with the same index and content). One walk over
     this call's runs lists the shared pieces, each with the units before its first and past its
     last row; their tokens are then split at the cached and written ends. Two frontier calls of one
-    table walk their transcript runs, a piece cut at each row replaced in one call and not the other."""
-    assert call.broke_at is not None
-    row = max(call.broke_at - 1, 0)
+    table walk their transcript runs, a piece cut at each row replaced in one call and not the other
+    (:func:`differing`), each piece's ends found by two searches of the table (its first row's place
+    also gives the units before the run)."""
+    broke = call.broke_at
+    assert broke is not None
+    row = broke - 1 if broke > 0 else 0
     pair = differing(prev, cur) if cur.fr is not None else None
     if pair is None:
         cur, prev = cur.expanded(), prev.expanded()
@@ -337,6 +344,7 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
         elif ref is not None and start + n > row:
             first, end = ref + (row - start if row > start else 0), ref + n
             off: int | None = None
+            kr = 0  # the table place of the run's first row (found with off)
             for lo, hi in plain:
                 a, b = (first if first > lo else lo), (end if end < hi else hi)
                 if a >= b:
@@ -345,22 +353,25 @@ def resent_tokens(call: CallCache, cur: CallRows, prev: CallRows) -> tuple[int, 
                     pieces.append((start + a - ref, start + b - ref, before + sums[a] - sums[ref],
                                    before + sums[b] - sums[ref]))
                     continue
-                if off is None:  # the units before this run's row x are off + sums[x] + d[x's table place]
-                    off = before - sums[ref] - d[bisect_left(refs, ref, 0, c)]
                 # one search of the table over [0, dhi) serves both the rows replaced here (d, up to this
-                # call's c ≤ dhi) and the rows replaced in one call only, which cut the piece ([dlo, dhi))
-                x, kx = a, bisect_left(refs, a, 0, dhi)
+                # call's c ≤ dhi: a place k past c reads d[c]) and the rows replaced in one call only,
+                # which cut the piece ([dlo, dhi))
+                if off is None:  # the units before this run's row x are off + sums[x] + d[x's table place]
+                    kr = bisect_left(refs, ref, 0, dhi)
+                    off = before - sums[ref] - d[kr if kr < c else c]
+                x, kx = a, (kr if a == ref else bisect_left(refs, a, kr, dhi))
                 kb = bisect_left(refs, b, kx, dhi)
-                for t in range(kx if kx > dlo else dlo, kb):  # usually none
-                    y = refs[t]
-                    if x < y:
-                        pieces.append((start + x - ref, start + y - ref, off + sums[x] + d[kx if kx < c else c],
-                                       off + sums[y] + d[t if t < c else c]))
-                    x, kx = y + 1, t + 1
+                if kb > dlo:  # rows replaced in one call only may lie here (usually none do)
+                    for t in range(kx if kx > dlo else dlo, kb):
+                        y = refs[t]
+                        if x < y:
+                            pieces.append((start + x - ref, start + y - ref, off + sums[x] + d[kx if kx < c else c],
+                                           off + sums[y] + d[t if t < c else c]))
+                        x, kx = y + 1, t + 1
                 if x < b:
                     pieces.append((start + x - ref, start + b - ref, off + sums[x] + d[kx if kx < c else c],
                                    off + sums[b] + d[kb if kb < c else c]))
-            if made and cur.fr is not None and syn is None:  # a row the previous call made, replaced here by an equal one
+            if made and frontier and syn is None:  # a row the previous call made, replaced here by an equal one
                 for r, owns in made.items():
                     if r is not None and first <= r < end and replaced_row(cur, r) in owns:
                         x = r - ref

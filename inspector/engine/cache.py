@@ -287,20 +287,24 @@ class PromptCache:
 
     def _cut(self, kept: int, tokens_upto: Callable[[int], int]) -> tuple[int | None, int]:
         """Forget the prefixes longer than ``kept`` rows (an OpenAI entry shrinks to ``kept``: a partial
-        match still serves); the break, if a live one of them served more than ``kept`` rows do."""
-        entries, readable, now = self._entries, self.rule.readable, self._now
-        longest: _Entry | None = None
-        expires: float | None = None
-        entry = None
+        match still serves); the break, if a live one of them served more than ``kept`` rows do. Asked
+        only when the last entry is longer than ``kept`` rows (:meth:`call_prefix`)."""
+        entries, now = self._entries, self._now
+        entry = entries.pop()  # the longest entry (entries are sorted by rows): the usual only one
+        expires = entry.expires
+        longest = entry if now <= expires else None  # the longest live one
         while entries and entries[-1].rows > kept:
             entry = entries.pop()
             if longest is None and now <= entry.expires:  # alive
                 longest = entry
-            expires = entry.expires if expires is None else max(expires, entry.expires)
-        if entry is None or expires is None:
-            return None, 0
+            if entry.expires > expires:
+                expires = entry.expires
         kept_tokens = tokens_upto(kept)
-        lost = 0 if longest is None else readable(longest.tokens) - readable(kept_tokens)
+        if longest is None:
+            lost = 0
+        else:
+            readable = self.rule.readable
+            lost = readable(longest.tokens) - readable(kept_tokens)
         if self.rule.name == "openai":
             if entries and entries[-1].rows == kept:
                 entries[-1].expires = max(entries[-1].expires, expires)

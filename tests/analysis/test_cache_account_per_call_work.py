@@ -139,3 +139,35 @@ def test_a_break_under_a_rule_that_writes_nothing_is_priced_without_the_general_
     assert acct.rule.name == "openai" and acct.prices.write is None
     assert acct.totals()["cache_breaks"] > 100 and len(priced) == 1
     assert all(c.break_cost_usd is not None and c.break_cost_usd > 0 for c in acct.calls if c.resent)
+
+
+def test_a_break_between_two_frontier_calls_of_one_table_searches_the_table_twice_a_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: at a break between two frontier calls of one table (a sliding history: rows 4 … 10, then
+    5 … 11; rows 6 and 9 replaced in both by 2-character rows), the resent rows are the shared rows past
+    the break, 5 … 10: 6 + 7 + 8 + 9 + 10 + 11 = 51 units, less 5 and 8 for the two replacements = 38,
+    all uncached (nothing cached past the head). The shared run's piece searches the table twice: the
+    place of the run's first row (which is also the piece's first row) and of the piece's end; not
+    three times (the run's first row, then the piece's, then its end). The previous call's ranges past
+    the break are its history run, 4 … 10, and it made no row: no made-row table is built (None)."""
+    from inspector.engine.cache import CallCache
+    from inspector.replay.replaced import FrontierSegments, FrontierTable
+
+    units = _units()
+    fr = FrontierTable([])
+    fr.refs, fr.rows = [6, 9], [{"role": "tool", "content": "ab"}] * 2
+    sys_run = (0, 1, "system", None, None)
+    prev = CallRows(0, FrontierSegments([sys_run, (4, 7, "history", None, None)], fr, 2), units)
+    cur = CallRows(0, FrontierSegments([sys_run, (5, 7, "history", None, None)], fr, 2), units)
+    searched: list[Any] = []
+    real = rows.bisect_left
+
+    def counted(*args: Any) -> int:
+        searched.append(args[1])
+        return real(*args)
+
+    monkeypatch.setattr(rows, "bisect_left", counted)
+    assert rows.sent_from(prev, 1) == ([(4, 11)], None)
+    call = CallCache(cur.total_tokens, 0, 0, cur.total_tokens, 2, 1)
+    assert rows.resent_tokens(call, cur, prev) == (0, 38)
+    assert searched == [5, 11]
