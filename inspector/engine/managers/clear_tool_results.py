@@ -361,14 +361,14 @@ class ClearToolResults(BuiltFromParams, ContextManager):
                 self._build(st, past, c)
             if not t.dup:  # working memory's clearable results before the bound: a view of the turn's table
                 k = bisect_left(t.pos, bound - n) if t.pos else 0
-                while len(t.table) < k:
-                    j, tool = t.cands[len(t.table)]
-                    _m, _tool, row, delta = self._wrow(working[j], tool)
-                    t.table.append(Replacement(j, row, CLEARED))
-                    t.freed.append(t.freed[-1] + delta)
+                if len(t.table) < k:  # (the call's newly cleared rows, usually one: built once each)
+                    self._wgrow(t, working, k)
                 if st.freed[c] + t.freed[k] < 0:  # placeholders longer than what they replace: none sent
                     return (), ()
-                return (_view(st, c) if c else (), _view(t, k) if k else ())
+                view: Sequence[Replacement] = ()
+                if k:  # (the turn's view made here: one call fewer than :func:`_view`'s)
+                    view = t.view = table_view(t.view, t.table, k, t.pos)
+                return (_view(st, c) if c else (), view)
         freed = st.freed[c]
         excluded = st.excluded
         wm: list[Replacement] = []
@@ -385,11 +385,23 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             return ((), ())
         return (_view(st, c) if c else (), tuple(wm))
 
+    def _wgrow(self, t: _Turn, working: Sequence[Message], k: int) -> None:
+        """The turn's table grown to its first ``k`` candidates (:meth:`_wrow`'s row of each, in
+        order), with the tokens freed up to each: one call for the rows a clearing call adds."""
+        table, freed, wrow = t.table, t.freed, self._wrow
+        total = freed[-1]
+        for j, tool in t.cands[len(table):k]:  # (a slice: O(new rows), where islice would skip the old)
+            _m, _tool, row, delta = wrow(working[j], tool)
+            table.append(Replacement(j, row, CLEARED))
+            total += delta
+            freed.append(total)
+
     def _wrow(self, original: Message, tool: str) -> tuple[Message, str, Message, int]:
         """(``original``, ``tool``, its placeholder row, tokens freed): made once per row and tool."""
-        hit = self._wrows.get(id(original))
+        wrows = self._wrows
+        hit = wrows.get(id(original))
         if hit is None or hit[0] is not original or hit[1] != tool:
-            hit = self._wrows[id(original)] = (original, tool, *self._cleared(original, tool))
+            hit = wrows[id(original)] = (original, tool, *self._cleared(original, tool))
         return hit
 
     def _reach(self, st: _Log, past: Sequence[Message], c: int, at_least: int) -> int | None:
@@ -413,16 +425,17 @@ class ClearToolResults(BuiltFromParams, ContextManager):
     def _cleared(self, original: Message, tool: str) -> tuple[Message, int]:
         """The placeholder row of a cleared result and the tokens it frees (the original's count minus its own)."""
         counter = self.counter  # count([row]) is total(unit(row), 1): no list made per row
-        additive = getattr(counter, "additive", False)  # (total(units, 1) is the units: no call)
-        size = counter.unit(original) if additive else counter.total(counter.unit(original), 1)
-        text = self._texts.get((tool, size))
+        unit, additive = counter.unit, getattr(counter, "additive", False)  # (additive: total(u, 1) is u, no call)
+        size = unit(original) if additive else counter.total(unit(original), 1)
+        texts = self._texts
+        text = texts.get((tool, size))
         if text is None:
             text = self._placeholder(tool, size)
-            if len(self._texts) < self.TEXTS_KEPT:
-                self._texts[(tool, size)] = text
+            if len(texts) < self.TEXTS_KEPT:
+                texts[(tool, size)] = text
         new = {**original, "content": text}
         self.rows_built += 1
-        return new, size - (counter.unit(new) if additive else counter.total(counter.unit(new), 1))
+        return new, size - (unit(new) if additive else counter.total(unit(new), 1))
 
     def _candidates(self, rows: Sequence[Message], limit: int) -> Iterator[tuple[int, int, str]]:
         """``(result position, asking row's position, tool name)`` of each clearable result, oldest
