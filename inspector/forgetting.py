@@ -42,11 +42,11 @@ from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
 from inspector.engine.identifiers import Extractor, Identifier, extract_identifiers, message_text
-from inspector.forgetting_index import NEEDED_IN, WHERE_BITS, TranscriptIndex
+from inspector.forgetting_index import NEEDED_IN, WHERE_BITS, TranscriptIndex, tools_sent
 from inspector.replay import FrontierSegments, Frame, Replay, reason_lookup
 from inspector.replay.ranges import expand_ranges
-from inspector.replay.runs import (HoledRuns, IndexRuns, WindowComplement, changed_rows, complement, count_in,
-                                   symmetric_difference)
+from inspector.replay.runs import (HoledRuns, IndexRuns, WindowComplement, changed_in_window, changed_rows, complement,
+                                   count_in, symmetric_difference)
 from inspector.replay.run import gc_paused
 from inspector.vocabulary import reason_words, registered_actions, summary_actions
 
@@ -191,21 +191,6 @@ def _ordered(bits: int) -> tuple[str, ...]:
     return tuple(w for w in NEEDED_IN if bits & WHERE_BITS[w])
 
 
-def _tools_sent(rp: Replay) -> list[Any]:
-    """The tool schemas the replay's calls were sent: the transcript's or the manifest's, as the agent
-    in force says (:class:`~inspector.policy.AgentInForce`), none when it sends none; both when the
-    replay names no agent. A schema that was not sent shows the model nothing."""
-    source = rp.agent.tools if rp.agent is not None else None
-    transcript_tools, manifest_tools = rp.transcript.tools, getattr(rp.settings, "tools", None)
-    if source == "transcript":
-        return [transcript_tools]
-    if source == "manifest":
-        return [manifest_tools]
-    if source == "none":
-        return []
-    return [transcript_tools, manifest_tools]
-
-
 class _Frame:
     """One call's view for the detector: what it sends (runs), its turn's start and reach. The runs
     (``plain``, ``sent``, ``unsent``; ``plain_ranges`` too unless ``holed``) are read from the frame's
@@ -243,16 +228,28 @@ class _Frame:
         self.holed = isinstance(segs, FrontierSegments)
         if isinstance(segs, FrontierSegments):  # views over its table: no range per replaced row
             runs, holes, c = segs.runs, segs.fr.refs, segs.upto
-            base = IndexRuns([(r, r + n_) for r, n_, _b, _s, o in runs if r is not None and o is None])
-            split = IndexRuns([(r, r + n_) for r, n_, _b, s, o in runs if r is not None and o is None and s is None])
+            ranges: list[tuple[int, int]] = []
+            unsplit = own = False  # a run not split at the holes; a row of its own with a transcript index
+            for r, n_, _b, s, o in runs:
+                if r is not None:
+                    if o is not None:
+                        own = True
+                    else:
+                        ranges.append((r, r + n_))
+                        unsplit = unsplit or s is not None
+            base = IndexRuns(ranges)
+            # every run split at the holes: one run list for both (``split is base``)
+            split = IndexRuns([(r, r + n_) for r, n_, _b, s, o in runs if r is not None and o is None
+                               and s is None]) if unsplit else base
             self.plain = HoledRuns(base, split, holes, c)
-            if f.replaced or any(r is not None and o is not None for r, _n, _b, _s, o in runs):
+            extra: list[int] = []
+            if own:
                 why = reason_lookup(f.replaced) if f.replaced else None  # as :func:`_sent_runs` reads it
                 extra = [r for r, _n, _b, s, o in runs if r is not None and o is not None
                          and (s is None or why is None or why(r) != s)]
-                # no row of its own sent and every run split at the holes: it sends the plain rows
-                same = not extra and split.starts == base.starts and split.ends == base.ends
-                self.sent = self.plain if same else HoledRuns(base, base, holes, c, extra)
+            # no row of its own sent and every run split at the holes: it sends the plain rows
+            if extra or (unsplit and (split.starts != base.starts or split.ends != base.ends)):
+                self.sent = HoledRuns(base, base, holes, c, extra) if (own or f.replaced) else self.plain
             else:
                 self.sent = self.plain
             self.unsent = WindowComplement(self.sent, self.start, self.at)
@@ -403,27 +400,31 @@ class _TurnNeeds:
 
     def shift(self, rows: Sequence[tuple[int, int]], member: IndexRuns | HoledRuns | WindowComplement, counts: dict[str, int]) -> None:
         """Rows whose membership changed: +1 to ``counts`` for each key of a row now in ``member``, −1 otherwise."""
+        self.moved([(r, member.has(r)) for lo, hi in rows for r in range(lo, hi) if r in self.keys_of], counts)
+
+    def moved(self, rows: Sequence[tuple[int, bool]], counts: dict[str, int]) -> None:
+        """Rows whose membership changed, each with whether it is now a member: +1 to ``counts`` for each
+        key of a row now one, −1 otherwise (each key judged again as :meth:`judge` does)."""
         seq, n_old, n_plain, keys_of = self.seq, self.n_old, self.n_plain, self.keys_of
         candidates, reported = self.candidates, self.reported
         earlier = self.earlier
-        for lo, hi in rows:
-            for r in range(lo, hi):
-                held = keys_of.get(r)
-                if held is None:
-                    continue
-                d = 1 if r in member else -1
-                for key in held:
-                    if key in seq:
-                        before = n_old[key] > 0
-                        counts[key] += d
-                        old = n_old[key]
-                        earlier += (old > 0) - before
-                        if old and not n_plain[key]:  # :meth:`judge`, inline (a call per key per row)
-                            if key not in reported:
-                                candidates.add(key)
-                        else:
-                            candidates.discard(key)
-                            reported.discard(key)
+        for r, now in rows:
+            held = keys_of.get(r)
+            if held is None:
+                continue
+            d = 1 if now else -1
+            for key in held:
+                if key in seq:
+                    before = n_old[key] > 0
+                    counts[key] += d
+                    old = n_old[key]
+                    earlier += (old > 0) - before
+                    if old and not n_plain[key]:  # :meth:`judge`, inline (a call per key per row)
+                        if key not in reported:
+                            candidates.add(key)
+                    else:
+                        candidates.discard(key)
+                        reported.discard(key)
         self.earlier = earlier
 
     def follow(self, prev: _Frame, fr: _Frame) -> None:
@@ -432,6 +433,12 @@ class _TurnNeeds:
             return  # no needs yet: no count to keep
         pu, fu = prev.unsent, fr.unsent
         if not isinstance(pu, list) and not isinstance(fu, list):  # two views of one table: what changed
+            if pu.runs is prev.plain and fu.runs is fr.plain:  # both send their plain rows: one walk for both
+                both = changed_in_window(pu, fu)
+                if both is not None:
+                    self.moved(both[0], self.n_old)
+                    self.moved(both[1], self.n_plain)
+                    return
             un, pl = changed_rows(pu, fu), changed_rows(prev.plain, fr.plain)
             if un is not None and pl is not None:
                 self.shift(un, fu, self.n_old)
@@ -447,7 +454,7 @@ class _TurnNeeds:
 def _call_needs(rp: Replay, extractor: Extractor) -> list[CallNeeds]:
     """:func:`call_needs` with the collector paused: the calls in order, each turn's needs kept by a
     :class:`_TurnNeeds` and reset when a new turn starts (or the calls step back)."""
-    ix = TranscriptIndex(rp, extractor, _tools_sent(rp))
+    ix = TranscriptIndex(rp, extractor, tools_sent(rp))
     n = len(rp.messages)
     full = ix.full
     turn = _TurnNeeds(ix)

@@ -62,6 +62,21 @@ def _by_shape() -> Callable[[str], Sequence[Identifier]]:
     return identifiers
 
 
+def tools_sent(rp: Replay) -> list[Any]:
+    """The tool schemas the replay's calls were sent: the transcript's or the manifest's, as the agent
+    in force says (:class:`~inspector.policy.AgentInForce`), none when it sends none; both when the
+    replay names no agent. A schema that was not sent shows the model nothing."""
+    source = rp.agent.tools if rp.agent is not None else None
+    transcript_tools, manifest_tools = rp.transcript.tools, getattr(rp.settings, "tools", None)
+    if source == "transcript":
+        return [transcript_tools]
+    if source == "manifest":
+        return [manifest_tools]
+    if source == "none":
+        return []
+    return [transcript_tools, manifest_tools]
+
+
 class TranscriptIndex:
     """What the detector reads from a replay's transcript, once: case-folded texts, identifiers per
     use, and for each identifier any call needs, the messages whose text holds it (ascending).

@@ -24,6 +24,11 @@ class IndexRuns:
         if len(ranges) == 1:  # one range (a window, a frame's one run): nothing to sort or merge
             self.starts, self.ends = [ranges[0][0]], [ranges[0][1]]
             return
+        if len(ranges) == 2:  # two in order (a turn's user row and its working memory): one look
+            (a, b), (c, d) = ranges
+            if a <= c <= b:
+                self.starts, self.ends = [a], [max(b, d)]
+                return
         merged: list[tuple[int, int]] = []
         for lo, hi in sorted(ranges):
             if merged and lo <= merged[-1][1]:
@@ -113,6 +118,9 @@ def _count_runs(h: Sequence[int], starts: Sequence[int], ends: Sequence[int], lo
     holds none: each run's clipped part is then empty too, never a negative count)."""
     if hi <= lo:
         return 0
+    if len(starts) == 1:  # one run (a turn's): two bisections
+        a, b = starts[0], ends[0]
+        return bisect_left(h, min(b, hi)) - bisect_left(h, max(a, lo)) if a < hi and b > lo else 0
     return sum(bisect_left(h, min(b, hi)) - bisect_left(h, max(a, lo)) for a, b in zip(starts, ends) if a < hi and b > lo)
 
 
@@ -153,9 +161,10 @@ class HoledRuns:
         if k < 0 or i >= base.ends[k]:
             return False
         split = self.split
-        k = bisect_right(split.starts, i) - 1
-        if k < 0 or i >= split.ends[k]:
-            return True
+        if split is not base:  # (``split is base``: every run split at the holes, ``i`` is in one)
+            k = bisect_right(split.starts, i) - 1
+            if k < 0 or i >= split.ends[k]:
+                return True
         holes, c = self.holes, self.c
         k = bisect_left(holes, i, 0, c)
         return not (k < c and holes[k] == i)
@@ -174,15 +183,21 @@ class HoledRuns:
         if hi <= lo:
             return 0
         base, split = self.base, self.split
+        a0, a1 = bisect_left(h, lo), bisect_left(h, hi)
+        if a1 - a0 <= len(base.starts):  # no more of ``h`` there than runs: each asked (O(log) a row)
+            has = self.has
+            return sum(1 for x in h[a0:a1] if has(x))
         n = _count_runs(h, base.starts, base.ends, lo, hi)
         holes = self.holes
-        a0, a1 = bisect_left(h, lo), bisect_left(h, hi)
         b0, b1 = bisect_left(holes, lo, 0, self.c), bisect_left(holes, hi, 0, self.c)
         if a1 - a0 <= b1 - b0:
             both = [x for x in h[a0:a1] if self.hole(x)]
         else:
             both = [x for x in holes[b0:b1] if _has(h, x)]
-        n -= sum(1 for x in both if x in split and x in base)
+        if both:
+            n -= sum(1 for x in both if base.has(x) and (split is base or split.has(x)))
+        if not self.extra_rows:
+            return n
         return n + sum(1 for x in self.extra_rows if lo <= x < hi and _has(h, x) and (x not in base or (x in split and self.hole(x))))
 
 
@@ -222,22 +237,64 @@ def _holes_of(v: RunsView) -> tuple[Sequence[int] | None, int]:
     return (inner.holes, inner.c) if isinstance(inner, HoledRuns) else (None, 0)
 
 
+def _asked(prev: RunsView, cur: RunsView) -> list[int] | None:
+    """The rows :func:`changed_rows` asks of both views, ascending (None: not of one shape): every row of
+    the ranges in exactly one of two parts (two single runs compared by their ends, no sort) and the holes
+    between the two counts. A row is asked once however many parts changed it."""
+    (hp, cp), (hc, cc) = _holes_of(prev), _holes_of(cur)
+    pp, cq = prev.parts, cur.parts
+    if type(prev) is not type(cur) or hp is not hc or len(pp) != len(cq):
+        return None
+    asked: set[int] = set()
+    seen: tuple[object, object] = (None, None)
+    for a, b in zip(pp, cq):
+        if a is b or (a is seen[0] and b is seen[1]):  # (a view's split runs are often its base runs: once)
+            continue
+        seen = (a, b)
+        sa, ea, sb, eb = a.starts, a.ends, b.starts, b.ends
+        if sa == sb and ea == eb:
+            continue
+        if len(sa) == 1 and len(sb) == 1 and (sa[0] == sb[0] or ea[0] == eb[0]):  # one end moved
+            lo, hi = (ea[0], eb[0]) if sa[0] == sb[0] else (sa[0], sb[0])
+            asked.update(range(lo, hi) if lo < hi else range(hi, lo))
+            continue
+        for lo, hi in _toggled(sorted([*sa, *ea, *sb, *eb])):
+            asked.update(range(lo, hi))
+    if hc is not None and cp != cc:
+        asked.update(hc[cp:cc] if cp < cc else hc[cc:cp])
+    return sorted(asked)
+
+
 def changed_rows(prev: RunsView, cur: RunsView) -> list[tuple[int, int]] | None:
     """The rows in exactly one of two views of the same shape (None: not of one shape, compare them
     another way), found from what changed between them: their runs' differences (a part whose runs
     are equal adds none) and the holes between the two counts (a slice of the table, not a walk
     from its start), each such row asked of both once. O(runs + rows changed), never O(holes)."""
-    (hp, cp), (hc, cc) = _holes_of(prev), _holes_of(cur)
-    if type(prev) is not type(cur) or hp is not hc or len(prev.parts) != len(cur.parts):
+    asked = _asked(prev, cur)
+    if asked is None:
         return None
-    spots: list[tuple[int, int]] = []
-    for a, b in zip(prev.parts, cur.parts):
-        if a is not b and (a.starts != b.starts or a.ends != b.ends):
-            spots += _toggled(sorted([*a.starts, *a.ends, *b.starts, *b.ends]))
-    if hc is not None and cp != cc:
-        spots += [(x, x + 1) for x in hc[min(cp, cc):max(cp, cc)]]
-    if not spots:
-        return []
-    asked = {r for lo, hi in spots for r in range(lo, hi)}  # each row asked once, however many parts changed it
     p, q = prev.has, cur.has
-    return [(r, r + 1) for r in sorted(asked) if p(r) != q(r)]
+    return [(r, r + 1) for r in asked if p(r) != q(r)]
+
+
+def changed_in_window(prev: WindowComplement,
+                      cur: WindowComplement) -> tuple[list[tuple[int, bool]], list[tuple[int, bool]]] | None:
+    """For two window complements of the same shape: (the rows of :func:`changed_rows` of the two,
+    and those of their runs), each row with whether ``cur`` (``cur.runs``) holds it; None when not of one
+    shape. Both answers from one set of rows asked (the complements' parts are the window's and the
+    runs'), each row asked of each run once: the complement's membership follows from the run's."""
+    asked = _asked(prev, cur)
+    if asked is None:
+        return None
+    p, q = prev.runs.has, cur.runs.has
+    plo, phi, qlo, qhi = prev.lo, prev.hi, cur.lo, cur.hi
+    unsent: list[tuple[int, bool]] = []
+    runs: list[tuple[int, bool]] = []
+    for r in asked:
+        a, b = p(r), q(r)
+        if a != b:
+            runs.append((r, b))
+        u = qlo <= r < qhi and not b
+        if (plo <= r < phi and not a) != u:
+            unsent.append((r, u))
+    return unsent, runs

@@ -1,0 +1,178 @@
+"""A clearing call's forgetting step (clear-tool-results inside one enormous turn: each call sends two
+more rows and clears one more tool result) does work for the rows that changed, with a small constant:
+the two frames' plain views are asked about each changed row once (their unsent rows follow from
+that, :func:`~inspector.replay.runs.changed_in_window`), a frame whose runs are all split at the holes
+builds its run list once (``split is base``), and a need held by one message is counted by asking that
+message, not by walking the runs and the holes.
+
+Bug class: a shortcut that answers differently from :func:`~inspector.replay.runs.changed_rows` or
+:meth:`~inspector.replay.runs.HoledRuns.count`; the old per-call work returning (each view asked
+again through its complement, the split runs built and compared as a second list)."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inspector.forgetting import _Frame, call_needs
+from inspector.replay import FrontierSegments, Replay
+from inspector.replay import runs as runs_module
+from inspector.replay.runs import HoledRuns, IndexRuns, WindowComplement, changed_in_window, changed_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+_RANGES = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 8)), max_size=4).map(
+    lambda xs: sorted((a, a + w) for a, w in xs))
+_HOLES = st.lists(st.integers(0, 50), max_size=20, unique=True).map(sorted)
+
+
+def _merged(ranges: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """The set definition's runs: every row of the ranges, as maximal runs."""
+    rows = sorted({i for lo, hi in ranges for i in range(lo, hi)})
+    starts, ends = [], []
+    for i in rows:
+        if ends and ends[-1] == i:
+            ends[-1] = i + 1
+        else:
+            starts.append(i)
+            ends.append(i + 1)
+    return starts, ends
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 20), st.integers(0, 20), st.integers(0, 20), st.integers(0, 20))
+def test_two_ranges_in_order_are_merged_as_any_ranges_are(a: int, w: int, c: int, x: int) -> None:
+    runs = IndexRuns([(a, a + w), (c, c + x)])
+    got = {i for lo, hi in zip(runs.starts, runs.ends) for i in range(lo, hi)}
+    assert got == {i for lo, hi in [(a, a + w), (c, c + x)] for i in range(lo, hi)}
+    if w and x:  # non-empty: maximal runs, as the set definition has them
+        assert (runs.starts, runs.ends) == _merged([(a, a + w), (c, c + x)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_RANGES, _RANGES, _RANGES, _HOLES, st.integers(0, 20), st.integers(0, 20), st.integers(0, 9),
+       st.integers(0, 9), st.integers(30, 50), st.integers(30, 50), st.booleans())
+def test_one_walk_answers_as_the_two_comparisons(b1: Any, b2: Any, s2: Any, holes: list[int], c1: int, c2: int,
+                                                 lo1: int, lo2: int, hi1: int, hi2: int, shared: bool) -> None:
+    """:func:`changed_in_window` is :func:`changed_rows` of the complements and of their runs, each row
+    with its membership in the later view, whether a view's split runs are its base runs or not."""
+    c1, c2 = min(c1, len(holes)), min(c2, len(holes))
+    base1 = IndexRuns(b1)
+    p = HoledRuns(base1, base1 if shared else IndexRuns(b1), holes, c1)
+    base2 = IndexRuns(b2)
+    q = HoledRuns(base2, base2 if shared else IndexRuns(s2), holes, c2)
+    wp, wq = WindowComplement(p, lo1, hi1), WindowComplement(q, lo2, hi2)
+    got = changed_in_window(wp, wq)
+    assert got is not None
+    unsent, plain = got
+    assert [(r, r + 1) for r, _ in unsent] == changed_rows(wp, wq)
+    assert [(r, r + 1) for r, _ in plain] == changed_rows(p, q)
+    assert all(now == (r in wq) for r, now in unsent) and all(now == (r in q) for r, now in plain)
+    assert changed_in_window(wp, WindowComplement(HoledRuns(b2, b2, list(holes), c2), lo2, hi2)) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(_RANGES, _HOLES, st.integers(0, 20), _HOLES, st.integers(0, 60), st.integers(0, 60))
+def test_a_view_whose_split_runs_are_its_base_counts_as_its_rows(b: Any, holes: list[int], c: int, h: list[int],
+                                                                lo: int, hi: int) -> None:
+    c = min(c, len(holes))
+    base = IndexRuns(b)
+    v = HoledRuns(base, base, holes, c)
+    rows = {i for x, y in b for i in range(x, y)} - set(holes[:c])
+    assert {i for i in range(60) if v.has(i)} == rows
+    assert v.count(h, lo, hi) == sum(1 for x in h if lo <= x < hi and x in rows)
+
+
+def _pair(size: int) -> tuple[WindowComplement, WindowComplement]:
+    """Two calls of one enormous turn under clear-tool-results: ``size`` rounds sent as one run (user
+    row 0, then an assistant row and a tool row a round), the tool results but the last few cleared
+    one more at the later call, which also sends one more round."""
+    holes = list(range(2, 2 * size, 2))
+    at = 2 * size + 1
+    base_p, base_q = IndexRuns([(0, 1), (1, at)]), IndexRuns([(0, 1), (1, at + 2)])
+    p, q = HoledRuns(base_p, base_p, holes, size - 10), HoledRuns(base_q, base_q, holes, size - 9)
+    return WindowComplement(p, 1, at), WindowComplement(q, 1, at + 2)
+
+
+@pytest.mark.parametrize("size", [1_000, 2_000])
+def test_a_clearing_call_asks_each_changed_row_of_each_plain_view_once(
+        size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows that may have changed at a clearing call are the two rows it sends anew (the window's
+    and the run's end moved by two) and the one newly cleared hole: 3 rows, each asked of the two
+    plain views once, 6 questions, whether the turn holds 1 000 or 2 000 rounds (asked through the
+    complements and then of the plain views again, as before: 10)."""
+    wp, wq = _pair(size)
+    asked = [0]
+    real = HoledRuns.has
+
+    def counting(self: HoledRuns, i: int) -> bool:
+        asked[0] += 1
+        return real(self, i)
+
+    monkeypatch.setattr(HoledRuns, "has", counting)
+    hole = 2 * (size - 9)
+    got = changed_in_window(wp, wq)
+    assert got == ([(hole, True)], [(hole, False), (2 * size + 1, True), (2 * size + 2, True)])
+    assert asked[0] == 6
+
+
+def test_a_holder_as_few_as_the_runs_is_asked_not_counted_over_runs_and_holes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A need held by one message, counted in a view of one run: one membership question, no run
+    clipped and no hole slice bisected (``_count_runs`` not called); two holders and one run: the
+    runs-and-holes count, as before."""
+    walks = [0]
+    real = runs_module._count_runs
+
+    def counting(*a: Any) -> int:
+        walks[0] += 1
+        return real(*a)
+
+    monkeypatch.setattr(runs_module, "_count_runs", counting)
+    base = IndexRuns([(0, 5000)])
+    v = HoledRuns(base, base, list(range(0, 4000, 2)), 1500)
+    assert v.count([2999], 1, 5000) == 1 and v.count([2000]) == 0
+    assert walks[0] == 0
+    assert v.count([2000, 3001]) == 1 and walks[0] == 1
+
+
+@functools.lru_cache(maxsize=None)
+def _cleared(rounds: int) -> Replay:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from replay_scaling import one_enormous_turn, run
+
+    return run(one_enormous_turn(rounds), {"type": "clear-tool-results", "params": {"trigger": 3000}},
+               window=400_000)[1]
+
+
+@pytest.mark.parametrize("rounds", [200, 400])
+def test_a_clearing_frame_builds_its_runs_once(rounds: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clearing call's frame (a frontier frame: no row of its own, every run split at the holes)
+    builds two run lists when read, its runs and its turn's window, never the split runs as a third
+    equal list: 2 a frame, at 200 rounds as at 400 (the split built again: 3)."""
+    rp = _cleared(rounds)
+    frontier = sum(type(f.segments) is FrontierSegments for f in rp.frames)
+    assert frontier > rounds // 3
+    built, read = [0], [0]
+    real_init, real_read = IndexRuns.__init__, _Frame._read_runs
+
+    def counting_init(self: IndexRuns, r: Any) -> None:
+        built[0] += 1
+        real_init(self, r)
+
+    def counting_read(self: _Frame) -> None:
+        before = built[0]
+        real_read(self)
+        if self.holed:
+            read[0] += 1
+            assert built[0] - before == 2
+            assert self.plain.split is self.plain.base and self.sent is self.plain
+
+    monkeypatch.setattr(IndexRuns, "__init__", counting_init)
+    monkeypatch.setattr(_Frame, "_read_runs", counting_read)
+    call_needs(rp)
+    assert read[0] == frontier
