@@ -247,9 +247,11 @@ class _Frame:
                 why = reason_lookup(f.replaced) if f.replaced else None  # as :func:`_sent_runs` reads it
                 extra = [r for r, _n, _b, s, o in runs if r is not None and o is not None
                          and (s is None or why is None or why(r) != s)]
-            # no row of its own sent and every run split at the holes: it sends the plain rows
-            if extra or (unsplit and (split.starts != base.starts or split.ends != base.ends)):
-                self.sent = HoledRuns(base, base, holes, c, extra) if (own or f.replaced) else self.plain
+            # it sends the plain rows unless it records rows of its own (or replaced ones) and sends one of
+            # its own or a run not split at the holes
+            differs = unsplit and (split.starts != base.starts or split.ends != base.ends)
+            if (own or f.replaced) and (extra or differs):
+                self.sent = HoledRuns(base, base, holes, c, extra)
             else:
                 self.sent = self.plain
             self.unsent = WindowComplement(self.sent, self.start, self.at)

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
+from builders import spy
 from hypothesis import strategies as st
 
 from inspector.forgetting import _Frame, call_needs
@@ -107,37 +108,23 @@ def test_a_clearing_call_asks_each_changed_row_of_each_plain_view_once(
     plain views once, 6 questions, whether the turn holds 1 000 or 2 000 rounds (asked through the
     complements and then of the plain views again, as before: 10)."""
     wp, wq = _pair(size)
-    asked = [0]
-    real = HoledRuns.has
-
-    def counting(self: HoledRuns, i: int) -> bool:
-        asked[0] += 1
-        return real(self, i)
-
-    monkeypatch.setattr(HoledRuns, "has", counting)
+    asked = spy(monkeypatch, HoledRuns, "has", 1)
     hole = 2 * (size - 9)
     got = changed_in_window(wp, wq)
     assert got == ([(hole, True)], [(hole, False), (2 * size + 1, True), (2 * size + 2, True)])
-    assert asked[0] == 6
+    assert sorted(asked) == [hole, hole, 2 * size + 1, 2 * size + 1, 2 * size + 2, 2 * size + 2]
 
 
 def test_a_holder_as_few_as_the_runs_is_asked_not_counted_over_runs_and_holes(monkeypatch: pytest.MonkeyPatch) -> None:
     """A need held by one message, counted in a view of one run: one membership question, no run
     clipped and no hole slice bisected (``_count_runs`` not called); two holders and one run: the
     runs-and-holes count, as before."""
-    walks = [0]
-    real = runs_module._count_runs
-
-    def counting(*a: Any) -> int:
-        walks[0] += 1
-        return real(*a)
-
-    monkeypatch.setattr(runs_module, "_count_runs", counting)
+    walks = spy(monkeypatch, runs_module, "_count_runs")
     base = IndexRuns([(0, 5000)])
     v = HoledRuns(base, base, list(range(0, 4000, 2)), 1500)
     assert v.count([2999], 1, 5000) == 1 and v.count([2000]) == 0
-    assert walks[0] == 0
-    assert v.count([2000, 3001]) == 1 and walks[0] == 1
+    assert walks == []
+    assert v.count([2000, 3001]) == 1 and len(walks) == 1
 
 
 @functools.lru_cache(maxsize=None)
@@ -157,22 +144,18 @@ def test_a_clearing_frame_builds_its_runs_once(rounds: int, monkeypatch: pytest.
     rp = _cleared(rounds)
     frontier = sum(type(f.segments) is FrontierSegments for f in rp.frames)
     assert frontier > rounds // 3
-    built, read = [0], [0]
-    real_init, real_read = IndexRuns.__init__, _Frame._read_runs
-
-    def counting_init(self: IndexRuns, r: Any) -> None:
-        built[0] += 1
-        real_init(self, r)
+    read = [0]
+    built = spy(monkeypatch, IndexRuns, "__init__")
+    real_read = _Frame._read_runs
 
     def counting_read(self: _Frame) -> None:
-        before = built[0]
+        before = len(built)
         real_read(self)
         if self.holed:
             read[0] += 1
-            assert built[0] - before == 2
+            assert len(built) - before == 2
             assert self.plain.split is self.plain.base and self.sent is self.plain
 
-    monkeypatch.setattr(IndexRuns, "__init__", counting_init)
     monkeypatch.setattr(_Frame, "_read_runs", counting_read)
     call_needs(rp)
     assert read[0] == frontier
