@@ -84,7 +84,7 @@ def _sent_runs(f: Frame) -> IndexRuns:
     message the manager's edit record replaced by another row (``Frame.replaced``) is not one."""
     if f.replaced:
         why = reason_lookup(f.replaced)  # a frontier's view is bisected, not copied
-        if isinstance(f.segments, FrontierSegments):  # its runs, the replaced rows split out once
+        if type(f.segments) is FrontierSegments:  # its runs, the replaced rows split out once
             return IndexRuns(f.segments.shown(why))
         return IndexRuns([(ref, ref + (n if own is None else 1)) for ref, n, _b, syn, own in f.segments
                           if ref is not None and (own is None or syn is None or why(ref) != syn)])
@@ -208,9 +208,7 @@ class _Frame:
     holed: bool
 
     def __init__(self, f: Frame, n: int, user_at: int | None) -> None:
-        self.f = f
-        self.at = min(f.at, n)
-        self.start = user_at if user_at is not None else 0
+        self.f, self.at, self.start = f, min(f.at, n), user_at if user_at is not None else 0
         self._unsent_runs: IndexRuns | None = None
         self._own: str | None = None
         self._own_runs: str | None = None
@@ -225,8 +223,8 @@ class _Frame:
     def _read_runs(self) -> None:
         f = self.f
         segs = f.segments
-        self.holed = isinstance(segs, FrontierSegments)
-        if isinstance(segs, FrontierSegments):  # views over its table: no range per replaced row
+        self.holed = type(segs) is FrontierSegments  # (``isinstance`` of an ABC: two calls for a tuple)
+        if type(segs) is FrontierSegments:  # views over its table: no range per replaced row
             runs, holes, c = segs.runs, segs.fr.refs, segs.upto
             ranges: list[tuple[int, int]] = []
             unsplit = own = False  # a run not split at the holes; a row of its own with a transcript index
@@ -250,7 +248,7 @@ class _Frame:
             # it sends the plain rows unless it records rows of its own (or replaced ones) and sends one of
             # its own or a run not split at the holes
             differs = unsplit and (split.starts != base.starts or split.ends != base.ends)
-            if (own or f.replaced) and (extra or differs):
+            if (extra or differs) and (own or f.replaced):
                 self.sent = HoledRuns(base, base, holes, c, extra)
             else:
                 self.sent = self.plain
@@ -263,7 +261,7 @@ class _Frame:
         f = self.f
         ranges = []
         made = False  # a row the engine made in place of a transcript message
-        if isinstance(f.segments, FrontierSegments):  # its runs, split at the replaced rows (no segment each)
+        if type(f.segments) is FrontierSegments:  # its runs, split at the replaced rows (no segment each)
             ranges = f.segments.plain()
             made = bool(f.replaced) or any(r is not None and o is not None for r, _n, _b, _s, o in f.segments.runs)
         else:
@@ -297,7 +295,11 @@ class _Frame:
         """(holders counting as "earlier", holders sent as they are) among the sorted ``h``."""
         unsent = self.unsent
         if not isinstance(unsent, list):
-            return bisect_left(h, self.start) + unsent.count(h), self.plain.count(h)
+            plain = self.plain
+            if len(h) == 1 and unsent.runs is plain:  # one holder (most needs): asked of the plain view once
+                x, held = h[0], plain.has(h[0])
+                return (x < self.start) + (not held and unsent.lo <= x < unsent.hi), 1 if held else 0
+            return bisect_left(h, self.start) + unsent.count(h), plain.count(h)
         return (bisect_left(h, self.start) + count_in(h, unsent),
                 count_in(h, self.plain_ranges))
 
@@ -433,15 +435,19 @@ class _TurnNeeds:
         """The next call of the same turn: update the counts from the rows whose status changed."""
         if not self.seq:
             return  # no needs yet: no count to keep
-        pu, fu = prev.unsent, fr.unsent
+        pu, fu, pp = prev.unsent, fr.unsent, prev.plain
+        if isinstance(pu, list) and type(pp) is IndexRuns and prev.sent is pp and not isinstance(fu, list) and \
+                type(fu.runs) is HoledRuns:  # frame of lists, then a frontier frame: the first read over its table
+            pp = HoledRuns(pp, pp, fu.runs.holes, 0)
+            pu = WindowComplement(pp, prev.start, prev.at)
         if not isinstance(pu, list) and not isinstance(fu, list):  # two views of one table: what changed
-            if pu.runs is prev.plain and fu.runs is fr.plain:  # both send their plain rows: one walk for both
+            if pu.runs is pp and fu.runs is fr.plain:  # both send their plain rows: one walk for both
                 both = changed_in_window(pu, fu)
                 if both is not None:
                     self.moved(both[0], self.n_old)
                     self.moved(both[1], self.n_plain)
                     return
-            un, pl = changed_rows(pu, fu), changed_rows(prev.plain, fr.plain)
+            un, pl = changed_rows(pu, fu), changed_rows(pp, fr.plain)
             if un is not None and pl is not None:
                 self.shift(un, fu, self.n_old)
                 self.shift(pl, fr.plain, self.n_plain)

@@ -131,7 +131,7 @@ class HoledRuns:
     O(runs) and asking O(log) however many rows were replaced so far. :func:`changed_rows` compares two
     over the same table by what changed between them."""
 
-    __slots__ = ("base", "split", "holes", "c", "extra", "extra_rows", "parts")
+    __slots__ = ("base", "split", "holes", "c", "extra", "extra_rows")
 
     def __init__(self, base: Sequence[tuple[int, int]] | IndexRuns, split: Sequence[tuple[int, int]] | IndexRuns,
                  holes: Sequence[int], c: int, extra: Sequence[int] = ()) -> None:
@@ -141,7 +141,11 @@ class HoledRuns:
         self.holes, self.c = holes, c
         self.extra_rows = sorted(set(extra)) if extra else []
         self.extra = IndexRuns([(i, i + 1) for i in self.extra_rows]) if extra else _NO_RUNS
-        self.parts = (self.base, self.split, self.extra)
+
+    @property
+    def parts(self) -> tuple[IndexRuns, IndexRuns, IndexRuns]:
+        """The plain runs it is made of (base, split, extra): what :func:`changed_rows` compares."""
+        return self.base, self.split, self.extra
 
     def hole(self, i: int) -> bool:
         """Whether ``i`` is one of the first ``c`` holes (by bisection)."""
@@ -209,11 +213,16 @@ def _has(h: Sequence[int], x: int) -> bool:
 class WindowComplement:
     """The rows of ``[lo, hi)`` that ``runs`` (an :class:`IndexRuns` or a :class:`HoledRuns`) do not hold."""
 
-    __slots__ = ("runs", "lo", "hi", "parts")
+    __slots__ = ("runs", "lo", "hi")
 
     def __init__(self, runs: IndexRuns | HoledRuns, lo: int, hi: int) -> None:
         self.runs, self.lo, self.hi = runs, lo, hi
-        self.parts = (IndexRuns([(lo, hi)]), *runs.parts)
+
+    @property
+    def parts(self) -> tuple[IndexRuns, ...]:
+        """The window's run and the runs' parts: what :func:`changed_rows` compares (made when asked:
+        two consecutive calls of a frontier turn are compared by :func:`_grown` without them)."""
+        return (IndexRuns([(self.lo, self.hi)]), *self.runs.parts)
 
     def __contains__(self, i: object) -> bool:
         return isinstance(i, int) and self.lo <= i < self.hi and not self.runs.has(i)
@@ -283,6 +292,9 @@ def changed_in_window(prev: WindowComplement,
     and those of their runs), each row with whether ``cur`` (``cur.runs``) holds it; None when not of one
     shape. Both answers from one set of rows asked (the complements' parts are the window's and the
     runs'), each row asked of each run once: the complement's membership follows from the run's."""
+    grown = _grown(prev, cur)
+    if grown is not None:
+        return grown
     asked = _asked(prev, cur)
     if asked is None:
         return None
@@ -298,3 +310,31 @@ def changed_in_window(prev: WindowComplement,
         if (plo <= r < phi and not a) != u:
             unsent.append((r, u))
     return unsent, runs
+
+
+def _grown(prev: WindowComplement,
+           cur: WindowComplement) -> tuple[list[tuple[int, bool]], list[tuple[int, bool]]] | None:
+    """:func:`changed_in_window` of two calls of one frontier turn read off their ends, no row asked:
+    each view one run ``[s, e)`` over one table, ``split is base``, no extra row, its window ``[lo, e)``
+    from the same ``lo >= s``, the later one longer (``e <= e'``) with more holes (``c <= c'``), the
+    new holes inside the earlier window and every hole before its end ``e``. Then the rows that change
+    are the new holes ``holes[c:c']`` (no longer sent as they are, now unsent) and the new rows ``[e, e')``
+    (sent as they are, never unsent): what asking each row of both views answers, in the same
+    order (the holes, ascending and distinct as a table's rows are, all stand before ``e``). None for
+    any other pair (:func:`_asked`'s rows are asked then)."""
+    pr, cr = prev.runs, cur.runs
+    if type(pr) is not HoledRuns or type(cr) is not HoledRuns:
+        return None
+    pb, cb, holes = pr.base, cr.base, pr.holes
+    if cr.holes is not holes or pr.split is not pb or cr.split is not cb or pr.extra_rows or cr.extra_rows:
+        return None
+    ps, cs, lo = pb.starts, cb.starts, prev.lo
+    if len(ps) != 1 or len(cs) != 1 or ps[0] != cs[0] or ps[0] > lo or cur.lo != lo:
+        return None
+    pe, ce, cp, cc = pb.ends[0], cb.ends[0], pr.c, cr.c
+    if prev.hi != pe or cur.hi != ce or pe > ce or cp > cc or (cc and holes[cc - 1] >= pe):
+        return None
+    new = holes[cp:cc]
+    if new and (new[0] < lo or (cp and holes[cp - 1] >= new[0]) or any(a >= b for a, b in zip(new, new[1:]))):
+        return None
+    return [(h, True) for h in new], [(h, False) for h in new] + [(r, True) for r in range(pe, ce)]

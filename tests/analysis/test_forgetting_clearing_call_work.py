@@ -101,18 +101,47 @@ def _pair(size: int) -> tuple[WindowComplement, WindowComplement]:
 
 
 @pytest.mark.parametrize("size", [1_000, 2_000])
-def test_a_clearing_call_asks_each_changed_row_of_each_plain_view_once(
-        size: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The rows that may have changed at a clearing call are the two rows it sends anew (the window's
-    and the run's end moved by two) and the one newly cleared hole: 3 rows, each asked of the two
-    plain views once, 6 questions, whether the turn holds 1 000 or 2 000 rounds (asked through the
-    complements and then of the plain views again, as before: 10)."""
+def test_a_clearing_call_reads_the_change_off_the_two_views_ends(size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rows that change at a clearing call are the two rows it sends anew (the window's and the
+    run's end moved by two) and the one newly cleared hole: read off the two views' ends and the
+    holes between their counts (:func:`~inspector.replay.runs._grown`), no row asked of a view and
+    no window run built, whether the turn holds 1 000 or 2 000 rounds (each of the 3 rows asked of
+    the two plain views, as before: 6 questions and a run list for each window)."""
     wp, wq = _pair(size)
     asked = spy(monkeypatch, HoledRuns, "has", 1)
+    walked = spy(monkeypatch, runs_module, "_asked")
+    built = spy(monkeypatch, IndexRuns, "__init__")
     hole = 2 * (size - 9)
     got = changed_in_window(wp, wq)
     assert got == ([(hole, True)], [(hole, False), (2 * size + 1, True), (2 * size + 2, True)])
-    assert sorted(asked) == [hole, hole, 2 * size + 1, 2 * size + 1, 2 * size + 2, 2 * size + 2]
+    assert asked == [] and walked == [] and built == []
+
+
+def _brute(ranges: list[tuple[int, int]], holes: list[int], c: int, lo: int, hi: int) -> tuple[set[int], set[int]]:
+    """The set definition: (the rows a view holds, the rows of its window it does not)."""
+    rows = {i for a, b in ranges for i in range(a, b)} - set(holes[:c])
+    return rows, set(range(lo, hi)) - rows
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.integers(0, 6), st.integers(0, 10), st.integers(0, 30), st.integers(-4, 8), _HOLES, st.integers(0, 20),
+       st.integers(0, 20), st.integers(-1, 1), st.integers(-1, 1))
+def test_two_calls_of_one_turn_read_off_their_ends_answer_as_each_row_asked(
+        s: int, lo: int, e: int, grow: int, holes: list[int], c1: int, c2: int, dhi1: int, dhi2: int) -> None:
+    """Two one-run views over one table (the shape of a frontier turn's calls), their ends and hole
+    counts drawn on both sides of the shortcut's conditions: :func:`changed_in_window` says, row by
+    row and in order, what the set definition says changed and whether the later view holds it."""
+    c1, c2 = min(c1, len(holes)), min(c2, len(holes))
+    e2 = max(e + grow, 0)
+    b1, b2 = IndexRuns([(s, max(e, s))]), IndexRuns([(s, max(e2, s))])
+    p, q = HoledRuns(b1, b1, holes, c1), HoledRuns(b2, b2, holes, c2)
+    hi1, hi2 = max(e, s) + dhi1, max(e2, s) + dhi2
+    wp, wq = WindowComplement(p, lo, hi1), WindowComplement(q, lo, hi2)
+    got = changed_in_window(wp, wq)
+    assert got is not None
+    (rp, up), (rq, uq) = _brute([(s, max(e, s))], holes, c1, lo, hi1), _brute([(s, max(e2, s))], holes, c2, lo, hi2)
+    assert got[0] == [(r, r in uq) for r in sorted(up ^ uq)]
+    assert got[1] == [(r, r in rq) for r in sorted(rp ^ rq)]
 
 
 def test_a_holder_as_few_as_the_runs_is_asked_not_counted_over_runs_and_holes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -139,8 +168,9 @@ def _cleared(rounds: int) -> Replay:
 @pytest.mark.parametrize("rounds", [200, 400])
 def test_a_clearing_frame_builds_its_runs_once(rounds: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """A clearing call's frame (a frontier frame: no row of its own, every run split at the holes)
-    builds two run lists when read, its runs and its turn's window, never the split runs as a third
-    equal list: 2 a frame, at 200 rounds as at 400 (the split built again: 3)."""
+    builds one run list when read, its runs: never the split runs as a second equal list, nor its
+    turn's window as a run list (two calls of the turn are compared by their ends): 1 a frame, at 200
+    rounds as at 400 (the window's built too: 2; the split runs again: 3)."""
     rp = _cleared(rounds)
     frontier = sum(type(f.segments) is FrontierSegments for f in rp.frames)
     assert frontier > rounds // 3
@@ -153,9 +183,44 @@ def test_a_clearing_frame_builds_its_runs_once(rounds: int, monkeypatch: pytest.
         real_read(self)
         if self.holed:
             read[0] += 1
-            assert len(built) - before == 2
+            assert len(built) - before == 1
             assert self.plain.split is self.plain.base and self.sent is self.plain
 
     monkeypatch.setattr(_Frame, "_read_runs", counting_read)
     call_needs(rp)
     assert read[0] == frontier
+
+
+@settings(max_examples=400, deadline=None)
+@given(_RANGES, _HOLES, st.integers(0, 20), st.lists(st.integers(0, 60), min_size=1, max_size=3, unique=True).map(sorted),
+       st.integers(0, 30), st.integers(0, 60))
+def test_a_need_held_once_is_counted_as_the_set_definition_counts_it(b: Any, holes: list[int], c: int, h: list[int],
+                                                                     start: int, at: int) -> None:
+    """A frontier frame's (holders counting as "earlier", holders sent as they are): before the turn,
+    or in the turn's window and not sent; and sent. One holder is asked of the plain view once, more
+    are counted over the runs and holes: both as the set definition says."""
+    c = min(c, len(holes))
+    base = IndexRuns(b)
+    v = HoledRuns(base, base, holes, c)
+    fr = object.__new__(_Frame)
+    fr.start, fr.plain, fr.sent, fr.holed = start, v, v, True
+    fr.unsent = WindowComplement(v, start, at)
+    rows = {i for x, y in b for i in range(x, y)} - set(holes[:c])
+    assert fr.older_plain(h) == (sum(1 for x in h if x < start or (start <= x < at and x not in rows)),
+                                 sum(1 for x in h if x in rows))
+
+
+@pytest.mark.parametrize("rounds", [200, 400])
+def test_the_first_clearing_call_reads_its_change_off_the_holes(rounds: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn's first clearing call clears every older tool result at once; the frame before it (a
+    frame of lists) is read as a view over its table with none replaced, so what changed is the
+    holes and the two new rows, read off the ends (:func:`~inspector.replay.runs._grown`): no frontier
+    frame listed as ranges (``FrontierSegments.plain``, O(rows cleared)), no range lists compared,
+    no row asked through the generic walk, at 200 rounds as at 400 (before: the frame listed once, and
+    the two frames' lists compared)."""
+    rp = _cleared(rounds)
+    listed = spy(monkeypatch, FrontierSegments, "plain")
+    walked = spy(monkeypatch, runs_module, "_asked")
+    needs = call_needs(rp)
+    assert len(needs) == len(rp.frames)
+    assert listed == [] and walked == []
