@@ -18,7 +18,7 @@ in its newest group (the rows from its last assistant message on, which the mode
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import overload
@@ -30,7 +30,7 @@ __all__ = ["EditRecord", "FlatRows", "Insertion", "ReplacedBefore", "ReplacedRow
            "newest_group_start", "record_of"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Replacement:
     """Row ``index`` (of the log, or of working memory in :attr:`EditRecord.working`) sent as ``row``
     instead, for ``reason`` (a code its strategy declares, e.g. ``tool-result-cleared``)."""
@@ -38,6 +38,23 @@ class Replacement:
     index: int
     row: Message
     reason: str
+
+    def __init__(self, index: int, row: Message, reason: str) -> None:
+        # the generated frozen ``__init__``'s work by the slots' own setters (:func:`_slot_setters`)
+        _SET_INDEX(self, index)
+        _SET_ROW(self, row)
+        _SET_REASON(self, reason)
+
+
+def _slot_setters(cls: type, *names: str) -> tuple[Callable[[object, object], None], ...]:
+    """The setters of ``cls``'s slots ``names``: what a frozen record's ``__init__`` sets its fields
+    with. A frontier manager makes a :class:`Replacement` per row it replaces and an
+    :class:`EditRecord` per call, and the generated ``__init__``'s ``object.__setattr__`` by name
+    costs half as much again."""
+    return tuple(getattr(cls, name).__set__ for name in names)
+
+
+_SET_INDEX, _SET_ROW, _SET_REASON = _slot_setters(Replacement, "index", "row", "reason")
 
 
 class ReplacedBefore(Sequence[Replacement]):
@@ -197,7 +214,7 @@ class Insertion:
     kind: str = "summary"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class EditRecord:
     """One call's edits over a log of ``size`` rows: ``kept`` sorted, disjoint ``[a, b)`` ranges of
     log indices passed on (in log order), ``replaced`` kept rows sent as another row, ``inserted``
@@ -211,6 +228,15 @@ class EditRecord:
     inserted: tuple[Insertion, ...] = ()
     working: Sequence[Replacement] = ()
     """A tuple, or a :class:`ReplacedBefore` frontier view over working memory's positions."""
+
+    def __init__(self, size: int, kept: tuple[tuple[int, int], ...], replaced: Sequence[Replacement] = (),
+                 inserted: tuple[Insertion, ...] = (), working: Sequence[Replacement] = ()) -> None:
+        # the generated frozen ``__init__``'s work by the slots' own setters (:func:`_slot_setters`)
+        _SET_SIZE(self, size)
+        _SET_KEPT(self, kept)
+        _SET_REPLACED(self, replaced)
+        _SET_INSERTED(self, inserted)
+        _SET_WORKING(self, working)
 
     @classmethod
     def keep_all(cls, size: int) -> EditRecord:
@@ -308,6 +334,10 @@ class EditRecord:
             return ReplacedRows(working, self.working)
         new = {r.index: r.row for r in self.working}
         return [new.get(i, m) for i, m in enumerate(working)]
+
+
+_SET_SIZE, _SET_KEPT, _SET_REPLACED, _SET_INSERTED, _SET_WORKING = _slot_setters(
+    EditRecord, "size", "kept", "replaced", "inserted", "working")
 
 
 def newest_group_start(working: Sequence[Message]) -> int:

@@ -401,7 +401,8 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         wrows = self._wrows
         hit = wrows.get(id(original))
         if hit is None or hit[0] is not original or hit[1] != tool:
-            hit = wrows[id(original)] = (original, tool, *self._cleared(original, tool))
+            row, delta = self._cleared(original, tool)
+            hit = wrows[id(original)] = (original, tool, row, delta)
         return hit
 
     def _reach(self, st: _Log, past: Sequence[Message], c: int, at_least: int) -> int | None:
