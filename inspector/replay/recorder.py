@@ -133,7 +133,7 @@ class _Recorder:
             if work.table is not wview.table:
                 work = self.work = FrontierTable(wview.table, in_working=True)
             if work.ok if len(work.refs) == len(wview.table) else \
-                    work.sync(conv.committed_messages, refs.ref, refs.msgs, conv.working):
+                    work.sync((), refs.ref, refs.msgs, conv.working):  # (its indices are working memory's)
                 upto = wview.upto
                 found = self.work_found  # only this call reads it: moved in place, as the log's below
                 if found.fr is not work:

@@ -51,9 +51,10 @@ class FrontierTable:
     def sync(self, past: Sequence[Message], ref: Mapping[int, int], msgs: Sequence[Message],
              working: Sequence[Message] = ()) -> bool:
         """Map the table's entries added since the last call (``past``: the log their indices are
-        positions of; ``working``: working memory, for a table :attr:`in_working`); ``ref`` and ``msgs``:
-        the replay's transcript index of each message by its id, and the transcript (a message is found
-        in them as ``_Refs.get`` finds it, read in place: no call per entry); returns :attr:`ok`."""
+        positions of, not read for a table :attr:`in_working`; ``working``: working memory, for such a
+        table); ``ref`` and ``msgs``: the replay's transcript index of each message by its id, and the
+        transcript (a message is found in them as ``_Refs.get`` finds it, read in place: no call per
+        entry); returns :attr:`ok`."""
         table = self.table
         assert table is not None
         rows = working if self.in_working else past
