@@ -170,3 +170,25 @@ def test_manage_hands_working_memory_read_only_without_a_copy() -> None:
     t = tuple(wm)
     manage(Spy(), [], 0, t)
     assert seen[-1] is t  # a tuple is read-only already: handed as it is
+
+
+@pytest.mark.parametrize("cls", [Replacement, EditRecord])
+def test_a_frozen_record_built_by_its_own_init_takes_every_declared_field_in_order_with_its_default(cls: type) -> None:
+    """Replacement and EditRecord write their ``__init__`` by hand (their slots' setters, for speed): its
+    parameters must be the declared fields, in order, with the declared defaults, and each one set;
+    a field added to the class but not to ``__init__`` fails here."""
+    import dataclasses
+    import inspect
+
+    fields = dataclasses.fields(cls)
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    assert [p.name for p in params] == [f.name for f in fields]
+    assert [p.default for p in params] == [inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
+                                           for f in fields]
+    values = [object() for _ in fields]  # distinct markers: each must land in its own field
+    made = cls(*values)
+    assert [getattr(made, f.name) for f in fields] == values
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(made, fields[0].name, 1)
+    assert made == cls(*values) and hash(made) == hash(cls(*values))
+    assert dataclasses.replace(made, **{fields[-1].name: 7}) == cls(*values[:-1], 7)
