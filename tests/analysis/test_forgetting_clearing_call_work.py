@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
 from builders import spy
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from inspector.forgetting import _Frame, call_needs
@@ -126,6 +126,7 @@ def _brute(ranges: list[tuple[int, int]], holes: list[int], c: int, lo: int, hi:
 @settings(max_examples=600, deadline=None)
 @given(st.integers(0, 6), st.integers(0, 10), st.integers(0, 30), st.integers(-4, 8), _HOLES, st.integers(0, 20),
        st.integers(0, 20), st.integers(-1, 1), st.integers(-1, 1))
+@example(0, 4, 10, 2, [2, 8], 0, 1, 0, 0)  # a new hole before the window's start: a plain row lost, none unsent
 def test_two_calls_of_one_turn_read_off_their_ends_answer_as_each_row_asked(
         s: int, lo: int, e: int, grow: int, holes: list[int], c1: int, c2: int, dhi1: int, dhi2: int) -> None:
     """Two one-run views over one table (the shape of a frontier turn's calls), their ends and hole
