@@ -357,13 +357,26 @@ def check_record(record: EditRecord, past: Sequence[Message], working: Sequence[
     size = record.size
     if size != len(past):
         raise ValueError(f"edit record over {size} rows, but the log holds {len(past)}")
-    replaced = record.replaced
-    kept = record.kept
-    if type(replaced) is ReplacedBefore and not record.working and not record.inserted and len(kept) == 1 and \
-            kept[0][0] == 0 and kept[0][1] == size and size:  # a frontier record (every call of two strategies):
-        u = replaced.upto  # its two ends bound its rows (in log order), and it edits no working memory
-        if not u or (0 <= replaced.table[0].index and replaced.table[u - 1].index < size):
-            return
+    replaced, kept = record.replaced, record.kept
+    rows: Sequence[Replacement] = record.working
+    if not record.inserted and kept == (((0, size),) if size else ()):  # every log row kept, nothing inserted:
+        # a frontier record (every call of two strategies, in the log or working memory) read by its
+        # views' two ends (a view's rows stand in order), no view's length asked (a Python call)
+        if type(replaced) is ReplacedBefore:
+            u = replaced.upto
+            held = not u or (0 <= replaced.table[0].index < size and 0 <= replaced.table[u - 1].index < size)
+        else:
+            held = not replaced
+        if held:
+            if type(rows) is ReplacedBefore:
+                u = rows.upto
+                if not u:
+                    return
+                newest = newest_group_start(working)
+                if 0 <= rows.table[0].index < newest and 0 <= rows.table[u - 1].index < newest:
+                    return
+            elif not rows:
+                return
     at = 0
     for a, b in record.kept:
         if not at <= a < b <= size:
@@ -382,10 +395,10 @@ def check_record(record: EditRecord, past: Sequence[Message], working: Sequence[
     if not record.working:
         return
     newest = newest_group_start(working)
-    rows: Sequence[Replacement] = record.working
+    ends: Sequence[Replacement] = rows
     if type(rows) is ReplacedBefore:  # in working memory's order: its two ends bound them all
-        rows = (rows.table[0], rows.table[rows.upto - 1])
-    for r in rows:
+        ends = (rows.table[0], rows.table[rows.upto - 1])
+    for r in ends:
         if not 0 <= r.index < newest:
             raise ValueError(f"working-memory row {r.index} is not an older row of the current turn "
                              f"(the newest group starts at {newest})")

@@ -16,7 +16,7 @@ cached; one counter instance belongs to one replay or one live session.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from inspector.engine.types import Message
@@ -94,6 +94,13 @@ class _CachedCounter:
 
     def _measure(self, msg: Message) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def with_content(self, msg: Message, text: str) -> tuple[Message, int]:
+        """A new row: ``msg`` with its content as ``text`` (its other fields kept), and its unit,
+        cached as :meth:`unit` caches a row it measures (it counts in :attr:`computed`): what a
+        strategy sends a row it replaces as (a placeholder), measured once, never asked again."""
+        new = {**msg, "content": text}
+        return new, self._measured(new, id(new))[1]
 
     def _measure_history(self, msg: Message) -> int:
         return self._measure(msg)
@@ -211,7 +218,8 @@ class TiktokenCounter(_CachedCounter):
     """Message texts of at most this many characters have their tokens remembered (``SHORT_KEPT`` of
     them): a strategy's placeholder rows (``<MASKED>``, "[tool result cleared: lookup, 36 tokens]")
     repeat a few short texts thousands of times, each row a new message; a text's tokens depend on
-    nothing but the text, so each such text is encoded once."""
+    nothing but the text, so each such text is encoded once (remembered as the unit of a row that
+    holds it and nothing else counted: :meth:`with_content` reads it)."""
     SHORT_KEPT = 1024
 
     def __init__(self, model: str | None = None, encoding: str | None = None) -> None:
@@ -222,7 +230,9 @@ class TiktokenCounter(_CachedCounter):
         self._enc = tiktoken_encoding(self.encoding_name)
         self._tools_last: tuple[str, int] | None = None  # the last tool-schema text and its count
         self._names: dict[str, int] = {}  # tool-call name -> its tokens (an agent calls a few tools, over and over)
-        self._short: dict[str, int] = {}  # short message text -> its tokens (``SHORT``)
+        self._short: dict[str, int] = {}  # short message text -> the unit of a row of it alone (``SHORT``)
+        # the memo answers a row's trigger units too unless a subclass measures those by a rule of its own
+        self._memo_units = type(self)._measure_history is _CachedCounter._measure_history
 
     def text_tokens(self, text: str) -> int:
         """Tokens of ``text`` in this counter's encoding (special tokens read as text)."""
@@ -238,12 +248,12 @@ class TiktokenCounter(_CachedCounter):
         if not text:
             n = self.PER_MESSAGE
         elif len(text) <= self.SHORT:
-            k = self._short.get(text)
-            if k is None:
-                k = self.text_tokens(text)
+            memo = self._short.get(text)
+            if memo is None:
+                memo = self.PER_MESSAGE + self.text_tokens(text)
                 if len(self._short) < self.SHORT_KEPT:
-                    self._short[text] = k
-            n = self.PER_MESSAGE + k
+                    self._short[text] = memo
+            n = memo
         else:
             n = self.PER_MESSAGE + self.text_tokens(text)
         if msg.get("name"):
@@ -259,6 +269,17 @@ class TiktokenCounter(_CachedCounter):
                         self._names[name] = k
                 n += 3 + k + self.text_tokens(str(fn.get("arguments", "")))
         return n
+
+    def with_content(self, msg: Message, text: str) -> tuple[Message, int]:
+        """:meth:`_CachedCounter.with_content`; a row with no ``name`` and no ``tool_calls`` whose
+        short text was measured before has its unit read from :attr:`SHORT`'s memo (no measure)."""
+        u = self._short.get(text) if "name" not in msg and "tool_calls" not in msg and self._memo_units else None
+        if u is None:
+            return super().with_content(msg, text)
+        new = {**msg, "content": text}
+        self._computed += 1
+        self._cache[id(new)] = (new, u, u)  # (its trigger units are its payload units: :meth:`_measured`)
+        return new, u
 
     def total(self, units: int, n: int) -> int:
         """``units`` itself: each message's overhead is inside its unit."""
@@ -276,6 +297,21 @@ class TiktokenCounter(_CachedCounter):
         n = self.text_tokens(text) + 4 * len(tools)
         self._tools_last = (text, n)
         return n
+
+
+def content_swap(counter: TokenCounter) -> Callable[[Message, str], tuple[Message, int]]:
+    """What answers ``(row with its content as text, its unit)`` for ``counter``: its own
+    ``with_content`` (a built-in counter's :meth:`_CachedCounter.with_content`: the new row measured
+    once and cached, or its unit read from a memo), else a copy counted by ``counter.unit``."""
+    own: Callable[[Message, str], tuple[Message, int]] | None = getattr(counter, "with_content", None)
+    if own is not None:
+        return own
+
+    def swap(msg: Message, text: str) -> tuple[Message, int]:
+        new = {**msg, "content": text}
+        return new, counter.unit(new)
+
+    return swap
 
 
 def make_counter(kind: str = "tiktoken", model: str | None = None) -> TokenCounter:

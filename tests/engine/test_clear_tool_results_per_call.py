@@ -18,10 +18,11 @@ def test_a_clearing_call_inside_working_memory_builds_only_its_newly_cleared_row
     table grows once a clearing call; a call that walked the older results again would build k - 2
     on call k (703 in all)."""
     from inspector.engine.managers.clear_tool_results import ClearToolResults
+    from inspector.engine.tokens import EstimateCounter
     from tests.builders import one_turn_asks, spy
 
-    built = spy(monkeypatch, ClearToolResults, "_cleared", arg=1)
-    grown = spy(monkeypatch, ClearToolResults, "_wgrow", arg=2)
+    built = spy(monkeypatch, EstimateCounter, "with_content", arg=1)  # (each placeholder row made by it)
+    grown = spy(monkeypatch, ClearToolResults, "_grow", arg=4)
     rows = one_turn_asks(40, "x" * 200)[1:-1]
     cm = ClearToolResults(trigger=1, keep=2)
     past: list[Message] = []
@@ -36,3 +37,33 @@ def test_a_clearing_call_inside_working_memory_builds_only_its_newly_cleared_row
     assert len(grown) == 37
     assert [r.index for r in last] == [2 * j + 1 for j in range(37)]
     assert [r.row["content"] for r in last] == ["[tool result cleared: bash, 54 tokens]"] * 37
+
+
+def test_a_placeholder_row_is_counted_from_its_originals_unit_and_its_texts_memo(monkeypatch: Any) -> None:
+    """clear-tool-results (trigger 1 token, keep 2) before each of 40 asks of a one-turn agent, tiktoken
+    counter: the 37 results cleared are all 200 ``x`` (one size), so their 37 placeholder rows share one
+    text. The counter asks each row once: each call's ``unit`` questions are its two new rows (78 in
+    all; the original of a row being cleared is not asked again: its unit was kept when the turn's
+    state read it, where asking it again made 2 more a clearing call, 152 in all); and a placeholder
+    row is measured only for the first text (1; the other 36 read the text's memo through
+    ``with_content``, where each was measured: 37). Every row sent is the one counted: the counter's
+    cache answers each placeholder's unit as measuring it would."""
+    from inspector.engine.managers.clear_tool_results import ClearToolResults
+    from inspector.engine.tokens import TiktokenCounter
+    from tests.builders import one_turn_asks, spy
+
+    counter = TiktokenCounter(model="gpt-4o")
+    rows = one_turn_asks(40, "x" * 200)[1:-1]
+    cm = ClearToolResults(trigger=1, keep=2)
+    cm.counter = counter
+    asked = spy(monkeypatch, TiktokenCounter, "unit", arg=1)
+    measured = spy(monkeypatch, TiktokenCounter, "_measure", arg=1)
+    past: list[Message] = []
+    last: Any = None
+    for k in range(40):
+        last = cm.decide_with_working(past, tuple(rows[:2 * k]), 0).edits.working
+    assert len(asked) == 78 and [id(m) for m in asked] == [id(m) for m in rows[:78]]
+    placeholders = [m for m in measured if str(m["content"]).startswith("[tool result cleared")]
+    assert len(placeholders) == 1 and cm.rows_built == 37
+    fresh = TiktokenCounter(model="gpt-4o")
+    assert [counter.unit(r.row) for r in last] == [fresh.unit(dict(r.row)) for r in last]

@@ -144,3 +144,27 @@ def test_a_frontier_indexs_sums_are_the_replaced_logs_running_sums_for_every_vie
                 want.append(want[-1] + instead.get(i, rows[i])["u"])
             assert [idx.pre[i] for i in range(n + 1)] == want
 
+
+
+@pytest.mark.parametrize(("last", "fault"), [(5, None), (6, "newest group starts at 6"), (7, "newest group starts at 6")])
+def test_a_working_memory_frontier_record_is_checked_at_the_two_ends_of_its_views(last: int, fault: str | None) -> None:
+    """A record over a 4-row log keeping every row, its log view's entries at rows 1 and 3, its
+    working-memory view's at rows 1, 3 and ``last`` of an 8-row working memory whose newest group
+    starts at row 6 (its last assistant row): the last entry at row 5 passes; at row 6 or 7 (the
+    newest group) it is refused, with the full check's words. A record whose log view reaches past
+    the log is refused as a frontier record of the log alone is."""
+    table = [Replacement(i, {"role": "tool", "content": "x"}, "cleared") for i in (1, 3, last)]
+    log_table = [Replacement(i, {"role": "tool", "content": "x"}, "cleared") for i in (1, 3)]
+    past = _log(4)
+    working: list[Message] = [{"role": "assistant" if k % 2 == 0 else "tool", "content": "x"} for k in range(8)]
+    record = EditRecord(4, ((0, 4),), ReplacedBefore(log_table, 2), (), ReplacedBefore(table, 3))
+    check_record(EditRecord(4, ((0, 4),), (), (), ReplacedBefore(table, 2)), past, working)
+    if fault is None:
+        check_record(record, past, working)
+        check_record(EditRecord(0, (), (), (), ReplacedBefore(table, 3)), [], working)
+    else:
+        with pytest.raises(ValueError, match=fault):
+            check_record(record, past, working)
+    with pytest.raises(ValueError, match="replaced row 3 is not a kept row"):
+        check_record(EditRecord(3, ((0, 3),), ReplacedBefore(log_table, 2), (), ReplacedBefore(table, 2)),
+                     past[:3], working)

@@ -378,7 +378,7 @@ def test_a_clearing_log_state_taken_over_from_turns_is_the_state_read_from_the_l
     cm.decide_with_working(log, (), 0)
     fresh = _Log((cm.counter, cm.params), frozenset()).sync(log, cm.counter, cm.params)
     assert _log_facts(cm._log) == _log_facts(fresh)
-    assert [i for i, _tool in fresh.cands] == [i for i, m in enumerate(log) if m["role"] == "tool"]
+    assert [i for i, _tool, _unit in fresh.cands] == [i for i, m in enumerate(log) if m["role"] == "tool"]
 
 
 @pytest.mark.parametrize("turns", [10, 20])

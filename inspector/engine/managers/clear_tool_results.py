@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import is_
@@ -22,7 +22,7 @@ from operator import is_
 from inspector.engine.contracts import EditRecord, ReplacedBefore, Replacement, newest_group_start
 from inspector.engine.managers.base import CMDecision, ContextManager, Managed, managed
 from inspector.engine.managers.shared import BuiltFromParams, keep_record, table_view, whole_list
-from inspector.engine.tokens import TokenCounter
+from inspector.engine.tokens import TokenCounter, content_swap
 from inspector.engine.types import Message
 from inspector.params import CLEAR_TOOL_RESULTS as D
 from inspector.params import ClearToolResultsParams
@@ -71,7 +71,7 @@ class _Log:
         self.results: list[int] = []  # log positions of the tool results
         self.asks: dict[str, tuple[int, str]] = {}  # call id -> (asking row, tool name)
         self.answered: set[str] = set()  # the call ids the log's tool results answer
-        self.cands: list[tuple[int, str]] = []  # (result, tool) clearable by their asks
+        self.cands: list[tuple[int, str, int]] = []  # (result, tool, its unit) clearable by their asks
         self.at: list[int] = []  # the candidates' positions (bisected)
         self.reach: int | None = None  # the fewest candidates that free clear_at_least, once found
         self.table: list[Replacement] = []  # the first len(table) candidates' placeholders
@@ -123,13 +123,14 @@ class _Log:
         for j in turn.res:
             results.append(s + j)
             if c < len(pos) and pos[c] == j:
-                cands.append((s + j, turn.cands[c][1]))
+                _j, tool, u = turn.cands[c]
+                cands.append((s + j, tool, u))
                 at.append(s + j)
                 c += 1
             else:  # asked before the turn (a paused turn's answer): the log's ask
                 ask = asks.get(str(rows[j].get("tool_call_id")))
                 if ask is not None and ask[1] not in excluded:
-                    cands.append((s + j, ask[1]))
+                    cands.append((s + j, ask[1], unit(rows[j])))
                     at.append(s + j)
         d = s - n
         for cid, (p, tool) in turn.asks.items():
@@ -146,7 +147,8 @@ class _Log:
         units, dup = st.units, st.dup
         for i in range(n, end):  # each row once over the log's life: its locals bound once a call
             m = past[i]
-            units += unit(m)
+            u = unit(m)
+            units += u
             for call in _calls(m) if "tool_calls" in m else ():
                 cid = str(call.get("id"))
                 dup = dup or cid in asks or cid in answered
@@ -158,7 +160,7 @@ class _Log:
                 answered.add(cid)
                 ask = asks.get(cid)
                 if ask is not None and ask[1] not in excluded:
-                    st.cands.append((i, ask[1]))
+                    st.cands.append((i, ask[1], u))
                     st.at.append(i)
         st.units, st.dup = units, dup
         st.rows, st.n, st.last = past, end, past[end - 1] if end else None
@@ -184,7 +186,7 @@ class _Turn:
         self.asks: dict[str, tuple[int, str]] = {}  # call id -> (position in log + working memory, tool)
         self.answered: set[str] = set()
         self.res: list[int] = []  # working-memory positions of the tool results
-        self.cands: list[tuple[int, str]] = []  # (position, tool) of each result clearable by its ask
+        self.cands: list[tuple[int, str, int]] = []  # (position, tool, unit) of each result clearable by its ask
         self.pos: list[int] = []  # their positions (bisected)
         self.table: list[Replacement] = []
         self.freed: list[int] = [0]  # tokens freed by the first k placeholders of ``table``
@@ -210,7 +212,8 @@ class _Turn:
         units, unit = t.units, counter.unit
         for j in range(k, len(working)):  # the rows added since the last call (two a tool round)
             m = working[j]
-            units += unit(m)
+            u = unit(m)
+            units += u
             if "tool_calls" in m:
                 for call in _calls(m):
                     cid = str(call.get("id"))
@@ -227,7 +230,7 @@ class _Turn:
                 answered.add(cid)
                 ask = asks.get(cid)
                 if ask is not None and ask[0] < n + j and ask[1] not in excluded:
-                    t.cands.append((j, ask[1]))
+                    t.cands.append((j, ask[1], u))
                     t.pos.append(j)
         t.clash, t.dup, t.units = clash, dup, units
         t.n, t.rows = len(working), working
@@ -276,12 +279,15 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         self._turn = _Turn()
         self._idle = _Turn()  # the state of an empty working memory (a turn's first call): never written
         self._wrows: dict[int, tuple[Message, str, Message, int]] = {}
-        """Working memory's cleared rows, by id of the original: (it, its tool, its placeholder row, tokens
-        freed), so the calls of a turn send the same row (no second tokenisation)."""
+        """Working memory's rows cleared by a call that walks it (:meth:`_frontier` when working memory
+        asks a call id twice, or with ``clear_at_least``), by id of the original: (it, its tool, its
+        placeholder row, tokens freed), so the calls of a turn send the same row (no second
+        tokenisation). The turn's table holds its own rows (:meth:`_grow`), none here."""
         self.rows_built = 0
         """How many placeholder rows were made over this manager's life (tests: once per original row)."""
         self._last: EditRecord | None = None  # the last call's record (:func:`keep_record`)
         self._texts: dict[tuple[str, int], str] = {}  # (tool, tokens) -> placeholder text (``TEXTS_KEPT``)
+        self._swapper: tuple[TokenCounter, Callable[[Message, str], tuple[Message, int]]] | None = None
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         """The result for ``past`` alone (no working memory): see :meth:`decide_with_working`."""
@@ -317,8 +323,9 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             items = sorted(clearing.rows.items())
             found = (tuple(Replacement(i, row, why) for i, (row, why) in items if i < n),
                      tuple(Replacement(i - n, row, why) for i, (row, why) in items if i >= n))
-        log, wm = found
-        if not log and not wm:
+        log, wm = found  # (a view's length read off it: ``len`` of a view is a Python call)
+        if not (log.upto if type(log) is ReplacedBefore else log) and \
+                not (wm.upto if type(wm) is ReplacedBefore else wm):
             return managed(past, self._kept(n),
                            CMDecision("tool-results-nothing-to-clear", raw_tokens=tokens, threshold=trigger))
         record = self._last = keep_record(self._last, n, log, wm)
@@ -335,17 +342,16 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         :class:`ReplacedBefore` view of its table (each placeholder built once), working memory's
         worked out on the call. None when working memory asks a call id again (the rule's ask look-up
         could then differ from the table's)."""
-        n = len(past)
         if t.clash:
             return None
-        wasks, wres = t.asks, t.res
-        older = len(st.results) + len(wres) - self.params.keep  # results before the keep-th last are older
+        n, results, wres = len(past), st.results, t.res
+        older = len(results) + len(wres) - self.params.keep  # results before the keep-th last are older
         if older <= 0:
             bound = 0
-        elif older < len(st.results):
-            bound = st.results[older]
-        elif older < len(st.results) + len(wres):
-            bound = n + wres[older - len(st.results)]
+        elif older < len(results):
+            bound = results[older]
+        elif older - len(results) < len(wres):
+            bound = n + wres[older - len(results)]
         else:
             bound = n + len(working)
         if limit < bound:
@@ -362,7 +368,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
             if not t.dup:  # working memory's clearable results before the bound: a view of the turn's table
                 k = bisect_left(t.pos, bound - n) if t.pos else 0
                 if len(t.table) < k:  # (the call's newly cleared rows, usually one: built once each)
-                    self._wgrow(t, working, k)
+                    self._grow(t.table, t.freed, working, t.cands, k)
                 if st.freed[c] + t.freed[k] < 0:  # placeholders longer than what they replace: none sent
                     return (), ()
                 view: Sequence[Replacement] = ()
@@ -370,7 +376,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
                     view = t.view = table_view(t.view, t.table, k, t.pos)
                 return (_view(st, c) if c else (), view)
         freed = st.freed[c]
-        excluded = st.excluded
+        excluded, wasks = st.excluded, t.asks
         wm: list[Replacement] = []
         for j in wres:
             ask = wasks.get(str(working[j].get("tool_call_id")))
@@ -384,17 +390,6 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         if freed < at_least:
             return ((), ())
         return (_view(st, c) if c else (), tuple(wm))
-
-    def _wgrow(self, t: _Turn, working: Sequence[Message], k: int) -> None:
-        """The turn's table grown to its first ``k`` candidates (:meth:`_wrow`'s row of each, in
-        order), with the tokens freed up to each: one call for the rows a clearing call adds."""
-        table, freed, wrow = t.table, t.freed, self._wrow
-        total = freed[-1]
-        for j, tool in t.cands[len(table):k]:  # (a slice: O(new rows), where islice would skip the old)
-            _m, _tool, row, delta = wrow(working[j], tool)
-            table.append(Replacement(j, row, CLEARED))
-            total += delta
-            freed.append(total)
 
     def _wrow(self, original: Message, tool: str) -> tuple[Message, str, Message, int]:
         """(``original``, ``tool``, its placeholder row, tokens freed): made once per row and tool."""
@@ -416,27 +411,42 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         return st.reach if st.reach is not None and st.reach <= c else None
 
     def _build(self, st: _Log, past: Sequence[Message], c: int) -> None:
-        """The placeholders of the first ``c`` candidates in the table (each built once)."""
-        while len(st.table) < c:
-            i, tool = st.cands[len(st.table)]
-            row, delta = self._cleared(past[i], tool)
-            st.table.append(Replacement(i, row, CLEARED))
-            st.freed.append(st.freed[-1] + delta)
+        """The log's table grown to its first ``c`` candidates (:meth:`_grow`)."""
+        self._grow(st.table, st.freed, past, st.cands, c)
+
+    def _grow(self, table: list[Replacement], freed: list[int], rows: Sequence[Message],
+              cands: Sequence[tuple[int, str, int]], c: int) -> None:
+        """``table`` (the placeholders of the first ``len(table)`` of ``cands``, each ``(position in
+        rows, tool, the counter's unit of the row)``) grown to the first ``c``, each built once, with
+        ``freed`` (the tokens freed by the first k) grown with it: the one place a placeholder row is
+        made. Its size is the original's count, its text one per tool and size
+        (:meth:`_placeholder`, kept ``TEXTS_KEPT``), its row the original with that text as content,
+        counted by the counter's :func:`~inspector.engine.tokens.content_swap` (measured once, or
+        read from the counter's memo of the text), and it frees the original's count minus its own."""
+        counter, texts, sw = self.counter, self._texts, self._swapper
+        if sw is None or sw[0] is not counter:  # (the counter's :func:`content_swap`, bound once per counter)
+            sw = self._swapper = (counter, content_swap(counter))
+        swap, additive, total = sw[1], getattr(counter, "additive", False), counter.total  # (additive: u is total)
+        run, start = freed[-1], len(table)
+        for i, tool, unit in cands[start:c]:  # (a slice: O(new rows), where islice would skip the old)
+            size = unit if additive else total(unit, 1)
+            text = texts.get((tool, size))
+            if text is None:
+                text = self._placeholder(tool, size)
+                if len(texts) < self.TEXTS_KEPT:
+                    texts[(tool, size)] = text
+            new, u = swap(rows[i], text)
+            table.append(Replacement(i, new, CLEARED))
+            run += size - (u if additive else total(u, 1))
+            freed.append(run)
+        self.rows_built += len(table) - start
 
     def _cleared(self, original: Message, tool: str) -> tuple[Message, int]:
-        """The placeholder row of a cleared result and the tokens it frees (the original's count minus its own)."""
-        counter = self.counter  # count([row]) is total(unit(row), 1): no list made per row
-        unit, additive = counter.unit, getattr(counter, "additive", False)  # (additive: total(u, 1) is u, no call)
-        size = unit(original) if additive else counter.total(unit(original), 1)
-        texts = self._texts
-        text = texts.get((tool, size))
-        if text is None:
-            text = self._placeholder(tool, size)
-            if len(texts) < self.TEXTS_KEPT:
-                texts[(tool, size)] = text
-        new = {**original, "content": text}
-        self.rows_built += 1
-        return new, size - (unit(new) if additive else counter.total(unit(new), 1))
+        """The placeholder row of one cleared result and the tokens it frees (:meth:`_grow`'s)."""
+        table: list[Replacement] = []
+        freed = [0]
+        self._grow(table, freed, (original,), ((0, tool, self.counter.unit(original)),), 1)
+        return table[0].row, freed[1]
 
     def _candidates(self, rows: Sequence[Message], limit: int) -> Iterator[tuple[int, int, str]]:
         """``(result position, asking row's position, tool name)`` of each clearable result, oldest
