@@ -287,7 +287,8 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         """How many placeholder rows were made over this manager's life (tests: once per original row)."""
         self._last: EditRecord | None = None  # the last call's record (:func:`keep_record`)
         self._texts: dict[tuple[str, int], str] = {}  # (tool, tokens) -> placeholder text (``TEXTS_KEPT``)
-        self._swapper: tuple[TokenCounter, Callable[[Message, str], tuple[Message, int]]] | None = None
+        self._swapper: tuple[TokenCounter, Callable[[Message, str], tuple[Message, int]], bool,
+                             Callable[[int, int], int]] | None = None
 
     def decide(self, past: Sequence[Message], hint: int) -> Managed:
         """The result for ``past`` alone (no working memory): see :meth:`decide_with_working`."""
@@ -425,8 +426,8 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         read from the counter's memo of the text), and it frees the original's count minus its own."""
         counter, texts, sw = self.counter, self._texts, self._swapper
         if sw is None or sw[0] is not counter:  # (the counter's :func:`content_swap`, bound once per counter)
-            sw = self._swapper = (counter, content_swap(counter))
-        swap, additive, total = sw[1], getattr(counter, "additive", False), counter.total  # (additive: u is total)
+            sw = self._swapper = (counter, content_swap(counter), getattr(counter, "additive", False), counter.total)
+        _c, swap, additive, total = sw  # (additive: total(u, 1) is u)
         run, start = freed[-1], len(table)
         for i, tool, unit in cands[start:c]:  # (a slice: O(new rows), where islice would skip the old)
             size = unit if additive else total(unit, 1)
