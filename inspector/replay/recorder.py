@@ -124,11 +124,12 @@ class _Recorder:
         if edits is None:  # the usual call: no edit record, no row sent in place of another
             return tuple(_segments(layout, refs)), (), {}
         view, wview = edits.replaced, edits.working
-        if type(view) is not ReplacedBefore and not (view or wview):  # a record that replaces nothing
+        w_view = type(wview) is ReplacedBefore  # (a view's truth read from its count: no len() call)
+        if type(view) is not ReplacedBefore and not view and not (wview.upto if w_view else wview):  # replaces nothing
             return tuple(_segments(layout, refs)), (), {}
         conv = self.engine.conversation  # its log and working memory are read only when a table's entries are new
         table = view.table if type(view) is ReplacedBefore else None
-        if type(wview) is ReplacedBefore and not view:  # a one-turn agent: everything in working memory
+        if w_view and not view:  # a one-turn agent: everything in working memory
             work = self.work
             if work.table is not wview.table:
                 work = self.work = FrontierTable(wview.table, in_working=True)

@@ -15,12 +15,15 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import chain, islice
-from typing import Any, ClassVar, overload
+from operator import attrgetter, is_, lt
+from typing import Any, ClassVar, cast, overload
 
 from inspector.engine.cache import common_prefix
 from inspector.engine.contracts import Replacement
 from inspector.engine.types import Message
 from inspector.replay.records import Segment
+
+_INDEX, _ROW, _REASON = attrgetter("index"), attrgetter("row"), attrgetter("reason")
 
 __all__ = ["FrontierSegments", "FrontierTable", "ReplacedRefs", "kept_prefix", "reason_lookup", "stored_entries"]
 
@@ -36,6 +39,9 @@ class FrontierTable:
     log row), its indices positions in working memory, and made again for each turn's table."""
 
     __slots__ = ("table", "refs", "reasons", "rows", "origs", "ids", "ok", "in_working", "apart")
+
+    BATCH: ClassVar[int] = 32
+    """From this many new entries on, :meth:`sync` maps them in one pass (:meth:`_bulk`); fewer one by one."""
 
     def __init__(self, table: list[Replacement] | None = None, *, in_working: bool = False) -> None:
         self.table, self.in_working = table, in_working
@@ -60,6 +66,8 @@ class FrontierTable:
         rows = working if self.in_working else past
         refs = self.refs
         n_rows = len(rows)
+        if len(table) - len(refs) >= self.BATCH and self.ok and self._bulk(table, rows, ref, msgs):
+            return True
         last = refs[-1] if refs else -1
         for k in range(len(refs), len(table)):
             r = table[k]
@@ -76,6 +84,34 @@ class FrontierTable:
             self.ids[id(r.row)] = k
             last = t
         return self.ok
+
+    def _bulk(self, table: list[Replacement], rows: Sequence[Message], ref: Mapping[int, int],
+              msgs: Sequence[Message]) -> bool:
+        """:meth:`sync`'s mapping of the entries added since the last call in one pass of C loops (a
+        first frontier over a long log: thousands at once), when every one of them maps (else False,
+        nothing changed, and :meth:`sync` maps them one by one, stopping where it stopped)."""
+        k0 = len(self.refs)
+        ent = table[k0:]
+        at = list(map(_INDEX, ent))
+        if max(at) >= len(rows):
+            return False
+        ms = [rows[i] for i in at]
+        found = list(map(ref.get, map(id, ms)))
+        if None in found:
+            return False
+        ts = cast("list[int]", found)
+        if not all(map(is_, map(msgs.__getitem__, ts), ms)):
+            return False
+        last = self.refs[-1] if self.refs else -1
+        if ts[0] <= last or not all(map(lt, ts, ts[1:])):
+            return False
+        new = list(map(_ROW, ent))
+        self.refs += ts
+        self.reasons += map(_REASON, ent)
+        self.rows += new
+        self.origs += ms
+        self.ids.update(zip(map(id, new), range(k0, len(table))))
+        return True
 
 
 class ReplacedRefs(Sequence[tuple[int, str]]):

@@ -50,7 +50,7 @@ def frontier_record(edits: EditRecord | None) -> ReplacedBefore | None:
         return None
     if type(edits.replaced) is ReplacedBefore:
         view: ReplacedBefore = edits.replaced
-    elif not edits.replaced and edits.working:
+    elif not edits.replaced and (edits.working.upto if type(edits.working) is ReplacedBefore else edits.working):
         view = _NO_VIEW
     else:
         return None
@@ -80,6 +80,9 @@ class ReplacingSums:
         """The one index these sums are read through, pointed at each call's view (:meth:`frontier`)."""
         self.keep: EditRecord = EditRecord.keep_all(0)
         """The last ``keep_all`` record the path was shown (the same object while the log's length is)."""
+        self.made: ReplacedRows | None = None
+        """The last rows view :meth:`working_rows` made (a call's working memory): its frontier index's
+        rows too when it reads the same rows through the same view (one view a call, not two)."""
 
     def frontier(self, log: RowIndex, view: ReplacedBefore, counter: TokenCounter) -> FrontierIndex:
         """``log`` seen through ``view`` (sums brought up to its frontier): one :class:`FrontierIndex`
@@ -95,10 +98,13 @@ class ReplacingSums:
         pre = self.pre
         if len(pre) <= view.frontier or view.table is not self.table or counter is not self.counter:
             pre = self.upto(view, log, counter)  # (else the sums reach the frontier already: nothing to read)
+        made = self.made
+        if made is None or made.replaced is not view or made.past is not log.rows:
+            made = None
         if idx is None:
-            idx = self.index = FrontierIndex(log, view, pre, self.flat)
+            idx = self.index = FrontierIndex(log, view, pre, self.flat, made)
         else:
-            idx.point(log, view, pre, self.flat)
+            idx.point(log, view, pre, self.flat, made)
         return idx
 
     def keep_all(self, n: int) -> EditRecord:
@@ -116,7 +122,8 @@ class ReplacingSums:
         work = self.work
         if work is None:
             work = self.work = ReplacingSums()
-        return ReplacedRows(working, view, view.at, work.flat)
+        made = work.made = ReplacedRows(working, view, view.at, work.flat)
+        return made
 
     def upto(self, view: ReplacedBefore, log: RowIndex, counter: TokenCounter) -> list[int]:
         """The sums brought up to ``view``'s frontier over ``log`` (the log's own sums for rows the
@@ -176,19 +183,22 @@ class FrontierIndex(RowIndex):
     band facts (a placeholder keeps its row's role and call id), its rows and running sums those of
     the log with the replaced rows sent instead. Made per call, O(1); reads only."""
 
-    def __init__(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None) -> None:
+    def __init__(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None,
+                 made: ReplacedRows | None = None) -> None:
         # no RowIndex.__init__: every fact is the log index's own, as it stands for this call
-        self.point(log, view, rep, flat)
+        self.point(log, view, rep, flat, made)
 
     seen: tuple[RowIndex, int, Sequence[Message], list[int], ReplacedBefore] | None = None
     """What it was pointed at: the log index, its length, rows and sums, and the view (read by identity)."""
     sums: _FrontierSums | None = None
     """Its running sums (``pre``), one object re-pointed at each call's frontier (read only during a call)."""
 
-    def point(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None) -> None:
+    def point(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None,
+              made: ReplacedRows | None = None) -> None:
         """Read ``log`` through ``view`` from now on (``rep``: the replaced log's sums up to its frontier):
         the log's facts as they stand, a new rows view (a layout made before keeps its own) and the
-        sums re-pointed (no layout keeps them: it reads its units as it is made)."""
+        sums re-pointed (no layout keeps them: it reads its units as it is made). ``made``: that rows
+        view when the caller holds it already."""
         seen = self.seen
         rows, own, n = log.rows, log.pre, log.n
         if seen is None or seen[0] is not log or seen[1] != n or seen[2] is not rows or seen[3] is not own:
@@ -196,7 +206,7 @@ class FrontierIndex(RowIndex):
             # a turn leaves them as they were: every fact it sets changes with its length, rows or sums list)
         assert rows is not None
         self.seen = (log, n, rows, own, view)
-        self.rows = ReplacedRows(rows, view, view.at, flat)  # (``flat`` moved when the view is sliced)
+        self.rows = made if made is not None else ReplacedRows(rows, view, view.at, flat)  # (``flat`` moved when sliced)
         f, sums = view.frontier, self.sums
         if sums is None:
             sums = self.sums = _FrontierSums(rep, own, f, n)
