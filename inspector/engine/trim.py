@@ -32,6 +32,7 @@ The whole trim is O(len(messages) + len(pin_tail)).
 from __future__ import annotations
 
 import logging
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -65,6 +66,9 @@ class RowSums:
     pin_sum: Callable[[int, int], int]
     pin_total: int
     pin_chain: Sequence[int]
+    pin_reach: Callable[[int], int] | None = None
+    """The smallest ``r`` with ``pin_sum(0, r) >= x``, ``len(pin_tail) + 1`` when none (None: not known;
+    the working-memory walk then bisects by ``pin_sum``)."""
 
 
 @dataclass(slots=True)
@@ -248,14 +252,20 @@ def _cut_working_by_bisection(pin_tail: Sequence[Message], cut: _Cut, budget: in
     (the total only falls as the start grows). Returns the first row kept; the rows before it are
     recorded as one removed range."""
     chain = sums.pin_chain
-    lo, hi = 0, len(chain) - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        g = chain[mid]
-        if counter.total(cut.units - sums.pin_sum(0, g), cut.count - g) <= budget:
-            hi = mid
-        else:
-            lo = mid + 1
+    reach = sums.pin_reach
+    if reach is not None and getattr(counter, "additive", False):
+        # total(u, n) == u: the rest fits from g when pin_sum(0, g) >= units - budget, and the sums never
+        # fall, so the first such group start is the first at or after the first row that reaches it
+        lo = min(bisect_left(chain, reach(cut.units - budget)), len(chain) - 1)
+    else:
+        lo, hi = 0, len(chain) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            g = chain[mid]
+            if counter.total(cut.units - sums.pin_sum(0, g), cut.count - g) <= budget:
+                hi = mid
+            else:
+                lo = mid + 1
     cur = chain[lo]
     cut.units -= sums.pin_sum(0, cur)
     cut.count -= cur

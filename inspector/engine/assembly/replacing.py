@@ -231,6 +231,19 @@ class FrontierIndex(RowIndex):
         return bisect_left(pre.own, t - pre.base, max(lo, f), end) - 1
 
 
+    def reach(self, x: int) -> int:
+        """:meth:`RowIndex.reach` over the frontier sums, by a bisection of one of their two lists (as
+        :meth:`fits_back`): a C list read per probe, not a :class:`_FrontierSums` item."""
+        pre: Sequence[int] = self.pre
+        if not isinstance(pre, _FrontierSums):
+            return super().reach(x)
+        f, rep = pre.f, pre.rep
+        t = rep[0] + x
+        if rep[f] >= t:
+            return bisect_left(rep, t, 0, f + 1)
+        return bisect_left(pre.own, t - pre.base, f + 1, self.n + 1)
+
+
 def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: ReplacedBefore, c: Call, system: int,
                        user: int, working: int, log: RowIndex, wmi: RowIndex) -> Assembly | None:
     """Call ``c``'s assembly by the incremental path over the log seen through ``view`` (module

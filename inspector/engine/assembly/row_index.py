@@ -205,6 +205,11 @@ class RowIndex:
         """Units of ``rows[lo:hi]``."""
         return self.pre[hi] - self.pre[lo]
 
+    def reach(self, x: int) -> int:
+        """The smallest ``r`` in ``[0, n]`` with ``units(0, r) >= x``, ``n + 1`` when none (the sums never fall)."""
+        pre = self.pre
+        return bisect_left(pre, pre[0] + x, 0, self.n + 1)
+
     def unit(self, i: int) -> int:
         """Units of ``rows[i]``."""
         return self.pre[i + 1] - self.pre[i]
