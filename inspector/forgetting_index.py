@@ -209,9 +209,16 @@ class TranscriptIndex:
             memo = self._tables[id(fr)] = (fr, {}, [0])
         _fr, by_key, done = memo
         ac, rows = self.ac, fr.rows
+        if not len(ac):
+            done[0] = max(done[0], upto)
+            return by_key
+        last: str | None = None  # entries in a row often send one text (a placeholder): looked up once
+        keys: tuple[str, ...] = ()
         for k in range(done[0], upto):
-            found = [key for _end, key in ac.iter(message_text(rows[k]).casefold())] if len(ac) else []
-            for key in dict.fromkeys(found):
+            text = message_text(rows[k])
+            if text != last:
+                last, keys = text, tuple(dict.fromkeys(key for _end, key in ac.iter(text.casefold())))
+            for key in keys:
                 by_key.setdefault(key, []).append(k)
         done[0] = max(done[0], upto)
         return by_key

@@ -295,6 +295,9 @@ def changed_in_window(prev: WindowComplement,
     grown = _grown(prev, cur)
     if grown is not None:
         return grown
+    slid = _slid(prev, cur)
+    if slid is not None:
+        return slid
     asked = _asked(prev, cur)
     if asked is None:
         return None
@@ -338,3 +341,46 @@ def _grown(prev: WindowComplement,
     if new and (new[0] < lo or (cp and holes[cp - 1] >= new[0]) or any(a >= b for a, b in zip(new, new[1:]))):
         return None
     return [(h, True) for h in new], [(h, False) for h in new] + [(r, True) for r in range(pe, ce)]
+
+
+def _slid(prev: WindowComplement,
+          cur: WindowComplement) -> tuple[list[tuple[int, bool]], list[tuple[int, bool]]] | None:
+    """:func:`changed_in_window` of two calls of one frontier turn in a window that trims it, read off
+    the runs' ends and the holes, no row asked: each view's runs over one table, ``split is base``, no
+    extra row, the same runs but the last, ``[s, e)`` then ``[s', e')`` with ``s <= s' <= e <= e'``, the
+    windows ``[lo, e)`` and ``[lo, e')`` from one ``lo <= s``, more holes (``c <= c'``), every hole before
+    ``e`` and the new ones in ``[s, e)``. Then the rows that change are the rows of ``[s, s')`` not holes
+    before (they leave the runs: now unsent), the new holes in ``[s', e)`` (likewise) and the new rows
+    ``[e, e')`` (sent as they are, never unsent), ascending as asking each row of both views answers.
+    None for any other pair."""
+    pr, cr = prev.runs, cur.runs
+    if type(pr) is not HoledRuns or type(cr) is not HoledRuns:
+        return None
+    pb, cb, holes = pr.base, cr.base, pr.holes
+    if cr.holes is not holes or pr.split is not pb or cr.split is not cb or pr.extra_rows or cr.extra_rows:
+        return None
+    ps, pn, cs, cn, lo = pb.starts, pb.ends, cb.starts, cb.ends, prev.lo
+    if len(ps) != len(cs) or not ps or cur.lo != lo or ps[:-1] != cs[:-1] or pn[:-1] != cn[:-1]:
+        return None
+    s, e, s2, e2, cp, cc = ps[-1], pn[-1], cs[-1], cn[-1], pr.c, cr.c
+    if not lo <= s <= s2 <= e <= e2 or prev.hi != e or cur.hi != e2 or cp > cc or (cc and holes[cc - 1] >= e):
+        return None
+    new = holes[cp:cc]
+    if new and (new[0] < s or (cp and holes[cp - 1] >= new[0]) or any(a >= b for a, b in zip(new, new[1:]))):
+        return None
+    gone = _rows_less(holes, cp, s, s2) if s < s2 else []
+    if new:
+        gone += new[bisect_left(new, s2):]
+    return [(r, True) for r in gone], [(r, False) for r in gone] + [(r, True) for r in range(e, e2)]
+
+
+def _rows_less(holes: Sequence[int], c: int, a: int, b: int) -> list[int]:
+    """The rows of ``[a, b)`` that are not among the first ``c`` (sorted, distinct) holes, ascending."""
+    i, j = bisect_left(holes, a, 0, c), bisect_left(holes, b, 0, c)
+    out: list[int] = []
+    at = a
+    for h in holes[i:j]:
+        out.extend(range(at, h))
+        at = h + 1
+    out.extend(range(at, b))
+    return out
