@@ -325,12 +325,10 @@ def _grown(prev: WindowComplement,
     (sent as they are, never unsent): what asking each row of both views answers, in the same
     order (the holes, ascending and distinct as a table's rows are, all stand before ``e``). None for
     any other pair (:func:`_asked`'s rows are asked then)."""
-    pr, cr = prev.runs, cur.runs
-    if type(pr) is not HoledRuns or type(cr) is not HoledRuns:
+    one = _one_table(prev, cur)
+    if one is None:
         return None
-    pb, cb, holes = pr.base, cr.base, pr.holes
-    if cr.holes is not holes or pr.split is not pb or cr.split is not cb or pr.extra_rows or cr.extra_rows:
-        return None
+    pr, cr, pb, cb, holes = one
     ps, cs, lo = pb.starts, cb.starts, prev.lo
     if len(ps) != 1 or len(cs) != 1 or ps[0] != cs[0] or ps[0] > lo or cur.lo != lo:
         return None
@@ -353,12 +351,10 @@ def _slid(prev: WindowComplement,
     before (they leave the runs: now unsent), the new holes in ``[s', e)`` (likewise) and the new rows
     ``[e, e')`` (sent as they are, never unsent), ascending as asking each row of both views answers.
     None for any other pair."""
-    pr, cr = prev.runs, cur.runs
-    if type(pr) is not HoledRuns or type(cr) is not HoledRuns:
+    one = _one_table(prev, cur)
+    if one is None:
         return None
-    pb, cb, holes = pr.base, cr.base, pr.holes
-    if cr.holes is not holes or pr.split is not pb or cr.split is not cb or pr.extra_rows or cr.extra_rows:
-        return None
+    pr, cr, pb, cb, holes = one
     ps, pn, cs, cn, lo = pb.starts, pb.ends, cb.starts, cb.ends, prev.lo
     if len(ps) != len(cs) or not ps or cur.lo != lo or ps[:-1] != cs[:-1] or pn[:-1] != cn[:-1]:
         return None
@@ -372,6 +368,19 @@ def _slid(prev: WindowComplement,
     if new:
         gone += new[bisect_left(new, s2):]
     return [(r, True) for r in gone], [(r, False) for r in gone] + [(r, True) for r in range(e, e2)]
+
+
+def _one_table(prev: WindowComplement,
+               cur: WindowComplement) -> tuple[HoledRuns, HoledRuns, IndexRuns, IndexRuns, Sequence[int]] | None:
+    """The two views' runs, base runs and the holes they share when each view's runs are over one table
+    (``split is base``, no extra row): the shape :func:`_grown` and :func:`_slid` read off ends; None else."""
+    pr, cr = prev.runs, cur.runs
+    if type(pr) is not HoledRuns or type(cr) is not HoledRuns:
+        return None
+    pb, cb, holes = pr.base, cr.base, pr.holes
+    if cr.holes is not holes or pr.split is not pb or cr.split is not cb or pr.extra_rows or cr.extra_rows:
+        return None
+    return pr, cr, pb, cb, holes
 
 
 def _rows_less(holes: Sequence[int], c: int, a: int, b: int) -> list[int]:

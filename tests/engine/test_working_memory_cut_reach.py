@@ -8,10 +8,11 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from builders import UnitsOf
+from builders import UnitsOf, spy
 from inspector.engine.contracts import ReplacedBefore, Replacement
 from inspector.engine.managers.clear_tool_results import CLEARED
 from inspector.engine.types import Message
@@ -63,20 +64,11 @@ def test_reach_over_a_frontier_index_reads_the_replaced_rows_sums_and_no_item_of
     sums = [0]
     for i, m in enumerate(rows):
         sums.append(sums[-1] + instead.get(i, m)["u"])
-    reads = [0]
-    real = _FrontierSums.__getitem__
-
-    def counted(self: Any, i: Any) -> Any:
-        reads[0] += 1
-        return real(self, i)
-
-    _FrontierSums.__getitem__ = counted  # type: ignore[method-assign]
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        reads = spy(mp, _FrontierSums, "__getitem__", 1)
         for x in range(-1, sums[-1] + 3):
             assert idx.reach(x) == bisect_left(sums, x)  # (len(rows) + 1 when no sum reaches x)
-        assert reads[0] == 0
-    finally:
-        _FrontierSums.__getitem__ = real  # type: ignore[method-assign]
+    assert reads == []
 
 
 def _turn(sizes: list[tuple[int, int]]) -> list[Message]:
