@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -286,37 +286,40 @@ def tool_call_texts(msg: Message) -> list[tuple[str, str]]:
     return out
 
 
+def _argument_values(v: Any) -> Iterator[Any]:
+    """The leaves of decoded JSON arguments (every value not a dict or a list), depth first in
+    their order. A module-level generator, not a closure over itself: a recursive inner function is
+    a reference cycle, which only the cyclic collector frees (:func:`argument_identifiers` runs once
+    per tool call of every analysis, inside :func:`~inspector.replay.run.gc_paused`)."""
+    if isinstance(v, dict):
+        for x in v.values():
+            yield from _argument_values(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from _argument_values(x)
+    else:
+        yield v
+
+
 def argument_identifiers(arguments: str, extractor: Extractor = extract_identifiers) -> list[Identifier]:
     """Identifiers in tool-call arguments: each string value of the JSON arguments is read as text,
     and a short value with no spaces (3–60 characters, e.g. ``"ABC123"`` or ``"economy"``) counts as
-    a quoted identifier itself. Arguments that are not JSON are read as plain text."""
+    a quoted identifier itself. Arguments that are not JSON are read as plain text. Each key once,
+    where it first occurs."""
     try:
         data: Any = json.loads(arguments)
     except (ValueError, TypeError):
         return list(extractor(arguments or ""))
-    out: list[Identifier] = []
-    seen: set[str] = set()
-
-    def add(ident: Identifier) -> None:
-        if ident.key not in seen:
-            seen.add(ident.key)
-            out.append(ident)
-
-    def walk(v: Any) -> None:
-        if isinstance(v, dict):
-            for x in v.values():
-                walk(x)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x)
-        elif isinstance(v, str):
+    found: dict[str, Identifier] = {}
+    for v in _argument_values(data):
+        if isinstance(v, str):
             for ident in extractor(v):
-                add(ident)
+                found.setdefault(ident.key, ident)
             s = v.strip()
             if 3 <= len(s) <= 60 and not any(c.isspace() for c in s):
-                add(Identifier(s, "quoted"))
+                quoted = Identifier(s, "quoted")
+                found.setdefault(quoted.key, quoted)
         elif isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) >= 10_000:
-            add(Identifier(str(v), "id"))
-
-    walk(data)
-    return out
+            number = Identifier(str(v), "id")
+            found.setdefault(number.key, number)
+    return list(found.values())

@@ -67,6 +67,17 @@ def test_the_identifier_rules_hold_a_bare_five_digit_number_and_short_argument_v
     assert {"SFO", "JFK", "2024-05-24"} <= set(args) and "origin" not in args and "destination" not in args
 
 
+def test_argument_values_are_read_depth_first_each_key_once_where_it_first_occurs() -> None:
+    """Nested lists and objects are walked in order; a key seen again (any case, or as the quoted
+    value of an id already found) is not repeated; numbers count from 10 000, booleans never; a
+    value's spaces around it are stripped before the 3-60 character rule."""
+    found = argument_identifiers('{"a": ["X-100", {"b": "x-100", "c": 9999}], "n": 12345, "ok": true, '
+                                 '"s": " economy ", "m": 12345.0, "t": "no"}')
+    assert [(i.text, i.kind) for i in found] == [("X-100", "id"), ("12345", "id"), ("economy", "quoted"),
+                                                 ("12345.0", "id")]
+    assert [i.text for i in argument_identifiers('"SFO"')] == ["SFO"]  # a bare JSON string
+
+
 # --- exception class names are a format word ----------------------------------------------------------
 
 @pytest.mark.parametrize(("word", "masked"), [

@@ -11,7 +11,7 @@ import pytest
 
 from inspector.manifest import load_manifest
 from inspector.replay import Frame, Replay, replay
-from inspector.transcripts import load_transcript, sample_path
+from inspector.transcripts import Transcript, load_transcript, sample_path
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +98,48 @@ def test_calibration_measures_each_transcript_row_once_per_counter(monkeypatch: 
         c = make_counter(kind, "gpt-4o")
         assert list(calls[kind]) == [c.count(msgs[:i]) for i in calls["index"]], kind
     assert list(calls["messages"]) == list(calls["index"])
+
+
+def _nested_tool_turn(rounds: int) -> Transcript:
+    """One user turn of ``rounds`` tool calls whose JSON arguments nest a list and an object (the
+    shape argument_identifiers walks), each answered."""
+    import json
+
+    msgs: list[dict] = [{"role": "user", "content": "ship order ORD-1001"}]
+    for k in range(rounds):
+        args = json.dumps({"order": f"ORD-{1000 + k}", "items": [{"sku": f"SKU-{k}", "qty": 20_000 + k}, "express"]})
+        msgs += [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "ship", "arguments": args}}]},
+            {"role": "tool", "tool_call_id": f"c{k}", "content": f"shipped ORD-{1000 + k} as TRK-{k:05d}"}]
+    msgs.append({"role": "assistant", "content": "done"})
+    return Transcript(format="synthetic", path=None, messages=msgs, origins=[str(i) for i in range(len(msgs))],
+                      tools=None, model="gpt-4o", usage={}, irregularities=[])
+
+
+@pytest.mark.parametrize("strategy", [spec.name for spec in __import__("inspector.plugins", fromlist=["x"])
+                                      .default_registry().specs("context_manager")])
+def test_a_replay_and_its_forgetting_analysis_leave_no_garbage_for_the_collector(strategy: str) -> None:
+    """Both run with the cyclic collector paused (gc_paused), so a reference cycle they drop waits
+    there and the next collection pays for it: with the collector off, a full collection after them
+    finds nothing unreachable, for every strategy. (A recursive closure per tool call's arguments
+    left 11 objects a call.)"""
+    import gc
+
+    from inspector.forgetting import call_needs
+    from inspector.manifest import settings_from_dict
+
+    settings = settings_from_dict({"kind": "Agent", "spec": {"context_manager": {"type": strategy},
+                                                             "models": [{"model": "gpt-4o", "context_window": 4000}]}})
+    call_needs(replay(settings, _nested_tool_turn(3), counter="estimate"))  # imports and one-off classes
+    tr = _nested_tool_turn(40)
+    gc.collect()
+    gc.disable()
+    try:
+        answer = call_needs(replay(settings, tr, counter="estimate"))
+        unreachable = gc.collect()
+    finally:
+        gc.enable()
+    assert len(answer) == 41 and unreachable == 0
 
 
 def test_the_garbage_collector_is_paused_during_a_replay_and_its_analysis_and_restored_after() -> None:
