@@ -69,6 +69,8 @@ class RowSums:
     pin_reach: Callable[[int], int] | None = None
     """The smallest ``r`` with ``pin_sum(0, r) >= x``, ``len(pin_tail) + 1`` when none (None: not known;
     the working-memory walk then bisects by ``pin_sum``)."""
+    pin_n: int = -1
+    """``len(pin_tail)`` when the caller knows it (-1: asked of ``pin_tail``; a view's ``len()`` is a Python call)."""
 
 
 @dataclass(slots=True)
@@ -123,6 +125,8 @@ def _drop_history(messages: Sequence[Message], pin_tail: Sequence[Message], cut:
     """Drop the oldest history groups while over ``budget``, never the last one; a dropped ask takes
     the answers it left owed at the front of ``pin_tail`` with it (the HITL rule)."""
     n_msgs = len(messages)
+    if not (cut.total > budget and n_msgs - cut.start > 1):
+        return  # nothing to drop (the usual incremental call: the pre-cut took it), nothing read
     # answers at the front of pin_tail follow the last history row: when that row is an ask (kept: it is
     # the last group), the answers under its ids are its own, never those of an older dropped ask
     last_ask_ids = set(call_ids(messages[-1])) if n_msgs > cut.start and is_ask(messages[-1]) else set()
@@ -224,16 +228,16 @@ def trim_with_sums(
     when it has it already.
     """
     n_msgs = messages.n if type(messages) is JoinedRows else len(messages)  # (a view's len() is a Python call)
-    n_pin = len(pin_tail)
+    n_pin = sums.pin_n if sums.pin_n >= 0 else len(pin_tail)
     units = sums.msg_total + sums.pin_total
     count = n_msgs + n_pin
     total = counter.total(units, count)
     if max_tokens <= 0:
-        return TrimResult(_kept(messages, 0, 0, pin_tail, 0, owned), [], False, total)
+        return TrimResult(_kept(messages, 0, 0, pin_tail, 0, owned, n_pin), [], False, total)
     if budget is None:
         budget = trim_budget(max_tokens, reserve, fixed)
     if total <= budget:
-        return TrimResult(_kept(messages, 0, 0, pin_tail, 0, owned), [], False, total)
+        return TrimResult(_kept(messages, 0, 0, pin_tail, 0, owned, n_pin), [], False, total)
     head = 1 if n_msgs and messages[0].get("role") == "system" else 0
     cut = _Cut(units, count, total, head, 0, Removals())
     _drop_history(messages, pin_tail, cut, budget, counter, sums.msg_sum, sums.pin_units)
@@ -241,7 +245,7 @@ def trim_with_sums(
         cur = _cut_working_by_bisection(pin_tail, cut, budget, counter, sums)
     else:  # answers of a dropped ask left first (a resumed HITL turn): the reference's walk (rare, short)
         cur = _drop_working_groups(pin_tail, cut, budget, counter, sums.pin_units)
-    result = _kept(messages, head, cut.start, pin_tail, cur, owned)
+    result = _kept(messages, head, cut.start, pin_tail, cur, owned, n_pin)
     return _result(result, cut.removed, cut.total, budget, n_pin - cur, cut.start - head, cut.pin_start)
 
 
@@ -275,16 +279,17 @@ def _cut_working_by_bisection(pin_tail: Sequence[Message], cut: _Cut, budget: in
 
 
 def _kept(messages: Sequence[Message], head: int, start: int, pin_tail: Sequence[Message], cur: int,
-          owned: bool) -> list[Message] | JoinedRows:
+          owned: bool, n_pin: int = -1) -> list[Message] | JoinedRows:
     """``messages[:head] + messages[start:] + pin_tail[cur:]``: a new view of the same ranges when
     ``messages`` is a :class:`~inspector.engine.types.JoinedRows` (the incremental path's payload:
     no row copied); else one new list, copying the long middle (thousands of history rows for an
     uncapped stack) once rather than three times, and with ``owned`` (the caller gave ``messages``,
-    a list, up) not even once."""
+    a list, up) not even once. ``n_pin``: ``len(pin_tail)`` when the caller has it (-1: asked)."""
     if type(messages) is JoinedRows:
         if start <= head:  # nothing dropped (the usual call: the pre-cut took what could not fit): the
             # same ranges and working memory's kept rows after them, no walk over the parts
-            n_pin = len(pin_tail)
+            if n_pin < 0:
+                n_pin = len(pin_tail)
             return JoinedRows([*messages.parts, (pin_tail, cur, n_pin)], messages.n + n_pin - cur)
         return messages.cut(head, start, pin_tail, cur)
     if owned and isinstance(messages, list):

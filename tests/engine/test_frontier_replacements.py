@@ -546,11 +546,14 @@ def test_a_frontier_frames_replaced_view_is_made_once_per_frontier_not_per_call(
 
 def test_a_frontier_index_copies_the_logs_facts_only_when_the_log_changed(tmp_path: Path, monkeypatch: Any) -> None:
     """Rule: the frontier index takes the log index's facts again (a copy of its attributes) only when
-    the log changed (its object, length, rows or sums), not when only the frontier moved. The five turns
+    the log changed (its object, rows or sums list), not when only the frontier moved, and only the
+    facts a sync rebinds when the log grew over the same lists (``RowIndex.grown_into``). The five turns
     above: the index is pointed 7 times (turn 2's second call, then both calls of turns 3-5), the log is
-    new at 4 of them (4, 8, 12, 16 rows: a turn's first frontier call), the frontier alone moved at 3
-    (a turn's call before "done"): 4 copies, each reading ``vars`` of the index and of the log (7 before)."""
+    longer at 4 of them (4, 8, 12, 16 rows: a turn's first frontier call), the frontier alone moved at 3
+    (a turn's call before "done"): 1 copy (the first), reading ``vars`` of the index and of the log (4
+    copies before, 7 before that), and 3 growths taken."""
     from inspector.engine.assembly import replacing
+    from inspector.engine.assembly.row_index import RowIndex
 
     read: list[Any] = []
 
@@ -559,8 +562,9 @@ def test_a_frontier_index_copies_the_logs_facts_only_when_the_log_changed(tmp_pa
         return vars(obj)
 
     monkeypatch.setattr(replacing, "vars", counting_vars, raising=False)
+    grown = spy(monkeypatch, RowIndex, "grown_into")
     _five_turns_masked(tmp_path)
-    assert len(read) == 2 * 4
+    assert len(read) == 2 * 1 and len(grown) == 3
 
 
 def test_a_placeholder_set_again_to_name_the_tool_reads_the_names_of_rows_read_before() -> None:

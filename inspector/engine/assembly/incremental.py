@@ -181,7 +181,7 @@ class IncrementalPath:
         comp = _compose(c, ru, prot, front, a0, limit)
         counter = c.engine.counter
         sums = RowSums(partial(_msg_sum, ru.log.pre, comp.a, comp.off, comp.end, comp.messages, counter.unit),
-                       comp.units, ru.wmi.unit, ru.wmi.units, ru.working, ru.wmi.chain, ru.wmi.reach)
+                       comp.units, ru.wmi.unit, ru.wmi.units, ru.working, ru.wmi.chain, ru.wmi.reach, ru.wmi.n)
         n_msgs = comp.end + (1 if c.has_user else 0) + (1 if comp.placeholder else 0)  # len(messages)
         t_head = 1 if comp.first is not None and comp.first.get("role") == "system" else 0
         trimmed = trim_with_sums(comp.messages, max_tokens=budget.max_tokens, reserve=reserve, fixed=c.tool_tokens,

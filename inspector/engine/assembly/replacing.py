@@ -20,6 +20,8 @@ equal to the reference path's.
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import repeat
+from operator import add
 from collections.abc import Sequence
 from typing import overload
 
@@ -33,6 +35,11 @@ from inspector.engine.types import Message
 
 __all__ = ["FrontierIndex", "ReplacingSums", "frontier_record"]
 
+
+TAIL_LIST = 64
+"""The most rows above a frontier written into :class:`ReplacingSums`' list after its sums (the
+call's whole ``pre`` then one list, read at C speed: clear-tool-results' frontier stands a few rows
+below working memory's end); a longer tail is read through :class:`_FrontierSums`."""
 
 _NO_VIEW = ReplacedBefore([], 0)
 """The empty frontier view (its table never grows): a record replacing only working-memory rows has it."""
@@ -69,7 +76,10 @@ class ReplacingSums:
         self.table: object = None
         self.counter: TokenCounter | None = None
         self.pre: list[int] = [0]
-        self.k = 0  # table entries below len(pre) - 1
+        self.k = 0  # table entries below len(pre) - 1 - tail
+        self.tail = 0
+        """Entries after the replaced log's sums: the last call's rows above its frontier (:meth:`frontier`),
+        taken off before the sums are read on."""
         self.read = 0
         """Rows read over this object's life (tests: each row once per table)."""
         self.flat = FlatRows()
@@ -96,15 +106,24 @@ class ReplacingSums:
                     seen[2] is log.rows and seen[3] is log.pre and counter is self.counter:
                 return idx  # the last call's log and view (a turn's later call, its frontier standing): as it was
         pre = self.pre
-        if len(pre) <= view.frontier or view.table is not self.table or counter is not self.counter:
+        f = view.frontier
+        if self.tail or len(pre) <= f or view.table is not self.table or counter is not self.counter:
             pre = self.upto(view, log, counter)  # (else the sums reach the frontier already: nothing to read)
         made = self.made
         if made is None or made.replaced is not view or made.past is not log.rows:
             made = None
+        whole = None
+        n = log.n
+        if len(pre) == f + 1 and n - f <= TAIL_LIST:  # the rows above the frontier written after the sums
+            if n > f:
+                own = log.pre
+                pre.extend(map(add, own[f + 1:n + 1], repeat(pre[f] - own[f])))
+                self.tail = n - f
+            whole = pre
         if idx is None:
-            idx = self.index = FrontierIndex(log, view, pre, self.flat, made)
+            idx = self.index = FrontierIndex(log, view, pre, self.flat, made, whole)
         else:
-            idx.point(log, view, pre, self.flat, made)
+            idx.point(log, view, pre, self.flat, made, whole)
         return idx
 
     def keep_all(self, n: int) -> EditRecord:
@@ -129,8 +148,11 @@ class ReplacingSums:
         """The sums brought up to ``view``'s frontier over ``log`` (the log's own sums for rows the
         table does not replace); returns them."""
         if view.table is not self.table or counter is not self.counter:
-            self.table, self.counter, self.pre, self.k = view.table, counter, [0], 0
+            self.table, self.counter, self.pre, self.k, self.tail = view.table, counter, [0], 0, 0
         pre, table, own = self.pre, view.table, log.pre
+        if self.tail:  # the last call's rows above its frontier (a frontier index reads them no more)
+            del pre[len(pre) - self.tail:]
+            self.tail = 0
         f = view.frontier
         i, k = len(pre) - 1, self.k
         if i >= f:
@@ -184,9 +206,9 @@ class FrontierIndex(RowIndex):
     the log with the replaced rows sent instead. Made per call, O(1); reads only."""
 
     def __init__(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None,
-                 made: ReplacedRows | None = None) -> None:
+                 made: ReplacedRows | None = None, whole: list[int] | None = None) -> None:
         # no RowIndex.__init__: every fact is the log index's own, as it stands for this call
-        self.point(log, view, rep, flat, made)
+        self.point(log, view, rep, flat, made, whole)
 
     seen: tuple[RowIndex, int, Sequence[Message], list[int], ReplacedBefore] | None = None
     """What it was pointed at: the log index, its length, rows and sums, and the view (read by identity)."""
@@ -194,19 +216,25 @@ class FrontierIndex(RowIndex):
     """Its running sums (``pre``), one object re-pointed at each call's frontier (read only during a call)."""
 
     def point(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None,
-              made: ReplacedRows | None = None) -> None:
+              made: ReplacedRows | None = None, whole: list[int] | None = None) -> None:
         """Read ``log`` through ``view`` from now on (``rep``: the replaced log's sums up to its frontier):
         the log's facts as they stand, a new rows view (a layout made before keeps its own) and the
         sums re-pointed (no layout keeps them: it reads its units as it is made). ``made``: that rows
-        view when the caller holds it already."""
+        view when the caller holds it already; ``whole``: the sums of every row as one list when the
+        caller wrote them (then read as they are, no :class:`_FrontierSums`)."""
         seen = self.seen
         rows, own, n = log.rows, log.pre, log.n
-        if seen is None or seen[0] is not log or seen[1] != n or seen[2] is not rows or seen[3] is not own:
+        if seen is None or seen[0] is not log or seen[2] is not rows or seen[3] is not own:
             vars(self).update(vars(log))  # the log's facts, copied only when it changed (a frontier moving within
             # a turn leaves them as they were: every fact it sets changes with its length, rows or sums list)
+        elif seen[1] != n:  # the same lists grown: only what a sync rebinds (RowIndex.grown_into)
+            log.grown_into(self)
         assert rows is not None
         self.seen = (log, n, rows, own, view)
         self.rows = made if made is not None else ReplacedRows(rows, view, view.at, flat)  # (``flat`` moved when sliced)
+        if whole is not None:
+            self.pre = whole
+            return
         f, sums = view.frontier, self.sums
         if sums is None:
             sums = self.sums = _FrontierSums(rep, own, f, n)
@@ -221,8 +249,8 @@ class FrontierIndex(RowIndex):
         fits is in the part whose end bounds the target. Each probe a C list read, not a
         :class:`_FrontierSums` item (the pre-cut runs on every call)."""
         pre: Sequence[int] = self.pre
-        if not self.additive or not isinstance(pre, _FrontierSums):
-            return super().fits_back(budget_units, n_other, units_other, lo)
+        if not self.additive or type(pre) is not _FrontierSums:
+            return RowIndex.fits_back(self, budget_units, n_other, units_other, lo)
         end, f, rep = self.n, pre.f, pre.rep
         t = (rep[end] if end <= f else pre.own[end] + pre.base) + units_other - budget_units
         # (pre[end], read from the two lists) the smallest i in [lo, end) with pre[i] >= t
@@ -235,8 +263,8 @@ class FrontierIndex(RowIndex):
         """:meth:`RowIndex.reach` over the frontier sums, by a bisection of one of their two lists (as
         :meth:`fits_back`): a C list read per probe, not a :class:`_FrontierSums` item."""
         pre: Sequence[int] = self.pre
-        if not isinstance(pre, _FrontierSums):
-            return super().reach(x)
+        if type(pre) is not _FrontierSums:
+            return RowIndex.reach(self, x)
         f, rep = pre.f, pre.rep
         t = rep[0] + x
         if rep[f] >= t:
