@@ -302,9 +302,10 @@ class FrontierSwaps:
 
     def get(self, key: int) -> tuple[Message, str] | None:
         """(the row replaced, the reason) of the row sent whose id is ``key``; None: it replaced none."""
-        k = self.fr.ids.get(key)
+        fr = self.fr
+        k = (fr.ids if fr.indexed == len(fr.rows) else fr.row_ids()).get(key)
         if k is not None and k < self.upto:
-            return self.fr.origs[k], self.fr.reasons[k]
+            return fr.origs[k], fr.reasons[k]
         return self.extra.get(key)
 
 

@@ -12,7 +12,7 @@ from inspector.engine.contracts import ReplacedBefore
 from inspector.replay.ranges import FrontierSwaps, Swaps, _Refs, _removed, _replaced, _row_ranges, _segments, \
     replaced_rows
 from inspector.replay.records import CallDecision, Commit, Frame, FrameRepair, Segment
-from inspector.replay.replaced import FrontierSegments, FrontierTable, ReplacedRefs, kept_prefix
+from inspector.replay.replaced import FrontierTable, ReplacedRefs, frontier_frame, kept_prefix
 from inspector.replay.result import Replay
 
 
@@ -141,8 +141,9 @@ class _Recorder:
                     found = self.work_found = FrontierSwaps(work, upto, {})
                 else:
                     found.upto = upto
-                segs = _segments(layout, refs, found, apart=work.apart)
-                return FrontierSegments(tuple(segs), work, upto), ReplacedRefs(work, upto), found
+                segments, replaced = frontier_frame(_segments(layout, refs, found, work.apart), work, upto,
+                                                    self.last_replaced)
+                return segments, replaced, found
         if table is not None:
             fr = self.frontier
             if fr.table is not table:
@@ -157,17 +158,16 @@ class _Recorder:
                     added = _replaced(extra, refs)
                 else:  # the usual frontier call: working memory replaces nothing; while the frontier
                     # stands, the last call's views again (immutable), none made anew; one swaps lookup
-                    found, last = self.last_found, self.last_replaced
+                    found, last = self.last_found, self.last_replaced  # (that view again: see frontier_frame)
                     if found.fr is not fr:
                         found = self.last_found = FrontierSwaps(fr, upto, {})
                     else:  # only this call reads it (its segments, its removed rows): moved in place
                         found.upto = upto
-                    segs = _segments(layout, refs, found, apart=fr.apart)
-                    if type(last) is ReplacedRefs and last.fr is fr and last.upto == upto and not last.extra:
-                        return FrontierSegments(tuple(segs), fr, upto), last, found
-                    return FrontierSegments(tuple(segs), fr, upto), ReplacedRefs(fr, upto), found
-                segs = _segments(layout, refs, found, apart=fr.apart)
-                return FrontierSegments(tuple(segs), fr, upto), ReplacedRefs(fr, upto, added), found
+                    segments, replaced = frontier_frame(_segments(layout, refs, found, fr.apart), fr, upto, last)
+                    return segments, replaced, found
+                segments, replaced = frontier_frame(_segments(layout, refs, found, fr.apart), fr, upto,
+                                                    self.last_replaced, added)
+                return segments, replaced, found
         swaps = replaced_rows(edits, conv.committed_messages, conv.working)
         return tuple(_segments(layout, refs, swaps)), _replaced(swaps, refs) if swaps else (), swaps
 

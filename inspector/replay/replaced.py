@@ -25,20 +25,21 @@ from inspector.replay.records import Segment
 
 _INDEX, _ROW, _REASON = attrgetter("index"), attrgetter("row"), attrgetter("reason")
 
-__all__ = ["FrontierSegments", "FrontierTable", "ReplacedRefs", "kept_prefix", "reason_lookup", "stored_entries"]
+__all__ = ["FrontierSegments", "FrontierTable", "ReplacedRefs", "frontier_frame", "kept_prefix", "reason_lookup",
+           "stored_entries"]
 
 
 class FrontierTable:
     """The replay's copy of one manager's replacement table (``ReplacedBefore.table``), entry ``k``
     mapped to the transcript once: ``refs[k]`` the index of the message it replaces, ``reasons[k]``
-    its reason code, ``rows[k]`` the row sent instead, ``origs[k]`` the row it replaces, ``ids`` the
-    position of each row sent by its id. ``ok`` is False once an entry is not a transcript message
+    its reason code, ``rows[k]`` the row sent instead, ``origs[k]`` the row it replaces; :meth:`row_ids`
+    the position of each row sent by its id. ``ok`` is False once an entry is not a transcript message
     standing after the previous one (then the frame lists its rows one by one, as for any other record).
 
     ``in_working``: the table is one of working memory's (a one-turn agent's, whose record replaces no
     log row), its indices positions in working memory, and made again for each turn's table."""
 
-    __slots__ = ("table", "refs", "reasons", "rows", "origs", "ids", "ok", "in_working", "apart")
+    __slots__ = ("table", "refs", "reasons", "rows", "origs", "ids", "indexed", "ok", "in_working", "apart")
 
     BATCH: ClassVar[int] = 32
     """From this many new entries on, :meth:`sync` maps them in one pass (:meth:`_bulk`); fewer one by one."""
@@ -52,7 +53,19 @@ class FrontierTable:
         self.rows: list[Message] = []
         self.origs: list[Message] = []
         self.ids: dict[int, int] = {}
+        self.indexed = 0
+        """How many of :attr:`rows` ``ids`` holds: it is brought up to date when asked (:meth:`row_ids`), and
+        a replay whose payload reads every replaced row by its log position never asks."""
         self.ok = True
+
+    def row_ids(self) -> dict[int, int]:
+        """The position of each row sent (:attr:`rows`) by its id (a row listed twice: its last position),
+        brought up to date with the rows mapped since it was last asked."""
+        ids, k0, rows = self.ids, self.indexed, self.rows
+        if k0 < len(rows):
+            ids.update(zip(map(id, rows[k0:]), range(k0, len(rows))))
+            self.indexed = len(rows)
+        return ids
 
     def sync(self, past: Sequence[Message], ref: Mapping[int, int], msgs: Sequence[Message],
              working: Sequence[Message] = ()) -> bool:
@@ -65,12 +78,12 @@ class FrontierTable:
         assert table is not None
         rows = working if self.in_working else past
         refs = self.refs
-        n_rows = len(rows)
-        if len(table) - len(refs) >= self.BATCH and self.ok and self._bulk(table, rows, ref, msgs):
+        k0 = len(refs)
+        if len(table) - k0 >= self.BATCH and self.ok and self._bulk(table, rows, ref, msgs):
             return True
-        last = refs[-1] if refs else -1
-        for k in range(len(refs), len(table)):
-            r = table[k]
+        n_rows = len(rows)
+        last = refs[-1] if k0 else -1
+        for r in table[k0:]:  # (usually one entry: the one a clearing call adds)
             i = r.index
             m = rows[i] if i < n_rows else None
             t = ref.get(id(m)) if m is not None else None
@@ -81,7 +94,6 @@ class FrontierTable:
             self.reasons.append(r.reason)
             self.rows.append(r.row)
             self.origs.append(m)
-            self.ids[id(r.row)] = k
             last = t
         return self.ok
 
@@ -110,7 +122,6 @@ class FrontierTable:
         self.reasons += map(_REASON, ent)
         self.rows += new
         self.origs += ms
-        self.ids.update(zip(map(id, new), range(k0, len(table))))
         return True
 
 
@@ -186,12 +197,32 @@ class ReplacedRefs(Sequence[tuple[int, str]]):
         return f"ReplacedRefs({self.upto} of the table, {len(self.extra)} more)"
 
 
+_NEW = object.__new__
+
+
+def frontier_frame(runs: Sequence[Segment], fr: FrontierTable, upto: int, last: object,
+                   extra: tuple[tuple[int, str], ...] = ()) -> tuple[FrontierSegments, ReplacedRefs]:
+    """A frontier frame's ``segments`` (its payload ``runs``, kept as a tuple) and ``replaced`` over the
+    table's first ``upto`` entries, then ``extra``: ``last`` (the previous frame's ``replaced``) again when
+    it is that same view (immutable: the frontier stood), else a new one. Each is made by its slots,
+    without an ``__init__`` call (the recorder makes them once a call)."""
+    segs = _NEW(FrontierSegments)
+    segs.runs, segs.fr, segs.upto = tuple(runs), fr, upto
+    if type(last) is ReplacedRefs and last.fr is fr and last.upto == upto and last.extra == extra:
+        return segs, last
+    replaced = _NEW(ReplacedRefs)
+    replaced.fr, replaced.upto, replaced.extra = fr, upto, extra
+    return segs, replaced
+
+
 def kept_prefix(prev: Sequence[tuple[int, str]], cur: Sequence[tuple[int, str]]) -> int:
     """How many of ``cur``'s first entries are ``prev``'s first ones (what a frame's JSON says it keeps
     of the frame before it): O(1) for two views of one table, else compared entry by entry."""
     if type(prev) is ReplacedRefs and type(cur) is ReplacedRefs and prev.fr is cur.fr:
-        k = min(prev.upto, cur.upto)
-        return k if prev.upto != cur.upto else k + common_prefix(prev.extra, cur.extra)
+        a, b = prev.upto, cur.upto
+        if a != b:
+            return a if a < b else b
+        return a + common_prefix(prev.extra, cur.extra)
     return common_prefix(prev, cur)
 
 
