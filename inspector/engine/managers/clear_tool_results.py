@@ -287,6 +287,7 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         """How many placeholder rows were made over this manager's life (tests: once per original row)."""
         self._last: EditRecord | None = None  # the last call's record (:func:`keep_record`)
         self._texts: dict[tuple[str, int], str] = {}  # (tool, tokens) -> placeholder text (``TEXTS_KEPT``)
+        self._text: tuple[str, int | None, str] = ("", None, "")  # the last placeholder text made: (tool, tokens, it)
         self._swapper: tuple[TokenCounter, Callable[[Message, str], tuple[Message, int]], bool,
                              Callable[[int, int], int]] | None = None
 
@@ -421,25 +422,30 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         rows, tool, the counter's unit of the row)``) grown to the first ``c``, each built once, with
         ``freed`` (the tokens freed by the first k) grown with it: the one place a placeholder row is
         made. Its size is the original's count, its text one per tool and size
-        (:meth:`_placeholder`, kept ``TEXTS_KEPT``), its row the original with that text as content,
-        counted by the counter's :func:`~inspector.engine.tokens.content_swap` (measured once, or
-        read from the counter's memo of the text), and it frees the original's count minus its own."""
+        (:meth:`_placeholder`, kept ``TEXTS_KEPT``; the last one made is used again while the rows
+        are of its tool and size), its row the original with that text as content, counted by the
+        counter's :func:`~inspector.engine.tokens.content_swap` (measured once, or read from the
+        counter's memo of the text), and it frees the original's count minus its own."""
         counter, texts, sw = self.counter, self._texts, self._swapper
         if sw is None or sw[0] is not counter:  # (the counter's :func:`content_swap`, bound once per counter)
             sw = self._swapper = (counter, content_swap(counter), getattr(counter, "additive", False), counter.total)
         _c, swap, additive, total = sw  # (additive: total(u, 1) is u)
         run, start = freed[-1], len(table)
+        last = self._text
         for i, tool, unit in cands[start:c]:  # (a slice: O(new rows), where islice would skip the old)
             size = unit if additive else total(unit, 1)
-            text = texts.get((tool, size))
-            if text is None:
-                text = self._placeholder(tool, size)
-                if len(texts) < self.TEXTS_KEPT:
-                    texts[(tool, size)] = text
-            new, u = swap(rows[i], text)
+            if size != last[1] or tool != last[0]:  # (results of one tool and size in a row: one look-up)
+                text = texts.get((tool, size))
+                if text is None:
+                    text = self._placeholder(tool, size)
+                    if len(texts) < self.TEXTS_KEPT:
+                        texts[(tool, size)] = text
+                last = (tool, size, text)
+            new, u = swap(rows[i], last[2])
             table.append(Replacement(i, new, CLEARED))
             run += size - (u if additive else total(u, 1))
             freed.append(run)
+        self._text = last
         self.rows_built += len(table) - start
 
     def _cleared(self, original: Message, tool: str) -> tuple[Message, int]:
