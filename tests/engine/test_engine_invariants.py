@@ -71,19 +71,26 @@ def conversations(draw, always_commit: bool = False):  # noqa: ANN001, ANN201
 
 
 def pinned_tokens(engine: ContextEngine, call) -> int:  # noqa: ANN001
+    """Tokens of what the trimmer may not cut, as the payload sends it: the system band, the last
+    history group (or the user row), the answers it is owed at the front of working memory and the
+    newest working-memory group, of the history and working memory as the manager's edit record
+    hands them on (a placeholder may be longer than the row it stands for, as observation-masking's
+    of an empty result; a compaction's kept user text is the history's last group)."""
     c = engine.counter
     system = engine.system_message()
-    wm = engine.conversation.working
-    newest: list[dict] = []
+    conv = engine.conversation
+    edits = call.decision.edits
+    hist = list(edits.apply(conv.committed_messages)) if edits is not None else conv.committed_messages
+    wm = list(edits.apply_working(conv.working)) if edits is not None else conv.working
+    first_newest = len(wm)
     for i in range(len(wm) - 1, -1, -1):
         if is_ask(wm[i]) or wm[i].get("role") != "tool":
-            newest = wm[i:]
+            first_newest = i
             break
-    conv = engine.conversation
+    newest = wm[first_newest:]
     if conv.last_user_text.strip():
         last = conv.current_user
-    elif conv.committed_messages:
-        hist = conv.committed_messages
+    elif hist:
         last = hist[start_of_tool_group(hist, len(hist) - 1):]  # the trimmer keeps the last history group whole
     else:
         last = None if wm else {"role": "user", "content": "Hello"}  # the assembler's placeholder
@@ -92,11 +99,11 @@ def pinned_tokens(engine: ContextEngine, call) -> int:  # noqa: ANN001
     held: list[dict] = []  # answers at the front of WM of an ask that ends the history stay with it
     if last and is_ask(last[-1]) and not conv.last_user_text.strip():
         owed = {c["id"] for c in last[-1]["tool_calls"]}
-        for m in wm:
+        for k, m in enumerate(wm):
             if m.get("role") != "tool" or m.get("tool_call_id") not in owed:
                 break
             owed.discard(m["tool_call_id"])
-            if all(m is not x for x in newest):
+            if k < first_newest:
                 held.append(m)
     rows = ([system] if system else []) + (last or []) + held + newest
     # Q18: with no system band, a summary block that opens the history is the payload's leading system
@@ -123,8 +130,23 @@ summarizing_busy = st.builds(
     st.integers(1, 2), st.integers(1, 120), st.sampled_from([0.1, 0.3, 1.0]))
 
 
+def _one_round(cid: str) -> list[dict]:
+    return [_ask(cid), _res(cid, "")]
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cm=managers, trimmer=trimmers, convo=conversations(), system=text, summarizer=st.sampled_from(["echo", "drop"]))
+@example(  # found by this property: a masked empty result's placeholder is longer than the row, in the pinned group
+    cm={"type": "observation-masking", "params": {"attention_window": 1, "placeholder": "[{tool}: {size} characters masked]"}},
+    trimmer={"max_tokens": 60, "reserve_tokens": 33, "safety_margin_ratio": 0.1},
+    convo=[("", [_one_round("c0_0")], None, True), ("", [_one_round("c10_0"), _one_round("c11_0")], None, False)],
+    system="", summarizer="echo")
+@example(  # found by this property: the compaction's kept user text is the pinned last history group
+    cm={"type": "auto-compact", "params": {"threshold_tokens": 20, "keep_user_tokens": 9}},
+    trimmer={"max_tokens": 60, "reserve_tokens": 37, "safety_margin_ratio": 0.1},
+    convo=[("k" * 200, [_one_round("c0_0")], None, True), ("", [_one_round("c10_0"), _one_round("c11_0")], None, False),
+           ("", [], None, False)],
+    system="", summarizer="drop")
 def test_engine_invariants(cm: dict, trimmer: dict, convo: list, system: str, summarizer: str) -> None:
     check_engine(cm, trimmer, convo, system, summarizer)
 
