@@ -7,6 +7,7 @@ dict objects for rows it passes through unchanged).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +195,14 @@ class UnitsOf:
 
     def total(self, units: int, n: int) -> int:
         return units
+
+
+def sent_sums(rows: Sequence[Message], view: Iterable[Any], n: int | None = None) -> list[int]:
+    """Running sums of the first ``n`` (default all) ``rows``' ``u`` units, each row a replacement of
+    ``view`` (``.index``, ``.row``) stands for counted as that replacement: the sums a frontier index
+    must give, walked row by row."""
+    instead = {r.index: r.row for r in view}
+    sums = [0]
+    for i in range(len(rows) if n is None else n):
+        sums.append(sums[-1] + instead.get(i, rows[i])["u"])
+    return sums

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from inspector.engine.contracts import EditRecord, FlatRows, ReplacedBefore, Replacement, check_record
 from inspector.engine.types import JoinedRows, Message
-from tests.builders import UnitsOf, spy
+from tests.builders import UnitsOf, sent_sums, spy
 
 
 
@@ -138,10 +138,7 @@ def test_a_frontier_indexs_sums_are_the_replaced_logs_running_sums_for_every_vie
             n = data.draw(st.integers(view.frontier, len(rows)))
             log = RowIndex(counter).sync(rows[:n])
             idx = sums.frontier(log, view, counter)
-            instead = {r.index: r.row for r in view}
-            want = [0]
-            for i in range(n):
-                want.append(want[-1] + instead.get(i, rows[i])["u"])
+            want = sent_sums(rows, view, n)
             assert [idx.pre[i] for i in range(n + 1)] == want
 
 

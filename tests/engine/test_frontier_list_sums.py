@@ -20,7 +20,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import UnitsOf, one_turn_asks, spy
+from builders import UnitsOf, one_turn_asks, sent_sums, spy
 from inspector.engine.contracts import ReplacedBefore, Replacement
 from inspector.engine.types import Message
 
@@ -55,10 +55,7 @@ def test_a_frontier_indexs_list_sums_are_the_replaced_logs_for_a_growing_log(
             grown.extend(rows[len(grown):n])
             log.sync(grown)
             idx = sums.frontier(log, view, counter)
-            instead = {r.index: r.row for r in view}
-            want = [0]
-            for i in range(n):
-                want.append(want[-1] + instead.get(i, rows[i])["u"])
+            want = sent_sums(rows, view, n)
             assert [idx.pre[i] for i in range(n + 1)] == want
             f = view.frontier
             assert (type(idx.pre) is list) == (f >= furthest and n - f <= tail_list)

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import UnitsOf, one_turn_asks, spy
+from builders import UnitsOf, one_turn_asks, sent_sums, spy
 from inspector.engine.contracts import EditRecord, ReplacedBefore, ReplacedRows, Replacement, check_record, \
     newest_group_start
 from inspector.engine.managers.clear_tool_results import CLEARED, ClearToolResults
@@ -319,11 +319,7 @@ def test_the_precut_over_a_frontier_index_is_a_bisection_of_the_replaced_logs_su
     table = [Replacement(i, {"role": "user", "content": "", "u": data.draw(st.integers(1, 9))}, MASKED) for i in replaced]
     view = ReplacedBefore(table, data.draw(st.integers(0, len(table))))
     idx = FrontierIndex(log, view, ReplacingSums().upto(view, log, counter))
-    instead = {r.index: r.row for r in view}
-    sent = [instead.get(i, m) for i, m in enumerate(rows)]
-    want = [0]
-    for m in sent:
-        want.append(want[-1] + m["u"])
+    want = sent_sums(rows, view)
     reads = [0]
     real = _FrontierSums.__getitem__
 

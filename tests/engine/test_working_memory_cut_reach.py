@@ -12,7 +12,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from builders import UnitsOf, spy
+from builders import UnitsOf, sent_sums, spy
 from inspector.engine.contracts import ReplacedBefore, Replacement
 from inspector.engine.managers.clear_tool_results import CLEARED
 from inspector.engine.types import Message
@@ -60,10 +60,7 @@ def test_reach_over_a_frontier_index_reads_the_replaced_rows_sums_and_no_item_of
              for i in replaced]
     view = ReplacedBefore(table, data.draw(st.integers(0, len(table))))
     idx = FrontierIndex(log, view, ReplacingSums().upto(view, log, counter))
-    instead = {r.index: r.row for r in view}
-    sums = [0]
-    for i, m in enumerate(rows):
-        sums.append(sums[-1] + instead.get(i, m)["u"])
+    sums = sent_sums(rows, view)
     with pytest.MonkeyPatch.context() as mp:
         reads = spy(mp, _FrontierSums, "__getitem__", 1)
         for x in range(-1, sums[-1] + 3):

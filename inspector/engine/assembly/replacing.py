@@ -20,9 +20,9 @@ equal to the reference path's.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Sequence
 from itertools import repeat
 from operator import add
-from collections.abc import Sequence
 from typing import overload
 
 from inspector.engine.assembly.call import Call
@@ -257,7 +257,6 @@ class FrontierIndex(RowIndex):
         if lo <= f and rep[f] >= t:
             return bisect_left(rep, t, lo, f) - 1
         return bisect_left(pre.own, t - pre.base, max(lo, f), end) - 1
-
 
     def reach(self, x: int) -> int:
         """:meth:`RowIndex.reach` over the frontier sums, by a bisection of one of their two lists (as
