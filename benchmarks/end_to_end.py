@@ -14,10 +14,13 @@ replaced one):
 (b) the prompt-cache accounting of that replay (:func:`inspector.prompt_cache.account`, the default
     rule) and the forgetting analysis (``call_needs``), and the latter's time ÷ the replay's;
 (c) ``context-inspector replay M T.json`` to JSON and ``--format table``, in a fresh process each,
-    the cheapest of ``--cli-repeat`` rounds in which the commands take turns, as CPU seconds of the child (a loaded machine moves them far less than wall clock), start-up
-    subtracted (the same command on a one-turn transcript: interpreter, imports, tiktoken's
-    encoding), ÷ the floor's CPU seconds, and the JSON's t(2 000) ÷ t(1 000) (the JSON holds the
-    forgetting and the prompt cache, as users get it);
+    the cheapest of ``--cli-repeat`` rounds in which the commands take turns, as CPU seconds of the
+    child (a loaded machine moves them far less than wall clock) after its start-up: the child
+    (``benchmarks/cli_after_startup.py``) first runs the same command on a one-turn transcript
+    (interpreter, imports, tiktoken's encoding) and reports its CPU so far, which is subtracted in
+    the same process; ÷ the floor's CPU seconds, and the JSON's t(2 000) ÷ t(1 000) (the JSON holds
+    the forgetting and the prompt cache, as users get it). The start-up itself (the one-turn command
+    in a process of its own) prints beside them;
 (d) one enormous turn (one user message, 2 500 / 5 000 tool rounds), every registered strategy, in a
     32 000-token window and in one that holds the turn: replay + forgetting in CPU seconds, t(5 000) ÷ t(2 500), and
     how many (call, identifier) pairs the forgetting answer holds (a strategy more than
@@ -145,24 +148,48 @@ def half_scale(cm: dict[str, Any]) -> dict[str, Any]:
     return {**cm, "params": params} if params else cm
 
 
-def cli(commands: dict[str, list[str]], times: int) -> dict[str, float]:
+def cli(commands: dict[str, tuple[list[str], list[str] | None]], times: int) -> dict[str, float]:
     """CPU seconds (user + system) of the cheapest of ``times`` fresh ``context-inspector`` processes
-    per command (by key), in :func:`cli_startup.env`: bytecode cached, as after ``pip install`` (a
-    PYTHONDONTWRITEBYTECODE in the calling shell would add compiling the package to every start-up,
-    which users do not pay and which widens the noise of the start-up subtracted). On a shared
+    per command (by key: its arguments and the arguments of its warm-up, or None), in
+    :func:`cli_startup.env`: bytecode cached, as after ``pip install`` (a PYTHONDONTWRITEBYTECODE in
+    the calling shell would add compiling the package to every start-up, which users do not pay). A
+    command with a warm-up runs in ``benchmarks/cli_after_startup.py``: the same process runs the
+    warm-up first (the command on a one-turn transcript: its start-up) and the figure is the CPU it
+    spends after it, so no other process's start-up, with its own noise, is subtracted. On a shared
     machine a child's CPU time moves far less with the load than its wall clock. The commands take
-    turns (one run of each, ``times`` rounds), so a start-up and the replays it is subtracted from
-    are sampled in the same stretches of the machine's load."""
+    turns (one run of each, ``times`` rounds), so all are sampled in the same stretches of the load."""
     env = cli_startup.env()  # the user's situation: bytecode cached, as after ``pip install``
     cheapest = dict.fromkeys(commands, float("inf"))
     for _ in range(times):
-        for key, args in commands.items():
+        for key, (args, warm) in commands.items():
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            subprocess.run([*EXE, *args], check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+            if warm is None:
+                subprocess.run([*EXE, *args], check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+                spent_before = 0.0
+            else:
+                spent_before = after_startup(args, warm, env)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cheapest[key] = min(cheapest[key], after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+            spent = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+            cheapest[key] = min(cheapest[key], spent - spent_before)
     return cheapest
+
+
+def after_startup(args: list[str], warm: list[str], env: dict[str, str]) -> float:
+    """Run ``args`` in a ``benchmarks/cli_after_startup.py`` child warmed up by ``warm``; returns the
+    CPU seconds the child reported for its warm-up (the caller has its whole CPU from the rusage)."""
+    read, write = os.pipe()
+    with os.fdopen(read, "rb") as pipe:
+        try:
+            child = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "cli_after_startup.py"), str(write),
+                                      *warm, "--", *args], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, pass_fds=(write,))
+        finally:
+            os.close(write)  # (the child holds its own copy: the read ends when the child closes it)
+        said = pipe.read()
+    if child.wait() != 0 or not said.strip():
+        raise subprocess.CalledProcessError(child.returncode, child.args)
+    return float(said)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,20 +270,22 @@ def main(argv: list[str] | None = None) -> int:
                 del rp
             acted["half"] = acting_calls(replay(settings(half_scale(cm), WINDOW // 2), trs[small], counter="tiktoken"))
             m = str(manifests[name])
-            cpu = cli({"start-up json": ["replay", m, str(files[1])],
-                       "start-up table": ["replay", m, str(files[1]), "--format", "table"],
-                       **{f"json {n}": ["replay", m, str(files[n])] for n in (small, big)},
-                       "json half": ["replay", str(halves[name]), str(files[small])],
-                       "table": ["replay", m, str(files[big]), "--format", "table"]}, args.cli_repeat)
+            warm_json, warm_table = ["replay", m, str(files[1])], ["replay", m, str(files[1]), "--format", "table"]
+            cpu = cli({"start-up json": (warm_json, None), "start-up table": (warm_table, None),
+                       **{f"json {n}": (["replay", m, str(files[n])], warm_json) for n in (small, big)},
+                       "json half": (["replay", str(halves[name]), str(files[small])],
+                                     ["replay", str(halves[name]), str(files[1])]),
+                       "table": (["replay", m, str(files[big]), "--format", "table"], warm_table)}, args.cli_repeat)
             startup = {"json": cpu["start-up json"], "table": cpu["start-up table"]}
-            t_json = {n: cpu[f"json {n}"] - startup["json"] for n in (small, big, "half")}
-            t_table = cpu["table"] - startup["table"]
+            t_json = {n: cpu[f"json {n}"] for n in (small, big, "half")}
+            t_table = cpu["table"]
             rows.append((name, t_rp, t_fg, t_cache, (acted, calls), t_json, t_table, startup))
         floor, cpu_floor = min(passes), min(cpu_passes)
         print(f"(a)-(c) transcripts {small:,} / {big:,} turns ({len(trs[small].messages):,} / {len(msgs):,} messages), "
               f"tiktoken, {WINDOW:,}-token window; floor = one tiktoken pass over the {big:,}-turn texts = "
               f"{floor:.3f} s (best of {len(passes)}, median {statistics.median(passes):.3f} s; CPU {cpu_floor:.3f} s); "
-              "the CLI columns are CPU seconds of the child process, start-up subtracted, ÷ the CPU floor")
+              "the CLI columns are CPU seconds of the child process after its start-up (subtracted in the child), "
+              "÷ the CPU floor")
         print(f"{'strategy':>30} | calls changed | replay ×floor | cache ×floor | forgetting ×floor | "
               f"forgetting÷replay | CLI JSON ×floor | CLI JSON t({big})/t({small}) | same mix | CLI table ×floor | "
               "start-up JSON/table")
