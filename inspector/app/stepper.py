@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from inspector.app import stepping
+from inspector.app.timeline import app_timeline_margins
 from inspector.app.widgets import session_figure
 from inspector.replay import Replay
 from inspector.report import per_call
@@ -119,5 +120,5 @@ def app_timeline(rp: Replay) -> Any:
 
 def _app_timeline(rp: Replay) -> Any:
     fig = timeline(rp)
-    fig.update_layout(showlegend=False, height=300, margin=dict(b=36))
+    fig.update_layout(showlegend=False, height=300, margin=app_timeline_margins(len(rp.frames)))
     return fig

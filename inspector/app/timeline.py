@@ -14,6 +14,48 @@ from typing import Any
 from inspector.replay import Replay
 from inspector.report.figures import TIMELINE_MARGIN, tick_step, timeline, timeline_range, timeline_top
 
+AXIS_DEPTH_PX = 67
+"""The bottom margin Streamlit's chart theme ends up with under the timeline: its x axis has
+``automargin`` on, so plotly makes room for the call numbers (12 px Source Sans), the title's
+standoff (20 px), the 14 px title and its 12 px automargin pad. Measured in Chromium."""
+
+TICK_DIGIT_PX = 5.973
+"""Width of one digit of the x axis's call numbers in Streamlit's chart theme (Source Sans, 12 px;
+its digits are all one width), measured in Chromium: "4000" is 23.89 px wide."""
+
+PLOT_WIDTH_PX = 980
+"""The width of the page's timeline at a 1 440-px window with the sidebar open, the benchmark's
+(:func:`app_timeline_margins` estimates the last call number's overhang at this width)."""
+
+NEAR_END = 0.005
+"""A last tick closer than this share of the x range to the range's right end overhangs by nearly
+the same pixels at any chart width (0.5 % of a few hundred pixels more or less is about one pixel)."""
+
+
+def app_timeline_margins(n: int) -> dict[str, int]:
+    """The bottom and right margins plotly's automatic margins give the app's timeline over ``n``
+    calls in Streamlit's theme, set before the first draw.
+
+    Why: Streamlit's theme turns ``automargin`` on for the x axis. plotly then draws every trace,
+    measures the call numbers and the axis title, widens the margins and draws every trace again
+    (at 4 009 calls, a third of the browser's time for the chart). With the margins it arrives at
+    set up front, the measure finds nothing to widen and the second draw is skipped. Automatic
+    margins stay on: where these fall short of what the labels need, plotly widens as before.
+    The bottom margin is :data:`AXIS_DEPTH_PX`. The right one is :data:`TIMELINE_MARGIN`'s, plus
+    what the last call number sticks out past the plot when its tick lies within :data:`NEAR_END`
+    of the right end (then nearly the same at any width; farther in, plotly decides as before)."""
+    lo, hi = timeline_range(n)
+    step = tick_step(n)
+    last = int(hi // step) * step  # the last tick plotly draws (ticks at 0, step, 2·step, …)
+    right = TIMELINE_MARGIN["r"]
+    share = (hi - last) / (hi - lo)
+    if n > 0 and share < NEAR_END:
+        half_label = len(str(last)) * TICK_DIGIT_PX / 2
+        for _ in range(2):  # the plot's width depends on the margin it gets: settle it
+            width = PLOT_WIDTH_PX - TIMELINE_MARGIN["l"] - right
+            right = TIMELINE_MARGIN["r"] + max(0, round(half_label - share * width))
+    return dict(b=AXIS_DEPTH_PX, r=right)
+
 
 def call_strip_html(n: int, call: int) -> str:
     """A thin strip under the timeline marking the current call ("▲ call k of N").
