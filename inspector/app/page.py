@@ -23,7 +23,7 @@ from inspector.app.widgets import session_figure, show_problems
 from inspector.live import FOLLOW_SECONDS, follow_state
 from inspector.policy import DEFAULT_POLICY
 from inspector.replay import Replay
-from inspector.report import cache_view
+from inspector.report import cache_view, per_call
 from inspector.transcripts import Transcript
 from inspector.vocabulary import VIEW_WORDS, standin_estimate_words
 
@@ -37,9 +37,8 @@ def header(rp: Replay, t: Transcript, m: inputs.ManifestInput, name: str) -> Non
     summaries, that their forgetting is an estimate (:func:`inspector.vocabulary.standin_estimate_words`)."""
     st.title("Context Inspector")
     st.markdown(words.INTRO)
-    totals = rp.totals()
     st.caption(f"Manifest {words.code_span(m.name)} · transcript {words.code_span(name)} "
-               f"({t.format}, {len(t.messages)} messages) · {totals['frames']} LLM calls · counter "
+               f"({t.format}, {len(t.messages)} messages) · {per_call.calls_words(rp)} · counter "
                f"**{rp.counter}** · summarizer **{rp.summarizer_label}**")
     st.caption(words.plain_md(cache_view.totals_words(rp)), help=cache_view.TOTALS_HELP)
     for note in standin_estimate_words(rp.summarizer_label):  # the offline stand-in summarises: say so

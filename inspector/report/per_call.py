@@ -17,6 +17,15 @@ from inspector.report.figures import forgotten_per_call
 from inspector.report.tables import payload_table
 
 
+def calls_words(rp: Replay) -> str:
+    """How many LLM calls the agent made ("26 LLM calls") and, when the transcript ends before a
+    reply, the pending next call the stepper also shows ("26 LLM calls and call 26 (next call, never
+    made)"): the header's count and the stepper's "of 27" then say the same thing."""
+    k = rp.pending_call
+    made = len(rp.frames) - (k is not None)
+    return f"{made:,} LLM calls" + (f" and call {k} ({PENDING_WORDS})" if k is not None else "")
+
+
 def call_label(rp: Replay, call: int) -> str:
     """"call k · turn T · step S"; the pending next call (:attr:`~inspector.replay.Replay.pending_call`,
     which the agent never made) says so in words."""
