@@ -22,7 +22,8 @@ replaced one):
     the forgetting and the prompt cache, as users get it). The start-up itself (the one-turn command
     in a process of its own) prints beside them;
 (d) one enormous turn (one user message, 2 500 / 5 000 tool rounds), every registered strategy, in a
-    32 000-token window and in one that holds the turn: replay + forgetting in CPU seconds, t(5 000) ÷ t(2 500), and
+    32 000-token window and in one that holds the turn: replay + forgetting in CPU seconds (the cheapest
+    of ``--repeat`` rounds in which the sizes take turns), t(5 000) ÷ t(2 500), and
     how many (call, identifier) pairs the forgetting answer holds (a strategy more than
     ``GROWTH_LIMIT``-fold from 1 250 to 2 500 rounds is reported superlinear, not run at 5 000);
 (e) ``sweep`` over a fleet (``--fleet`` generated support conversations of 6-12 turns with three planted
@@ -92,6 +93,27 @@ EXE = [sys.executable, "-m", "inspector"]
 TARGETS: list[tuple[str, float, float]] = []  # (what, measured, target): printed together at the end
 
 
+def taking_turns(cases: dict[Any, Callable[[], Any]], times: int, before: Callable[[], None] | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> dict[Any, tuple[float, Any]]:
+    """Per case (by key), the fastest of ``times`` calls and the last result, as :func:`best`, with the
+    cases taking turns (one call of each, ``times`` rounds): a stretch in which the shared machine
+    runs slow then falls on every case, not on all the calls of one, as when each case's calls ran
+    back to back (one such stretch once read an enormous turn's 5 000 rounds 0.62 s against
+    0.49-0.51 s in every run before, all three of its calls in it)."""
+    fastest: dict[Any, float] = dict.fromkeys(cases, float("inf"))
+    out: dict[Any, Any] = dict.fromkeys(cases)
+    for _ in range(times):
+        for key, fn in cases.items():
+            out[key] = None
+            if before is not None:
+                before()
+            gc.collect()
+            t0 = clock()
+            out[key] = fn()
+            fastest[key] = min(fastest[key], clock() - t0)
+    return {key: (fastest[key], out[key]) for key in cases}
+
+
 def cold_texts() -> None:
     """Forget the identifiers the analysis remembers by text, so each timed run extracts them again
     (a fresh process would; within one sweep the memory is the point)."""
@@ -118,17 +140,8 @@ def settings(cm: dict[str, Any], window: int = WINDOW) -> Any:
 def best(fn: Callable[[], Any], times: int, before: Callable[[], None] | None = None,
          clock: Callable[[], float] = time.perf_counter) -> tuple[float, Any]:
     """The fastest of ``times`` calls of ``fn`` (each from a collected heap, the last result kept),
-    by ``clock`` (wall clock unless said)."""
-    fastest, out = float("inf"), None
-    for _ in range(times):
-        out = None
-        if before is not None:
-            before()
-        gc.collect()
-        t0 = clock()
-        out = fn()
-        fastest = min(fastest, clock() - t0)
-    return fastest, out
+    by ``clock`` (wall clock unless said): :func:`taking_turns` of one case."""
+    return taking_turns({0: fn}, times, before, clock)[0]
 
 
 def half_scale(cm: dict[str, Any]) -> dict[str, Any]:
@@ -385,7 +398,8 @@ def peer(tr: Any, floor: float) -> None:
 
 def enormous(rounds: tuple[int, int], window: int, repeat: int) -> None:
     """(d) for every registered strategy at ``window``: replay + forgetting at ``rounds`` tool rounds
-    of one user turn, t(2n) ÷ t(n). A strategy whose time grows more than ``GROWTH_LIMIT``-fold from
+    of one user turn, t(2n) ÷ t(n), the sizes and the same-mix run taking turns (:func:`taking_turns`).
+    A strategy whose time grows more than ``GROWTH_LIMIT``-fold from
     half ``rounds[0]`` to ``rounds[0]`` (one run each) is superlinear: its growth prints as a missed target and it
     is not run at the full sizes (a quadratic path would take minutes there). CPU seconds (this
     process's), which a shared machine's load moves far less than the wall clock."""
@@ -404,12 +418,12 @@ def enormous(rounds: tuple[int, int], window: int, repeat: int) -> None:
             print(f"(d) {name:>30}, {window // 1000}k window: superlinear: t({probe[1]})/t({probe[0]}) = "
                   f"{small[probe[1]] / small[probe[0]]:.2f} (> {GROWTH_LIMIT:g}); not run at {rounds[0]:,} / {rounds[1]:,} rounds")
             continue
-        times, pairs = {}, {}
         half = settings(half_scale(cm), window=window // 2)
-        for n, on in ((rounds[0], s), (rounds[1], s), ("half", half)):
-            tr = one_enormous_turn(rounds[0] if n == "half" else n)
-            times[n], pairs[n] = best(lambda tr=tr, on=on: both(tr, on), repeat, before=cold_texts,
-                                      clock=time.process_time)
+        cases = {n: (lambda tr=one_enormous_turn(rounds[0] if n == "half" else n), on=on: both(tr, on))
+                 for n, on in ((rounds[0], s), (rounds[1], s), ("half", half))}
+        timed = taking_turns(cases, repeat, before=cold_texts, clock=time.process_time)
+        times = {n: t for n, (t, _pairs) in timed.items()}
+        pairs = {n: p for n, (_t, p) in timed.items()}
         print(f"(d) {name:>30}, {window // 1000}k window, replay + forgetting: t({rounds[1]})/t({rounds[0]}) = "
               f"{target(what, times[rounds[1]] / times[rounds[0]], 2.2)}, same mix "
               f"{times[rounds[1]] / times['half']:.2f}   [{times[rounds[0]]:.2f} s, "
