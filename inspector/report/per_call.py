@@ -22,7 +22,7 @@ def calls_words(rp: Replay) -> str:
     reply, the pending next call the stepper also shows ("26 LLM calls and call 26 (next call, never
     made)"): the header's count and the stepper's "of 27" then say the same thing."""
     k = rp.pending_call
-    made = len(rp.frames) - (k is not None)
+    made = len(rp.counted_frames())
     return f"{made:,} LLM calls" + (f" and call {k} ({PENDING_WORDS})" if k is not None else "")
 
 

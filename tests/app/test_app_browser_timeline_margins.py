@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 from streamlit_server import free_port, served
+from test_app_browser import CHROMIUM, LAUNCH_ARGS
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
 
 pytestmark = [
     pytest.mark.browser,
@@ -74,8 +74,7 @@ def test_the_timeline_margins_are_plotlys_and_need_no_second_draw(tmp_path: Path
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     with served([*app_command(transcript=str(path), port=port), "--server.fileWatcherType", "none"], port,
                 cwd=ROOT, env=env, timeout=180.0), sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
         try:
             pg = browser.new_page(viewport={"width": 1440, "height": 900})
             pg.set_default_timeout(120_000)
