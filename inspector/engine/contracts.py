@@ -357,24 +357,31 @@ def check_record(record: EditRecord, past: Sequence[Message], working: Sequence[
     size = record.size
     if size != len(past):
         raise ValueError(f"edit record over {size} rows, but the log holds {len(past)}")
-    replaced, kept = record.replaced, record.kept
-    rows: Sequence[Replacement] = record.working
-    if not record.inserted and kept == (((0, size),) if size else ()):  # every log row kept, nothing inserted:
-        # a frontier record (every call of two strategies, in the log or working memory) read by its
-        # views' two ends (a view's rows stand in order), no view's length asked (a Python call)
+    replaced, rows = record.replaced, record.working
+    if record.kept == (((0, size),) if size else ()) and not record.inserted:  # every log row kept, nothing
+        # inserted: a frontier record (every call of two strategies, in the log or working memory) read by
+        # its views' two ends (a view's rows stand in order), no view's length asked (a Python call); any
+        # record it does not pass is checked in full below
         if type(replaced) is ReplacedBefore:
-            u = replaced.upto
-            held = not u or (0 <= replaced.table[0].index < size and 0 <= replaced.table[u - 1].index < size)
+            u, table = replaced.upto, replaced.table
+            held = not u or 0 <= table[0].index <= table[u - 1].index < size
         else:
             held = not replaced
         if held:
             if type(rows) is ReplacedBefore:
-                u = rows.upto
+                u, table = rows.upto, rows.table
                 if not u:
                     return
-                newest = newest_group_start(working)
-                if 0 <= rows.table[0].index < newest and 0 <= rows.table[u - 1].index < newest:
-                    return
+                end = table[u - 1].index
+                if 0 <= table[0].index <= end:
+                    # an assistant row after the view's end: the newest group starts there or later. The
+                    # row right after it first (a steady call's: the next ask), then from working memory's
+                    # end (:func:`newest_group_start`'s walk, inline: no Python call)
+                    if end + 1 < len(working) and working[end + 1].get("role") == "assistant":
+                        return
+                    for i in range(len(working) - 1, end, -1):
+                        if working[i].get("role") == "assistant":
+                            return
             elif not rows:
                 return
     at = 0
@@ -383,6 +390,7 @@ def check_record(record: EditRecord, past: Sequence[Message], working: Sequence[
             raise ValueError(f"kept range [{a}, {b}) is out of order or outside the log")
         at = b
     whole = record.kept == ((0, size),)
+    rows = record.working
     if type(replaced) is ReplacedBefore and replaced.upto and whole:
         # a frontier view: its rows stand in log order, so its two ends bound them all
         replaced = (replaced.table[0], replaced.table[replaced.upto - 1])

@@ -316,6 +316,10 @@ class ClearToolResults(BuiltFromParams, ContextManager):
         if tokens <= trigger:  # both sources clear only above it: exactly at the trigger is kept
             return managed(past, self._kept(n),
                            CMDecision("tool-results-under-trigger", 0, 0, 0, tokens, trigger))
+        if st is not None and t is not None and not st.dup:  # (the steady call: :meth:`_step`)
+            step = self._step(st, t, past, working)
+            if step is not None:
+                return managed(past, step, CMDecision("tool-results-cleared", 0, 0, 0, tokens, trigger))
         limit = n + (t.newest if t is not None else newest_group_start(working)) if working else n
         found = self._frontier(st, t, past, working, limit) if st is not None and t is not None and not st.dup \
             else None
@@ -336,6 +340,60 @@ class ClearToolResults(BuiltFromParams, ContextManager):
     def _kept(self, n: int) -> EditRecord:
         """``EditRecord.keep_all(n)``: the last call's record again when it was that one."""
         record = self._last = keep_record(self._last, n, (), ())
+        return record
+
+    def _step(self, st: _Log, t: _Turn, past: Sequence[Message], working: Sequence[Message]) -> EditRecord | None:
+        """The record of a steady clearing call: the last call's with one of its two views moved on
+        (the other the same object), over a table grown as :meth:`_frontier` grows it. None for any
+        other call (:meth:`_frontier` answers it).
+
+        Why it is exact: with no ``clear_at_least`` and no ask clashing or asked twice, :meth:`_frontier`
+        answers the views of the first ``c`` log candidates and the first ``k`` of working memory's
+        before the bound, the ``keep``-th last result (capped at the newest group). When working
+        memory holds ``keep`` results or more (``j`` >= 0), the bound stands in it, after every log
+        candidate: ``c`` is all of them, and the last record's log view must be that view of the same
+        table (as the log did not grow); else it stands among the log's results, ``k`` is 0 and the
+        last record replaced nothing in working memory. The moving side's view is new unless its count
+        stood still (then the last record answers, as :func:`keep_record` would); the tokens freed are
+        read off the tables as there (placeholders longer than their rows: :meth:`_frontier` answers)."""
+        last, p, n = self._last, self.params, len(past)
+        if last is None or p.clear_at_least or t.clash or t.dup:
+            return None
+        wres, lv, wv = t.res, last.replaced, last.working
+        j = len(wres) - p.keep  # where the bound stands among working memory's results (< 0: among the log's)
+        side: _Log | _Turn
+        if j >= 0:
+            if len(st.at) != (lv.upto if type(lv) is ReplacedBefore and lv.table is st.table else -1 if lv else 0):
+                return None
+            bound = wres[j] if j < len(wres) else len(working)
+            count = bisect_left(t.pos, bound if bound < t.newest else t.newest)
+            side, view, rows, at, other = t, wv, working, t.pos, st.freed[len(st.at)]
+        else:
+            older = len(st.results) + j
+            if older <= 0 or type(wv) is not tuple or wv:
+                return None
+            count, side, view, rows, at, other = bisect_left(st.at, st.results[older]), st, lv, past, st.at, 0
+        table, freed = side.table, side.freed
+        if not count or (view.table is not table if type(view) is ReplacedBefore else view):
+            return None
+        if len(table) < count:  # (one row of the last text's tool and size, an additive counter: :meth:`_grow`'s work)
+            i, tool, unit = side.cands[count - 1]
+            sw, text = self._swapper, self._text
+            if text[1] != unit or text[0] != tool or len(table) + 1 < count or sw is None or sw[0] is not self.counter \
+                    or not sw[2]:
+                self._grow(table, freed, rows, side.cands, count)
+            else:
+                row, u = sw[1](rows[i], text[2])
+                table.append(Replacement(i, row, CLEARED))
+                freed.append(freed[-1] + unit - u)
+                self.rows_built += 1
+        if freed[count] + other < 0:
+            return None
+        kept = last.kept if last.size == n else ((0, n),) if n else ()
+        if type(view) is ReplacedBefore and view.upto == count:
+            return last if kept is last.kept else EditRecord(n, kept, lv, (), wv)
+        new = side.view = ReplacedBefore(table, count, at)
+        record = self._last = EditRecord(n, kept, lv, (), new) if side is t else EditRecord(n, kept, new, (), wv)
         return record
 
     def _frontier(self, st: _Log, t: _Turn, past: Sequence[Message], working: Sequence[Message],
