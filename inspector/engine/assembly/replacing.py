@@ -82,9 +82,7 @@ class ReplacingSums:
         self.counter: TokenCounter | None = None
         self.pre: list[int] = [0]
         self.k = 0
-        """Table entries read into ``pre``. While the index reads ``pre`` itself (``index.pre is pre``),
-        ``pre`` holds the sums up to its view's frontier, then the log's own rows above it (shifted),
-        and ``k`` is that view's ``upto`` (:meth:`frontier` takes those rows off before reading on)."""
+        """Table entries read into ``pre`` (but see :attr:`whole`)."""
         self.flat = FlatRows()
         """The replaced log as one list, moved to a view's frontier when the view is sliced (then a plain list copy)."""
         self.work = work
@@ -92,6 +90,15 @@ class ReplacingSums:
         call's working rows view (:class:`~inspector.engine.contracts.ReplacedRows`) moves."""
         self.index: FrontierIndex | None = None
         """The one index these sums are read through, pointed at each call's view (:meth:`frontier`)."""
+        self.own: list[int] | None = None
+        self.n = -1
+        self.view = _NO_VIEW
+        """What the index was last pointed at: the log index's sums list (its own: a sync rebinds it, and
+        the log's rows, only with a new one), its length then, and the view (read by identity)."""
+        self.whole = False
+        """Whether the index reads ``pre`` itself: the sums up to :attr:`view`'s frontier, then the log's
+        own rows above it (shifted); ``k`` is then that view's ``upto`` (:meth:`frontier` takes those
+        rows off before reading on)."""
         self.keep: EditRecord = EditRecord.keep_all(0)
         """The last ``EditRecord.keep_all`` record the path was shown (:func:`assemble_replacing`): the
         same object while the log's length is (a record is immutable), so the path's per-record answers
@@ -113,40 +120,39 @@ class ReplacingSums:
         the list is cut after ``j`` and the log's own sums re-written after it shifted by the new
         ``pre[j + 1] - own[j + 1]``. Exact because ``pre[i]`` for ``i <= j`` holds no newer
         replacement (entries come in log order) and a row that is not replaced adds its own units.
-        The index's other facts are the log's, shared (:class:`FrontierIndex`): nothing to take over.
-        Anything else (a new table, counter, log list; a view moving back; too long a tail; a
+        The index's other facts are the log's, shared (:class:`FrontierIndex`): nothing to take over;
+        the same view over the log grown keeps its rows view (a view of the same list through the same
+        table prefix: the rows it reads never change, the list only grows). Anything else (a new table, counter, log list; a view moving back; too long a tail; a
         replaced row past the last call's log) takes the general path below."""
-        idx = self.index
         own, n = log.pre, log.n
-        if idx is not None:
-            seen = idx.seen
-            # (the same sums list, the same log index and lists: a sync rebinds them only with a new one)
-            if seen[1] is own and counter is self.counter:
-                old = seen[2]
-                if old is view and seen[0] == n:
-                    return idx  # the last call's log and view (a turn's later call, its frontier standing): as it was
-                pre, f = self.pre, view.frontier
-                if idx.pre is pre and view.table is self.table and old.frontier <= f <= seen[0] and \
-                        n - f <= TAIL_LIST:  # the steady call (docstring; ``own`` holds n + 1 sums)
-                    k = old.upto
-                    if view.upto == k:  # no entry since (the log grown): its own rows after the last sum
-                        i = len(pre) - 1
-                        pre.extend(map(add, own[i + 1:], repeat(pre[i] - own[i])))
-                    else:
-                        for e in view.table[k:view.upto]:
-                            j = e.index + 1
-                            pre[j:] = map(add, own[j:], repeat(pre[j - 1] - own[j] + counter.unit(e.row)))
-                    idx.seen = (n, own, view)  # (``k`` is the view's upto: :attr:`k`)
-                    idx.rows = made if made is not None and made.replaced is view and made.past is log.rows \
-                        else ReplacedRows(log.rows, view, view.at, self.flat)  # type: ignore[arg-type]
-                    return idx
+        if own is self.own and counter is self.counter:
+            old, n0 = self.view, self.n
+            if n == n0 and old is view:
+                return self.index  # type: ignore[return-value]  # the last call's log and view: as it was
+            f = view.frontier
+            if self.whole and (old is view or view.table is self.table and old.frontier <= f <= n0) and \
+                    n - f <= TAIL_LIST:  # the steady call (docstring; ``own`` holds n + 1 sums, ``pre`` n0 + 1)
+                pre, k = self.pre, old.upto
+                if view.upto == k:  # no entry since (the log grown): its own rows after the last sum
+                    pre.extend(map(add, own[n0 + 1:], repeat(pre[n0] - own[n0])))
+                else:
+                    for e in view.table[k:view.upto]:
+                        j = e.index + 1
+                        pre[j:] = map(add, own[j:], repeat(pre[j - 1] - own[j] + counter.unit(e.row)))
+                idx: FrontierIndex = self.index  # type: ignore[assignment]  # (set with ``own``)
+                if made is not None and made.replaced is view and made.past is log.rows:
+                    idx.rows = made
+                elif old is not view:  # (the same view over the same list: its rows view as it was)
+                    idx.rows = ReplacedRows(log.rows, view, view.at, self.flat)  # type: ignore[arg-type]
+                self.n, self.view = n, view
+                return idx
         if made is not None and (made.replaced is not view or made.past is not log.rows):
             made = None
         pre = self.pre
-        if idx is not None and idx.pre is pre:  # the last call's rows above its frontier: taken off (``k``)
-            last = idx.seen[2]
+        if self.whole:  # the last call's rows above its frontier: taken off
+            last = self.view
             del pre[last.frontier + 1:]
-            self.k = last.upto
+            self.k, self.whole = last.upto, False
         f = view.frontier
         if len(pre) <= f or view.table is not self.table or counter is not self.counter:
             pre = self.upto(view, log, counter)  # (else the sums reach the frontier already: nothing to read)
@@ -154,10 +160,12 @@ class ReplacingSums:
         if len(pre) == f + 1 and 0 <= n - f <= TAIL_LIST:  # the rows above the frontier written after the sums
             pre.extend(map(add, own[f + 1:n + 1], repeat(pre[f] - own[f])))
             whole = pre
+        idx = self.index  # type: ignore[assignment]
         if idx is None:
             idx = self.index = FrontierIndex(log, view, pre, self.flat, made, whole)
         else:
             idx.point(log, view, pre, self.flat, made, whole)
+        self.own, self.n, self.view, self.whole = own, n, view, whole is not None
         return idx
 
     def upto(self, view: ReplacedBefore, log: RowIndex, counter: TokenCounter) -> list[int]:
@@ -212,9 +220,6 @@ class _FrontierSums(Sequence[int]):
         return self.rep[i] if i <= self.f else self.own[i] + self.base
 
 
-_UNSEEN: tuple[int, list[int] | None, ReplacedBefore] = (-1, None, _NO_VIEW)
-
-
 class FrontierIndex(RowIndex):
     """The log's :class:`RowIndex` seen through a frontier record: the same pairing, grouping and
     band facts (a placeholder keeps its row's role and call id), its rows and running sums those of
@@ -222,17 +227,15 @@ class FrontierIndex(RowIndex):
 
     The facts are the log index's own, read live: the index shares the log index's attribute dict
     (every fact a sync sets lives there), so a log grown or re-indexed needs nothing copied or
-    taken over; ``rows`` and ``pre`` (and what it was pointed at) are slots of its own, which a
+    taken over; ``rows`` and ``pre`` (its running sums) are slots of its own, which a
     slot's descriptor reads before that dict. Nothing writes to a frontier index but :meth:`point`
     and :class:`ReplacingSums` (a sync would write the log's dict: none is ever run on it)."""
 
-    __slots__ = ("rows", "pre", "seen", "sums")
+    __slots__ = ("rows", "pre", "sums")
 
     def __init__(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None,
                  made: ReplacedRows | None = None, whole: list[int] | None = None) -> None:
         # no RowIndex.__init__: every fact is the log index's own (point shares them)
-        self.seen = _UNSEEN
-        """What it was pointed at: the log's length and sums list (its index's own), and the view (read by identity)."""
         self.sums: _FrontierSums | None = None
         """Its running sums (``pre``), one object re-pointed at each call's frontier (read only during a call)."""
         self.point(log, view, rep, flat, made, whole)
@@ -248,7 +251,6 @@ class FrontierIndex(RowIndex):
         if self.__dict__ is not log.__dict__:
             self.__dict__ = log.__dict__
         assert rows is not None
-        self.seen = (n, own, view)
         self.rows = made if made is not None else ReplacedRows(rows, view, view.at, flat)  # (``flat`` moved when sliced)
         if whole is not None:
             self.pre = whole
@@ -268,8 +270,7 @@ class FrontierIndex(RowIndex):
         :class:`_FrontierSums` item (the pre-cut runs on every call)."""
         pre: Sequence[int] = self.pre
         if type(pre) is list and self.additive:  # the sums as one list (the steady call's): RowIndex.fits_back's bisection
-            end = self.n
-            return bisect_left(pre, pre[end] + units_other - budget_units, lo, end) - 1
+            return bisect_left(pre, pre[self.n] + units_other - budget_units, lo, self.n) - 1
         if not self.additive or type(pre) is not _FrontierSums:
             return RowIndex.fits_back(self, budget_units, n_other, units_other, lo)
         end, f, rep = self.n, pre.f, pre.rep
@@ -304,24 +305,24 @@ def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: Replace
     its frontier index then reads too."""
     c_decision = c.decision
     edits = c_decision.edits
-    past = c.past
     n = log.n
-    if n != len(past) or (n and log.last is not past[-1]) or view.frontier > n:
+    if n != len(c.past) or (n and log.last is not c.past[-1]) or view.frontier > n:
         return None  # the log index is not this projection (a fold): positions would not match
-    counter = c.engine.counter
     # an empty view (a record replacing only working-memory rows) reads the log as it is: its index itself
-    idx = sums.frontier(log, view, counter) if view.upto else log
-    wm: Sequence[Message] = c.wm  # (a view, when read through a frontier: typed as the list it stands for)
-    if type(wm) is ReplacedRows:  # read through a frontier view of its own (the record's ``working``)
-        work = sums.work
-        if work is None:
-            work = sums.work = ReplacingSums()
-        wmi = work.frontier(wmi, wm.replaced, counter, wm)
-        working = wmi.pre[-1]
-    elif edits is not None and (wv := edits.working):  # working memory's few replacements: its sums made on the call
-        wview = ReplacedBefore(list(wv), len(wv))
-        wmi = FrontierIndex(wmi, wview, _sums(wmi, wview, counter))
-        working = wmi.pre[wmi.n]
+    idx = sums.frontier(log, view, c.engine.counter) if view.upto else log
+    if c.wm is not wmi.rows:  # working memory sent as another list: rows of it replaced
+        wm: Sequence[Message] = c.wm  # (a view, when read through a frontier: typed as the list it stands for)
+        counter = c.engine.counter
+        if type(wm) is ReplacedRows:  # read through a frontier view of its own (the record's ``working``)
+            work = sums.work
+            if work is None:
+                work = sums.work = ReplacingSums()
+            wmi = work.frontier(wmi, wm.replaced, counter, wm)
+            working = wmi.pre[-1]
+        elif edits is not None and (wv := edits.working):  # a few replacements: its sums made on the call
+            wview = ReplacedBefore(list(wv), len(wv))
+            wmi = FrontierIndex(wmi, wview, _sums(wmi, wview, counter))
+            working = wmi.pre[wmi.n]
     # the path reads the record's shape (its log match) and nothing else of it: for that read the
     # decision holds the suffix shape, the whole log over idx's rows, and gets its own record back
     # after (no copy of the decision and of the call per call)
