@@ -175,6 +175,13 @@ class ReplacedRows(Sequence[Message]):
     @overload
     def __getitem__(self, i: slice) -> list[Message]: ...
     def __getitem__(self, i: int | slice) -> Message | list[Message]:
+        if type(i) is int and i >= 0:  # a row read alone (the pre-cut's): first
+            replaced = self.replaced
+            if i < replaced.frontier:  # (a view's entries are rows of ``past``: ``i`` is one too)
+                k = bisect_left(self.at, i, 0, replaced.upto)  # (< upto: the last entry's index is frontier - 1)
+                return replaced.table[k].row if self.at[k] == i else self.past[i]
+            if i < len(self.past):
+                return self.past[i]
         n, count = len(self.past), self.replaced.upto
         at = self.at
         if isinstance(i, slice):

@@ -52,8 +52,8 @@ def test_mapping_a_frontier_table_in_bulk_is_mapping_it_entry_by_entry(old: int,
 
 
 def test_a_working_frontier_call_makes_one_rows_view(monkeypatch: Any) -> None:
-    """Working memory read through a frontier view (:meth:`ReplacingSums.working_rows`, the call's
-    working memory) and its frontier index's rows are one view, made once a call: 3 calls over a
+    """Working memory read through a frontier view (the call's working memory, a ``ReplacedRows`` the
+    assembler makes) and its frontier index's rows are one view, made once a call: 3 calls over a
     growing working memory, 3 views made (6 before: one more per call for the index); a view over
     other rows (or another view) is not taken for the index's."""
     from inspector.engine.assembly.replacing import ReplacingSums
@@ -68,10 +68,9 @@ def test_a_working_frontier_call_makes_one_rows_view(monkeypatch: Any) -> None:
     for n, upto in ((6, 2), (8, 3), (10, 4)):
         wm[len(wm):] = rows[len(wm):n]
         view = ReplacedBefore(table, upto)
-        sent = sums.working_rows(view, wm)
-        assert sums.work is not None
-        idx = sums.work.frontier(wmi.sync(wm), view, counter)
+        sent = ReplacedRows(wm, view, view.at, sums.flat)
+        idx = sums.frontier(wmi.sync(wm), view, counter, sent)
         assert idx.rows is sent
     assert len(made) == 3
     other = ReplacedBefore(table, 4)
-    assert sums.work.frontier(wmi, other, counter).rows is not sent and len(made) == 4
+    assert sums.frontier(wmi, other, counter, sent).rows is not sent and len(made) == 4

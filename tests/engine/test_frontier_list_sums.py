@@ -4,8 +4,8 @@ Rules: when the rows above a view's frontier are few (at most ``TAIL_LIST``) and
 sums reach exactly that frontier, :class:`~inspector.engine.assembly.replacing.ReplacingSums` writes
 those rows' sums after its own and the frontier index reads the one list (no ``_FrontierSums`` item, a
 Python call each); otherwise it reads through ``_FrontierSums`` as before. Either way ``pre[i]`` is the
-sum of the first ``i`` rows sent. A frontier index pointed at a log index grown over the same lists
-takes only what a sync rebinds (``RowIndex.grown_into``) and then holds every fact of the log's. The
+sum of the first ``i`` rows sent. A frontier index shares the log index's facts (its attribute
+dict: nothing copied or taken over as the log grows) and so holds every fact of the log's. The
 trimmer reads nothing of working memory's rows when no history group is dropped, and its length from
 the caller when given (``RowSums.pin_n``).
 """
@@ -77,7 +77,7 @@ def test_a_clearing_turns_frontier_calls_read_their_sums_as_one_list(tmp_path: P
     frontier (2k - 4) stands 4 rows below the end: each reads its sums as one list, 0 ``_FrontierSums``
     items read in all (each call read 5 before: working memory's total, two sums in the trimmer, two in
     the layout; at least 1 when the payload fits)."""
-    from inspector.engine.assembly.replacing import FrontierIndex, _FrontierSums
+    from inspector.engine.assembly.replacing import ReplacingSums, _FrontierSums
     from inspector.replay import replay
     from inspector.transcripts.api import load_transcript
 
@@ -87,9 +87,17 @@ def test_a_clearing_turns_frontier_calls_read_their_sums_as_one_list(tmp_path: P
         "models": [{"id": "main", "model": "gpt-4o"}],
         "context_manager": {"type": "clear-tool-results", "params": {"trigger": 1, "keep": 2}}}}))
     items = spy(monkeypatch, _FrontierSums, "__getitem__")
-    pointed = spy(monkeypatch, FrontierIndex, "point", 6)
+    pointed: list[Any] = []
+    real = ReplacingSums.frontier
+
+    def recording(self: Any, *args: Any) -> Any:
+        idx = real(self, *args)
+        pointed.append(type(idx.pre))
+        return idx
+
+    monkeypatch.setattr(ReplacingSums, "frontier", recording)
     rp = replay(str(manifest), load_transcript(path), counter="estimate")
-    assert len(rp.frames) == 31 and len(pointed) == 28 and all(type(w) is list for w in pointed)
+    assert len(rp.frames) == 31 and len(pointed) == 28 and all(t is list for t in pointed)
     assert len(items) == 0
 
 

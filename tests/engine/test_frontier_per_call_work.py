@@ -140,15 +140,23 @@ def test_a_frontier_standing_over_a_turns_two_calls_gives_the_same_record_and_in
     those < 4t - 2: j <= t - 2 both times, so the frontier stands over a turn's two calls and moves
     at each turn. Frontier calls: t >= 2 (t - 1 >= 1 masked), i.e. turns 2 .. turns-1. The manager
     gives the second call of a turn the first one's record (the same object), and the frontier index
-    is pointed at a view once a turn: turns - 2 times (it was pointed on every frontier call,
-    2·(turns - 2))."""
-    from inspector.engine.assembly.replacing import FrontierIndex
-    from tests.builders import spy
+    is pointed at a view (a new rows view) once a turn: turns - 2 times (it was pointed on every
+    frontier call, 2·(turns - 2)); the second call of a turn gets it as it was."""
+    from inspector.engine.assembly.replacing import ReplacingSums
 
-    pointed_at = spy(monkeypatch, FrontierIndex, "point")
+    views: list[Any] = []
+    real = ReplacingSums.frontier
+
+    def recording(self: Any, *args: Any) -> Any:
+        idx = real(self, *args)
+        views.append(idx.rows)
+        return idx
+
+    monkeypatch.setattr(ReplacingSums, "frontier", recording)
     rp = _masked_replay(tmp_path, turns, 4)
     assert [len(f.replaced) for f in rp.frames][:8] == [0, 0, 0, 0, 1, 1, 2, 2]
-    assert len(pointed_at) == pointed
+    assert len(views) == 2 * (turns - 2)
+    assert sum(1 for k, v in enumerate(views) if k == 0 or v is not views[k - 1]) == pointed
 
 
 @pytest.mark.parametrize("name", ["observation-masking", "clear-tool-results"])

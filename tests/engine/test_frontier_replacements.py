@@ -540,16 +540,14 @@ def test_a_frontier_frames_replaced_view_is_made_once_per_frontier_not_per_call(
     assert rp.frames[3].replaced is rp.frames[4].replaced and rp.frames[8].replaced is rp.frames[7].replaced
 
 
-def test_a_frontier_index_copies_the_logs_facts_only_when_the_log_changed(tmp_path: Path, monkeypatch: Any) -> None:
-    """Rule: the frontier index takes the log index's facts again (a copy of its attributes) only when
-    the log changed (its object, rows or sums list), not when only the frontier moved, and only the
-    facts a sync rebinds when the log grew over the same lists (``RowIndex.grown_into``). The five turns
-    above: the index is pointed 7 times (turn 2's second call, then both calls of turns 3-5), the log is
-    longer at 4 of them (4, 8, 12, 16 rows: a turn's first frontier call), the frontier alone moved at 3
-    (a turn's call before "done"): 1 copy (the first), reading ``vars`` of the index and of the log (4
-    copies before, 7 before that), and 3 growths taken."""
+def test_a_frontier_index_shares_the_logs_facts_and_copies_none(tmp_path: Path, monkeypatch: Any) -> None:
+    """Rule: the frontier index reads the log index's facts live (it shares the log index's attribute
+    dict), so no fact is ever copied or taken over, whether the log grew or the frontier alone moved.
+    The five turns above: the index serves 7 frontier calls (turn 2's second call, then both calls of
+    turns 3-5), the log longer at 4 of them: ``vars`` read 0 times (2 before: one copy; 4 copies before
+    that, 7 before that) and, after every call, each of the log's facts is the index's."""
     from inspector.engine.assembly import replacing
-    from inspector.engine.assembly.row_index import RowIndex
+    from inspector.engine.assembly.replacing import ReplacingSums
 
     read: list[Any] = []
 
@@ -558,9 +556,17 @@ def test_a_frontier_index_copies_the_logs_facts_only_when_the_log_changed(tmp_pa
         return vars(obj)
 
     monkeypatch.setattr(replacing, "vars", counting_vars, raising=False)
-    grown = spy(monkeypatch, RowIndex, "grown_into")
+    served: list[bool] = []
+    real = ReplacingSums.frontier
+
+    def recording(self: Any, log: Any, *args: Any) -> Any:
+        idx = real(self, log, *args)
+        served.append(all(getattr(idx, k) is v for k, v in vars(log).items() if k not in ("rows", "pre")))
+        return idx
+
+    monkeypatch.setattr(ReplacingSums, "frontier", recording)
     _five_turns_masked(tmp_path)
-    assert len(read) == 2 * 1 and len(grown) == 3
+    assert len(read) == 0 and served == [True] * 7
 
 
 def test_a_placeholder_set_again_to_name_the_tool_reads_the_names_of_rows_read_before() -> None:

@@ -21,7 +21,7 @@ from inspector.engine.assembly.reference import assemble_reference
 from inspector.engine.assembly.replacing import ReplacingSums, assemble_replacing, frontier_record
 from inspector.engine.assembly.row_index import RowIndex
 from inspector.engine.budget import compute_budget
-from inspector.engine.contracts import EditRecord, Insertion, ReplacedBefore
+from inspector.engine.contracts import EditRecord, Insertion, ReplacedBefore, ReplacedRows
 from inspector.engine.managers.base import budget_terms, is_manager, manage
 from inspector.engine.memory import Conversation
 from inspector.engine.tokens import TokenCounter
@@ -55,7 +55,9 @@ class ContextAssembler:
         reference manifest builds, with no effect here; ``validate`` warns at their line."""
         del emit_segments, always_reassemble, token_budget
         self._path = IncrementalPath()
-        self._replacing = ReplacingSums()
+        self._work = ReplacingSums()
+        """Working memory's frontier sums: its ``flat`` is the one the call's working rows view moves."""
+        self._replacing = ReplacingSums(self._work)
         self._turn_units: tuple[TokenCounter | None, Message | None, int, Message | None, int, bool] = \
             (None, None, 0, None, 0, False)
         """(counter, system row, its units, user row, its units, whether it says something) of the last
@@ -104,7 +106,9 @@ class ContextAssembler:
         wv = edits.working
         if type(wv) is ReplacedBefore:  # a frontier view: read through, not copied (its row 0 read in place)
             hitl = bool(wm) and (wv.table[0].row if wv.upto and not wv.table[0].index else wm[0]).get("role") == "tool"
-            wm = self._replacing.working_rows(wv, wm)  # type: ignore[assignment]
+            # working memory with the view's rows replaced, O(1) (no row copied; a slice one copy of the
+            # flat list its frontier index moves): the index's rows too (ReplacingSums.frontier's ``made``)
+            wm = ReplacedRows(wm, wv, wv.at, self._work.flat)  # type: ignore[assignment]
         else:
             if wv:
                 wm = list(edits.apply_working(wm))

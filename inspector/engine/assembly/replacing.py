@@ -52,17 +52,21 @@ def frontier_record(edits: EditRecord | None) -> ReplacedBefore | None:
     empty view."""
     if edits is None or edits.inserted:
         return None
-    kept = edits.kept  # ((0, size),), or () for an empty log (read in place: no tuple built to compare)
-    if (len(kept) != 1 or kept[0][0] != 0 or kept[0][1] != edits.size) if edits.size else kept:
+    size = edits.size
+    if edits.kept != (((0, size),) if size else ()):  # every log row kept
         return None
-    if type(edits.replaced) is ReplacedBefore:
-        view: ReplacedBefore = edits.replaced
-    elif not edits.replaced and (edits.working.upto if type(edits.working) is ReplacedBefore else edits.working):
+    replaced, w = edits.replaced, edits.working
+    if type(w) is ReplacedBefore:  # (its entries are in order: a view's table is)
+        if type(replaced) is ReplacedBefore:
+            return replaced
+        return _NO_VIEW if not replaced and w.upto else None
+    if type(replaced) is ReplacedBefore:
+        view: ReplacedBefore = replaced
+    elif not replaced and w:
         view = _NO_VIEW
     else:
         return None
-    w = edits.working
-    if type(w) is not ReplacedBefore and len(w) > 1 and any(w[k].index >= w[k + 1].index for k in range(len(w) - 1)):
+    if w and len(w) > 1 and any(w[k].index >= w[k + 1].index for k in range(len(w) - 1)):
         return None
     return view
 
@@ -72,92 +76,108 @@ class ReplacingSums:
     ``pre[i]`` = units of the replaced log's first ``i`` rows, read up to the furthest frontier asked
     for so far (each row once). A new table (the manager started again) or counter starts them again."""
 
-    def __init__(self) -> None:
+    def __init__(self, work: ReplacingSums | None = None) -> None:
+        """``work``: the sums of working memory's frontier views (made on first use when None)."""
         self.table: object = None
         self.counter: TokenCounter | None = None
         self.pre: list[int] = [0]
-        self.k = 0  # table entries below len(pre) - 1 - tail
-        self.tail = 0
-        """Entries after the replaced log's sums: the last call's rows above its frontier (:meth:`frontier`),
-        taken off before the sums are read on."""
-        self.read = 0
-        """Rows read over this object's life (tests: each row once per table)."""
+        self.k = 0
+        """Table entries read into ``pre`` (but see :attr:`whole`)."""
         self.flat = FlatRows()
         """The replaced log as one list, moved to a view's frontier when the view is sliced (then a plain list copy)."""
-        self.work: ReplacingSums | None = None
-        """Working memory's, when its replacements are a frontier view too (made on first use)."""
+        self.work = work
+        """Working memory's, when its replacements are a frontier view too; its ``flat`` is the one the
+        call's working rows view (:class:`~inspector.engine.contracts.ReplacedRows`) moves."""
         self.index: FrontierIndex | None = None
         """The one index these sums are read through, pointed at each call's view (:meth:`frontier`)."""
+        self.own: list[int] | None = None
+        self.n = -1
+        self.view = _NO_VIEW
+        """What the index was last pointed at: the log index's sums list (its own: a sync rebinds it, and
+        the log's rows, only with a new one), its length then, and the view (read by identity)."""
+        self.whole = False
+        """Whether the index reads ``pre`` itself: the sums up to :attr:`view`'s frontier, then the log's
+        own rows above it (shifted); ``k`` is then that view's ``upto`` (:meth:`frontier` takes those
+        rows off before reading on)."""
         self.keep: EditRecord = EditRecord.keep_all(0)
-        """The last ``keep_all`` record the path was shown (the same object while the log's length is)."""
-        self.made: ReplacedRows | None = None
-        """The last rows view :meth:`working_rows` made (a call's working memory): its frontier index's
-        rows too when it reads the same rows through the same view (one view a call, not two)."""
+        """The last ``EditRecord.keep_all`` record the path was shown (:func:`assemble_replacing`): the
+        same object while the log's length is (a record is immutable), so the path's per-record answers
+        (``_matched``) are kept across the calls of a turn."""
 
-    def frontier(self, log: RowIndex, view: ReplacedBefore, counter: TokenCounter) -> FrontierIndex:
+    def frontier(self, log: RowIndex, view: ReplacedBefore, counter: TokenCounter,
+                 made: ReplacedRows | None = None) -> FrontierIndex:
         """``log`` seen through ``view`` (sums brought up to its frontier): one :class:`FrontierIndex`
         for the life of these sums, pointed at this call's view, so the incremental path's per-index
         rules (:meth:`~inspector.engine.assembly.incremental.IncrementalPath._singled`) are made
-        once per log, not once per call."""
-        idx = self.index
-        if idx is not None:
-            seen = idx.seen
-            if seen is not None and seen[4] is view and seen[0] is log and seen[1] == log.n and \
-                    seen[2] is log.rows and seen[3] is log.pre and counter is self.counter:
-                return idx  # the last call's log and view (a turn's later call, its frontier standing): as it was
-        pre = self.pre
-        f = view.frontier
-        if self.tail or len(pre) <= f or view.table is not self.table or counter is not self.counter:
-            pre = self.upto(view, log, counter)  # (else the sums reach the frontier already: nothing to read)
-        made = self.made
-        if made is None or made.replaced is not view or made.past is not log.rows:
+        once per log, not once per call. ``made``: the call's rows view of ``log`` through ``view``
+        when the caller made one (working memory's, :class:`~inspector.engine.contracts.ReplacedRows`):
+        the index's rows too, one view a call.
+
+        The steady call (a clearing call: the same log lists, grown; the same table, the view moved
+        on by an entry or two) is patched in place: the last call left its sums as one list (sums up
+        to its frontier ``f0``, then the log's own rows above it, shifted), so only the rows replaced
+        since (each table entry between the two views, at ``j >= f0``) change what follows them:
+        the list is cut after ``j`` and the log's own sums re-written after it shifted by the new
+        ``pre[j + 1] - own[j + 1]``. Exact because ``pre[i]`` for ``i <= j`` holds no newer
+        replacement (entries come in log order) and a row that is not replaced adds its own units.
+        The index's other facts are the log's, shared (:class:`FrontierIndex`): nothing to take over;
+        the same view over the log grown keeps its rows view (a view of the same list through the same
+        table prefix: the rows it reads never change, the list only grows). Anything else (a new table, counter, log list; a view moving back; too long a tail; a
+        replaced row past the last call's log) takes the general path below."""
+        own, n = log.pre, log.n
+        if own is self.own and counter is self.counter:
+            old, n0 = self.view, self.n
+            if n == n0 and old is view:
+                return self.index  # type: ignore[return-value]  # the last call's log and view: as it was
+            f = view.frontier
+            if self.whole and (old is view or view.table is self.table and old.frontier <= f <= n0) and \
+                    n - f <= TAIL_LIST:  # the steady call (docstring; ``own`` holds n + 1 sums, ``pre`` n0 + 1)
+                pre, k = self.pre, old.upto
+                if view.upto == k:  # no entry since (the log grown): its own rows after the last sum
+                    pre.extend(map(add, own[n0 + 1:], repeat(pre[n0] - own[n0])))
+                else:
+                    for e in view.table[k:view.upto]:
+                        j = e.index + 1
+                        pre[j:] = map(add, own[j:], repeat(pre[j - 1] - own[j] + counter.unit(e.row)))
+                idx: FrontierIndex = self.index  # type: ignore[assignment]  # (set with ``own``)
+                if made is not None and made.replaced is view and made.past is log.rows:
+                    idx.rows = made
+                elif old is not view:  # (the same view over the same list: its rows view as it was)
+                    idx.rows = ReplacedRows(log.rows, view, view.at, self.flat)  # type: ignore[arg-type]
+                self.n, self.view = n, view
+                return idx
+        if made is not None and (made.replaced is not view or made.past is not log.rows):
             made = None
+        pre = self.pre
+        if self.whole:  # the last call's rows above its frontier: taken off
+            last = self.view
+            del pre[last.frontier + 1:]
+            self.k, self.whole = last.upto, False
+        f = view.frontier
+        if len(pre) <= f or view.table is not self.table or counter is not self.counter:
+            pre = self.upto(view, log, counter)  # (else the sums reach the frontier already: nothing to read)
         whole = None
-        n = log.n
-        if len(pre) == f + 1 and n - f <= TAIL_LIST:  # the rows above the frontier written after the sums
-            if n > f:
-                own = log.pre
-                pre.extend(map(add, own[f + 1:n + 1], repeat(pre[f] - own[f])))
-                self.tail = n - f
+        if len(pre) == f + 1 and 0 <= n - f <= TAIL_LIST:  # the rows above the frontier written after the sums
+            pre.extend(map(add, own[f + 1:n + 1], repeat(pre[f] - own[f])))
             whole = pre
+        idx = self.index  # type: ignore[assignment]
         if idx is None:
             idx = self.index = FrontierIndex(log, view, pre, self.flat, made, whole)
         else:
             idx.point(log, view, pre, self.flat, made, whole)
+        self.own, self.n, self.view, self.whole = own, n, view, whole is not None
         return idx
-
-    def keep_all(self, n: int) -> EditRecord:
-        """``EditRecord.keep_all(n)``, the same object while ``n`` is the same (a record is immutable):
-        the path's per-record answers (``_matched``) are then kept across the calls of a turn."""
-        if self.keep.size != n:
-            self.keep = EditRecord.keep_all(n)
-        return self.keep
-
-    def working_rows(self, view: ReplacedBefore, working: Sequence[Message]) -> ReplacedRows:
-        """``working`` with ``view``'s rows replaced, as a read-only view (O(1), no row copied): each
-        row read through the view's table, a slice one copy of working memory's kept list (the one
-        its frontier index reads, moved then from the frontier it last stood at). A view stays what
-        it is: working memory only grows in a turn and the table only grows after its entries."""
-        work = self.work
-        if work is None:
-            work = self.work = ReplacingSums()
-        made = work.made = ReplacedRows(working, view, view.at, work.flat)
-        return made
 
     def upto(self, view: ReplacedBefore, log: RowIndex, counter: TokenCounter) -> list[int]:
         """The sums brought up to ``view``'s frontier over ``log`` (the log's own sums for rows the
         table does not replace); returns them."""
         if view.table is not self.table or counter is not self.counter:
-            self.table, self.counter, self.pre, self.k, self.tail = view.table, counter, [0], 0, 0
+            self.table, self.counter, self.pre, self.k = view.table, counter, [0], 0
         pre, table, own = self.pre, view.table, log.pre
-        if self.tail:  # the last call's rows above its frontier (a frontier index reads them no more)
-            del pre[len(pre) - self.tail:]
-            self.tail = 0
         f = view.frontier
         i, k = len(pre) - 1, self.k
         if i >= f:
             return pre
-        self.read += f - i
         unit = counter.unit
         total = pre[-1]
         nt = len(table)
@@ -203,34 +223,34 @@ class _FrontierSums(Sequence[int]):
 class FrontierIndex(RowIndex):
     """The log's :class:`RowIndex` seen through a frontier record: the same pairing, grouping and
     band facts (a placeholder keeps its row's role and call id), its rows and running sums those of
-    the log with the replaced rows sent instead. Made per call, O(1); reads only."""
+    the log with the replaced rows sent instead. O(1) to make and to point; reads only.
+
+    The facts are the log index's own, read live: the index shares the log index's attribute dict
+    (every fact a sync sets lives there), so a log grown or re-indexed needs nothing copied or
+    taken over; ``rows`` and ``pre`` (its running sums) are slots of its own, which a
+    slot's descriptor reads before that dict. Nothing writes to a frontier index but :meth:`point`
+    and :class:`ReplacingSums` (a sync would write the log's dict: none is ever run on it)."""
+
+    __slots__ = ("rows", "pre", "sums")
 
     def __init__(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None,
                  made: ReplacedRows | None = None, whole: list[int] | None = None) -> None:
-        # no RowIndex.__init__: every fact is the log index's own, as it stands for this call
+        # no RowIndex.__init__: every fact is the log index's own (point shares them)
+        self.sums: _FrontierSums | None = None
+        """Its running sums (``pre``), one object re-pointed at each call's frontier (read only during a call)."""
         self.point(log, view, rep, flat, made, whole)
-
-    seen: tuple[RowIndex, int, Sequence[Message], list[int], ReplacedBefore] | None = None
-    """What it was pointed at: the log index, its length, rows and sums, and the view (read by identity)."""
-    sums: _FrontierSums | None = None
-    """Its running sums (``pre``), one object re-pointed at each call's frontier (read only during a call)."""
 
     def point(self, log: RowIndex, view: ReplacedBefore, rep: Sequence[int], flat: FlatRows | None = None,
               made: ReplacedRows | None = None, whole: list[int] | None = None) -> None:
         """Read ``log`` through ``view`` from now on (``rep``: the replaced log's sums up to its frontier):
-        the log's facts as they stand, a new rows view (a layout made before keeps its own) and the
+        the log's facts (its dict, shared), a new rows view (a layout made before keeps its own) and the
         sums re-pointed (no layout keeps them: it reads its units as it is made). ``made``: that rows
         view when the caller holds it already; ``whole``: the sums of every row as one list when the
         caller wrote them (then read as they are, no :class:`_FrontierSums`)."""
-        seen = self.seen
         rows, own, n = log.rows, log.pre, log.n
-        if seen is None or seen[0] is not log or seen[2] is not rows or seen[3] is not own:
-            vars(self).update(vars(log))  # the log's facts, copied only when it changed (a frontier moving within
-            # a turn leaves them as they were: every fact it sets changes with its length, rows or sums list)
-        elif seen[1] != n:  # the same lists grown: only what a sync rebinds (RowIndex.grown_into)
-            log.grown_into(self)
+        if self.__dict__ is not log.__dict__:
+            self.__dict__ = log.__dict__
         assert rows is not None
-        self.seen = (log, n, rows, own, view)
         self.rows = made if made is not None else ReplacedRows(rows, view, view.at, flat)  # (``flat`` moved when sliced)
         if whole is not None:
             self.pre = whole
@@ -249,6 +269,8 @@ class FrontierIndex(RowIndex):
         fits is in the part whose end bounds the target. Each probe a C list read, not a
         :class:`_FrontierSums` item (the pre-cut runs on every call)."""
         pre: Sequence[int] = self.pre
+        if type(pre) is list and self.additive:  # the sums as one list (the steady call's): RowIndex.fits_back's bisection
+            return bisect_left(pre, pre[self.n] + units_other - budget_units, lo, self.n) - 1
         if not self.additive or type(pre) is not _FrontierSums:
             return RowIndex.fits_back(self, budget_units, n_other, units_other, lo)
         end, f, rep = self.n, pre.f, pre.rep
@@ -277,31 +299,37 @@ def assemble_replacing(path: IncrementalPath, sums: ReplacingSums, view: Replace
     docstring); None when the path does not cover the call (then the reference assembles it). The
     call's own decision, with its frontier record, stays the assembly's. ``system`` .. ``wmi``: the
     call's :class:`~inspector.engine.assembly.incremental.RowUnits` with the log's own index (the
-    call's is made here, once, with the frontier index)."""
+    call's is made here, once, with the frontier index). Working memory is the call's (``c.wm``): a
+    :class:`~inspector.engine.contracts.ReplacedRows` when the record's ``working`` is a frontier view
+    (:class:`~inspector.engine.assembly.assembler.ContextAssembler` reads it through that view), which
+    its frontier index then reads too."""
     c_decision = c.decision
     edits = c_decision.edits
-    past = c.past
-    n = len(past)
-    if log.n != n or (n and log.rows is not None and log.rows[n - 1] is not past[-1]) or view.frontier > n:
+    n = log.n
+    if n != len(c.past) or (n and log.last is not c.past[-1]) or view.frontier > n:
         return None  # the log index is not this projection (a fold): positions would not match
-    counter = c.engine.counter
     # an empty view (a record replacing only working-memory rows) reads the log as it is: its index itself
-    idx = sums.frontier(log, view, counter) if view.upto else log
-    if edits is not None and type(edits.working) is ReplacedBefore:  # a frontier of working memory's own
-        work = sums.work
-        if work is None:
-            work = sums.work = ReplacingSums()
-        wmi = work.frontier(wmi, edits.working, counter)
-        working = wmi.pre[wmi.n]
-    elif edits is not None and edits.working:  # working memory's few replacements: its sums made on the call
-        wview = ReplacedBefore(list(edits.working), len(edits.working))
-        wmi = FrontierIndex(wmi, wview, _sums(wmi, wview, counter))
-        working = wmi.pre[wmi.n]
+    idx = sums.frontier(log, view, c.engine.counter) if view.upto else log
+    if c.wm is not wmi.rows:  # working memory sent as another list: rows of it replaced
+        wm: Sequence[Message] = c.wm  # (a view, when read through a frontier: typed as the list it stands for)
+        counter = c.engine.counter
+        if type(wm) is ReplacedRows:  # read through a frontier view of its own (the record's ``working``)
+            work = sums.work
+            if work is None:
+                work = sums.work = ReplacingSums()
+            wmi = work.frontier(wmi, wm.replaced, counter, wm)
+            working = wmi.pre[-1]
+        elif edits is not None and (wv := edits.working):  # a few replacements: its sums made on the call
+            wview = ReplacedBefore(list(wv), len(wv))
+            wmi = FrontierIndex(wmi, wview, _sums(wmi, wview, counter))
+            working = wmi.pre[wmi.n]
     # the path reads the record's shape (its log match) and nothing else of it: for that read the
     # decision holds the suffix shape, the whole log over idx's rows, and gets its own record back
     # after (no copy of the decision and of the call per call)
     keep = sums.keep
-    c_decision.edits = keep if keep.size == n else sums.keep_all(n)
+    if keep.size != n:
+        keep = sums.keep = EditRecord.keep_all(n)
+    c_decision.edits = keep
     try:
         return path.assemble(c, RowUnits(system, user, working, idx, wmi))
     finally:

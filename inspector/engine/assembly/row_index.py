@@ -194,15 +194,6 @@ class RowIndex:
         self.n = hi
         self.last = rows[hi - 1]
 
-    def grown_into(self, view: RowIndex) -> None:
-        """Set on ``view`` (an index holding this one's facts as of an earlier sync over the same
-        rows and sums lists) the facts a sync rebinds as rows are appended: its length, last row and
-        open unit's state. Every other fact is a list or dict grown in place, rebound only by a reset,
-        which makes a new ``pre`` too, so ``view`` holds them already (a frontier index takes the
-        log's growth this way, not by copying every attribute)."""
-        view.n, view.last, view.measured = self.n, self.last, self.measured
-        view._open, view._u_ok, view._u_ids, view._u_seen = self._open, self._u_ok, self._u_ids, self._u_seen
-
     # -- reading ------------------------------------------------------------------------------
     def last_unit_clean(self) -> bool:
         """Whether the last pairing unit (still open: rows may follow) is, as it stands, complete and
