@@ -12,8 +12,10 @@ from inspector.engine.contracts import ReplacedBefore
 from inspector.replay.ranges import FrontierSwaps, Swaps, _Refs, _removed, _replaced, _row_ranges, _segments, \
     replaced_rows
 from inspector.replay.records import CallDecision, Commit, Frame, FrameRepair, Segment
-from inspector.replay.replaced import FrontierTable, ReplacedRefs, frontier_frame, kept_prefix
+from inspector.replay.replaced import FrontierSegments, FrontierTable, ReplacedRefs, frontier_frame, kept_prefix
 from inspector.replay.result import Replay
+
+_NEW = object.__new__  # a frame's views made by their slots, as frontier_frame makes them (no __init__ call)
 
 
 class _Recorder:
@@ -83,13 +85,7 @@ class _Recorder:
         if decision is None:
             decision = self.decisions[key] = CallDecision(*key)
         refs = self.refs
-        segments, replaced, swaps = self._payload(asm.layout, d.edits)
-        if replaced is self.last_replaced and type(replaced) is ReplacedRefs:  # the frontier stands: all kept
-            kept = replaced.upto + len(replaced.extra)
-        elif type(replaced) is ReplacedRefs:  # a frontier frame: O(1) against the previous one's view, no len()
-            kept = kept_prefix(self.last_replaced, replaced)
-        else:
-            kept = kept_prefix(self.last_replaced, replaced) if replaced and self.last_replaced else 0
+        segments, replaced, swaps, kept = self._payload(asm.layout, d.edits)
         self.last_replaced = replaced
         trimmed, trimmed_synth, not_sent = _removed(asm, refs, swaps)
         repairs, warnings, tokens, price = asm.repairs, asm.warnings, asm.payload_tokens, self.price
@@ -116,17 +112,80 @@ class _Recorder:
         self.step += 1
 
     def _payload(self, layout: Any, edits: Any) -> tuple[Sequence[Segment], Sequence[tuple[int, str]],
-                                                          Swaps | FrontierSwaps]:
-        """A call's segments and replaced rows. A frontier record (its log replacements a
-        :class:`~inspector.engine.contracts.ReplacedBefore` view) is kept as views over the replay's
-        copy of its table, mapped once per entry: O(runs) per frame, not O(rows replaced so far)."""
+                                                          Swaps | FrontierSwaps, int]:
+        """A call's segments, replaced rows, swaps, and how many of its replaced rows are the previous
+        frame's first ones (``kept``: what its JSON is relative to).
+
+        The steady frontier call, the frontier of the table the last frame was a view of (``last``,
+        nothing of working memory's after it) moved on by at most one new entry or standing, is
+        recognised by identity and costs O(1): its record's view is over that same table
+        (``v.table is fr.table``), on the same side (the log's, or working memory's for a one-turn
+        agent) with the other side replacing nothing, and that table's swaps lookup is the one moved
+        per call. :meth:`_edited` would then take the same branch and do the same: map the table's new
+        entry (``FrontierTable.sync``'s rule, in place), lay the payload with the table apart, and make
+        the views ``frontier_frame`` makes (``last`` again while the frontier stands); ``kept`` is the
+        lower of the two frontiers (``kept_prefix`` of two views of one table without extras). Anything
+        else (no last frontier frame, another table, several new entries, an entry that does not map,
+        rows of both sides) is :meth:`_edited`'s."""
         refs = self.refs
         if edits is None:  # the usual call: no edit record, no row sent in place of another
-            return tuple(_segments(layout, refs)), (), {}
-        view, wview = edits.replaced, edits.working
-        w_view = type(wview) is ReplacedBefore  # (a view's truth read from its count: no len() call)
-        if type(view) is not ReplacedBefore and not view and not (wview.upto if w_view else wview):  # replaces nothing
-            return tuple(_segments(layout, refs)), (), {}
+            return tuple(_segments(layout, refs)), (), {}, 0
+        last = self.last_replaced
+        if type(last) is ReplacedRefs:  # the steady frontier call? (the rule above)
+            fr = last.fr  # (self.work or self.frontier: the last frame's, kept since)
+            if fr.in_working:
+                v, other, found = edits.working, edits.replaced, self.work_found
+            else:
+                v, other, found = edits.replaced, edits.working, self.last_found
+            table = fr.table  # (its ``ok`` holds: a table that did not map has had no frontier frame since)
+            if type(v) is ReplacedBefore and v.table is table and v.upto and not other and found.fr is fr:
+                upto, have = v.upto, fr.refs
+                new = table[len(have):]
+                if new:  # the table's new entries (usually one), mapped in place by sync's rule
+                    conv = self.engine.conversation
+                    rows = conv.working if fr.in_working else conv.committed_messages
+                    try:  # (an entry past the rows, or a first one: IndexError, and _edited's sync maps them)
+                        for r in new:
+                            m = rows[r.index]
+                            t = refs.ref.get(id(m), -1)
+                            if t <= have[-1] or refs.msgs[t] is not m:
+                                upto = 0  # left to _edited (its sync finds the entry does not map)
+                                break
+                            have.append(t)
+                            fr.reasons.append(r.reason)
+                            fr.rows.append(r.row)
+                            fr.origs.append(m)
+                    except IndexError:
+                        upto = 0
+                if upto:
+                    found.upto = upto
+                    segs = _NEW(FrontierSegments)
+                    runs = tuple(_segments(layout, refs, found, fr.apart))
+                    segs.runs, segs.fr, segs.upto = runs, fr, upto
+                    a = last.upto
+                    if a == upto and not last.extra:  # the frontier stood: the last frame's view again (immutable)
+                        return segs, last, found, a
+                    moved = _NEW(ReplacedRefs)
+                    moved.fr, moved.upto, moved.extra = fr, upto, ()
+                    return segs, moved, found, a if a < upto else upto
+        view, wview = edits.replaced, edits.working  # (a view's truth read from its count: no len() call)
+        if type(view) is not ReplacedBefore and not view and \
+                not (wview.upto if type(wview) is ReplacedBefore else wview):
+            return tuple(_segments(layout, refs)), (), {}, 0  # the record replaces nothing
+        segments, replaced, swaps = self._edited(layout, edits)
+        if type(replaced) is ReplacedRefs:  # a frontier frame: O(1) against the previous one's view, no len()
+            return segments, replaced, swaps, kept_prefix(last, replaced)
+        return segments, replaced, swaps, kept_prefix(last, replaced) if replaced and last else 0
+
+    def _edited(self, layout: Any, edits: Any) -> tuple[Sequence[Segment], Sequence[tuple[int, str]],
+                                                         Swaps | FrontierSwaps]:
+        """:meth:`_payload`'s segments, replaced rows and swaps of a call with an edit record, in general. A
+        frontier record (its log replacements a :class:`~inspector.engine.contracts.ReplacedBefore` view) is
+        kept as views over the replay's copy of its table, mapped once per entry: O(runs) per frame, not
+        O(rows replaced so far)."""
+        refs = self.refs
+        view, wview = edits.replaced, edits.working  # (a record that replaces something: see _payload)
+        w_view = type(wview) is ReplacedBefore
         conv = self.engine.conversation  # its log and working memory are read only when a table's entries are new
         table = view.table if type(view) is ReplacedBefore else None
         if w_view and not view:  # a one-turn agent: everything in working memory

@@ -46,8 +46,9 @@ class FrontierTable:
 
     def __init__(self, table: list[Replacement] | None = None, *, in_working: bool = False) -> None:
         self.table, self.in_working = table, in_working
-        self.apart = (None, table) if in_working else (table, None)
-        """The frame's ``apart`` pair for this table (the log's, working memory's), made once."""
+        self.apart = (table, None)
+        """The frame's ``apart`` pair for this table (either side's: ``_segments`` reads both slots alike; the
+        table first, so a span over its rows is told by one comparison), made once."""
         self.refs: list[int] = []
         self.reasons: list[str] = []
         self.rows: list[Message] = []
@@ -107,7 +108,7 @@ class FrontierTable:
         at = list(map(_INDEX, ent))
         if max(at) >= len(rows):
             return False
-        ms = [rows[i] for i in at]
+        ms = list(map(rows.__getitem__, at))  # (a C loop: thousands of entries on a first frontier)
         found = list(map(ref.get, map(id, ms)))
         if None in found:
             return False
