@@ -305,7 +305,7 @@ class FrontierSwaps:
         fr = self.fr
         k = (fr.ids if fr.indexed == len(fr.rows) else fr.row_ids()).get(key)
         if k is not None and k < self.upto:
-            return fr.origs[k], fr.reasons[k]
+            return fr.msgs[fr.refs[k]], fr.reasons[k]
         return self.extra.get(key)
 
 

@@ -116,17 +116,18 @@ class _Recorder:
         """A call's segments, replaced rows, swaps, and how many of its replaced rows are the previous
         frame's first ones (``kept``: what its JSON is relative to).
 
-        The steady frontier call, the frontier of the table the last frame was a view of (``last``,
-        nothing of working memory's after it) moved on by at most one new entry or standing, is
-        recognised by identity and costs O(1): its record's view is over that same table
-        (``v.table is fr.table``), on the same side (the log's, or working memory's for a one-turn
-        agent) with the other side replacing nothing, and that table's swaps lookup is the one moved
-        per call. :meth:`_edited` would then take the same branch and do the same: map the table's new
-        entry (``FrontierTable.sync``'s rule, in place), lay the payload with the table apart, and make
-        the views ``frontier_frame`` makes (``last`` again while the frontier stands); ``kept`` is the
-        lower of the two frontiers (``kept_prefix`` of two views of one table without extras). Anything
-        else (no last frontier frame, another table, several new entries, an entry that does not map,
-        rows of both sides) is :meth:`_edited`'s."""
+        The steady frontier call is recognised by identity and costs O(its new entries): the last frame
+        was a frontier view (``last``) of a table, and this call's record is a view (``v``) of that same
+        table, on the same side (the log's, or working memory's for a one-turn agent), replacing rows,
+        the other side replacing none, that table's swaps lookup the one moved per call. :meth:`_edited`
+        would take the same branch and do the same: map the table's new entries (``FrontierTable.sync``'s
+        rule, in place; its ``ok`` holds, since a table that did not map has had no frontier frame since),
+        lay the payload with the table apart, and make the views ``frontier_frame`` makes (``last`` again
+        while the frontier stands and ``last`` has no working-memory extras); ``kept`` is the lower of the
+        two frontiers (``kept_prefix`` of two views of one table, the new one without extras). Anything
+        else (no last frontier frame, another table or side, rows replaced on both sides, an entry that
+        does not map) is :meth:`_edited`'s, with ``kept`` by :func:`kept_prefix`.
+        """
         refs = self.refs
         if edits is None:  # the usual call: no edit record, no row sent in place of another
             return tuple(_segments(layout, refs)), (), {}, 0
@@ -139,12 +140,13 @@ class _Recorder:
                 v, other, found = edits.replaced, edits.working, self.last_found
             table = fr.table  # (its ``ok`` holds: a table that did not map has had no frontier frame since)
             if type(v) is ReplacedBefore and v.table is table and v.upto and not other and found.fr is fr:
-                upto, have = v.upto, fr.refs
-                new = table[len(have):]
+                upto = v.upto
+                new = table[len(fr.refs):]
                 if new:  # the table's new entries (usually one), mapped in place by sync's rule
+                    have = fr.refs
                     conv = self.engine.conversation
                     rows = conv.working if fr.in_working else conv.committed_messages
-                    try:  # (an entry past the rows, or a first one: IndexError, and _edited's sync maps them)
+                    try:  # (an entry past the rows, or none mapped yet: IndexError, and _edited's sync maps them)
                         for r in new:
                             m = rows[r.index]
                             t = refs.ref.get(id(m), -1)
@@ -154,14 +156,13 @@ class _Recorder:
                             have.append(t)
                             fr.reasons.append(r.reason)
                             fr.rows.append(r.row)
-                            fr.origs.append(m)
                     except IndexError:
                         upto = 0
                 if upto:
                     found.upto = upto
                     segs = _NEW(FrontierSegments)
-                    runs = tuple(_segments(layout, refs, found, fr.apart))
-                    segs.runs, segs.fr, segs.upto = runs, fr, upto
+                    segs.runs = tuple(_segments(layout, refs, found, fr.apart))
+                    segs.fr, segs.upto = fr, upto
                     a = last.upto
                     if a == upto and not last.extra:  # the frontier stood: the last frame's view again (immutable)
                         return segs, last, found, a
@@ -191,7 +192,7 @@ class _Recorder:
         if w_view and not view:  # a one-turn agent: everything in working memory
             work = self.work
             if work.table is not wview.table:
-                work = self.work = FrontierTable(wview.table, in_working=True)
+                work = self.work = FrontierTable(wview.table, in_working=True, msgs=refs.msgs)
             if work.ok if len(work.refs) == len(wview.table) else \
                     work.sync((), refs.ref, refs.msgs, conv.working):  # (its indices are working memory's)
                 upto = wview.upto
@@ -206,7 +207,7 @@ class _Recorder:
         if table is not None:
             fr = self.frontier
             if fr.table is not table:
-                fr = self.frontier = FrontierTable(table)
+                fr = self.frontier = FrontierTable(table, msgs=refs.msgs)
             # the table's entries are mapped once: most calls add none, and then ``sync`` has nothing to do
             if fr.ok if len(fr.refs) == len(table) else fr.sync(conv.committed_messages, refs.ref, refs.msgs):
                 upto = view.upto
