@@ -182,7 +182,7 @@ def _replaced(swaps: Swaps, refs: _Refs) -> tuple[tuple[int, str], ...]:
 
 
 def _segments(layout: Sequence[PayloadRow | Span], refs: _Refs, swaps: Swaps | FrontierSwaps | None = None,
-              apart: tuple[object, object] | None = None) -> list[Segment]:
+              apart: tuple[object, object] = (None, None)) -> list[Segment]:
     """The payload (an assembly's layout) as :data:`Segment` runs: spans by their ends, single rows by identity.
 
     O(layout parts + breaks in the spans), never O(payload rows): a long history is one span. Runs
@@ -195,9 +195,9 @@ def _segments(layout: Sequence[PayloadRow | Span], refs: _Refs, swaps: Swaps | F
     any other part (a span of several runs or of rows of no transcript index, a synthesised or
     rebound row) is broken up by :func:`_part_segments`, whose plain runs merge the same way. A row
     in ``swaps`` (sent in place of a transcript message by the manager's edit record) is its own
-    row with that message's index and the replacement's reason as its kind; with ``apart`` (the log's
-    and working memory's frontier tables), a span over either's rows is laid as its own rows (read in
-    place: no new span); any other span over a frontier record's rows makes the layout be split by
+    row with that message's index and the replacement's reason as its kind; with ``apart`` (the frontier
+    tables the frame keeps apart, a pair: either may be None), a span over either's rows is laid as its
+    own rows (read in place: no new span); any other span over a frontier record's rows makes the layout be split by
     :func:`_split_replaced` and read again."""
     out: list[Segment] = []
     add = out.append
@@ -208,7 +208,7 @@ def _segments(layout: Sequence[PayloadRow | Span], refs: _Refs, swaps: Swaps | F
         if type(part) is Span:
             rows, lo, hi = part.rows, part.lo, part.hi
             if type(rows) is ReplacedRows:  # a frontier record's rows: the own rows when kept apart
-                if apart is None or (rows.replaced.table is not apart[0] and rows.replaced.table is not apart[1]):
+                if rows.replaced.table is not apart[0] and rows.replaced.table is not apart[1]:
                     return _segments(list(_split_replaced(layout, apart)), refs, swaps, apart)  # else split, anew
                 rows = rows.past
             if hi <= lo:
@@ -262,7 +262,7 @@ def _split_replaced(layout: Iterable[PayloadRow | Span], apart: tuple[object, ob
     """The layout with each span over a frontier record's rows (a
     :class:`~inspector.engine.contracts.ReplacedRows` view: the log or working memory with rows
     replaced below a frontier) read as the own rows when the frame keeps that table's replaced rows
-    ``apart`` (the log's table and working memory's, a pair; :class:`~inspector.replay.replaced.FrontierSegments`
+    ``apart`` (a pair of tables, either may be None; :class:`~inspector.replay.replaced.FrontierSegments`
     splits them out when read), else split into spans of the own rows and one row per replaced row (bisecting
     the table's positions)."""
     for part in layout:
@@ -305,7 +305,7 @@ class FrontierSwaps:
         fr = self.fr
         k = (fr.ids if fr.indexed == len(fr.rows) else fr.row_ids()).get(key)
         if k is not None and k < self.upto:
-            return fr.origs[k], fr.reasons[k]
+            return fr.msgs[fr.refs[k]], fr.reasons[k]
         return self.extra.get(key)
 
 

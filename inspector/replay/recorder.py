@@ -12,8 +12,10 @@ from inspector.engine.contracts import ReplacedBefore
 from inspector.replay.ranges import FrontierSwaps, Swaps, _Refs, _removed, _replaced, _row_ranges, _segments, \
     replaced_rows
 from inspector.replay.records import CallDecision, Commit, Frame, FrameRepair, Segment
-from inspector.replay.replaced import FrontierTable, ReplacedRefs, frontier_frame, kept_prefix
+from inspector.replay.replaced import FrontierSegments, FrontierTable, ReplacedRefs, frontier_frame, kept_prefix
 from inspector.replay.result import Replay
+
+_NEW = object.__new__  # a frame's views made by their slots, as frontier_frame makes them (no __init__ call)
 
 
 class _Recorder:
@@ -83,13 +85,7 @@ class _Recorder:
         if decision is None:
             decision = self.decisions[key] = CallDecision(*key)
         refs = self.refs
-        segments, replaced, swaps = self._payload(asm.layout, d.edits)
-        if replaced is self.last_replaced and type(replaced) is ReplacedRefs:  # the frontier stands: all kept
-            kept = replaced.upto + len(replaced.extra)
-        elif type(replaced) is ReplacedRefs:  # a frontier frame: O(1) against the previous one's view, no len()
-            kept = kept_prefix(self.last_replaced, replaced)
-        else:
-            kept = kept_prefix(self.last_replaced, replaced) if replaced and self.last_replaced else 0
+        segments, replaced, swaps, kept = self._payload(asm.layout, d.edits)
         self.last_replaced = replaced
         trimmed, trimmed_synth, not_sent = _removed(asm, refs, swaps)
         repairs, warnings, tokens, price = asm.repairs, asm.warnings, asm.payload_tokens, self.price
@@ -116,23 +112,87 @@ class _Recorder:
         self.step += 1
 
     def _payload(self, layout: Any, edits: Any) -> tuple[Sequence[Segment], Sequence[tuple[int, str]],
-                                                          Swaps | FrontierSwaps]:
-        """A call's segments and replaced rows. A frontier record (its log replacements a
-        :class:`~inspector.engine.contracts.ReplacedBefore` view) is kept as views over the replay's
-        copy of its table, mapped once per entry: O(runs) per frame, not O(rows replaced so far)."""
+                                                          Swaps | FrontierSwaps, int]:
+        """A call's segments, replaced rows, swaps, and how many of its replaced rows are the previous
+        frame's first ones (``kept``: what its JSON is relative to).
+
+        The steady frontier call is recognised by identity and costs O(its new entries): the last frame
+        was a frontier view (``last``) of a table, and this call's record is a view (``v``) of that same
+        table, on the same side (the log's, or working memory's for a one-turn agent), replacing rows,
+        the other side replacing none, that table's swaps lookup the one moved per call. :meth:`_edited`
+        would take the same branch and do the same: map the table's new entries (``FrontierTable.sync``'s
+        rule, in place; its ``ok`` holds, since a table that did not map has had no frontier frame since),
+        lay the payload with the table apart, and make the views ``frontier_frame`` makes (``last`` again
+        while the frontier stands and ``last`` has no working-memory extras); ``kept`` is the lower of the
+        two frontiers (``kept_prefix`` of two views of one table, the new one without extras). Anything
+        else (no last frontier frame, another table or side, rows replaced on both sides, an entry that
+        does not map) is :meth:`_edited`'s, with ``kept`` by :func:`kept_prefix`.
+        """
         refs = self.refs
         if edits is None:  # the usual call: no edit record, no row sent in place of another
-            return tuple(_segments(layout, refs)), (), {}
-        view, wview = edits.replaced, edits.working
-        w_view = type(wview) is ReplacedBefore  # (a view's truth read from its count: no len() call)
-        if type(view) is not ReplacedBefore and not view and not (wview.upto if w_view else wview):  # replaces nothing
-            return tuple(_segments(layout, refs)), (), {}
+            return tuple(_segments(layout, refs)), (), {}, 0
+        last = self.last_replaced
+        if type(last) is ReplacedRefs:  # the steady frontier call? (the rule above)
+            fr = last.fr  # (self.work or self.frontier: the last frame's, kept since)
+            if fr.in_working:
+                v, other, found = edits.working, edits.replaced, self.work_found
+            else:
+                v, other, found = edits.replaced, edits.working, self.last_found
+            table = fr.table  # (its ``ok`` holds: a table that did not map has had no frontier frame since)
+            if type(v) is ReplacedBefore and v.table is table and v.upto and not other and found.fr is fr:
+                upto = v.upto
+                new = table[len(fr.refs):]
+                if new:  # the table's new entries (usually one), mapped in place by sync's rule
+                    have = fr.refs
+                    conv = self.engine.conversation
+                    rows = conv.working if fr.in_working else conv.committed_messages
+                    try:  # (an entry past the rows, or none mapped yet: IndexError, and _edited's sync maps them)
+                        for r in new:
+                            m = rows[r.index]
+                            t = refs.ref.get(id(m), -1)
+                            if t <= have[-1] or refs.msgs[t] is not m:
+                                upto = 0  # left to _edited (its sync finds the entry does not map)
+                                break
+                            have.append(t)
+                            fr.reasons.append(r.reason)
+                            fr.rows.append(r.row)
+                    except IndexError:
+                        upto = 0
+                if upto:
+                    found.upto = upto
+                    segs = _NEW(FrontierSegments)
+                    segs.runs = tuple(_segments(layout, refs, found, fr.apart))
+                    segs.fr, segs.upto = fr, upto
+                    a = last.upto
+                    if a == upto and not last.extra:  # the frontier stood: the last frame's view again (immutable)
+                        return segs, last, found, a
+                    moved = _NEW(ReplacedRefs)
+                    moved.fr, moved.upto, moved.extra = fr, upto, ()
+                    return segs, moved, found, a if a < upto else upto
+        view, wview = edits.replaced, edits.working  # (a view's truth read from its count: no len() call)
+        if type(view) is not ReplacedBefore and not view and \
+                not (wview.upto if type(wview) is ReplacedBefore else wview):
+            return tuple(_segments(layout, refs)), (), {}, 0  # the record replaces nothing
+        segments, replaced, swaps = self._edited(layout, edits)
+        if type(replaced) is ReplacedRefs:  # a frontier frame: O(1) against the previous one's view, no len()
+            return segments, replaced, swaps, kept_prefix(last, replaced)
+        return segments, replaced, swaps, kept_prefix(last, replaced) if replaced and last else 0
+
+    def _edited(self, layout: Any, edits: Any) -> tuple[Sequence[Segment], Sequence[tuple[int, str]],
+                                                         Swaps | FrontierSwaps]:
+        """:meth:`_payload`'s segments, replaced rows and swaps of a call with an edit record, in general. A
+        frontier record (its log replacements a :class:`~inspector.engine.contracts.ReplacedBefore` view) is
+        kept as views over the replay's copy of its table, mapped once per entry: O(runs) per frame, not
+        O(rows replaced so far)."""
+        refs = self.refs
+        view, wview = edits.replaced, edits.working  # (a record that replaces something: see _payload)
+        w_view = type(wview) is ReplacedBefore
         conv = self.engine.conversation  # its log and working memory are read only when a table's entries are new
         table = view.table if type(view) is ReplacedBefore else None
         if w_view and not view:  # a one-turn agent: everything in working memory
             work = self.work
             if work.table is not wview.table:
-                work = self.work = FrontierTable(wview.table, in_working=True)
+                work = self.work = FrontierTable(wview.table, in_working=True, msgs=refs.msgs)
             if work.ok if len(work.refs) == len(wview.table) else \
                     work.sync((), refs.ref, refs.msgs, conv.working):  # (its indices are working memory's)
                 upto = wview.upto
@@ -147,7 +207,7 @@ class _Recorder:
         if table is not None:
             fr = self.frontier
             if fr.table is not table:
-                fr = self.frontier = FrontierTable(table)
+                fr = self.frontier = FrontierTable(table, msgs=refs.msgs)
             # the table's entries are mapped once: most calls add none, and then ``sync`` has nothing to do
             if fr.ok if len(fr.refs) == len(table) else fr.sync(conv.committed_messages, refs.ref, refs.msgs):
                 upto = view.upto

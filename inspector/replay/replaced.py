@@ -32,26 +32,28 @@ __all__ = ["FrontierSegments", "FrontierTable", "ReplacedRefs", "frontier_frame"
 class FrontierTable:
     """The replay's copy of one manager's replacement table (``ReplacedBefore.table``), entry ``k``
     mapped to the transcript once: ``refs[k]`` the index of the message it replaces, ``reasons[k]``
-    its reason code, ``rows[k]`` the row sent instead, ``origs[k]`` the row it replaces; :meth:`row_ids`
+    its reason code, ``rows[k]`` the row sent instead, ``msgs[refs[k]]`` the row it replaces (``msgs``: the
+    transcript; :attr:`origs`, those rows as a list); :meth:`row_ids`
     the position of each row sent by its id. ``ok`` is False once an entry is not a transcript message
     standing after the previous one (then the frame lists its rows one by one, as for any other record).
 
     ``in_working``: the table is one of working memory's (a one-turn agent's, whose record replaces no
     log row), its indices positions in working memory, and made again for each turn's table."""
 
-    __slots__ = ("table", "refs", "reasons", "rows", "origs", "ids", "indexed", "ok", "in_working", "apart")
+    __slots__ = ("table", "refs", "reasons", "rows", "msgs", "ids", "indexed", "ok", "in_working", "apart")
 
     BATCH: ClassVar[int] = 32
     """From this many new entries on, :meth:`sync` maps them in one pass (:meth:`_bulk`); fewer one by one."""
 
-    def __init__(self, table: list[Replacement] | None = None, *, in_working: bool = False) -> None:
-        self.table, self.in_working = table, in_working
-        self.apart = (None, table) if in_working else (table, None)
-        """The frame's ``apart`` pair for this table (the log's, working memory's), made once."""
+    def __init__(self, table: list[Replacement] | None = None, *, in_working: bool = False,
+                 msgs: Sequence[Message] = ()) -> None:
+        self.table, self.in_working, self.msgs = table, in_working, msgs
+        self.apart = (table, None)
+        """The frame's ``apart`` pair for this table (either side's: ``_segments`` reads both slots alike; the
+        table first, so a span over its rows is told by one comparison), made once."""
         self.refs: list[int] = []
         self.reasons: list[str] = []
         self.rows: list[Message] = []
-        self.origs: list[Message] = []
         self.ids: dict[int, int] = {}
         self.indexed = 0
         """How many of :attr:`rows` ``ids`` holds: it is brought up to date when asked (:meth:`row_ids`), and
@@ -67,6 +69,12 @@ class FrontierTable:
             self.indexed = len(rows)
         return ids
 
+    @property
+    def origs(self) -> list[Message]:
+        """The row each mapped entry replaces, in entry order: the transcript message at its index."""
+        msgs = self.msgs
+        return [msgs[t] for t in self.refs]
+
     def sync(self, past: Sequence[Message], ref: Mapping[int, int], msgs: Sequence[Message],
              working: Sequence[Message] = ()) -> bool:
         """Map the table's entries added since the last call (``past``: the log their indices are
@@ -76,6 +84,7 @@ class FrontierTable:
         entry); returns :attr:`ok`."""
         table = self.table
         assert table is not None
+        self.msgs = msgs
         rows = working if self.in_working else past
         refs = self.refs
         k0 = len(refs)
@@ -93,7 +102,6 @@ class FrontierTable:
             refs.append(t)
             self.reasons.append(r.reason)
             self.rows.append(r.row)
-            self.origs.append(m)
             last = t
         return self.ok
 
@@ -107,7 +115,7 @@ class FrontierTable:
         at = list(map(_INDEX, ent))
         if max(at) >= len(rows):
             return False
-        ms = [rows[i] for i in at]
+        ms = list(map(rows.__getitem__, at))  # (a C loop: thousands of entries on a first frontier)
         found = list(map(ref.get, map(id, ms)))
         if None in found:
             return False
@@ -121,7 +129,6 @@ class FrontierTable:
         self.refs += ts
         self.reasons += map(_REASON, ent)
         self.rows += new
-        self.origs += ms
         return True
 
 

@@ -245,8 +245,10 @@ def test_a_frontier_table_is_mapped_to_the_transcript_only_on_calls_that_add_ent
     """observation-masking, window 3 events, ``turns`` turns of 2 calls: calls 0-2 mask nothing, and
     from call 3 on call 2t + 1 masks one result more than call 2t (results 4j + 2 below 4t - 1: the
     table grows by one entry at calls 3, 5, .., 2·turns - 1) while call 2t masks what call 2t - 1 did.
-    The replay maps the table's new entries (``FrontierTable.sync``) on the calls that add one:
-    turns - 1 times (it ran on every frontier call, 2·turns - 3 times: 17, 37). The frames keep the
+    The replay maps the table's new entries on the calls that add one: ``FrontierTable.sync`` at call 3
+    (the first frontier frame), the turns - 2 later ones in place by the recorder's steady path (sync ran
+    turns - 1 times, and before that on every frontier call, 2·turns - 3 times: 17, 37); each entry is
+    mapped once (the table's copy holds turns - 1 entries, one per masked result). The frames keep the
     table apart, so a span over the log's rows is read in place: the layout is never split into
     replaced and own rows (``_split_replaced`` ran on each of the 2·turns calls)."""
     from inspector.replay import ranges
@@ -257,7 +259,8 @@ def test_a_frontier_table_is_mapped_to_the_transcript_only_on_calls_that_add_ent
     split = spy(monkeypatch, ranges, "_split_replaced")
     rp = _masked_replay(tmp_path, turns, 3)
     assert [len(f.replaced) for f in rp.frames][:8] == [0, 0, 0, 1, 1, 2, 2, 3]
-    assert len(synced_at) == synced
+    assert len(synced_at) == 1 and len(synced_at[0].refs) == synced
+    assert rp.frames[-1].replaced.fr is synced_at[0]
     assert split == []
 
 
