@@ -184,6 +184,20 @@ def one_turn_asks(rounds: int, output: str = "out {k}") -> list[Message]:
     return msgs
 
 
+def drawn_ask(draw: Any, first: int, ids_apart: int = 0) -> tuple[Message, list[str]]:
+    """For a hypothesis ``@st.composite`` strategy (``draw``): an ask of one or two calls, each of tool
+    ``a`` or ``b`` (drawn per call), with call ids ``c{first}``, ``c{first + 1}`` (modulo ``ids_apart``
+    when given: an id asked again), and its ids. The tool-using agents of the frontier tests are made
+    of these rounds, each answered by ``tool(id, ...)`` rows of the sizes a test draws."""
+    from hypothesis import strategies as st
+
+    ids = [f"c{(first + j) % ids_apart if ids_apart else first + j}" for j in range(draw(st.integers(1, 2)))]
+    row: Message = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": i, "type": "function", "function": {"name": draw(st.sampled_from("ab")), "arguments": "{}"}}
+        for i in ids]}
+    return row, ids
+
+
 class UnitsOf:
     """A counter whose unit of a row is its ``u`` field, additive like tiktoken's (total = units):
     running unit sums are token counts worked out by hand."""

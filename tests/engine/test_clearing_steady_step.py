@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import UnitsOf, one_turn_asks, spy
+from builders import UnitsOf, drawn_ask, one_turn_asks, spy, tool
 from inspector.engine import contracts
 from inspector.engine.contracts import EditRecord, ReplacedBefore, Replacement, check_record, newest_group_start
 from inspector.engine.managers import clear_tool_results as ctr
@@ -29,14 +29,11 @@ def agent(draw: Any) -> list[list[Message]]:
     for t in range(draw(st.integers(1, 5))):
         rows: list[Message] = [{"role": "user", "content": f"q{t}"}]
         for _r in range(draw(st.integers(0, 8))):
-            ids = [f"c{k + j}" for j in range(draw(st.integers(1, 2)))]
+            row, ids = drawn_ask(draw, k)
             k += len(ids)
-            rows.append({"role": "assistant", "content": "", "tool_calls": [
-                {"id": i, "type": "function", "function": {"name": draw(st.sampled_from("ab")), "arguments": "{}"}}
-                for i in ids]})
+            rows.append(row)
             answered = ids[:-1] if draw(st.integers(0, 9)) == 0 else ids
-            rows.extend({"role": "tool", "tool_call_id": i, "content": "x" * draw(st.sampled_from([5, 40, 300]))}
-                        for i in answered)
+            rows.extend(tool(i, "x" * draw(st.sampled_from([5, 40, 300]))) for i in answered)
         rows.append({"role": "assistant", "content": "done"})
         out.append(rows)
     return out

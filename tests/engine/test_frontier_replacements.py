@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import UnitsOf, one_turn_asks, sent_sums, spy
+from builders import UnitsOf, drawn_ask, one_turn_asks, sent_sums, spy, tool
 from inspector.engine.contracts import EditRecord, ReplacedBefore, ReplacedRows, Replacement, check_record, \
     newest_group_start
 from inspector.engine.managers.clear_tool_results import CLEARED, ClearToolResults
@@ -35,12 +35,10 @@ def turns(draw: Any, ids_apart: int = 0) -> list[list[Message]]:
     for t in range(draw(st.integers(1, 7))):
         rows: list[Message] = [{"role": "user", "content": f"q{t}"}]
         for _r in range(draw(st.integers(0, 3))):
-            ids = [f"c{(k + j) % ids_apart if ids_apart else k + j}" for j in range(draw(st.integers(1, 2)))]
+            row, ids = drawn_ask(draw, k, ids_apart)
             k += len(ids)
-            rows.append({"role": "assistant", "content": "", "tool_calls": [
-                {"id": i, "type": "function", "function": {"name": draw(st.sampled_from("ab")), "arguments": "{}"}}
-                for i in ids]})
-            rows.extend({"role": "tool", "tool_call_id": i, "content": "x" * draw(st.integers(1, 400))} for i in ids)
+            rows.append(row)
+            rows.extend(tool(i, "x" * draw(st.integers(1, 400))) for i in ids)
         rows.append({"role": "assistant", "content": "done"})
         out.append(rows)
     return out

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import one_turn_asks, spy
+from builders import drawn_ask, one_turn_asks, spy, tool
 from inspector.engine.types import Message
 from inspector.manifest import settings_from_dict
 from inspector.transcripts.model import Transcript
@@ -37,12 +37,10 @@ def agents(draw: Any) -> list[Message]:
     for t in range(draw(st.sampled_from([1, 1, 2, 3, 5]))):
         msgs.append({"role": "user", "content": f"q{t}"})
         for _r in range(draw(st.integers(0, 12))):
-            ids = [f"c{k + j}" for j in range(draw(st.integers(1, 2)))]
+            row, ids = drawn_ask(draw, k)
             k += len(ids)
-            msgs.append({"role": "assistant", "content": "", "tool_calls": [
-                {"id": i, "type": "function", "function": {"name": draw(st.sampled_from("ab")), "arguments": "{}"}}
-                for i in ids]})
-            msgs.extend({"role": "tool", "tool_call_id": i, "content": "x" * draw(st.integers(1, 300))} for i in ids)
+            msgs.append(row)
+            msgs.extend(tool(i, "x" * draw(st.integers(1, 300))) for i in ids)
         if draw(st.integers(0, 5)):
             msgs.append({"role": "assistant", "content": "done"})
     return msgs
