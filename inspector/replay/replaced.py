@@ -33,8 +33,7 @@ class FrontierTable:
     """The replay's copy of one manager's replacement table (``ReplacedBefore.table``), entry ``k``
     mapped to the transcript once: ``refs[k]`` the index of the message it replaces, ``reasons[k]``
     its reason code, ``rows[k]`` the row sent instead, ``msgs[refs[k]]`` the row it replaces (``msgs``: the
-    transcript; :attr:`origs`, those rows as a list); :meth:`row_ids`
-    the position of each row sent by its id. ``ok`` is False once an entry is not a transcript message
+    transcript); :meth:`row_ids` the position of each row sent by its id. ``ok`` is False once an entry is not a transcript message
     standing after the previous one (then the frame lists its rows one by one, as for any other record).
 
     ``in_working``: the table is one of working memory's (a one-turn agent's, whose record replaces no
@@ -68,12 +67,6 @@ class FrontierTable:
             ids.update(zip(map(id, rows[k0:]), range(k0, len(rows))))
             self.indexed = len(rows)
         return ids
-
-    @property
-    def origs(self) -> list[Message]:
-        """The row each mapped entry replaces, in entry order: the transcript message at its index."""
-        msgs = self.msgs
-        return [msgs[t] for t in self.refs]
 
     def sync(self, past: Sequence[Message], ref: Mapping[int, int], msgs: Sequence[Message],
              working: Sequence[Message] = ()) -> bool:

@@ -45,7 +45,7 @@ def test_mapping_a_frontier_table_in_bulk_is_mapping_it_entry_by_entry(old: int,
             a = fr.sync(log, ref, log)
             fr.table = table
             b = fr.sync(log, ref, log)
-            got.append((a, b, fr.ok, fr.refs, fr.reasons, fr.rows, fr.origs, fr.row_ids()))
+            got.append((a, b, fr.ok, fr.refs, fr.reasons, fr.rows, [fr.msgs[r] for r in fr.refs], fr.row_ids()))
     finally:
         FrontierTable.BATCH = real  # type: ignore[misc]
     assert got[0] == got[1]
