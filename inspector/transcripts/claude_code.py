@@ -229,8 +229,9 @@ class _Session:
         if kind == "system" and value.get("subtype") == BOUNDARY_SUBTYPE and value.get("isSidechain") is not True:
             self.flush()  # the reply before the boundary belongs to the old context
             self.boundary = (lineno, _boundary_detail(value))
-        if kind not in _ENTRY_TYPES or value.get("isSidechain") is True:
-            label = "sidechain" if kind in _ENTRY_TYPES else (kind if isinstance(kind, str) else "untyped")
+        entry = isinstance(kind, str) and kind in _ENTRY_TYPES  # (a ``type`` that is no string names no entry)
+        if not entry or value.get("isSidechain") is True:
+            label = "sidechain" if entry else (kind if isinstance(kind, str) else "untyped")
             self.skipped[label] = self.skipped.get(label, 0) + 1
             return
         message = value.get("message")

@@ -106,6 +106,19 @@ def test_claude_code_skipped_lines_are_counted() -> None:
     assert "Search the repo" not in json.dumps(t.messages)
 
 
+@pytest.mark.parametrize("kind", [["user"], {"a": 1}, 3, None])
+def test_claude_code_a_line_whose_type_is_no_string_is_skipped_as_untyped(kind: Any) -> None:
+    """A ``type`` that is a list, an object, a number or null names no conversation entry: the line is
+    skipped and counted as "untyped", as a line with no type is (an unhashable one used to stop the import)."""
+    raw = lines(CC)
+    bad = {**raw[-1], "type": kind}
+    t = parse_transcript(jsonl([*raw, bad]), name="cc.jsonl", format="claude-code")
+    before = load_transcript(CC)
+    assert t.messages == before.messages
+    assert t.meta["skipped_entries"] == {**before.meta["skipped_entries"],
+                                         "untyped": before.meta["skipped_entries"].get("untyped", 0) + 1}
+
+
 def test_claude_code_compaction_boundary_is_an_observed_compaction() -> None:
     raw = lines(CC)
     t = load_transcript(CC)
