@@ -404,7 +404,10 @@ agent's messages too; they are not a payload the model was sent)."""
 
 def _call(sp: _Span, name: str) -> _Call | None:
     a = sp.attrs
-    if a.get("gen_ai.operation.name") in _NOT_MODEL_CALLS:
+    op = a.get("gen_ai.operation.name")
+    if op is not None and not isinstance(op, str):  # the conventions make it a string (an array is no name)
+        raise TranscriptError(name, f"{sp.where}: attribute gen_ai.operation.name must be a string", line=sp.line)
+    if op in _NOT_MODEL_CALLS:
         return None
     if any(k in a for k in _MESSAGE_KEYS):
         convention = "gen_ai semantic conventions"

@@ -151,6 +151,18 @@ def test_an_agent_span_repeating_the_messages_is_not_a_model_call() -> None:
     assert t.meta["other_spans"] == 2 and len(t.conversations) == 2
 
 
+@pytest.mark.parametrize("value", [{"arrayValue": {"values": [{"stringValue": "chat"}]}}, {"intValue": "3"}])
+def test_an_operation_name_that_is_not_a_string_is_an_error_naming_the_span(value: dict[str, Any]) -> None:
+    """``gen_ai.operation.name`` is a string in the conventions; an array or a number there is named as
+    such (it used to stop the import with an internal TypeError for an array)."""
+    attrs = [{"key": "gen_ai.operation.name", "value": value},
+             {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps([{"role": "user", "content": "hi"}])}}]
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "s", "attributes": attrs}]}]}]}
+    with pytest.raises(TranscriptError, match=r"t\.json: resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]: "
+                                              r"attribute gen_ai\.operation\.name must be a string"):
+        parse_transcript(json.dumps(doc), name="t.json")
+
+
 def test_a_tool_call_response_written_with_result_reads_the_same() -> None:
     """The attribute registry's own example writes ``result`` where the JSON schema says ``response``."""
     text = SEMCONV.read_text(encoding="utf-8").replace('\\"response\\": \\"rainy', '\\"result\\": \\"rainy')
