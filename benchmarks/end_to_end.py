@@ -23,8 +23,9 @@ replaced one):
     in a process of its own) prints beside them;
 (d) one enormous turn (one user message, 2 500 / 5 000 tool rounds), every registered strategy, in a
     32 000-token window and in one that holds the turn: replay + forgetting in CPU seconds (the cheapest
-    of ``--repeat`` rounds in which the sizes take turns), t(5 000) ÷ t(2 500), and
-    how many (call, identifier) pairs the forgetting answer holds (a strategy more than
+    of ``--repeat`` rounds in which the sizes take turns), t(5 000) ÷ t(2 500),
+    how many (call, identifier) pairs the forgetting answer holds, and how many calls the context
+    manager and the trimmer changed at each size (:func:`changed_of`, counted after the timing) (a strategy more than
     ``GROWTH_LIMIT``-fold from 1 250 to 2 500 rounds is reported superlinear, not run at 5 000);
 (e) ``sweep`` over a fleet (``--fleet`` generated support conversations of 6-12 turns with three planted
     facts and distractors, :mod:`inspector.planted`, so the analysis has identifiers to track; the 12
@@ -54,7 +55,7 @@ two sizes, the ratio as specified also measures that change, the same-mix ratio 
 
 Every target prints as ``measured/target``.
 
-    .venv/bin/python benchmarks/end_to_end.py [--quick] [--repeat 3] [--cli-repeat 7] [--fleet 200] [--no-app] [--steps 10]
+    .venv/bin/python benchmarks/end_to_end.py [--quick] [--repeat 5] [--cli-repeat 7] [--fleet 200] [--no-app] [--steps 10]
 
 ``--quick``: 250 / 500 turns, 500 / 1 000 rounds, a 40-conversation fleet (a smoke run, not the figures).
 """
@@ -208,7 +209,7 @@ def after_startup(args: list[str], warm: list[str], env: dict[str, str]) -> floa
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cli-repeat", type=int, default=7, help="rounds of the CLI commands (each the cheapest)")
     ap.add_argument("--fleet", type=int, default=None, help="conversations in the fleet sweep (default 200)")
     ap.add_argument("--no-app", action="store_true", help="skip the browser measurements")
@@ -396,6 +397,17 @@ def peer(tr: Any, floor: float) -> None:
           f"{took:.2f} s = {took / floor:.1f}× the floor (trimming only; {kept:,} messages kept in all)")
 
 
+def changed_of(rp: Any) -> str:
+    """"m/t of n": how many of the replay's n calls the context manager changed (replaced a row, or left
+    out more rows than the trimmer cut) and how many the trimmer cut."""
+    managed = trimmed = 0
+    for f in rp.frames:
+        cut = sum(b - a for a, b in f.trimmed)
+        trimmed += cut > 0
+        managed += bool(f.replaced) or sum(n for _r, n, _b, _s, own in f.segments if own is None) + cut < f.at
+    return f"{managed:,}/{trimmed:,} of {len(rp.frames):,}"
+
+
 def enormous(rounds: tuple[int, int], window: int, repeat: int) -> None:
     """(d) for every registered strategy at ``window``: replay + forgetting at ``rounds`` tool rounds
     of one user turn, t(2n) ÷ t(n), the sizes and the same-mix run taking turns (:func:`taking_turns`).
@@ -424,11 +436,15 @@ def enormous(rounds: tuple[int, int], window: int, repeat: int) -> None:
         timed = taking_turns(cases, repeat, before=cold_texts, clock=time.process_time)
         times = {n: t for n, (t, _pairs) in timed.items()}
         pairs = {n: p for n, (_t, p) in timed.items()}
+        changed = {n: changed_of(replay(on, one_enormous_turn(rounds[0] if n == "half" else n), counter="tiktoken"))
+                   for n, on in ((rounds[0], s), (rounds[1], s), ("half", half))}  # (after the timing: not timed)
         print(f"(d) {name:>30}, {window // 1000}k window, replay + forgetting: t({rounds[1]})/t({rounds[0]}) = "
               f"{target(what, times[rounds[1]] / times[rounds[0]], 2.2)}, same mix "
               f"{times[rounds[1]] / times['half']:.2f}   [{times[rounds[0]]:.2f} s, "
               f"{times[rounds[1]]:.2f} s, {times['half']:.2f} s at half scale; forgotten (call, identifier) pairs "
-              f"{pairs[rounds[0]]:,} / {pairs[rounds[1]]:,}]")
+              f"{pairs[rounds[0]]:,} / {pairs[rounds[1]]:,}; calls changed by the manager/trimmer {changed[rounds[0]]} / "
+              f"{changed[rounds[1]]}, "
+              f"{changed['half']} at half scale]")
 
 
 QUIET_LOAD, QUIET_WAIT = 1.0, 90.0
@@ -508,7 +524,7 @@ def app(transcript: Path, args: argparse.Namespace) -> None:
           f"to fall under {QUIET_LOAD:g}]")
 
 
-APP_ROUNDS = 5
+APP_ROUNDS = 7
 """How many times (f) opens each page, alternately (:func:`app`)."""
 
 
