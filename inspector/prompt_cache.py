@@ -239,10 +239,14 @@ def replay_cache(rp: Any, option: str | None = None) -> CacheAccount:
 def cache_line(rp: Any, option: str | None = None) -> str:
     """The policy line every face prints above a replay: the cache rule in force and why
     (``prompt cache: rule openai (auto: by the model's provider; litellm entry gpt-4o: ...)``)."""
+    return f"prompt cache: rule {replay_cache(rp, option).rule.name} ({_rule_why(rp, option)})"
+
+
+def _rule_why(rp: Any, option: str | None) -> str:
+    """Why the rule in force applies: where it was chosen (:func:`rule_choice`), and for ``auto``
+    the rule's own source (the model's litellm entry and provider, or that there is none)."""
     choice = rule_choice(rp, option)
-    rule = replay_cache(rp, option).rule
-    why = choice.why if choice.name is not None else f"{choice.why}; {rule.source}"
-    return f"prompt cache: rule {rule.name} ({why})"
+    return choice.why if choice.name is not None else f"{choice.why}; {replay_cache(rp, option).rule.source}"
 
 
 # --- what the faces show -----------------------------------------------------------------------------
@@ -283,12 +287,20 @@ def _money(value: float | None) -> str:
 
 def cache_totals_words(rp: Any, option: str | None = None) -> str:
     """The line under a replay's table: the input cost of the calls the agent made with prompt
-    caching and without it, the share of input tokens read from the cache and the cache breaks."""
+    caching and without it, the share of input tokens read from the cache and the cache breaks.
+    Under the rule ``none`` nothing is cached: the cost without prompt caching, once, and why no
+    rule applies (``without prompt caching (rule none: ...): the 2 calls' input costs $0.0065``)."""
     t = replay_cache(rp, option).totals()
     with_caching, without = t["cost_with_caching_usd"], t["cost_without_caching_usd"]
+    calls = "the one call's" if t["calls"] == 1 else f"the {t['calls']:,} calls'"
+    if t["rule"] == "none":  # no share read from cache, no breaks, and both costs are the same
+        cost = "has no price" if without is None else f"costs {_money(without)}"
+        words = f"without prompt caching (rule none: {_rule_why(rp, option)}): {calls} input {cost}"
+        if t["missing_prices"]:
+            words += f" (the model map lacks {', '.join(t['missing_prices'])})"
+        return words
     cost = "has no price" if with_caching is None and without is None else \
         f"costs {_money(with_caching)}, {_money(without)} without caching"
-    calls = "the one call's" if t["calls"] == 1 else f"the {t['calls']:,} calls'"
     words = (f"with prompt caching (rule {t['rule']}): {calls} input {cost}; "
              f"{t['cached']:,} of {t['input']:,} input tokens ({100 * t['cache_hit_share']:.0f} %) read from the cache")
     if t["cache_breaks"]:

@@ -32,10 +32,8 @@ def budget_view(rp: Replay, call: int) -> None:
     cols[3].metric("Input budget", f"{facts['input_budget']:,}",
                    help="max_tokens − completion reserve − safety margin")
     cols[4].metric("Messages sent", f"{len(rp.frames[call].refs):,}")
-    cached = cache_view.cache_account(rp).calls[call]
-    cols[5].metric("Input cost with caching (USD)", "n/a" if cached.cost_usd is None else f"{cached.cost_usd:.5f}",
-                   help="without caching: " + ("n/a" if facts["cost_usd"] is None else f"{facts['cost_usd']:.5f}")
-                   + " USD; the bar's cache strip below says what was read from cache")
+    label, value, cost_help = cache_view.call_cost_figure(rp, call, facts["cost_usd"])
+    cols[5].metric(label, value, help=cost_help)
     st.caption(words.plain_md(f"Model {facts['model']} · window {facts['window']:,} tokens from "
                            f"{facts['window_source']} · completion reserve {facts['reserve']:,} "
                            f"({facts['reserve_source']}) · safety margin {facts['margin']:,} · context manager: "

@@ -11,7 +11,7 @@ from inspector.app import stepping
 from inspector.app.timeline import app_timeline_margins
 from inspector.app.widgets import session_figure
 from inspector.replay import Replay
-from inspector.report import per_call
+from inspector.report import cache_view, per_call
 from inspector.report.figures import TIMELINE_BAR_MAX, timeline
 from inspector.vocabulary import event_words
 
@@ -102,9 +102,10 @@ def timeline_view(rp: Replay, rkey: tuple[Any, ...]) -> None:
     to the clicked call and reruns the page."""
     zoom = ("Drag a box over some calls to zoom in (double-click zooms out), then click the call. "
             if len(rp.frames) > TIMELINE_BAR_MAX else "Click a bar or marker to jump to that call. ")
-    st.caption(zoom + "Lines: input budget, summary trigger, hysteresis ceiling, tokens read from cache; markers: "
-               "summaries, commit folds, trims, pairing repairs, forgotten references, cache breaks (hover one for the "
-               "tokens re-sent and their cost). The current call is marked ▲ under the chart.")
+    cache_line_key, cache_marker_key = cache_view.timeline_cache_keys(rp)
+    st.caption(zoom + f"Lines: input budget, summary trigger, hysteresis ceiling{cache_line_key}; markers: "
+               f"summaries, commit folds, trims, pairing repairs, forgotten references{cache_marker_key}. The current "
+               "call is marked ▲ under the chart.")
     fig = session_figure(("timeline", rkey), lambda: app_timeline(rp))
     st.plotly_chart(fig, key="timeline", on_select=on_timeline_select, selection_mode="points", width="stretch")
 

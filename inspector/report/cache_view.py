@@ -52,18 +52,29 @@ def cache_account(rp: Replay) -> CacheAccount:
     return replay_cache(rp)
 
 
+def caches(acct: CacheAccount) -> bool:
+    """Whether any prompt caching applies to ``acct``: False under the rule ``none`` (the model's
+    provider caches nothing, or the settings say so), where nothing is read from or written to a
+    cache, no call breaks a cache and the costs with and without caching are the same. Every face
+    then says that no prompt caching applies, and why, instead of the totals with caching."""
+    return acct.rule.name != "none"
+
+
+def rule_why(acct: CacheAccount) -> str:
+    """Why the rule in force applies, in words: "the model's provider: litellm entry gpt-4o: provider
+    openai", "chosen by name in the settings", or the rule's own source."""
+    source = acct.rule.source or ""
+    if source.startswith("litellm entry"):
+        return f"the model's provider: {source}"
+    if "set by name" in source:
+        return "chosen by name in the settings"
+    return source or "no rule given"
+
+
 def rule_words(acct: CacheAccount) -> str:
     """The rule in force and why, e.g. "OpenAI automatic prefix caching (the model's provider:
     litellm entry gpt-4o: provider openai)"; a rule chosen by name says so."""
-    rule = acct.rule
-    source = rule.source or ""
-    if source.startswith("litellm entry"):
-        why = f"the model's provider: {source}"
-    elif "set by name" in source:
-        why = "chosen by name in the settings"
-    else:
-        why = source or "no rule given"
-    return f"{RULE_WORDS.get(rule.name, rule.name)} ({why})"
+    return f"{RULE_WORDS.get(acct.rule.name, acct.rule.name)} ({rule_why(acct)})"
 
 
 def dollars(value: float | None) -> str:
@@ -84,17 +95,36 @@ def break_words(cost: CallCacheCost) -> str:
 def call_cache_words(rp: Replay, call: int) -> str:
     """One call's cache in a sentence: the rule in force and why, the tokens read from cache,
     written to cache and sent uncached, the call's input cost with and without caching, and its
-    cache break when it has one, with what changed (:func:`break_cause`)."""
+    cache break when it has one, with what changed (:func:`break_cause`). With no prompt caching
+    (:func:`caches`), that none applies and why, the call's input tokens and its input cost once."""
     acct = cache_account(rp)
     c = acct.calls[call]
-    line = (f"Prompt cache, {rule_words(acct)}: {c.cache.cached:,} read from cache · {c.cache.written:,} written "
-            f"to cache · {c.cache.uncached:,} sent uncached · input cost {dollars(c.cost_usd)} with caching, "
-            f"{dollars(c.uncached_cost_usd)} without")
+    if not caches(acct):  # nothing cached, nothing broken: the input once, at the input price
+        line = (f"No prompt caching ({rule_why(acct)}): {c.cache.input:,} input tokens sent uncached · "
+                f"input cost {dollars(c.uncached_cost_usd)}")
+    else:
+        line = (f"Prompt cache, {rule_words(acct)}: {c.cache.cached:,} read from cache · {c.cache.written:,} "
+                f"written to cache · {c.cache.uncached:,} sent uncached · input cost {dollars(c.cost_usd)} with "
+                f"caching, {dollars(c.uncached_cost_usd)} without")
     if c.missing_prices:
         line += f" (litellm has no {', '.join(c.missing_prices)} for this model)"
     if c.cache.broke_at is None:
         return line + "."
     return line + f". Cache break ({break_cause(rp, call)}): {break_words(c).split(': ', 1)[1]}."
+
+
+def call_cost_figure(rp: Replay, call: int, without_usd: float | None) -> tuple[str, str, str]:
+    """The *This call* view's input-cost figure as ``(label, value, help)``: the call's input cost
+    with caching, its cost ``without_usd`` (the frame's own cost) in the help. With no prompt caching
+    (:func:`caches`), the input cost alone, and that no prompt caching applies and why."""
+    acct = cache_account(rp)
+    cost = acct.calls[call].cost_usd
+    value = "n/a" if cost is None else f"{cost:.5f}"
+    if not caches(acct):
+        return "Input cost (USD)", value, f"No prompt caching ({rule_why(acct)}): every input token at the input price"
+    return ("Input cost with caching (USD)", value,
+            "without caching: " + ("n/a" if without_usd is None else f"{without_usd:.5f}")
+            + " USD; the bar's cache strip below says what was read from cache")
 
 
 def cache_strip_html(rp: Replay, call: int, scale: float) -> str:
@@ -141,6 +171,15 @@ def cached_line(rp: Replay, df: Any) -> list[dict[str, Any]]:
                  name=CACHED_LINE_WORDS, mode="lines",
                  line=dict(color=CACHE_COLORS["cached"], width=2, dash="dash", shape="hvh"),
                  hovertemplate="read from cache: %{y:,}<extra></extra>")]
+
+
+def timeline_cache_keys(rp: Replay) -> tuple[str, str]:
+    """The timeline caption's words for its cache line (:func:`cached_line`) and its cache-break
+    markers (:func:`break_markers`), each with its leading ", "; both "" with no prompt caching
+    (:func:`caches`), where the timeline draws neither."""
+    if not caches(cache_account(rp)):
+        return "", ""
+    return ", tokens read from cache", ", cache breaks (hover one for the tokens re-sent and their cost)"
 
 
 def break_markers(rp: Replay, df: Any) -> list[dict[str, Any]]:
@@ -204,15 +243,24 @@ def fleet_cache_sums(group: Any) -> dict[str, Any]:
     return out
 
 
+def _totals_parts(rp: Replay) -> list[str]:
+    """The parts of :func:`totals_words` before the rule: the costs, then, when caching applies, the
+    share read from cache and the breaks."""
+    t = cache_totals(rp)
+    if not caches(cache_account(rp)):  # both costs are the same: said once
+        return [f"Cost {dollars(t['cost_without_caching_usd'])}"]
+    return [f"Cost with caching {dollars(t['cost_with_caching_usd'])} (without caching "
+            f"{dollars(t['cost_without_caching_usd'])})",
+            f"{100 * t['cache_hit_share']:.0f}% of input tokens read from cache",
+            f"{t['cache_breaks']:,} cache break(s) cost {dollars(t['cache_break_cost_usd'])}"]
+
+
 def totals_words(rp: Replay) -> str:
     """The replay's totals with caching in a sentence: the cost with and without caching, the share
-    of input tokens read from cache, the cache breaks and their cost, and the rule in force."""
-    t = cache_totals(rp)
-    acct = cache_account(rp)
-    return (f"Cost with caching {dollars(t['cost_with_caching_usd'])} (without caching "
-            f"{dollars(t['cost_without_caching_usd'])}) · {100 * t['cache_hit_share']:.0f}% of input tokens read "
-            f"from cache · {t['cache_breaks']:,} cache break(s) cost {dollars(t['cache_break_cost_usd'])} · "
-            f"{rule_words(acct)}")
+    of input tokens read from cache, the cache breaks and their cost, and the rule in force. With
+    no prompt caching (:func:`caches`), the cost once and that no prompt caching applies, and why
+    ("Cost $0.01234 · no prompt caching (the model's provider: ...)")."""
+    return " · ".join([*_totals_parts(rp), rule_words(cache_account(rp))])
 
 
 def strategy_cache_rows(replays: Mapping[str, Replay]) -> dict[str, list[str]]:
@@ -268,9 +316,12 @@ def break_cause(rp: Replay, call: int) -> str:
 
 def break_story(rp: Replay) -> str:
     """The notebook's paragraph on caching: the rule in force, the totals with caching, and the call
-    whose cache break re-sent the most, with what changed there, the tokens and the money."""
+    whose cache break re-sent the most, with what changed there, the tokens and the money. With no
+    prompt caching (:func:`caches`): that none applies and why, and the cost once."""
     acct = cache_account(rp)
-    head = f"**Prompt caching** under {rule_words(acct)}. " + totals_words(rp).split(" · " + rule_words(acct))[0] + "."
+    if not caches(acct):
+        return f"**Prompt caching**: none applies ({rule_why(acct)}). {_totals_parts(rp)[0]}."
+    head = f"**Prompt caching** under {rule_words(acct)}. " + " · ".join(_totals_parts(rp)) + "."
     c = worst_break(rp)
     if c is None:
         return head + " No call broke the cached prefix."

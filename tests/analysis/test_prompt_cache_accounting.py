@@ -196,7 +196,9 @@ def test_the_accounting_reads_each_row_once_and_works_per_run_not_per_row(monkey
 
 
 def test_a_replay_with_no_price_says_its_input_has_no_price_once(tmp_path) -> None:
-    """No model named: no price either way, said once ("has no price"), not as two empty costs."""
+    """No model named: no price either way, said once ("has no price"), not as two empty costs; and
+    no provider, so no cache rule: no share read from the cache either
+    (tests/analysis/test_cache_words_without_rule.py)."""
     import json as _json
 
     from inspector.prompt_cache import cache_totals_words
@@ -207,7 +209,8 @@ def test_a_replay_with_no_price_says_its_input_has_no_price_once(tmp_path) -> No
     path.write_text(_json.dumps({"messages": [{"role": "user", "content": "Where is order A-1?"},
                                               {"role": "assistant", "content": "It shipped."}]}))
     words = cache_totals_words(replay(None, load_transcript(path)))
-    assert "the one call's input has no price; 0 of " in words and "no price, no price" not in words
+    assert "the one call's input has no price" in words and "no price, no price" not in words
+    assert "read from the cache" not in words
 
 
 _PRICE = st.none() | st.floats(0, 1, allow_nan=False, width=32)

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
+from inspector.app.words import plain_md
 from inspector.replay import Replay, replay
 from inspector.report import cache_view
 from inspector.report.figures import band_bar_html, timeline
@@ -191,3 +192,28 @@ def test_the_fleet_sums_the_cost_with_caching_and_its_share_over_conversations(t
     cached, seen = costs[0]["cached"] + costs[1]["cached"], costs[0]["input"] + costs[1]["input"]
     assert summary["cache_hit_share"] == round(cached / seen, 4) and summary["cache_breaks"] == 0
     assert "cost with caching $" in worded(fleet_summary(runs)).columns
+
+
+def test_no_cache_rule_app_header_and_call_state_no_hits_or_breaks_and_the_cost_once() -> None:
+    """The manifest says ``prompt_cache: none``: the header says the cost once and that no prompt
+    caching applies, and the band bar's line and the call's cost figure say the same, with no share
+    read from cache, no cache break and no "with caching / without caching" pair."""
+    at = _app()
+    at.segmented_control(key="view").set_value("manifest").run()
+    good = str(at.text_area(key="manifest_yaml").value)
+    edited = good.replace("      model: gpt-4o\n", "      model: gpt-4o\n      prompt_cache: none\n")
+    assert edited != good
+    at.text_area(key="manifest_yaml").input(edited).run()
+    at.segmented_control(key="view").set_value("call").run()
+    assert not at.exception, [e.value for e in at.exception]
+    rp = _support()
+    cost = cache_view.cache_totals(rp)["cost_without_caching_usd"]  # the same replay's cost, nothing cached
+    header = next(c.value for c in at.caption if "no prompt caching" in c.value)
+    assert header == plain_md(f"Cost ${cost:,.5f} · no prompt caching (chosen by name in the settings)")
+    assert not any("read from cache" in c.value or "cache break" in c.value for c in at.caption)
+    assert any("hysteresis ceiling; markers: " in c.value for c in at.caption)  # the timeline's key: no cache line
+    bar = html.unescape(next(h.proto.body for h in at.html if "ci-band-bar" in h.proto.body))
+    assert "No prompt caching (chosen by name in the settings): " in bar
+    assert "read from cache" not in bar and "with caching" not in bar and "cache break" not in bar
+    figure = next(m for m in at.metric if m.label.startswith("Input cost"))
+    assert figure.label == "Input cost (USD)"
