@@ -13,7 +13,7 @@ from inspector.app.timeline import compare_timelines
 from inspector.app.widgets import agent_caption, mark_call, session_figure, show_problems
 from inspector.compare import OWN_STRATEGY, own_strategy_yaml, presets
 from inspector.replay import Replay
-from inspector.report import per_call
+from inspector.report import cache_view, per_call
 from inspector.report.tables import compare_table
 from inspector.transcripts import Transcript
 from inspector.vocabulary import standin_estimate_words
@@ -58,10 +58,10 @@ def strategy_editors(chosen: list[str], m: inputs.ManifestInput) -> dict[str, st
 
 def strategy_totals(replays: dict[str, Replay]) -> None:
     """The strategies' totals side by side, the prompt cache's first (cost with and without caching,
-    cache-hit share, cache breaks), with a line saying what "with caching" counts and, when the
-    offline stand-in writes any of their summaries, that their forgetting is an estimate."""
-    st.caption("Totals per strategy. Cost with caching counts the provider's prompt cache (read from cache, "
-               "written to cache, sent uncached); cost without caching pays every input token at the input price.")
+    cache-hit share, cache breaks), with a line saying what "with caching" counts, or that no prompt
+    caching applies and why (:func:`inspector.report.cache_view.strategy_cache_caption`), and, when
+    the offline stand-in writes any of their summaries, that their forgetting is an estimate."""
+    st.caption(words.plain_md(cache_view.strategy_cache_caption(replays)))
     st.dataframe(side_by_side.totals_by_strategy(compare_table(replays), replays), width="stretch",
                  key="compare_totals")
     for note in standin_estimate_words([rp.summarizer_label for rp in replays.values()]):

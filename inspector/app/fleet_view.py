@@ -12,6 +12,7 @@ from inspector.app.cached import conversations_cached, replay_cached, transcript
 from inspector.app.compare_view import strategy_spec
 from inspector.app.widgets import grouped, show_problems
 from inspector.errors import InspectorError
+from inspector.report import cache_view
 from inspector.vocabulary import standin_estimate_words
 
 ss = st.session_state
@@ -83,8 +84,11 @@ def fleet_tab(m: inputs.ManifestInput, src: inputs.TranscriptSource, fmt: str | 
                 "on these files)")
     for note in standin_estimate_words(runs["summarizer"]):  # the offline stand-in summarises: say so
         st.caption(words.plain_md(note))
-    summary = words.worded(side_by_side.fleet_summary(runs))
+    caching = cache_view.fleet_cache_caption(runs, runs.attrs.get("no_caching_why", ()))
+    if caching:  # rule none: no prompt caching applies, the cache's columns are left out or say so
+        st.caption(words.plain_md(caching))
+    summary = words.worded(cache_view.fleet_cache_shown(side_by_side.fleet_summary(runs)))
     st.dataframe(summary, hide_index=True, width="stretch", key="fleet_summary", column_config=grouped(summary))
     with st.expander("Every conversation under every strategy"):
-        table = words.worded(runs)
+        table = words.worded(cache_view.fleet_cache_shown(runs))
         st.dataframe(table, hide_index=True, width="stretch", key="fleet_runs", column_config=grouped(table))

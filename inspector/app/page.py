@@ -40,7 +40,7 @@ def header(rp: Replay, t: Transcript, m: inputs.ManifestInput, name: str) -> Non
     st.caption(f"Manifest {words.code_span(m.name)} · transcript {words.code_span(name)} "
                f"({t.format}, {len(t.messages):,} messages) · {per_call.calls_words(rp)} · counter "
                f"**{rp.counter}** · summarizer **{rp.summarizer_label}**")
-    st.caption(words.plain_md(cache_view.totals_words(rp)), help=cache_view.TOTALS_HELP)
+    st.caption(words.plain_md(cache_view.totals_words(rp)), help=cache_view.totals_help(rp))
     for note in standin_estimate_words(rp.summarizer_label):  # the offline stand-in summarises: say so
         st.caption(words.plain_md(note))
     if rp.agent is not None:

@@ -117,13 +117,15 @@ def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.Da
     """One row per (conversation, strategy): the totals the CLI's ``compare`` prints for a run
     (:func:`~inspector.report.tables.totals_row`) plus the forgotten references, so the app's
     fleet view and ``context-inspector compare A B C`` agree row for row; the prompt cache's
-    columns (:func:`inspector.report.cache_view.fleet_cache_row`); and the ``summarizer`` that wrote
-    the run's summaries (``Replay.summarizer_label``, as the sweep's column)."""
+    columns (:func:`inspector.report.cache_view.fleet_cache_row`, its ``cache_rule`` among them); and
+    the ``summarizer`` that wrote the run's summaries (``Replay.summarizer_label``, as the sweep's
+    column). ``attrs["no_caching_why"]``: why no prompt caching applies to the runs under the rule
+    ``none`` (:func:`inspector.report.cache_view.no_caching_why`), for the fleet's caption."""
     from inspector.forgetting import forgetting_totals, replay_needs
-    from inspector.report.cache_view import fleet_cache_row
+    from inspector.report.cache_view import fleet_cache_row, no_caching_why
     from inspector.report.tables import totals_row
 
-    rows = []
+    rows, whys = [], []
     for item, replays in runs:
         for name, rp in replays.items():
             row: dict[str, Any] = {"transcript": item.label, "conversation": item.conversation}
@@ -132,13 +134,20 @@ def fleet_runs(runs: Iterable[tuple[FleetInput, Mapping[str, Replay]]]) -> pd.Da
             row["forgotten"] = forgetting_totals(replay_needs(rp))["forgotten"]
             row["summarizer"] = rp.summarizer_label  # whose summaries: the offline stand-in's are an estimate
             rows.append(row)
-    return pd.DataFrame(rows)
+            why = no_caching_why(rp)
+            if why is not None and why not in whys:
+                whys.append(why)
+    df = pd.DataFrame(rows)
+    df.attrs["no_caching_why"] = whys
+    return df
 
 
 def fleet_summary(runs: pd.DataFrame) -> pd.DataFrame:
     """Per strategy over every conversation: :func:`inspector.report.fleet.fleet_table` (the CLI's
     fleet summary) plus the forgotten references summed, and the prompt cache's sums
-    (:func:`inspector.report.cache_view.fleet_cache_sums`) when the runs carry its columns."""
+    (:func:`inspector.report.cache_view.fleet_cache_sums`) when the runs carry its columns, with
+    the cache rules the strategy's runs were costed under (``cache_rule``; "openai, none" when they
+    differ)."""
     from inspector.prompt_cache import TOTALS_CACHE_COLUMNS
     from inspector.report.cache_view import fleet_cache_sums
     from inspector.report.fleet import fleet_table
@@ -150,4 +159,7 @@ def fleet_summary(runs: pd.DataFrame) -> pd.DataFrame:
         sums = [fleet_cache_sums(runs[runs["strategy"] == s]) for s in table["strategy"]]
         for code in TOTALS_CACHE_COLUMNS:
             table[code] = [row[code] for row in sums]
+    if "cache_rule" in runs.columns and not table.empty:
+        table["cache_rule"] = [", ".join(dict.fromkeys(str(r) for r in runs.loc[runs["strategy"] == s, "cache_rule"]))
+                               for s in table["strategy"]]
     return table

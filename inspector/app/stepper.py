@@ -16,10 +16,13 @@ from inspector.report.figures import TIMELINE_BAR_MAX, timeline
 from inspector.vocabulary import event_words
 
 
-def jump_words() -> dict[str, str]:
+def jump_words(rp: Replay) -> dict[str, str]:
     """The kinds of call the stepper jumps to, in words: the events of the strategies registered now
-    (:func:`inspector.vocabulary.event_words`) and the prompt cache's breaks."""
-    return {**event_words(), "cache_break": "cache break"}
+    (:func:`inspector.vocabulary.event_words`) and the prompt cache's breaks, the latter only when a
+    prompt-cache rule is in force for ``rp`` (:func:`inspector.report.cache_view.caches`): under the
+    rule ``none`` no call can break a cache."""
+    breaks = {"cache_break": "cache break"} if cache_view.caches(cache_view.cache_account(rp)) else {}
+    return {**event_words(), **breaks}
 
 ss = st.session_state
 
@@ -75,8 +78,8 @@ def stepper(rp: Replay) -> int:
         c[1].button("Next ▶", key="next", on_click=step, args=(1,), width="stretch",
                     shortcut="Right", help="Next call (→ key)")
         events = stepping.event_calls(rp)
-        words = jump_words()
-        if ss.get("jump_kind") not in events:  # first visit: the first kind this replay has
+        words = jump_words(rp)
+        if ss.get("jump_kind") not in words:  # first visit (or a kind this replay cannot have): the first it has
             ss.jump_kind = next((k for k in words if events.get(k)), next(iter(words)))
         c[2].selectbox("Jump to", list(words), key="jump_kind", label_visibility="collapsed", persist_state="page",
                        format_func=lambda k: f"{words[k]} ({len(events.get(k, ()))})",

@@ -145,11 +145,23 @@ def _sweep_on_dask(args: argparse.Namespace, transcripts: list[Any], grid: dict[
 
 
 def _state_cache(args: argparse.Namespace, df: Any) -> None:
-    """The prompt-cache rule the runs were costed under, and why, on stderr."""
-    rules = ", ".join(dict.fromkeys(str(r) for r in df["cache_rule"].dropna())) or "none (no run finished)"
+    """The prompt-cache rule the runs were costed under, and why, on stderr, and what the
+    ``cost_with_caching_usd`` column holds: the cost with caching; under the rule ``none`` (every
+    finished run's) no prompt caching applies, so it equals the cost without caching; with rules
+    mixed, the runs under ``none`` say so."""
+    found = list(dict.fromkeys(str(r) for r in df["cache_rule"].dropna()))
+    rules = ", ".join(found) or "none (no run finished)"
     why = (f"set by --cache-rule {args.cache_rule}" if args.cache_rule is not None else
            "the manifest's spec.models[].prompt_cache, else auto: by each run's model provider")
-    co.state([f"prompt cache: rule {rules} ({why}); the cost_with_caching_usd column is the cost with caching"])
+    if found == ["none"]:
+        column = ("no prompt caching applies, so the cost_with_caching_usd column is the cost without caching "
+                  "(cost_without_caching_usd)")
+    elif "none" in found:
+        column = ("the cost_with_caching_usd column is the cost with caching; for the runs under rule none no "
+                  "prompt caching applies, so it is their cost without caching")
+    else:
+        column = "the cost_with_caching_usd column is the cost with caching"
+    co.state([f"prompt cache: rule {rules} ({why}); {column}"])
 
 
 def _report_failures(df: Any) -> int:

@@ -12,7 +12,7 @@ vocabulary of the cache's columns, with their words).
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from inspector.prompt_cache import (
@@ -226,7 +226,7 @@ def fleet_cache_row(rp: Replay) -> dict[str, Any]:
     """:func:`cache_totals_row` plus the tokens read from cache and the input the cache saw
     (:data:`FLEET_TOKEN_COLUMNS`): one fleet row's cache columns."""
     metrics = cache_metrics(rp)
-    return {code: metrics[code] for code in (*TOTALS_CACHE_COLUMNS, *FLEET_TOKEN_COLUMNS)}
+    return {code: metrics[code] for code in (*TOTALS_CACHE_COLUMNS, *FLEET_TOKEN_COLUMNS, "cache_rule")}
 
 
 def fleet_cache_sums(group: Any) -> dict[str, Any]:
@@ -263,21 +263,46 @@ def totals_words(rp: Replay) -> str:
     return " · ".join([*_totals_parts(rp), rule_words(cache_account(rp))])
 
 
+NO_CACHING = "no prompt caching"
+"""A cell where a measure of the prompt cache has no meaning: a strategy or fleet row under the rule ``none``."""
+
+CACHE_CLAIMS: tuple[str, ...] = ("cost_with_caching_usd", "cache_hit_share", "cache_breaks", "cache_break_cost_usd",
+                                 "cached_tokens")
+"""The cache codes that claim a cache (a cost with it, hits, breaks, tokens read from it): under the rule
+``none`` a face's cell for them reads :data:`NO_CACHING`; the cost without caching stays, it is the cost."""
+
+
+def _cache_cell(code: str, value: Any) -> str:
+    """One cache measure as a table cell: dollars, the cache-hit share in percent, a count."""
+    if code.endswith("usd"):
+        return dollars(None if _missing(value) else float(value))
+    if _missing(value):
+        return "—"
+    if code == "cache_hit_share":
+        return f"{100 * float(value):.1f}%"
+    return f"{int(value):,}"
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
 def strategy_cache_rows(replays: Mapping[str, Replay]) -> dict[str, list[str]]:
     """Per measure of :data:`~inspector.prompt_cache.TOTALS_CACHE_COLUMNS` (in the words of
     :data:`~inspector.vocabulary.CACHE_WORDS`), one cell per strategy of ``replays``: costs in
-    dollars, the cache-hit share in percent, the breaks counted."""
+    dollars, the cache-hit share in percent, the breaks counted. A strategy with no prompt caching
+    (:func:`caches`) reads :data:`NO_CACHING` in the rows that claim a cache (:data:`CACHE_CLAIMS`)
+    and its cost in the row without caching; when no strategy caches, one row ``prompt caching``
+    reads "none" for each instead (:func:`strategy_cache_caption` says why)."""
+    caching = [caches(cache_account(rp)) for rp in replays.values()]
+    if replays and not any(caching):
+        return {"prompt caching": ["none"] * len(replays)}
     rows: dict[str, list[str]] = {CACHE_WORDS[code]: [] for code in TOTALS_CACHE_COLUMNS}
-    for rp in replays.values():
+    for rp, cached in zip(replays.values(), caching, strict=True):
         row = cache_totals_row(rp)
         for code in TOTALS_CACHE_COLUMNS:
-            value, words = row[code], CACHE_WORDS[code]
-            if code.endswith("usd"):
-                rows[words].append(dollars(value))
-            elif code == "cache_hit_share":
-                rows[words].append(f"{100 * value:.1f}%")
-            else:
-                rows[words].append(f"{value:,}")
+            cell = NO_CACHING if not cached and code in CACHE_CLAIMS else _cache_cell(code, row[code])
+            rows[CACHE_WORDS[code]].append(cell)
     return rows
 
 
@@ -286,6 +311,85 @@ def strategy_cache_table(replays: Mapping[str, Replay]) -> Any:
     import pandas as pd
 
     return pd.DataFrame.from_dict(strategy_cache_rows(replays), orient="index", columns=list(replays))
+
+
+STRATEGY_CACHE_WORDS = ("Cost with caching counts the provider's prompt cache (read from cache, written to cache, "
+                        "sent uncached); cost without caching pays every input token at the input price.")
+"""What the strategies' cost with and without caching count (:func:`strategy_cache_caption`)."""
+
+
+def _no_caching_why(named: Mapping[str, CacheAccount]) -> str:
+    """Why no prompt caching applies to the accounts ``named`` (strategy or run name → account): the
+    one reason they share, else each name's."""
+    whys = {name: rule_why(acct) for name, acct in named.items()}
+    if len(set(whys.values())) == 1:
+        return next(iter(whys.values()))
+    return "; ".join(f"{name}: {why}" for name, why in whys.items())
+
+
+def strategy_cache_caption(replays: Mapping[str, Replay]) -> str:
+    """The line above the strategies' totals: what the cost with and without caching count
+    (:data:`STRATEGY_CACHE_WORDS`); with no prompt caching for any strategy, that none applies and
+    why, and that every input token is paid at the input price; for some of them, which and why."""
+    accts = {name: cache_account(rp) for name, rp in replays.items()}
+    plain = {name: acct for name, acct in accts.items() if not caches(acct)}
+    if accts and len(plain) == len(accts):
+        return (f"Totals per strategy. No prompt caching applies ({_no_caching_why(plain)}): every input token is "
+                "paid at the input price, so nothing is read from a cache and no call breaks one.")
+    words = f"Totals per strategy. {STRATEGY_CACHE_WORDS}"
+    if plain:
+        words += (f" No prompt caching applies to {', '.join(plain)} ({_no_caching_why(plain)}): its cells read "
+                  f"\"{NO_CACHING}\".")
+    return words
+
+
+def no_caching_why(rp: Replay) -> str | None:
+    """Why no prompt caching applies to ``rp`` (:func:`rule_why`); None when a rule caches. A fleet
+    keeps these for its caption (:func:`fleet_cache_caption`)."""
+    acct = cache_account(rp)
+    return None if caches(acct) else rule_why(acct)
+
+
+def fleet_cache_caption(runs: Any, whys: Iterable[str] = ()) -> str:
+    """The fleet's line on prompt caching over ``runs`` (a table with ``cache_rule``; ``whys``: why
+    no caching applies to its runs under ``none``, as :func:`no_caching_why` gives them): "" when
+    every run caches; else that no prompt caching applies (to how many runs, when not to all) and
+    why, and that the cache's columns are left out or its cells read :data:`NO_CACHING`."""
+    if "cache_rule" not in runs.columns or len(runs) == 0:
+        return ""
+    none = int((runs["cache_rule"] == "none").sum())
+    if not none:
+        return ""
+    reasons = list(dict.fromkeys(whys))
+    because = f" ({'; '.join(reasons)})" if reasons else ""
+    if none == len(runs):
+        return (f"No prompt caching applies{because}: every input token is paid at the input price, so nothing "
+                "is read from a cache, no call breaks one, and the prompt cache's columns are left out.")
+    return (f"No prompt caching applies to {none:,} of the {len(runs):,} runs{because}: their cells for the "
+            f"cost with caching, the cache-hit share and the cache breaks read \"{NO_CACHING}\".")
+
+
+FLEET_CACHE_MEASURES: tuple[str, ...] = (*TOTALS_CACHE_COLUMNS, *FLEET_TOKEN_COLUMNS)
+"""A fleet table's prompt-cache measures (the codes of :func:`fleet_cache_row` but the rule)."""
+
+
+def fleet_cache_shown(table: Any) -> Any:
+    """A fleet table (runs or summary per strategy, with codes and ``cache_rule``) for people: rows
+    under the rule ``none`` read :data:`NO_CACHING` in the columns that claim a cache
+    (:data:`CACHE_CLAIMS`, written out as cells in every row); when every row is under ``none`` the
+    cache's measures (:data:`FLEET_CACHE_MEASURES`) are left out and ``cost_usd`` is the cost. A
+    table without ``cache_rule`` or with no such row is returned as it is."""
+    if "cache_rule" not in table.columns:
+        return table
+    none = (table["cache_rule"] == "none").to_numpy()
+    if not none.any():
+        return table
+    if none.all():
+        return table.drop(columns=[c for c in FLEET_CACHE_MEASURES if c in table.columns])
+    out = table.copy()
+    for code in (c for c in CACHE_CLAIMS if c in out.columns):
+        out[code] = [NO_CACHING if n else _cache_cell(code, v) for n, v in zip(none, out[code], strict=True)]
+    return out
 
 
 def worst_break(rp: Replay) -> CallCacheCost | None:
@@ -349,3 +453,14 @@ TOTALS_HELP = ("Input tokens a provider would serve from its prompt cache, from 
                "payload changed inside the cached prefix (a compaction, a trim, a sliding window): the tokens "
                "after the change are sent again without the cache. The summarizer's own cost is in both totals.")
 """The words behind the totals with caching (the app's help tooltip on them)."""
+
+
+def totals_help(rp: Replay) -> str:
+    """The help tooltip on the header's totals (:func:`totals_words`): :data:`TOTALS_HELP`; with no
+    prompt caching (:func:`caches`), that none applies and why, and what the cost counts."""
+    acct = cache_account(rp)
+    if caches(acct):
+        return TOTALS_HELP
+    return (f"No prompt caching applies ({rule_why(acct)}): nothing is read from or written to a cache and no call "
+            "breaks one; every input token is paid at the input price (litellm's model map). The summarizer's own "
+            "cost is in the total.")

@@ -217,3 +217,64 @@ def test_no_cache_rule_app_header_and_call_state_no_hits_or_breaks_and_the_cost_
     assert "read from cache" not in bar and "with caching" not in bar and "cache break" not in bar
     figure = next(m for m in at.metric if m.label.startswith("Input cost"))
     assert figure.label == "Input cost (USD)"
+
+
+def _no_cache_rule_app(at: AppTest | None = None) -> AppTest:
+    """The app (``at``, else a new one) with ``prompt_cache: none`` added to the manifest editor's model row."""
+    at = at or _app()
+    at.segmented_control(key="view").set_value("manifest").run()
+    good = str(at.text_area(key="manifest_yaml").value)
+    edited = good.replace("      model: gpt-4o\n", "      model: gpt-4o\n      prompt_cache: none\n")
+    assert edited != good
+    at.text_area(key="manifest_yaml").input(edited).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _jump_options(at: AppTest) -> list[str]:
+    return [str(o) for o in at.selectbox(key="jump_kind").options]
+
+
+def test_no_cache_rule_stepper_offers_no_cache_break_jump() -> None:
+    """Under a caching rule (the demo's gpt-4o: OpenAI's) the stepper offers to jump to a cache break;
+    under ``prompt_cache: none`` no call can break a cache, so it does not."""
+    at = _app()
+    assert any(o.startswith("cache break (") for o in _jump_options(at))
+    at.selectbox(key="jump_kind").select("cache_break").run()  # chosen, then the rule goes away
+    _no_cache_rule_app(at).segmented_control(key="view").set_value("call").run()
+    assert not at.exception, [e.value for e in at.exception]
+    options = _jump_options(at)
+    assert options and not any("cache break" in o for o in options), options
+    assert at.session_state["jump_kind"] != "cache_break"
+
+
+def test_no_cache_rule_side_by_side_and_fleet_claim_no_hits_or_breaks() -> None:
+    """``prompt_cache: none``: Side by side's totals have one "prompt caching: none" row instead of the
+    cost with caching, cache-hit share and breaks, and the caption says no prompt caching applies and
+    why; the fleet leaves the cache's columns out and says the same."""
+    at = _no_cache_rule_app()
+    at.segmented_control(key="view").set_value("compare").run()
+    at.multiselect(key="cmp_strategies").set_value(["stack", "sliding-window"]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = next(d.value for d in at.dataframe if isinstance(d.value, pd.DataFrame)
+                 and "prompt caching" in map(str, d.value.index))
+    assert list(shown.loc["prompt caching"]) == ["none", "none"]
+    assert not {"cost with caching $", "cache-hit share", "cache breaks", "cost of the cache breaks $"} & set(shown.index)
+    captions = [c.value for c in at.caption]
+    assert plain_md("Totals per strategy. No prompt caching applies (chosen by name in the settings): every input "
+                    "token is paid at the input price, so nothing is read from a cache and no call breaks one.") \
+        in captions
+    assert not any("Cost with caching counts" in c for c in captions)
+    # the fleet: the loaded conversation and one more, under the two strategies
+    at.segmented_control(key="view").set_value("fleet").run()
+    extra = json.dumps({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]})
+    at.file_uploader(key="fleet_uploads").set_value([("one.json", extra.encode(), "application/json")]).run()
+    at.button(key="fleet_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    summary = next(d.value for d in at.dataframe if isinstance(d.value, pd.DataFrame)
+                   and "strategy" in d.value.columns and "cache rule" in d.value.columns)
+    assert list(summary["strategy"]) == ["stack", "sliding-window"] and set(summary["cache rule"]) == {"none"}
+    assert not {"cost with caching $", "cache-hit share", "cache breaks", "read from cache (tokens)"} & \
+        set(summary.columns)
+    assert any(c.value.startswith(plain_md("No prompt caching applies (chosen by name in the settings)"))
+               for c in at.caption)
