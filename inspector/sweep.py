@@ -485,6 +485,14 @@ def cost_column(df: Any) -> str | None:
     return None
 
 
+def no_prompt_caching(df: Any) -> bool:
+    """Whether no prompt caching applies to the runs of ``df`` (a sweep table or its
+    :func:`by_setting` aggregate): every finished run's ``cache_rule`` is ``none``, so its
+    ``cost_with_caching_usd`` is the cost without caching and the faces say so instead of "with caching"."""
+    ok = df[df["error"].isna()] if "error" in df.columns else df
+    return "cache_rule" in ok.columns and len(ok) > 0 and bool((ok["cache_rule"] == "none").all())
+
+
 def by_setting(df: Any) -> Any:
     """One row per grid combination, summed over transcripts (peak and budget: worst case;
     ``user_turns``: the longest transcript; ``forgotten_ids``: the union; ``forgotten_per_call``

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.sweep import by_setting, cost_column, param_columns, resolve_key
+from inspector.sweep import by_setting, cost_column, no_prompt_caching, param_columns, resolve_key
 
 _METRIC_WORDS = {
     "cost_with_caching_usd": "total cost with prompt caching (the agent's calls at the provider's cache-read, "
@@ -27,6 +27,9 @@ _METRIC_WORDS = {
     "payload_cost_usd": "cost of the agent's own calls",
     "tokens_sent": "total input tokens (no price is known for this model)",
 }
+_NO_CACHING_WORDS = ("total cost (no prompt caching applies: every run's cache rule is none, so every input token is "
+                     "paid at the input price; the agent's calls and the summarizer's)")
+"""What ``cost_with_caching_usd`` is when no prompt caching applies (:func:`inspector.sweep.no_prompt_caching`)."""
 _SAME = ("tokens_sent", "forgotten", "summarizer_calls", "peak_payload", "trimmed", "messages_summarised",
          "messages_dropped")
 
@@ -242,12 +245,14 @@ def _cost_words(ranked: Any, params: Sequence[str], metric: str, discriminates: 
     budget = int(best["input_budget"])
     peak = int(best["peak_payload"])
     pct = 100.0 * peak / budget if budget else 0.0
-    body = (f"Ranked by {_METRIC_WORDS[metric]}, the cheapest of those is {_setting_words(best, params)}: "
+    plain = metric == "cost_with_caching_usd" and no_prompt_caching(ranked)  # rule none: one cost, no caching
+    ranked_by = _NO_CACHING_WORDS if plain else _METRIC_WORDS[metric]
+    body = (f"Ranked by {ranked_by}, the cheapest of those is {_setting_words(best, params)}: "
             f"{_value_words(metric, best[metric])} over {int(best['frames']):,} LLM call(s), "
             f"{int(best['tokens_sent']):,} input tokens in all, and a peak payload of {peak:,} tokens "
             f"({pct:.0f} % of the budget).")
     without = next((c for c in ("cost_without_caching_usd", "cost_usd") if c in best.index), None)
-    if metric == "cost_with_caching_usd" and without is not None:
+    if metric == "cost_with_caching_usd" and without is not None and not plain:
         body += f" Without prompt caching it would cost {_money(best[without])}."
     dearest = ranked.iloc[-1]
     spread = 100.0 * (1 - float(best[metric]) / float(dearest[metric])) if float(dearest[metric]) > 0 else 0.0
@@ -392,7 +397,7 @@ def hysteresis_effect(df: Any, ratio: str = "hysteresis_ratio") -> str:
 def settings_table(df: Any) -> Any:
     """A table that fits a page: one row per setting, the grid columns and the numbers the
     recommendation weighs (input tokens, peak as % of budget, calls over budget, summarizer calls,
-    forgotten references, cost)."""
+    forgotten references, cost; "cost usd (no prompt caching)" when no prompt caching applies)."""
     agg = df if "runs" in df.columns else by_setting(df)
     params = param_columns(agg.drop(columns=["runs", "errors"]))
     metric = cost_column(agg) or "tokens_sent"
@@ -402,6 +407,7 @@ def settings_table(df: Any) -> Any:
     out["over budget"] = agg["over_budget"]
     out["summarizer calls"] = agg["summarizer_calls"]
     out["forgotten"] = agg["forgotten"]
-    if metric != "tokens_sent":
-        out[metric.replace("_", " ")] = agg[metric].round(4)
+    if metric != "tokens_sent":  # under rule none the cost with caching is the one cost: no "with caching" heading
+        plain = metric == "cost_with_caching_usd" and no_prompt_caching(agg)
+        out["cost usd (no prompt caching)" if plain else metric.replace("_", " ")] = agg[metric].round(4)
     return out

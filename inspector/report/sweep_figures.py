@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from inspector.report.recommend import Recommendation
-from inspector.sweep import by_setting, cost_column, param_columns
+from inspector.sweep import by_setting, cost_column, no_prompt_caching, param_columns
 
 PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D",
            "#BAB0AC", "#EECA3B")
@@ -26,6 +26,8 @@ SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star-square")
 _COST_TITLES = {"cost_with_caching_usd": "cost with prompt caching (USD, agent + summarizer)",
                 "cost_without_caching_usd": "cost without prompt caching (USD, agent + summarizer)",
                 "cost_usd": "cost (USD, agent + summarizer)", "payload_cost_usd": "cost (USD, agent's calls only)"}
+_NO_CACHING_TITLE = "cost, no prompt caching (USD, agent + summarizer)"
+"""The cost panel's title when no prompt caching applies (:func:`inspector.sweep.no_prompt_caching`)."""
 
 
 def _aggregate(df: Any) -> Any:
@@ -133,16 +135,18 @@ def tokens_and_cost(df: Any, x: str = "keep_turns", *, recommended: Recommendati
                     ) -> Any:
     """Total input tokens (left) and cost (right) against ``x``; a star marks the recommended setting.
     The cost is the one the tuner ranks on (:func:`inspector.sweep.cost_column`); when that is the
-    cost with prompt caching, a third panel shows the cost without caching beside it."""
+    cost with prompt caching, a third panel shows the cost without caching beside it, unless no prompt
+    caching applies (every run's rule ``none``), where the one cost panel says so."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     agg = _aggregate(df)
     cost = cost_column(agg)
     costs = [cost] if cost else []
-    if cost == "cost_with_caching_usd" and agg["cost_without_caching_usd"].notna().all():
+    plain = cost == "cost_with_caching_usd" and no_prompt_caching(agg)  # rule none: one cost, said once
+    if cost == "cost_with_caching_usd" and agg["cost_without_caching_usd"].notna().all() and not plain:
         costs.append("cost_without_caching_usd")
-    titles = ["total input tokens"] + [_COST_TITLES[c] for c in costs]
+    titles = ["total input tokens"] + [_NO_CACHING_TITLE if plain else _COST_TITLES[c] for c in costs]
     fig = make_subplots(rows=1, cols=len(titles), subplot_titles=titles, horizontal_spacing=0.08 + 0.04 * (3 - len(titles)))
     cols = [("tokens_sent", 1)] + [(c, k) for k, c in enumerate(costs, start=2)]
     groups = _groups(agg, x)

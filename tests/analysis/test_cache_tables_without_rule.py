@@ -17,6 +17,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,7 +37,7 @@ MISTRAL_WHY = f"the model's provider: litellm entry {MISTRAL}: provider mistral"
 CLAIMS = ("cache-hit", "cache break", "read from cache", "with caching")  # what only a cache can have
 
 
-def _manifest(model: str, strategy: str = "stack", prompt_cache: str | None = None) -> dict:
+def _manifest(model: str, strategy: Any = "stack", prompt_cache: str | None = None) -> dict:
     row = {"id": "main", "model": model, **({"prompt_cache": prompt_cache} if prompt_cache else {})}
     return {"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "tables"},
             "spec": {"models": [row], "context_manager": strategy}}
@@ -188,3 +189,41 @@ def test_a_caching_rule_keeps_the_sweeps_line(two: Path) -> None:
     assert ("prompt cache: rule openai (set by --cache-rule openai); the cost_with_caching_usd column is the cost "
             "with caching") in proc.stderr
     assert "no prompt caching" not in proc.stderr
+
+
+def _swept(two: Path, cache_rule: str) -> Any:
+    from inspector.sweep import sweep
+
+    manifest = _manifest("gpt-4o", {"type": "sliding-window", "params": {"keep_turns": 1}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return sweep(manifest, [str(two)], {"keep_turns": [1, 2]}, processes=1, progress=False,
+                     cache_rule=cache_rule)
+
+
+def test_no_cache_rule_tuner_ranks_on_the_cost_and_says_no_caching_applies(two: Path) -> None:
+    from inspector.report.recommend import recommend, settings_table
+    from inspector.report.sweep_figures import tokens_and_cost
+
+    df = _swept(two, "none")
+    assert set(df["cache_rule"]) == {"none"}
+    rec = recommend(df)
+    assert rec.metric == "cost_with_caching_usd"  # the machine's metric code is unchanged
+    assert "Ranked by total cost (no prompt caching applies: every run's cache rule is none" in rec.text
+    assert "with prompt caching" not in rec.text and "Without prompt caching it would cost" not in rec.text
+    assert list(settings_table(df).columns)[-1] == "cost usd (no prompt caching)"  # the notebook's table
+    fig = tokens_and_cost(df, "keep_turns", recommended=rec)  # one cost panel, saying so
+    assert [a.text for a in fig.layout.annotations] == ["total input tokens",
+                                                        "cost, no prompt caching (USD, agent + summarizer)"]
+
+
+def test_a_caching_rule_keeps_the_tuners_words_and_both_cost_panels(two: Path) -> None:
+    from inspector.report.recommend import recommend, settings_table
+    from inspector.report.sweep_figures import tokens_and_cost
+
+    df = _swept(two, "openai")
+    rec = recommend(df)
+    assert list(settings_table(df).columns)[-1] == "cost with caching usd"
+    assert "Ranked by total cost with prompt caching" in rec.text and "Without prompt caching it would cost" in rec.text
+    assert [a.text for a in tokens_and_cost(df, "keep_turns").layout.annotations][1:] == [
+        "cost with prompt caching (USD, agent + summarizer)", "cost without prompt caching (USD, agent + summarizer)"]
