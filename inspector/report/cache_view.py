@@ -77,6 +77,10 @@ def rule_words(acct: CacheAccount) -> str:
     return f"{RULE_WORDS.get(acct.rule.name, acct.rule.name)} ({rule_why(acct)})"
 
 
+UNPRICED_WORDS = "Cost unknown (no price for this model)"
+"""The cost part of the totals when no prompt caching applies and the model has no price (or none is named)."""
+
+
 def dollars(value: float | None) -> str:
     """A cost in dollars with five decimals, or "no price" when it is unknown (None)."""
     return "no price" if value is None else f"${value:,.5f}"
@@ -248,7 +252,8 @@ def _totals_parts(rp: Replay) -> list[str]:
     share read from cache and the breaks."""
     t = cache_totals(rp)
     if not caches(cache_account(rp)):  # both costs are the same: said once
-        return [f"Cost {dollars(t['cost_without_caching_usd'])}"]
+        cost = t["cost_without_caching_usd"]
+        return [UNPRICED_WORDS if cost is None else f"Cost {dollars(cost)}"]
     return [f"Cost with caching {dollars(t['cost_with_caching_usd'])} (without caching "
             f"{dollars(t['cost_without_caching_usd'])})",
             f"{100 * t['cache_hit_share']:.0f}% of input tokens read from cache",

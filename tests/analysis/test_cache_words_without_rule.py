@@ -147,3 +147,15 @@ def test_a_caching_rule_keeps_the_hits_breaks_and_both_costs_on_every_face(tmp_p
     assert cache_totals_words(rp).startswith("with prompt caching (rule openai): the 2 calls' input costs $0.0049, "
                                              "$0.0065 without caching; 1,280 of 2,619 input tokens (49 %) read from "
                                              "the cache")
+
+
+def test_no_cache_rule_and_no_price_the_totals_line_says_the_cost_is_unknown(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"messages": [{"role": "user", "content": "Where is order A-1?"},
+                                             {"role": "assistant", "content": "It shipped."}]}), encoding="utf-8")
+    rp = replay(None, load_transcript(path))  # no model: no provider, no rule, no price
+    words = cache_view.totals_words(rp)
+    assert words == ("Cost unknown (no price for this model) · no prompt caching (no model named, so no provider: "
+                     "no cache rule)")
+    assert cache_view.break_story(rp) == ("**Prompt caching**: none applies (no model named, so no provider: no cache "
+                                          "rule). Cost unknown (no price for this model).")
