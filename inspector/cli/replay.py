@@ -113,9 +113,11 @@ def _replay_title(rp: Any, t: Any) -> str:
 
 def _replay_table(rp: Any, t: Any, args: argparse.Namespace, colour: bool) -> str:
     """One replay's terminal table, its title and, when there is one, the pending call's note."""
-    from inspector.prompt_cache import cache_totals_words
+    from inspector.prompt_cache import cache_totals_words, replay_cache
+    from inspector.report.cache_view import caches, people_columns
 
-    text = co.render_table(_pending_table_rows(_frame_rows(rp, t, args.cache_rule)), FRAME_COLUMNS,
+    columns = people_columns(FRAME_COLUMNS, caches(replay_cache(rp, args.cache_rule)), key=lambda c: c.key)
+    text = co.render_table(_pending_table_rows(_frame_rows(rp, t, args.cache_rule)), columns,
                            title=_replay_title(rp, t), wide=args.wide, color=colour)
     width = co.WIDE_WIDTH if args.wide else co.TABLE_WIDTH
     text += "\n".join(textwrap.wrap(f"total cost {cache_totals_words(rp, args.cache_rule)}", width)) + "\n"

@@ -55,8 +55,17 @@ def _fleet_text(args: argparse.Namespace, runs: Runs, fmt: str, colour: bool) ->
     files = sorted({file_label(t) for t in runs.transcripts})
     heading = f"{runs.fleet_title} ({len(runs.transcripts):,} conversations of {', '.join(files)})"
     lead = [Column(c) for c in fleet.columns if c not in {f.key for f in FLEET_COLUMNS}]
-    return co.render_table(fleet.to_dict(orient="records"), [*lead, *FLEET_COLUMNS], wide=args.wide,
-                           color=colour, title=heading)
+    return co.render_table(fleet.to_dict(orient="records"), _people_columns([*lead, *FLEET_COLUMNS], runs.table),
+                           wide=args.wide, color=colour, title=heading)
+
+
+def _people_columns(columns: Sequence[Column], table: Any) -> list[Column]:
+    """``columns`` without those that claim a cache when no prompt caching applies to the runs of
+    ``table`` (:func:`inspector.sweep.no_prompt_caching`; :func:`inspector.report.cache_view.people_columns`)."""
+    from inspector.report.cache_view import people_columns
+    from inspector.sweep import no_prompt_caching
+
+    return people_columns(columns, not no_prompt_caching(table), key=lambda c: c.key)
 
 
 def _pending_runs_note(table: Any) -> str | None:
@@ -86,6 +95,7 @@ def _table_text(args: argparse.Namespace, runs: Runs) -> str:
     transcripts = runs.transcripts
     many = len(transcripts) > 1
     cols = list(runs.columns) if many else [c for c in runs.columns if c.key not in ("transcript", "conversation")]
+    cols = _people_columns(cols, runs.table)
     title = None if many else f"{file_label(transcripts[0])} · conversation {transcripts[0].conversation}"
     text = co.render_table(runs.table.to_dict(orient="records"), cols, title=title, wide=args.wide, color=colour)
     if runs.fleet is not None:

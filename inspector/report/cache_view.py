@@ -12,8 +12,8 @@ vocabulary of the cache's columns, with their words).
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from inspector.prompt_cache import (
     TOTALS_CACHE_COLUMNS,
@@ -24,6 +24,8 @@ from inspector.prompt_cache import (
 )
 from inspector.replay import Replay
 from inspector.vocabulary import CACHE_WORDS
+
+T = TypeVar("T")
 
 RULE_WORDS = {
     "openai": "OpenAI automatic prefix caching",
@@ -275,6 +277,13 @@ CACHE_CLAIMS: tuple[str, ...] = ("cost_with_caching_usd", "cache_hit_share", "ca
                                  "cached_tokens")
 """The cache codes that claim a cache (a cost with it, hits, breaks, tokens read from it): under the rule
 ``none`` a face's cell for them reads :data:`NO_CACHING`; the cost without caching stays, it is the cost."""
+
+
+def people_columns(columns: Sequence[T], caching: bool, key: Callable[[T], str] = str) -> list[T]:
+    """``columns`` of a table for people, without those that claim a cache (:data:`CACHE_CLAIMS`, by
+    ``key``) when no prompt caching applies (``caching`` False: rule ``none``), where they could only
+    read 0 or repeat the cost. Tables for machines (CSV, JSON) keep every column."""
+    return list(columns) if caching else [c for c in columns if key(c) not in CACHE_CLAIMS]
 
 
 def _cache_cell(code: str, value: Any) -> str:

@@ -158,3 +158,31 @@ def test_the_fleet_summary_sums_the_cost_with_caching(capsys: Cap, tmp_path: Pat
     runs = [r["cost_with_caching_usd"] for r in doc["strategies"]]
     assert runs == [pytest.approx(0.0049475)] * 2  # a stack never summarises: the calls' cost alone
     assert doc["fleet"][0]["cost_with_caching_usd"] == pytest.approx(2 * 0.0049475)
+
+
+# --- under the rule none, the tables for people leave out the columns that claim a cache -------------------------
+# (nothing is read from a cache, the cost with caching is the cost: those columns could only read 0 or repeat it;
+# CSV and JSON keep every column, tests above and tests/analysis/test_cache_words_without_rule.py)
+
+CACHE_WORDS_IN_HEADINGS = ("caching", "share", "breaks", "read")  # one word per line: a heading wraps
+
+
+def test_under_rule_none_the_wide_replay_table_ends_on_the_one_cost(capsys: Cap, two: str) -> None:
+    _, out, _ = run(capsys, "replay", two, "--format", "table", "--wide", "--cache-rule", "none")
+    lines = out.splitlines()
+    heading = next(i for i, line in enumerate(lines) if line.split()[:1] == ["call"])
+    assert lines[heading].split()[-2:] == ["cost", "$"]  # the last column: the one cost
+    assert not any(w in line for line in lines[1:heading + 1] for w in CACHE_WORDS_IN_HEADINGS)
+    total = next(line for line in lines if line.startswith("total "))
+    assert total.split()[-1] == "0.0065"  # 2 619 input tokens at gpt-4o's $2.5 per million
+    _, out, _ = run(capsys, "replay", two, "--format", "csv", "--cache-rule", "none")
+    header = next(csv.reader(io.StringIO(out)))
+    assert "cached_tokens" in header and "cost_with_caching_usd" in header  # the CSV keeps its columns
+
+
+def test_under_rule_none_the_compare_and_sweep_tables_leave_the_cache_columns_out(capsys: Cap, two: str) -> None:
+    for argv in (("compare", two, "--strategy", "w=sliding-window"), ("sweep", two, "--grid", "keep_turns=1,2")):
+        _, out, _ = run(capsys, *argv, "--format", "table", "--wide", "--cache-rule", "none")
+        assert "cost" in out and not any(w in out for w in CACHE_WORDS_IN_HEADINGS), argv
+        _, out, _ = run(capsys, *argv, "--format", "table", "--wide", "--cache-rule", "openai")
+        assert all(w in out for w in ("caching", "share", "breaks")), argv  # a caching rule keeps them
