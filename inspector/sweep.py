@@ -539,7 +539,8 @@ def by_setting(df: Any) -> Any:
 def _cache_by_setting(out: Any, grouped: Any) -> None:
     """Put the prompt-cache columns of :func:`by_setting` into ``out`` when the runs have them: the
     costs summed only when every transcript has one, breaks and tokens summed, the hit share
-    recomputed from the summed tokens, the rule of the first run (every column of
+    recomputed from the summed tokens, the rules of its runs ("none, openai" when its transcripts'
+    models differ: "none" only when no run of the setting caches; every column of
     :data:`~inspector.prompt_cache.CACHE_COLUMNS`)."""
     if "cost_with_caching_usd" not in grouped.obj.columns:
         return
@@ -553,4 +554,4 @@ def _cache_by_setting(out: Any, grouped: Any) -> None:
     inputs = out["cache_input_tokens"].astype(float)
     share = out["cached_tokens"].astype(float) / inputs.where(inputs > 0)
     out["cache_hit_share"] = share.fillna(0.0).round(4)
-    out["cache_rule"] = grouped["cache_rule"].first()
+    out["cache_rule"] = grouped["cache_rule"].agg(lambda s: ", ".join(dict.fromkeys(str(r) for r in s.dropna())))

@@ -227,3 +227,27 @@ def test_a_caching_rule_keeps_the_tuners_words_and_both_cost_panels(two: Path) -
     assert "Ranked by total cost with prompt caching" in rec.text and "Without prompt caching it would cost" in rec.text
     assert [a.text for a in tokens_and_cost(df, "keep_turns").layout.annotations][1:] == [
         "cost with prompt caching (USD, agent + summarizer)", "cost without prompt caching (USD, agent + summarizer)"]
+
+
+def test_a_setting_whose_transcripts_have_different_rules_is_not_read_as_no_caching(tmp_path: Path) -> None:
+    # one transcript recorded on mistral (no prompt-cache rule), one on gpt-4o (OpenAI's); the manifest names no
+    # model, so each run is costed under its transcript's rule: per setting the rules are "none, openai", and the
+    # tuner's aggregate must not say that no prompt caching applies (it did when it kept the first run's rule)
+    from inspector.report.recommend import settings_table
+    from inspector.sweep import by_setting, no_prompt_caching, sweep
+
+    gpt = two_calls(tmp_path / "gpt.json")
+    doc = json.loads(gpt.read_text(encoding="utf-8"))
+    doc["model"] = MISTRAL
+    mis = tmp_path / "mistral.json"
+    mis.write_text(json.dumps(doc), encoding="utf-8")
+    manifest = {"apiVersion": "mas/v1", "kind": "Agent", "metadata": {"name": "mixed"},
+                "spec": {"context_manager": {"type": "sliding-window", "params": {"keep_turns": 1}}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        df = sweep(manifest, [str(mis), str(gpt)], {"keep_turns": [1, 2]}, processes=1, progress=False)
+    assert list(df["cache_rule"]) == ["none", "none", "openai", "openai"]
+    agg = by_setting(df)
+    assert list(agg["cache_rule"]) == ["none, openai", "none, openai"]
+    assert not no_prompt_caching(agg)
+    assert list(settings_table(df).columns)[-1] == "cost with caching usd"
