@@ -82,7 +82,17 @@ sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import cli_startup  # noqa: E402
-from replay_scaling import GROWTH_LIMIT, STRATEGIES, WINDOW, _functions, acting_calls, growth, one_enormous_turn, synth  # noqa: E402
+from replay_scaling import (  # noqa: E402
+    GROWTH_LIMIT,
+    STRATEGIES,
+    WINDOW,
+    _functions,
+    acting_calls,
+    growth,
+    one_enormous_turn,
+    plain_rows,
+    synth,
+)
 
 from inspector.engine.tokens import TiktokenCounter, content_text  # noqa: E402
 from inspector.forgetting import call_needs  # noqa: E402
@@ -404,7 +414,7 @@ def changed_of(rp: Any) -> str:
     for f in rp.frames:
         cut = sum(b - a for a, b in f.trimmed)
         trimmed += cut > 0
-        managed += bool(f.replaced) or sum(n for _r, n, _b, _s, own in f.segments if own is None) + cut < f.at
+        managed += bool(f.replaced) or plain_rows(f) + cut < f.at
     return f"{managed:,}/{trimmed:,} of {len(rp.frames):,}"
 
 

@@ -120,10 +120,15 @@ def strategies() -> dict[str, dict[str, Any]]:
 STRATEGIES = strategies()
 
 
+def plain_rows(f: Any) -> int:
+    """How many transcript rows frame ``f`` sends as they are (its segments' plain runs)."""
+    return sum(n for _r, n, _b, _s, own in f.segments if own is None)
+
+
 def acting_calls(rp: Replay) -> int:
     """The calls whose payload leaves out or replaces a transcript row it could have sent (the
     manager's or the trimmer's doing): the evidence that a strategy acted on a transcript."""
-    return sum(1 for f in rp.frames if f.replaced or sum(n for _r, n, _b, _s, own in f.segments if own is None) < f.at)
+    return sum(1 for f in rp.frames if f.replaced or plain_rows(f) < f.at)
 
 
 GROWTH_LIMIT = 3.0

@@ -31,6 +31,7 @@ from inspector.engine.cache import (
     RULE_NAMES,
     CachePrices,
     CacheRule,
+    NO_CACHE,
     CacheRuleError,
     CallCache,
     PromptCache,
@@ -41,11 +42,17 @@ from inspector.engine.cache import (
 from inspector.prompt_cache_rows import CallRows, RowUnits, resent_tokens, shared_rows
 from inspector.vocabulary import CACHE_WORDS
 
-__all__ = ["CACHE_COLUMNS", "CACHE_RULE_CHOICES", "CALL_CACHE_COLUMNS", "TOTALS_CACHE_COLUMNS", "CacheAccount",
+__all__ = ["CACHE_COLUMNS", "CACHE_RULE_CHOICES", "CALL_CACHE_COLUMNS", "NO_CACHE_RULE", "TOTALS_CACHE_COLUMNS",
+           "CacheAccount",
            "CallCacheCost", "RuleChoice", "account",
            "add_cache_to_document", "cache_calibration", "cache_frame_rows", "cache_line", "cache_metrics",
            "recorded_cache",
            "cache_totals_words", "replay_cache", "rule_choice"]
+
+NO_CACHE_RULE = NO_CACHE.name
+"""The name of the rule under which nothing is cached (``none``): a run, a table row or an account under it
+has no prompt caching, and the faces say so instead of cache hits, breaks and a cost "with caching"."""
+
 
 class CallCacheCost(NamedTuple):
     """One call's cache record and its price (immutable: a :class:`~typing.NamedTuple`, built once per
@@ -293,7 +300,7 @@ def cache_totals_words(rp: Any, option: str | None = None) -> str:
     t = replay_cache(rp, option).totals()
     with_caching, without = t["cost_with_caching_usd"], t["cost_without_caching_usd"]
     calls = "the one call's" if t["calls"] == 1 else f"the {t['calls']:,} calls'"
-    if t["rule"] == "none":  # no share read from cache, no breaks, and both costs are the same
+    if t["rule"] == NO_CACHE_RULE:  # no share read from cache, no breaks, and both costs are the same
         cost = "has no price" if without is None else f"costs {_money(without)}"
         words = f"without prompt caching (rule none: {_rule_why(rp, option)}): {calls} input {cost}"
         if t["missing_prices"]:

@@ -55,7 +55,7 @@ from inspector.grid import (
 )
 from inspector.manifest import load_manifest
 from inspector.manifest.overrides import resolve_override_path
-from inspector.prompt_cache import CACHE_COLUMNS, cache_metrics
+from inspector.prompt_cache import CACHE_COLUMNS, NO_CACHE_RULE, cache_metrics
 from inspector.vocabulary import drop_actions, summary_actions
 
 __all__ = ["INFO_COLUMNS", "METRIC_COLUMNS", "NON_PARAM_COLUMNS", "SETTING_COLUMNS", "SHORT_NAMES", "GridRun", "RunOptions",
@@ -490,7 +490,7 @@ def no_prompt_caching(df: Any) -> bool:
     :func:`by_setting` aggregate): every finished run's ``cache_rule`` is ``none``, so its
     ``cost_with_caching_usd`` is the cost without caching and the faces say so instead of "with caching"."""
     ok = df[df["error"].isna()] if "error" in df.columns else df
-    return "cache_rule" in ok.columns and len(ok) > 0 and bool((ok["cache_rule"] == "none").all())
+    return "cache_rule" in ok.columns and len(ok) > 0 and bool((ok["cache_rule"] == NO_CACHE_RULE).all())
 
 
 def by_setting(df: Any) -> Any:

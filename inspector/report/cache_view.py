@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from inspector.prompt_cache import (
+    NO_CACHE_RULE,
     TOTALS_CACHE_COLUMNS,
     CacheAccount,
     CallCacheCost,
@@ -59,7 +60,7 @@ def caches(acct: CacheAccount) -> bool:
     provider caches nothing, or the settings say so), where nothing is read from or written to a
     cache, no call breaks a cache and the costs with and without caching are the same. Every face
     then says that no prompt caching applies, and why, instead of the totals with caching."""
-    return acct.rule.name != "none"
+    return acct.rule.name != NO_CACHE_RULE
 
 
 def rule_why(acct: CacheAccount) -> str:
@@ -171,7 +172,7 @@ def cached_line(rp: Replay, df: Any) -> list[dict[str, Any]]:
     """The timeline's line of the tokens read from cache per call over ``df``
     (:func:`~inspector.report.tables.frames_table`); none when the rule caches nothing."""
     acct = cache_account(rp)
-    if acct.rule.name == "none":
+    if not caches(acct):
         return []
     return [dict(type="scatter", x=df["call"].to_numpy(), y=[c.cache.cached for c in acct.calls],
                  name=CACHED_LINE_WORDS, mode="lines",
@@ -371,7 +372,7 @@ def fleet_cache_caption(runs: Any, whys: Iterable[str] = ()) -> str:
     why, and that the cache's columns are left out or its cells read :data:`NO_CACHING`."""
     if "cache_rule" not in runs.columns or len(runs) == 0:
         return ""
-    none = int((runs["cache_rule"] == "none").sum())
+    none = int((runs["cache_rule"] == NO_CACHE_RULE).sum())
     if not none:
         return ""
     reasons = list(dict.fromkeys(whys))
@@ -395,7 +396,7 @@ def fleet_cache_shown(table: Any) -> Any:
     table without ``cache_rule`` or with no such row is returned as it is."""
     if "cache_rule" not in table.columns:
         return table
-    none = (table["cache_rule"] == "none").to_numpy()
+    none = (table["cache_rule"] == NO_CACHE_RULE).to_numpy()
     if not none.any():
         return table
     if none.all():
